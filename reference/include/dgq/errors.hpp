@@ -1,0 +1,27 @@
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace dgq {
+
+// User-facing errors: bad input data or parameters. The message names what and where
+// (file, dataset, index); callers at the boundary (CLI, file readers) add context.
+// Internal invariants use assert(), not these.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A parameter is out of its documented range (e.g. group_ratio=0).
+class ParameterError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Input data violates the contract (NaN/Inf, wrong shape, unsupported dtype, ...).
+class InputError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace dgq

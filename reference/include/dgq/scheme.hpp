@@ -1,0 +1,61 @@
+#pragma once
+// One interface for DGQ and every baseline, so that the simulator, the CLI and the
+// benchmarks compare schemes through the same calls.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dgq/tensor.hpp"
+
+namespace dgq {
+
+enum class TensorRole : std::uint8_t { key, value };
+std::string_view role_name(TensorRole r);  // "k", "v"
+
+// A named byte blob a scheme stores (e.g. "codes", "ranges", "boundaries"). Multi-byte
+// values are little-endian.
+struct Part {
+  std::string name;
+  std::vector<std::uint8_t> bytes;
+  bool operator==(const Part&) const = default;
+};
+
+struct Compressed {
+  std::string scheme;  // canonical spec of the scheme that made it (Scheme::spec())
+  std::int64_t tokens = 0, channels = 0;
+  DType dtype = DType::f16;
+  TensorRole role = TensorRole::key;
+  std::vector<Part> parts;
+  // Diagnostics, not stored: segment edges [0, ..., tokens] for segmenting schemes.
+  std::vector<std::uint32_t> segment_edges;
+
+  std::uint64_t total_bytes() const;
+  std::uint64_t part_bytes(std::string_view name) const;  // 0 if absent
+  const Part* find(std::string_view name) const;
+};
+
+class Scheme {
+ public:
+  virtual ~Scheme() = default;
+  // Canonical spec string, parseable by make_scheme (e.g. "dgq:win=16,group_ratio=0.75,...").
+  virtual std::string spec() const = 0;
+  // Short family name: "dgq", "fp16", "q8_0", ...
+  virtual std::string family() const = 0;
+  // Throws InputError on NaN/Inf (naming token and channel).
+  virtual Compressed compress(ConstTensor x, TensorRole role) const = 0;
+  // out has the compressed shape; out.dtype is the original dtype.
+  virtual void decompress(const Compressed& c, MutTensor out) const = 0;
+  // Bytes stored for a tensor of this shape, data-independent. Schemes whose size depends
+  // on the data (DGQ's segment count) report their upper bound and say so in docs.
+  virtual std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType dtype,
+                                      TensorRole role) const = 0;
+};
+
+// Parse "family[:key=value,...]". Families: dgq, fp16, int8-token, int8-group64,
+// int4-group64, fp8-e4m3, q8_0, kivi-4, kivi-2. Throws ParameterError with the offending key.
+std::unique_ptr<Scheme> make_scheme(std::string_view spec);
+std::vector<std::string> scheme_families();
+
+}  // namespace dgq

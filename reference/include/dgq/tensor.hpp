@@ -1,0 +1,58 @@
+#pragma once
+// Tensors of the KV cache as dgq sees them: one (layer, KV head, K or V) unit is a
+// row-major [tokens][channels] matrix in its storage dtype.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dgq {
+
+enum class DType : std::uint8_t { f16, bf16, f32 };
+
+std::size_t dtype_size(DType t);
+std::string_view dtype_name(DType t);   // "f16", "bf16", "f32"
+DType parse_dtype(std::string_view s);  // throws ParameterError
+
+// Read-only view of one [tokens][channels] row-major matrix; rows are contiguous.
+struct ConstTensor {
+  const void* data = nullptr;
+  DType dtype = DType::f16;
+  std::int64_t tokens = 0;
+  std::int64_t channels = 0;
+  std::size_t bytes() const { return static_cast<std::size_t>(tokens * channels) * dtype_size(dtype); }
+};
+
+struct MutTensor {
+  void* data = nullptr;
+  DType dtype = DType::f16;
+  std::int64_t tokens = 0;
+  std::int64_t channels = 0;
+  std::size_t bytes() const { return static_cast<std::size_t>(tokens * channels) * dtype_size(dtype); }
+  operator ConstTensor() const { return {data, dtype, tokens, channels}; }
+};
+
+// Owning [heads][tokens][channels] tensor (one layer's K or V for all KV heads, or Q).
+struct Tensor3 {
+  DType dtype = DType::f16;
+  std::int64_t heads = 0, tokens = 0, channels = 0;
+  std::vector<std::byte> storage;  // heads*tokens*channels*dtype_size bytes
+
+  Tensor3() = default;
+  Tensor3(DType t, std::int64_t h, std::int64_t l, std::int64_t d);
+  std::size_t head_bytes() const { return static_cast<std::size_t>(tokens * channels) * dtype_size(dtype); }
+  ConstTensor head(std::int64_t h) const;
+  MutTensor head(std::int64_t h);
+};
+
+// Exact conversions (docs/spec.md rule 0): fp16/bf16 -> fp32 is exact; fp32 -> fp16/bf16
+// rounds to nearest, ties to even. Element i of t, as fp32.
+float load_element(ConstTensor t, std::int64_t index);
+void store_element(MutTensor t, std::int64_t index, float value);
+// Whole-matrix conversion to fp32 (row-major, tokens*channels floats).
+std::vector<float> to_float(ConstTensor t);
+// Fill t from fp32 values with round-to-nearest-even.
+void from_float(const float* values, MutTensor t);
+
+}  // namespace dgq

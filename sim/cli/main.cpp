@@ -1,0 +1,33 @@
+// dgq: the command-line front end. Errors reach the user as one line, "dgq: error: ...",
+// naming what and where, with exit code 2; usage errors exit via CLI11 (code != 0).
+#include <exception>
+#include <iostream>
+
+#include "commands.hpp"
+#include "dgq/errors.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"dgq: Dynamic Group Quantization of the KV cache (reference, simulator, tools)"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "dgq 0.1.0");
+  dgq::cli::register_compress(app);
+  dgq::cli::register_decompress(app);
+  dgq::cli::register_inspect(app);
+  dgq::cli::register_memory(app);
+  dgq::cli::register_gen_trace(app);
+  dgq::cli::register_replay(app);
+  dgq::cli::register_sweep(app);
+  dgq::cli::register_merge(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const dgq::Error& e) {
+    std::cerr << "dgq: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "dgq: error: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}
