@@ -81,3 +81,9 @@ void dgq_decode(const DgqEncoded& enc, MutTensor out);
 std::vector<std::uint32_t> dgq_segment_edges(const DgqEncoded& enc);
 
 }  // namespace dgq
+
+namespace dgq {
+// Every unit (layer x head x K/V) encoded independently, OpenMP over units; the bytes do not
+// depend on the thread count.
+std::vector<DgqEncoded> dgq_encode_batch(const std::vector<ConstTensor>& units, const DgqParams& p);
+}  // namespace dgq
