@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine for dgq and builds it into build/:
+#   1. Debian packages (apt-get; skipped when all are already installed),
+#   2. the Python environment .venv for the exporter, notebooks and Python tests,
+#   3. CMake configure + build (CUDA is compiled when nvcc is found: DGQ_CUDA=AUTO).
+# Idempotent; rerunning only rebuilds what changed. Environment knobs:
+#   DGQ_BUILD_DIR (default build), DGQ_JOBS (default nproc), DGQ_SKIP_PYTHON=1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(build-essential cmake pkg-config git
+  libeigen3-dev libcli11-dev catch2 libhdf5-dev hdf5-tools libtomlplusplus-dev libbenchmark-dev
+  python3 python3-venv python3-pip)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [ "${DGQ_SKIP_PYTHON:-0}" != 1 ] && [ -x tools/setup-python.sh ]; then
+  tools/setup-python.sh
+fi
+
+BUILD_DIR="${DGQ_BUILD_DIR:-build}"
+JOBS="${DGQ_JOBS:-$(nproc)}"
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release ${DGQ_CMAKE_ARGS:-}
+cmake --build "$BUILD_DIR" -j "$JOBS"
+echo "setup: built into $BUILD_DIR"

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The test command (README, .ci/run): set up, build, run every test.
+# GPU tests (label gpu) are reported as skipped when no CUDA device is present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/setup.sh
+BUILD_DIR="${DGQ_BUILD_DIR:-build}"
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j "${DGQ_JOBS:-$(nproc)}"
