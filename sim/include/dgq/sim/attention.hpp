@@ -1,0 +1,78 @@
+#pragma once
+// Attention of one probe query, with the original and with the reconstructed K/V, and the
+// metrics that compare the two (docs/replay.md, "Attention metrics"). Everything is fp64
+// and summed in a fixed order, so a result does not depend on threads or schedules.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace dgq::sim {
+
+// Floor applied to p̂_j inside KL's logarithm, so that p̂_j = 0 with p_j > 0 (the
+// reconstruction moved all mass off a key) gives a large but finite term.
+inline constexpr double kKlProbabilityFloor = 1e-300;
+
+// q·k in fp64: element i goes to lane i mod 8 (the fp32 products are exact in fp64), then
+// the lanes are combined as ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)).
+double dot_fp64(const float* a, const float* b, std::int64_t n);
+
+// logits[j] = (q · keys[j]) / sqrt(d) for j in [0, n); keys is [n][d] row-major.
+void attention_logits(const float* q, const float* keys, std::int64_t n, std::int64_t d,
+                      std::vector<double>& logits);
+
+// Softmax in fp64: p_j = exp(l_j - max) / Z, Z summed in index order.
+void softmax(std::span<const double> logits, std::vector<double>& p);
+
+// o[c] = sum_j p_j * values[rows[j]][c], summed over j in index order. rows == nullptr
+// means rows[j] = j.
+void attention_output(std::span<const double> p, const float* values, const std::int64_t* rows,
+                      std::int64_t d, std::vector<double>& o);
+
+// KL(p || p̂) = sum_{j: p_j > 0} p_j (ln p_j - ln max(p̂_j, kKlProbabilityFloor)).
+double kl_divergence(std::span<const double> p, std::span<const double> p_hat);
+// 0.5 * sum_j |p_j - p̂_j|.
+double total_variation(std::span<const double> p, std::span<const double> p_hat);
+// Indices of the k largest entries (k clamped to p.size()), ties to the smaller index,
+// in decreasing order of p.
+std::vector<std::int64_t> top_k_indices(std::span<const double> p, std::int64_t k);
+// |topk(p) ∩ topk(p̂)| / k with k clamped to the number of keys; 1 for zero keys.
+double top_k_recall(std::span<const double> p, std::span<const double> p_hat, std::int64_t k);
+// ||o - ô|| / ||o||; 0 when both are zero, +inf when only o is zero.
+double relative_l2(std::span<const double> o, std::span<const double> o_hat);
+// o·ô / (||o|| ||ô||); 1 when both are zero, 0 when exactly one is.
+double cosine_similarity(std::span<const double> o, std::span<const double> o_hat);
+
+// The metrics of one probe query.
+struct ProbeMetrics {
+  double kl = 0, tv = 0, top8 = 0, top32 = 0, out_rel_l2 = 0, out_cos = 0;
+};
+
+// The same metrics over the clean (non-noise) keys only, plus the attention mass that the
+// full softmax puts on noise keys with the original and with the reconstructed K.
+struct NoiseProbeMetrics {
+  ProbeMetrics clean;  // NaN everywhere when the causal window has no clean key
+  double noise_mass = 0, noise_mass_hat = 0;
+};
+
+// One query's attention over keys/values 0..n-1: logits, softmax and output.
+struct ProbeAttention {
+  std::vector<double> logits, p, o;
+};
+
+// k and v are [n][d] row-major fp32 (the exact values of the stored dtype); n = position + 1.
+void compute_probe_attention(const float* q, const float* k, const float* v, std::int64_t n,
+                             std::int64_t d, ProbeAttention& out);
+
+ProbeMetrics compare_attention(const ProbeAttention& ref, const ProbeAttention& hat);
+
+// Softmax restricted to clean keys (noise_mask[j] == 0 for j < n), recomputed from the
+// logits both attentions hold, and outputs over those keys from v and v_hat.
+struct NoiseScratch {
+  std::vector<std::int64_t> rows;
+  ProbeAttention ref, hat;
+};
+NoiseProbeMetrics compare_attention_noise(const ProbeAttention& ref, const ProbeAttention& hat,
+                                          const float* v, const float* v_hat, std::int64_t d,
+                                          const std::uint8_t* noise_mask, NoiseScratch& s);
+
+}  // namespace dgq::sim

@@ -1,0 +1,173 @@
+// Attention metrics of one probe query (docs/replay.md). Sums run in index order so that
+// the numbers are reproducible and a numpy recomputation can follow them exactly.
+#include "dgq/sim/attention.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace dgq::sim {
+
+double dot_fp64(const float* a, const float* b, std::int64_t n) {
+  constexpr int kLanes = 8;
+  double lane[kLanes] = {};
+  std::int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) {
+      lane[j] += static_cast<double>(a[i + j]) * static_cast<double>(b[i + j]);
+    }
+  }
+  for (; i < n; ++i) lane[i % kLanes] += static_cast<double>(a[i]) * static_cast<double>(b[i]);
+  return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+}
+
+void attention_logits(const float* q, const float* keys, std::int64_t n, std::int64_t d,
+                      std::vector<double>& logits) {
+  const double scale = std::sqrt(static_cast<double>(d));
+  logits.resize(static_cast<std::size_t>(n));
+  for (std::int64_t j = 0; j < n; ++j) logits[j] = dot_fp64(q, keys + j * d, d) / scale;
+}
+
+void softmax(std::span<const double> logits, std::vector<double>& p) {
+  p.resize(logits.size());
+  if (logits.empty()) return;
+  const double max = *std::max_element(logits.begin(), logits.end());
+  double z = 0.0;
+  for (std::size_t j = 0; j < logits.size(); ++j) {
+    p[j] = std::exp(logits[j] - max);
+    z += p[j];
+  }
+  for (double& x : p) x /= z;
+}
+
+void attention_output(std::span<const double> p, const float* values, const std::int64_t* rows,
+                      std::int64_t d, std::vector<double>& o) {
+  o.assign(static_cast<std::size_t>(d), 0.0);
+  for (std::size_t j = 0; j < p.size(); ++j) {
+    const std::int64_t row = rows ? rows[j] : static_cast<std::int64_t>(j);
+    const float* v = values + row * d;
+    const double pj = p[j];
+    for (std::int64_t c = 0; c < d; ++c) o[c] += pj * static_cast<double>(v[c]);
+  }
+}
+
+double kl_divergence(std::span<const double> p, std::span<const double> p_hat) {
+  double kl = 0.0;
+  for (std::size_t j = 0; j < p.size(); ++j) {
+    if (p[j] > 0.0) kl += p[j] * (std::log(p[j]) - std::log(std::max(p_hat[j], kKlProbabilityFloor)));
+  }
+  return kl;
+}
+
+double total_variation(std::span<const double> p, std::span<const double> p_hat) {
+  double sum = 0.0;
+  for (std::size_t j = 0; j < p.size(); ++j) sum += std::fabs(p[j] - p_hat[j]);
+  return 0.5 * sum;
+}
+
+std::vector<std::int64_t> top_k_indices(std::span<const double> p, std::int64_t k) {
+  const auto n = static_cast<std::int64_t>(p.size());
+  k = std::clamp<std::int64_t>(k, 0, n);
+  std::vector<std::int64_t> idx(static_cast<std::size_t>(n));
+  for (std::int64_t j = 0; j < n; ++j) idx[j] = j;
+  // Larger probability first; among equal probabilities the smaller index wins.
+  const auto before = [&](std::int64_t a, std::int64_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); };
+  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), before);
+  idx.resize(static_cast<std::size_t>(k));
+  return idx;
+}
+
+double top_k_recall(std::span<const double> p, std::span<const double> p_hat, std::int64_t k) {
+  auto a = top_k_indices(p, k);
+  auto b = top_k_indices(p_hat, k);
+  if (a.empty()) return 1.0;
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  std::vector<std::int64_t> common;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(common));
+  return static_cast<double>(common.size()) / static_cast<double>(a.size());
+}
+
+double relative_l2(std::span<const double> o, std::span<const double> o_hat) {
+  double err = 0.0, ref = 0.0;
+  for (std::size_t c = 0; c < o.size(); ++c) {
+    const double e = o_hat[c] - o[c];
+    err += e * e;
+    ref += o[c] * o[c];
+  }
+  if (ref == 0.0) return err == 0.0 ? 0.0 : std::numeric_limits<double>::infinity();
+  return std::sqrt(err) / std::sqrt(ref);
+}
+
+double cosine_similarity(std::span<const double> o, std::span<const double> o_hat) {
+  double dot = 0.0, a = 0.0, b = 0.0;
+  for (std::size_t c = 0; c < o.size(); ++c) {
+    dot += o[c] * o_hat[c];
+    a += o[c] * o[c];
+    b += o_hat[c] * o_hat[c];
+  }
+  if (a == 0.0 || b == 0.0) return (a == 0.0 && b == 0.0) ? 1.0 : 0.0;
+  return dot / (std::sqrt(a) * std::sqrt(b));
+}
+
+void compute_probe_attention(const float* q, const float* k, const float* v, std::int64_t n,
+                             std::int64_t d, ProbeAttention& out) {
+  attention_logits(q, k, n, d, out.logits);
+  softmax(out.logits, out.p);
+  attention_output(out.p, v, nullptr, d, out.o);
+}
+
+ProbeMetrics compare_attention(const ProbeAttention& ref, const ProbeAttention& hat) {
+  ProbeMetrics m;
+  m.kl = kl_divergence(ref.p, hat.p);
+  m.tv = total_variation(ref.p, hat.p);
+  m.top8 = top_k_recall(ref.p, hat.p, 8);
+  m.top32 = top_k_recall(ref.p, hat.p, 32);
+  m.out_rel_l2 = relative_l2(ref.o, hat.o);
+  m.out_cos = cosine_similarity(ref.o, hat.o);
+  return m;
+}
+
+namespace {
+
+double noise_mass(std::span<const double> p, const std::uint8_t* noise_mask) {
+  double mass = 0.0;
+  for (std::size_t j = 0; j < p.size(); ++j) {
+    if (noise_mask[j]) mass += p[j];
+  }
+  return mass;
+}
+
+// The clean keys' logits, softmax and output of one attention.
+void restrict_to_clean(const ProbeAttention& full, const std::vector<std::int64_t>& rows,
+                       const float* v, std::int64_t d, ProbeAttention& out) {
+  out.logits.resize(rows.size());
+  for (std::size_t j = 0; j < rows.size(); ++j) out.logits[j] = full.logits[rows[j]];
+  softmax(out.logits, out.p);
+  attention_output(out.p, v, rows.data(), d, out.o);
+}
+
+}  // namespace
+
+NoiseProbeMetrics compare_attention_noise(const ProbeAttention& ref, const ProbeAttention& hat,
+                                          const float* v, const float* v_hat, std::int64_t d,
+                                          const std::uint8_t* noise_mask, NoiseScratch& s) {
+  NoiseProbeMetrics m;
+  m.noise_mass = noise_mass(ref.p, noise_mask);
+  m.noise_mass_hat = noise_mass(hat.p, noise_mask);
+  s.rows.clear();
+  for (std::size_t j = 0; j < ref.p.size(); ++j) {
+    if (!noise_mask[j]) s.rows.push_back(static_cast<std::int64_t>(j));
+  }
+  if (s.rows.empty()) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    m.clean = {nan, nan, nan, nan, nan, nan};
+    return m;
+  }
+  restrict_to_clean(ref, s.rows, v, d, s.ref);
+  restrict_to_clean(hat, s.rows, v_hat, d, s.hat);
+  m.clean = compare_attention(s.ref, s.hat);
+  return m;
+}
+
+}  // namespace dgq::sim
