@@ -1,0 +1,65 @@
+#pragma once
+// Synthetic attention traces that look like real KV caches (docs/trace-format.md,
+// `dgq gen-trace`). Deterministic from the seed: the generator uses its own PRNG
+// (splitmix64 + xoshiro256**, Box-Muller normals), never std:: distributions, whose output
+// differs between standard libraries.
+//
+// What is modelled (each from published KV-cache analyses):
+// - keys: a few channels (outlier_channels per head) with 10-20x the typical magnitude,
+//   persisting over all tokens; values have no channel outliers;
+// - RoPE (rotate-half convention, theta = rope_theta) applied to the keys; queries are built
+//   in the same post-RoPE frame;
+// - an attention-sink first token that every query attends to;
+// - queries peaky on a few keys (3 targets per probe plus the sink);
+// - regimes of different variance along the sequence, per kind (code: instruction header /
+//   parameters / code body; prose: smooth drift; poetry: short regular verses; legal: long
+//   uniform paragraphs), so that segmentation has something real to find;
+// - optional noise tokens (high-variance random K/V) marked in /noise_mask.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dgq/sim/trace.hpp"
+#include "dgq/tensor.hpp"
+
+namespace dgq::sim {
+
+struct SynthOptions {
+  std::string kind = "code";  // code | prose | legal | poetry
+  std::string model = "synthetic-llama-3-8b-like";
+  int layers = 4;
+  int q_heads = 32;
+  int kv_heads = 8;
+  int head_dim = 128;
+  std::int64_t tokens = 2048;  // L
+  int probes = 32;             // T query positions, spread over the sequence, the last at L-1
+  std::uint64_t seed = 1;
+  double noise_rate = 0.0;     // fraction of tokens (excluding token 0) replaced by noise
+  DType dtype = DType::f16;    // f16 or f32 for k, v and q
+  double rope_theta = 500000.0;  // llama-3; 10000 for llama-2-like shapes
+  int outlier_channels = 4;      // per KV head
+  double outlier_scale = 15.0;   // outlier magnitude relative to a typical channel (10-20x)
+
+  void validate() const;  // throws ParameterError naming the option
+};
+
+std::vector<std::string> synth_kinds();  // {"code", "prose", "legal", "poetry"}
+
+// The trace metadata the options describe (q_pos, noise_mask, /text filled in).
+TraceMeta synthetic_meta(const SynthOptions& options);
+
+// One layer, deterministic in (options, layer); noise already injected when noise_rate > 0.
+LayerData synthesize_layer(const SynthOptions& options, int layer);
+
+// Writes the whole trace (layer by layer, through TraceWriter: PATH.partial then rename).
+void write_synthetic_trace(const SynthOptions& options, const std::string& path);
+
+// Noise injection, usable on any trace (e.g. a sweep over noise rates of a recorded trace):
+// round(rate * (L-1)) distinct tokens among 1..L-1 (token 0, the sink, is kept), chosen
+// with the PRNG seeded by seed. Returns the [L] mask (1 = noise).
+std::vector<std::uint8_t> make_noise_mask(std::int64_t tokens, double rate, std::uint64_t seed);
+// Replaces the masked tokens' K and V in every KV head with high-variance random values
+// (deterministic in seed and layer.layer). Queries are left as they are.
+void inject_noise(LayerData& layer, const std::vector<std::uint8_t>& mask, std::uint64_t seed);
+
+}  // namespace dgq::sim
