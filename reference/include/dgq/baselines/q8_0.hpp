@@ -1,0 +1,27 @@
+#pragma once
+// llama.cpp's q8_0 block (ggml-common.h block_q8_0): 32 values as an fp16 scale d followed by
+// 32 int8 codes, 34 bytes, 8.5 bits per value. The quantizer is ggml's x86 runtime path
+// (ggml-cpu quantize_row_q8_0, AVX2), not quantize_row_q8_0_ref: it multiplies by 127/amax
+// rather than 1/d and rounds half to even. tests/fixtures/oracles/ggml-q8_0 pins the bytes.
+#include <cstdint>
+
+#include "dgq/host_device.hpp"
+
+namespace dgq::q8_0 {
+
+inline constexpr int kBlockValues = 32;
+inline constexpr int kBlockBytes = 34;
+
+struct Block {
+  std::uint16_t d;                 // IEEE binary16, little-endian in storage
+  std::int8_t qs[kBlockValues];
+};
+static_assert(sizeof(Block) == kBlockBytes, "block_q8_0 is 34 bytes, no padding");
+
+// Quantizes x[0..n) (n <= 32; missing values count as 0 and get code 0) into block.
+void quantize_block(const float* x, int n, Block& block);
+
+// out[j] = qs[j] * float(d) for j < n.
+void dequantize_block(const Block& block, int n, float* out);
+
+}  // namespace dgq::q8_0

@@ -1,0 +1,36 @@
+#pragma once
+// Sub-byte codes as one little-endian bit stream: element i (row-major) occupies bits
+// [i*bits, (i+1)*bits) counted from bit 0 of byte 0, so with 4 bits element 2j is the low
+// nibble of byte j and 2j+1 the high nibble. bits divides 8.
+#include <cstdint>
+#include <vector>
+
+namespace dgq::schemes {
+
+inline std::uint64_t packed_bytes(std::uint64_t elements, int bits) {
+  return (elements * static_cast<std::uint64_t>(bits) + 7) / 8;
+}
+
+class BitPacker {
+ public:
+  BitPacker(std::vector<std::uint8_t>& out, std::uint64_t elements, int bits)
+      : out_(out), bits_(bits), base_(out.size()) {
+    out_.resize(base_ + packed_bytes(elements, bits), 0);
+  }
+  void put(std::uint64_t i, std::uint8_t code) {
+    const std::uint64_t bit = i * static_cast<std::uint64_t>(bits_);
+    out_[base_ + bit / 8] |= static_cast<std::uint8_t>(code << (bit % 8));
+  }
+
+ private:
+  std::vector<std::uint8_t>& out_;
+  int bits_;
+  std::size_t base_;
+};
+
+inline std::uint8_t unpack_code(const std::uint8_t* stream, std::uint64_t i, int bits) {
+  const std::uint64_t bit = i * static_cast<std::uint64_t>(bits);
+  return static_cast<std::uint8_t>((stream[bit / 8] >> (bit % 8)) & ((1u << bits) - 1u));
+}
+
+}  // namespace dgq::schemes

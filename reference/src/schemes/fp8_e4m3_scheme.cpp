@@ -1,0 +1,69 @@
+// fp8-e4m3 (vLLM's fp8 KV cache with a dynamic per-tensor scale): scale = amax/448 in fp32,
+// code = e4m3(x/scale) rounded to nearest even and saturated to +-448, x^ = e4m3(code)*scale.
+// An all-zero tensor (or one whose amax/448 underflows to 0) stores scale 0 and code 0
+// everywhere. Parts: "scale" (fp32; empty when the tensor has no elements), "codes".
+#include <cmath>
+#include <vector>
+
+#include "dgq/baselines/fp8_e4m3.hpp"
+#include "schemes/byte_io.hpp"
+#include "schemes/scheme_factories.hpp"
+#include "schemes/tensor_io.hpp"
+
+namespace dgq::schemes {
+namespace {
+
+class Fp8E4M3Scheme final : public Scheme {
+ public:
+  std::string spec() const override { return "fp8-e4m3"; }
+  std::string family() const override { return "fp8-e4m3"; }
+
+  Compressed compress(ConstTensor x, TensorRole role) const override {
+    const std::vector<float> v = widen_checked(x, "fp8-e4m3");
+    Compressed c = start_compressed(spec(), x, role);
+    std::vector<std::uint8_t> scale_part;
+    std::vector<std::uint8_t> codes(v.size(), 0);
+    if (!v.empty()) {
+      float amax = 0.0f;
+      for (float e : v) amax = std::fmax(amax, std::fabs(e));
+      const float scale = amax / fp8::kE4M3Max;
+      append_le(scale_part, scale);
+      if (scale != 0.0f) {
+        for (std::size_t i = 0; i < v.size(); ++i) codes[i] = fp8::float_to_e4m3(v[i] / scale);
+      }
+    }
+    c.parts.push_back({"scale", std::move(scale_part)});
+    c.parts.push_back({"codes", std::move(codes)});
+    return c;
+  }
+
+  void decompress(const Compressed& c, MutTensor out) const override {
+    check_decompress_target(c, out, spec());
+    const std::uint64_t n = static_cast<std::uint64_t>(c.tokens * c.channels);
+    const Part& scale_part = expect_part(c, "scale", scale_bytes(n));
+    const Part& codes = expect_part(c, "codes", n);
+    std::vector<float> values(n);
+    if (n > 0) {
+      const float scale = read_le<float>(scale_part.bytes, 0);
+      float table[256];
+      for (int b = 0; b < 256; ++b) table[b] = fp8::e4m3_to_float(static_cast<std::uint8_t>(b));
+      for (std::uint64_t i = 0; i < n; ++i) values[i] = table[codes.bytes[i]] * scale;
+    }
+    narrow_into(values.data(), out);
+  }
+
+  std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType,
+                              TensorRole) const override {
+    const auto n = static_cast<std::uint64_t>(tokens * channels);
+    return n + scale_bytes(n);
+  }
+
+ private:
+  static std::uint64_t scale_bytes(std::uint64_t elements) { return elements > 0 ? sizeof(float) : 0; }
+};
+
+}  // namespace
+
+std::unique_ptr<Scheme> make_fp8_e4m3_scheme(SpecArgs&) { return std::make_unique<Fp8E4M3Scheme>(); }
+
+}  // namespace dgq::schemes

@@ -1,0 +1,123 @@
+// int8-group64 and int4-group64 (FlexGen-style): each token's channels split into groups of
+// 64 (the last group holds the D mod 64 rest), one asymmetric min/max range per group.
+// int8 uses DGQ rule 7's codes (253 levels, int8 code = q - 127); int4 uses 16 levels,
+// q = clamp(rint((x - lo)*inv), 0, 15) with inv = 15/(hi - lo), packed two per byte, low
+// nibble first, as one stream over the row-major elements (docs/schemes.md).
+// Parts: "codes", "ranges" (per token, per group: lo, hi as fp32).
+#include <string>
+#include <vector>
+
+#include "dgq/element_rules.hpp"
+#include "schemes/bit_packing.hpp"
+#include "schemes/byte_io.hpp"
+#include "schemes/scheme_factories.hpp"
+#include "schemes/tensor_io.hpp"
+#include "schemes/uniform_codes.hpp"
+
+namespace dgq::schemes {
+namespace {
+
+constexpr std::int64_t kGroup = 64;
+
+std::int64_t groups_per_token(std::int64_t channels) { return (channels + kGroup - 1) / kGroup; }
+
+class Group64Scheme final : public Scheme {
+ public:
+  explicit Group64Scheme(int bits) : bits_(bits) {}
+
+  std::string spec() const override { return family(); }
+  std::string family() const override { return bits_ == 8 ? "int8-group64" : "int4-group64"; }
+
+  Compressed compress(ConstTensor x, TensorRole role) const override {
+    const std::string name = family();
+    const std::vector<float> v = widen_checked(x, name);
+    Compressed c = start_compressed(spec(), x, role);
+    const std::int64_t groups = groups_per_token(x.channels);
+    std::vector<std::uint8_t> codes;
+    BitPacker packer(codes, v.size(), bits_);
+    std::vector<std::uint8_t> ranges;
+    ranges.reserve(static_cast<std::size_t>(x.tokens * groups) * kRangeBytes);
+    for (std::int64_t t = 0; t < x.tokens; ++t) {
+      for (std::int64_t g = 0; g < groups; ++g) {
+        const std::int64_t first = t * x.channels + g * kGroup;
+        const std::int64_t count = std::min(kGroup, x.channels - g * kGroup);
+        MinMax r;
+        for (std::int64_t j = 0; j < count; ++j) r.add(v[first + j]);
+        check_range_finite(r, name, [&] {
+          return "token " + std::to_string(t) + ", channels " + std::to_string(g * kGroup) + ".." +
+                 std::to_string(g * kGroup + count - 1);
+        });
+        const float lo = r.stored_lo(), hi = r.stored_hi();
+        append_range(ranges, lo, hi);
+        encode_group(v.data() + first, count, lo, hi, first, packer);
+      }
+    }
+    c.parts.push_back({"codes", std::move(codes)});
+    c.parts.push_back({"ranges", std::move(ranges)});
+    return c;
+  }
+
+  void decompress(const Compressed& c, MutTensor out) const override {
+    check_decompress_target(c, out, spec());
+    const std::uint64_t n = static_cast<std::uint64_t>(c.tokens * c.channels);
+    const std::int64_t groups = groups_per_token(c.channels);
+    const Part& codes = expect_part(c, "codes", packed_bytes(n, bits_));
+    const Part& ranges = expect_part(c, "ranges", static_cast<std::uint64_t>(c.tokens * groups) * kRangeBytes);
+    std::vector<float> values(n);
+    for (std::int64_t t = 0; t < c.tokens; ++t) {
+      for (std::int64_t g = 0; g < groups; ++g) {
+        const std::int64_t first = t * c.channels + g * kGroup;
+        const std::int64_t count = std::min(kGroup, c.channels - g * kGroup);
+        const Range r = read_range(ranges.bytes, static_cast<std::size_t>(t * groups + g));
+        decode_group(codes.bytes.data(), first, count, r, values.data() + first);
+      }
+    }
+    narrow_into(values.data(), out);
+  }
+
+  std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType,
+                              TensorRole) const override {
+    const auto n = static_cast<std::uint64_t>(tokens * channels);
+    return packed_bytes(n, bits_) + static_cast<std::uint64_t>(tokens * groups_per_token(channels)) * kRangeBytes;
+  }
+
+ private:
+  static constexpr int kInt4Levels = 15;
+
+  void encode_group(const float* x, std::int64_t count, float lo, float hi, std::int64_t first,
+                    BitPacker& packer) const {
+    if (bits_ == 8) {
+      const float inv = rules::code_inverse_step(lo, hi);
+      for (std::int64_t j = 0; j < count; ++j) {
+        packer.put(first + j, static_cast<std::uint8_t>(rules::quantize_code(x[j], lo, inv)));
+      }
+      return;
+    }
+    const float inv = uniform_inverse(lo, hi, kInt4Levels);
+    for (std::int64_t j = 0; j < count; ++j) packer.put(first + j, uniform_code(x[j], lo, inv, kInt4Levels));
+  }
+
+  void decode_group(const std::uint8_t* stream, std::int64_t first, std::int64_t count, Range r,
+                    float* out) const {
+    if (bits_ == 8) {
+      const float scale = rules::dequant_scale(r.lo, r.hi);
+      for (std::int64_t j = 0; j < count; ++j) {
+        out[j] = rules::dequantize_code(static_cast<std::int8_t>(stream[first + j]), r.lo, scale);
+      }
+      return;
+    }
+    const float scale = uniform_scale(r.lo, r.hi, kInt4Levels);
+    for (std::int64_t j = 0; j < count; ++j) {
+      out[j] = uniform_value(unpack_code(stream, first + j, bits_), r.lo, scale);
+    }
+  }
+
+  int bits_;
+};
+
+}  // namespace
+
+std::unique_ptr<Scheme> make_int8_group64_scheme(SpecArgs&) { return std::make_unique<Group64Scheme>(8); }
+std::unique_ptr<Scheme> make_int4_group64_scheme(SpecArgs&) { return std::make_unique<Group64Scheme>(4); }
+
+}  // namespace dgq::schemes

@@ -1,0 +1,76 @@
+// int8-token: one asymmetric range per token (its min and max over the channels), codes by
+// DGQ rule 7 (253 levels, code = q - 127). Parts: "codes" (tokens*channels int8, row-major)
+// and "ranges" (per token lo, hi as fp32).
+#include <string>
+#include <vector>
+
+#include "dgq/element_rules.hpp"
+#include "schemes/byte_io.hpp"
+#include "schemes/scheme_factories.hpp"
+#include "schemes/tensor_io.hpp"
+#include "schemes/uniform_codes.hpp"
+
+namespace dgq::schemes {
+namespace {
+
+class Int8TokenScheme final : public Scheme {
+ public:
+  std::string spec() const override { return "int8-token"; }
+  std::string family() const override { return "int8-token"; }
+
+  Compressed compress(ConstTensor x, TensorRole role) const override {
+    const std::vector<float> v = widen_checked(x, "int8-token");
+    Compressed c = start_compressed(spec(), x, role);
+    std::vector<std::uint8_t> codes(v.size());
+    std::vector<std::uint8_t> ranges;
+    if (x.channels > 0) ranges.reserve(static_cast<std::size_t>(x.tokens) * kRangeBytes);
+    for (std::int64_t t = 0; t < x.tokens && x.channels > 0; ++t) {
+      const float* row = v.data() + t * x.channels;
+      MinMax r;
+      for (std::int64_t d = 0; d < x.channels; ++d) r.add(row[d]);
+      check_range_finite(r, "int8-token", [t] { return "token " + std::to_string(t); });
+      const float lo = r.stored_lo(), hi = r.stored_hi();
+      append_range(ranges, lo, hi);
+      const float inv = rules::code_inverse_step(lo, hi);
+      for (std::int64_t d = 0; d < x.channels; ++d) {
+        codes[t * x.channels + d] = static_cast<std::uint8_t>(rules::quantize_code(row[d], lo, inv));
+      }
+    }
+    c.parts.push_back({"codes", std::move(codes)});
+    c.parts.push_back({"ranges", std::move(ranges)});
+    return c;
+  }
+
+  void decompress(const Compressed& c, MutTensor out) const override {
+    check_decompress_target(c, out, spec());
+    const std::uint64_t n = static_cast<std::uint64_t>(c.tokens * c.channels);
+    const Part& codes = expect_part(c, "codes", n);
+    const Part& ranges = expect_part(c, "ranges", range_bytes(c.tokens, c.channels));
+    std::vector<float> values(n);
+    for (std::int64_t t = 0; t < c.tokens && c.channels > 0; ++t) {
+      const Range r = read_range(ranges.bytes, static_cast<std::size_t>(t));
+      const float scale = rules::dequant_scale(r.lo, r.hi);
+      for (std::int64_t d = 0; d < c.channels; ++d) {
+        const std::int64_t i = t * c.channels + d;
+        values[i] = rules::dequantize_code(static_cast<std::int8_t>(codes.bytes[i]), r.lo, scale);
+      }
+    }
+    narrow_into(values.data(), out);
+  }
+
+  std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType,
+                              TensorRole) const override {
+    return static_cast<std::uint64_t>(tokens * channels) + range_bytes(tokens, channels);
+  }
+
+ private:
+  static std::uint64_t range_bytes(std::int64_t tokens, std::int64_t channels) {
+    return channels > 0 ? static_cast<std::uint64_t>(tokens) * kRangeBytes : 0;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Scheme> make_int8_token_scheme(SpecArgs&) { return std::make_unique<Int8TokenScheme>(); }
+
+}  // namespace dgq::schemes

@@ -1,0 +1,171 @@
+// kivi-4 / kivi-2 (KIVI, Liu et al. 2024): asymmetric min/max codes of 4 or 2 bits. Keys are
+// quantized per channel over groups of `group` tokens, values per token. The most recent
+// `residual` tokens stay in the input dtype. Keys additionally keep the incomplete group in
+// front of the residual in full precision, as KIVI's streaming cache does (a key group is only
+// quantized once all its tokens are there), so with L tokens:
+//   keys:   quantized = floor(max(L - residual, 0) / group) * group tokens
+//   values: quantized = max(L - residual, 0) tokens
+// and the remaining tail tokens are stored raw. Parts: "codes" (bit stream over the quantized
+// tokens, row-major, LSB first), "ranges" (lo, hi fp32: keys per (group, channel) at index
+// group*channels + channel; values per token), "residual" (tail tokens in the input dtype).
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "schemes/bit_packing.hpp"
+#include "schemes/byte_io.hpp"
+#include "schemes/scheme_factories.hpp"
+#include "schemes/tensor_io.hpp"
+#include "schemes/uniform_codes.hpp"
+
+namespace dgq::schemes {
+namespace {
+
+struct KiviLayout {
+  std::int64_t quantized_tokens = 0;
+  std::uint64_t ranges = 0;  // number of (lo, hi) pairs
+};
+
+class KiviScheme final : public Scheme {
+ public:
+  KiviScheme(int bits, int group, int residual) : bits_(bits), group_(group), residual_(residual) {}
+
+  std::string family() const override { return "kivi-" + std::to_string(bits_); }
+  std::string spec() const override {
+    return family() + ":group=" + std::to_string(group_) + ",residual=" + std::to_string(residual_);
+  }
+
+  Compressed compress(ConstTensor x, TensorRole role) const override {
+    const std::string name = family();
+    const std::vector<float> v = widen_checked(x, name);
+    Compressed c = start_compressed(spec(), x, role);
+    const KiviLayout layout = layout_for(x.tokens, x.channels, role);
+    const std::int64_t qn = layout.quantized_tokens * x.channels;
+    std::vector<std::uint8_t> codes;
+    BitPacker packer(codes, static_cast<std::uint64_t>(qn), bits_);
+    std::vector<std::uint8_t> ranges;
+    ranges.reserve(layout.ranges * kRangeBytes);
+    if (role == TensorRole::key) {
+      encode_keys(v.data(), layout.quantized_tokens, x.channels, packer, ranges);
+    } else {
+      encode_values(v.data(), layout.quantized_tokens, x.channels, packer, ranges);
+    }
+    const std::size_t row_bytes = static_cast<std::size_t>(x.channels) * dtype_size(x.dtype);
+    const auto* raw = static_cast<const std::uint8_t*>(x.data);
+    std::vector<std::uint8_t> residual(raw + layout.quantized_tokens * row_bytes, raw + x.tokens * row_bytes);
+    c.parts.push_back({"codes", std::move(codes)});
+    c.parts.push_back({"ranges", std::move(ranges)});
+    c.parts.push_back({"residual", std::move(residual)});
+    return c;
+  }
+
+  void decompress(const Compressed& c, MutTensor out) const override {
+    check_decompress_target(c, out, spec());
+    const KiviLayout layout = layout_for(c.tokens, c.channels, c.role);
+    const std::int64_t qn = layout.quantized_tokens * c.channels;
+    const std::size_t row_bytes = static_cast<std::size_t>(c.channels) * dtype_size(c.dtype);
+    const Part& codes = expect_part(c, "codes", packed_bytes(static_cast<std::uint64_t>(qn), bits_));
+    const Part& ranges = expect_part(c, "ranges", layout.ranges * kRangeBytes);
+    const Part& residual = expect_part(c, "residual", (c.tokens - layout.quantized_tokens) * row_bytes);
+    std::vector<float> values(static_cast<std::size_t>(qn));
+    for (std::int64_t i = 0; i < qn; ++i) {
+      const std::int64_t t = i / c.channels, d = i % c.channels;
+      const std::size_t range_index =
+          c.role == TensorRole::key ? static_cast<std::size_t>((t / group_) * c.channels + d) : static_cast<std::size_t>(t);
+      const Range r = read_range(ranges.bytes, range_index);
+      values[i] = uniform_value(unpack_code(codes.bytes.data(), i, bits_), r.lo, uniform_scale(r.lo, r.hi, levels()));
+    }
+    narrow_into(values.data(), MutTensor{out.data, out.dtype, layout.quantized_tokens, out.channels});
+    if (!residual.bytes.empty()) {
+      std::memcpy(static_cast<std::uint8_t*>(out.data) + layout.quantized_tokens * row_bytes, residual.bytes.data(),
+                  residual.bytes.size());
+    }
+  }
+
+  std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType dtype,
+                              TensorRole role) const override {
+    const KiviLayout layout = layout_for(tokens, channels, role);
+    const auto qn = static_cast<std::uint64_t>(layout.quantized_tokens * channels);
+    return packed_bytes(qn, bits_) + layout.ranges * kRangeBytes +
+           static_cast<std::uint64_t>((tokens - layout.quantized_tokens) * channels) * dtype_size(dtype);
+  }
+
+ private:
+  int levels() const { return (1 << bits_) - 1; }
+
+  KiviLayout layout_for(std::int64_t tokens, std::int64_t channels, TensorRole role) const {
+    const std::int64_t old_tokens = tokens > residual_ ? tokens - residual_ : 0;
+    KiviLayout layout;
+    if (role == TensorRole::key) {
+      layout.quantized_tokens = old_tokens / group_ * group_;
+      layout.ranges = static_cast<std::uint64_t>(layout.quantized_tokens / group_ * channels);
+    } else {
+      layout.quantized_tokens = old_tokens;
+      layout.ranges = channels > 0 ? static_cast<std::uint64_t>(old_tokens) : 0;
+    }
+    return layout;
+  }
+
+  void encode_keys(const float* v, std::int64_t tokens, std::int64_t channels, BitPacker& packer,
+                   std::vector<std::uint8_t>& ranges) const {
+    std::vector<MinMax> per_channel(static_cast<std::size_t>(channels));
+    std::vector<float> lo(per_channel.size()), inv(per_channel.size());
+    for (std::int64_t first = 0; first < tokens; first += group_) {
+      std::fill(per_channel.begin(), per_channel.end(), MinMax{});
+      for (std::int64_t t = first; t < first + group_; ++t) {
+        for (std::int64_t d = 0; d < channels; ++d) per_channel[d].add(v[t * channels + d]);
+      }
+      for (std::int64_t d = 0; d < channels; ++d) {
+        check_range_finite(per_channel[d], family(), [&] {
+          return "tokens " + std::to_string(first) + ".." + std::to_string(first + group_ - 1) + ", channel " +
+                 std::to_string(d);
+        });
+        lo[d] = per_channel[d].stored_lo();
+        const float hi = per_channel[d].stored_hi();
+        append_range(ranges, lo[d], hi);
+        inv[d] = uniform_inverse(lo[d], hi, levels());
+      }
+      for (std::int64_t t = first; t < first + group_; ++t) {
+        for (std::int64_t d = 0; d < channels; ++d) {
+          const std::int64_t i = t * channels + d;
+          packer.put(static_cast<std::uint64_t>(i), uniform_code(v[i], lo[d], inv[d], levels()));
+        }
+      }
+    }
+  }
+
+  void encode_values(const float* v, std::int64_t tokens, std::int64_t channels, BitPacker& packer,
+                     std::vector<std::uint8_t>& ranges) const {
+    for (std::int64_t t = 0; t < tokens && channels > 0; ++t) {
+      const float* row = v + t * channels;
+      MinMax r;
+      for (std::int64_t d = 0; d < channels; ++d) r.add(row[d]);
+      check_range_finite(r, family(), [t] { return "token " + std::to_string(t); });
+      const float lo = r.stored_lo(), hi = r.stored_hi();
+      append_range(ranges, lo, hi);
+      const float inv = uniform_inverse(lo, hi, levels());
+      for (std::int64_t d = 0; d < channels; ++d) {
+        packer.put(static_cast<std::uint64_t>(t * channels + d), uniform_code(row[d], lo, inv, levels()));
+      }
+    }
+  }
+
+  int bits_;
+  int group_;
+  int residual_;
+};
+
+constexpr int kMaxKiviLength = 1 << 30;
+
+std::unique_ptr<Scheme> make_kivi(SpecArgs& args, int bits) {
+  const int group = args.take_int("group", 32, 1, kMaxKiviLength);
+  const int residual = args.take_int("residual", 32, 0, kMaxKiviLength);
+  return std::make_unique<KiviScheme>(bits, group, residual);
+}
+
+}  // namespace
+
+std::unique_ptr<Scheme> make_kivi4_scheme(SpecArgs& args) { return make_kivi(args, 4); }
+std::unique_ptr<Scheme> make_kivi2_scheme(SpecArgs& args) { return make_kivi(args, 2); }
+
+}  // namespace dgq::schemes

@@ -1,0 +1,130 @@
+#include "schemes/tensor_io.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "dgq/element_rules.hpp"
+#include "dgq/errors.hpp"
+
+namespace dgq::schemes {
+namespace {
+
+[[noreturn]] void throw_non_finite(std::string_view scheme, float v, std::int64_t index,
+                                   std::int64_t channels) {
+  throw InputError(std::string(scheme) + ": non-finite value " + (std::isnan(v) ? "nan" : "inf") +
+                   " at token " + std::to_string(index / channels) + ", channel " +
+                   std::to_string(index % channels));
+}
+
+// One pass per dtype: the widening is exact, the finiteness check rides along.
+template <class Load>
+std::vector<float> widen_with(std::int64_t n, std::int64_t channels, std::string_view scheme,
+                              Load load) {
+  std::vector<float> out(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) out[i] = load(i);
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(out[i])) throw_non_finite(scheme, out[i], i, channels);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<float> widen_checked(ConstTensor x, std::string_view scheme) {
+  const std::int64_t n = x.tokens * x.channels;
+  switch (x.dtype) {
+    case DType::f16: {
+      const auto* h = static_cast<const std::uint16_t*>(x.data);
+      return widen_with(n, x.channels, scheme, [h](std::int64_t i) { return rules::half_to_float(h[i]); });
+    }
+    case DType::bf16: {
+      const auto* b = static_cast<const std::uint16_t*>(x.data);
+      return widen_with(n, x.channels, scheme, [b](std::int64_t i) { return rules::bf16_to_float(b[i]); });
+    }
+    case DType::f32: {
+      const auto* f = static_cast<const float*>(x.data);
+      return widen_with(n, x.channels, scheme, [f](std::int64_t i) { return f[i]; });
+    }
+  }
+  throw InputError(std::string(scheme) + ": unsupported input dtype");
+}
+
+void check_finite(ConstTensor x, std::string_view scheme) {
+  const std::int64_t n = x.tokens * x.channels;
+  if (x.dtype == DType::f32) {
+    const auto* f = static_cast<const float*>(x.data);
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (!std::isfinite(f[i])) throw_non_finite(scheme, f[i], i, x.channels);
+    }
+    return;
+  }
+  // fp16 and bf16 are non-finite exactly when all exponent bits are set.
+  const std::uint16_t exponent_mask = x.dtype == DType::f16 ? 0x7c00u : 0x7f80u;
+  const auto* h = static_cast<const std::uint16_t*>(x.data);
+  for (std::int64_t i = 0; i < n; ++i) {
+    if ((h[i] & exponent_mask) == exponent_mask) {
+      const float v = x.dtype == DType::f16 ? rules::half_to_float(h[i]) : rules::bf16_to_float(h[i]);
+      throw_non_finite(scheme, v, i, x.channels);
+    }
+  }
+}
+
+void narrow_into(const float* values, MutTensor out) {
+  const std::int64_t n = out.tokens * out.channels;
+  switch (out.dtype) {
+    case DType::f16: {
+      auto* h = static_cast<std::uint16_t*>(out.data);
+      for (std::int64_t i = 0; i < n; ++i) h[i] = rules::float_to_half(values[i]);
+      return;
+    }
+    case DType::bf16: {
+      auto* b = static_cast<std::uint16_t*>(out.data);
+      for (std::int64_t i = 0; i < n; ++i) b[i] = rules::float_to_bf16(values[i]);
+      return;
+    }
+    case DType::f32:
+      if (n > 0) std::memcpy(out.data, values, static_cast<std::size_t>(n) * sizeof(float));
+      return;
+  }
+}
+
+void check_decompress_target(const Compressed& c, MutTensor out, std::string_view spec) {
+  if (c.scheme != spec) {
+    throw InputError(std::string(spec) + ": cannot decompress data made by scheme '" + c.scheme + "'");
+  }
+  if (c.tokens < 0 || c.channels < 0) {
+    throw InputError(std::string(spec) + ": negative shape [" + std::to_string(c.tokens) + ", " +
+                     std::to_string(c.channels) + "]");
+  }
+  if (out.tokens != c.tokens || out.channels != c.channels || out.dtype != c.dtype) {
+    throw InputError(std::string(spec) + ": output is [" + std::to_string(out.tokens) + ", " +
+                     std::to_string(out.channels) + "] " + std::string(dtype_name(out.dtype)) +
+                     ", compressed data is [" + std::to_string(c.tokens) + ", " +
+                     std::to_string(c.channels) + "] " + std::string(dtype_name(c.dtype)));
+  }
+}
+
+const Part& expect_part(const Compressed& c, std::string_view name, std::uint64_t expected) {
+  const Part* p = c.find(name);
+  if (p == nullptr) {
+    throw InputError(c.scheme + ": part '" + std::string(name) + "' is missing");
+  }
+  if (p->bytes.size() != expected) {
+    throw InputError(c.scheme + ": part '" + std::string(name) + "' has " + std::to_string(p->bytes.size()) +
+                     " bytes, expected " + std::to_string(expected));
+  }
+  return *p;
+}
+
+Compressed start_compressed(std::string spec, ConstTensor x, TensorRole role) {
+  Compressed c;
+  c.scheme = std::move(spec);
+  c.tokens = x.tokens;
+  c.channels = x.channels;
+  c.dtype = x.dtype;
+  c.role = role;
+  return c;
+}
+
+}  // namespace dgq::schemes

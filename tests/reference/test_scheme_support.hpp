@@ -1,0 +1,98 @@
+#pragma once
+// Shared helpers of the scheme tests (test_scheme_*.cpp): owned tensors in any dtype, seeded
+// random data, round trips and the error-bound arithmetic each test states.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dgq/element_rules.hpp"
+#include "dgq/scheme.hpp"
+#include "dgq/tensor.hpp"
+#include "test_seed.hpp"
+
+namespace dgq::test {
+
+// The shapes around every block edge of the baselines (32-channel q8_0 blocks, 64-channel
+// groups, 32-token KIVI groups and residual).
+inline const std::vector<std::int64_t> kEdgeTokens{0, 1, 31, 32, 33, 64, 65, 100};
+inline const std::vector<std::int64_t> kEdgeChannels{1, 31, 32, 33, 64, 65, 128};
+
+inline const std::vector<std::string> kBaselineFamilies{"fp16",   "int8-token", "int8-group64", "int4-group64",
+                                                        "fp8-e4m3", "q8_0",     "kivi-4",       "kivi-2"};
+
+struct OwnedTensor {
+  DType dtype = DType::f16;
+  std::int64_t tokens = 0, channels = 0;
+  std::vector<std::uint8_t> bytes;
+
+  OwnedTensor(DType t, std::int64_t l, std::int64_t d)
+      : dtype(t), tokens(l), channels(d), bytes(static_cast<std::size_t>(l * d) * dtype_size(t)) {}
+  ConstTensor view() const { return {bytes.data(), dtype, tokens, channels}; }
+  MutTensor mut() { return {bytes.data(), dtype, tokens, channels}; }
+  std::int64_t size() const { return tokens * channels; }
+  float at(std::int64_t i) const { return load_element(view(), i); }
+};
+
+// Values are rounded to dtype, so the tensor holds exactly what at() returns.
+inline OwnedTensor tensor_from(const std::vector<float>& values, std::int64_t l, std::int64_t d,
+                               DType t = DType::f16) {
+  OwnedTensor x(t, l, d);
+  from_float(values.data(), x.mut());
+  return x;
+}
+
+inline std::mt19937_64 rng(std::uint64_t stream) { return std::mt19937_64(seed() * 1000003u + stream); }
+
+// Token rows with their own offset and spread plus the occasional outlier channel, the shape
+// real K/V activations have.
+inline OwnedTensor random_tensor(std::int64_t l, std::int64_t d, std::uint64_t stream, DType t = DType::f16) {
+  auto gen = rng(stream);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+  std::vector<float> v(static_cast<std::size_t>(l * d));
+  for (std::int64_t tok = 0; tok < l; ++tok) {
+    const float offset = normal(gen), spread = 0.1f + 3.0f * uniform(gen);
+    for (std::int64_t c = 0; c < d; ++c) {
+      float e = offset + spread * normal(gen);
+      if (uniform(gen) < 0.01f) e *= 20.0f;
+      v[tok * d + c] = e;
+    }
+  }
+  return tensor_from(v, l, d, t);
+}
+
+inline OwnedTensor decompressed(const Scheme& s, const Compressed& c) {
+  OwnedTensor out(c.dtype, c.tokens, c.channels);
+  s.decompress(c, out.mut());
+  return out;
+}
+
+// Half the spacing of dtype around y: what rounding an fp32 result to dtype may add.
+inline float half_ulp(DType t, float y) {
+  if (t == DType::f32) return 0.0f;
+  const int mantissa_bits = t == DType::f16 ? 10 : 7;
+  const int min_exponent = t == DType::f16 ? -14 : -126;
+  int e = 0;
+  std::frexp(y, &e);  // |y| in [2^(e-1), 2^e)
+  const int exponent = std::max(e - 1, min_exponent);
+  return std::ldexp(1.0f, exponent - mantissa_bits - 1);
+}
+
+// The bound of an asymmetric min/max quantizer with `levels` steps over [lo, hi]: half a
+// step, plus the fp32 roundings of hi - lo, inv, (x - lo)*inv, the scale and the fma, each at
+// most 2^-24 relative to a quantity below |lo| + |hi| (2^-20 covers them with margin).
+inline float affine_bound(float lo, float hi, int levels) {
+  return 0.5f * (hi - lo) / static_cast<float>(levels) + std::ldexp(std::fabs(lo) + std::fabs(hi), -20);
+}
+
+inline std::string hex_byte(std::uint8_t b) {
+  const char* digits = "0123456789abcdef";
+  return std::string{digits[b >> 4], digits[b & 15]};
+}
+
+}  // namespace dgq::test
