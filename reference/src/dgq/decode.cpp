@@ -1,0 +1,48 @@
+// dgq_decode: rule 7's dequantization over the segments a decoder recovers (rule 8).
+#include <string>
+
+#include "dgq/element_rules.hpp"
+#include "dgq/errors.hpp"
+#include "pipeline.hpp"
+
+namespace dgq {
+namespace {
+
+void check_decode_shapes(const DgqEncoded& enc, MutTensor out) {
+  if (out.tokens != enc.tokens || out.channels != enc.channels || out.dtype != enc.dtype)
+    throw InputError("decode target is [" + std::to_string(out.tokens) + " x " + std::to_string(out.channels) + "] " +
+                     std::string(dtype_name(out.dtype)) + ", the encoded tensor is [" + std::to_string(enc.tokens) +
+                     " x " + std::to_string(enc.channels) + "] " + std::string(dtype_name(enc.dtype)));
+  const std::int64_t C = enc.params.granularity == Granularity::segment_channel ? enc.channels : 1;
+  const std::size_t ranges = static_cast<std::size_t>(enc.segments * C);
+  if (enc.lo.size() != ranges || enc.hi.size() != ranges)
+    throw InputError("corrupt DGQ data: " + std::to_string(enc.lo.size()) + " lo and " + std::to_string(enc.hi.size()) +
+                     " hi values, expected segments*C = " + std::to_string(ranges));
+  if (enc.tokens > 0 && out.data == nullptr) throw InputError("decode target has no data (null pointer)");
+}
+
+}  // namespace
+
+void dgq_decode(const DgqEncoded& enc, MutTensor out) {
+  const std::vector<std::uint32_t> edges = dgq_segment_edges(enc);
+  check_decode_shapes(enc, out);
+  const std::int64_t D = enc.channels;
+  const std::size_t row_bytes = static_cast<std::size_t>(D) * dtype_size(enc.dtype);
+  std::vector<float> lo, scale;
+  for (int s = 0; s < enc.segments; ++s) {
+    detail::segment_row_params(enc, s, lo, scale, /*inverse=*/false);
+    for (std::int64_t t = edges[s]; t < edges[s + 1]; ++t) {
+      void* row = static_cast<unsigned char*>(out.data) + static_cast<std::size_t>(t) * row_bytes;
+      const std::int8_t* codes = enc.codes.data() + t * D;
+      kernels::fast::dequantize_row(codes, D, lo.data(), scale.data(), enc.dtype, row);
+    }
+    if (s > 0 && enc.params.markers == Markers::inband) {
+      // The segment's first channel-0 code carries the marker: decode it unmarked (lossy).
+      const std::int64_t t = edges[s];
+      const float v = rules::dequantize_code(rules::inband_unmark(enc.codes[t * D]), lo[0], scale[0]);
+      store_element(out, t * D, v);
+    }
+  }
+}
+
+}  // namespace dgq

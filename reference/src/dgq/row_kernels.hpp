@@ -1,0 +1,45 @@
+#pragma once
+// The per-row loops of DGQ's two passes (docs/spec.md rules 0, 1, 6, 7). Two
+// implementations with identical bits: `scalar` (the spec written out, the oracle) and
+// `fast` (AVX2/F16C/FMA when compiled with them, else the scalar code). The encoder and
+// decoder call `fast`; tests compare the two on random and adversarial rows.
+#include <cstdint>
+
+#include "dgq/tensor.hpp"
+
+namespace dgq::kernels {
+
+// Pass-1 statistics of one row.
+struct RowStats {
+  float sum = 0.0f;         // canonical sum S (rule 1)
+  float sum_squares = 0.0f; // canonical S2 of (x - S/D)
+  bool finite = true;       // false if any element is NaN or +-Inf
+};
+
+#define DGQ_ROW_KERNELS                                                                              \
+  /* Converts n elements of `src` (dtype dt) to fp32 in `row`. */                                  \
+  void load_row(const void* src, DType dt, std::int64_t n, float* row);                            \
+  /* Rule 1's canonical sums over a fp32 row. */                                                   \
+  float canonical_sum(const float* x, std::int64_t n);                                             \
+  float canonical_sum_of_squares(const float* x, std::int64_t n, float mean);                      \
+  /* Pass 1 on one row: load, finiteness, S and S2, and running per-channel min/max. */           \
+  RowStats scan_row(const void* src, DType dt, std::int64_t n, float* row, float* lo, float* hi);  \
+  /* Rule 7 on one row; lo/inv have one entry per channel. */                                      \
+  void quantize_row(const void* src, DType dt, std::int64_t n, const float* lo, const float* inv,  \
+                    std::int8_t* codes);                                                           \
+  /* Rule 7's dequantization, rounded to dt; lo/scale per channel. */                              \
+  void dequantize_row(const std::int8_t* codes, std::int64_t n, const float* lo, const float* scale, \
+                      DType dt, void* out);
+
+namespace scalar {
+DGQ_ROW_KERNELS
+}
+namespace fast {
+DGQ_ROW_KERNELS
+}
+#undef DGQ_ROW_KERNELS
+
+// True when `fast` uses vector instructions (reported by dgq-bench).
+bool fast_is_vectorized();
+
+}  // namespace dgq::kernels

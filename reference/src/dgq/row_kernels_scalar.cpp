@@ -1,0 +1,61 @@
+// The row loops written exactly as docs/spec.md states them: the oracle for the fast path.
+#include <cmath>
+#include <cstring>
+
+#include "dgq/element_rules.hpp"
+#include "row_kernels.hpp"
+
+namespace dgq::kernels::scalar {
+
+void load_row(const void* src, DType dt, std::int64_t n, float* row) {
+  const ConstTensor view{src, dt, 1, n};
+  for (std::int64_t d = 0; d < n; ++d) row[d] = load_element(view, d);
+}
+
+float canonical_sum(const float* x, std::int64_t n) {
+  float acc[rules::kCanonicalLanes];
+  for (float& a : acc) a = 0.0f;
+  for (std::int64_t d = 0; d < n; ++d) acc[d % rules::kCanonicalLanes] = rules::sum_step(acc[d % rules::kCanonicalLanes], x[d]);
+  for (int s : rules::kCanonicalTree)
+    for (int j = 0; j < s; ++j) acc[j] = acc[j] + acc[j + s];
+  return acc[0];
+}
+
+float canonical_sum_of_squares(const float* x, std::int64_t n, float mean) {
+  float acc[rules::kCanonicalLanes];
+  for (float& a : acc) a = 0.0f;
+  for (std::int64_t d = 0; d < n; ++d) {
+    const float delta = x[d] - mean;
+    acc[d % rules::kCanonicalLanes] = rules::square_step(acc[d % rules::kCanonicalLanes], delta);
+  }
+  for (int s : rules::kCanonicalTree)
+    for (int j = 0; j < s; ++j) acc[j] = acc[j] + acc[j + s];
+  return acc[0];
+}
+
+RowStats scan_row(const void* src, DType dt, std::int64_t n, float* row, float* lo, float* hi) {
+  load_row(src, dt, n, row);
+  RowStats st;
+  for (std::int64_t d = 0; d < n; ++d) {
+    if (!std::isfinite(row[d])) st.finite = false;
+    lo[d] = std::fmin(lo[d], row[d]);
+    hi[d] = std::fmax(hi[d], row[d]);
+  }
+  if (!st.finite) return st;
+  st.sum = canonical_sum(row, n);
+  st.sum_squares = canonical_sum_of_squares(row, n, st.sum / static_cast<float>(n));
+  return st;
+}
+
+void quantize_row(const void* src, DType dt, std::int64_t n, const float* lo, const float* inv, std::int8_t* codes) {
+  const ConstTensor view{src, dt, 1, n};
+  for (std::int64_t d = 0; d < n; ++d) codes[d] = rules::quantize_code(load_element(view, d), lo[d], inv[d]);
+}
+
+void dequantize_row(const std::int8_t* codes, std::int64_t n, const float* lo, const float* scale, DType dt,
+                    void* out) {
+  const MutTensor view{out, dt, 1, n};
+  for (std::int64_t d = 0; d < n; ++d) store_element(view, d, rules::dequantize_code(codes[d], lo[d], scale[d]));
+}
+
+}  // namespace dgq::kernels::scalar

@@ -1,0 +1,65 @@
+// Pass 1 (rules 0, 1 and the block extremes used by rule 6): one read of the tensor.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <string>
+
+#include "dgq/errors.hpp"
+#include "pipeline.hpp"
+
+namespace dgq::detail {
+namespace {
+
+// Rule 0's error: the first non-finite element of row t, named by token and channel.
+[[noreturn]] void reject_row(const float* row, std::int64_t channels, std::int64_t t) {
+  for (std::int64_t d = 0; d < channels; ++d) {
+    if (!std::isfinite(row[d])) {
+      std::ostringstream msg;
+      msg << "non-finite value " << row[d] << " at token " << t << ", channel " << d;
+      throw InputError(msg.str());
+    }
+  }
+  throw InputError("non-finite value at token " + std::to_string(t));
+}
+
+const void* row_pointer(ConstTensor x, std::int64_t t) {
+  return static_cast<const unsigned char*>(x.data) + static_cast<std::size_t>(t * x.channels) * dtype_size(x.dtype);
+}
+
+}  // namespace
+
+PassOne scan_tensor(ConstTensor x, const DgqParams& p) {
+  const std::int64_t L = x.tokens, D = x.channels;
+  const std::int64_t blocks = (L + p.win - 1) / p.win;
+  PassOne out;
+  out.range_channels = p.granularity == Granularity::segment_channel ? D : 1;
+  out.token_var.resize(static_cast<std::size_t>(L));
+  out.block_lo.resize(static_cast<std::size_t>(blocks * out.range_channels));
+  out.block_hi.resize(out.block_lo.size());
+
+  std::vector<float> row(static_cast<std::size_t>(D)), lo(row.size()), hi(row.size());
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    std::fill(lo.begin(), lo.end(), std::numeric_limits<float>::infinity());
+    std::fill(hi.begin(), hi.end(), -std::numeric_limits<float>::infinity());
+    const std::int64_t end = std::min(L, (b + 1) * p.win);
+    for (std::int64_t t = b * p.win; t < end; ++t) {
+      const kernels::RowStats st = kernels::fast::scan_row(row_pointer(x, t), x.dtype, D, row.data(), lo.data(), hi.data());
+      if (!st.finite) reject_row(row.data(), D, t);
+      out.token_var[static_cast<std::size_t>(t)] = token_variance(st, D, p.min_var, t);
+    }
+    float* block_lo = out.block_lo.data() + b * out.range_channels;
+    float* block_hi = out.block_hi.data() + b * out.range_channels;
+    if (out.range_channels == 1) {
+      // min/max are exact and order-free (up to the sign of zero, fixed by rule 6).
+      block_lo[0] = *std::min_element(lo.begin(), lo.end());
+      block_hi[0] = *std::max_element(hi.begin(), hi.end());
+    } else {
+      std::copy(lo.begin(), lo.end(), block_lo);
+      std::copy(hi.begin(), hi.end(), block_hi);
+    }
+  }
+  return out;
+}
+
+}  // namespace dgq::detail

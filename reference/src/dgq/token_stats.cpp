@@ -1,0 +1,31 @@
+// Rule 1: canonical sums and the per-token variance.
+#include <cmath>
+#include <string>
+
+#include "dgq/dgq.hpp"
+#include "dgq/errors.hpp"
+#include "pipeline.hpp"
+#include "row_kernels.hpp"
+
+namespace dgq {
+
+float canonical_sum(const float* x, std::int64_t n) { return kernels::fast::canonical_sum(x, n); }
+
+float canonical_sum_of_squares(const float* x, std::int64_t n, float mean) {
+  return kernels::fast::canonical_sum_of_squares(x, n, mean);
+}
+
+namespace detail {
+
+float token_variance(const kernels::RowStats& st, std::int64_t channels, float min_var, std::int64_t token) {
+  const float d = static_cast<float>(channels);
+  const float var = st.sum_squares / d;
+  // Only fp32/bf16 rows with |x| near FLT_MAX get here; fmaxf would silently turn a NaN
+  // variance into min_var, so the statistics are rejected instead (rule 1).
+  if (!std::isfinite(var))
+    throw InputError("variance of token " + std::to_string(token) + " overflows fp32 (values too large)");
+  return std::fmax(var, min_var);
+}
+
+}  // namespace detail
+}  // namespace dgq
