@@ -1,0 +1,75 @@
+#pragma once
+// Position of a flat element of a [units][tokens][channels] batch, advanced element by
+// element. The quantize and dequantize kernels take 16 consecutive elements per thread; this
+// keeps the (unit, token, channel, segment) bookkeeping to one division per chunk.
+#include <cstdint>
+
+#include "device_common.cuh"
+
+namespace dgq::cuda::detail {
+
+struct ElementWalk {
+  std::int64_t tokens;
+  int channels;
+  const std::uint32_t* all_edges;  // [units][kMaxSegments + 1]
+  const int* all_segments;         // [units]
+
+  std::int64_t unit, token;
+  int channel, segment, segments;
+  const std::uint32_t* edges;
+
+  __device__ ElementWalk(std::int64_t first, std::int64_t tokens_, int channels_, const std::uint32_t* e,
+                         const int* s)
+      : tokens(tokens_), channels(channels_), all_edges(e), all_segments(s) {
+    const std::int64_t per_unit = tokens * channels;
+    unit = first / per_unit;
+    const std::int64_t rem = first - unit * per_unit;
+    token = rem / channels;
+    channel = static_cast<int>(rem - token * channels);
+    enter_unit();
+    segment = segment_of(edges, segments, token, 0);
+  }
+
+  __device__ void enter_unit() {
+    edges = all_edges + unit * (kMaxSegments + 1);
+    segments = all_segments[unit];
+  }
+
+  // Moves to the next element; `more` says whether that element exists (so no unit past
+  // the batch is ever read).
+  __device__ void advance(bool more) {
+    if (++channel < channels) return;
+    channel = 0;
+    if (++token < tokens) {
+      segment = segment_of(edges, segments, token, segment);
+      return;
+    }
+    token = 0;
+    segment = 0;
+    ++unit;
+    if (more) enter_unit();
+  }
+
+  // Index of this element's range (rule 6): per segment, or per segment and channel.
+  __device__ std::int64_t range_slot(std::int64_t range_channels) const {
+    return (unit * kMaxSegments + segment) * range_channels + (range_channels == 1 ? 0 : channel);
+  }
+
+  // First token of a segment after the first, channel 0: where rule 8 puts in-band markers.
+  __device__ bool at_inband_marker() const {
+    return channel == 0 && segment > 0 && token == static_cast<std::int64_t>(edges[segment]);
+  }
+};
+
+// 16 elements of storage type S, loadable as sizeof(S) 16-byte words.
+template <class S>
+union Chunk16 {
+  uint4 words[sizeof(S)];
+  S elements[16];
+};
+union Codes16 {
+  uint4 word;
+  std::int8_t codes[16];
+};
+
+}  // namespace dgq::cuda::detail

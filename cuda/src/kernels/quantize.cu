@@ -1,0 +1,95 @@
+// Rule 7 (and rule 8's in-band markers) on the GPU: a thread quantizes 16 consecutive
+// elements of the flat batch: 16-byte loads of the input (2 for fp16/bf16, 4 for fp32) and
+// one 16-byte store of codes. Chunks start at multiples of 16 elements, so with 16-byte aligned
+// base pointers every vector access is aligned whatever D is; the ragged tail and unaligned
+// bases take the scalar path. This is the tensor's second read and only write.
+#include "device_common.cuh"
+#include "element_walk.cuh"
+#include "kernels.hpp"
+#include "../cuda_check.hpp"
+
+namespace dgq::cuda::detail {
+namespace {
+
+constexpr int kThreads = 256;
+
+struct QuantizeArgs {
+  std::int64_t elements, tokens;
+  int channels;
+  std::int64_t range_channels;
+  bool inband, vectorized;
+};
+
+template <DType T>
+__global__ void quantize_kernel(const typename Storage<T>::type* __restrict__ x, QuantizeArgs a,
+                                const std::uint32_t* __restrict__ edges, const int* __restrict__ segments,
+                                const float* __restrict__ lo, const float* __restrict__ inv,
+                                std::int8_t* __restrict__ codes) {
+  using S = typename Storage<T>::type;
+  const std::int64_t first = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * 16;
+  if (first >= a.elements) return;
+  const int count = a.elements - first < 16 ? static_cast<int>(a.elements - first) : 16;
+  const bool whole = a.vectorized && count == 16;
+
+  Chunk16<S> in;
+  if (whole) {
+    const uint4* src = reinterpret_cast<const uint4*>(x + first);
+#pragma unroll
+    for (int k = 0; k < static_cast<int>(sizeof(S)); ++k) in.words[k] = src[k];
+  } else {
+    for (int i = 0; i < count; ++i) in.elements[i] = x[first + i];
+  }
+
+  Codes16 out;
+  ElementWalk at(first, a.tokens, a.channels, edges, segments);
+#pragma unroll
+  for (int i = 0; i < 16; ++i) {
+    if (i < count) {
+      const std::int64_t slot = at.range_slot(a.range_channels);
+      std::int8_t code = rules::quantize_code(Storage<T>::load(in.elements[i]), lo[slot], inv[slot]);
+      if (a.inband && at.at_inband_marker()) code = rules::inband_mark(code);
+      out.codes[i] = code;
+      at.advance(i + 1 < count);
+    } else {
+      out.codes[i] = 0;
+    }
+  }
+
+  if (whole) {
+    *reinterpret_cast<uint4*>(codes + first) = out.word;
+  } else {
+    for (int i = 0; i < count; ++i) codes[first + i] = out.codes[i];
+  }
+}
+
+template <DType T>
+void launch_typed(const void* x, const QuantizeArgs& a, const std::uint32_t* edges, const int* segments,
+                  const float* lo, const float* inv, std::int8_t* codes, cudaStream_t stream) {
+  quantize_kernel<T><<<grid_for((a.elements + 15) / 16, kThreads), kThreads, 0, stream>>>(
+      static_cast<const typename Storage<T>::type*>(x), a, edges, segments, lo, inv, codes);
+  check_launch("quantize_kernel");
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+}  // namespace
+
+void launch_quantize(const void* x, const DeviceShape& shape, const std::uint32_t* edges, const int* segments,
+                     const float* lo, const float* inv, std::int64_t range_channels, bool inband,
+                     std::int8_t* codes, cudaStream_t stream) {
+  QuantizeArgs a{};
+  a.elements = shape.elements();
+  if (a.elements == 0) return;
+  a.tokens = shape.tokens;
+  a.channels = static_cast<int>(shape.channels);
+  a.range_channels = range_channels;
+  a.inband = inband;
+  a.vectorized = aligned16(x) && aligned16(codes);
+  switch (shape.dtype) {
+    case DType::f16: return launch_typed<DType::f16>(x, a, edges, segments, lo, inv, codes, stream);
+    case DType::bf16: return launch_typed<DType::bf16>(x, a, edges, segments, lo, inv, codes, stream);
+    case DType::f32: return launch_typed<DType::f32>(x, a, edges, segments, lo, inv, codes, stream);
+  }
+}
+
+}  // namespace dgq::cuda::detail
