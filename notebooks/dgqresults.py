@@ -1,0 +1,244 @@
+"""Shared helpers for the dgq notebooks: where results live, how tables and figures are
+written, and the model-shape arithmetic the claims ledger checks.
+
+The notebooks read only results files (HDF5 from `dgq sweep`, JSON from `dgq memory`);
+everything they produce goes under docs/: figures as PNG in docs/figures/, tables as
+markdown fragments in docs/results/, each also spliced into docs/results.md between
+`<!-- BEGIN name -->` and `<!-- END name -->` so that the report is regenerable.
+Paths can be redirected with environment variables (experiments/run.sh sets them):
+DGQ_RESULTS_DIR, DGQ_FIGURES_DIR, DGQ_FRAGMENTS_DIR, DGQ_REPORT.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _env_path(var: str, default: Path) -> Path:
+    value = os.environ.get(var)
+    return Path(value) if value else default
+
+
+def results_dir() -> Path:
+    return _env_path("DGQ_RESULTS_DIR", REPO_ROOT / "out" / "experiments")
+
+
+def figures_dir() -> Path:
+    return _env_path("DGQ_FIGURES_DIR", REPO_ROOT / "docs" / "figures")
+
+
+def fragments_dir() -> Path:
+    return _env_path("DGQ_FRAGMENTS_DIR", REPO_ROOT / "docs" / "results")
+
+
+def report_path() -> Path:
+    return _env_path("DGQ_REPORT", REPO_ROOT / "docs" / "results.md")
+
+
+def results_file(name: str, suffix: str = ".h5") -> Path:
+    """Path of an experiment's results file; a clear error if the experiment has not run."""
+    path = results_dir() / f"{name}{suffix}"
+    if not path.exists():
+        raise FileNotFoundError(
+            f"{path}: no results for experiment '{name}'; run `experiments/run.sh {name}` first")
+    return path
+
+
+# --- Reading results files (docs/results-format.md) ------------------------------------------
+
+SUMMARY_FIELDS = ("mean", "p50", "p95", "max")
+
+
+@dataclass
+class Run:
+    """One complete run of a results file: its attributes, its overall summaries
+    ({metric: {mean, p50, p95, max}}) and, parsed from the canonical scheme spec, the scheme's
+    family and parameters (so grids can be read whatever the sweep calls its points)."""
+    name: str
+    attrs: dict
+    summary: dict
+    family: str
+    params: dict
+    noise_fraction: float = 0.0  # share of tokens marked as noise (0 without a noise mask)
+
+    @property
+    def trace(self) -> str:
+        return Path(self.attrs["trace"]).stem
+
+    def metric(self, name: str, field: str = "mean") -> float:
+        if name not in self.summary:
+            return float("nan")
+        return self.summary[name][field]
+
+
+def parse_scheme_spec(spec: str) -> tuple[str, dict]:
+    """"dgq:win=16,group_ratio=0.75" -> ("dgq", {"win": 16, "group_ratio": 0.75})."""
+    family, _, rest = spec.partition(":")
+    params = {}
+    for item in filter(None, rest.split(",")):
+        key, _, value = item.partition("=")
+        params[key] = _number_or_text(value)
+    return family, params
+
+
+def _number_or_text(value: str):
+    for cast in (int, float):
+        try:
+            return cast(value)
+        except ValueError:
+            pass
+    return value
+
+
+def _attr(value):
+    if isinstance(value, bytes):
+        return value.decode()
+    if hasattr(value, "item") and getattr(value, "shape", None) in ((), (1,)):
+        return value.item() if value.shape == () else value[0].item()
+    return value
+
+
+def load_runs(path: Path) -> list[Run]:
+    """Every complete run of a results file, in name order (incomplete runs are absent, as
+    everywhere in dgq)."""
+    import h5py  # imported here so the arithmetic helpers work without h5py
+
+    runs = []
+    with h5py.File(path, "r") as f:
+        if "runs" not in f:
+            return runs
+        for name in sorted(f["runs"]):
+            group = f["runs"][name]
+            attrs = {k: _attr(v) for k, v in group.attrs.items()}
+            if attrs.get("complete") != 1:
+                continue
+            summary = {}
+            if "summary" in group:
+                for metric, ds in group["summary"].items():
+                    summary[metric] = dict(zip(SUMMARY_FIELDS, (float(x) for x in ds[()])))
+            family, params = parse_scheme_spec(attrs["scheme"])
+            noise = float(group["noise_mask"][()].mean()) if "noise_mask" in group else 0.0
+            runs.append(Run(name, attrs, summary, family, params, noise))
+    return runs
+
+
+def nominal(value: float, grid) -> float:
+    """The grid point closest to a measured value (e.g. the noise rate a mask was made for:
+    round(rate * (L - 1)) tokens of L are marked, so the measured share is only close)."""
+    return min(grid, key=lambda g: abs(g - value))
+
+
+def read_run_array(path: Path, run: str, dataset: str):
+    """One dataset of a run, e.g. "k/segments/count" or "clean/probes/noise_mass_hat"."""
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        return f["runs"][run][dataset][()]
+
+
+# --- Writing tables and figures -------------------------------------------------------------
+
+def markdown_table(headers: list[str], rows: list[list], align: str | None = None) -> str:
+    """A GitHub markdown table. align: one char per column, 'l' or 'r' (default: first column
+    left, the rest right, since the rest are numbers)."""
+    align = align or ("l" + "r" * (len(headers) - 1))
+    rule = ["---:" if a == "r" else ":---" for a in align]
+    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(rule) + " |"]
+    for row in rows:
+        lines.append("| " + " | ".join(str(c) for c in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    # Write to X.partial then rename, so an interrupted run never leaves a half-written file.
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text)
+    partial.replace(path)
+
+
+def splice_into_report(block: str, markdown: str, report: Path | None = None) -> bool:
+    """Replaces the text between <!-- BEGIN block --> and <!-- END block --> in the report.
+    Returns False (and leaves the report alone) when the report has no such markers."""
+    report = report or report_path()
+    if not report.exists():
+        return False
+    text = report.read_text()
+    pattern = re.compile(
+        rf"(<!-- BEGIN {re.escape(block)} -->\n)(.*?)(<!-- END {re.escape(block)} -->)", re.S)
+    if not pattern.search(text):
+        return False
+    new_text = pattern.sub(lambda m: m.group(1) + markdown + m.group(3), text, count=1)
+    if new_text != text:
+        _write_atomically(report, new_text)
+    return True
+
+
+def publish_fragment(block: str, markdown: str) -> Path:
+    """Writes docs/results/<block>.md and splices it into docs/results.md."""
+    path = fragments_dir() / f"{block}.md"
+    _write_atomically(path, markdown)
+    if not splice_into_report(block, markdown):
+        print(f"note: {report_path()} has no <!-- BEGIN {block} --> markers; wrote {path} only")
+    return path
+
+
+def save_figure(fig, name: str) -> Path:
+    """Saves a matplotlib figure as docs/figures/<name>.png at a page-width-readable size."""
+    path = figures_dir() / f"{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    fig.savefig(partial, dpi=110, bbox_inches="tight", format="png")
+    partial.replace(path)
+    return path
+
+
+def fmt(x: float, digits: int = 3) -> str:
+    """Compact number formatting for tables: fixed for ordinary magnitudes, else scientific."""
+    if x != x:  # NaN
+        return "n/a"
+    if x == 0:
+        return "0"
+    if 1e-3 <= abs(x) < 1e5:
+        return f"{x:.{digits}g}" if abs(x) < 1 else f"{x:.{digits}f}".rstrip("0").rstrip(".")
+    return f"{x:.{digits - 1}e}"
+
+
+# --- Model-shape arithmetic for the claims ledger --------------------------------------------
+
+@dataclass(frozen=True)
+class ModelShape:
+    name: str
+    layers: int
+    kv_heads: int
+    head_dim: int
+
+
+LLAMA3_8B = ModelShape("Llama-3-8B / 3.1-8B", 32, 8, 128)
+LLAMA3_70B = ModelShape("Llama-3-70B", 80, 8, 128)
+CONTEXTS = (8192, 32768, 131072)
+
+
+def fp16_kv_bytes(shape: ModelShape, tokens: int) -> int:
+    """FP16 KV cache: K and V, every layer and KV head, head_dim values of 2 bytes per token."""
+    return 2 * tokens * shape.layers * shape.kv_heads * shape.head_dim * 2
+
+
+def segment_id_bits(shape: ModelShape, tokens: int, tensors: int = 2) -> int:
+    """The article's 1-bit segment id per token, per KV head, per layer, per tensor (K, V)."""
+    return tokens * shape.kv_heads * shape.layers * tensors
+
+
+def tokens_for_fp16_bytes(shape: ModelShape, nbytes: float) -> float:
+    """How many tokens an FP16 KV cache of this shape holds in nbytes (to place 2.17 GB)."""
+    return nbytes / fp16_kv_bytes(shape, 1)
+
+
+def int8_ratio_with_overhead(elements: int, overhead_bytes: int) -> float:
+    """FP16 -> INT8 compression when `overhead_bytes` of ranges/markers come with `elements`
+    one-byte codes: 2x at best, never more."""
+    return (2 * elements) / (elements + overhead_bytes)
