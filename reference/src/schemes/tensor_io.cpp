@@ -29,6 +29,14 @@ std::vector<float> widen_with(std::int64_t n, std::int64_t channels, std::string
   return out;
 }
 
+// A decoded value may exceed the dtype's largest finite number although every input was
+// finite: q8_0 rounds d = amax/127 up to fp16, so 127*d can pass 65504 and would round to
+// infinity. Such values become the largest finite number of that sign (infinity bits minus
+// one is the largest finite pattern in both fp16 and bf16).
+std::uint16_t saturate_infinity(std::uint16_t bits, std::uint16_t infinity_bits) {
+  return (bits & 0x7fffu) == infinity_bits ? static_cast<std::uint16_t>(bits - 1u) : bits;
+}
+
 }  // namespace
 
 std::vector<float> widen_checked(ConstTensor x, std::string_view scheme) {
@@ -75,12 +83,12 @@ void narrow_into(const float* values, MutTensor out) {
   switch (out.dtype) {
     case DType::f16: {
       auto* h = static_cast<std::uint16_t*>(out.data);
-      for (std::int64_t i = 0; i < n; ++i) h[i] = rules::float_to_half(values[i]);
+      for (std::int64_t i = 0; i < n; ++i) h[i] = saturate_infinity(rules::float_to_half(values[i]), 0x7c00u);
       return;
     }
     case DType::bf16: {
       auto* b = static_cast<std::uint16_t*>(out.data);
-      for (std::int64_t i = 0; i < n; ++i) b[i] = rules::float_to_bf16(values[i]);
+      for (std::int64_t i = 0; i < n; ++i) b[i] = saturate_infinity(rules::float_to_bf16(values[i]), 0x7f80u);
       return;
     }
     case DType::f32:

@@ -17,7 +17,8 @@ std::vector<float> widen_checked(ConstTensor x, std::string_view scheme);
 // The same NaN/Inf check without keeping the fp32 copy.
 void check_finite(ConstTensor x, std::string_view scheme);
 
-// Writes values (tokens*channels fp32) into out, rounding to out.dtype.
+// Writes values (tokens*channels fp32) into out, rounding to out.dtype (nearest even); a
+// finite value that would round to infinity saturates to the largest finite one.
 void narrow_into(const float* values, MutTensor out);
 
 // Checks that c was made by the scheme with this spec and that out matches its shape and
