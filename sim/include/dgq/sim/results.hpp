@@ -1,0 +1,58 @@
+#pragma once
+// Results files of `dgq replay` / `dgq sweep` (docs/results-format.md): one HDF5 file with
+// one group per run, /runs/<name>, whose attribute `complete` = 1 is written last. A run
+// without it is treated as absent everywhere (listing, resume, merge).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dgq/sim/metrics.hpp"
+#include "dgq/sim/replay.hpp"
+
+namespace dgq::sim {
+
+inline constexpr const char* kResultsFormat = "dgq-results";
+inline constexpr int kResultsVersion = 1;
+
+// One aggregated metric of a run: over everything, and per replayed layer.
+struct MetricSummary {
+  std::string name;  // e.g. "k_snr_db", "attn_kl", "clean_kl", "noise_mass_hat"
+  Summary overall;
+  std::vector<Summary> per_layer;
+};
+
+struct RunSummary {
+  std::uint64_t k_bytes = 0, v_bytes = 0, original_bytes = 0;  // over all replayed units
+  double bits_per_element = 0;  // 8 * (K + V bytes) / (K + V elements)
+  double ratio = 0;             // original bytes / compressed bytes
+  double mean_segments = 0;     // segments per head, mean over K and V units (0: no segmentation)
+  std::vector<MetricSummary> metrics;
+  const MetricSummary* find(const std::string& name) const;
+};
+
+RunSummary summarize_run(const RunResult& run);
+
+// Complete and incomplete run names in a results file; both empty if the file does not exist.
+struct RunListing {
+  std::vector<std::string> complete, incomplete;
+  bool is_complete(const std::string& name) const;
+};
+RunListing list_runs(const std::string& path);
+
+// Adds runs to PATH without ever leaving PATH half-written: copies PATH (if any) to
+// PATH.partial, drops incomplete runs, writes the new runs (replacing same-name runs only
+// when `replace`, otherwise a complete same-name run is an error), then renames.
+void add_runs(const std::string& path, const std::vector<RunResult>& runs, bool replace);
+
+// Joins results files into OUT (written through OUT.partial). Complete runs are copied;
+// incomplete ones are skipped. A name present in several inputs must have identical
+// contents (attributes and datasets), else dgq::InputError names the run and the difference.
+struct MergeReport {
+  std::size_t copied = 0, identical_duplicates = 0, skipped_incomplete = 0;
+};
+MergeReport merge_results(const std::string& out, const std::vector<std::string>& inputs);
+
+// Compares two run groups in two files; empty string if identical, else what differs.
+std::string compare_runs(const std::string& path_a, const std::string& path_b, const std::string& name);
+
+}  // namespace dgq::sim

@@ -1,0 +1,286 @@
+// The replay engine: per layer, phase A compresses and decompresses every (scheme, KV head)
+// unit; phase B computes the attention of every (q head, probe) with the original and each
+// scheme's reconstruction. Each unit writes only its own slots, so the results do not depend
+// on the thread count or the schedule.
+#include "dgq/sim/replay.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <exception>
+#include <filesystem>
+#include <mutex>
+#include <set>
+#include <utility>
+
+#include "dgq/errors.hpp"
+#include "dgq/sim/attention.hpp"
+#include "dgq/sim/metrics.hpp"
+
+namespace dgq::sim {
+
+void AttentionTable::resize(std::size_t n) {
+  for (auto* v : {&kl, &tv, &top8, &top32, &out_rel_l2, &out_cos}) v->assign(n, 0.0);
+}
+
+std::vector<int> resolve_layers(const TraceMeta& meta, const std::vector<int>& requested) {
+  if (requested.empty()) {
+    std::vector<int> all(static_cast<std::size_t>(meta.num_layers));
+    for (int i = 0; i < meta.num_layers; ++i) all[i] = i;
+    return all;
+  }
+  std::set<int> seen;
+  for (int l : requested) {
+    if (l < 0 || l >= meta.num_layers) {
+      throw ParameterError("--layers: layer " + std::to_string(l) + " is outside [0, " +
+                           std::to_string(meta.num_layers) + ") of this trace");
+    }
+    if (!seen.insert(l).second) throw ParameterError("--layers: layer " + std::to_string(l) + " is listed twice");
+  }
+  return requested;
+}
+
+namespace {
+
+void check_layer_shape(const TraceMeta& m, const LayerData& layer) {
+  const auto probes = static_cast<std::int64_t>(m.q_pos.size());
+  const auto same = [](const Tensor3& t, std::int64_t h, std::int64_t l, std::int64_t d) {
+    return t.heads == h && t.tokens == l && t.channels == d;
+  };
+  if (!same(layer.k, m.num_kv_heads, m.tokens, m.head_dim) || !same(layer.v, m.num_kv_heads, m.tokens, m.head_dim) ||
+      !same(layer.q, m.num_q_heads, probes, m.head_dim)) {
+    throw InputError("replay: layer " + std::to_string(layer.layer) + " does not have the trace's shapes");
+  }
+}
+
+// What one (scheme, KV head) unit of phase A produces besides the decompressed tensors.
+struct UnitStorage {
+  std::vector<std::pair<std::string, std::uint64_t>> parts;
+  std::vector<std::uint32_t> edges;
+};
+
+void record_parts(TensorTable& table, std::size_t row, std::size_t rows_total, const UnitStorage& unit) {
+  for (const auto& [name, bytes] : unit.parts) {
+    auto it = std::find(table.part_names.begin(), table.part_names.end(), name);
+    std::size_t index = static_cast<std::size_t>(it - table.part_names.begin());
+    if (it == table.part_names.end()) {
+      table.part_names.push_back(name);
+      table.part_bytes.emplace_back(rows_total, 0);
+    }
+    table.part_bytes[index][row] = bytes;
+  }
+}
+
+void record_edges(TensorTable& table, const UnitStorage& unit) {
+  table.segment_edges.insert(table.segment_edges.end(), unit.edges.begin(), unit.edges.end());
+  table.segment_offsets.push_back(table.segment_edges.size());
+}
+
+void allocate_tensor_table(TensorTable& t, std::size_t rows) {
+  for (auto* v : {&t.mse, &t.snr_db, &t.max_abs_err, &t.rel_fro}) v->assign(rows, 0.0);
+  t.bytes.assign(rows, 0);
+  t.original_bytes.assign(rows, 0);
+  t.segment_count.assign(rows, 0);
+  t.segment_offsets.assign(1, 0);
+}
+
+// Compresses one head, decompresses it into `out`, and fills the unit's table row.
+void replay_tensor(const Scheme& scheme, ConstTensor x, TensorRole role, MutTensor out, TensorTable& table,
+                   std::size_t row, UnitStorage& unit, std::mutex* serialize) {
+  Compressed c;
+  {
+    std::unique_lock lock = serialize ? std::unique_lock(*serialize) : std::unique_lock<std::mutex>();
+    c = scheme.compress(x, role);
+    scheme.decompress(c, out);
+  }
+  const std::vector<float> a = to_float(x);
+  const std::vector<float> b = to_float(out);
+  const auto m = reconstruction_metrics(a.data(), b.data(), static_cast<std::int64_t>(a.size()));
+  table.mse[row] = m.mse;
+  table.snr_db[row] = m.snr_db;
+  table.max_abs_err[row] = m.max_abs_err;
+  table.rel_fro[row] = m.rel_fro;
+  table.bytes[row] = c.total_bytes();
+  table.original_bytes[row] = x.bytes();
+  table.segment_count[row] = c.segment_edges.empty() ? 0 : static_cast<std::int32_t>(c.segment_edges.size() - 1);
+  for (const Part& p : c.parts) unit.parts.emplace_back(p.name, p.bytes.size());
+  unit.edges = std::move(c.segment_edges);
+}
+
+void rethrow_first(const std::vector<std::exception_ptr>& errors) {
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+void store_probe(AttentionTable& t, std::size_t i, const ProbeMetrics& m) {
+  t.kl[i] = m.kl;
+  t.tv[i] = m.tv;
+  t.top8[i] = m.top8;
+  t.top32[i] = m.top32;
+  t.out_rel_l2[i] = m.out_rel_l2;
+  t.out_cos[i] = m.out_cos;
+}
+
+}  // namespace
+
+Replayer::Replayer(TraceMeta meta, std::string trace_path, std::vector<const Scheme*> schemes,
+                   std::vector<std::string> run_names, ReplayOptions options)
+    : meta_(std::move(meta)), schemes_(std::move(schemes)), options_(std::move(options)) {
+  if (run_names.size() != schemes_.size()) throw ParameterError("replay: one run name per scheme is needed");
+  if (meta_.num_kv_heads <= 0 || meta_.num_q_heads % meta_.num_kv_heads != 0) {
+    throw InputError(trace_path + ": num_q_heads (" + std::to_string(meta_.num_q_heads) +
+                     ") is not a multiple of num_kv_heads (" + std::to_string(meta_.num_kv_heads) + ")");
+  }
+  options_.layers = resolve_layers(meta_, options_.layers);
+  const std::size_t nl = options_.layers.size();
+  const std::size_t kv_rows = nl * static_cast<std::size_t>(meta_.num_kv_heads);
+  const std::size_t probes = nl * static_cast<std::size_t>(meta_.num_q_heads) * meta_.q_pos.size();
+  for (std::size_t s = 0; s < schemes_.size(); ++s) {
+    RunResult r;
+    r.name = run_names[s];
+    r.scheme = schemes_[s]->spec();
+    r.scheme_family = schemes_[s]->family();
+    r.trace_path = trace_path;
+    r.trace = meta_;
+    r.layers = options_.layers;
+    allocate_tensor_table(r.k, kv_rows);
+    allocate_tensor_table(r.v, kv_rows);
+    r.attn.resize(probes);
+    r.has_noise = !meta_.noise_mask.empty();
+    if (r.has_noise) {
+      r.attn_clean.resize(probes);
+      r.noise_mass.assign(probes, 0.0);
+      r.noise_mass_hat.assign(probes, 0.0);
+    }
+    runs_.push_back(std::move(r));
+  }
+}
+
+void Replayer::add_layer(const LayerData& layer) {
+  if (next_ >= options_.layers.size() || layer.layer != options_.layers[next_]) {
+    throw ParameterError("replay: layer " + std::to_string(layer.layer) + " was not expected next");
+  }
+  check_layer_shape(meta_, layer);
+  const std::size_t li = next_;
+  const int kvh = meta_.num_kv_heads;
+  const int qh = meta_.num_q_heads;
+  const int group = qh / kvh;
+  const int S = static_cast<int>(schemes_.size());
+  const std::size_t T = meta_.q_pos.size();
+  const std::int64_t d = meta_.head_dim;
+  const int threads = options_.threads > 0 ? options_.threads : omp_get_max_threads();
+
+  // Phase A: (scheme, KV head) units.
+  std::vector<Tensor3> k_hat, v_hat;
+  for (int s = 0; s < S; ++s) {
+    k_hat.emplace_back(layer.k.dtype, kvh, meta_.tokens, d);
+    v_hat.emplace_back(layer.v.dtype, kvh, meta_.tokens, d);
+  }
+  std::mutex scheme_mutex;
+  std::mutex* serialize = options_.serialize_schemes ? &scheme_mutex : nullptr;
+  const int units = S * kvh;
+  std::vector<UnitStorage> k_units(units), v_units(units);
+  std::vector<std::exception_ptr> errors(units);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (int u = 0; u < units; ++u) {
+    const int s = u / kvh, h = u % kvh;
+    const std::size_t row = li * kvh + h;
+    try {
+      replay_tensor(*schemes_[s], layer.k.head(h), TensorRole::key, k_hat[s].head(h), runs_[s].k, row, k_units[u],
+                    serialize);
+      replay_tensor(*schemes_[s], layer.v.head(h), TensorRole::value, v_hat[s].head(h), runs_[s].v, row,
+                    v_units[u], serialize);
+    } catch (...) {
+      errors[u] = std::current_exception();
+    }
+  }
+  rethrow_first(errors);
+  const std::size_t kv_rows = options_.layers.size() * kvh;
+  for (int u = 0; u < units; ++u) {  // serial, in unit order: deterministic part order and edges
+    RunResult& r = runs_[u / kvh];
+    const std::size_t row = li * kvh + u % kvh;
+    record_parts(r.k, row, kv_rows, k_units[u]);
+    record_parts(r.v, row, kv_rows, v_units[u]);
+    record_edges(r.k, k_units[u]);
+    record_edges(r.v, v_units[u]);
+  }
+
+  // Phase B: q heads; each converts its KV head (original and reconstructed) to fp32.
+  const std::uint8_t* noise = meta_.noise_mask.empty() ? nullptr : meta_.noise_mask.data();
+  std::vector<std::exception_ptr> q_errors(qh);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (int g = 0; g < qh; ++g) {
+    try {
+      const int h = g / group;
+      const std::vector<float> q = to_float(layer.q.head(g));
+      const std::vector<float> k = to_float(layer.k.head(h));
+      const std::vector<float> v = to_float(layer.v.head(h));
+      std::vector<std::vector<float>> kh(S), vh(S);
+      for (int s = 0; s < S; ++s) {
+        kh[s] = to_float(k_hat[s].head(h));
+        vh[s] = to_float(v_hat[s].head(h));
+      }
+      ProbeAttention ref, hat;
+      NoiseScratch scratch;
+      for (std::size_t t = 0; t < T; ++t) {
+        const std::int64_t n = static_cast<std::int64_t>(meta_.q_pos[t]) + 1;
+        const float* qt = q.data() + t * d;
+        compute_probe_attention(qt, k.data(), v.data(), n, d, ref);
+        const std::size_t slot = (li * qh + g) * T + t;
+        for (int s = 0; s < S; ++s) {
+          compute_probe_attention(qt, kh[s].data(), vh[s].data(), n, d, hat);
+          store_probe(runs_[s].attn, slot, compare_attention(ref, hat));
+          if (noise) {
+            const auto nm = compare_attention_noise(ref, hat, v.data(), vh[s].data(), d, noise, scratch);
+            store_probe(runs_[s].attn_clean, slot, nm.clean);
+            runs_[s].noise_mass[slot] = nm.noise_mass;
+            runs_[s].noise_mass_hat[slot] = nm.noise_mass_hat;
+          }
+        }
+      }
+    } catch (...) {
+      q_errors[g] = std::current_exception();
+    }
+  }
+  rethrow_first(q_errors);
+
+  if (options_.keep_decompressed) {
+    for (int s = 0; s < S; ++s) {
+      runs_[s].decompressed.push_back({layer.layer, std::move(k_hat[s]), std::move(v_hat[s])});
+    }
+  }
+  ++next_;
+  if (options_.on_layer_done) options_.on_layer_done(static_cast<int>(next_), static_cast<int>(options_.layers.size()));
+}
+
+std::vector<RunResult> Replayer::finish() {
+  if (next_ != options_.layers.size()) {
+    throw ParameterError("replay: " + std::to_string(options_.layers.size() - next_) + " layer(s) were not replayed");
+  }
+  return std::move(runs_);
+}
+
+std::vector<RunResult> replay_trace(const TraceReader& reader, const std::vector<const Scheme*>& schemes,
+                                    const std::vector<std::string>& run_names, const ReplayOptions& options) {
+  Replayer replayer(reader.meta(), reader.path(), schemes, run_names, options);
+  for (int l : resolve_layers(reader.meta(), options.layers)) replayer.add_layer(reader.read_layer(l));
+  return replayer.finish();
+}
+
+std::string sanitize_run_name(const std::string& name) {
+  std::string out = name;
+  for (char& c : out) {
+    const bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                      std::string_view("._=,@+-").find(c) != std::string_view::npos;
+    if (!keep) c = '_';
+  }
+  if (out.empty() || out == "." || out == "..") out = "_" + out;
+  return out;
+}
+
+std::string default_run_name(const std::string& scheme_spec, const std::string& trace_path) {
+  return sanitize_run_name(scheme_spec + "@" + std::filesystem::path(trace_path).stem().string());
+}
+
+}  // namespace dgq::sim

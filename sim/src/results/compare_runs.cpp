@@ -1,0 +1,129 @@
+// Deep comparison of two run groups (attributes, group structure, dataset shapes, types and
+// values), used by `dgq merge` to accept identical duplicates and reject conflicting ones.
+#include <cstring>
+#include <vector>
+
+#include "dgq/sim/results.hpp"
+#include "results/h5_arrays.hpp"
+#include "results/results_file.hpp"
+
+namespace dgq::sim {
+
+namespace {
+
+using h5::Handle;
+
+// An id from H5Oopen (group or dataset), closed with H5Oclose.
+struct ObjectId {
+  hid_t id;
+  explicit ObjectId(hid_t i) : id(i) {}
+  ~ObjectId() { H5Oclose(id); }
+  ObjectId(const ObjectId&) = delete;
+  ObjectId& operator=(const ObjectId&) = delete;
+};
+
+herr_t collect_attribute(hid_t, const char* name, const H5A_info_t*, void* out) {
+  static_cast<std::vector<std::string>*>(out)->push_back(name);
+  return 0;
+}
+
+std::vector<std::string> attribute_names(hid_t obj, const std::string& where) {
+  std::vector<std::string> names;
+  hsize_t index = 0;
+  h5::check_status(H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, &index, collect_attribute, &names), where);
+  return names;
+}
+
+std::string values_differ(hid_t type_a, hid_t type_b, hssize_t points_a, hssize_t points_b,
+                          const auto& read) {
+  if (points_a != points_b) return "different sizes";
+  const bool string_a = H5Tget_class(type_a) == H5T_STRING, string_b = H5Tget_class(type_b) == H5T_STRING;
+  if (string_a != string_b || (!string_a && H5Tequal(type_a, type_b) <= 0)) return "different types";
+  if (string_a) return "";  // strings are compared by the caller
+  Handle native(h5::check(H5Tget_native_type(type_a, H5T_DIR_ASCEND), "native type"), Handle::Kind::datatype);
+  const std::size_t bytes = H5Tget_size(native.get()) * static_cast<std::size_t>(points_a);
+  std::vector<unsigned char> a(bytes), b(bytes);
+  read(native.get(), a.data(), b.data());
+  return std::memcmp(a.data(), b.data(), bytes) == 0 ? "" : "different values";
+}
+
+std::string diff_attribute(hid_t a, hid_t b, const std::string& name, const std::string& where) {
+  Handle aa(h5::check(H5Aopen(a, name.c_str(), H5P_DEFAULT), where), Handle::Kind::attribute);
+  Handle ab(h5::check(H5Aopen(b, name.c_str(), H5P_DEFAULT), where), Handle::Kind::attribute);
+  Handle ta(h5::check(H5Aget_type(aa.get()), where), Handle::Kind::datatype);
+  Handle tb(h5::check(H5Aget_type(ab.get()), where), Handle::Kind::datatype);
+  Handle sa(h5::check(H5Aget_space(aa.get()), where), Handle::Kind::dataspace);
+  Handle sb(h5::check(H5Aget_space(ab.get()), where), Handle::Kind::dataspace);
+  std::string why = values_differ(ta.get(), tb.get(), H5Sget_simple_extent_npoints(sa.get()),
+                                  H5Sget_simple_extent_npoints(sb.get()), [&](hid_t mem, void* x, void* y) {
+                                    h5::check_status(H5Aread(aa.get(), mem, x), where);
+                                    h5::check_status(H5Aread(ab.get(), mem, y), where);
+                                  });
+  if (why.empty() && H5Tget_class(ta.get()) == H5T_STRING &&
+      h5::read_string_attribute(a, name, where) != h5::read_string_attribute(b, name, where)) {
+    why = "different values";
+  }
+  return why.empty() ? "" : where + ": attribute " + name + ": " + why;
+}
+
+std::string diff_dataset(hid_t a, hid_t b, const std::string& where) {
+  const auto shape_a = h5::dataset_shape(a), shape_b = h5::dataset_shape(b);
+  if (shape_a != shape_b) return where + ": shapes " + h5::shape_string(shape_a) + " vs " + h5::shape_string(shape_b);
+  Handle ta(h5::check(H5Dget_type(a), where), Handle::Kind::datatype);
+  Handle tb(h5::check(H5Dget_type(b), where), Handle::Kind::datatype);
+  hssize_t points = 1;
+  for (hsize_t d : shape_a) points *= static_cast<hssize_t>(d);
+  const std::string why = values_differ(ta.get(), tb.get(), points, points, [&](hid_t mem, void* x, void* y) {
+    if (points == 0) return;
+    h5::read_all(a, mem, x, where);
+    h5::read_all(b, mem, y, where);
+  });
+  return why.empty() ? "" : where + ": " + why;
+}
+
+std::string diff_objects(hid_t a, hid_t b, const std::string& where);
+
+std::string diff_children(hid_t a, hid_t b, const std::string& where) {
+  const auto names_a = child_names(a, where), names_b = child_names(b, where);
+  if (names_a != names_b) return where + ": different members";
+  for (const std::string& name : names_a) {
+    const std::string child = where + "/" + name;
+    const ObjectId oa(h5::check(H5Oopen(a, name.c_str(), H5P_DEFAULT), child));
+    const ObjectId ob(h5::check(H5Oopen(b, name.c_str(), H5P_DEFAULT), child));
+    const H5I_type_t kind_a = H5Iget_type(oa.id), kind_b = H5Iget_type(ob.id);
+    if (kind_a != kind_b) return child + ": different kinds of object";
+    std::string why = diff_objects(oa.id, ob.id, child);
+    if (why.empty() && kind_a == H5I_DATASET) why = diff_dataset(oa.id, ob.id, child);
+    if (why.empty() && kind_a == H5I_GROUP) why = diff_children(oa.id, ob.id, child);
+    if (!why.empty()) return why;
+  }
+  return "";
+}
+
+// Attributes of one object.
+std::string diff_objects(hid_t a, hid_t b, const std::string& where) {
+  const auto names_a = attribute_names(a, where), names_b = attribute_names(b, where);
+  if (names_a != names_b) return where + ": different attributes";
+  for (const std::string& name : names_a) {
+    if (std::string why = diff_attribute(a, b, name, where); !why.empty()) return why;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string diff_run_groups(hid_t a, hid_t b, const std::string& where) {
+  if (std::string why = diff_objects(a, b, where); !why.empty()) return why;
+  return diff_children(a, b, where);
+}
+
+std::string compare_runs(const std::string& path_a, const std::string& path_b, const std::string& name) {
+  Handle fa = h5::open_file_readonly(path_a), fb = h5::open_file_readonly(path_b);
+  const std::string group = "runs/" + name;
+  const bool in_a = h5::link_exists(fa.get(), group), in_b = h5::link_exists(fb.get(), group);
+  if (!in_a || !in_b) return "/" + group + ": missing in " + (in_a ? path_b : path_a);
+  Handle ga = h5::open_group(fa.get(), group, path_a), gb = h5::open_group(fb.get(), group, path_b);
+  return diff_run_groups(ga.get(), gb.get(), "/" + group);
+}
+
+}  // namespace dgq::sim

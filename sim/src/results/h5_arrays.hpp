@@ -1,0 +1,54 @@
+#pragma once
+// Numeric datasets and attributes for results files, on top of the shared RAII layer
+// (hdf5/h5.hpp). Results are small tables: each dataset is one chunk, shuffled and deflated.
+#include <hdf5.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hdf5/h5.hpp"
+
+namespace dgq::sim::results_h5 {
+
+template <class T>
+struct Types;
+template <>
+struct Types<double> {
+  static hid_t file() { return H5T_IEEE_F64LE; }
+  static hid_t mem() { return H5T_NATIVE_DOUBLE; }
+};
+template <>
+struct Types<std::uint64_t> {
+  static hid_t file() { return H5T_STD_U64LE; }
+  static hid_t mem() { return H5T_NATIVE_UINT64; }
+};
+template <>
+struct Types<std::int32_t> {
+  static hid_t file() { return H5T_STD_I32LE; }
+  static hid_t mem() { return H5T_NATIVE_INT32; }
+};
+template <>
+struct Types<std::uint8_t> {
+  static hid_t file() { return H5T_STD_U8LE; }
+  static hid_t mem() { return H5T_NATIVE_UINT8; }
+};
+template <>
+struct Types<std::uint32_t> {
+  static hid_t file() { return H5T_STD_U32LE; }
+  static hid_t mem() { return H5T_NATIVE_UINT32; }
+};
+
+// Writes values (row-major, product(shape) entries) as dataset `name` under loc.
+template <class T>
+void write_array(hid_t loc, const std::string& name, const std::vector<T>& values,
+                 const std::vector<hsize_t>& shape, const std::string& context) {
+  h5::Handle ds = h5::create_dataset(loc, name, Types<T>::file(), shape, shape, context + "/" + name);
+  if (!values.empty()) h5::write_all(ds.get(), Types<T>::mem(), values.data(), context + "/" + name);
+}
+
+void write_double_attribute(hid_t obj, const std::string& name, double value);
+
+h5::Handle open_file_readwrite(const std::string& path);
+
+}  // namespace dgq::sim::results_h5

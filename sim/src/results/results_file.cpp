@@ -1,0 +1,104 @@
+// Listing runs and adding runs to a results file, never leaving it half-written: all writes
+// go to PATH.partial (a copy of PATH), which replaces PATH by rename only once closed.
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "dgq/errors.hpp"
+#include "dgq/sim/results.hpp"
+#include "results/h5_arrays.hpp"
+#include "results/results_file.hpp"
+#include "results/run_writer.hpp"
+
+namespace dgq::sim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+herr_t collect_name(hid_t, const char* name, const H5L_info_t*, void* out) {
+  static_cast<std::vector<std::string>*>(out)->push_back(name);
+  return 0;
+}
+
+bool run_is_complete(hid_t runs, const std::string& name, const std::string& context) {
+  h5::Handle g = h5::open_group(runs, name, context);
+  if (!h5::has_attribute(g.get(), "complete")) return false;
+  return h5::read_int_attribute(g.get(), "complete", context) == 1;
+}
+
+}  // namespace
+
+std::vector<std::string> child_names(hid_t group, const std::string& context) {
+  std::vector<std::string> names;
+  h5::check_status(H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_name, &names), context);
+  return names;
+}
+
+bool RunListing::is_complete(const std::string& name) const {
+  return std::find(complete.begin(), complete.end(), name) != complete.end();
+}
+
+RunListing list_runs_in(hid_t file, const std::string& path) {
+  RunListing listing;
+  if (!h5::link_exists(file, "runs")) return listing;
+  h5::Handle runs = h5::open_group(file, "runs", path + ": /runs");
+  for (const std::string& name : child_names(runs.get(), path + ": /runs")) {
+    auto& bucket = run_is_complete(runs.get(), name, path + ": /runs/" + name) ? listing.complete : listing.incomplete;
+    bucket.push_back(name);
+  }
+  return listing;
+}
+
+RunListing list_runs(const std::string& path) {
+  if (!fs::exists(path)) return {};
+  h5::Handle file = h5::open_file_readonly(path);
+  return list_runs_in(file.get(), path);
+}
+
+void write_results_root(hid_t file) {
+  h5::write_string_attribute(file, "format", kResultsFormat);
+  h5::write_int_attribute(file, "version", kResultsVersion);
+}
+
+void add_runs(const std::string& path, const std::vector<RunResult>& runs, bool replace) {
+  std::set<std::string> names;
+  for (const auto& r : runs) {
+    if (!names.insert(r.name).second) throw ParameterError("run name '" + r.name + "' is given twice");
+  }
+  const std::string partial = path + ".partial";
+  PartialFile guard(partial);
+  h5::Handle file;
+  if (fs::exists(path)) {
+    {  // validate before copying, so a non-results file is reported as such
+      h5::Handle check = h5::open_file_readonly(path);
+    }
+    fs::copy_file(path, partial, fs::copy_options::overwrite_existing);
+    file = results_h5::open_file_readwrite(partial);
+  } else {
+    file = h5::create_file(partial);
+    write_results_root(file.get());
+  }
+  const RunListing listing = list_runs_in(file.get(), path);
+  for (const auto& r : runs) {
+    if (listing.is_complete(r.name) && !replace) {
+      throw ParameterError(path + ": run '" + r.name + "' already exists (use --force to replace it)");
+    }
+  }
+  if (h5::link_exists(file.get(), "runs")) {
+    h5::Handle group = h5::open_group(file.get(), "runs", path + ": /runs");
+    for (const std::string& name : listing.incomplete) {
+      h5::check_status(H5Ldelete(group.get(), name.c_str(), H5P_DEFAULT), path + ": deleting incomplete run " + name);
+    }
+    for (const auto& r : runs) {
+      if (listing.is_complete(r.name)) {
+        h5::check_status(H5Ldelete(group.get(), r.name.c_str(), H5P_DEFAULT), path + ": replacing run " + r.name);
+      }
+    }
+  }
+  for (const auto& r : runs) write_run(file.get(), r, path);
+  if (!file.close()) h5::fail(partial + ": closing");
+  guard.commit_to(path);
+}
+
+}  // namespace dgq::sim
