@@ -9,6 +9,7 @@
 
 #include "dgq/dgq.hpp"
 #include "dgq/element_rules.hpp"
+#include "dgq/errors.hpp"
 #include "dgq/tensor.hpp"
 
 namespace dgq::test {

@@ -24,6 +24,7 @@ namespace {
 void segment_ranges(const PassOne& pass, const std::vector<std::uint32_t>& edges, int win, DgqEncoded& enc) {
   const std::int64_t C = pass.range_channels;
   const int segments = static_cast<int>(edges.size()) - 1;
+  const bool per_channel = enc.params.granularity == Granularity::segment_channel;
   enc.lo.assign(static_cast<std::size_t>(segments * C), 0.0f);
   enc.hi.assign(enc.lo.size(), 0.0f);
   for (int s = 0; s < segments; ++s) {
@@ -46,7 +47,7 @@ void segment_ranges(const PassOne& pass, const std::vector<std::uint32_t>& edges
     for (std::int64_t c = 0; c < C; ++c) {
       lo[c] = rules::canonical_zero(lo[c]);
       hi[c] = rules::canonical_zero(hi[c]);
-      if (!std::isfinite(hi[c] - lo[c])) reject_range(s, edges, C == 1 ? -1 : c, lo[c], hi[c]);
+      if (!std::isfinite(hi[c] - lo[c])) reject_range(s, edges, per_channel ? c : -1, lo[c], hi[c]);
     }
   }
 }

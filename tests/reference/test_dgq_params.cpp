@@ -1,0 +1,80 @@
+// Parameters: validation messages name the parameter, its value and the allowed range.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "dgq/dgq.hpp"
+#include "dgq/errors.hpp"
+
+namespace {
+void require_rejected(dgq::DgqParams p, const char* fragment) {
+  REQUIRE_THROWS_AS(p.validate(), dgq::ParameterError);
+  REQUIRE_THROWS_WITH(p.validate(), Catch::Contains(fragment));
+}
+}  // namespace
+
+TEST_CASE("params: defaults are valid and print canonically", "[dgq][params]") {
+  const dgq::DgqParams p;
+  REQUIRE_NOTHROW(p.validate());
+  REQUIRE(p.to_string() == "win=16,group_ratio=0.75,min_var=0.05,max_groups=5,granularity=segment,markers=table");
+}
+
+TEST_CASE("params: each bound is enforced at its edge", "[dgq][params]") {
+  dgq::DgqParams p;
+  p.win = 0;
+  require_rejected(p, "win=0");
+  p.win = 65537;
+  require_rejected(p, "[1, 65536]");
+  p = {};
+  p.win = 65536;
+  REQUIRE_NOTHROW(p.validate());
+  p.win = 1;
+  REQUIRE_NOTHROW(p.validate());
+
+  p = {};
+  p.group_ratio = 0.0f;
+  require_rejected(p, "group_ratio=0 ");
+  p.group_ratio = std::nextafter(1.0f, 2.0f);
+  require_rejected(p, "(0, 1]");
+  p.group_ratio = NAN;
+  require_rejected(p, "group_ratio=nan");
+  p.group_ratio = 1.0f;
+  REQUIRE_NOTHROW(p.validate());
+
+  p = {};
+  p.min_var = -1e-9f;
+  require_rejected(p, "min_var");
+  p.min_var = INFINITY;
+  require_rejected(p, "min_var=inf");
+  p.min_var = 0.0f;
+  REQUIRE_NOTHROW(p.validate());
+
+  p = {};
+  p.max_groups = 0;
+  require_rejected(p, "max_groups=0");
+  p.max_groups = 9;
+  require_rejected(p, "[1, 8]");
+  p.max_groups = 8;
+  REQUIRE_NOTHROW(p.validate());
+}
+
+TEST_CASE("params: granularity and marker names parse and print back", "[dgq][params]") {
+  for (auto g : {dgq::Granularity::segment, dgq::Granularity::segment_channel})
+    REQUIRE(dgq::parse_granularity(dgq::granularity_name(g)) == g);
+  for (auto m : {dgq::Markers::table, dgq::Markers::bitmap, dgq::Markers::inband})
+    REQUIRE(dgq::parse_markers(dgq::markers_name(m)) == m);
+  REQUIRE_THROWS_WITH(dgq::parse_granularity("channel"), Catch::Contains("granularity='channel'"));
+  REQUIRE_THROWS_WITH(dgq::parse_markers("bits"), Catch::Contains("markers='bits'"));
+  dgq::DgqParams p;
+  p.group_ratio = 0.1f;
+  p.granularity = dgq::Granularity::segment_channel;
+  p.markers = dgq::Markers::inband;
+  REQUIRE(p.to_string() == "win=16,group_ratio=0.1,min_var=0.05,max_groups=5,granularity=segment-channel,markers=inband");
+}
+
+TEST_CASE("params: dgq_encode rejects invalid params before touching data", "[dgq][params]") {
+  dgq::DgqParams p;
+  p.max_groups = 12;
+  const float x[2] = {1, 2};
+  REQUIRE_THROWS_AS(dgq::dgq_encode(dgq::ConstTensor{x, dgq::DType::f32, 1, 2}, p), dgq::ParameterError);
+}
