@@ -11,7 +11,8 @@ namespace {
 
 using Factory = std::unique_ptr<Scheme> (*)(schemes::SpecArgs&);
 
-constexpr std::array<std::pair<std::string_view, Factory>, 8> kFamilies{{
+constexpr std::array<std::pair<std::string_view, Factory>, 9> kFamilies{{
+    {"dgq", schemes::make_dgq_scheme},
     {"fp16", schemes::make_fp16_scheme},
     {"int8-token", schemes::make_int8_token_scheme},
     {"int8-group64", schemes::make_int8_group64_scheme},
