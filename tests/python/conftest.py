@@ -1,0 +1,59 @@
+"""Shared fixtures for the exporter tests: the model is loaded once per session (about 6 s)."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO_ROOT / "tools"))
+
+import export_trace  # noqa: E402  (needs the sys.path entry above)
+
+# Plain English prose written for these tests (no copyrighted text in the repository).
+ENGLISH_PROSE = (
+    "The old lighthouse stood at the edge of the cliff for more than a hundred years. "
+    "Every evening, the keeper climbed the narrow stairs, lit the lamp, and watched the ships "
+    "pass safely along the rocky coast. In the winter, the wind was so strong that the windows "
+    "shook, and the sea threw white foam high into the air. The keeper did not mind the cold. "
+    "He liked the quiet hours of the night, when he could read his books and listen to the "
+    "waves. One morning, a small boat appeared near the harbor. A young girl was rowing it "
+    "alone, and she looked tired and afraid. The keeper went down to the beach to help her. "
+    "She told him that her father was a fisherman and that his boat had been lost in the storm. "
+    "The keeper gave her a warm blanket and a cup of tea, and together they walked to the village "
+    "to ask for help."
+)
+
+# The start of a libstdc++ header: real C++ that is on every machine that can build dgq.
+CXX_HEADER = Path("/usr/include/c++/12/bits/stl_vector.h")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "needs_dgq: runs the C++ dgq binary named by $DGQ_BIN")
+
+
+@pytest.fixture(scope="session")
+def model():
+    return export_trace.SmolLM2()
+
+
+@pytest.fixture(scope="session")
+def tokenizer(model):
+    return export_trace.load_tokenizer(model.reader)
+
+
+def tokens_of(tokenizer, text, limit):
+    return np.array(tokenizer.encode(text, add_special_tokens=False).ids[:limit], dtype=np.int32)
+
+
+@pytest.fixture(scope="session")
+def prose_tokens(tokenizer):
+    return tokens_of(tokenizer, ENGLISH_PROSE, 1000)
+
+
+@pytest.fixture(scope="session")
+def code_tokens(tokenizer):
+    # Skip the licence comment at the top of the header: the test is about code.
+    text = CXX_HEADER.read_text(encoding="utf-8")
+    code = text[text.index("#ifndef _STL_VECTOR_H"):]
+    return tokens_of(tokenizer, code, 256)
