@@ -1,0 +1,95 @@
+// Bad input on the GPU path: the same exception type as the reference, naming the same place.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "dgq/cuda/dgq_cuda.hpp"
+#include "dgq/errors.hpp"
+#include "gpu_inputs.hpp"
+#include "test_seed.hpp"
+
+using namespace dgq;
+using namespace dgq::gpu_test;
+
+namespace {
+
+std::string cuda_error(const std::vector<HostUnit>& units, const DgqParams& p = {}) {
+  std::vector<ConstTensor> views;
+  for (const auto& u : units) views.push_back(u.view());
+  try {
+    cuda::encode_batch(views, p);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+HostUnit with_value(HostUnit u, std::int64_t t, std::int64_t d, float v) {
+  store_element(u.view(), t * u.channels + d, v);
+  return u;
+}
+
+}  // namespace
+
+TEST_CASE("gpu: NaN and Inf are rejected naming the first bad unit, token and channel", "[gpu][errors]") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const DType dtype : {DType::f16, DType::bf16, DType::f32}) {
+    const HostUnit clean = make_unit(dtype, 300, 70, normal_pattern(test::seed() + 61));
+    // Two bad elements: the one earlier in flat order must be named, whichever thread sees it first.
+    const HostUnit bad = with_value(with_value(clean, 200, 3, inf), 17, 65, nan);
+    CAPTURE(dtype_name(dtype));
+    REQUIRE_THROWS_AS(dgq_encode(bad.view(), DgqParams{}), InputError);
+    const std::string msg = cuda_error({clean, bad});
+    CHECK(msg.find("unit 1") != std::string::npos);
+    CHECK(msg.find("token 17, channel 65") != std::string::npos);
+  }
+}
+
+TEST_CASE("gpu: an fp32 variance overflow is rejected like the reference", "[gpu][errors]") {
+  const HostUnit huge = make_unit(DType::f32, 40, 64, all_equal(3.0e38f));
+  const HostUnit bad = with_value(huge, 5, 0, -3.0e38f);
+  REQUIRE_THROWS_AS(dgq_encode(bad.view(), DgqParams{}), InputError);
+  const std::string msg = cuda_error({bad});
+  CHECK(msg.find("variance of token") != std::string::npos);
+}
+
+TEST_CASE("gpu: a segment range that overflows fp32 is rejected like the reference", "[gpu][errors]") {
+  // D = 1 keeps every variance 0 (finite); the range hi - lo = 6e38 overflows.
+  const HostUnit bad = with_value(make_unit(DType::f32, 40, 1, all_equal(3.0e38f)), 30, 0, -3.0e38f);
+  REQUIRE_THROWS_AS(dgq_encode(bad.view(), DgqParams{}), InputError);
+  for (const Granularity g : {Granularity::segment, Granularity::segment_channel}) {
+    DgqParams p;
+    p.granularity = g;
+    const std::string msg = cuda_error({bad}, p);
+    CHECK(msg.find("overflows fp32") != std::string::npos);
+  }
+}
+
+TEST_CASE("gpu: shapes outside the CUDA path's range are rejected before any launch", "[gpu][errors]") {
+  const HostUnit wide = make_unit(DType::f16, 4, 257, all_equal(1.0f));
+  CHECK(cuda_error({wide}).find("channels=257") != std::string::npos);
+  DgqParams bad_params;
+  bad_params.group_ratio = 0.0f;
+  REQUIRE_THROWS_AS(cuda::encode_batch({make_unit(DType::f16, 4, 4, all_equal(1.0f)).view()}, bad_params),
+                    ParameterError);
+}
+
+TEST_CASE("gpu: corrupt in-band markers are rejected by both decoders", "[gpu][errors]") {
+  DgqParams p;
+  p.markers = Markers::inband;
+  const HostUnit x = make_unit(DType::f16, 600, 16, variance_steps(test::seed() + 71, 100));
+  DgqEncoded enc = dgq_encode(x.view(), p);
+  REQUIRE(enc.segments > 1);
+  enc.codes[0] = 127;  // a marker at token 0
+  HostUnit out = x;
+  REQUIRE_THROWS_AS(dgq_decode(enc, out.view()), InputError);
+  REQUIRE_THROWS_AS(cuda::decode_batch({enc}, {out.view()}), InputError);
+  enc = dgq_encode(x.view(), p);
+  enc.segments += 1;  // the header disagrees with the markers
+  enc.lo.push_back(0.0f);
+  enc.hi.push_back(1.0f);
+  REQUIRE_THROWS_AS(dgq_decode(enc, out.view()), InputError);
+  REQUIRE_THROWS_AS(cuda::decode_batch({enc}, {out.view()}), InputError);
+}
