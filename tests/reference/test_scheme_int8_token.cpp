@@ -77,3 +77,39 @@ TEST_CASE("int8-token rejects a token range that overflows fp32", "[scheme][int8
   CHECK_THROWS_WITH(make_scheme("int8-token")->compress(x.view(), TensorRole::key),
                     Catch::Matchers::Contains("token 1"));
 }
+
+TEST_CASE("int8-token with one channel returns every finite fp16 value exactly", "[scheme][int8-token][edge]") {
+  // A one-channel token is constant (hi == lo, code -127, x^ = lo), so this runs every finite
+  // fp16 pattern through the schemes' fp16 widening and narrowing (the F16C path where built).
+  std::vector<std::uint16_t> finite;
+  for (std::uint32_t h = 0; h < 65536; ++h) {
+    if ((h & 0x7c00u) != 0x7c00u) finite.push_back(static_cast<std::uint16_t>(h));
+  }
+  OwnedTensor x(DType::f16, static_cast<std::int64_t>(finite.size()), 1);
+  std::memcpy(x.bytes.data(), finite.data(), x.bytes.size());
+  const auto s = make_scheme("int8-token");
+  const OwnedTensor y = decompressed(*s, s->compress(x.view(), TensorRole::key));
+  std::vector<std::uint16_t> expected = finite;
+  for (std::uint16_t& h : expected) {
+    if (h == 0x8000u) h = 0;  // the stored range endpoint has no negative zero (rule 6)
+  }
+  std::vector<std::uint16_t> got(finite.size());
+  std::memcpy(got.data(), y.bytes.data(), y.bytes.size());
+  CHECK(got == expected);
+}
+
+TEST_CASE("int8-token codes are DGQ rule 7's codes", "[scheme][int8-token]") {
+  const OwnedTensor x = random_tensor(64, 100, 77);
+  const Compressed c = make_scheme("int8-token")->compress(x.view(), TensorRole::key);
+  const std::vector<std::int8_t> codes = codes_of(c);
+  for (std::int64_t t = 0; t < x.tokens; ++t) {
+    float lo, hi;
+    std::memcpy(&lo, c.find("ranges")->bytes.data() + 8 * t, 4);
+    std::memcpy(&hi, c.find("ranges")->bytes.data() + 8 * t + 4, 4);
+    const float inv = rules::code_inverse_step(lo, hi);
+    for (std::int64_t d = 0; d < x.channels; ++d) {
+      CAPTURE(t, d);
+      CHECK(codes[t * 100 + d] == rules::quantize_code(x.at(t * 100 + d), lo, inv));
+    }
+  }
+}

@@ -25,7 +25,7 @@ class Fp8E4M3Scheme final : public Scheme {
     std::vector<std::uint8_t> codes(v.size(), 0);
     if (!v.empty()) {
       float amax = 0.0f;
-      for (float e : v) amax = std::fmax(amax, std::fabs(e));
+      for (float e : v) amax = std::fabs(e) > amax ? std::fabs(e) : amax;  // finite input: same as fmax, inlined
       const float scale = amax / fp8::kE4M3Max;
       append_le(scale_part, scale);
       if (scale != 0.0f) {

@@ -89,7 +89,7 @@ class Group64Scheme final : public Scheme {
     if (bits_ == 8) {
       const float inv = rules::code_inverse_step(lo, hi);
       for (std::int64_t j = 0; j < count; ++j) {
-        packer.put(first + j, static_cast<std::uint8_t>(rules::quantize_code(x[j], lo, inv)));
+        packer.put(first + j, static_cast<std::uint8_t>(rule7_code(x[j], lo, inv)));
       }
       return;
     }

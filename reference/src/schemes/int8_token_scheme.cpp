@@ -33,7 +33,7 @@ class Int8TokenScheme final : public Scheme {
       append_range(ranges, lo, hi);
       const float inv = rules::code_inverse_step(lo, hi);
       for (std::int64_t d = 0; d < x.channels; ++d) {
-        codes[t * x.channels + d] = static_cast<std::uint8_t>(rules::quantize_code(row[d], lo, inv));
+        codes[t * x.channels + d] = static_cast<std::uint8_t>(rule7_code(row[d], lo, inv));
       }
     }
     c.parts.push_back({"codes", std::move(codes)});

@@ -4,6 +4,10 @@
 #include <cstring>
 #include <string>
 
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
+
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
 
@@ -37,14 +41,40 @@ std::uint16_t saturate_infinity(std::uint16_t bits, std::uint16_t infinity_bits)
   return (bits & 0x7fffu) == infinity_bits ? static_cast<std::uint16_t>(bits - 1u) : bits;
 }
 
+// fp16 <-> fp32 for whole buffers. With F16C the hardware conversions are used: fp16 -> fp32
+// is exact and fp32 -> fp16 with _MM_FROUND_TO_NEAREST_INT rounds to nearest even, subnormals
+// included (F16C ignores MXCSR.FTZ/DAZ), i.e. the same bits as dgq::rules.
+void halves_to_floats(const std::uint16_t* h, float* f, std::int64_t n) {
+  std::int64_t i = 0;
+#if defined(__F16C__)
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_ps(f + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i))));
+  }
+#endif
+  for (; i < n; ++i) f[i] = rules::half_to_float(h[i]);
+}
+
+void floats_to_halves(const float* f, std::uint16_t* h, std::int64_t n) {
+  std::int64_t i = 0;
+#if defined(__F16C__)
+  for (; i + 8 <= n; i += 8) {
+    const __m128i r = _mm256_cvtps_ph(_mm256_loadu_ps(f + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(h + i), r);
+  }
+#endif
+  for (; i < n; ++i) h[i] = rules::float_to_half(f[i]);
+}
+
 }  // namespace
 
 std::vector<float> widen_checked(ConstTensor x, std::string_view scheme) {
   const std::int64_t n = x.tokens * x.channels;
   switch (x.dtype) {
     case DType::f16: {
-      const auto* h = static_cast<const std::uint16_t*>(x.data);
-      return widen_with(n, x.channels, scheme, [h](std::int64_t i) { return rules::half_to_float(h[i]); });
+      check_finite(x, scheme);
+      std::vector<float> out(static_cast<std::size_t>(n));
+      halves_to_floats(static_cast<const std::uint16_t*>(x.data), out.data(), n);
+      return out;
     }
     case DType::bf16: {
       const auto* b = static_cast<const std::uint16_t*>(x.data);
@@ -83,7 +113,8 @@ void narrow_into(const float* values, MutTensor out) {
   switch (out.dtype) {
     case DType::f16: {
       auto* h = static_cast<std::uint16_t*>(out.data);
-      for (std::int64_t i = 0; i < n; ++i) h[i] = saturate_infinity(rules::float_to_half(values[i]), 0x7c00u);
+      floats_to_halves(values, h, n);
+      for (std::int64_t i = 0; i < n; ++i) h[i] = saturate_infinity(h[i], 0x7c00u);
       return;
     }
     case DType::bf16: {

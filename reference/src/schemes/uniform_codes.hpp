@@ -18,9 +18,19 @@ inline float uniform_inverse(float lo, float hi, int levels) {
   return std::isinf(inv) ? 0.0f : inv;
 }
 
+// The clamp is written with comparisons rather than fmin/fmax: the inputs are finite (checked
+// on entry), so the result is the same, and GCC inlines comparisons but calls libm for
+// fminf/fmaxf unless fast-math flags are on.
 inline std::uint8_t uniform_code(float x, float lo, float inv, int levels) {
-  const float q = std::fmin(std::fmax(std::rint((x - lo) * inv), 0.0f), static_cast<float>(levels));
+  float q = std::rint((x - lo) * inv);
+  q = q < 0.0f ? 0.0f : q;
+  q = q > static_cast<float>(levels) ? static_cast<float>(levels) : q;
   return static_cast<std::uint8_t>(q);
+}
+
+// DGQ rule 7's code (dgq::rules::quantize_code) with the same arithmetic, inlinable.
+inline std::int8_t rule7_code(float x, float lo, float inv) {
+  return static_cast<std::int8_t>(static_cast<int>(uniform_code(x, lo, inv, 253)) - 127);
 }
 
 inline float uniform_scale(float lo, float hi, int levels) { return (hi - lo) / static_cast<float>(levels); }
@@ -32,9 +42,9 @@ inline float uniform_value(std::uint8_t q, float lo, float scale) {
 // Running min/max of a range; the stored endpoints carry no negative zero (rule 6).
 struct MinMax {
   float lo = INFINITY, hi = -INFINITY;
-  void add(float x) {
-    lo = std::fmin(lo, x);
-    hi = std::fmax(hi, x);
+  void add(float x) {  // x is finite (checked on entry); comparisons inline, fmin/fmax do not
+    lo = x < lo ? x : lo;
+    hi = x > hi ? x : hi;
   }
   float stored_lo() const { return lo == 0.0f ? 0.0f : lo; }
   float stored_hi() const { return hi == 0.0f ? 0.0f : hi; }
