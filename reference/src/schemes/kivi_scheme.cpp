@@ -8,6 +8,7 @@
 // and the remaining tail tokens are stored raw. Parts: "codes" (bit stream over the quantized
 // tokens, row-major, LSB first), "ranges" (lo, hi fp32: keys per (group, channel) at index
 // group*channels + channel; values per token), "residual" (tail tokens in the input dtype).
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -68,12 +69,24 @@ class KiviScheme final : public Scheme {
     const Part& ranges = expect_part(c, "ranges", layout.ranges * kRangeBytes);
     const Part& residual = expect_part(c, "residual", (c.tokens - layout.quantized_tokens) * row_bytes);
     std::vector<float> values(static_cast<std::size_t>(qn));
-    for (std::int64_t i = 0; i < qn; ++i) {
-      const std::int64_t t = i / c.channels, d = i % c.channels;
-      const std::size_t range_index =
-          c.role == TensorRole::key ? static_cast<std::size_t>((t / group_) * c.channels + d) : static_cast<std::size_t>(t);
-      const Range r = read_range(ranges.bytes, range_index);
-      values[i] = uniform_value(unpack_code(codes.bytes.data(), i, bits_), r.lo, uniform_scale(r.lo, r.hi, levels()));
+    std::vector<float> lo(static_cast<std::size_t>(c.channels)), scale(lo.size());
+    for (std::int64_t t = 0; t < layout.quantized_tokens; ++t) {
+      // Keys: refresh the per-channel ranges at each group start; values: one range per token.
+      if (c.role == TensorRole::key && t % group_ == 0) {
+        for (std::int64_t d = 0; d < c.channels; ++d) {
+          const Range r = read_range(ranges.bytes, static_cast<std::size_t>((t / group_) * c.channels + d));
+          lo[d] = r.lo;
+          scale[d] = uniform_scale(r.lo, r.hi, levels());
+        }
+      } else if (c.role == TensorRole::value) {
+        const Range r = read_range(ranges.bytes, static_cast<std::size_t>(t));
+        std::fill(lo.begin(), lo.end(), r.lo);
+        std::fill(scale.begin(), scale.end(), uniform_scale(r.lo, r.hi, levels()));
+      }
+      for (std::int64_t d = 0; d < c.channels; ++d) {
+        const std::int64_t i = t * c.channels + d;
+        values[i] = uniform_value(unpack_code(codes.bytes.data(), static_cast<std::uint64_t>(i), bits_), lo[d], scale[d]);
+      }
     }
     narrow_into(values.data(), MutTensor{out.data, out.dtype, layout.quantized_tokens, out.channels});
     if (!residual.bytes.empty()) {
