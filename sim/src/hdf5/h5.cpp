@@ -139,7 +139,9 @@ Handle open_group(hid_t loc, const std::string& name, const std::string& context
 }
 
 Handle create_group(hid_t loc, const std::string& name, const std::string& context) {
-  return Handle(check(H5Gcreate2(loc, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+  Handle gcpl(check(H5Pcreate(H5P_GROUP_CREATE), context), Handle::Kind::plist);
+  check_status(H5Pset_obj_track_times(gcpl.get(), false), context);  // no timestamps: reproducible bytes
+  return Handle(check(H5Gcreate2(loc, name.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT),
                       context + ": cannot create group " + name),
                 Handle::Kind::group);
 }
@@ -340,6 +342,7 @@ Handle create_dataset(hid_t loc, const std::string& name, hid_t file_type, const
                      context),
                Handle::Kind::dataspace);
   Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), context), Handle::Kind::plist);
+  check_status(H5Pset_obj_track_times(dcpl.get(), false), context);  // same content, same bytes
   bool chunkable = !shape.empty() && chunk.size() == shape.size();
   for (hsize_t d : shape) chunkable = chunkable && d > 0;
   if (chunkable) {
