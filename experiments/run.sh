@@ -4,14 +4,15 @@
 #
 #   experiments/run.sh [--quick] [NAME...]
 #
-# NAME: baseline group_ratio min_var segments_vs_length noise markers memory (default: all,
-# then the claims ledger). --quick keeps generated traces small (a few minutes on 2 cores);
-# the full mode generates long contexts (up to 128K tokens) and adds the real traces in
+# NAME: baseline group_ratio min_var segments_vs_length noise markers memory claims (default:
+# all). The claims ledger is rebuilt after any run. --quick uses experiments/NAME-quick.toml
+# where one exists (small synthetic traces; a few minutes on 2 cores); the full mode uses
+# experiments/NAME.toml (contexts up to 128K tokens) and adds the real traces in
 # out/real-traces/ (made by tools/make-real-traces.sh) to every sweep over recorded traces.
 #
 # Builds nothing: the dgq binary is $DGQ_BIN (default build/sim/dgq, made by tools/setup.sh).
 # Python: .venv (tools/setup-python.sh is called when it has no jupyter).
-# Outputs: out/experiments/<name>.h5 (results), out/experiments/traces/ (generated traces),
+# Outputs: out/experiments/<name>.h5 (results; <name>.h5.cache/ holds generated traces),
 # out/experiments/notebooks/ (executed notebooks), docs/figures/, docs/results/, docs/results.md.
 set -euo pipefail
 
@@ -19,7 +20,7 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 
 ALL=(baseline group_ratio min_var segments_vs_length noise markers memory)
-usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 quick=0
 names=()
@@ -47,82 +48,47 @@ fi
 JUPYTER=.venv/bin/jupyter
 
 OUT=out/experiments
-TRACES="$OUT/traces"
-mkdir -p "$OUT" "$TRACES" "$OUT/notebooks" "$OUT/configs"
+mkdir -p "$OUT" "$OUT/notebooks" "$OUT/configs"
 export DGQ_RESULTS_DIR="$repo/$OUT" DGQ_FIGURES_DIR="$repo/docs/figures"
 export DGQ_FRAGMENTS_DIR="$repo/docs/results" DGQ_REPORT="$repo/docs/results.md"
 
 log() { echo "run.sh: $*" >&2; }
 
-# The recorded/shipped traces every sweep over "the traces" uses.
-shipped_traces() {
-  ls data/*.h5
-  if ((!quick)) && compgen -G "out/real-traces/*.h5" >/dev/null; then ls out/real-traces/*.h5; fi
+# The sweep config of an experiment: experiments/NAME-quick.toml in the quick mode where it
+# exists, else experiments/NAME.toml.
+config_of() {
+  local name="$1"
+  if ((quick)) && [ -f "experiments/$name-quick.toml" ]; then
+    echo "experiments/$name-quick.toml"
+  else
+    echo "experiments/$name.toml"
+  fi
 }
 
-# gen_trace OUT_PATH ARGS...: a synthetic trace, made once (dgq gen-trace is deterministic
-# from its arguments, so an existing file from the same arguments is reused).
-gen_trace() {
-  local path="$1"; shift
-  local stamp="$path.args"
-  if [ -f "$path" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$*" ]; then return; fi
-  log "gen-trace $path ($*)"
-  "$DGQ" gen-trace "$@" -o "$path"
-  echo "$*" > "$stamp"
-}
-
-# sweep NAME TRACE...: experiments/NAME.toml with its traces list replaced by TRACE...,
-# written to out/experiments/configs/NAME.toml and run by `dgq sweep` into NAME.h5.
+# sweep NAME: `dgq sweep` of the experiment's config into out/experiments/NAME.h5 (synthetic
+# traces are generated into NAME.h5.cache/). In the full mode, configs that replay recorded
+# traces ([[trace]]) also get every real trace in out/real-traces/ (tools/make-real-traces.sh).
 # The sweep resumes: runs already complete in NAME.h5 are skipped.
 sweep() {
-  local name="$1"; shift
-  local config="$OUT/configs/$name.toml"
-  {
-    printf 'traces = ['
-    local sep=""
-    for t in "$@"; do printf '%s"%s"' "$sep" "$repo/$t"; sep=", "; done
-    printf ']\n'
-    grep -v '^traces *=' "experiments/$name.toml"
-  } > "$config"
-  log "sweep $name over $# traces"
+  local name="$1" config
+  config="$(config_of "$name")"
+  if ((!quick)) && grep -q '^\[\[trace\]\]' "$config" && compgen -G "out/real-traces/*.h5" >/dev/null; then
+    local copy="$OUT/configs/$name.toml"
+    # The copy lives elsewhere: make the config's relative trace paths absolute.
+    sed "s#^path = \"\\.\\./#path = \"$repo/#" "$config" > "$copy"
+    for t in out/real-traces/*.h5; do printf '\n[[trace]]\npath = "%s"\n' "$repo/$t" >> "$copy"; done
+    config="$copy"
+  fi
+  log "sweep $name ($config)"
   "$DGQ" sweep "$config" -o "$OUT/$name.h5"
 }
 
-run_baseline() { mapfile -t t < <(shipped_traces); sweep baseline "${t[@]}"; }
-run_group_ratio() { mapfile -t t < <(shipped_traces); sweep group_ratio "${t[@]}"; }
-run_min_var() { mapfile -t t < <(shipped_traces); sweep min_var "${t[@]}"; }
-run_markers() { mapfile -t t < <(shipped_traces); sweep markers "${t[@]}"; }
-
-# Segment counts need long sequences but no width: few layers and heads keep it fast.
-run_segments_vs_length() {
-  local lengths=(1024 2048 4096 8192)
-  ((quick)) || lengths=(1024 2048 4096 8192 16384 32768 65536 131072)
-  local traces=()
-  for kind in code prose legal poetry; do
-    for L in "${lengths[@]}"; do
-      local path="$TRACES/seg-$kind-$L.h5"
-      gen_trace "$path" --kind "$kind" --tokens "$L" --layers 2 --q-heads 8 --kv-heads 2 --head-dim 128 --probes 8 --seed 7
-      traces+=("$path")
-    done
-  done
-  sweep segments_vs_length "${traces[@]}"
-}
-
-# Noise: synthetic traces of two kinds at each noise rate, the same seed otherwise.
-run_noise() {
-  local L=4096 layers=4
-  ((quick)) || { L=16384; layers=8; }
-  local traces=()
-  for kind in code prose; do
-    for rate in 0 0.05 0.1 0.2; do
-      local path="$TRACES/noise-$kind-$rate.h5"
-      gen_trace "$path" --kind "$kind" --tokens "$L" --layers "$layers" --q-heads 8 --kv-heads 2 --head-dim 128 \
-        --probes 16 --seed 11 --noise-rate "$rate"
-      traces+=("$path")
-    done
-  done
-  sweep noise "${traces[@]}"
-}
+run_baseline() { sweep baseline; }
+run_group_ratio() { sweep group_ratio; }
+run_min_var() { sweep min_var; }
+run_markers() { sweep markers; }
+run_segments_vs_length() { sweep segments_vs_length; }
+run_noise() { sweep noise; }
 
 # Memory: `dgq memory` for each model shape and context; its JSON is the result.
 run_memory() {

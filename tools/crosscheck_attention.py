@@ -2,7 +2,7 @@
 """Independent numpy check of the replay's attention metrics (docs/results.md, "Cross-check").
 
 For one replayed layer of a results file, recomputes for every query head and probe, from the
-original trace and the decompressed K/V the replay stored (`dgq replay --keep-decompressed`):
+original trace and the decompressed K/V the replay stored (`dgq replay --save-decompressed`):
 
     p  = softmax(q·k_j / sqrt(d)) over keys 0..pos,   p̂ likewise with the decompressed keys
     KL(p‖p̂) = Σ_{p_j>0} p_j (ln p_j − ln max(p̂_j, 1e-300))
@@ -124,7 +124,7 @@ def crosscheck(results: str, run: str, trace: str, layer: int) -> list[Check]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("results", help="results file of `dgq replay --keep-decompressed`")
+    ap.add_argument("results", help="results file of `dgq replay --save-decompressed`")
     ap.add_argument("--run", required=True, help="run name under /runs")
     ap.add_argument("--trace", required=True, help="the trace that run replayed")
     ap.add_argument("--layer", type=int, default=0)

@@ -128,7 +128,7 @@ def test_replay_metrics_agree_with_numpy_on_a_shipped_trace(tmp_path, scheme):
     results = tmp_path / "replay.h5"
     run = "crosscheck"
     subprocess.run([str(dgq_binary()), "replay", str(trace), "--scheme", scheme, "--name", run,
-                    "--layers", "0", "--keep-decompressed", "-o", str(results)],
+                    "--layers", "0", "--save-decompressed", "-o", str(results)],
                    check=True, capture_output=True, text=True)
     checks = cc.crosscheck(str(results), run, str(trace), 0)
     for c in checks:
