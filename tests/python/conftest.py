@@ -1,9 +1,15 @@
 """Shared fixtures for the exporter tests: the model is loaded once per session (about 6 s)."""
+import os
 import sys
 from pathlib import Path
 
-import numpy as np
-import pytest
+# Before numpy loads OpenBLAS: the test problems are small, and on a shared 2-core machine BLAS
+# worker threads mostly spin against each other (measured: a 120-token forward pass took 11 s with
+# two threads under load, 0.5 s with one).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT / "tools"))
