@@ -106,16 +106,20 @@ TEST_CASE("row kernels: the fast path gives the scalar oracle's bits for every r
       dgq::test::OwnedTensor src(dt, 1, n);
       dgq::from_float(values.data(), src.mut());
 
-      std::vector<float> row_s(n), row_f(n), lo_s(n, INFINITY), lo_f(n, INFINITY), hi_s(n, -INFINITY), hi_f(n, -INFINITY);
-      const RowStats s = scalar::scan_row(src.bytes.data(), dt, n, row_s.data(), lo_s.data(), hi_s.data());
-      const RowStats f = fast::scan_row(src.bytes.data(), dt, n, row_f.data(), lo_f.data(), hi_f.data());
-      REQUIRE(s.finite == f.finite);
-      REQUIRE(float_bits(s.sum) == float_bits(f.sum));
-      REQUIRE(float_bits(s.sum_squares) == float_bits(f.sum_squares));
-      REQUIRE(std::memcmp(row_s.data(), row_f.data(), 4 * n) == 0);
-      REQUIRE(lo_s == lo_f);  // == : the sign of a zero extreme is fixed later (rule 6)
-      REQUIRE(hi_s == hi_f);
-
+      for (auto shape : {RangeShape::per_channel, RangeShape::whole_row}) {
+        std::vector<float> row_s(n), row_f(n), lo_s(n, INFINITY), lo_f(n, INFINITY), hi_s(n, -INFINITY),
+            hi_f(n, -INFINITY);
+        const RowStats s = scalar::scan_row(src.bytes.data(), dt, n, row_s.data(), lo_s.data(), hi_s.data(), shape);
+        const RowStats f = fast::scan_row(src.bytes.data(), dt, n, row_f.data(), lo_f.data(), hi_f.data(), shape);
+        REQUIRE(s.finite == f.finite);
+        REQUIRE(float_bits(s.sum) == float_bits(f.sum));
+        REQUIRE(float_bits(s.sum_squares) == float_bits(f.sum_squares));
+        REQUIRE(std::memcmp(row_s.data(), row_f.data(), 4 * n) == 0);
+        REQUIRE(lo_s == lo_f);  // == : the sign of a zero extreme is fixed later (rule 6)
+        REQUIRE(hi_s == hi_f);
+      }
+      std::vector<float> row_s(n);
+      dgq::kernels::scalar::load_row(src.bytes.data(), dt, n, row_s.data());
       // Per-channel ranges, some flat, some narrow, some wide.
       std::vector<float> lo(n), inv(n), scale(n);
       dgq::test::SplitMix64 rng(n);
@@ -142,11 +146,15 @@ TEST_CASE("row kernels: a NaN or Inf anywhere in the row is reported by both pat
   using namespace dgq::kernels;
   for (std::int64_t n : {1, 7, 8, 9, 33, 128}) {
     for (float bad : {NAN, INFINITY, -INFINITY}) {
-      std::vector<float> x(n, 1.0f), row(n), lo(n, INFINITY), hi(n, -INFINITY);
-      x[n - 1] = bad;
-      CAPTURE(n, bad);
-      REQUIRE_FALSE(scalar::scan_row(x.data(), dgq::DType::f32, n, row.data(), lo.data(), hi.data()).finite);
-      REQUIRE_FALSE(fast::scan_row(x.data(), dgq::DType::f32, n, row.data(), lo.data(), hi.data()).finite);
+      for (std::int64_t at : {std::int64_t{0}, n / 2, n - 1}) {
+        std::vector<float> x(n, 1.0f), row(n), lo(n, INFINITY), hi(n, -INFINITY);
+        x[at] = bad;
+        CAPTURE(n, bad, at);
+        for (auto shape : {RangeShape::per_channel, RangeShape::whole_row}) {
+          REQUIRE_FALSE(scalar::scan_row(x.data(), dgq::DType::f32, n, row.data(), lo.data(), hi.data(), shape).finite);
+          REQUIRE_FALSE(fast::scan_row(x.data(), dgq::DType::f32, n, row.data(), lo.data(), hi.data(), shape).finite);
+        }
+      }
     }
   }
 }

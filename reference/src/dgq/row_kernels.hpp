@@ -16,14 +16,19 @@ struct RowStats {
   bool finite = true;       // false if any element is NaN or +-Inf
 };
 
+// Whether scan_row tracks min/max per channel (segment-channel) or over the row (segment).
+enum class RangeShape { per_channel, whole_row };
+
 #define DGQ_ROW_KERNELS                                                                              \
   /* Converts n elements of `src` (dtype dt) to fp32 in `row`. */                                  \
   void load_row(const void* src, DType dt, std::int64_t n, float* row);                            \
   /* Rule 1's canonical sums over a fp32 row. */                                                   \
   float canonical_sum(const float* x, std::int64_t n);                                             \
   float canonical_sum_of_squares(const float* x, std::int64_t n, float mean);                      \
-  /* Pass 1 on one row: load, finiteness, S and S2, and running per-channel min/max. */           \
-  RowStats scan_row(const void* src, DType dt, std::int64_t n, float* row, float* lo, float* hi);  \
+  /* Pass 1 on one row: load, finiteness, S and S2, and running min/max: per channel (lo, hi  */  \
+  /* have n entries) or over the whole row (one entry each). */                                    \
+  RowStats scan_row(const void* src, DType dt, std::int64_t n, float* row, float* lo, float* hi,   \
+                    RangeShape shape);                                                             \
   /* Rule 7 on one row; lo/inv have one entry per channel. */                                      \
   void quantize_row(const void* src, DType dt, std::int64_t n, const float* lo, const float* inv,  \
                     std::int8_t* codes);                                                           \

@@ -33,13 +33,14 @@ float canonical_sum_of_squares(const float* x, std::int64_t n, float mean) {
   return acc[0];
 }
 
-RowStats scan_row(const void* src, DType dt, std::int64_t n, float* row, float* lo, float* hi) {
+RowStats scan_row(const void* src, DType dt, std::int64_t n, float* row, float* lo, float* hi, RangeShape shape) {
   load_row(src, dt, n, row);
   RowStats st;
   for (std::int64_t d = 0; d < n; ++d) {
     if (!std::isfinite(row[d])) st.finite = false;
-    lo[d] = std::fmin(lo[d], row[d]);
-    hi[d] = std::fmax(hi[d], row[d]);
+    const std::int64_t c = shape == RangeShape::per_channel ? d : 0;
+    lo[c] = std::fmin(lo[c], row[d]);
+    hi[c] = std::fmax(hi[c], row[d]);
   }
   if (!st.finite) return st;
   st.sum = canonical_sum(row, n);

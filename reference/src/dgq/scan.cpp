@@ -38,25 +38,19 @@ PassOne scan_tensor(ConstTensor x, const DgqParams& p) {
   out.block_lo.resize(static_cast<std::size_t>(blocks * out.range_channels));
   out.block_hi.resize(out.block_lo.size());
 
-  std::vector<float> row(static_cast<std::size_t>(D)), lo(row.size()), hi(row.size());
+  const auto shape = out.range_channels == 1 ? kernels::RangeShape::whole_row : kernels::RangeShape::per_channel;
+  std::vector<float> row(static_cast<std::size_t>(D));
   for (std::int64_t b = 0; b < blocks; ++b) {
-    std::fill(lo.begin(), lo.end(), std::numeric_limits<float>::infinity());
-    std::fill(hi.begin(), hi.end(), -std::numeric_limits<float>::infinity());
+    // The block's extremes are accumulated in place, starting from +-inf.
+    float* lo = out.block_lo.data() + b * out.range_channels;
+    float* hi = out.block_hi.data() + b * out.range_channels;
+    std::fill(lo, lo + out.range_channels, std::numeric_limits<float>::infinity());
+    std::fill(hi, hi + out.range_channels, -std::numeric_limits<float>::infinity());
     const std::int64_t end = std::min(L, (b + 1) * p.win);
     for (std::int64_t t = b * p.win; t < end; ++t) {
-      const kernels::RowStats st = kernels::fast::scan_row(row_pointer(x, t), x.dtype, D, row.data(), lo.data(), hi.data());
+      const kernels::RowStats st = kernels::fast::scan_row(row_pointer(x, t), x.dtype, D, row.data(), lo, hi, shape);
       if (!st.finite) reject_row(row.data(), D, t);
       out.token_var[static_cast<std::size_t>(t)] = token_variance(st, D, p.min_var, t);
-    }
-    float* block_lo = out.block_lo.data() + b * out.range_channels;
-    float* block_hi = out.block_hi.data() + b * out.range_channels;
-    if (out.range_channels == 1) {
-      // min/max are exact and order-free (up to the sign of zero, fixed by rule 6).
-      block_lo[0] = *std::min_element(lo.begin(), lo.end());
-      block_hi[0] = *std::max_element(hi.begin(), hi.end());
-    } else {
-      std::copy(lo.begin(), lo.end(), block_lo);
-      std::copy(hi.begin(), hi.end(), block_hi);
     }
   }
   return out;

@@ -24,7 +24,9 @@ float token_variance(const kernels::RowStats& st, std::int64_t channels, float m
   // variance into min_var, so the statistics are rejected instead (rule 1).
   if (!std::isfinite(var))
     throw InputError("variance of token " + std::to_string(token) + " overflows fp32 (values too large)");
-  return std::fmax(var, min_var);
+  // fmaxf(var, min_var) for a finite var, written as a comparison so it inlines (the sign of a
+  // zero result cannot change any later byte: block sums start at +0.0f).
+  return var < min_var ? min_var : var;
 }
 
 }  // namespace detail
