@@ -2,6 +2,7 @@
 // Units of equal shape and dtype share one device buffer and one launch sequence.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <tuple>
@@ -106,7 +107,15 @@ std::vector<DgqEncoded> encode_batch(const std::vector<ConstTensor>& units, cons
   const auto groups = group_indices<ShapeKey>(units, [](const ConstTensor& x) {
     return ShapeKey{static_cast<int>(x.dtype), x.tokens, x.channels};
   });
-  for (const auto& members : groups) encode_group(units, members, p, results);
+  for (const auto& members : groups) {
+    // channel_ranges puts units on grid.y (at most 65535): larger groups run in slices.
+    for (std::size_t begin = 0; begin < members.size(); begin += kMaxUnitsPerLaunch) {
+      const std::size_t end = std::min(members.size(), begin + kMaxUnitsPerLaunch);
+      encode_group(units, std::vector<std::size_t>(members.begin() + static_cast<std::ptrdiff_t>(begin),
+                                                   members.begin() + static_cast<std::ptrdiff_t>(end)),
+                   p, results);
+    }
+  }
   return results;
 }
 

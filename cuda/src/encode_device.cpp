@@ -20,7 +20,9 @@ std::int64_t DeviceEncoded::range_channels() const {
 namespace {
 
 void check_device_shape(const DeviceShape& shape) {
-  if (shape.units < 0) throw InputError("units=" + std::to_string(shape.units) + " is negative");
+  if (shape.units < 0 || shape.units > kMaxUnitsPerLaunch)
+    throw InputError("units=" + std::to_string(shape.units) + " is out of range: expected [0, " +
+                     std::to_string(kMaxUnitsPerLaunch) + "]");
   if (shape.tokens < 0 || shape.tokens > static_cast<std::int64_t>(UINT32_MAX))
     throw InputError("tokens=" + std::to_string(shape.tokens) + " is out of range: expected [0, 4294967295]");
   if (shape.channels < 1 || shape.channels > kMaxChannels)
@@ -59,8 +61,10 @@ void encode_device(const void* x, const DeviceShape& shape, const DgqParams& p, 
   auto* status = out.status.as<unsigned long long>();
   check_cuda(cudaMemsetAsync(status, 0xff, detail::kStatusWords * sizeof(unsigned long long), stream),
              "cudaMemsetAsync(status)");
-  check_cuda(cudaMemsetAsync(out.segments.get(), 0, static_cast<std::size_t>(shape.units) * sizeof(int), stream),
-             "cudaMemsetAsync(segments)");
+  if (shape.units > 0) {
+    check_cuda(cudaMemsetAsync(out.segments.get(), 0, static_cast<std::size_t>(shape.units) * sizeof(int), stream),
+               "cudaMemsetAsync(segments)");
+  }
   if (shape.elements() == 0) return;  // rule 4: L = 0 has no segment and no codes
 
   const std::int64_t tokens_total = shape.units * shape.tokens;

@@ -30,6 +30,7 @@ std::unique_ptr<Scheme> make_cuda_scheme(std::string_view spec);
 // (max_groups <= 8, docs/spec.md rule 4).
 inline constexpr std::int64_t kMaxChannels = 256;
 inline constexpr int kMaxSegments = 8;
+inline constexpr std::int64_t kMaxUnitsPerLaunch = 65535;  // encode_device's units limit (grid.y)
 
 // A batch of equally shaped units stored back to back in device memory:
 // [units][tokens][channels] row-major, one dtype.
