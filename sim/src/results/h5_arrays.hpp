@@ -1,6 +1,6 @@
 #pragma once
 // Numeric datasets and attributes for results files, on top of the shared RAII layer
-// (hdf5/h5.hpp). Results are small tables: each dataset is one chunk, shuffled and deflated.
+// (hdf5/h5.hpp). Tables of 64 KiB or more are one chunk, shuffled and deflated.
 #include <hdf5.h>
 
 #include <cstdint>
@@ -43,7 +43,12 @@ struct Types<std::uint32_t> {
 template <class T>
 void write_array(hid_t loc, const std::string& name, const std::vector<T>& values,
                  const std::vector<hsize_t>& shape, const std::string& context) {
-  h5::Handle ds = h5::create_dataset(loc, name, Types<T>::file(), shape, shape, context + "/" + name);
+  // Small tables are stored contiguously: a chunk index and filter pipeline per dataset
+  // would cost more file space than the data.
+  constexpr std::size_t kChunkFrom = 1 << 16;  // bytes
+  const bool chunk = values.size() * sizeof(T) >= kChunkFrom;
+  h5::Handle ds = h5::create_dataset(loc, name, Types<T>::file(), shape, chunk ? shape : std::vector<hsize_t>{},
+                                     context + "/" + name);
   if (!values.empty()) h5::write_all(ds.get(), Types<T>::mem(), values.data(), context + "/" + name);
 }
 

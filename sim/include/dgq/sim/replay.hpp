@@ -92,3 +92,15 @@ std::string default_run_name(const std::string& scheme_spec, const std::string& 
 std::string sanitize_run_name(const std::string& name);
 
 }  // namespace dgq::sim
+
+namespace dgq::sim {
+
+enum class ReplayDevice { cpu, cuda };
+ReplayDevice parse_replay_device(std::string_view s);  // "cpu" | "cuda"; throws ParameterError
+
+// make_scheme, except that with ReplayDevice::cuda the dgq family runs on the GPU
+// (dgq::cuda::make_cuda_scheme). Throws dgq::Error when this build has no CUDA or no device
+// is usable; other families always run on the CPU.
+std::unique_ptr<Scheme> make_replay_scheme(std::string_view spec, ReplayDevice device);
+
+}  // namespace dgq::sim

@@ -56,3 +56,15 @@ MergeReport merge_results(const std::string& out, const std::vector<std::string>
 std::string compare_runs(const std::string& path_a, const std::string& path_b, const std::string& name);
 
 }  // namespace dgq::sim
+
+namespace dgq::sim {
+// JSON summary of runs (docs/results-format.md, "JSON summary"), written through PATH.partial.
+// Non-finite numbers are written as the strings "inf", "-inf", "nan".
+void write_json_summary(const std::string& path, const std::vector<RunResult>& runs);
+}  // namespace dgq::sim
+
+namespace dgq::sim {
+// The console table: one row per run (bits/elem, ratio, K/V SNR, KL mean/p95, output error
+// mean/p95, top-8 recall, segments per head).
+std::string format_run_table(const std::vector<RunResult>& runs);
+}  // namespace dgq::sim

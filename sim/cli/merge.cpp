@@ -1,0 +1,28 @@
+// `dgq merge OUT.h5 IN1.h5 IN2.h5 ...`: join results files (e.g. sweep shards).
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "dgq/sim/results.hpp"
+
+namespace dgq::cli {
+
+void register_merge(CLI::App& app) {
+  struct MergeArgs {
+    std::string output;
+    std::vector<std::string> inputs;
+  };
+  auto args = std::make_shared<MergeArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "merge", "Join results files: complete runs are copied; a run in several inputs must be identical");
+  cmd->add_option("output", args->output, "Merged results file (written through OUTPUT.partial)")->required();
+  cmd->add_option("inputs", args->inputs, "Results files to join")->required()->check(CLI::ExistingFile);
+  cmd->callback([args] {
+    const sim::MergeReport r = sim::merge_results(args->output, args->inputs);
+    std::cout << "merged " << args->inputs.size() << " file(s) into " << args->output << ": " << r.copied
+              << " run(s), " << r.identical_duplicates << " identical duplicate(s), " << r.skipped_incomplete
+              << " incomplete run(s) skipped\n";
+  });
+}
+
+}  // namespace dgq::cli

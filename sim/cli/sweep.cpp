@@ -1,0 +1,57 @@
+// `dgq sweep CONFIG.toml -o RESULTS.h5 [--shard i/n] [--threads N]`: every grid point x trace
+// of the config as one run (docs/replay.md, "Sweeps"); resumable.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "dgq/sim/sweep.hpp"
+
+namespace dgq::cli {
+
+namespace {
+
+struct SweepArgs {
+  std::string config;
+  std::string output;
+  std::string shard = "0/1";
+  int threads = 0;
+  bool list = false;
+};
+
+void run_sweep_command(const SweepArgs& a) {
+  const sim::SweepConfig config = sim::parse_sweep_config(a.config);
+  sim::SweepOptions options;
+  options.output = a.output;
+  options.shard = sim::parse_shard(a.shard);
+  options.threads = a.threads;
+  options.progress = isatty(fileno(stderr));
+  if (a.list) {
+    for (const sim::SweepRun& r : sim::select_shard(sim::expand_runs(config), options.shard)) {
+      std::cout << r.index << "\t" << r.name << "\n";
+    }
+    return;
+  }
+  const sim::SweepReport report = sim::run_sweep(config, options);
+  std::cout << "sweep " << a.config << " -> " << a.output << ": " << report.total << " run(s) in the sweep, "
+            << report.in_shard << " in shard " << a.shard << ", " << report.skipped_complete
+            << " already complete, " << report.ran << " run now\n";
+}
+
+}  // namespace
+
+void register_sweep(CLI::App& app) {
+  auto args = std::make_shared<SweepArgs>();
+  CLI::App* cmd = app.add_subcommand("sweep", "Run a parameter sweep (TOML config) of replays into one results file");
+  cmd->add_option("config", args->config, "Sweep config (TOML, docs/replay.md)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("-o,--output", args->output, "Results file (HDF5); complete runs in it are skipped")->required();
+  cmd->add_option("--shard", args->shard, "Run only every n-th point, starting at i (i/n, 0 <= i < n)");
+  cmd->add_option("--threads", args->threads, "OpenMP threads (0: all); results do not depend on it")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--list", args->list, "Print the shard's run list (index, name) and exit");
+  cmd->callback([args] { run_sweep_command(*args); });
+}
+
+}  // namespace dgq::cli

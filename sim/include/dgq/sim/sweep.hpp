@@ -1,0 +1,81 @@
+#pragma once
+// Sweeps (docs/replay.md, "Sweeps"): a TOML config names traces (recorded or synthetic),
+// schemes and parameter grids; every grid point x trace is one run with a deterministic
+// name. Runs already complete in the results file are skipped, so a rerun resumes.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dgq/sim/synth.hpp"
+
+namespace dgq::sim {
+
+// A trace of the sweep: a file, or a synthetic trace generated into the cache folder.
+struct SweepTrace {
+  std::string label;               // unique within the sweep; part of every run name
+  std::string path;                // recorded: resolved path; synthetic: empty (cache decides)
+  std::string recorded_as;         // recorded: the path as written in the config
+  std::optional<SynthOptions> synthetic;
+};
+
+// Values of the dgq parameter grids; an empty list means "the scheme's own value".
+struct SweepGrid {
+  std::vector<double> group_ratio, min_var;
+  std::vector<std::int64_t> max_groups, win;
+  std::vector<std::string> granularity, markers;
+  std::vector<double> noise_rate;  // synthetic traces; empty: the trace's own noise_rate
+};
+
+struct SweepConfig {
+  std::string config_path;
+  std::vector<SweepTrace> traces;  // recorded first, then synthetic x noise_rate, config order
+  std::vector<std::string> schemes;
+  SweepGrid grid;
+  std::vector<int> layers;         // [replay] layers; empty: all
+};
+
+// Parses and validates; unknown keys, wrong types and bad values throw ParameterError
+// naming the file, the key and its line.
+SweepConfig parse_sweep_config(const std::string& path);
+SweepConfig parse_sweep_config_text(const std::string& text, const std::string& path);
+
+struct SweepRun {
+  std::size_t index = 0;      // position in the full run list
+  std::string name;           // sanitize(canonical spec + "@" + trace label)
+  std::string scheme;         // canonical spec
+  std::size_t trace = 0;      // index into SweepConfig::traces
+};
+
+// The deterministic run list: for each trace (config order), for each scheme (config order),
+// for each grid point (dgq schemes only; nested loops group_ratio, min_var, max_groups, win,
+// granularity, markers, the last varying fastest).
+std::vector<SweepRun> expand_runs(const SweepConfig& config);
+
+// "i/n" -> {i, n}; throws ParameterError unless 0 <= i < n.
+struct Shard {
+  std::size_t index = 0, count = 1;
+};
+Shard parse_shard(const std::string& text);
+std::vector<SweepRun> select_shard(const std::vector<SweepRun>& runs, Shard shard);
+
+struct SweepOptions {
+  std::string output;  // results file
+  Shard shard;
+  int threads = 0;
+  bool progress = false;  // stderr lines per batch
+};
+
+struct SweepReport {
+  std::size_t total = 0, in_shard = 0, skipped_complete = 0, ran = 0;
+};
+
+// Runs the pending runs of the shard, grouped by trace (schemes of a trace share each layer
+// read, at most kSweepSchemesPerPass at a time), adding each pass's runs to the results file.
+inline constexpr std::size_t kSweepSchemesPerPass = 8;
+SweepReport run_sweep(const SweepConfig& config, const SweepOptions& options);
+
+// Where a synthetic trace is cached: OUTPUT.cache/<label>.h5.
+std::string synthetic_cache_path(const std::string& output, const SweepTrace& trace);
+
+}  // namespace dgq::sim

@@ -1,0 +1,237 @@
+// The sweep TOML (docs/replay.md, "Sweep configuration"), parsed with toml++. Every key is
+// known in advance; anything else is an error naming the key and its line, so a typo never
+// silently falls back to a default.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <set>
+
+#include <toml++/toml.h>
+
+#include "dgq/errors.hpp"
+#include "dgq/scheme.hpp"
+#include "dgq/sim/sweep.hpp"
+#include "sweep/number_text.hpp"
+
+namespace dgq::sim {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Error context: the config path; messages read "PATH:LINE: key 'name': what".
+struct Context {
+  std::string path;
+
+  [[noreturn]] void fail(const toml::node& node, const std::string& key, const std::string& what) const {
+    const auto line = node.source().begin.line;
+    throw ParameterError(path + ":" + std::to_string(line) + ": key '" + key + "': " + what);
+  }
+
+  void only_known_keys(const toml::table& table, const std::set<std::string>& known, const std::string& where) const {
+    for (auto&& [key, node] : table) {
+      if (!known.count(std::string(key.str()))) {
+        std::string list;
+        for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+        throw ParameterError(path + ":" + std::to_string(key.source().begin.line) + ": unknown key '" +
+                             std::string(key.str()) + "'" + (where.empty() ? "" : " in " + where) + " (known: " + list + ")");
+      }
+    }
+  }
+
+  std::string string_value(const toml::node& node, const std::string& key) const {
+    if (const auto v = node.value<std::string>(); v && node.is_string()) return *v;
+    fail(node, key, "expected a string");
+  }
+  std::int64_t int_value(const toml::node& node, const std::string& key) const {
+    if (node.is_integer()) return *node.value<std::int64_t>();
+    fail(node, key, "expected an integer");
+  }
+  double number_value(const toml::node& node, const std::string& key) const {
+    if (node.is_integer() || node.is_floating_point()) return *node.value<double>();
+    fail(node, key, "expected a number");
+  }
+
+  // A scalar or an array of scalars, each converted by `one`.
+  template <class T, class F>
+  std::vector<T> list_of(const toml::node& node, const std::string& key, F one) const {
+    std::vector<T> out;
+    if (const toml::array* a = node.as_array()) {
+      if (a->empty()) fail(node, key, "the list is empty");
+      for (const toml::node& item : *a) out.push_back(one(item, key));
+    } else {
+      out.push_back(one(node, key));
+    }
+    return out;
+  }
+};
+
+std::vector<double> numbers(const Context& c, const toml::node& n, const std::string& key) {
+  return c.list_of<double>(n, key, [&](const toml::node& x, const std::string& k) { return c.number_value(x, k); });
+}
+std::vector<std::int64_t> integers(const Context& c, const toml::node& n, const std::string& key) {
+  return c.list_of<std::int64_t>(n, key, [&](const toml::node& x, const std::string& k) { return c.int_value(x, k); });
+}
+std::vector<std::string> strings(const Context& c, const toml::node& n, const std::string& key) {
+  return c.list_of<std::string>(n, key, [&](const toml::node& x, const std::string& k) { return c.string_value(x, k); });
+}
+
+const toml::table& as_table(const Context& c, const toml::node& node, const std::string& key) {
+  if (const toml::table* t = node.as_table()) return *t;
+  c.fail(node, key, "expected a table");
+}
+
+// Tables of an array of tables ([[trace]] / [[synthetic]]).
+std::vector<const toml::table*> tables_of(const Context& c, const toml::node& node, const std::string& key) {
+  std::vector<const toml::table*> out;
+  const toml::array* a = node.as_array();
+  if (!a) c.fail(node, key, "expected [[" + key + "]] tables");
+  for (const toml::node& item : *a) out.push_back(&as_table(c, item, key));
+  return out;
+}
+
+SweepTrace parse_recorded(const Context& c, const toml::table& t, const fs::path& base) {
+  c.only_known_keys(t, {"path", "label"}, "[[trace]]");
+  SweepTrace trace;
+  const toml::node* path = t.get("path");
+  if (!path) throw ParameterError(c.path + ":" + std::to_string(t.source().begin.line) + ": [[trace]] needs a 'path'");
+  trace.recorded_as = c.string_value(*path, "path");
+  const fs::path p(trace.recorded_as);
+  trace.path = (p.is_absolute() ? p : base / p).lexically_normal().string();
+  trace.label = fs::path(trace.recorded_as).stem().string();
+  if (const toml::node* label = t.get("label")) trace.label = c.string_value(*label, "label");
+  return trace;
+}
+
+SynthOptions parse_synthetic(const Context& c, const toml::table& t, std::string& label, std::vector<double>& noise) {
+  c.only_known_keys(t, {"label", "kind", "model", "tokens", "layers", "q_heads", "kv_heads", "head_dim", "probes",
+                        "seed", "noise_rate", "dtype", "rope_theta", "outlier_channels", "outlier_scale"},
+                    "[[synthetic]]");
+  SynthOptions o;
+  noise = {o.noise_rate};
+  for (auto&& [k, node] : t) {
+    const std::string key(k.str());
+    if (key == "label") label = c.string_value(node, key);
+    else if (key == "kind") o.kind = c.string_value(node, key);
+    else if (key == "model") o.model = c.string_value(node, key);
+    else if (key == "tokens") o.tokens = c.int_value(node, key);
+    else if (key == "layers") o.layers = static_cast<int>(c.int_value(node, key));
+    else if (key == "q_heads") o.q_heads = static_cast<int>(c.int_value(node, key));
+    else if (key == "kv_heads") o.kv_heads = static_cast<int>(c.int_value(node, key));
+    else if (key == "head_dim") o.head_dim = static_cast<int>(c.int_value(node, key));
+    else if (key == "probes") o.probes = static_cast<int>(c.int_value(node, key));
+    else if (key == "seed") o.seed = static_cast<std::uint64_t>(c.int_value(node, key));
+    else if (key == "noise_rate") noise = numbers(c, node, key);
+    else if (key == "dtype") o.dtype = parse_dtype(c.string_value(node, key));
+    else if (key == "rope_theta") o.rope_theta = c.number_value(node, key);
+    else if (key == "outlier_channels") o.outlier_channels = static_cast<int>(c.int_value(node, key));
+    else if (key == "outlier_scale") o.outlier_scale = c.number_value(node, key);
+  }
+  try {
+    o.validate();
+  } catch (const ParameterError& e) {
+    throw ParameterError(c.path + ":" + std::to_string(t.source().begin.line) + ": [[synthetic]]: " + e.what());
+  }
+  if (label.empty()) label = o.kind + "-L" + std::to_string(o.tokens) + "-s" + std::to_string(o.seed);
+  return o;
+}
+
+void parse_grid(const Context& c, const toml::table& t, SweepGrid& g) {
+  c.only_known_keys(t, {"group_ratio", "min_var", "max_groups", "win", "granularity", "markers", "noise_rate"}, "[grid]");
+  for (auto&& [k, node] : t) {
+    const std::string key(k.str());
+    if (key == "group_ratio") g.group_ratio = numbers(c, node, key);
+    else if (key == "min_var") g.min_var = numbers(c, node, key);
+    else if (key == "max_groups") g.max_groups = integers(c, node, key);
+    else if (key == "win") g.win = integers(c, node, key);
+    else if (key == "granularity") g.granularity = strings(c, node, key);
+    else if (key == "markers") g.markers = strings(c, node, key);
+    else if (key == "noise_rate") g.noise_rate = numbers(c, node, key);
+  }
+}
+
+}  // namespace
+
+SweepConfig parse_sweep_config_text(const std::string& text, const std::string& path) {
+  const Context c{path};
+  toml::table root;
+  try {
+    root = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    throw ParameterError(path + ":" + std::to_string(e.source().begin.line) + ":" +
+                         std::to_string(e.source().begin.column) + ": " + std::string(e.description()));
+  }
+  c.only_known_keys(root, {"schemes", "traces", "trace", "synthetic", "grid", "replay"}, "");
+  SweepConfig config;
+  config.config_path = path;
+  const fs::path base = fs::path(path).parent_path();
+  if (const toml::node* s = root.get("schemes")) {
+    config.schemes = strings(c, *s, "schemes");
+  } else {
+    throw ParameterError(path + ": the key 'schemes' (a list of scheme specs) is required");
+  }
+  for (const std::string& spec : config.schemes) {
+    try {
+      (void)make_scheme(spec);
+    } catch (const ParameterError& e) {
+      c.fail(*root.get("schemes"), "schemes", e.what());
+    }
+  }
+  if (const toml::node* g = root.get("grid")) parse_grid(c, as_table(c, *g, "grid"), config.grid);
+  if (const toml::node* r = root.get("replay")) {
+    const toml::table& t = as_table(c, *r, "replay");
+    c.only_known_keys(t, {"layers"}, "[replay]");
+    if (const toml::node* l = t.get("layers")) {
+      for (auto v : integers(c, *l, "layers")) config.layers.push_back(static_cast<int>(v));
+    }
+  }
+  if (const toml::node* n = root.get("traces")) {  // shorthand: traces = ["a.h5", ...]
+    for (const std::string& p : strings(c, *n, "traces")) {
+      toml::table t{{"path", p}};
+      config.traces.push_back(parse_recorded(c, t, base));
+    }
+  }
+  if (const toml::node* n = root.get("trace")) {
+    for (const toml::table* t : tables_of(c, *n, "trace")) config.traces.push_back(parse_recorded(c, *t, base));
+  }
+  if (const toml::node* n = root.get("synthetic")) {
+    for (const toml::table* t : tables_of(c, *n, "synthetic")) {
+      std::string label;
+      std::vector<double> own_noise;
+      const SynthOptions o = parse_synthetic(c, *t, label, own_noise);
+      const std::vector<double>& rates = config.grid.noise_rate.empty() ? own_noise : config.grid.noise_rate;
+      for (double rate : rates) {
+        SweepTrace trace;
+        trace.synthetic = o;
+        trace.synthetic->noise_rate = rate;
+        try {
+          trace.synthetic->validate();
+        } catch (const ParameterError& e) {
+          throw ParameterError(path + ": noise_rate " + short_number(rate) + ": " + e.what());
+        }
+        trace.label = rate == 0.0 ? label : label + "-noise" + short_number(rate);
+        config.traces.push_back(std::move(trace));
+      }
+    }
+  }
+  if (config.traces.empty()) throw ParameterError(path + ": no traces: add [[trace]] or [[synthetic]] tables");
+  std::set<std::string> labels;
+  for (const auto& t : config.traces) {
+    if (!labels.insert(t.label).second) {
+      throw ParameterError(path + ": two traces are labelled '" + t.label + "' (set 'label' to tell them apart)");
+    }
+  }
+  return config;
+}
+
+SweepConfig parse_sweep_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ParameterError(path + ": cannot read the sweep config");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_sweep_config_text(text.str(), path);
+}
+
+}  // namespace dgq::sim

@@ -1,0 +1,206 @@
+// The sweep's run list (grid expansion, names, shards) and its execution.
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "dgq/errors.hpp"
+#include "dgq/scheme.hpp"
+#include "dgq/sim/replay.hpp"
+#include "dgq/sim/results.hpp"
+#include "dgq/sim/sweep.hpp"
+#include "sweep/number_text.hpp"
+
+namespace dgq::sim {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// One grid axis: the key and its values as spec text.
+struct Axis {
+  std::string key;
+  std::vector<std::string> values;
+};
+
+std::vector<Axis> dgq_axes(const SweepGrid& g) {
+  std::vector<Axis> axes;
+  const auto add_numbers = [&](const char* key, const auto& values) {
+    if (values.empty()) return;
+    Axis a{key, {}};
+    for (auto v : values) {
+      if constexpr (std::is_floating_point_v<std::decay_t<decltype(v)>>) a.values.push_back(short_number(v));
+      else a.values.push_back(std::to_string(v));
+    }
+    axes.push_back(std::move(a));
+  };
+  add_numbers("group_ratio", g.group_ratio);
+  add_numbers("min_var", g.min_var);
+  add_numbers("max_groups", g.max_groups);
+  add_numbers("win", g.win);
+  if (!g.granularity.empty()) axes.push_back({"granularity", g.granularity});
+  if (!g.markers.empty()) axes.push_back({"markers", g.markers});
+  return axes;
+}
+
+// The keys a spec sets explicitly ("dgq:win=8,markers=bitmap" -> {win, markers}).
+std::set<std::string> spec_keys(const std::string& spec) {
+  std::set<std::string> keys;
+  const auto colon = spec.find(':');
+  if (colon == std::string::npos) return keys;
+  std::size_t start = colon + 1;
+  while (start < spec.size()) {
+    const auto comma = spec.find(',', start);
+    const std::string item = spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    keys.insert(item.substr(0, item.find('=')));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return keys;
+}
+
+// Every grid point of a dgq spec, last axis fastest; the spec itself when there is no grid.
+std::vector<std::string> expand_spec(const std::string& spec, const std::vector<Axis>& axes) {
+  const std::set<std::string> own = spec_keys(spec);
+  for (const Axis& a : axes) {
+    if (own.count(a.key)) {
+      throw ParameterError("scheme '" + spec + "' sets " + a.key + ", which [grid] also sweeps; remove one of them");
+    }
+  }
+  std::vector<std::string> specs = {spec};
+  for (const Axis& a : axes) {
+    std::vector<std::string> next;
+    for (const std::string& s : specs) {
+      for (const std::string& v : a.values) {
+        next.push_back(s + (s.find(':') == std::string::npos ? ":" : ",") + a.key + "=" + v);
+      }
+    }
+    specs = std::move(next);
+  }
+  return specs;
+}
+
+// The string recorded as the run's `trace` attribute: the config's path for recorded traces
+// (not the resolved one, so shard files written from different folders still agree), and
+// "synthetic:<label>" for generated ones (their cache sits next to each results file).
+std::string trace_identity(const SweepTrace& t) {
+  return t.synthetic ? "synthetic:" + t.label : t.recorded_as;
+}
+
+std::string trace_file(const SweepConfig& config, const SweepTrace& t, const std::string& output) {
+  if (!t.synthetic) return t.path;
+  const std::string path = synthetic_cache_path(output, t);
+  if (!fs::exists(path)) {  // write_synthetic_trace writes PATH.partial and renames: a cached file is whole
+    fs::create_directories(fs::path(path).parent_path());
+    write_synthetic_trace(*t.synthetic, path);
+  }
+  (void)config;
+  return path;
+}
+
+}  // namespace
+
+std::vector<SweepRun> expand_runs(const SweepConfig& config) {
+  const std::vector<Axis> axes = dgq_axes(config.grid);
+  std::vector<std::string> specs;  // canonical, in order
+  for (const std::string& spec : config.schemes) {
+    const bool is_dgq = make_scheme(spec)->family() == "dgq";
+    for (const std::string& s : is_dgq ? expand_spec(spec, axes) : std::vector<std::string>{spec}) {
+      specs.push_back(make_scheme(s)->spec());
+    }
+  }
+  std::vector<SweepRun> runs;
+  std::map<std::string, std::size_t> seen;
+  for (std::size_t t = 0; t < config.traces.size(); ++t) {
+    for (const std::string& spec : specs) {
+      SweepRun r;
+      r.index = runs.size();
+      r.scheme = spec;
+      r.trace = t;
+      r.name = sanitize_run_name(spec + "@" + config.traces[t].label);
+      if (!seen.emplace(r.name, r.index).second) {
+        throw ParameterError(config.config_path + ": two sweep points are the same run '" + r.name +
+                             "' (a scheme listed twice, or a grid value repeated)");
+      }
+      runs.push_back(std::move(r));
+    }
+  }
+  return runs;
+}
+
+Shard parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  std::size_t i = 0, n = 0;
+  try {
+    if (slash == std::string::npos) throw std::invalid_argument("no slash");
+    std::size_t used = 0;
+    i = std::stoul(text.substr(0, slash), &used);
+    if (used != slash) throw std::invalid_argument("index");
+    const std::string rest = text.substr(slash + 1);
+    n = std::stoul(rest, &used);
+    if (used != rest.size() || text[0] == '-' || rest[0] == '-') throw std::invalid_argument("count");
+  } catch (const std::exception&) {
+    throw ParameterError("--shard '" + text + "': expected i/n, e.g. 0/4");
+  }
+  if (n == 0 || i >= n) throw ParameterError("--shard '" + text + "': need 0 <= i < n");
+  return {i, n};
+}
+
+std::vector<SweepRun> select_shard(const std::vector<SweepRun>& runs, Shard shard) {
+  std::vector<SweepRun> out;
+  for (const SweepRun& r : runs) {
+    if (r.index % shard.count == shard.index) out.push_back(r);
+  }
+  return out;
+}
+
+std::string synthetic_cache_path(const std::string& output, const SweepTrace& trace) {
+  return (fs::path(output + ".cache") / (sanitize_run_name(trace.label) + ".h5")).string();
+}
+
+SweepReport run_sweep(const SweepConfig& config, const SweepOptions& options) {
+  SweepReport report;
+  const std::vector<SweepRun> all = expand_runs(config);
+  const std::vector<SweepRun> mine = select_shard(all, options.shard);
+  report.total = all.size();
+  report.in_shard = mine.size();
+  const RunListing done = list_runs(options.output);
+  // Pending runs grouped by trace, in run-list order.
+  std::map<std::size_t, std::vector<const SweepRun*>> by_trace;
+  for (const SweepRun& r : mine) {
+    if (done.is_complete(r.name)) {
+      ++report.skipped_complete;
+      continue;
+    }
+    by_trace[r.trace].push_back(&r);
+  }
+  for (const auto& [t, runs] : by_trace) {
+    const SweepTrace& trace = config.traces[t];
+    const TraceReader reader(trace_file(config, trace, options.output));
+    for (std::size_t first = 0; first < runs.size(); first += kSweepSchemesPerPass) {
+      const std::size_t last = std::min(runs.size(), first + kSweepSchemesPerPass);
+      std::vector<std::unique_ptr<Scheme>> owned;
+      std::vector<const Scheme*> schemes;
+      std::vector<std::string> names;
+      for (std::size_t i = first; i < last; ++i) {
+        owned.push_back(make_scheme(runs[i]->scheme));
+        schemes.push_back(owned.back().get());
+        names.push_back(runs[i]->name);
+      }
+      ReplayOptions ro;
+      ro.threads = options.threads;
+      ro.layers = config.layers;
+      std::vector<RunResult> results = replay_trace(reader, schemes, names, ro);
+      for (RunResult& r : results) r.trace_path = trace_identity(trace);
+      add_runs(options.output, results, false);
+      report.ran += results.size();
+      if (options.progress) {
+        std::cerr << "sweep: " << trace.label << ": " << report.ran << "/" << (report.in_shard - report.skipped_complete)
+                  << " run(s) done\n";
+      }
+    }
+  }
+  return report;
+}
+
+}  // namespace dgq::sim
