@@ -8,6 +8,8 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <time.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -24,16 +26,34 @@
 namespace dgq::bench {
 namespace {
 
-double median_seconds(int reps, const std::function<void()>& body) {
+double process_cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+struct Timing {
+  double wall = 0, cpu = 0;
+};
+
+// Median wall and CPU time (each taken separately) of `reps` runs after one warm-up run.
+Timing median_seconds(int reps, const std::function<void()>& body) {
   body();  // warm-up: page faults, caches
-  std::vector<double> t;
+  std::vector<double> wall, cpu;
   for (int r = 0; r < reps; ++r) {
+    const double cpu0 = process_cpu_seconds();
     const auto start = std::chrono::steady_clock::now();
     body();
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    cpu.push_back(process_cpu_seconds() - cpu0);
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  std::sort(wall.begin(), wall.end());
+  std::sort(cpu.begin(), cpu.end());
+  return {wall[wall.size() / 2], cpu[cpu.size() / 2]};
+}
+
+Figure figure(std::string what, std::string op, int threads, Timing t, double input_bytes, double moved_bytes) {
+  return {std::move(what), std::move(op), threads, t.wall, t.cpu, input_bytes, moved_bytes};
 }
 
 // A layer of KV-like fp16 values: per-head random data with a variance step, so DGQ finds
@@ -72,42 +92,42 @@ std::vector<Figure> run_cpu(const CpuOptions& o, std::ostream& log) {
     omp_set_num_threads(threads);
     log << "dgq-bench: " << threads << " thread(s)...\n";
     const std::size_t head_bytes = layer.head_bytes();
-    figures.push_back({"memcpy", "copy", threads, median_seconds(o.repetitions, [&] {
+    figures.push_back(figure("memcpy", "copy", threads, median_seconds(o.repetitions, [&] {
 #pragma omp parallel for schedule(static)
                          for (int h = 0; h < o.heads; ++h)
                            std::memcpy(copy.data() + h * head_bytes, layer.storage.data() + h * head_bytes, head_bytes);
                        }),
-                       input_bytes, 2 * input_bytes});
+                       input_bytes, 2 * input_bytes));
 
     // DGQ through its own API (what the CUDA kernels are compared with).
     std::vector<ConstTensor> units;
     for (int h = 0; h < o.heads; ++h) units.push_back(layer.head(h));
     const DgqParams p;
     std::vector<DgqEncoded> enc;
-    figures.push_back({"dgq (direct)", "compress", threads,
-                       median_seconds(o.repetitions, [&] { enc = dgq_encode_batch(units, p); }), input_bytes,
-                       5 * elements});
-    figures.push_back({"dgq (direct)", "decompress", threads, median_seconds(o.repetitions, [&] {
+    figures.push_back(figure("dgq (direct)", "compress", threads,
+                             median_seconds(o.repetitions, [&] { enc = dgq_encode_batch(units, p); }), input_bytes,
+                             5 * elements));
+    figures.push_back(figure("dgq (direct)", "decompress", threads, median_seconds(o.repetitions, [&] {
 #pragma omp parallel for schedule(dynamic, 1)
                          for (int h = 0; h < o.heads; ++h) dgq_decode(enc[h], out.head(h));
                        }),
-                       input_bytes, 3 * elements});
+                       input_bytes, 3 * elements));
 
     for (const std::string& spec : specs) {
       const auto scheme = make_scheme(spec);
       std::vector<Compressed> c(static_cast<std::size_t>(o.heads));
-      const double t_c = median_seconds(o.repetitions, [&] {
+      const Timing t_c = median_seconds(o.repetitions, [&] {
 #pragma omp parallel for schedule(dynamic, 1)
         for (int h = 0; h < o.heads; ++h) c[h] = scheme->compress(layer.head(h), TensorRole::key);
       });
       double stored = 0;
       for (const auto& ch : c) stored += static_cast<double>(ch.total_bytes());
-      figures.push_back({scheme->family(), "compress", threads, t_c, input_bytes, input_bytes + stored});
-      const double t_d = median_seconds(o.repetitions, [&] {
+      figures.push_back(figure(scheme->family(), "compress", threads, t_c, input_bytes, input_bytes + stored));
+      const Timing t_d = median_seconds(o.repetitions, [&] {
 #pragma omp parallel for schedule(dynamic, 1)
         for (int h = 0; h < o.heads; ++h) scheme->decompress(c[h], out.head(h));
       });
-      figures.push_back({scheme->family(), "decompress", threads, t_d, input_bytes, input_bytes + stored});
+      figures.push_back(figure(scheme->family(), "decompress", threads, t_d, input_bytes, input_bytes + stored));
     }
   }
   return figures;
@@ -124,13 +144,14 @@ double memcpy_moved_rate(const std::vector<Figure>& figures, int threads) {
 void print_table(const std::vector<Figure>& figures, std::ostream& out) {
   out << std::left << std::setw(14) << "scheme" << std::setw(12) << "op" << std::right << std::setw(4) << "thr"
       << std::setw(10) << "ms" << std::setw(12) << "GB/s in" << std::setw(12) << "Gelem/s" << std::setw(12)
-      << "GB/s moved" << std::setw(12) << "of memcpy" << "\n";
+      << "GB/s moved" << std::setw(12) << "of memcpy" << std::setw(14) << "Gelem/cpu-s" << "\n";
   for (const auto& f : figures) {
     const double moved_rate = f.moved_bytes / f.seconds;
     out << std::left << std::setw(14) << f.what << std::setw(12) << f.op << std::right << std::setw(4) << f.threads
         << std::fixed << std::setprecision(2) << std::setw(10) << f.seconds * 1e3 << std::setw(12)
         << f.input_bytes / f.seconds / 1e9 << std::setw(12) << f.input_bytes / 2 / f.seconds / 1e9 << std::setw(12)
-        << moved_rate / 1e9 << std::setw(11) << 100.0 * moved_rate / memcpy_moved_rate(figures, f.threads) << "%\n";
+        << moved_rate / 1e9 << std::setw(11) << 100.0 * moved_rate / memcpy_moved_rate(figures, f.threads) << "%"
+        << std::setw(14) << f.input_bytes / 2 / f.cpu_seconds / 1e9 << "\n";
   }
 }
 
@@ -143,7 +164,7 @@ void write_json(const std::vector<Figure>& figures, const std::string& path) {
     for (std::size_t i = 0; i < figures.size(); ++i) {
       const auto& x = figures[i];
       f << "    {\"scheme\": \"" << x.what << "\", \"op\": \"" << x.op << "\", \"threads\": " << x.threads
-        << ", \"seconds\": " << x.seconds << ", \"input_gb_per_s\": " << x.input_bytes / x.seconds / 1e9
+        << ", \"seconds\": " << x.seconds << ", \"cpu_seconds\": " << x.cpu_seconds << ", \"input_gb_per_s\": " << x.input_bytes / x.seconds / 1e9
         << ", \"g_elements_per_s\": " << x.input_bytes / 2 / x.seconds / 1e9
         << ", \"moved_gb_per_s\": " << x.moved_bytes / x.seconds / 1e9 << ", \"fraction_of_memcpy\": "
         << (x.moved_bytes / x.seconds) / memcpy_moved_rate(figures, x.threads) << "}"

@@ -20,7 +20,8 @@ struct Figure {
   std::string what;   // "memcpy", "dgq", "q8_0", ...
   std::string op;     // "copy", "compress", "decompress"
   int threads = 1;
-  double seconds = 0;        // median
+  double seconds = 0;        // median wall time
+  double cpu_seconds = 0;    // median CPU time of the process (all threads): robust on a shared machine
   double input_bytes = 0;    // fp16 bytes of the layer
   double moved_bytes = 0;    // bytes the operation must read + write at least
 };
