@@ -37,11 +37,11 @@ void write_tensor_table(hid_t run, const std::string& kind, const TensorTable& t
   write_array(seg.get(), "offsets", t.segment_offsets, {t.segment_offsets.size()}, ctx + "/segments");
 }
 
-// Mean over the probes of each (layer, q head), NaN values skipped (NaN if all are).
-std::vector<double> probe_means(const std::vector<double>& v, std::size_t probes) {
-  const std::size_t rows = probes ? v.size() / probes : 0;
+// Mean over the probes of each (layer, q head), NaN values skipped (NaN if all are, or if
+// the trace has no probes).
+std::vector<double> probe_means(const std::vector<double>& v, std::size_t rows, std::size_t probes) {
   std::vector<double> out(rows, std::numeric_limits<double>::quiet_NaN());
-  for (std::size_t r = 0; r < rows; ++r) {
+  for (std::size_t r = 0; r < rows && probes > 0; ++r) {
     double sum = 0;
     std::size_t n = 0;
     for (std::size_t t = 0; t < probes; ++t) {
@@ -57,7 +57,7 @@ std::vector<double> probe_means(const std::vector<double>& v, std::size_t probes
 
 void write_probe_metric(hid_t group, hid_t probes_group, const std::string& name, const std::vector<double>& v,
                         std::size_t layers, std::size_t q_heads, std::size_t probes, const std::string& ctx) {
-  write_array(group, name, probe_means(v, probes), shape2(layers, q_heads), ctx);
+  write_array(group, name, probe_means(v, layers * q_heads, probes), shape2(layers, q_heads), ctx);
   write_array(probes_group, name, v, {layers, q_heads, probes}, ctx + "/probes");
 }
 

@@ -105,7 +105,15 @@ std::vector<SweepRun> expand_runs(const SweepConfig& config) {
   std::vector<std::string> specs;  // canonical, in order
   for (const std::string& spec : config.schemes) {
     const bool is_dgq = make_scheme(spec)->family() == "dgq";
-    for (const std::string& s : is_dgq ? expand_spec(spec, axes) : std::vector<std::string>{spec}) {
+    std::vector<std::string> points = {spec};
+    if (is_dgq) {
+      try {
+        points = expand_spec(spec, axes);
+      } catch (const ParameterError& e) {
+        throw ParameterError(config.config_path + ": " + e.what());
+      }
+    }
+    for (const std::string& s : points) {
       specs.push_back(make_scheme(s)->spec());
     }
   }

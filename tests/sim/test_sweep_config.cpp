@@ -1,0 +1,114 @@
+// Sweep configs: parsing, errors that name the key and line, grid expansion, shards.
+#include <catch2/catch.hpp>
+
+#include "dgq/errors.hpp"
+#include "dgq/sim/sweep.hpp"
+
+using namespace dgq;
+
+namespace {
+
+sim::SweepConfig parse(const std::string& text) { return sim::parse_sweep_config_text(text, "/cfg/sweep.toml"); }
+
+const char* kTwoTraces = R"(
+schemes = ["fp16", "dgq"]
+[[trace]]
+path = "traces/a.h5"
+[[trace]]
+path = "/abs/b.h5"
+label = "bee"
+)";
+
+}  // namespace
+
+TEST_CASE("recorded trace paths resolve against the config's folder; labels default to the stem") {
+  const auto c = parse(kTwoTraces);
+  REQUIRE(c.traces.size() == 2);
+  CHECK(c.traces[0].path == "/cfg/traces/a.h5");
+  CHECK(c.traces[0].recorded_as == "traces/a.h5");
+  CHECK(c.traces[0].label == "a");
+  CHECK(c.traces[1].path == "/abs/b.h5");
+  CHECK(c.traces[1].label == "bee");
+}
+
+TEST_CASE("the traces shorthand adds recorded traces") {
+  const auto c = parse("schemes = [\"fp16\"]\ntraces = [\"x.h5\", \"y.h5\"]\n");
+  REQUIRE(c.traces.size() == 2);
+  CHECK(c.traces[1].path == "/cfg/y.h5");
+}
+
+TEST_CASE("an unknown key is an error naming the key and its line") {
+  CHECK_THROWS_WITH(parse("schemes = [\"fp16\"]\n\nschemez = 1\n"),
+                    Catch::Contains("/cfg/sweep.toml:3") && Catch::Contains("unknown key 'schemez'"));
+  CHECK_THROWS_WITH(parse(std::string(kTwoTraces) + "[grid]\ngroup_ratios = [0.5]\n"),
+                    Catch::Contains(":9:") && Catch::Contains("'group_ratios'") && Catch::Contains("[grid]"));
+  CHECK_THROWS_WITH(parse("schemes = [\"fp16\"]\n[[synthetic]]\nkind = \"code\"\ntoken = 5\n"),
+                    Catch::Contains(":4:") && Catch::Contains("'token'"));
+}
+
+TEST_CASE("wrong value types are errors naming the key and line") {
+  CHECK_THROWS_WITH(parse(std::string(kTwoTraces) + "[grid]\nwin = [8, \"16\"]\n"),
+                    Catch::Contains(":9:") && Catch::Contains("key 'win'") && Catch::Contains("integer"));
+  CHECK_THROWS_WITH(parse("schemes = \"fp16\"\n[[trace]]\npath = 3\n"), Catch::Contains("key 'path'"));
+  CHECK_THROWS_WITH(parse(std::string(kTwoTraces) + "[grid]\nmin_var = []\n"), Catch::Contains("empty"));
+}
+
+TEST_CASE("TOML syntax errors, missing schemes, no traces and bad schemes are reported") {
+  CHECK_THROWS_WITH(parse("schemes = [\"fp16\"\n"), Catch::Contains("/cfg/sweep.toml:"));
+  CHECK_THROWS_WITH(parse("[[trace]]\npath = \"a.h5\"\n"), Catch::Contains("'schemes'"));
+  CHECK_THROWS_WITH(parse("schemes = [\"fp16\"]\n"), Catch::Contains("no traces"));
+  CHECK_THROWS_AS(parse("schemes = [\"nope\"]\ntraces = [\"a.h5\"]\n"), ParameterError);
+  CHECK_THROWS_WITH(parse("schemes = [\"fp16\"]\ntraces = [\"a/x.h5\", \"b/x.h5\"]\n"), Catch::Contains("'x'"));
+}
+
+TEST_CASE("grid points expand dgq schemes only, last axis fastest, traces outermost") {
+  const auto c = parse(std::string(kTwoTraces) + "[grid]\ngroup_ratio = [0.5, 1.0]\nmarkers = [\"table\", \"bitmap\"]\n");
+  const auto runs = sim::expand_runs(c);
+  REQUIRE(runs.size() == 10);  // 2 traces x (fp16 + 2 x 2 dgq points)
+  CHECK(runs[0].name == "fp16@a");
+  CHECK(runs[1].scheme == "dgq:win=16,group_ratio=0.5,min_var=0.05,max_groups=5,granularity=segment,markers=table");
+  CHECK(runs[2].scheme == "dgq:win=16,group_ratio=0.5,min_var=0.05,max_groups=5,granularity=segment,markers=bitmap");
+  CHECK(runs[3].scheme == "dgq:win=16,group_ratio=1,min_var=0.05,max_groups=5,granularity=segment,markers=table");
+  CHECK(runs[5].name == "fp16@bee");
+  CHECK(runs[5].trace == 1);
+  for (std::size_t i = 0; i < runs.size(); ++i) CHECK(runs[i].index == i);
+}
+
+TEST_CASE("a grid key also set in a scheme spec is an error") {
+  const auto c = parse("schemes = [\"dgq:win=8\"]\ntraces = [\"a.h5\"]\n[grid]\nwin = [16, 32]\n");
+  CHECK_THROWS_WITH(sim::expand_runs(c), Catch::Contains("sets win"));
+}
+
+TEST_CASE("the same run twice is an error") {
+  const auto c = parse("schemes = [\"fp16\", \"fp16\"]\ntraces = [\"a.h5\"]\n");
+  CHECK_THROWS_WITH(sim::expand_runs(c), Catch::Contains("fp16@a"));
+}
+
+TEST_CASE("synthetic traces multiply by the noise-rate grid and get distinct labels") {
+  const auto c = parse("schemes = [\"fp16\"]\n[grid]\nnoise_rate = [0.0, 0.05]\n"
+                       "[[synthetic]]\nkind = \"poetry\"\ntokens = 512\nseed = 9\n");
+  REQUIRE(c.traces.size() == 2);
+  CHECK(c.traces[0].label == "poetry-L512-s9");
+  CHECK(c.traces[1].label == "poetry-L512-s9-noise0.05");
+  CHECK(c.traces[1].synthetic->noise_rate == 0.05);
+  CHECK(sim::synthetic_cache_path("out/r.h5", c.traces[1]) == "out/r.h5.cache/poetry-L512-s9-noise0.05.h5");
+}
+
+TEST_CASE("invalid synthetic options are reported with the table's line") {
+  CHECK_THROWS_WITH(parse("schemes = [\"fp16\"]\n[[synthetic]]\nkind = \"limerick\"\n"), Catch::Contains("/cfg/sweep.toml:2"));
+}
+
+TEST_CASE("shards: parsing and every n-th run") {
+  CHECK(sim::parse_shard("1/3").index == 1);
+  CHECK(sim::parse_shard("1/3").count == 3);
+  for (const char* bad : {"3/3", "1", "a/b", "-1/3", "1/0", "1/3x", ""}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(sim::parse_shard(bad), ParameterError);
+  }
+  const auto runs = sim::expand_runs(parse(std::string(kTwoTraces) + "[grid]\ngroup_ratio = [0.5, 1.0]\n"));
+  REQUIRE(runs.size() == 6);
+  const auto shard = sim::select_shard(runs, {1, 4});
+  REQUIRE(shard.size() == 2);
+  CHECK(shard[0].index == 1);
+  CHECK(shard[1].index == 5);
+}
