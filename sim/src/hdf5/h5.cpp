@@ -111,6 +111,7 @@ Handle create_file(const std::string& path) {
 
 bool link_exists(hid_t loc, const std::string& path) {
   silence_hdf5_errors();
+  if (path.empty()) return false;
   // H5Lexists needs every intermediate component to exist, so walk them one by one.
   std::string prefix;
   std::size_t start = path.front() == '/' ? 1 : 0;
@@ -264,6 +265,29 @@ void write_int_attribute(hid_t obj, const std::string& name, std::int64_t value)
                     "cannot create " + where),
               Handle::Kind::attribute);
   check_status(H5Awrite(attr.get(), H5T_NATIVE_INT64, &value), "cannot write " + where);
+}
+
+void write_int_array_attribute(hid_t obj, const std::string& name, const std::vector<std::int64_t>& values) {
+  const std::string where = "attribute '" + name + "'";
+  const hsize_t n = values.size();
+  Handle space(check(H5Screate_simple(1, &n, nullptr), where), Handle::Kind::dataspace);
+  Handle attr(check(H5Acreate2(obj, name.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                    "cannot create " + where),
+              Handle::Kind::attribute);
+  if (n > 0) check_status(H5Awrite(attr.get(), H5T_NATIVE_INT64, values.data()), "cannot write " + where);
+}
+
+std::vector<std::int64_t> read_int_array_attribute(hid_t obj, const std::string& name, const std::string& context) {
+  if (!has_attribute(obj, name)) throw InputError(context + ": attribute '" + name + "' is missing");
+  const std::string where = context + ": attribute '" + name + "'";
+  Handle attr(check(H5Aopen(obj, name.c_str(), H5P_DEFAULT), where), Handle::Kind::attribute);
+  Handle type(check(H5Aget_type(attr.get()), where), Handle::Kind::datatype);
+  if (!is_integer_type(type.get())) throw InputError(where + ": expected integers, found " + describe_type(type.get()));
+  Handle space(check(H5Aget_space(attr.get()), where), Handle::Kind::dataspace);
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  std::vector<std::int64_t> values(static_cast<std::size_t>(n > 0 ? n : 0));
+  if (!values.empty()) check_status(H5Aread(attr.get(), H5T_NATIVE_INT64, values.data()), where + ": cannot read");
+  return values;
 }
 
 // ---- Datatypes -----------------------------------------------------------------------------

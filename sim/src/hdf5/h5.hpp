@@ -77,6 +77,9 @@ std::string read_string_attribute(hid_t obj, const std::string& name, const std:
 std::int64_t read_int_attribute(hid_t obj, const std::string& name, const std::string& context);
 void write_string_attribute(hid_t obj, const std::string& name, const std::string& value);
 void write_int_attribute(hid_t obj, const std::string& name, std::int64_t value);
+// One-dimensional int64 attributes (read from any integer type).
+void write_int_array_attribute(hid_t obj, const std::string& name, const std::vector<std::int64_t>& values);
+std::vector<std::int64_t> read_int_array_attribute(hid_t obj, const std::string& name, const std::string& context);
 
 // ---- Datatypes -----------------------------------------------------------------------------
 // The IEEE half type (sign 15, exponent 10..14, mantissa 0..9, bias 15), little-endian.

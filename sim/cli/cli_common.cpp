@@ -1,0 +1,32 @@
+#include "cli_common.hpp"
+
+#include <cstdio>
+
+#include "dgq/sim/replay.hpp"
+
+namespace dgq::cli {
+
+void add_device_option(CLI::App& cmd, std::string& device) {
+  cmd.add_option("--device", device, "cpu (the reference), or cuda (dgq schemes on the GPU)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+}
+
+void add_threads_option(CLI::App& cmd, int& threads) {
+  cmd.add_option("--threads", threads, "OpenMP threads (0 = default); the output does not depend on it")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+}
+
+std::unique_ptr<Scheme> make_scheme_on(const std::string& spec, const std::string& device) {
+  return sim::make_replay_scheme(spec, sim::parse_replay_device(device));
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+  char buffer[96];
+  std::snprintf(buffer, sizeof buffer, "%llu B = %.2f GiB = %.2f GB", static_cast<unsigned long long>(bytes),
+                static_cast<double>(bytes) / 1073741824.0, static_cast<double>(bytes) / 1e9);
+  return buffer;
+}
+
+}  // namespace dgq::cli

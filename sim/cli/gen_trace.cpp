@@ -1,0 +1,46 @@
+// `dgq gen-trace -o FILE ...`: a synthetic attention trace (dgq/sim/synth.hpp).
+#include <iostream>
+#include <memory>
+
+#include "cli_common.hpp"
+#include "commands.hpp"
+#include "dgq/sim/synth.hpp"
+
+namespace dgq::cli {
+
+void register_gen_trace(CLI::App& app) {
+  auto* cmd = app.add_subcommand("gen-trace", "Generate a synthetic attention trace (HDF5, docs/trace-format.md)");
+  auto options = std::make_shared<sim::SynthOptions>();
+  auto output = std::make_shared<std::string>();
+  auto dtype = std::make_shared<std::string>("f16");
+  cmd->add_option("-o,--output", *output, "output trace file (.h5)")->required();
+  cmd->add_option("--kind", options->kind, "prompt kind: code, prose, legal, poetry")
+      ->check(CLI::IsMember(sim::synth_kinds()))
+      ->capture_default_str();
+  cmd->add_option("--model", options->model, "model name stored in the trace")->capture_default_str();
+  cmd->add_option("--layers", options->layers, "layers")->capture_default_str();
+  cmd->add_option("--q-heads", options->q_heads, "query heads (a multiple of --kv-heads)")->capture_default_str();
+  cmd->add_option("--kv-heads", options->kv_heads, "KV heads")->capture_default_str();
+  cmd->add_option("--head-dim", options->head_dim, "channels per head (even)")->capture_default_str();
+  cmd->add_option("--tokens", options->tokens, "sequence length L")->capture_default_str();
+  cmd->add_option("--probes", options->probes, "query probe positions T")->capture_default_str();
+  cmd->add_option("--seed", options->seed, "PRNG seed")->capture_default_str();
+  cmd->add_option("--noise-rate", options->noise_rate, "fraction of tokens replaced by noise tokens, [0, 1)")
+      ->capture_default_str();
+  cmd->add_option("--rope-theta", options->rope_theta, "RoPE base (500000 llama-3, 10000 llama-2)")
+      ->capture_default_str();
+  cmd->add_option("--outlier-channels", options->outlier_channels, "key outlier channels per head")
+      ->capture_default_str();
+  cmd->add_option("--dtype", *dtype, "f16 or f32")->check(CLI::IsMember({"f16", "f32"}))->capture_default_str();
+  cmd->callback([options, output, dtype] {
+    options->dtype = parse_dtype(*dtype);
+    sim::write_synthetic_trace(*options, *output);
+    std::cout << "wrote " << *output << ": " << options->kind << ", " << options->layers << " layers x "
+              << options->kv_heads << " KV heads (" << options->q_heads << " q heads) x " << options->tokens
+              << " tokens x " << options->head_dim << " dims, " << options->probes << " probes, "
+              << dtype_name(options->dtype) << ", seed " << options->seed << ", noise rate "
+              << options->noise_rate << "\n";
+  });
+}
+
+}  // namespace dgq::cli

@@ -1,0 +1,89 @@
+// `dgq inspect FILE`: a trace's metadata and per-layer shapes, or a compressed file's
+// segments and bytes per layer, tensor and head.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "dgq/sim/compressed.hpp"
+#include "dgq/sim/trace.hpp"
+
+namespace dgq::cli {
+
+namespace {
+
+void print_meta(const sim::TraceMeta& m) {
+  std::printf("model         %s\n", m.model.c_str());
+  std::printf("source        %s%s\n", m.source.c_str(),
+              m.seed ? (" (seed " + std::to_string(*m.seed) + ")").c_str() : "");
+  std::printf("prompt kind   %s\n", m.prompt_kind.c_str());
+  std::printf("shape         %d layers, %d q heads, %d KV heads, head_dim %d, rope_applied %d\n", m.num_layers,
+              m.num_q_heads, m.num_kv_heads, m.head_dim, m.rope_applied ? 1 : 0);
+  std::printf("tokens        %lld (K/V %s), %zu probes\n", static_cast<long long>(m.tokens),
+              std::string(dtype_name(m.kv_dtype)).c_str(), m.q_pos.size());
+  if (!m.token_ids.empty()) std::printf("token ids     present\n");
+  if (!m.noise_mask.empty())
+    std::printf("noise tokens  %lld of %lld\n",
+                static_cast<long long>(std::count(m.noise_mask.begin(), m.noise_mask.end(), 1)),
+                static_cast<long long>(m.tokens));
+  if (!m.text.empty()) std::printf("text          %s\n", m.text.substr(0, 400).c_str());
+}
+
+std::string shape3(const Tensor3& t) {
+  return "[" + std::to_string(t.heads) + ", " + std::to_string(t.tokens) + ", " + std::to_string(t.channels) + "] " +
+         std::string(dtype_name(t.dtype));
+}
+
+void inspect_trace(const std::string& path) {
+  sim::TraceReader reader(path);
+  std::printf("%s: dgq trace v1\n", path.c_str());
+  print_meta(reader.meta());
+  for (int layer = 0; layer < reader.meta().num_layers; ++layer) {
+    const auto data = reader.read_layer(layer);  // also checks every value is finite
+    std::printf("layer %-3d k %s  v %s  q %s\n", layer, shape3(data.k).c_str(), shape3(data.v).c_str(),
+                shape3(data.q).c_str());
+  }
+}
+
+void inspect_compressed(const std::string& path) {
+  sim::CompressedReader reader(path);
+  std::printf("%s: dgq compressed v1, scheme %s\n", path.c_str(), reader.scheme().c_str());
+  print_meta(reader.meta());
+  std::uint64_t total = 0;
+  for (int layer = 0; layer < reader.meta().num_layers; ++layer)
+    for (TensorRole role : {TensorRole::key, TensorRole::value})
+      for (int head = 0; head < reader.meta().num_kv_heads; ++head) {
+        const Compressed c = reader.read_unit(layer, role, head);
+        std::string line = "layer " + std::to_string(layer) + " " + std::string(role_name(role)) + " head " +
+                           std::to_string(head) + ": ";
+        if (c.segment_edges.size() >= 2) {
+          line += std::to_string(c.segment_edges.size() - 1) + " segments, lengths [";
+          for (std::size_t s = 0; s + 1 < c.segment_edges.size(); ++s)
+            line += (s ? ", " : "") + std::to_string(c.segment_edges[s + 1] - c.segment_edges[s]);
+          line += "]";
+        } else {
+          line += "no segments";
+        }
+        for (const Part& part : c.parts) line += "  " + part.name + "=" + std::to_string(part.bytes.size());
+        total += c.total_bytes();
+        std::printf("%s\n", line.c_str());
+      }
+  std::printf("stored bytes  %llu\n", static_cast<unsigned long long>(total));
+}
+
+}  // namespace
+
+void register_inspect(CLI::App& app) {
+  auto* cmd = app.add_subcommand("inspect", "Describe a trace or a compressed file (shapes, segments, bytes)");
+  auto path = std::make_shared<std::string>();
+  cmd->add_option("file", *path, "trace or compressed file")->required();
+  cmd->callback([path] {
+    if (sim::is_compressed_file(*path))
+      inspect_compressed(*path);
+    else
+      inspect_trace(*path);
+  });
+}
+
+}  // namespace dgq::cli

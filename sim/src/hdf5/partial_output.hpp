@@ -1,0 +1,42 @@
+#pragma once
+// An output file that only appears under its final name when complete: everything is
+// written to PATH.partial, commit() closes the HDF5 file and renames it; destroyed without
+// commit() (an exception, a failed check) the partial file is removed. Reusable by any
+// writer of HDF5 outputs (results files included).
+#include <filesystem>
+#include <string>
+
+#include "hdf5/h5.hpp"
+
+namespace dgq::sim::h5 {
+
+class PartialOutput {
+ public:
+  explicit PartialOutput(std::string path) : path_(std::move(path)), partial_(path_ + ".partial") {
+    file_ = create_file(partial_);
+  }
+  ~PartialOutput() {
+    if (committed_) return;
+    file_.reset();
+    std::error_code ignored;
+    std::filesystem::remove(partial_, ignored);
+  }
+  PartialOutput(const PartialOutput&) = delete;
+  PartialOutput& operator=(const PartialOutput&) = delete;
+
+  hid_t file() const { return file_.get(); }
+  const std::string& path() const { return path_; }
+
+  void commit() {
+    if (!file_.close()) fail(partial_ + ": closing the file failed");
+    std::filesystem::rename(partial_, path_);
+    committed_ = true;
+  }
+
+ private:
+  std::string path_, partial_;
+  Handle file_;
+  bool committed_ = false;
+};
+
+}  // namespace dgq::sim::h5
