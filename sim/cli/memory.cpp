@@ -1,6 +1,7 @@
 // `dgq memory`: exact KV-cache bytes (K and V, all layers and KV heads) per scheme for a
 // model shape and context lengths, from Scheme::planned_bytes (DGQ: its upper bound at the
 // segment budget).
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -60,7 +61,9 @@ void run_memory(const MemoryArgs& a) {
   for (const auto& spec : specs) schemes.push_back(make_scheme(spec));
   std::printf("KV cache of %s%d layers x %d KV heads x head_dim %d, K and V, fp16 input\n",
               a.model.empty() ? "" : (a.model + ": ").c_str(), s.layers, s.kv_heads, s.head_dim);
-  std::printf("%-10s %-62s %20s %10s %10s %8s\n", "tokens", "scheme", "bytes", "GiB", "GB", "vs fp16");
+  int width = 6;
+  for (const auto& scheme : schemes) width = std::max(width, static_cast<int>(scheme->spec().size()));
+  std::printf("%-10s %-*s %20s %10s %10s %14s\n", "tokens", width, "scheme", "bytes", "GiB", "GB", "ratio vs fp16");
   for (const std::int64_t tokens : a.tokens) {
     if (tokens < 0) throw ParameterError("memory: --tokens must be >= 0, got " + std::to_string(tokens));
     const auto units = static_cast<std::uint64_t>(s.layers) * static_cast<std::uint64_t>(s.kv_heads);
@@ -69,7 +72,7 @@ void run_memory(const MemoryArgs& a) {
       const std::uint64_t bytes =
           units * (scheme->planned_bytes(tokens, s.head_dim, DType::f16, TensorRole::key) +
                    scheme->planned_bytes(tokens, s.head_dim, DType::f16, TensorRole::value));
-      std::printf("%-10lld %-62s %20llu %10.3f %10.3f %8.4f\n", static_cast<long long>(tokens),
+      std::printf("%-10lld %-*s %20llu %10.3f %10.3f %14.4f\n", static_cast<long long>(tokens), width,
                   scheme->spec().c_str(), static_cast<unsigned long long>(bytes),
                   static_cast<double>(bytes) / 1073741824.0, static_cast<double>(bytes) / 1e9,
                   bytes ? static_cast<double>(fp16) / static_cast<double>(bytes) : 0.0);
