@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli_common.hpp"
 #include "commands.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/sim/replay.hpp"
@@ -62,7 +63,7 @@ void run_replay(const ReplayArgs& a) {
   std::vector<std::unique_ptr<Scheme>> owned;
   std::vector<const Scheme*> schemes;
   for (const auto& spec : a.schemes) {
-    owned.push_back(sim::make_replay_scheme(spec, device));
+    owned.push_back(make_scheme_on(spec, a.device));
     schemes.push_back(owned.back().get());
   }
   std::vector<sim::RunResult> all;
@@ -110,9 +111,8 @@ void register_replay(CLI::App& app) {
   cmd->add_option("-o,--output", args->output, "Results file (HDF5); runs are added to it")->required();
   cmd->add_option("--json", args->json, "Also write a JSON summary here");
   cmd->add_option("--name", args->names, "Run name, one per --scheme (single trace only); default SPEC@TRACE_STEM");
-  cmd->add_option("--threads", args->threads, "OpenMP threads (0: all); results do not depend on it")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--device", args->device, "cpu, or cuda for dgq schemes")->check(CLI::IsMember({"cpu", "cuda"}));
+  add_threads_option(*cmd, args->threads);
+  add_device_option(*cmd, args->device);
   cmd->add_option("--layers", args->layers, "Replay only these layers (e.g. 0,3,5)")->delimiter(',');
   cmd->add_flag("--force", args->force, "Replace runs of the same name");
   cmd->add_flag("--save-decompressed", args->keep_decompressed,

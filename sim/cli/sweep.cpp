@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli_common.hpp"
 #include "commands.hpp"
 #include "dgq/sim/sweep.hpp"
 
@@ -48,8 +49,7 @@ void register_sweep(CLI::App& app) {
   cmd->add_option("config", args->config, "Sweep config (TOML, docs/replay.md)")->required()->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", args->output, "Results file (HDF5); complete runs in it are skipped")->required();
   cmd->add_option("--shard", args->shard, "Run only every n-th point, starting at i (i/n, 0 <= i < n)");
-  cmd->add_option("--threads", args->threads, "OpenMP threads (0: all); results do not depend on it")
-      ->check(CLI::NonNegativeNumber);
+  add_threads_option(*cmd, args->threads);
   cmd->add_flag("--list", args->list, "Print the shard's run list (index, name) and exit");
   cmd->callback([args] { run_sweep_command(*args); });
 }
