@@ -66,17 +66,18 @@ config_of() {
 }
 
 # sweep NAME: `dgq sweep` of the experiment's config into out/experiments/NAME.h5 (synthetic
-# traces are generated into NAME.h5.cache/). In the full mode, configs that replay recorded
-# traces ([[trace]]) also get every real trace in out/real-traces/ (tools/make-real-traces.sh).
+# traces are generated into NAME.h5.cache/). A config with the line `#@ shipped-traces` gets
+# a [[trace]] table for every shipped trace in data/ and, in the full mode, every real trace
+# in out/real-traces/ (tools/make-real-traces.sh); the result is out/experiments/configs/NAME.toml.
 # The sweep resumes: runs already complete in NAME.h5 are skipped.
 sweep() {
   local name="$1" config
   config="$(config_of "$name")"
-  if ((!quick)) && grep -q '^\[\[trace\]\]' "$config" && compgen -G "out/real-traces/*.h5" >/dev/null; then
-    local copy="$OUT/configs/$name.toml"
-    # The copy lives elsewhere: make the config's relative trace paths absolute.
-    sed "s#^path = \"\\.\\./#path = \"$repo/#" "$config" > "$copy"
-    for t in out/real-traces/*.h5; do printf '\n[[trace]]\npath = "%s"\n' "$repo/$t" >> "$copy"; done
+  if grep -q '^#@ shipped-traces' "$config"; then
+    local copy="$OUT/configs/$name.toml" traces=(data/*.h5)
+    if ((!quick)) && compgen -G "out/real-traces/*.h5" >/dev/null; then traces+=(out/real-traces/*.h5); fi
+    cp "$config" "$copy"
+    for t in "${traces[@]}"; do printf '\n[[trace]]\npath = "%s"\n' "$repo/$t" >> "$copy"; done
     config="$copy"
   fi
   log "sweep $name ($config)"
@@ -90,22 +91,15 @@ run_markers() { sweep markers; }
 run_segments_vs_length() { sweep segments_vs_length; }
 run_noise() { sweep noise; }
 
-# Memory: `dgq memory` for each model shape and context; its JSON is the result.
+# Memory: `dgq memory` (exact bytes per scheme from each scheme's own accounting) for each
+# model shape at 8K/32K/128K tokens; its console table is the result the notebook parses.
 run_memory() {
-  local partial="$OUT/memory.json.partial"
-  {
-    echo "["
-    local sep=""
-    for model in llama-3.1-8b llama-3-70b; do
-      for tokens in 8192 32768 131072; do
-        printf '%s' "$sep"
-        "$DGQ" memory --model "$model" --tokens "$tokens" --json -
-        sep=","
-      done
-    done
-    echo "]"
-  } > "$partial"
-  mv "$partial" "$OUT/memory.json"
+  local model
+  for model in llama-3.1-8b llama-3-70b; do
+    log "memory $model"
+    "$DGQ" memory --model "$model" --tokens 8192,32768,131072 > "$OUT/memory-$model.txt.partial"
+    mv "$OUT/memory-$model.txt.partial" "$OUT/memory-$model.txt"
+  done
 }
 
 notebook() {

@@ -242,3 +242,32 @@ def int8_ratio_with_overhead(elements: int, overhead_bytes: int) -> float:
     """FP16 -> INT8 compression when `overhead_bytes` of ranges/markers come with `elements`
     one-byte codes: 2x at best, never more."""
     return (2 * elements) / (elements + overhead_bytes)
+
+
+def dgq_bytes_per_unit(tokens: int, channels: int, segments: int, granularity: str = "segment",
+                       markers: str = "table") -> int:
+    """DGQ's stored bytes for one [tokens][channels] tensor (docs/spec.md, rule 9): codes
+    L*D, ranges 8 * segments * C, markers 4 * (segments - 1) | ceil(L/8) | 0."""
+    c = 1 if granularity == "segment" else channels
+    marker_bytes = {"table": 4 * (segments - 1), "bitmap": -(-tokens // 8), "inband": 0}[markers]
+    return tokens * channels + 8 * segments * c + marker_bytes
+
+
+def dgq_kv_bytes(shape: ModelShape, tokens: int, segments: int, **kw) -> int:
+    """DGQ bytes for a whole KV cache: every layer, KV head, and K and V."""
+    return 2 * shape.layers * shape.kv_heads * dgq_bytes_per_unit(tokens, shape.head_dim, segments, **kw)
+
+
+def dgq_segment_budget(tokens: int, max_groups: int = 5, win: int = 16) -> int:
+    """The most segments a head can get (docs/spec.md, rule 4)."""
+    if tokens <= 0:
+        return 0
+    if tokens < 2 * win:
+        return 1
+    if tokens < 2048:
+        rule = 2
+    elif tokens < 16384:
+        rule = 3
+    else:
+        rule = (tokens // 1024).bit_length() - 1 + 2  # floor(log2(L / 1024)) + 2
+    return min(rule, max_groups)
