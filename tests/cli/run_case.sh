@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# One CLI test case.
+#   run_case.sh error DGQ REGEX OUTPUT -- ARGS...   expects exit code 1..127 (no crash), exactly one
+#       line on stderr, "dgq: error: ..." matching REGEX, and neither OUTPUT nor OUTPUT.partial on disk.
+#   run_case.sh ok DGQ REGEX -- ARGS...             expects exit code 0 and stdout matching REGEX.
+set -u
+mode=$1 dgq=$2 regex=$3
+shift 3
+output=""
+if [ "$mode" = error ]; then
+  output=$1
+  shift
+fi
+[ "$1" = "--" ] && shift
+[ -n "$output" ] && rm -f "$output" "$output.partial"
+
+stdout_file=$(mktemp) stderr_file=$(mktemp)
+trap 'rm -f "$stdout_file" "$stderr_file"' EXIT
+"$dgq" "$@" >"$stdout_file" 2>"$stderr_file"
+rc=$?
+fail() {
+  echo "FAIL: dgq $*" >&2
+  echo "--- exit code $rc; stdout:" >&2
+  cat "$stdout_file" >&2
+  echo "--- stderr:" >&2
+  cat "$stderr_file" >&2
+  exit 1
+}
+case "$mode" in
+  error)
+    { [ "$rc" -ne 0 ] && [ "$rc" -lt 128 ]; } || fail "exit code should be 1..127"
+    [ "$(wc -l <"$stderr_file")" -eq 1 ] || fail "stderr should be exactly one line"
+    grep -Eq "^dgq: error: .*($regex)" "$stderr_file" || fail "stderr should match 'dgq: error: .*($regex)'"
+    if [ -n "$output" ]; then
+      [ ! -e "$output" ] || fail "output $output was left behind"
+      [ ! -e "$output.partial" ] || fail "partial output $output.partial was left behind"
+    fi
+    ;;
+  ok)
+    [ "$rc" -eq 0 ] || fail "exit code should be 0"
+    grep -Eq -- "$regex" "$stdout_file" || fail "stdout should match '$regex'"
+    ;;
+  *) echo "run_case.sh: unknown mode $mode" >&2; exit 2 ;;
+esac
+echo "ok: dgq $*"
