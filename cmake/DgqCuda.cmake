@@ -12,8 +12,8 @@ if(NOT DGQ_CUDA STREQUAL "OFF")
       set(CMAKE_CUDA_ARCHITECTURES 80 90)
     endif()
     enable_language(CUDA)
-    set(CMAKE_CUDA_STANDARD 20)
-    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    # No CMAKE_CUDA_STANDARD: CMake 3.25 does not know nvcc 13's C++20 dialect; cuda/
+    # passes -std=c++20 itself.
     set(DGQ_CUDA_ENABLED ON)
   elseif(DGQ_CUDA STREQUAL "ON")
     message(FATAL_ERROR "DGQ_CUDA=ON but no CUDA compiler (nvcc) was found")
