@@ -65,27 +65,52 @@ double total_variation(std::span<const double> p, std::span<const double> p_hat)
   return 0.5 * sum;
 }
 
-std::vector<std::int64_t> top_k_indices(std::span<const double> p, std::int64_t k) {
+namespace {
+
+// Top-k by one pass that keeps the best k so far in order (k <= 32, n up to 10^5 or more):
+// most keys fail the first comparison with the current k-th best.
+void top_k_into(std::span<const double> p, std::int64_t k, std::vector<std::int64_t>& top) {
   const auto n = static_cast<std::int64_t>(p.size());
   k = std::clamp<std::int64_t>(k, 0, n);
-  std::vector<std::int64_t> idx(static_cast<std::size_t>(n));
-  for (std::int64_t j = 0; j < n; ++j) idx[j] = j;
-  // Larger probability first; among equal probabilities the smaller index wins.
-  const auto before = [&](std::int64_t a, std::int64_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); };
-  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), before);
-  idx.resize(static_cast<std::size_t>(k));
-  return idx;
+  top.clear();
+  if (k == 0) return;
+  // Larger probability first; among equal probabilities the smaller index wins. Keys come in
+  // increasing index order, so a later key displaces an equal one only if strictly larger.
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double v = p[j];
+    if (static_cast<std::int64_t>(top.size()) == k && !(v > p[top.back()])) continue;
+    std::size_t pos = top.size();
+    while (pos > 0 && v > p[top[pos - 1]]) --pos;
+    if (static_cast<std::int64_t>(top.size()) == k) top.pop_back();
+    top.insert(top.begin() + static_cast<std::ptrdiff_t>(pos), j);
+  }
+}
+
+}  // namespace
+
+std::vector<std::int64_t> top_k_indices(std::span<const double> p, std::int64_t k) {
+  std::vector<std::int64_t> top;
+  top_k_into(p, k, top);
+  return top;
+}
+
+double top_k_recall(std::span<const std::int64_t> top, std::span<const std::int64_t> top_hat, std::int64_t k) {
+  k = std::min<std::int64_t>(k, static_cast<std::int64_t>(top.size()));
+  if (k <= 0) return 1.0;
+  std::int64_t common = 0;
+  for (std::int64_t i = 0; i < k; ++i) {  // k <= 32: a quadratic scan beats sorting
+    for (std::int64_t j = 0; j < k; ++j) {
+      if (top[i] == top_hat[j]) {
+        ++common;
+        break;
+      }
+    }
+  }
+  return static_cast<double>(common) / static_cast<double>(k);
 }
 
 double top_k_recall(std::span<const double> p, std::span<const double> p_hat, std::int64_t k) {
-  auto a = top_k_indices(p, k);
-  auto b = top_k_indices(p_hat, k);
-  if (a.empty()) return 1.0;
-  std::sort(a.begin(), a.end());
-  std::sort(b.begin(), b.end());
-  std::vector<std::int64_t> common;
-  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(common));
-  return static_cast<double>(common.size()) / static_cast<double>(a.size());
+  return top_k_recall(top_k_indices(p, k), top_k_indices(p_hat, k), k);
 }
 
 double relative_l2(std::span<const double> o, std::span<const double> o_hat) {
@@ -115,14 +140,15 @@ void compute_probe_attention(const float* q, const float* k, const float* v, std
   attention_logits(q, k, n, d, out.logits);
   softmax(out.logits, out.p);
   attention_output(out.p, v, nullptr, d, out.o);
+  top_k_into(out.p, kTopKMax, out.top);
 }
 
 ProbeMetrics compare_attention(const ProbeAttention& ref, const ProbeAttention& hat) {
   ProbeMetrics m;
   m.kl = kl_divergence(ref.p, hat.p);
   m.tv = total_variation(ref.p, hat.p);
-  m.top8 = top_k_recall(ref.p, hat.p, 8);
-  m.top32 = top_k_recall(ref.p, hat.p, 32);
+  m.top8 = top_k_recall(ref.top, hat.top, 8);
+  m.top32 = top_k_recall(ref.top, hat.top, 32);
   m.out_rel_l2 = relative_l2(ref.o, hat.o);
   m.out_cos = cosine_similarity(ref.o, hat.o);
   return m;
@@ -145,6 +171,7 @@ void restrict_to_clean(const ProbeAttention& full, const std::vector<std::int64_
   for (std::size_t j = 0; j < rows.size(); ++j) out.logits[j] = full.logits[rows[j]];
   softmax(out.logits, out.p);
   attention_output(out.p, v, rows.data(), d, out.o);
+  top_k_into(out.p, kTopKMax, out.top);
 }
 
 }  // namespace

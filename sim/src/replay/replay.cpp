@@ -16,6 +16,7 @@
 #include "dgq/errors.hpp"
 #include "dgq/sim/attention.hpp"
 #include "dgq/sim/metrics.hpp"
+#include "replay/widen.hpp"
 
 namespace dgq::sim {
 
@@ -93,8 +94,9 @@ void replay_tensor(const Scheme& scheme, ConstTensor x, TensorRole role, MutTens
     c = scheme.compress(x, role);
     scheme.decompress(c, out);
   }
-  const std::vector<float> a = to_float(x);
-  const std::vector<float> b = to_float(out);
+  std::vector<float> a, b;
+  widen_to_float(x, a);
+  widen_to_float(out, b);
   const auto m = reconstruction_metrics(a.data(), b.data(), static_cast<std::int64_t>(a.size()));
   table.mse[row] = m.mse;
   table.snr_db[row] = m.snr_db;
@@ -209,38 +211,47 @@ void Replayer::add_layer(const LayerData& layer) {
   // Phase B: q heads; each converts its KV head (original and reconstructed) to fp32.
   const std::uint8_t* noise = meta_.noise_mask.empty() ? nullptr : meta_.noise_mask.data();
   std::vector<std::exception_ptr> q_errors(qh);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (int g = 0; g < qh; ++g) {
-    try {
-      const int h = g / group;
-      const std::vector<float> q = to_float(layer.q.head(g));
-      const std::vector<float> k = to_float(layer.k.head(h));
-      const std::vector<float> v = to_float(layer.v.head(h));
-      std::vector<std::vector<float>> kh(S), vh(S);
-      for (int s = 0; s < S; ++s) {
-        kh[s] = to_float(k_hat[s].head(h));
-        vh[s] = to_float(v_hat[s].head(h));
-      }
-      ProbeAttention ref, hat;
-      NoiseScratch scratch;
-      for (std::size_t t = 0; t < T; ++t) {
-        const std::int64_t n = static_cast<std::int64_t>(meta_.q_pos[t]) + 1;
-        const float* qt = q.data() + t * d;
-        compute_probe_attention(qt, k.data(), v.data(), n, d, ref);
-        const std::size_t slot = (li * qh + g) * T + t;
-        for (int s = 0; s < S; ++s) {
-          compute_probe_attention(qt, kh[s].data(), vh[s].data(), n, d, hat);
-          store_probe(runs_[s].attn, slot, compare_attention(ref, hat));
-          if (noise) {
-            const auto nm = compare_attention_noise(ref, hat, v.data(), vh[s].data(), d, noise, scratch);
-            store_probe(runs_[s].attn_clean, slot, nm.clean);
-            runs_[s].noise_mass[slot] = nm.noise_mass;
-            runs_[s].noise_mass_hat[slot] = nm.noise_mass_hat;
+#pragma omp parallel num_threads(threads)
+  {
+    // Per-thread buffers, reused across q heads: a q head's loop allocates nothing.
+    std::vector<float> q, k, v;
+    std::vector<std::vector<float>> kh(S), vh(S);
+    int converted_head = -1;  // KV head whose K/V (and reconstructions) are in k, v, kh, vh
+    ProbeAttention ref, hat;
+    NoiseScratch scratch;
+#pragma omp for schedule(dynamic, 1)
+    for (int g = 0; g < qh; ++g) {
+      try {
+        const int h = g / group;
+        widen_to_float(layer.q.head(g), q);
+        if (h != converted_head) {
+          widen_to_float(layer.k.head(h), k);
+          widen_to_float(layer.v.head(h), v);
+          for (int s = 0; s < S; ++s) {
+            widen_to_float(k_hat[s].head(h), kh[s]);
+            widen_to_float(v_hat[s].head(h), vh[s]);
+          }
+          converted_head = h;
+        }
+        for (std::size_t t = 0; t < T; ++t) {
+          const std::int64_t n = static_cast<std::int64_t>(meta_.q_pos[t]) + 1;
+          const float* qt = q.data() + t * d;
+          compute_probe_attention(qt, k.data(), v.data(), n, d, ref);
+          const std::size_t slot = (li * qh + g) * T + t;
+          for (int s = 0; s < S; ++s) {
+            compute_probe_attention(qt, kh[s].data(), vh[s].data(), n, d, hat);
+            store_probe(runs_[s].attn, slot, compare_attention(ref, hat));
+            if (noise) {
+              const auto nm = compare_attention_noise(ref, hat, v.data(), vh[s].data(), d, noise, scratch);
+              store_probe(runs_[s].attn_clean, slot, nm.clean);
+              runs_[s].noise_mass[slot] = nm.noise_mass;
+              runs_[s].noise_mass_hat[slot] = nm.noise_mass_hat;
+            }
           }
         }
+      } catch (...) {
+        q_errors[g] = std::current_exception();
       }
-    } catch (...) {
-      q_errors[g] = std::current_exception();
     }
   }
   rethrow_first(q_errors);

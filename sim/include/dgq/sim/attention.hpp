@@ -37,6 +37,8 @@ double total_variation(std::span<const double> p, std::span<const double> p_hat)
 std::vector<std::int64_t> top_k_indices(std::span<const double> p, std::int64_t k);
 // |topk(p) ∩ topk(p̂)| / k with k clamped to the number of keys; 1 for zero keys.
 double top_k_recall(std::span<const double> p, std::span<const double> p_hat, std::int64_t k);
+// The same from precomputed top lists (each at least min(k, n) long, best first).
+double top_k_recall(std::span<const std::int64_t> top, std::span<const std::int64_t> top_hat, std::int64_t k);
 // ||o - ô|| / ||o||; 0 when both are zero, +inf when only o is zero.
 double relative_l2(std::span<const double> o, std::span<const double> o_hat);
 // o·ô / (||o|| ||ô||); 1 when both are zero, 0 when exactly one is.
@@ -57,7 +59,9 @@ struct NoiseProbeMetrics {
 // One query's attention over keys/values 0..n-1: logits, softmax and output.
 struct ProbeAttention {
   std::vector<double> logits, p, o;
+  std::vector<std::int64_t> top;  // top_k_indices(p, kTopKMax): top-8 is its prefix
 };
+inline constexpr std::int64_t kTopKMax = 32;
 
 // k and v are [n][d] row-major fp32 (the exact values of the stored dtype); n = position + 1.
 void compute_probe_attention(const float* q, const float* k, const float* v, std::int64_t n,
