@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <Eigen/Dense>
+
 #include "dgq/errors.hpp"
 #include "dgq/sim/synth.hpp"
 #include "synth/head_model.hpp"
@@ -115,39 +117,44 @@ std::vector<double> centred_keys(const std::vector<double>& k, const HeadModel& 
   return out;
 }
 
-// Queries of one q head at the probes: aimed at three earlier keys (logits about 10, 8, 7)
-// and at the sink (about 11), plus a little noise, so attention is peaky on a few keys.
+// Queries of one q head at the probes, aimed at up to three distinct earlier keys (logits
+// about 10, 8, 7) and at the sink (about 11): q is the combination of the targets' centred
+// directions and the sink direction whose dot products with those keys are exactly the
+// wanted logits (a small linear solve), plus a little noise. Attention is peaky on a few keys.
 std::vector<double> head_queries(const SynthOptions& o, const HeadModel& m, const std::vector<double>& keys,
                                  const std::vector<double>& centred, const std::vector<std::int32_t>& q_pos, int layer,
                                  int q_head) {
-  const double* sink_key = keys.data();
   Rng rng(o.seed, {static_cast<std::uint64_t>(layer), static_cast<std::uint64_t>(q_head), synth::kStreamQueries});
   const int d = o.head_dim;
   const double sqrt_d = std::sqrt(static_cast<double>(d));
   std::vector<double> q(q_pos.size() * d, 0.0);
   const double target_logits[3] = {10.0, 8.0, 7.0};
   for (std::size_t i = 0; i < q_pos.size(); ++i) {
-    double* row = &q[i * d];
     const std::int64_t p = q_pos[i];
-    for (int j = 0; j < 3 && p >= 1; ++j) {
-      const std::int64_t target = 1 + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(p)));
-      const double* kc = &centred[static_cast<std::size_t>(target) * d];
-      double norm2 = 0.0;
-      for (int c = 0; c < d; ++c) norm2 += kc[c] * kc[c];
-      if (norm2 == 0.0) continue;
-      const double logit = target_logits[j] + rng.uniform();
-      for (int c = 0; c < d; ++c) row[c] += logit * sqrt_d * kc[c] / norm2;
+    std::vector<std::int64_t> tokens;  // constrained keys: the targets, then the sink (token 0)
+    std::vector<double> logits;
+    for (int j = 0; j < 3 && static_cast<std::int64_t>(tokens.size()) < p; ++j) {
+      std::int64_t target;
+      do target = 1 + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(p)));
+      while (std::find(tokens.begin(), tokens.end(), target) != tokens.end());
+      tokens.push_back(target);
+      logits.push_back(target_logits[j] + rng.uniform());
     }
-    // The sink component is solved for, so that the sink's logit is what we ask for whatever
-    // the targets' directions contribute to it.
-    const double sink_logit = 11.0 + rng.uniform();
-    double toward_sink = 0.0, sink_along_direction = 0.0;
-    for (int c = 0; c < d; ++c) {
-      toward_sink += row[c] * sink_key[c];
-      sink_along_direction += m.sink_direction[c] * sink_key[c];
-    }
-    const double sink_coefficient = (sink_logit * sqrt_d - toward_sink) / sink_along_direction;
-    for (int c = 0; c < d; ++c) row[c] += sink_coefficient * m.sink_direction[c] + 0.1 * rng.normal();
+    tokens.push_back(0);
+    logits.push_back(11.0 + rng.uniform());
+    const int n = static_cast<int>(tokens.size());
+    Eigen::MatrixXd basis(d, n);  // columns: centred target keys, then the sink direction
+    Eigen::MatrixXd constrained(d, n);
+    for (int j = 0; j < n; ++j)
+      for (int c = 0; c < d; ++c) {
+        basis(c, j) = j + 1 < n ? centred[static_cast<std::size_t>(tokens[j]) * d + c] : m.sink_direction[c];
+        constrained(c, j) = keys[static_cast<std::size_t>(tokens[j]) * d + c];
+      }
+    Eigen::VectorXd wanted(n);
+    for (int j = 0; j < n; ++j) wanted(j) = logits[j] * sqrt_d;
+    const Eigen::VectorXd coefficients = (constrained.transpose() * basis).colPivHouseholderQr().solve(wanted);
+    const Eigen::VectorXd direction = basis * coefficients;
+    for (int c = 0; c < d; ++c) q[i * d + c] = direction(c) + 0.1 * rng.normal();
   }
   return q;
 }

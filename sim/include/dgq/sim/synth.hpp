@@ -10,7 +10,7 @@
 // - RoPE (rotate-half convention, theta = rope_theta) applied to the keys; queries are built
 //   in the same post-RoPE frame;
 // - an attention-sink first token that every query attends to;
-// - queries peaky on a few keys (3 targets per probe plus the sink);
+// - queries peaky on a few keys (3 targets per probe plus the sink, logits solved exactly);
 // - regimes of different variance along the sequence, per kind (code: instruction header /
 //   parameters / code body; prose: smooth drift; poetry: short regular verses; legal: long
 //   uniform paragraphs), so that segmentation has something real to find;
