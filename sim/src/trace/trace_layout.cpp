@@ -1,5 +1,6 @@
 #include "trace/trace_layout.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -194,10 +195,39 @@ bool element_finite(const std::byte* p, DType dtype, float* value) {
 }
 }  // namespace
 
+namespace {
+// Index of the first non-finite element, or count. A branch-free scan of the exponent bits
+// (all ones = Inf/NaN) per block, so that checking a layer costs about as much as reading it.
+template <class Bits>
+std::int64_t first_non_finite(const std::byte* data, std::int64_t count, Bits exponent_mask) {
+  constexpr std::int64_t kBlock = 4096;
+  for (std::int64_t start = 0; start < count; start += kBlock) {
+    const std::int64_t end = std::min(count, start + kBlock);
+    bool bad = false;
+    for (std::int64_t i = start; i < end; ++i) {
+      Bits bits;
+      std::memcpy(&bits, data + static_cast<std::size_t>(i) * sizeof(Bits), sizeof(Bits));
+      bad |= (bits & exponent_mask) == exponent_mask;
+    }
+    if (!bad) continue;
+    for (std::int64_t i = start; i < end; ++i) {
+      Bits bits;
+      std::memcpy(&bits, data + static_cast<std::size_t>(i) * sizeof(Bits), sizeof(Bits));
+      if ((bits & exponent_mask) == exponent_mask) return i;
+    }
+  }
+  return count;
+}
+}  // namespace
+
 void check_finite(const Tensor3& t, const std::string& context) {
   const std::size_t size = dtype_size(t.dtype);
   const std::int64_t count = t.heads * t.tokens * t.channels;
-  for (std::int64_t i = 0; i < count; ++i) {
+  const std::int64_t first = t.dtype == DType::f32
+                                 ? first_non_finite<std::uint32_t>(t.storage.data(), count, 0x7f800000u)
+                                 : first_non_finite<std::uint16_t>(t.storage.data(), count,
+                                                                   t.dtype == DType::f16 ? 0x7c00 : 0x7f80);
+  for (std::int64_t i = first; i < count; ++i) {
     float value;
     if (element_finite(t.storage.data() + static_cast<std::size_t>(i) * size, t.dtype, &value)) continue;
     const std::int64_t channel = i % t.channels;
