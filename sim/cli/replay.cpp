@@ -87,9 +87,10 @@ void run_replay(const ReplayArgs& a) {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const auto& m = reader.meta();
     const double token_heads = static_cast<double>(m.tokens) * m.num_kv_heads * runs.front().layers.size();
-    std::fprintf(stderr, "%s: %zu layer(s) x %d KV heads x %lld tokens, %zu scheme(s) in %.3f s: %.4g tokens*heads/s per scheme\n",
+    // Throughput of the trace: L x KV heads x layers replayed (through every scheme) per second.
+    std::fprintf(stderr, "%s: %zu layer(s) x %d KV heads x %lld tokens through %zu scheme(s) in %.3f s: %.4g tokens*heads/s\n",
                  trace.c_str(), runs.front().layers.size(), m.num_kv_heads, static_cast<long long>(m.tokens),
-                 runs.size(), seconds, token_heads * static_cast<double>(runs.size()) / seconds);
+                 runs.size(), seconds, token_heads / seconds);
     sim::add_runs(a.output, runs, a.force);
     for (auto& r : runs) {
       r.decompressed.clear();  // written; the summary does not need them
