@@ -59,7 +59,7 @@ std::string compare_runs(const std::string& path_a, const std::string& path_b, c
 
 namespace dgq::sim {
 // JSON summary of runs (docs/results-format.md, "JSON summary"), written through PATH.partial.
-// Non-finite numbers are written as the strings "inf", "-inf", "nan".
+// Non-finite numbers are written as the strings "Infinity", "-Infinity", "NaN".
 void write_json_summary(const std::string& path, const std::vector<RunResult>& runs);
 }  // namespace dgq::sim
 
