@@ -87,14 +87,13 @@ std::string trace_identity(const SweepTrace& t) {
   return t.synthetic ? "synthetic:" + t.label : t.recorded_as;
 }
 
-std::string trace_file(const SweepConfig& config, const SweepTrace& t, const std::string& output) {
+std::string trace_file(const SweepTrace& t, const std::string& output) {
   if (!t.synthetic) return t.path;
   const std::string path = synthetic_cache_path(output, t);
   if (!fs::exists(path)) {  // write_synthetic_trace writes PATH.partial and renames: a cached file is whole
     fs::create_directories(fs::path(path).parent_path());
     write_synthetic_trace(*t.synthetic, path);
   }
-  (void)config;
   return path;
 }
 
@@ -184,7 +183,7 @@ SweepReport run_sweep(const SweepConfig& config, const SweepOptions& options) {
   }
   for (const auto& [t, runs] : by_trace) {
     const SweepTrace& trace = config.traces[t];
-    const TraceReader reader(trace_file(config, trace, options.output));
+    const TraceReader reader(trace_file(trace, options.output));
     for (std::size_t first = 0; first < runs.size(); first += kSweepSchemesPerPass) {
       const std::size_t last = std::min(runs.size(), first + kSweepSchemesPerPass);
       std::vector<std::unique_ptr<Scheme>> owned;
