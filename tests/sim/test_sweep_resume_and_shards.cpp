@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "dgq/sim/results.hpp"
 #include "dgq/sim/sweep.hpp"
@@ -133,4 +134,26 @@ TEST_CASE("shards merged equal the unsharded sweep, whatever the thread count") 
   const auto report = sim::merge_results(dir + "/merged.h5", shards);
   CHECK(report.copied == 12);
   check_same_runs(dir + "/merged.h5", whole.output, all_names(config));
+}
+
+TEST_CASE("a cached synthetic trace made from other options is an error, not silently reused") {
+  const std::string dir = make_sweep_folder("sweep-stale-cache");
+  sim::SweepOptions o;
+  o.output = dir + "/r.h5";
+  sim::run_sweep(sim::parse_sweep_config(dir + "/sweep.toml"), o);
+  // Same label (kind, tokens, seed, noise), one more layer.
+  std::string text;
+  {
+    std::ifstream in(dir + "/sweep.toml");
+    std::stringstream s;
+    s << in.rdbuf();
+    text = s.str();
+  }
+  text.replace(text.find("layers = 1"), 10, "layers = 2");
+  std::ofstream(dir + "/sweep.toml") << text;
+  const auto edited = sim::parse_sweep_config(dir + "/sweep.toml");
+  sim::SweepOptions fresh;
+  fresh.output = dir + "/r.h5";
+  std::filesystem::remove(dir + "/r.h5");  // no complete runs: the sweep must read the cache
+  CHECK_THROWS_WITH(sim::run_sweep(edited, fresh), Catch::Contains("layers 1 vs 2") && Catch::Contains("code-L96-s5"));
 }

@@ -87,12 +87,40 @@ std::string trace_identity(const SweepTrace& t) {
   return t.synthetic ? "synthetic:" + t.label : t.recorded_as;
 }
 
+// What differs between a cached synthetic trace and the one the config asks for ("" if
+// nothing): the label does not encode every option, so an edited config must not silently
+// reuse a trace generated from the old one.
+std::string cache_mismatch(const TraceMeta& cached, const TraceMeta& wanted) {
+  const auto differ = [](const char* what, auto a, auto b) {
+    return a == b ? std::string() : std::string(what) + " " + std::to_string(a) + " vs " + std::to_string(b);
+  };
+  for (const std::string& why :
+       {differ("layers", cached.num_layers, wanted.num_layers), differ("q heads", cached.num_q_heads, wanted.num_q_heads),
+        differ("KV heads", cached.num_kv_heads, wanted.num_kv_heads), differ("head_dim", cached.head_dim, wanted.head_dim),
+        differ("tokens", cached.tokens, wanted.tokens),
+        differ("probes", cached.q_pos.size(), wanted.q_pos.size()),
+        differ("seed", cached.seed.value_or(0), wanted.seed.value_or(0))}) {
+    if (!why.empty()) return why;
+  }
+  if (cached.prompt_kind != wanted.prompt_kind) return "kind " + cached.prompt_kind + " vs " + wanted.prompt_kind;
+  if (cached.model != wanted.model) return "model " + cached.model + " vs " + wanted.model;
+  if (cached.kv_dtype != wanted.kv_dtype) return "dtype";
+  if (cached.noise_mask != wanted.noise_mask) return "noise mask (noise_rate)";
+  return "";
+}
+
 std::string trace_file(const SweepTrace& t, const std::string& output) {
   if (!t.synthetic) return t.path;
   const std::string path = synthetic_cache_path(output, t);
   if (!fs::exists(path)) {  // write_synthetic_trace writes PATH.partial and renames: a cached file is whole
     fs::create_directories(fs::path(path).parent_path());
     write_synthetic_trace(*t.synthetic, path);
+    return path;
+  }
+  const std::string why = cache_mismatch(TraceReader(path).meta(), synthetic_meta(*t.synthetic));
+  if (!why.empty()) {
+    throw ParameterError(path + ": this cached trace was generated with other options than [[synthetic]] '" + t.label +
+                         "' now has (" + why + "); delete it and the runs made from it, or give the table a new label");
   }
   return path;
 }
