@@ -143,6 +143,37 @@ void compute_probe_attention(const float* q, const float* k, const float* v, std
   top_k_into(out.p, kTopKMax, out.top);
 }
 
+void compute_head_attention(const float* q, const float* k, const float* v, const std::int32_t* q_pos,
+                            std::size_t probes, std::int64_t d, std::vector<ProbeAttention>& out) {
+  out.resize(probes);
+  if (probes == 0) return;
+  const double scale = std::sqrt(static_cast<double>(d));
+  const std::int64_t keys = static_cast<std::int64_t>(q_pos[probes - 1]) + 1;
+  for (std::size_t t = 0; t < probes; ++t) out[t].logits.resize(static_cast<std::size_t>(q_pos[t]) + 1);
+  // Key j is attended by the probes t >= first[j] (positions increase with t).
+  std::size_t first = 0;
+  for (std::int64_t j = 0; j < keys; ++j) {
+    while (q_pos[first] < j) ++first;
+    const float* kj = k + j * d;
+    for (std::size_t t = first; t < probes; ++t) out[t].logits[j] = dot_fp64(q + t * d, kj, d) / scale;
+  }
+  for (std::size_t t = 0; t < probes; ++t) {
+    softmax(out[t].logits, out[t].p);
+    out[t].o.assign(static_cast<std::size_t>(d), 0.0);
+  }
+  first = 0;
+  for (std::int64_t j = 0; j < keys; ++j) {  // o_t[c] += p_t[j] v_j[c], j increasing for every t
+    while (q_pos[first] < j) ++first;
+    const float* vj = v + j * d;
+    for (std::size_t t = first; t < probes; ++t) {
+      const double pj = out[t].p[j];
+      double* o = out[t].o.data();
+      for (std::int64_t c = 0; c < d; ++c) o[c] += pj * static_cast<double>(vj[c]);
+    }
+  }
+  for (std::size_t t = 0; t < probes; ++t) top_k_into(out[t].p, kTopKMax, out[t].top);
+}
+
 ProbeMetrics compare_attention(const ProbeAttention& ref, const ProbeAttention& hat) {
   ProbeMetrics m;
   m.kl = kl_divergence(ref.p, hat.p);

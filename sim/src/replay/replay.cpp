@@ -217,7 +217,7 @@ void Replayer::add_layer(const LayerData& layer) {
     std::vector<float> q, k, v;
     std::vector<std::vector<float>> kh(S), vh(S);
     int converted_head = -1;  // KV head whose K/V (and reconstructions) are in k, v, kh, vh
-    ProbeAttention ref, hat;
+    std::vector<ProbeAttention> ref, hat;  // one per probe
     NoiseScratch scratch;
 #pragma omp for schedule(dynamic, 1)
     for (int g = 0; g < qh; ++g) {
@@ -233,16 +233,14 @@ void Replayer::add_layer(const LayerData& layer) {
           }
           converted_head = h;
         }
-        for (std::size_t t = 0; t < T; ++t) {
-          const std::int64_t n = static_cast<std::int64_t>(meta_.q_pos[t]) + 1;
-          const float* qt = q.data() + t * d;
-          compute_probe_attention(qt, k.data(), v.data(), n, d, ref);
-          const std::size_t slot = (li * qh + g) * T + t;
-          for (int s = 0; s < S; ++s) {
-            compute_probe_attention(qt, kh[s].data(), vh[s].data(), n, d, hat);
-            store_probe(runs_[s].attn, slot, compare_attention(ref, hat));
+        compute_head_attention(q.data(), k.data(), v.data(), meta_.q_pos.data(), T, d, ref);
+        for (int s = 0; s < S; ++s) {
+          compute_head_attention(q.data(), kh[s].data(), vh[s].data(), meta_.q_pos.data(), T, d, hat);
+          for (std::size_t t = 0; t < T; ++t) {
+            const std::size_t slot = (li * qh + g) * T + t;
+            store_probe(runs_[s].attn, slot, compare_attention(ref[t], hat[t]));
             if (noise) {
-              const auto nm = compare_attention_noise(ref, hat, v.data(), vh[s].data(), d, noise, scratch);
+              const auto nm = compare_attention_noise(ref[t], hat[t], v.data(), vh[s].data(), d, noise, scratch);
               store_probe(runs_[s].attn_clean, slot, nm.clean);
               runs_[s].noise_mass[slot] = nm.noise_mass;
               runs_[s].noise_mass_hat[slot] = nm.noise_mass_hat;

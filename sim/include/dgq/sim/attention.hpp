@@ -67,6 +67,13 @@ inline constexpr std::int64_t kTopKMax = 32;
 void compute_probe_attention(const float* q, const float* k, const float* v, std::int64_t n,
                              std::int64_t d, ProbeAttention& out);
 
+// All probes of one q head at once: probe t (query q + t*d) attends keys 0..q_pos[t]
+// (q_pos increasing). Each value is computed exactly as compute_probe_attention does (same
+// per-element operations, same summation order), but K and V are streamed once for all
+// probes instead of once per probe, which is what bounds the replay's speed.
+void compute_head_attention(const float* q, const float* k, const float* v, const std::int32_t* q_pos,
+                            std::size_t probes, std::int64_t d, std::vector<ProbeAttention>& out);
+
 ProbeMetrics compare_attention(const ProbeAttention& ref, const ProbeAttention& hat);
 
 // Softmax restricted to clean keys (noise_mask[j] == 0 for j < n), recomputed from the
