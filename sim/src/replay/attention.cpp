@@ -8,7 +8,11 @@
 
 namespace dgq::sim {
 
-double dot_fp64(const float* a, const float* b, std::int64_t n) {
+namespace {
+
+// q·k in 8 fp64 lanes. The product of two fp32 values is exact in fp64, so acc + a*b rounds
+// once, like an fma would (written as mul + add because GCC vectorizes this form only).
+inline double dot_lanes(const float* a, const float* b, std::int64_t n) {
   constexpr int kLanes = 8;
   double lane[kLanes] = {};
   std::int64_t i = 0;
@@ -21,11 +25,15 @@ double dot_fp64(const float* a, const float* b, std::int64_t n) {
   return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
 }
 
+}  // namespace
+
+double dot_fp64(const float* a, const float* b, std::int64_t n) { return dot_lanes(a, b, n); }
+
 void attention_logits(const float* q, const float* keys, std::int64_t n, std::int64_t d,
                       std::vector<double>& logits) {
   const double scale = std::sqrt(static_cast<double>(d));
   logits.resize(static_cast<std::size_t>(n));
-  for (std::int64_t j = 0; j < n; ++j) logits[j] = dot_fp64(q, keys + j * d, d) / scale;
+  for (std::int64_t j = 0; j < n; ++j) logits[j] = dot_lanes(q, keys + j * d, d) / scale;
 }
 
 void softmax(std::span<const double> logits, std::vector<double>& p) {
@@ -155,7 +163,7 @@ void compute_head_attention(const float* q, const float* k, const float* v, cons
   for (std::int64_t j = 0; j < keys; ++j) {
     while (q_pos[first] < j) ++first;
     const float* kj = k + j * d;
-    for (std::size_t t = first; t < probes; ++t) out[t].logits[j] = dot_fp64(q + t * d, kj, d) / scale;
+    for (std::size_t t = first; t < probes; ++t) out[t].logits[j] = dot_lanes(q + t * d, kj, d) / scale;
   }
   for (std::size_t t = 0; t < probes; ++t) {
     softmax(out[t].logits, out[t].p);
