@@ -211,7 +211,10 @@ class SmolLM2:
         path = Path(gguf_path) if gguf_path else bundled_gguf_path()
         if not path.is_file():
             raise ExportError(f"{path}: model file not found")
-        reader = gguf.GGUFReader(str(path))
+        try:
+            reader = gguf.GGUFReader(str(path))
+        except Exception as err:  # gguf raises ValueError, KeyError, struct errors... on bad files
+            raise ExportError(f"{path}: not a readable GGUF file: {err}") from err
         self.gguf_path = path
         self.reader = reader
         self.config = cfg = ModelConfig.from_gguf(reader)
@@ -560,7 +563,7 @@ def main(argv=None, model: SmolLM2 | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         quality = export(args, model)
-    except ExportError as err:
+    except (ExportError, OSError) as err:  # OSError: the trace could not be written
         log(f"error: {err}")
         return 1
     print(f"ppl={quality['ppl']:.4f} top1_acc={quality['top1_acc']:.4f} decode_rel_err={quality['decode_rel_err']:.2e}")

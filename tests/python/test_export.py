@@ -133,11 +133,21 @@ def test_missing_prompt_file_is_named_in_the_error(model, tmp_path, capsys):
     assert str(missing) in capsys.readouterr().err
 
 
-def test_failure_while_writing_leaves_neither_partial_nor_output(model, prompt_file, tmp_path, monkeypatch):
+def test_failure_while_writing_leaves_neither_partial_nor_output(model, prompt_file, tmp_path, monkeypatch, capsys):
     def refuse(*args, **kwargs):
         raise OSError("disk full (simulated)")
     monkeypatch.setattr(h5py.Group, "create_dataset", refuse)
     out = tmp_path / "interrupted.h5"
-    with pytest.raises(OSError, match="simulated"):
-        run_export(model, prompt_file, out)
+    assert run_export(model, prompt_file, out) == 1
+    assert "disk full (simulated)" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_unreadable_model_file_is_named_in_the_error(prompt_file, tmp_path, capsys):
+    fake = tmp_path / "not-a-model.gguf"
+    fake.write_bytes(b"GGUF" + b"\x00" * 20)
+    out = tmp_path / "out.h5"
+    assert export_trace.main(["--prompt-file", str(prompt_file), "--kind", "prose",
+                              "--gguf", str(fake), "-o", str(out)]) == 1
+    assert f"{fake}: not a readable GGUF file" in capsys.readouterr().err
+    assert not out.exists()
