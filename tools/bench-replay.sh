@@ -19,12 +19,12 @@ tokens="${BENCH_TOKENS:-32768}"
 threads="${THREADS:-0}"
 mkdir -p "$bench"
 
-# Runs a command under /usr/bin/time -v; prints its stderr lines about throughput, wall
+# Runs a command under /usr/bin/time -v; prints its stderr lines about throughput, CPU and wall
 # time and peak RSS.
 measure() {
   local log="$bench/time.log"
   /usr/bin/time -v "$@" >"$bench/stdout.log" 2>"$log" || { cat "$log" >&2; return 1; }
-  grep -E "tokens\*heads/s|Elapsed \(wall|Maximum resident" "$log" | sed 's/^\s*/  /'
+  grep -E "tokens\*heads/s|User time|Elapsed \(wall|Maximum resident" "$log" | sed 's/^\s*/  /'
 }
 
 shopt -s nullglob
