@@ -1,7 +1,5 @@
 #include "results/h5_arrays.hpp"
 
-#include "dgq/errors.hpp"
-
 namespace dgq::sim::results_h5 {
 
 void write_double_attribute(hid_t obj, const std::string& name, double value) {
@@ -11,19 +9,6 @@ void write_double_attribute(hid_t obj, const std::string& name, double value) {
                             context),
                   h5::Handle::Kind::attribute);
   h5::check_status(H5Awrite(attr.get(), H5T_NATIVE_DOUBLE, &value), context);
-}
-
-h5::Handle open_file_readwrite(const std::string& path) {
-  h5::silence_hdf5_errors();
-  h5::Handle fapl(h5::check(H5Pcreate(H5P_FILE_ACCESS), path), h5::Handle::Kind::plist);
-  // Strong close: closing the file closes every object in it, so nothing is left unflushed.
-  h5::check_status(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), path);
-  if (H5Fis_hdf5(path.c_str()) <= 0) {
-    h5::take_error_message();
-    throw InputError(path + ": not an HDF5 file or truncated");
-  }
-  return h5::Handle(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()), path + ": cannot open for writing"),
-                    h5::Handle::Kind::file);
 }
 
 }  // namespace dgq::sim::results_h5

@@ -54,6 +54,4 @@ void write_array(hid_t loc, const std::string& name, const std::vector<T>& value
 
 void write_double_attribute(hid_t obj, const std::string& name, double value);
 
-h5::Handle open_file_readwrite(const std::string& path);
-
 }  // namespace dgq::sim::results_h5

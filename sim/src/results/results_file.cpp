@@ -68,34 +68,29 @@ void add_runs(const std::string& path, const std::vector<RunResult>& runs, bool 
   }
   const std::string partial = path + ".partial";
   PartialFile guard(partial);
-  h5::Handle file;
+  // The new file is written from scratch: the old file's complete runs are copied over
+  // (H5Ocopy), so incomplete or replaced runs leave no dead space behind.
+  h5::Handle file = h5::create_file(partial);
+  write_results_root(file.get());
+  h5::Handle dst_runs = h5::create_group(file.get(), "runs", partial + ": /runs");
   if (fs::exists(path)) {
-    {  // validate before copying, so a non-results file is reported as such
-      h5::Handle check = h5::open_file_readonly(path);
-    }
-    fs::copy_file(path, partial, fs::copy_options::overwrite_existing);
-    file = results_h5::open_file_readwrite(partial);
-  } else {
-    file = h5::create_file(partial);
-    write_results_root(file.get());
-  }
-  const RunListing listing = list_runs_in(file.get(), path);
-  for (const auto& r : runs) {
-    if (listing.is_complete(r.name) && !replace) {
-      throw ParameterError(path + ": run '" + r.name + "' already exists (use --force to replace it)");
-    }
-  }
-  if (h5::link_exists(file.get(), "runs")) {
-    h5::Handle group = h5::open_group(file.get(), "runs", path + ": /runs");
-    for (const std::string& name : listing.incomplete) {
-      h5::check_status(H5Ldelete(group.get(), name.c_str(), H5P_DEFAULT), path + ": deleting incomplete run " + name);
-    }
+    h5::Handle old = h5::open_file_readonly(path);
+    const RunListing listing = list_runs_in(old.get(), path);
     for (const auto& r : runs) {
-      if (listing.is_complete(r.name)) {
-        h5::check_status(H5Ldelete(group.get(), r.name.c_str(), H5P_DEFAULT), path + ": replacing run " + r.name);
+      if (listing.is_complete(r.name) && !replace) {
+        throw ParameterError(path + ": run '" + r.name + "' already exists (use --force to replace it)");
+      }
+    }
+    if (!listing.complete.empty()) {
+      h5::Handle src_runs = h5::open_group(old.get(), "runs", path + ": /runs");
+      for (const std::string& name : listing.complete) {
+        if (names.count(name)) continue;  // replaced below
+        h5::check_status(H5Ocopy(src_runs.get(), name.c_str(), dst_runs.get(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
+                         path + ": copying run " + name);
       }
     }
   }
+  dst_runs.reset();
   for (const auto& r : runs) write_run(file.get(), r, path);
   if (!file.close()) h5::fail(partial + ": closing");
   guard.commit_to(path);

@@ -39,9 +39,10 @@ struct RunListing {
 };
 RunListing list_runs(const std::string& path);
 
-// Adds runs to PATH without ever leaving PATH half-written: copies PATH (if any) to
-// PATH.partial, drops incomplete runs, writes the new runs (replacing same-name runs only
-// when `replace`, otherwise a complete same-name run is an error), then renames.
+// Adds runs to PATH without ever leaving PATH half-written: writes PATH.partial with the
+// complete runs of PATH (if any) and the new runs (replacing same-name runs only when
+// `replace`, otherwise a complete same-name run is an error), then renames it to PATH.
+// Incomplete runs of PATH are dropped.
 void add_runs(const std::string& path, const std::vector<RunResult>& runs, bool replace);
 
 // Joins results files into OUT (written through OUT.partial). Complete runs are copied;
