@@ -159,32 +159,39 @@ Replayer::Replayer(TraceMeta meta, std::string trace_path, std::vector<const Sch
   }
 }
 
+int Replayer::thread_count() const { return options_.threads > 0 ? options_.threads : omp_get_max_threads(); }
+
 void Replayer::add_layer(const LayerData& layer) {
   if (next_ >= options_.layers.size() || layer.layer != options_.layers[next_]) {
     throw ParameterError("replay: layer " + std::to_string(layer.layer) + " was not expected next");
   }
   check_layer_shape(meta_, layer);
+  std::vector<Tensor3> k_hat, v_hat;  // per scheme, the trace's dtype
+  for (std::size_t s = 0; s < schemes_.size(); ++s) {
+    k_hat.emplace_back(layer.k.dtype, meta_.num_kv_heads, meta_.tokens, meta_.head_dim);
+    v_hat.emplace_back(layer.v.dtype, meta_.num_kv_heads, meta_.tokens, meta_.head_dim);
+  }
+  compress_units(layer, k_hat, v_hat);
+  measure_attention(layer, k_hat, v_hat);
+  if (options_.keep_decompressed) {
+    for (std::size_t s = 0; s < schemes_.size(); ++s) {
+      runs_[s].decompressed.push_back({layer.layer, std::move(k_hat[s]), std::move(v_hat[s])});
+    }
+  }
+  ++next_;
+  if (options_.on_layer_done) options_.on_layer_done(static_cast<int>(next_), static_cast<int>(options_.layers.size()));
+}
+
+// Phase A: every (scheme, KV head) unit compressed, decompressed and measured.
+void Replayer::compress_units(const LayerData& layer, std::vector<Tensor3>& k_hat, std::vector<Tensor3>& v_hat) {
   const std::size_t li = next_;
   const int kvh = meta_.num_kv_heads;
-  const int qh = meta_.num_q_heads;
-  const int group = qh / kvh;
-  const int S = static_cast<int>(schemes_.size());
-  const std::size_t T = meta_.q_pos.size();
-  const std::int64_t d = meta_.head_dim;
-  const int threads = options_.threads > 0 ? options_.threads : omp_get_max_threads();
-
-  // Phase A: (scheme, KV head) units.
-  std::vector<Tensor3> k_hat, v_hat;
-  for (int s = 0; s < S; ++s) {
-    k_hat.emplace_back(layer.k.dtype, kvh, meta_.tokens, d);
-    v_hat.emplace_back(layer.v.dtype, kvh, meta_.tokens, d);
-  }
+  const int units = static_cast<int>(schemes_.size()) * kvh;
   std::mutex scheme_mutex;
   std::mutex* serialize = options_.serialize_schemes ? &scheme_mutex : nullptr;
-  const int units = S * kvh;
   std::vector<UnitStorage> k_units(units), v_units(units);
   std::vector<std::exception_ptr> errors(units);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(thread_count())
   for (int u = 0; u < units; ++u) {
     const int s = u / kvh, h = u % kvh;
     const std::size_t row = li * kvh + h;
@@ -207,16 +214,26 @@ void Replayer::add_layer(const LayerData& layer) {
     record_edges(r.k, k_units[u]);
     record_edges(r.v, v_units[u]);
   }
+}
 
-  // Phase B: q heads; each converts its KV head (original and reconstructed) to fp32.
+// Phase B: every q head's probes, with the original K/V and with each scheme's K̂/V̂.
+void Replayer::measure_attention(const LayerData& layer, const std::vector<Tensor3>& k_hat,
+                                 const std::vector<Tensor3>& v_hat) {
+  const std::size_t li = next_;
+  const int qh = meta_.num_q_heads;
+  const int group = qh / meta_.num_kv_heads;
+  const int S = static_cast<int>(schemes_.size());
+  const std::size_t T = meta_.q_pos.size();
+  const std::int64_t d = meta_.head_dim;
   const std::uint8_t* noise = meta_.noise_mask.empty() ? nullptr : meta_.noise_mask.data();
-  std::vector<std::exception_ptr> q_errors(qh);
-#pragma omp parallel num_threads(threads)
+  std::vector<std::exception_ptr> errors(qh);
+#pragma omp parallel num_threads(thread_count())
   {
-    // Per-thread buffers, reused across q heads: a q head's loop allocates nothing.
+    // Per-thread buffers, reused across q heads; a KV head is widened once for its q heads
+    // (consecutive under the dynamic schedule more often than not).
     std::vector<float> q, k, v;
     std::vector<std::vector<float>> kh(S), vh(S);
-    int converted_head = -1;  // KV head whose K/V (and reconstructions) are in k, v, kh, vh
+    int converted_head = -1;
     std::vector<ProbeAttention> ref, hat;  // one per probe
     NoiseScratch scratch;
 #pragma omp for schedule(dynamic, 1)
@@ -248,19 +265,11 @@ void Replayer::add_layer(const LayerData& layer) {
           }
         }
       } catch (...) {
-        q_errors[g] = std::current_exception();
+        errors[g] = std::current_exception();
       }
     }
   }
-  rethrow_first(q_errors);
-
-  if (options_.keep_decompressed) {
-    for (int s = 0; s < S; ++s) {
-      runs_[s].decompressed.push_back({layer.layer, std::move(k_hat[s]), std::move(v_hat[s])});
-    }
-  }
-  ++next_;
-  if (options_.on_layer_done) options_.on_layer_done(static_cast<int>(next_), static_cast<int>(options_.layers.size()));
+  rethrow_first(errors);
 }
 
 std::vector<RunResult> Replayer::finish() {

@@ -75,6 +75,10 @@ class Replayer {
   std::vector<RunResult> finish();          // all layers must have been added
 
  private:
+  int thread_count() const;
+  void compress_units(const LayerData& layer, std::vector<Tensor3>& k_hat, std::vector<Tensor3>& v_hat);
+  void measure_attention(const LayerData& layer, const std::vector<Tensor3>& k_hat, const std::vector<Tensor3>& v_hat);
+
   TraceMeta meta_;
   std::vector<const Scheme*> schemes_;
   ReplayOptions options_;
