@@ -117,13 +117,15 @@ std::vector<double> centred_keys(const std::vector<double>& k, const HeadModel& 
   return out;
 }
 
-// Queries of one q head at the probes, aimed at up to three distinct earlier keys (logits
-// about 10, 8, 7) and at the sink (about 11): q is the combination of the targets' centred
-// directions and the sink direction whose dot products with those keys are exactly the
-// wanted logits (a small linear solve), plus a little noise. Attention is peaky on a few keys.
+// Queries of one q head at the probes, aimed at up to three distinct earlier content keys
+// (logits about 10, 8, 7; never a noise token: queries look for content) and at the sink
+// (about 11): q is the combination of the targets' centred directions and the sink direction
+// whose dot products with those keys are exactly the wanted logits (a small linear solve),
+// plus a little noise. Attention is peaky on a few keys. noise_mask: [L], all zeros for a
+// clean trace (whose queries therefore do not depend on it).
 std::vector<double> head_queries(const SynthOptions& o, const HeadModel& m, const std::vector<double>& keys,
-                                 const std::vector<double>& centred, const std::vector<std::int32_t>& q_pos, int layer,
-                                 int q_head) {
+                                 const std::vector<double>& centred, const std::vector<std::int32_t>& q_pos,
+                                 const std::vector<std::uint8_t>& noise_mask, int layer, int q_head) {
   Rng rng(o.seed, {static_cast<std::uint64_t>(layer), static_cast<std::uint64_t>(q_head), synth::kStreamQueries});
   const int d = o.head_dim;
   const double sqrt_d = std::sqrt(static_cast<double>(d));
@@ -133,10 +135,13 @@ std::vector<double> head_queries(const SynthOptions& o, const HeadModel& m, cons
     const std::int64_t p = q_pos[i];
     std::vector<std::int64_t> tokens;  // constrained keys: the targets, then the sink (token 0)
     std::vector<double> logits;
-    for (int j = 0; j < 3 && static_cast<std::int64_t>(tokens.size()) < p; ++j) {
+    const auto content = static_cast<std::int64_t>(
+        std::count(noise_mask.begin() + 1, noise_mask.begin() + p + 1, std::uint8_t{0}));
+    for (int j = 0; j < 3 && static_cast<std::int64_t>(tokens.size()) < content; ++j) {
       std::int64_t target;
       do target = 1 + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(p)));
-      while (std::find(tokens.begin(), tokens.end(), target) != tokens.end());
+      while (noise_mask[static_cast<std::size_t>(target)] ||
+             std::find(tokens.begin(), tokens.end(), target) != tokens.end());
       tokens.push_back(target);
       logits.push_back(target_logits[j] + rng.uniform());
     }
@@ -193,6 +198,8 @@ LayerData synthesize_layer(const SynthOptions& o, int layer) {
   const auto inv_freq = synth::rope_inverse_frequencies(o.head_dim, o.rope_theta);
   const auto q_pos = probe_positions(o.tokens, o.probes);
   const int group = o.q_heads / o.kv_heads;
+  const auto noise_mask = o.noise_rate > 0.0 ? make_noise_mask(o.tokens, o.noise_rate, o.seed)
+                                             : std::vector<std::uint8_t>(static_cast<std::size_t>(o.tokens), 0);
   LayerData out;
   out.layer = layer;
   out.k = Tensor3(o.dtype, o.kv_heads, o.tokens, o.head_dim);
@@ -207,9 +214,9 @@ LayerData synthesize_layer(const SynthOptions& o, int layer) {
     store_head(head_values(o, model, scale, layer, head), out.v.head(head));
     const auto centred = centred_keys(keys, model, o.tokens, o.head_dim);
     for (int q_head = head * group; q_head < (head + 1) * group; ++q_head)
-      store_head(head_queries(o, model, keys, centred, q_pos, layer, q_head), out.q.head(q_head));
+      store_head(head_queries(o, model, keys, centred, q_pos, noise_mask, layer, q_head), out.q.head(q_head));
   }
-  if (o.noise_rate > 0.0) inject_noise(out, make_noise_mask(o.tokens, o.noise_rate, o.seed), o.seed);
+  if (o.noise_rate > 0.0) inject_noise(out, noise_mask, o.seed);
   return out;
 }
 

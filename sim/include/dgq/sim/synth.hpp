@@ -14,7 +14,10 @@
 // - regimes of different variance along the sequence, per kind (code: instruction header /
 //   parameters / code body; prose: smooth drift; poetry: short regular verses; legal: long
 //   uniform paragraphs), so that segmentation has something real to find;
-// - optional noise tokens (high-variance random K/V) marked in /noise_mask.
+// - optional noise tokens marked in /noise_mask, as a random character behaves in a real model:
+//   key of ordinary norm with the usual outlier channels but a random direction elsewhere,
+//   value of ordinary scale and random direction; queries never aim at them, so they get
+//   little attention (as in the real SmolLM2 noisy traces).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -58,8 +61,11 @@ void write_synthetic_trace(const SynthOptions& options, const std::string& path)
 // round(rate * (L-1)) distinct tokens among 1..L-1 (token 0, the sink, is kept), chosen
 // with the PRNG seeded by seed. Returns the [L] mask (1 = noise).
 std::vector<std::uint8_t> make_noise_mask(std::int64_t tokens, double rate, std::uint64_t seed);
-// Replaces the masked tokens' K and V in every KV head with high-variance random values
-// (deterministic in seed and layer.layer). Queries are left as they are.
+// Replaces the masked tokens' K and V in every KV head with ordinary-looking random vectors
+// (deterministic in seed and layer.layer): each gets the per-channel mean of its 64 nearest
+// clean tokens (token 0, the sink, excluded), plus on the outlier channels (clean RMS > 4x
+// the median channel's) their usual per-channel spread, plus on the other channels a random
+// direction scaled to those neighbours' typical deviation norm. Queries are left as they are.
 void inject_noise(LayerData& layer, const std::vector<std::uint8_t>& mask, std::uint64_t seed);
 
 }  // namespace dgq::sim
