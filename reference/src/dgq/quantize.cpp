@@ -10,10 +10,10 @@ void quantize_segments(ConstTensor x, const std::vector<std::uint32_t>& edges, D
   std::vector<float> lo, inv;
   for (int s = 0; s + 1 < static_cast<int>(edges.size()); ++s) {
     segment_row_params(enc, s, lo, inv, /*inverse=*/true);
-    for (std::int64_t t = edges[s]; t < edges[s + 1]; ++t) {
-      const void* row = static_cast<const unsigned char*>(x.data) + static_cast<std::size_t>(t) * row_bytes;
-      kernels::fast::quantize_row(row, x.dtype, D, lo.data(), inv.data(), enc.codes.data() + t * D);
-    }
+    const std::int64_t first = edges[s];
+    const void* rows = static_cast<const unsigned char*>(x.data) + static_cast<std::size_t>(first) * row_bytes;
+    kernels::fast::quantize_rows(rows, x.dtype, edges[s + 1] - first, D, lo.data(), inv.data(),
+                                 enc.codes.data() + first * D);
   }
 }
 

@@ -29,6 +29,14 @@ enum class RangeShape { per_channel, whole_row };
   /* have n entries) or over the whole row (one entry each). */                                    \
   RowStats scan_row(const void* src, DType dt, std::int64_t n, float* row, float* lo, float* hi,   \
                     RangeShape shape);                                                             \
+  /* Pass 1 on `rows` consecutive rows of n elements (a block): stats[r] for each row, lo/hi    */  \
+  /* accumulated over all of them. Stops at the first row with a NaN or Inf and returns its     */  \
+  /* index, with that row's fp32 values in `row` (stats[r] unset); returns `rows` otherwise.    */  \
+  std::int64_t scan_rows(const void* src, DType dt, std::int64_t rows, std::int64_t n, float* row, float* lo,     \
+                         float* hi, RangeShape shape, RowStats* stats);                            \
+  /* Rule 7 on `rows` consecutive rows sharing one segment's lo/inv (one entry per channel). */    \
+  void quantize_rows(const void* src, DType dt, std::int64_t rows, std::int64_t n, const float* lo, \
+                     const float* inv, std::int8_t* codes);                                         \
   /* Rule 7 on one row; lo/inv have one entry per channel. */                                      \
   void quantize_row(const void* src, DType dt, std::int64_t n, const float* lo, const float* inv,  \
                     std::int8_t* codes);                                                           \

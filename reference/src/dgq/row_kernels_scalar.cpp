@@ -48,6 +48,26 @@ RowStats scan_row(const void* src, DType dt, std::int64_t n, float* row, float* 
   return st;
 }
 
+std::int64_t scan_rows(const void* src, DType dt, std::int64_t rows, std::int64_t n, float* row, float* lo, float* hi,
+                       RangeShape shape, RowStats* stats) {
+  const std::size_t row_bytes = static_cast<std::size_t>(n) * dtype_size(dt);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const void* row_src = static_cast<const unsigned char*>(src) + static_cast<std::size_t>(r) * row_bytes;
+    const RowStats st = scan_row(row_src, dt, n, row, lo, hi, shape);
+    if (!st.finite) return r;
+    stats[r] = st;
+  }
+  return rows;
+}
+
+void quantize_rows(const void* src, DType dt, std::int64_t rows, std::int64_t n, const float* lo, const float* inv,
+                   std::int8_t* codes) {
+  const std::size_t row_bytes = static_cast<std::size_t>(n) * dtype_size(dt);
+  for (std::int64_t r = 0; r < rows; ++r)
+    quantize_row(static_cast<const unsigned char*>(src) + static_cast<std::size_t>(r) * row_bytes, dt, n, lo, inv,
+                 codes + r * n);
+}
+
 void quantize_row(const void* src, DType dt, std::int64_t n, const float* lo, const float* inv, std::int8_t* codes) {
   const ConstTensor view{src, dt, 1, n};
   for (std::int64_t d = 0; d < n; ++d) codes[d] = rules::quantize_code(load_element(view, d), lo[d], inv[d]);

@@ -40,18 +40,20 @@ PassOne scan_tensor(ConstTensor x, const DgqParams& p) {
 
   const auto shape = out.range_channels == 1 ? kernels::RangeShape::whole_row : kernels::RangeShape::per_channel;
   std::vector<float> row(static_cast<std::size_t>(D));
+  std::vector<kernels::RowStats> stats(static_cast<std::size_t>(std::min<std::int64_t>(L, p.win)));
   for (std::int64_t b = 0; b < blocks; ++b) {
     // The block's extremes are accumulated in place, starting from +-inf.
     float* lo = out.block_lo.data() + b * out.range_channels;
     float* hi = out.block_hi.data() + b * out.range_channels;
     std::fill(lo, lo + out.range_channels, std::numeric_limits<float>::infinity());
     std::fill(hi, hi + out.range_channels, -std::numeric_limits<float>::infinity());
-    const std::int64_t end = std::min(L, (b + 1) * p.win);
-    for (std::int64_t t = b * p.win; t < end; ++t) {
-      const kernels::RowStats st = kernels::fast::scan_row(row_pointer(x, t), x.dtype, D, row.data(), lo, hi, shape);
-      if (!st.finite) reject_row(row.data(), D, t);
-      out.token_var[static_cast<std::size_t>(t)] = token_variance(st, D, p.min_var, t);
-    }
+    const std::int64_t first = b * p.win, rows = std::min(L, first + p.win) - first;
+    const std::int64_t scanned =
+        kernels::fast::scan_rows(row_pointer(x, first), x.dtype, rows, D, row.data(), lo, hi, shape, stats.data());
+    // Rows before a non-finite one are judged first, as a row-by-row scan would.
+    for (std::int64_t r = 0; r < scanned; ++r)
+      out.token_var[static_cast<std::size_t>(first + r)] = token_variance(stats[r], D, p.min_var, first + r);
+    if (scanned < rows) reject_row(row.data(), D, first + scanned);
   }
   return out;
 }
