@@ -20,6 +20,11 @@ void print_meta(const sim::TraceMeta& m) {
   std::printf("prompt kind   %s\n", m.prompt_kind.c_str());
   std::printf("shape         %d layers, %d q heads, %d KV heads, head_dim %d, rope_applied %d\n", m.num_layers,
               m.num_q_heads, m.num_kv_heads, m.head_dim, m.rope_applied ? 1 : 0);
+  if (!m.layer_ids.empty()) {
+    std::string ids;
+    for (const int id : m.layer_ids) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+    std::printf("layer ids     %s (the recorded model's layer index of each stored layer)\n", ids.c_str());
+  }
   std::printf("tokens        %lld (K/V %s), %zu probes\n", static_cast<long long>(m.tokens),
               std::string(dtype_name(m.kv_dtype)).c_str(), m.q_pos.size());
   if (!m.token_ids.empty()) std::printf("token ids     present\n");

@@ -1,10 +1,14 @@
 // `dgq memory`: exact KV-cache bytes (K and V, all layers and KV heads) per scheme for a
 // model shape and context lengths, from Scheme::planned_bytes (DGQ: its upper bound at the
-// segment budget).
+// segment budget). --json PATH also writes the same rows machine-readably.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
+
+#include <toml++/toml.h>
 
 #include "cli_common.hpp"
 #include "commands.hpp"
@@ -34,6 +38,14 @@ struct MemoryArgs {
   ModelShape shape;
   std::vector<std::int64_t> tokens = {8192, 32768, 131072};
   std::vector<std::string> schemes;
+  std::string json_path;  // empty: console only
+};
+
+struct MemoryRow {
+  std::int64_t tokens = 0;
+  std::string scheme;
+  std::uint64_t bytes = 0;
+  double ratio_vs_fp16 = 0.0;
 };
 
 ModelShape resolve_shape(const MemoryArgs& a) {
@@ -54,16 +66,11 @@ void print_article_note() {
       "      fp16 save at most ~2x, not 4x (see ../shared/FACTS.md).\n");
 }
 
-void run_memory(const MemoryArgs& a) {
-  const ModelShape s = resolve_shape(a);
+std::vector<MemoryRow> memory_rows(const MemoryArgs& a, const ModelShape& s) {
   std::vector<std::string> specs = a.schemes.empty() ? scheme_families() : a.schemes;
   std::vector<std::unique_ptr<Scheme>> schemes;
   for (const auto& spec : specs) schemes.push_back(make_scheme(spec));
-  std::printf("KV cache of %s%d layers x %d KV heads x head_dim %d, K and V, fp16 input\n",
-              a.model.empty() ? "" : (a.model + ": ").c_str(), s.layers, s.kv_heads, s.head_dim);
-  int width = 6;
-  for (const auto& scheme : schemes) width = std::max(width, static_cast<int>(scheme->spec().size()));
-  std::printf("%-10s %-*s %20s %10s %10s %14s\n", "tokens", width, "scheme", "bytes", "GiB", "GB", "ratio vs fp16");
+  std::vector<MemoryRow> rows;
   for (const std::int64_t tokens : a.tokens) {
     if (tokens < 0) throw ParameterError("memory: --tokens must be >= 0, got " + std::to_string(tokens));
     const auto units = static_cast<std::uint64_t>(s.layers) * static_cast<std::uint64_t>(s.kv_heads);
@@ -72,12 +79,56 @@ void run_memory(const MemoryArgs& a) {
       const std::uint64_t bytes =
           units * (scheme->planned_bytes(tokens, s.head_dim, DType::f16, TensorRole::key) +
                    scheme->planned_bytes(tokens, s.head_dim, DType::f16, TensorRole::value));
-      std::printf("%-10lld %-*s %20llu %10.3f %10.3f %14.4f\n", static_cast<long long>(tokens), width,
-                  scheme->spec().c_str(), static_cast<unsigned long long>(bytes),
-                  static_cast<double>(bytes) / 1073741824.0, static_cast<double>(bytes) / 1e9,
-                  bytes ? static_cast<double>(fp16) / static_cast<double>(bytes) : 0.0);
+      rows.push_back({tokens, scheme->spec(), bytes, bytes ? static_cast<double>(fp16) / static_cast<double>(bytes) : 0.0});
     }
   }
+  return rows;
+}
+
+void print_rows(const MemoryArgs& a, const ModelShape& s, const std::vector<MemoryRow>& rows) {
+  std::printf("KV cache of %s%d layers x %d KV heads x head_dim %d, K and V, fp16 input\n",
+              a.model.empty() ? "" : (a.model + ": ").c_str(), s.layers, s.kv_heads, s.head_dim);
+  int width = 6;
+  for (const auto& row : rows) width = std::max(width, static_cast<int>(row.scheme.size()));
+  std::printf("%-10s %-*s %20s %10s %10s %14s\n", "tokens", width, "scheme", "bytes", "GiB", "GB", "ratio vs fp16");
+  for (const auto& row : rows)
+    std::printf("%-10lld %-*s %20llu %10.3f %10.3f %14.4f\n", static_cast<long long>(row.tokens), width,
+                row.scheme.c_str(), static_cast<unsigned long long>(row.bytes),
+                static_cast<double>(row.bytes) / 1073741824.0, static_cast<double>(row.bytes) / 1e9, row.ratio_vs_fp16);
+}
+
+// {"format": "dgq-memory", "model", "layers", "kv_heads", "head_dim", "input_dtype",
+//  "rows": [{"tokens", "scheme", "bytes", "gib", "gb", "ratio_vs_fp16"}]}, written to
+// PATH.partial and renamed so that an interrupted run leaves no complete-looking file.
+void write_json(const std::string& path, const MemoryArgs& a, const ModelShape& s, const std::vector<MemoryRow>& rows) {
+  toml::array out_rows;
+  for (const auto& row : rows)
+    out_rows.push_back(toml::table{{"tokens", row.tokens},
+                                   {"scheme", row.scheme},
+                                   {"bytes", static_cast<std::int64_t>(row.bytes)},
+                                   {"gib", static_cast<double>(row.bytes) / 1073741824.0},
+                                   {"gb", static_cast<double>(row.bytes) / 1e9},
+                                   {"ratio_vs_fp16", row.ratio_vs_fp16}});
+  const toml::table doc{{"format", "dgq-memory"}, {"model", a.model},       {"layers", s.layers},
+                        {"kv_heads", s.kv_heads}, {"head_dim", s.head_dim}, {"input_dtype", "f16"},
+                        {"rows", out_rows}};
+  const std::string partial = path + ".partial";
+  {
+    std::ofstream out(partial);
+    if (!out) throw Error("memory: cannot write '" + partial + "'");
+    out << toml::json_formatter{doc} << "\n";
+    if (!out.flush()) throw Error("memory: write to '" + partial + "' failed");
+  }
+  std::error_code ec;
+  std::filesystem::rename(partial, path, ec);
+  if (ec) throw Error("memory: cannot rename '" + partial + "' to '" + path + "': " + ec.message());
+}
+
+void run_memory(const MemoryArgs& a) {
+  const ModelShape s = resolve_shape(a);
+  const auto rows = memory_rows(a, s);
+  print_rows(a, s, rows);
+  if (!a.json_path.empty()) write_json(a.json_path, a, s, rows);
   const bool article_case = (a.model == "llama-3-8b" || a.model == "llama-3.1-8b");
   for (const std::int64_t tokens : a.tokens)
     if (article_case && tokens == 131072) print_article_note();
@@ -100,6 +151,7 @@ void register_memory(CLI::App& app) {
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--scheme", args->schemes, "scheme specs (repeatable; default: every family)");
+  cmd->add_option("--json", args->json_path, "also write the rows as JSON here (format dgq-memory)");
   cmd->callback([args] { run_memory(*args); });
 }
 

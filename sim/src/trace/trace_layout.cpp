@@ -24,6 +24,8 @@ void write_meta_attributes(hid_t file, const TraceMeta& meta, const std::string&
   h5::write_string_attribute(file, "source", meta.source);
   h5::write_string_attribute(file, "prompt_kind", meta.prompt_kind);
   if (meta.seed) h5::write_int_attribute(file, "seed", static_cast<std::int64_t>(*meta.seed));
+  if (!meta.layer_ids.empty())
+    h5::write_int_array_attribute(file, "layer_ids", std::vector<std::int64_t>(meta.layer_ids.begin(), meta.layer_ids.end()));
 }
 
 namespace {
@@ -32,6 +34,22 @@ int read_positive_int(hid_t file, const char* name, const std::string& path) {
   if (v <= 0 || v > (1 << 24))
     throw InputError(path + ": attribute '" + name + "' = " + std::to_string(v) + " is out of range [1, 16777216]");
   return static_cast<int>(v);
+}
+
+// The optional `layer_ids`: one non-negative model layer index per stored layer.
+std::vector<int> read_layer_ids(hid_t file, int num_layers, const std::string& path) {
+  const auto ids = h5::read_int_array_attribute(file, "layer_ids", path);
+  if (static_cast<std::int64_t>(ids.size()) != num_layers)
+    throw InputError(path + ": attribute 'layer_ids' has " + std::to_string(ids.size()) + " entries for " +
+                     std::to_string(num_layers) + " layers (num_layers)");
+  std::vector<int> out;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] > (1 << 24))
+      throw InputError(path + ": attribute 'layer_ids'[" + std::to_string(i) + "] = " + std::to_string(ids[i]) +
+                       " is out of range [0, 16777216]");
+    out.push_back(static_cast<int>(ids[i]));
+  }
+  return out;
 }
 }  // namespace
 
@@ -61,6 +79,7 @@ TraceMeta read_meta_attributes(hid_t file, const std::string& path, const std::s
     const std::int64_t seed = h5::read_int_attribute(file, "seed", path);
     meta.seed = static_cast<std::uint64_t>(seed);
   }
+  if (h5::has_attribute(file, "layer_ids")) meta.layer_ids = read_layer_ids(file, meta.num_layers, path);
   return meta;
 }
 

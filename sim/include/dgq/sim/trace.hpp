@@ -27,6 +27,9 @@ struct TraceMeta {
   std::vector<std::int32_t> token_ids;   // optional /tokens, empty if absent
   std::vector<std::uint8_t> noise_mask;  // optional /noise_mask, empty if absent
   std::string text;                      // optional /text
+  // Optional root attribute `layer_ids` [num_layers]: the recorded model's index of each
+  // stored layer (a trace of layers 0,7,15,29 of a 30-layer model); empty if absent.
+  std::vector<int> layer_ids;
 };
 
 struct LayerData {
