@@ -72,6 +72,9 @@ float canonical_sum_of_squares(const float* x, std::int64_t n, float mean);
 // Full encode (rules 1-8). Throws InputError for NaN/Inf (naming token and channel) or a
 // segment whose value range overflows fp32; ParameterError for bad params.
 DgqEncoded dgq_encode(ConstTensor x, const DgqParams& p);
+// The same bytes written into `out`, reusing its vectors' capacity: encoding tensors of one
+// size over and over allocates nothing. Throws as dgq_encode; `out` is then unspecified.
+void dgq_encode_into(ConstTensor x, const DgqParams& p, DgqEncoded& out);
 
 // Decode into out (same shape, out.dtype == enc.dtype). Uses only the stored parts: bitmap
 // and in-band modes recover the boundaries from the bitmap or the markers.
@@ -86,4 +89,6 @@ namespace dgq {
 // Every unit (layer x head x K/V) encoded independently, OpenMP over units; the bytes do not
 // depend on the thread count.
 std::vector<DgqEncoded> dgq_encode_batch(const std::vector<ConstTensor>& units, const DgqParams& p);
+// The same into `out` (resized to units.size()), reusing each entry's buffers (dgq_encode_into).
+void dgq_encode_batch_into(const std::vector<ConstTensor>& units, const DgqParams& p, std::vector<DgqEncoded>& out);
 }  // namespace dgq

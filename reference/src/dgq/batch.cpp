@@ -9,8 +9,14 @@
 namespace dgq {
 
 std::vector<DgqEncoded> dgq_encode_batch(const std::vector<ConstTensor>& units, const DgqParams& p) {
+  std::vector<DgqEncoded> out;
+  dgq_encode_batch_into(units, p, out);
+  return out;
+}
+
+void dgq_encode_batch_into(const std::vector<ConstTensor>& units, const DgqParams& p, std::vector<DgqEncoded>& out) {
   p.validate();
-  std::vector<DgqEncoded> out(units.size());
+  out.resize(units.size());
   // Exceptions must not cross the OpenMP region: keep the first failure (lowest unit index)
   // and rethrow it with the unit named.
   std::vector<std::string> errors(units.size());
@@ -19,7 +25,7 @@ std::vector<DgqEncoded> dgq_encode_batch(const std::vector<ConstTensor>& units, 
 #pragma omp parallel for schedule(dynamic, 1)
   for (long long i = 0; i < n; ++i) {
     try {
-      out[i] = dgq_encode(units[i], p);
+      dgq_encode_into(units[i], p, out[i]);
     } catch (const InputError& e) {
       errors[i] = e.what();
       is_input_error[i] = 1;
@@ -33,7 +39,6 @@ std::vector<DgqEncoded> dgq_encode_batch(const std::vector<ConstTensor>& units, 
     if (is_input_error[i]) throw InputError(msg);
     throw Error(msg);
   }
-  return out;
 }
 
 }  // namespace dgq

@@ -4,24 +4,46 @@
 #include "shape.hpp"
 
 namespace dgq {
+namespace detail {
 
-DgqEncoded dgq_encode(ConstTensor x, const DgqParams& p) {
+std::vector<std::uint32_t> encode_parts(ConstTensor x, const DgqParams& p, DgqEncoded& enc, std::int8_t* codes) {
   p.validate();
-  detail::check_shape(x);
-  DgqEncoded enc;
+  check_shape(x);
   enc.tokens = x.tokens;
   enc.channels = x.channels;
   enc.dtype = x.dtype;
   enc.params = p;
-  if (x.tokens == 0) return enc;  // rule 4: no segment, no codes
+  enc.segments = 0;
+  enc.boundaries.clear();
+  enc.bitmap.clear();
+  enc.lo.clear();
+  enc.hi.clear();
+  if (x.tokens == 0) return with_ends({}, 0);  // rule 4: no segment, no codes
 
-  const detail::PassOne pass = detail::scan_tensor(x, p);
-  const DgqAnalysis analysis = detail::analyze_pass(pass, x.tokens, p);
-  const std::vector<std::uint32_t> edges = detail::with_ends(analysis.edges, x.tokens);
+  const PassOne pass = scan_tensor(x, p);
+  const DgqAnalysis analysis = analyze_pass(pass, x.tokens, p);
+  std::vector<std::uint32_t> edges = with_ends(analysis.edges, x.tokens);
   enc.segments = static_cast<int>(edges.size()) - 1;
-  detail::segment_ranges(pass, edges, p.win, enc);
-  detail::quantize_segments(x, edges, enc);
-  detail::store_markers(edges, enc);
+  segment_ranges(pass, edges, p.win, enc);
+  quantize_segments(x, edges, enc, codes);
+  store_markers(edges, enc, codes);
+  return edges;
+}
+
+}  // namespace detail
+
+void dgq_encode_into(ConstTensor x, const DgqParams& p, DgqEncoded& out) {
+  // The codes are sized only for a valid shape; resize keeps the old bytes, all of which pass 2
+  // overwrites, so a reused buffer costs no zero-fill and no page faults.
+  p.validate();
+  detail::check_shape(x);
+  out.codes.resize(static_cast<std::size_t>(x.tokens * x.channels));
+  detail::encode_parts(x, p, out, out.codes.data());
+}
+
+DgqEncoded dgq_encode(ConstTensor x, const DgqParams& p) {
+  DgqEncoded enc;
+  dgq_encode_into(x, p, enc);
   return enc;
 }
 

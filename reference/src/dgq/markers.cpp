@@ -8,8 +8,11 @@
 namespace dgq {
 namespace detail {
 
-void store_markers(const std::vector<std::uint32_t>& edges, DgqEncoded& enc) {
+void store_markers(const std::vector<std::uint32_t>& edges, DgqEncoded& enc, std::int8_t* codes) {
   const int segments = static_cast<int>(edges.size()) - 1;
+  // Parts of other marker modes stay empty (enc may be reused from another encode).
+  enc.boundaries.clear();
+  enc.bitmap.clear();
   switch (enc.params.markers) {
     case Markers::table:
       enc.boundaries.assign(edges.begin() + 1, edges.end() - 1);
@@ -21,7 +24,7 @@ void store_markers(const std::vector<std::uint32_t>& edges, DgqEncoded& enc) {
       return;
     case Markers::inband:
       for (int s = 1; s < segments; ++s) {
-        std::int8_t& c = enc.codes[static_cast<std::size_t>(edges[s]) * enc.channels];
+        std::int8_t& c = codes[static_cast<std::size_t>(edges[s]) * enc.channels];
         c = rules::inband_mark(c);
       }
       return;

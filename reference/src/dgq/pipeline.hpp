@@ -38,11 +38,17 @@ std::vector<std::uint32_t> with_ends(const std::vector<std::uint32_t>& interior,
 // Rule 6: lo/hi per segment (x C), from the block extremes; throws InputError on overflow.
 void segment_ranges(const PassOne& pass, const std::vector<std::uint32_t>& edges, int win, DgqEncoded& enc);
 
-// Rule 7: codes of every segment (second pass over the tensor).
-void quantize_segments(ConstTensor x, const std::vector<std::uint32_t>& edges, DgqEncoded& enc);
+// Rule 7: codes of every segment (second pass over the tensor) into codes[tokens*channels].
+void quantize_segments(ConstTensor x, const std::vector<std::uint32_t>& edges, const DgqEncoded& enc,
+                       std::int8_t* codes);
 
-// Rule 8: stores the segment edges in the marker mode's form.
-void store_markers(const std::vector<std::uint32_t>& edges, DgqEncoded& enc);
+// Rule 8: stores the segment edges in the marker mode's form (in-band: into `codes`).
+void store_markers(const std::vector<std::uint32_t>& edges, DgqEncoded& enc, std::int8_t* codes);
+
+// Rules 0-8 into `enc` (its buffers reused), with the codes written to codes[tokens*channels]
+// rather than enc.codes, which is left untouched (the Scheme stores them in its own part
+// without a copy). Returns the segment edges [0, ..., tokens].
+std::vector<std::uint32_t> encode_parts(ConstTensor x, const DgqParams& p, DgqEncoded& enc, std::int8_t* codes);
 
 // Per-channel views of segment s's range (C entries broadcast to `channels`).
 void segment_row_params(const DgqEncoded& enc, int s, std::vector<float>& lo, std::vector<float>& step,

@@ -3,17 +3,17 @@
 
 namespace dgq::detail {
 
-void quantize_segments(ConstTensor x, const std::vector<std::uint32_t>& edges, DgqEncoded& enc) {
+void quantize_segments(ConstTensor x, const std::vector<std::uint32_t>& edges, const DgqEncoded& enc,
+                       std::int8_t* codes) {
   const std::int64_t D = x.channels;
   const std::size_t row_bytes = static_cast<std::size_t>(D) * dtype_size(x.dtype);
-  enc.codes.resize(static_cast<std::size_t>(x.tokens * D));
   std::vector<float> lo, inv;
   for (int s = 0; s + 1 < static_cast<int>(edges.size()); ++s) {
     segment_row_params(enc, s, lo, inv, /*inverse=*/true);
     const std::int64_t first = edges[s];
     const void* rows = static_cast<const unsigned char*>(x.data) + static_cast<std::size_t>(first) * row_bytes;
     kernels::fast::quantize_rows(rows, x.dtype, edges[s + 1] - first, D, lo.data(), inv.data(),
-                                 enc.codes.data() + first * D);
+                                 codes + first * D);
   }
 }
 

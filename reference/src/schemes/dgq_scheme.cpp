@@ -10,6 +10,8 @@
 #include "dgq/dgq.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
+#include "dgq/pipeline.hpp"
+#include "dgq/shape.hpp"
 #include "schemes/byte_io.hpp"
 #include "schemes/scheme_factories.hpp"
 #include "schemes/tensor_io.hpp"
@@ -26,10 +28,23 @@ class DgqScheme final : public Scheme {
   std::string spec() const override { return "dgq:" + params_.to_string(); }
 
   Compressed compress(ConstTensor x, TensorRole role) const override {
-    check_finite(x, "dgq");  // dgq_encode checks too; this keeps the message uniform across schemes
-    const DgqEncoded enc = dgq_encode(x, params_);
     Compressed c = start_compressed(spec(), x, role);
-    c.parts.push_back({"codes", std::vector<std::uint8_t>(enc.codes.begin(), enc.codes.end())});
+    // The encoder writes the codes straight into their part (int8 through the unsigned
+    // bytes: same object, signed view).
+    std::vector<std::uint8_t> codes;
+    DgqEncoded enc;
+    try {
+      detail::check_shape(x);  // before sizing the codes by it
+      codes.resize(static_cast<std::size_t>(x.tokens * x.channels));
+      c.segment_edges = detail::encode_parts(x, params_, enc, reinterpret_cast<std::int8_t*>(codes.data()));
+    } catch (const InputError&) {
+      // dgq_encode rejects NaN/Inf itself, in its own words and possibly after another error
+      // (an overflowing row before it); the scheme reports the first non-finite element in
+      // the schemes' uniform words instead. Scanning only on failure spares a pass.
+      if (x.data != nullptr && x.channels >= 1) check_finite(x, "dgq");
+      throw;
+    }
+    c.parts.push_back({"codes", std::move(codes)});
     std::vector<std::uint8_t> ranges;
     ranges.reserve(enc.lo.size() * kRangeBytes);
     for (std::size_t i = 0; i < enc.lo.size(); ++i) append_range(ranges, enc.lo[i], enc.hi[i]);
@@ -41,7 +56,6 @@ class DgqScheme final : public Scheme {
     } else if (params_.markers == Markers::bitmap) {
       c.parts.push_back({"bitmap", enc.bitmap});
     }
-    c.segment_edges = dgq_segment_edges(enc);
     return c;
   }
 
