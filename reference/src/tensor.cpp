@@ -7,7 +7,86 @@
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
 
+#if defined(__AVX2__) && defined(__F16C__)
+#include <immintrin.h>
+#define DGQ_TENSOR_AVX2 1
+#endif
+
 namespace dgq {
+namespace {
+
+// Whole-buffer conversions with the same bits as load_element/store_element. The hardware
+// conversions agree with dgq::rules except on NaN payloads (F16C quiets a signalling NaN and
+// keeps payload bits that rules::float_to_half drops), so any group of 8 holding a NaN goes
+// through the scalar rules.
+void widen_halves(const std::uint16_t* h, float* f, std::int64_t n) {
+  std::int64_t i = 0;
+#ifdef DGQ_TENSOR_AVX2
+  const __m128i exponent = _mm_set1_epi16(0x7c00);
+  for (; i + 8 <= n; i += 8) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i));
+    if (_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(x, exponent), exponent)) != 0) {
+      for (std::int64_t k = i; k < i + 8; ++k) f[k] = rules::half_to_float(h[k]);
+      continue;
+    }
+    _mm256_storeu_ps(f + i, _mm256_cvtph_ps(x));
+  }
+#endif
+  for (; i < n; ++i) f[i] = rules::half_to_float(h[i]);
+}
+
+void widen_bf16(const std::uint16_t* b, float* f, std::int64_t n) {
+  std::int64_t i = 0;
+#ifdef DGQ_TENSOR_AVX2
+  for (; i + 8 <= n; i += 8) {
+    const __m256i x = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i)));
+    _mm256_storeu_ps(f + i, _mm256_castsi256_ps(_mm256_slli_epi32(x, 16)));  // exact, NaN bits kept
+  }
+#endif
+  for (; i < n; ++i) f[i] = rules::bf16_to_float(b[i]);
+}
+
+#ifdef DGQ_TENSOR_AVX2
+bool has_nan(__m256 v) { return _mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0; }
+#endif
+
+void narrow_halves(const float* f, std::uint16_t* h, std::int64_t n) {
+  std::int64_t i = 0;
+#ifdef DGQ_TENSOR_AVX2
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(f + i);
+    if (has_nan(v)) {
+      for (std::int64_t k = i; k < i + 8; ++k) h[k] = rules::float_to_half(f[k]);
+      continue;
+    }
+    // Round to nearest even, subnormals included (F16C ignores FTZ/DAZ).
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(h + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+#endif
+  for (; i < n; ++i) h[i] = rules::float_to_half(f[i]);
+}
+
+void narrow_bf16(const float* f, std::uint16_t* b, std::int64_t n) {
+  std::int64_t i = 0;
+#ifdef DGQ_TENSOR_AVX2
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(f + i);
+    if (has_nan(v)) {
+      for (std::int64_t k = i; k < i + 8; ++k) b[k] = rules::float_to_bf16(f[k]);
+      continue;
+    }
+    // rules::float_to_bf16 for non-NaN x: (x + 0x7fff + ((x >> 16) & 1)) >> 16, modulo 2^32.
+    const __m256i u = _mm256_castps_si256(v);
+    const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+    const __m256i r = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), odd), 16);
+    const __m128i packed = _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(b + i), packed);
+  }
+#endif
+  for (; i < n; ++i) b[i] = rules::float_to_bf16(f[i]);
+}
+
+}  // namespace
 
 std::size_t dtype_size(DType t) {
   switch (t) {
@@ -98,13 +177,31 @@ void store_element(MutTensor t, std::int64_t i, float value) {
 std::vector<float> to_float(ConstTensor t) {
   const std::int64_t n = t.tokens * t.channels;
   std::vector<float> out(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) out[i] = load_element(t, i);
+  switch (t.dtype) {
+    case DType::f16:
+      widen_halves(static_cast<const std::uint16_t*>(t.data), out.data(), n);
+      break;
+    case DType::bf16:
+      widen_bf16(static_cast<const std::uint16_t*>(t.data), out.data(), n);
+      break;
+    case DType::f32:
+      if (n > 0) std::memcpy(out.data(), t.data, static_cast<std::size_t>(n) * sizeof(float));
+      break;
+  }
   return out;
 }
 
 void from_float(const float* values, MutTensor t) {
   const std::int64_t n = t.tokens * t.channels;
-  for (std::int64_t i = 0; i < n; ++i) store_element(t, i, values[i]);
+  switch (t.dtype) {
+    case DType::f16:
+      return narrow_halves(values, static_cast<std::uint16_t*>(t.data), n);
+    case DType::bf16:
+      return narrow_bf16(values, static_cast<std::uint16_t*>(t.data), n);
+    case DType::f32:
+      if (n > 0) std::memcpy(t.data, values, static_cast<std::size_t>(n) * sizeof(float));
+      return;
+  }
 }
 
 }  // namespace dgq
