@@ -13,14 +13,17 @@
 # Builds nothing: the dgq binary is $DGQ_BIN (default build/sim/dgq, made by tools/setup.sh).
 # Python: .venv (tools/setup-python.sh is called when it has no jupyter).
 # Outputs: out/experiments/<name>.h5 (results; <name>.h5.cache/ holds generated traces),
-# out/experiments/notebooks/ (executed notebooks), docs/figures/, docs/results/, docs/results.md.
+# out/experiments/notebooks/ (executed notebooks), and the regenerated docs: DOCS/figures/,
+# DOCS/results/, DOCS/results.md, where DOCS is $DGQ_DOCS_OUT (default: docs/). CI sets
+# DGQ_DOCS_OUT=out/ci-docs so that it leaves the committed docs alone; docs/results.md is
+# copied there first, so its fragments are spliced into a copy.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 
 ALL=(baseline group_ratio min_var segments_vs_length noise markers memory)
-usage() { sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 quick=0
 names=()
@@ -49,8 +52,13 @@ JUPYTER=.venv/bin/jupyter
 
 OUT=out/experiments
 mkdir -p "$OUT" "$OUT/notebooks" "$OUT/configs"
-export DGQ_RESULTS_DIR="$repo/$OUT" DGQ_FIGURES_DIR="$repo/docs/figures"
-export DGQ_FRAGMENTS_DIR="$repo/docs/results" DGQ_REPORT="$repo/docs/results.md"
+DOCS="${DGQ_DOCS_OUT:-docs}"
+[[ "$DOCS" = /* ]] || DOCS="$repo/$DOCS"
+mkdir -p "$DOCS/figures" "$DOCS/results"
+# Fragments are spliced into an existing report: start another directory's from docs/'s.
+[ -f "$DOCS/results.md" ] || cp docs/results.md "$DOCS/results.md"
+export DGQ_RESULTS_DIR="$repo/$OUT" DGQ_FIGURES_DIR="$DOCS/figures"
+export DGQ_FRAGMENTS_DIR="$DOCS/results" DGQ_REPORT="$DOCS/results.md"
 
 log() { echo "run.sh: $*" >&2; }
 
@@ -92,12 +100,14 @@ run_segments_vs_length() { sweep segments_vs_length; }
 run_noise() { sweep noise; }
 
 # Memory: `dgq memory` (exact bytes per scheme from each scheme's own accounting) for each
-# model shape at 8K/32K/128K tokens; its console table is the result the notebook parses.
+# model shape at 8K/32K/128K tokens, as JSON (`--json`, written atomically by dgq) for the
+# notebook; the console table is kept next to it for reading.
 run_memory() {
   local model
   for model in llama-3.1-8b llama-3-70b; do
     log "memory $model"
-    "$DGQ" memory --model "$model" --tokens 8192,32768,131072 > "$OUT/memory-$model.txt.partial"
+    "$DGQ" memory --model "$model" --tokens 8192,32768,131072 --json "$OUT/memory-$model.json" \
+      > "$OUT/memory-$model.txt.partial"
     mv "$OUT/memory-$model.txt.partial" "$OUT/memory-$model.txt"
   done
 }
