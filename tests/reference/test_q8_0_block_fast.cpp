@@ -1,0 +1,51 @@
+// q8_0 full blocks go through an AVX2 quantizer when compiled in; it must give the bytes of
+// the block rule written out (amax, d = fp16(amax/127), id = 127/amax, nearbyint(x*id)) for
+// ties at .5, zeros of both signs, subnormals and the extremes.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "dgq/baselines/q8_0.hpp"
+#include "dgq/element_rules.hpp"
+#include "test_dgq_support.hpp"
+#include "test_seed.hpp"
+
+namespace {
+
+dgq::q8_0::Block rule_block(const float* x) {
+  float amax = 0.0f;
+  for (int j = 0; j < 32; ++j) amax = std::fmax(amax, std::fabs(x[j]));
+  dgq::q8_0::Block b;
+  b.d = dgq::rules::float_to_half(amax / 127.0f);
+  const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+  for (int j = 0; j < 32; ++j) b.qs[j] = static_cast<std::int8_t>(std::nearbyint(x[j] * id));
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("q8_0 quantize_block: a full block equals the block rule, ties and extremes included", "[q8_0]") {
+  dgq::test::SplitMix64 rng(dgq::test::seed());
+  for (int trial = 0; trial < 4000; ++trial) {
+    float x[32];
+    for (int j = 0; j < 32; ++j) {
+      switch ((trial + j) % 7) {
+        case 0: x[j] = static_cast<float>(static_cast<int>(rng.next() % 254) - 127) + 0.5f; break;  // ties when id = 1
+        case 1: x[j] = -0.0f; break;
+        case 2: x[j] = std::numeric_limits<float>::denorm_min() * static_cast<float>(rng.next() % 5); break;
+        default: x[j] = rng.symmetric(trial % 3 == 0 ? 127.0f : 1e-3f);
+      }
+    }
+    if (trial % 2 == 0) x[trial % 32] = 127.0f;  // amax = 127: id = 1, the .5 values are exact ties
+    if (trial % 5 == 0) std::memset(x, 0, sizeof x);  // all zero: id = 0
+    if (trial % 11 == 0) x[3] = trial % 2 ? 65504.0f * 127.0f : -1e-30f;
+    CAPTURE(trial);
+    dgq::q8_0::Block fast;
+    dgq::q8_0::quantize_block(x, 32, fast);
+    const dgq::q8_0::Block rule = rule_block(x);
+    REQUIRE(fast.d == rule.d);
+    REQUIRE(std::memcmp(fast.qs, rule.qs, 32) == 0);
+  }
+}
