@@ -16,7 +16,8 @@
 # out/experiments/notebooks/ (executed notebooks), and the regenerated docs: DOCS/figures/,
 # DOCS/results/, DOCS/results.md, where DOCS is $DGQ_DOCS_OUT (default: docs/). CI sets
 # DGQ_DOCS_OUT=out/ci-docs so that it leaves the committed docs alone; docs/results.md is
-# copied there first, so its fragments are spliced into a copy.
+# copied there first, so its fragments are spliced into a copy. DGQ_EXPERIMENTS_OUT moves the
+# results files (default out/experiments; the ctest entry uses a fresh folder in the build).
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -50,14 +51,15 @@ fi
 [ -x .venv/bin/jupyter ] || tools/setup-python.sh
 JUPYTER=.venv/bin/jupyter
 
-OUT=out/experiments
+OUT="${DGQ_EXPERIMENTS_OUT:-out/experiments}"
+[[ "$OUT" = /* ]] || OUT="$repo/$OUT"
 mkdir -p "$OUT" "$OUT/notebooks" "$OUT/configs"
 DOCS="${DGQ_DOCS_OUT:-docs}"
 [[ "$DOCS" = /* ]] || DOCS="$repo/$DOCS"
 mkdir -p "$DOCS/figures" "$DOCS/results"
 # Fragments are spliced into an existing report: start another directory's from docs/'s.
 [ -f "$DOCS/results.md" ] || cp docs/results.md "$DOCS/results.md"
-export DGQ_RESULTS_DIR="$repo/$OUT" DGQ_FIGURES_DIR="$DOCS/figures"
+export DGQ_RESULTS_DIR="$OUT" DGQ_FIGURES_DIR="$DOCS/figures"
 export DGQ_FRAGMENTS_DIR="$DOCS/results" DGQ_REPORT="$DOCS/results.md"
 
 log() { echo "run.sh: $*" >&2; }
@@ -116,7 +118,7 @@ notebook() {
   local name="$1"
   log "notebook $name"
   (cd notebooks && "$repo/$JUPYTER" nbconvert --to notebook --execute "$name.ipynb" \
-      --output-dir "$repo/$OUT/notebooks" --log-level WARN)
+      --output-dir "$OUT/notebooks" --log-level WARN)
 }
 
 for name in "${names[@]}"; do
