@@ -63,7 +63,7 @@ void print_article_note() {
   std::printf(
       "\nnote: the source article's \"2.17 GB -> 0.54 GB\" for 128K tokens matches neither the fp16 cache of\n"
       "      this model (above: 16 GiB = 17.18 GB; 64 GiB ignoring GQA) nor any scheme's figure; int8 codes from\n"
-      "      fp16 save at most ~2x, not 4x (see ../shared/FACTS.md).\n");
+      "      fp16 save at most ~2x, not 4x (docs/results.md, claims ledger).\n");
 }
 
 std::vector<MemoryRow> memory_rows(const MemoryArgs& a, const ModelShape& s) {
