@@ -4,6 +4,7 @@
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
 #include "pipeline.hpp"
+#include "schemes/dgq_decode_view.hpp"
 
 namespace dgq {
 namespace {
@@ -21,10 +22,31 @@ void check_decode_shapes(const DgqEncoded& enc, MutTensor out) {
   if (enc.tokens > 0 && out.data == nullptr) throw InputError("decode target has no data (null pointer)");
 }
 
-}  // namespace
+// Rule 8 read back without the codes' bulk. The table and the bitmap need only the token
+// count, so they are read through a view with no channels (and no codes); in-band markers
+// live in each token's channel-0 code, so a one-channel copy of the codes' first column
+// (tokens bytes) carries them. dgq_segment_edges then applies its own checks and messages.
+// Gathering that column touches a cache line per token, so it is done only in in-band mode.
+std::vector<std::uint32_t> edges_from_markers(const DgqEncoded& header, const std::int8_t* codes) {
+  DgqEncoded markers;
+  markers.tokens = header.tokens;
+  markers.params = header.params;
+  markers.segments = header.segments;
+  markers.boundaries = header.boundaries;
+  markers.bitmap = header.bitmap;
+  if (header.params.markers == Markers::inband) {
+    // With no channels there are no codes to carry markers: the column is all zeros.
+    markers.channels = 1;
+    markers.codes.assign(static_cast<std::size_t>(header.tokens), 0);
+    if (header.channels > 0) {
+      for (std::int64_t t = 0; t < header.tokens; ++t) markers.codes[t] = codes[t * header.channels];
+    }
+  }
+  return dgq_segment_edges(markers);
+}
 
-void dgq_decode(const DgqEncoded& enc, MutTensor out) {
-  const std::vector<std::uint32_t> edges = dgq_segment_edges(enc);
+void decode_segments(const DgqEncoded& enc, const std::int8_t* codes, const std::vector<std::uint32_t>& edges,
+                     MutTensor out) {
   check_decode_shapes(enc, out);
   const std::int64_t D = enc.channels;
   const std::size_t row_bytes = static_cast<std::size_t>(D) * dtype_size(enc.dtype);
@@ -33,16 +55,27 @@ void dgq_decode(const DgqEncoded& enc, MutTensor out) {
     detail::segment_row_params(enc, s, lo, scale, /*inverse=*/false);
     for (std::int64_t t = edges[s]; t < edges[s + 1]; ++t) {
       void* row = static_cast<unsigned char*>(out.data) + static_cast<std::size_t>(t) * row_bytes;
-      const std::int8_t* codes = enc.codes.data() + t * D;
-      kernels::fast::dequantize_row(codes, D, lo.data(), scale.data(), enc.dtype, row);
+      kernels::fast::dequantize_row(codes + t * D, D, lo.data(), scale.data(), enc.dtype, row);
     }
     if (s > 0 && enc.params.markers == Markers::inband) {
       // The segment's first channel-0 code carries the marker: decode it unmarked (lossy).
       const std::int64_t t = edges[s];
-      const float v = rules::dequantize_code(rules::inband_unmark(enc.codes[t * D]), lo[0], scale[0]);
+      const float v = rules::dequantize_code(rules::inband_unmark(codes[t * D]), lo[0], scale[0]);
       store_element(out, t * D, v);
     }
   }
+}
+
+}  // namespace
+
+void dgq_decode(const DgqEncoded& enc, MutTensor out) {
+  const std::vector<std::uint32_t> edges = dgq_segment_edges(enc);
+  decode_segments(enc, enc.codes.data(), edges, out);
+}
+
+void detail::dgq_decode_codes(const DgqEncoded& header, const std::int8_t* codes, MutTensor out) {
+  const std::vector<std::uint32_t> edges = edges_from_markers(header, codes);
+  decode_segments(header, codes, edges, out);
 }
 
 }  // namespace dgq

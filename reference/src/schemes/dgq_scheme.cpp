@@ -13,6 +13,7 @@
 #include "dgq/pipeline.hpp"
 #include "dgq/shape.hpp"
 #include "schemes/byte_io.hpp"
+#include "schemes/dgq_decode_view.hpp"
 #include "schemes/scheme_factories.hpp"
 #include "schemes/tensor_io.hpp"
 
@@ -67,7 +68,6 @@ class DgqScheme final : public Scheme {
     enc.dtype = c.dtype;
     enc.params = params_;
     const Part& codes = expect_part(c, "codes", static_cast<std::uint64_t>(c.tokens * c.channels));
-    enc.codes.assign(codes.bytes.begin(), codes.bytes.end());
     enc.segments = segments_from_ranges(c);
     const Part& ranges = *c.find("ranges");
     const std::size_t entries = ranges.bytes.size() / kRangeBytes;
@@ -86,7 +86,9 @@ class DgqScheme final : public Scheme {
     } else if (params_.markers == Markers::bitmap) {
       enc.bitmap = expect_part(c, "bitmap", static_cast<std::uint64_t>((c.tokens + 7) / 8)).bytes;
     }
-    dgq_decode(enc, out);
+    // Decoded straight from the part (int8 through the unsigned bytes: same object, signed
+    // view); enc.codes stays empty.
+    detail::dgq_decode_codes(enc, reinterpret_cast<const std::int8_t*>(codes.bytes.data()), out);
   }
 
   // Data-dependent: the upper bound, every tensor using its full segment budget (rule 4).

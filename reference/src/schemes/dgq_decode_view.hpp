@@ -1,0 +1,16 @@
+#pragma once
+// dgq_decode over codes the caller keeps elsewhere (defined in dgq/decode.cpp): the dgq
+// Scheme decodes straight from its "codes" part instead of copying 1 byte per element into
+// a DgqEncoded first.
+#include <cstdint>
+
+#include "dgq/dgq.hpp"
+#include "dgq/tensor.hpp"
+
+namespace dgq::detail {
+
+// The same output and errors as dgq_decode(enc, out) where enc is `header` with its codes
+// set to codes[0 .. tokens*channels). header.codes is ignored (leave it empty).
+void dgq_decode_codes(const DgqEncoded& header, const std::int8_t* codes, MutTensor out);
+
+}  // namespace dgq::detail
