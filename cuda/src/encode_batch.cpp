@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <tuple>
@@ -25,8 +26,22 @@ void check_unit(const ConstTensor& x, std::size_t index) {
   if (x.channels < 1 || x.channels > kMaxChannels)
     throw InputError(where + "channels=" + std::to_string(x.channels) + " is out of range for the CUDA path: expected [1, " +
                      std::to_string(kMaxChannels) + "]");
+  if (x.dtype != DType::f16 && x.dtype != DType::bf16 && x.dtype != DType::f32)
+    throw InputError(where + "unknown dtype code " + std::to_string(static_cast<int>(x.dtype)));
   if (x.tokens > 0 && x.data == nullptr) throw InputError(where + "tensor data is missing (null pointer)");
 }
+
+// The first failure of the batch in dgq_encode_batch's terms: the lowest unit index.
+struct FirstFault {
+  std::size_t unit = SIZE_MAX;
+  std::string message;
+  void offer(std::size_t index, const std::string& text) {
+    if (index < unit) {
+      unit = index;
+      message = text;
+    }
+  }
+};
 
 template <class T>
 std::vector<T> download(const DeviceBuffer& buffer, std::size_t count, const char* what) {
@@ -47,7 +62,7 @@ void store_markers(const std::vector<std::uint32_t>& edges, int segments, const 
 }
 
 void encode_group(const std::vector<ConstTensor>& units, const std::vector<std::size_t>& members, const DgqParams& p,
-                  std::vector<DgqEncoded>& results) {
+                  std::vector<DgqEncoded>& results, FirstFault& first_fault) {
   const ConstTensor& first = units[members.front()];
   DeviceShape shape{static_cast<std::int64_t>(members.size()), first.tokens, first.channels, first.dtype};
   const std::size_t unit_bytes = first.bytes();
@@ -61,7 +76,11 @@ void encode_group(const std::vector<ConstTensor>& units, const std::vector<std::
   DeviceEncoded enc;
   encode_device(input.get(), shape, p, enc);
   const EncodeFault fault = read_encode_fault(enc, nullptr);
-  if (fault.kind != EncodeFault::none) throw InputError(describe(fault, static_cast<std::int64_t>(members[fault.unit])));
+  if (fault.kind != EncodeFault::none) {
+    const std::size_t index = members[static_cast<std::size_t>(fault.unit)];
+    first_fault.offer(index, describe(fault, static_cast<std::int64_t>(index)));
+    return;
+  }
 
   const std::int64_t C = enc.range_channels();
   const std::int64_t per_unit = shape.tokens * shape.channels;
@@ -107,15 +126,20 @@ std::vector<DgqEncoded> encode_batch(const std::vector<ConstTensor>& units, cons
   const auto groups = group_indices<ShapeKey>(units, [](const ConstTensor& x) {
     return ShapeKey{static_cast<int>(x.dtype), x.tokens, x.channels};
   });
+  // Groups run in order of their first unit, so a fault in a later group may still belong to
+  // a lower unit index: every slice that could hold a lower faulty unit is encoded.
+  FirstFault first_fault;
   for (const auto& members : groups) {
     // channel_ranges puts units on grid.y (at most 65535): larger groups run in slices.
     for (std::size_t begin = 0; begin < members.size(); begin += kMaxUnitsPerLaunch) {
+      if (members[begin] > first_fault.unit) break;
       const std::size_t end = std::min(members.size(), begin + kMaxUnitsPerLaunch);
       encode_group(units, std::vector<std::size_t>(members.begin() + static_cast<std::ptrdiff_t>(begin),
                                                    members.begin() + static_cast<std::ptrdiff_t>(end)),
-                   p, results);
+                   p, results, first_fault);
     }
   }
+  if (!first_fault.message.empty()) throw InputError(first_fault.message);
   return results;
 }
 

@@ -7,6 +7,7 @@
 
 #include "cuda_check.hpp"
 #include "dgq/cuda/dgq_cuda.hpp"
+#include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
 #include "encode_faults.hpp"
 #include "kernels/kernels.hpp"
@@ -28,6 +29,8 @@ void check_device_shape(const DeviceShape& shape) {
   if (shape.channels < 1 || shape.channels > kMaxChannels)
     throw InputError("channels=" + std::to_string(shape.channels) + " is out of range for the CUDA path: expected [1, " +
                      std::to_string(kMaxChannels) + "]");
+  if (shape.dtype != DType::f16 && shape.dtype != DType::bf16 && shape.dtype != DType::f32)
+    throw InputError("unknown dtype code " + std::to_string(static_cast<int>(shape.dtype)));
 }
 
 std::size_t floats(std::int64_t n) { return static_cast<std::size_t>(n) * sizeof(float); }
@@ -57,6 +60,7 @@ void encode_device(const void* x, const DeviceShape& shape, const DgqParams& p, 
   if (shape.elements() > 0 && x == nullptr) throw InputError("encode_device: input pointer is null");
   out.shape = shape;
   out.params = p;
+  out.input = x;
   reserve_buffers(out);
   auto* status = out.status.as<unsigned long long>();
   check_cuda(cudaMemsetAsync(status, 0xff, detail::kStatusWords * sizeof(unsigned long long), stream),
@@ -91,30 +95,68 @@ void encode_device(const void* x, const DeviceShape& shape, const DgqParams& p, 
   if (p.markers == Markers::bitmap) detail::launch_bitmap(shape, edges, segments, out.bitmap.as<std::uint8_t>(), stream);
 }
 
+namespace {
+
+template <class T>
+T fetch(const void* base, std::int64_t index, const char* what) {
+  T v{};
+  check_cuda(cudaMemcpy(&v, static_cast<const T*>(base) + index, sizeof v, cudaMemcpyDeviceToHost), what);
+  return v;
+}
+
+// The input element as fp32, widened by the same rule as the reference (rule 0).
+float fetch_element(const DeviceEncoded& enc, std::int64_t flat) {
+  switch (enc.shape.dtype) {
+    case DType::f16: return rules::half_to_float(fetch<std::uint16_t>(enc.input, flat, "cudaMemcpy(bad element)"));
+    case DType::bf16: return rules::bf16_to_float(fetch<std::uint16_t>(enc.input, flat, "cudaMemcpy(bad element)"));
+    case DType::f32: return fetch<float>(enc.input, flat, "cudaMemcpy(bad element)");
+  }
+  return 0.0f;
+}
+
+EncodeFault token_fault(const DeviceEncoded& enc, unsigned long long key) {
+  const DeviceShape& s = enc.shape;
+  const auto flat = static_cast<std::int64_t>(key / 2);
+  EncodeFault f;
+  f.kind = key % 2 == detail::kFaultNonFinite ? EncodeFault::non_finite : EncodeFault::variance_overflow;
+  f.unit = flat / (s.tokens * s.channels);
+  f.token = flat / s.channels % s.tokens;
+  f.channel = flat % s.channels;
+  if (f.kind == EncodeFault::non_finite) f.value = fetch_element(enc, flat);
+  return f;
+}
+
+EncodeFault range_fault(const DeviceEncoded& enc, std::int64_t slot) {
+  const std::int64_t C = enc.range_channels();
+  EncodeFault f;
+  f.kind = EncodeFault::range_overflow;
+  f.unit = slot / (kMaxSegments * C);
+  f.segment = static_cast<int>(slot / C % kMaxSegments);
+  f.channel = C == 1 ? -1 : slot % C;
+  const std::int64_t edge = f.unit * (kMaxSegments + 1) + f.segment;
+  f.first_token = fetch<std::uint32_t>(enc.edges.get(), edge, "cudaMemcpy(edges)");
+  f.last_token = static_cast<std::int64_t>(fetch<std::uint32_t>(enc.edges.get(), edge + 1, "cudaMemcpy(edges)")) - 1;
+  f.lo = fetch<float>(enc.lo.get(), slot, "cudaMemcpy(lo)");
+  f.hi = fetch<float>(enc.hi.get(), slot, "cudaMemcpy(hi)");
+  return f;
+}
+
+}  // namespace
+
 EncodeFault read_encode_fault(const DeviceEncoded& enc, cudaStream_t stream) {
   check_cuda(cudaStreamSynchronize(stream), "encode kernels");
   unsigned long long words[detail::kStatusWords];
   check_cuda(cudaMemcpy(words, enc.status.get(), sizeof words, cudaMemcpyDeviceToHost), "cudaMemcpy(status)");
-  EncodeFault f;
-  const DeviceShape& s = enc.shape;
-  if (words[detail::kStatusTokenFault] != detail::kNoIndex) {
-    const unsigned long long key = words[detail::kStatusTokenFault];
-    const auto flat = static_cast<std::int64_t>(key / 2);
-    f.kind = key % 2 == detail::kFaultNonFinite ? EncodeFault::non_finite : EncodeFault::variance_overflow;
-    f.unit = flat / (s.tokens * s.channels);
-    f.token = flat / s.channels % s.tokens;
-    f.channel = flat % s.channels;
-    return f;
-  }
-  if (words[detail::kStatusRangeOverflow] != detail::kNoIndex) {
-    const auto slot = static_cast<std::int64_t>(words[detail::kStatusRangeOverflow]);
-    const std::int64_t C = enc.range_channels();
-    f.kind = EncodeFault::range_overflow;
-    f.unit = slot / (kMaxSegments * C);
-    f.segment = static_cast<int>(slot / C % kMaxSegments);
-    f.channel = C == 1 ? -1 : slot % C;
-  }
-  return f;
+  const unsigned long long token_key = words[detail::kStatusTokenFault];
+  const unsigned long long range_slot = words[detail::kStatusRangeOverflow];
+  if (token_key == detail::kNoIndex && range_slot == detail::kNoIndex) return {};
+  if (range_slot == detail::kNoIndex) return token_fault(enc, token_key);
+  const EncodeFault range = range_fault(enc, static_cast<std::int64_t>(range_slot));
+  if (token_key == detail::kNoIndex) return range;
+  // Both kinds: the lower unit is reported; in the same unit the token fault (the reference
+  // rejects the tokens before it computes ranges, which are then meaningless anyway).
+  const EncodeFault token = token_fault(enc, token_key);
+  return token.unit <= range.unit ? token : range;
 }
 
 std::string describe(const EncodeFault& f, std::int64_t unit_label) {
@@ -125,15 +167,15 @@ std::string describe(const EncodeFault& f, std::int64_t unit_label) {
       msg << "no fault";
       break;
     case EncodeFault::non_finite:
-      msg << "non-finite value (NaN or Inf) at token " << f.token << ", channel " << f.channel;
+      msg << "non-finite value " << f.value << " at token " << f.token << ", channel " << f.channel;
       break;
     case EncodeFault::variance_overflow:
       msg << "variance of token " << f.token << " overflows fp32 (values too large)";
       break;
     case EncodeFault::range_overflow:
-      msg << "value range of segment " << f.segment;
-      if (f.channel >= 0) msg << " (channel " << f.channel << ")";
-      msg << " overflows fp32 (hi - lo is not finite)";
+      msg << "value range of segment " << f.segment << " (tokens " << f.first_token << ".." << f.last_token;
+      if (f.channel >= 0) msg << ", channel " << f.channel;
+      msg << ") overflows fp32: hi - lo = " << f.hi << " - (" << f.lo << ")";
       break;
   }
   return msg.str();

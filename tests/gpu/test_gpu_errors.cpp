@@ -25,6 +25,18 @@ std::string cuda_error(const std::vector<HostUnit>& units, const DgqParams& p = 
   return "no error";
 }
 
+// dgq_encode_batch's message for the same batch: the words the CUDA path must reproduce.
+std::string reference_error(const std::vector<HostUnit>& units, const DgqParams& p = {}) {
+  std::vector<ConstTensor> views;
+  for (const auto& u : units) views.push_back(u.view());
+  try {
+    dgq_encode_batch(views, p);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 HostUnit with_value(HostUnit u, std::int64_t t, std::int64_t d, float v) {
   store_element(u.view(), t * u.channels + d, v);
   return u;
@@ -42,9 +54,27 @@ TEST_CASE("gpu: NaN and Inf are rejected naming the first bad unit, token and ch
     CAPTURE(dtype_name(dtype));
     REQUIRE_THROWS_AS(dgq_encode(bad.view(), DgqParams{}), InputError);
     const std::string msg = cuda_error({clean, bad});
-    CHECK(msg.find("unit 1") != std::string::npos);
-    CHECK(msg.find("token 17, channel 65") != std::string::npos);
+    CHECK(msg.find("unit 1: non-finite value nan at token 17, channel 65") != std::string::npos);
+    CHECK(msg == reference_error({clean, bad}));
   }
+}
+
+TEST_CASE("gpu: the lowest failing unit is named, whatever its fault and launch group", "[gpu][errors]") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // Same shape, one launch: unit 0's range overflows (a fault found late on the device),
+  // unit 1 holds a NaN (found early); the reference names unit 0.
+  const HostUnit range_bad = with_value(make_unit(DType::f32, 40, 1, all_equal(3.0e38f)), 30, 0, -3.0e38f);
+  const HostUnit nan_bad = with_value(make_unit(DType::f32, 40, 1, all_equal(1.0f)), 3, 0, nan);
+  const std::string same_group = cuda_error({range_bad, nan_bad});
+  CHECK(same_group.rfind("unit 0: value range of segment 0", 0) == 0);
+  CHECK(same_group == reference_error({range_bad, nan_bad}));
+  // Different shapes, so different launch groups: group {0, 2} runs first and fails at unit 2,
+  // group {1} fails at unit 1, which is the one to name.
+  const HostUnit clean = make_unit(DType::f16, 50, 8, normal_pattern(test::seed() + 62));
+  const HostUnit late = with_value(clean, 10, 2, nan);
+  const std::string across = cuda_error({clean, nan_bad, late});
+  CHECK(across.rfind("unit 1: non-finite value nan at token 3, channel 0", 0) == 0);
+  CHECK(across == reference_error({clean, nan_bad, late}));
 }
 
 TEST_CASE("gpu: an fp32 variance overflow is rejected like the reference", "[gpu][errors]") {
@@ -52,7 +82,9 @@ TEST_CASE("gpu: an fp32 variance overflow is rejected like the reference", "[gpu
   const HostUnit bad = with_value(huge, 5, 0, -3.0e38f);
   REQUIRE_THROWS_AS(dgq_encode(bad.view(), DgqParams{}), InputError);
   const std::string msg = cuda_error({bad});
-  CHECK(msg.find("variance of token") != std::string::npos);
+  // 64 x 3e38 overflows every row's sum, so token 0 is the first.
+  CHECK(msg == "unit 0: variance of token 0 overflows fp32 (values too large)");
+  CHECK(msg == reference_error({bad}));
 }
 
 TEST_CASE("gpu: a segment range that overflows fp32 is rejected like the reference", "[gpu][errors]") {
@@ -63,7 +95,10 @@ TEST_CASE("gpu: a segment range that overflows fp32 is rejected like the referen
     DgqParams p;
     p.granularity = g;
     const std::string msg = cuda_error({bad}, p);
-    CHECK(msg.find("overflows fp32") != std::string::npos);
+    CAPTURE(granularity_name(g));
+    // Segment, token range (and channel), and the two endpoints, as the reference words it.
+    CHECK(msg.find("value range of segment 0 (tokens 0..39") != std::string::npos);
+    CHECK(msg == reference_error({bad}, p));
   }
 }
 

@@ -71,6 +71,9 @@ class DeviceBuffer {
 struct DeviceEncoded {
   DeviceShape shape;
   DgqParams params;
+  // The input of the last encode_device: check_encode_status reads the first non-finite
+  // element back from it to name its value, so it must still be valid until that check.
+  const void* input = nullptr;
   DeviceBuffer codes, lo, hi, edges, segments, bitmap;
   DeviceBuffer token_stats, block_stats, inv, status;      // encode scratch
   mutable DeviceBuffer decode_edges, decode_scale, decode_status;  // decode scratch
@@ -83,8 +86,9 @@ struct DeviceEncoded {
 // InputError for bad parameters or shapes before launching anything.
 void encode_device(const void* x, const DeviceShape& shape, const DgqParams& p, DeviceEncoded& out,
                    cudaStream_t stream = nullptr);
-// Synchronises `stream` and throws InputError when the input held NaN/Inf (naming unit, token
-// and channel of the first one in flat order) or a segment's range overflowed fp32.
+// Synchronises `stream` and throws InputError when a unit's input held NaN/Inf or a variance or
+// a segment's range overflowed fp32: the lowest such unit, prefixed "unit u: ", in the
+// reference's words (dgq_encode_batch's message for the same batch).
 void check_encode_status(const DeviceEncoded& enc, cudaStream_t stream = nullptr);
 
 // Decodes enc into out ([units][tokens][channels] of enc.shape.dtype, device memory). The
