@@ -19,17 +19,28 @@ class Fp8E4M3Scheme final : public Scheme {
   std::string family() const override { return "fp8-e4m3"; }
 
   Compressed compress(ConstTensor x, TensorRole role) const override {
-    const std::vector<float> v = widen_checked(x, "fp8-e4m3");
+    check_input_dtype(x, "fp8-e4m3");
     Compressed c = start_compressed(spec(), x, role);
+    const std::int64_t n = x.tokens * x.channels;
     std::vector<std::uint8_t> scale_part;
-    std::vector<std::uint8_t> codes(v.size(), 0);
-    if (!v.empty()) {
+    std::vector<std::uint8_t> codes(static_cast<std::size_t>(n), 0);
+    if (n > 0) {
+      // Two passes over the rows, each widened into one small buffer: the per-tensor amax
+      // (with the NaN/Inf check, in row-major order), then the codes.
+      std::vector<float> row(static_cast<std::size_t>(x.channels));
       float amax = 0.0f;
-      for (float e : v) amax = std::fabs(e) > amax ? std::fabs(e) : amax;  // finite input: same as fmax, inlined
+      for (std::int64_t t = 0; t < x.tokens; ++t) {
+        widen_row_checked(x, t, row.data(), "fp8-e4m3");
+        for (const float e : row) amax = std::fabs(e) > amax ? std::fabs(e) : amax;  // finite input: same as fmax, inlined
+      }
       const float scale = amax / fp8::kE4M3Max;
       append_le(scale_part, scale);
       if (scale != 0.0f) {
-        for (std::size_t i = 0; i < v.size(); ++i) codes[i] = fp8::float_to_e4m3(v[i] / scale);
+        for (std::int64_t t = 0; t < x.tokens; ++t) {
+          widen_row_checked(x, t, row.data(), "fp8-e4m3");
+          std::uint8_t* out = codes.data() + t * x.channels;
+          for (std::int64_t d = 0; d < x.channels; ++d) out[d] = fp8::float_to_e4m3(row[d] / scale);
+        }
       }
     }
     c.parts.push_back({"scale", std::move(scale_part)});

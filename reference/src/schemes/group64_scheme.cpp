@@ -30,28 +30,32 @@ class Group64Scheme final : public Scheme {
 
   Compressed compress(ConstTensor x, TensorRole role) const override {
     const std::string name = family();
-    const std::vector<float> v = widen_checked(x, name);
+    check_input_dtype(x, name);
     Compressed c = start_compressed(spec(), x, role);
     const std::int64_t groups = groups_per_token(x.channels);
     std::vector<std::uint8_t> codes;
-    BitPacker packer(codes, v.size(), bits_);
+    BitPacker packer(codes, static_cast<std::uint64_t>(x.tokens * x.channels), bits_);
     std::vector<std::uint8_t> ranges;
     ranges.reserve(static_cast<std::size_t>(x.tokens * groups) * kRangeBytes);
-    for (std::int64_t t = 0; t < x.tokens; ++t) {
-      for (std::int64_t g = 0; g < groups; ++g) {
-        const std::int64_t first = t * x.channels + g * kGroup;
-        const std::int64_t count = std::min(kGroup, x.channels - g * kGroup);
-        MinMax r;
-        for (std::int64_t j = 0; j < count; ++j) r.add(v[first + j]);
-        check_range_finite(r, name, [&] {
-          return "token " + std::to_string(t) + ", channels " + std::to_string(g * kGroup) + ".." +
-                 std::to_string(g * kGroup + count - 1);
-        });
-        const float lo = r.stored_lo(), hi = r.stored_hi();
-        append_range(ranges, lo, hi);
-        encode_group(v.data() + first, count, lo, hi, first, packer);
+    std::vector<float> row(static_cast<std::size_t>(x.channels));
+    non_finite_errors_first(x, name, [&] {
+      for (std::int64_t t = 0; t < x.tokens && x.channels > 0; ++t) {
+        widen_row_checked(x, t, row.data(), name);
+        for (std::int64_t g = 0; g < groups; ++g) {
+          const float* group = row.data() + g * kGroup;
+          const std::int64_t count = std::min(kGroup, x.channels - g * kGroup);
+          MinMax r;
+          for (std::int64_t j = 0; j < count; ++j) r.add(group[j]);
+          check_range_finite(r, name, [&] {
+            return "token " + std::to_string(t) + ", channels " + std::to_string(g * kGroup) + ".." +
+                   std::to_string(g * kGroup + count - 1);
+          });
+          const float lo = r.stored_lo(), hi = r.stored_hi();
+          append_range(ranges, lo, hi);
+          encode_group(group, count, lo, hi, t * x.channels + g * kGroup, packer);
+        }
       }
-    }
+    });
     c.parts.push_back({"codes", std::move(codes)});
     c.parts.push_back({"ranges", std::move(ranges)});
     return c;

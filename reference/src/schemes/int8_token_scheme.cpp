@@ -19,23 +19,25 @@ class Int8TokenScheme final : public Scheme {
   std::string family() const override { return "int8-token"; }
 
   Compressed compress(ConstTensor x, TensorRole role) const override {
-    const std::vector<float> v = widen_checked(x, "int8-token");
+    check_input_dtype(x, "int8-token");
     Compressed c = start_compressed(spec(), x, role);
-    std::vector<std::uint8_t> codes(v.size());
+    std::vector<std::uint8_t> codes(static_cast<std::size_t>(x.tokens * x.channels));
     std::vector<std::uint8_t> ranges;
     if (x.channels > 0) ranges.reserve(static_cast<std::size_t>(x.tokens) * kRangeBytes);
-    for (std::int64_t t = 0; t < x.tokens && x.channels > 0; ++t) {
-      const float* row = v.data() + t * x.channels;
-      MinMax r;
-      for (std::int64_t d = 0; d < x.channels; ++d) r.add(row[d]);
-      check_range_finite(r, "int8-token", [t] { return "token " + std::to_string(t); });
-      const float lo = r.stored_lo(), hi = r.stored_hi();
-      append_range(ranges, lo, hi);
-      const float inv = rules::code_inverse_step(lo, hi);
-      for (std::int64_t d = 0; d < x.channels; ++d) {
-        codes[t * x.channels + d] = static_cast<std::uint8_t>(rule7_code(row[d], lo, inv));
+    std::vector<float> row(static_cast<std::size_t>(x.channels));
+    non_finite_errors_first(x, "int8-token", [&] {
+      for (std::int64_t t = 0; t < x.tokens && x.channels > 0; ++t) {
+        widen_row_checked(x, t, row.data(), "int8-token");
+        MinMax r;
+        for (std::int64_t d = 0; d < x.channels; ++d) r.add(row[d]);
+        check_range_finite(r, "int8-token", [t] { return "token " + std::to_string(t); });
+        const float lo = r.stored_lo(), hi = r.stored_hi();
+        append_range(ranges, lo, hi);
+        const float inv = rules::code_inverse_step(lo, hi);
+        std::uint8_t* out = codes.data() + t * x.channels;
+        for (std::int64_t d = 0; d < x.channels; ++d) out[d] = static_cast<std::uint8_t>(rule7_code(row[d], lo, inv));
       }
-    }
+    });
     c.parts.push_back({"codes", std::move(codes)});
     c.parts.push_back({"ranges", std::move(ranges)});
     return c;

@@ -26,24 +26,28 @@ class Q80Scheme final : public Scheme {
   std::string family() const override { return "q8_0"; }
 
   Compressed compress(ConstTensor x, TensorRole role) const override {
-    const std::vector<float> v = widen_checked(x, "q8_0");
+    check_input_dtype(x, "q8_0");
     Compressed c = start_compressed(spec(), x, role);
     const std::int64_t blocks = blocks_per_token(x.channels);
     std::vector<std::uint8_t> bytes(static_cast<std::size_t>(x.tokens * blocks) * q8_0::kBlockBytes);
-    for (std::int64_t t = 0; t < x.tokens; ++t) {
-      for (std::int64_t b = 0; b < blocks; ++b) {
-        const std::int64_t first = b * q8_0::kBlockValues;
-        const int count = static_cast<int>(std::min<std::int64_t>(q8_0::kBlockValues, x.channels - first));
-        q8_0::Block block;
-        q8_0::quantize_block(v.data() + t * x.channels + first, count, block);
-        if (std::isinf(rules::half_to_float(block.d))) {
-          throw InputError("q8_0: block scale overflows fp16 at token " + std::to_string(t) + ", channels " +
-                           std::to_string(first) + ".." + std::to_string(first + count - 1) +
-                           " (max |x| above 127*65504)");
+    std::vector<float> row(static_cast<std::size_t>(x.channels));
+    non_finite_errors_first(x, "q8_0", [&] {
+      for (std::int64_t t = 0; t < x.tokens && x.channels > 0; ++t) {
+        widen_row_checked(x, t, row.data(), "q8_0");
+        for (std::int64_t b = 0; b < blocks; ++b) {
+          const std::int64_t first = b * q8_0::kBlockValues;
+          const int count = static_cast<int>(std::min<std::int64_t>(q8_0::kBlockValues, x.channels - first));
+          q8_0::Block block;
+          q8_0::quantize_block(row.data() + first, count, block);
+          if (std::isinf(rules::half_to_float(block.d))) {
+            throw InputError("q8_0: block scale overflows fp16 at token " + std::to_string(t) + ", channels " +
+                             std::to_string(first) + ".." + std::to_string(first + count - 1) +
+                             " (max |x| above 127*65504)");
+          }
+          std::memcpy(bytes.data() + (t * blocks + b) * q8_0::kBlockBytes, &block, q8_0::kBlockBytes);
         }
-        std::memcpy(bytes.data() + (t * blocks + b) * q8_0::kBlockBytes, &block, q8_0::kBlockBytes);
       }
-    }
+    });
     c.parts.push_back({"blocks", std::move(bytes)});
     return c;
   }

@@ -108,6 +108,40 @@ void check_finite(ConstTensor x, std::string_view scheme) {
   }
 }
 
+void check_input_dtype(ConstTensor x, std::string_view scheme) {
+  if (x.dtype != DType::f16 && x.dtype != DType::bf16 && x.dtype != DType::f32) {
+    throw InputError(std::string(scheme) + ": unsupported input dtype");
+  }
+}
+
+void widen_row_checked(ConstTensor x, std::int64_t t, float* row, std::string_view scheme) {
+  const std::int64_t n = x.channels;
+  const std::size_t first = static_cast<std::size_t>(t * n);
+  switch (x.dtype) {
+    case DType::f16:
+      halves_to_floats(static_cast<const std::uint16_t*>(x.data) + first, row, n);
+      break;
+    case DType::bf16: {
+      const auto* b = static_cast<const std::uint16_t*>(x.data) + first;
+      for (std::int64_t d = 0; d < n; ++d) row[d] = rules::bf16_to_float(b[d]);
+      break;
+    }
+    case DType::f32:
+      std::memcpy(row, static_cast<const float*>(x.data) + first, static_cast<std::size_t>(n) * sizeof(float));
+      break;
+  }
+  // Exponent bits all set <=> NaN/Inf; an OR over the row vectorizes, the search for the
+  // culprit runs only when there is one.
+  std::uint32_t all_ones = 0;
+  for (std::int64_t d = 0; d < n; ++d) {
+    all_ones |= (rules::float_bits(row[d]) & 0x7f800000u) == 0x7f800000u ? 1u : 0u;
+  }
+  if (all_ones == 0) return;
+  for (std::int64_t d = 0; d < n; ++d) {
+    if (!std::isfinite(row[d])) throw_non_finite(scheme, row[d], t * n + d, n);
+  }
+}
+
 void narrow_into(const float* values, MutTensor out) {
   const std::int64_t n = out.tokens * out.channels;
   switch (out.dtype) {

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dgq/errors.hpp"
 #include "dgq/scheme.hpp"
 #include "dgq/tensor.hpp"
 
@@ -16,6 +17,29 @@ std::vector<float> widen_checked(ConstTensor x, std::string_view scheme);
 
 // The same NaN/Inf check without keeping the fp32 copy.
 void check_finite(ConstTensor x, std::string_view scheme);
+
+// Throws widen_checked's InputError "<scheme>: unsupported input dtype" for a dtype code
+// that is none of f16/bf16/f32 (row-at-a-time schemes call it first, so that an empty tensor
+// is rejected as before).
+void check_input_dtype(ConstTensor x, std::string_view scheme);
+
+// Row t of x widened to fp32 (exactly) into row[0 .. x.channels), with widen_checked's
+// NaN/Inf check and message for the row's first bad element (x.dtype already checked). Schemes that work a row at a
+// time use it with one small reusable buffer instead of a whole-tensor fp32 copy.
+void widen_row_checked(ConstTensor x, std::int64_t t, float* row, std::string_view scheme);
+
+// Runs body, which widens x's rows in order with widen_row_checked. If body throws another
+// InputError (a range that overflows, found at a row before the tensor's first NaN/Inf), the
+// NaN/Inf is reported instead, as when the whole tensor was checked before quantizing.
+template <class Body>
+void non_finite_errors_first(ConstTensor x, std::string_view scheme, Body body) {
+  try {
+    body();
+  } catch (const InputError&) {
+    if (x.data != nullptr && x.channels >= 1) check_finite(x, scheme);
+    throw;
+  }
+}
 
 // Writes values (tokens*channels fp32) into out, rounding to out.dtype (nearest even); a
 // finite value that would round to infinity saturates to the largest finite one.
