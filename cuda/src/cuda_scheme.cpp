@@ -4,7 +4,9 @@
 // "boundaries" (uint32 LE per interior edge, table) or "bitmap" (bitmap); the differential
 // tests compare the two schemes' Compressed byte for byte. Spec parsing, spec() and
 // planned_bytes() are the CPU scheme's own, so both accept and print the same specs.
+#include <algorithm>
 #include <bit>
+#include <charconv>
 #include <cstring>
 #include <string>
 
@@ -32,6 +34,17 @@ T read(const std::vector<std::uint8_t>& bytes, std::size_t index) {
   return v;
 }
 
+// The canonical text prints floats in their shortest round-trip form (std::to_chars), so
+// from_chars reads back the exact float; std::stof would be locale-dependent and throws
+// std::out_of_range on subnormal values such as min_var=1e-40.
+float exact_float(const std::string& text) {
+  float v = 0.0f;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size())
+    throw ParameterError("cannot read the float '" + text + "' back from the dgq spec");
+  return v;
+}
+
 DgqParams parse_dgq_spec(const Scheme& cpu) {
   // The CPU scheme's canonical spec is "dgq:win=..,group_ratio=..,min_var=..,max_groups=..,
   // granularity=..,markers=..": read the fields back.
@@ -44,8 +57,8 @@ DgqParams parse_dgq_spec(const Scheme& cpu) {
     const std::size_t eq = item.find('=');
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
     if (key == "win") p.win = std::stoi(value);
-    else if (key == "group_ratio") p.group_ratio = std::stof(value);
-    else if (key == "min_var") p.min_var = std::stof(value);
+    else if (key == "group_ratio") p.group_ratio = exact_float(value);
+    else if (key == "min_var") p.min_var = exact_float(value);
     else if (key == "max_groups") p.max_groups = std::stoi(value);
     else if (key == "granularity") p.granularity = parse_granularity(value);
     else if (key == "markers") p.markers = parse_markers(value);
@@ -120,6 +133,9 @@ class CudaDgqScheme final : public Scheme {
     }
     if (params_.markers == Markers::table) {
       const Part& b = require_part(c, "boundaries");
+      if (b.bytes.size() % sizeof(std::uint32_t) != 0)
+        throw InputError(c.scheme + ": part 'boundaries' has " + std::to_string(b.bytes.size()) +
+                         " bytes, not a multiple of 4");
       for (std::size_t i = 0; i < b.bytes.size() / sizeof(std::uint32_t); ++i)
         enc.boundaries.push_back(read<std::uint32_t>(b.bytes, i));
     } else if (params_.markers == Markers::bitmap) {

@@ -26,15 +26,18 @@ std::int64_t range_channels(const DgqEncoded& e) {
   throw InputError("unit " + std::to_string(index) + ": corrupt DGQ data: " + what);
 }
 
+// The checks and words of dgq_segment_edges (reference/src/dgq/markers.cpp), in its order.
 void check_table(const DgqEncoded& e, std::size_t index) {
-  if (static_cast<int>(e.boundaries.size()) != e.segments - 1)
-    corrupt(index, std::to_string(e.boundaries.size()) + " boundaries for " + std::to_string(e.segments) + " segments");
   for (std::size_t i = 0; i < e.boundaries.size(); ++i) {
     const std::uint32_t prev = i == 0 ? 0 : e.boundaries[i - 1];
     if (e.boundaries[i] <= prev || e.boundaries[i] >= e.tokens)
       corrupt(index, "boundary " + std::to_string(i) + " = " + std::to_string(e.boundaries[i]) +
                          " is not increasing inside (0, " + std::to_string(e.tokens) + ")");
   }
+  const std::size_t segments = e.tokens > 0 ? e.boundaries.size() + 1 : 0;
+  if (static_cast<std::int64_t>(segments) != e.segments)
+    corrupt(index, "the stored markers give " + std::to_string(segments) + " segments, the header says " +
+                       std::to_string(e.segments));
 }
 
 void check_encoded(const DgqEncoded& e, const MutTensor& out, std::size_t index) {
@@ -50,7 +53,8 @@ void check_encoded(const DgqEncoded& e, const MutTensor& out, std::size_t index)
   if (e.segments < (e.tokens > 0 ? 1 : 0) || e.segments > kMaxSegments || (e.tokens == 0 && e.segments != 0))
     corrupt(index, "segments=" + std::to_string(e.segments) + " for " + std::to_string(e.tokens) + " tokens");
   if (e.codes.size() != static_cast<std::size_t>(e.tokens * e.channels))
-    corrupt(index, "codes has " + std::to_string(e.codes.size()) + " bytes, expected tokens*channels");
+    corrupt(index, "codes has " + std::to_string(e.codes.size()) + " bytes, expected tokens*channels = " +
+                       std::to_string(e.tokens * e.channels));
   const std::size_t ranges = static_cast<std::size_t>(e.segments * range_channels(e));
   if (e.lo.size() != ranges || e.hi.size() != ranges) corrupt(index, "range count is not segments*C");
   switch (e.params.markers) {
@@ -58,11 +62,13 @@ void check_encoded(const DgqEncoded& e, const MutTensor& out, std::size_t index)
       check_table(e, index);
       break;
     case Markers::bitmap:
-      if (e.bitmap.size() != static_cast<std::size_t>((e.tokens + 7) / 8)) corrupt(index, "bitmap size is not ceil(tokens/8)");
+      if (e.bitmap.size() != static_cast<std::size_t>((e.tokens + 7) / 8))
+        corrupt(index, "bitmap has " + std::to_string(e.bitmap.size()) + " bytes, expected ceil(tokens/8) = " +
+                           std::to_string((e.tokens + 7) / 8));
       if (e.tokens > 0 && (e.bitmap[0] & 1u)) corrupt(index, "bitmap bit of token 0 is 1 (segment 0 has parity 0)");
       break;
     case Markers::inband:
-      if (e.tokens > 0 && rules::is_inband_marker(e.codes[0])) corrupt(index, "in-band marker at token 0");
+      if (e.tokens > 0 && rules::is_inband_marker(e.codes[0])) corrupt(index, "in-band marker at token 0 (segment 0 has none)");
       break;
   }
 }
@@ -112,8 +118,8 @@ void decode_group(const std::vector<DgqEncoded>& encoded, const std::vector<MutT
   const std::size_t unit_bytes = out[members.front()].bytes();
   output.reserve(unit_bytes * members.size());
   decode_device(dev, output.get());
-  const std::int64_t bad = read_decode_fault(dev, nullptr);
-  if (bad >= 0) throw InputError(describe_decode_fault(static_cast<std::int64_t>(members[bad])));
+  const DecodeFault bad = read_decode_fault(dev, nullptr);
+  if (bad.unit >= 0) throw InputError(describe(bad, static_cast<std::int64_t>(members[static_cast<std::size_t>(bad.unit)])));
   for (std::size_t i = 0; i < members.size(); ++i) {
     check_cuda(cudaMemcpy(out[members[i]].data, output.as<unsigned char>() + i * unit_bytes, unit_bytes,
                           cudaMemcpyDeviceToHost),

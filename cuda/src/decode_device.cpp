@@ -43,21 +43,32 @@ void decode_device(const DeviceEncoded& enc, void* out, cudaStream_t stream) {
                             out, stream);
 }
 
-std::int64_t read_decode_fault(const DeviceEncoded& enc, cudaStream_t stream) {
+DecodeFault read_decode_fault(const DeviceEncoded& enc, cudaStream_t stream) {
   check_cuda(cudaStreamSynchronize(stream), "decode kernels");
+  DecodeFault f;
+  if (enc.shape.elements() == 0) return f;
   unsigned long long word = 0;
   check_cuda(cudaMemcpy(&word, error_word(enc), sizeof word, cudaMemcpyDeviceToHost), "cudaMemcpy(decode status)");
-  return word == detail::kNoIndex ? -1 : static_cast<std::int64_t>(word);
+  if (word == detail::kNoIndex) return f;
+  f.unit = static_cast<std::int64_t>(word);
+  int markers = 0, header = 0;
+  check_cuda(cudaMemcpy(&markers, marker_counts(enc) + f.unit, sizeof markers, cudaMemcpyDeviceToHost),
+             "cudaMemcpy(marker count)");
+  check_cuda(cudaMemcpy(&header, enc.segments.as<int>() + f.unit, sizeof header, cudaMemcpyDeviceToHost),
+             "cudaMemcpy(segments)");
+  f.marker_segments = static_cast<std::int64_t>(markers) + 1;  // interior edges + 1
+  f.header_segments = header;
+  return f;
 }
 
-std::string describe_decode_fault(std::int64_t unit_label) {
-  return "unit " + std::to_string(unit_label) +
-         ": corrupt DGQ data: the stored markers give a different number of segments than the header";
+std::string describe(const DecodeFault& f, std::int64_t unit_label) {
+  return "unit " + std::to_string(unit_label) + ": corrupt DGQ data: the stored markers give " +
+         std::to_string(f.marker_segments) + " segments, the header says " + std::to_string(f.header_segments);
 }
 
 void check_decode_status(const DeviceEncoded& enc, cudaStream_t stream) {
-  const std::int64_t unit = read_decode_fault(enc, stream);
-  if (unit >= 0) throw InputError(describe_decode_fault(unit));
+  const DecodeFault f = read_decode_fault(enc, stream);
+  if (f.unit >= 0) throw InputError(describe(f, f.unit));
 }
 
 }  // namespace dgq::cuda

@@ -111,20 +111,52 @@ TEST_CASE("gpu: shapes outside the CUDA path's range are rejected before any lau
                     ParameterError);
 }
 
-TEST_CASE("gpu: corrupt in-band markers are rejected by both decoders", "[gpu][errors]") {
-  DgqParams p;
-  p.markers = Markers::inband;
-  const HostUnit x = make_unit(DType::f16, 600, 16, variance_steps(test::seed() + 71, 100));
-  DgqEncoded enc = dgq_encode(x.view(), p);
-  REQUIRE(enc.segments > 1);
-  enc.codes[0] = 127;  // a marker at token 0
-  HostUnit out = x;
-  REQUIRE_THROWS_AS(dgq_decode(enc, out.view()), InputError);
-  REQUIRE_THROWS_AS(cuda::decode_batch({enc}, {out.view()}), InputError);
-  enc = dgq_encode(x.view(), p);
-  enc.segments += 1;  // the header disagrees with the markers
-  enc.lo.push_back(0.0f);
-  enc.hi.push_back(1.0f);
-  REQUIRE_THROWS_AS(dgq_decode(enc, out.view()), InputError);
-  REQUIRE_THROWS_AS(cuda::decode_batch({enc}, {out.view()}), InputError);
+namespace {
+
+// "unit 0: " + dgq_decode's message: the CUDA batch decoder's words for a one-unit batch.
+std::string reference_decode_error(const DgqEncoded& enc, HostUnit out) {
+  try {
+    dgq_decode(enc, out.view());
+  } catch (const InputError& e) {
+    return std::string("unit 0: ") + e.what();
+  }
+  return "no error";
+}
+
+std::string cuda_decode_error(const DgqEncoded& enc, HostUnit out) {
+  try {
+    cuda::decode_batch({enc}, {out.view()});
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("gpu: corrupt markers are rejected by both decoders in the same words", "[gpu][errors]") {
+  const HostUnit x = make_unit(DType::f16, 3000, 16, variance_steps(test::seed() + 71, 100));  // budget 3
+  for (const Markers m : {Markers::table, Markers::bitmap, Markers::inband}) {
+    DgqParams p;
+    p.markers = m;
+    const DgqEncoded clean = dgq_encode(x.view(), p);
+    REQUIRE(clean.segments > 2);
+    CAPTURE(p.to_string());
+
+    DgqEncoded extra_segment = clean;  // the header disagrees with the markers
+    extra_segment.segments += 1;
+    extra_segment.lo.push_back(0.0f);
+    extra_segment.hi.push_back(1.0f);
+    const std::string count_error = cuda_decode_error(extra_segment, x);
+    CHECK(count_error.find("the stored markers give") != std::string::npos);
+    CHECK(count_error == reference_decode_error(extra_segment, x));
+
+    DgqEncoded bad_marker = clean;
+    if (m == Markers::table) bad_marker.boundaries[1] = bad_marker.boundaries[0];  // not increasing
+    if (m == Markers::bitmap) bad_marker.bitmap[0] ^= 1u;                       // token 0 in parity 1
+    if (m == Markers::inband) bad_marker.codes[0] = 127;                         // a marker at token 0
+    const std::string marker_error = cuda_decode_error(bad_marker, x);
+    CHECK(marker_error.rfind("unit 0: corrupt DGQ data: ", 0) == 0);
+    CHECK(marker_error == reference_decode_error(bad_marker, x));
+  }
 }
