@@ -13,6 +13,7 @@
 #include "schemes/scheme_factories.hpp"
 #include "schemes/tensor_io.hpp"
 #include "schemes/uniform_codes.hpp"
+#include "schemes/uniform_codes_fast.hpp"
 
 namespace dgq::schemes {
 namespace {
@@ -44,8 +45,7 @@ class Group64Scheme final : public Scheme {
         for (std::int64_t g = 0; g < groups; ++g) {
           const float* group = row.data() + g * kGroup;
           const std::int64_t count = std::min(kGroup, x.channels - g * kGroup);
-          MinMax r;
-          for (std::int64_t j = 0; j < count; ++j) r.add(group[j]);
+          const MinMax r = min_max(group, count);
           check_range_finite(r, name, [&] {
             return "token " + std::to_string(t) + ", channels " + std::to_string(g * kGroup) + ".." +
                    std::to_string(g * kGroup + count - 1);
@@ -90,15 +90,13 @@ class Group64Scheme final : public Scheme {
 
   void encode_group(const float* x, std::int64_t count, float lo, float hi, std::int64_t first,
                     BitPacker& packer) const {
+    std::uint8_t q[kGroup];
     if (bits_ == 8) {
-      const float inv = rules::code_inverse_step(lo, hi);
-      for (std::int64_t j = 0; j < count; ++j) {
-        packer.put(first + j, static_cast<std::uint8_t>(rule7_code(x[j], lo, inv)));
-      }
-      return;
+      rule7_codes(x, count, lo, rules::code_inverse_step(lo, hi), q);
+    } else {
+      uniform_codes(x, count, lo, uniform_inverse(lo, hi, kInt4Levels), kInt4Levels, q);
     }
-    const float inv = uniform_inverse(lo, hi, kInt4Levels);
-    for (std::int64_t j = 0; j < count; ++j) packer.put(first + j, uniform_code(x[j], lo, inv, kInt4Levels));
+    for (std::int64_t j = 0; j < count; ++j) packer.put(first + j, q[j]);
   }
 
   void decode_group(const std::uint8_t* stream, std::int64_t first, std::int64_t count, Range r,

@@ -9,6 +9,7 @@
 #include "schemes/scheme_factories.hpp"
 #include "schemes/tensor_io.hpp"
 #include "schemes/uniform_codes.hpp"
+#include "schemes/uniform_codes_fast.hpp"
 
 namespace dgq::schemes {
 namespace {
@@ -28,14 +29,12 @@ class Int8TokenScheme final : public Scheme {
     non_finite_errors_first(x, "int8-token", [&] {
       for (std::int64_t t = 0; t < x.tokens && x.channels > 0; ++t) {
         widen_row_checked(x, t, row.data(), "int8-token");
-        MinMax r;
-        for (std::int64_t d = 0; d < x.channels; ++d) r.add(row[d]);
+        const MinMax r = min_max(row.data(), x.channels);
         check_range_finite(r, "int8-token", [t] { return "token " + std::to_string(t); });
         const float lo = r.stored_lo(), hi = r.stored_hi();
         append_range(ranges, lo, hi);
         const float inv = rules::code_inverse_step(lo, hi);
-        std::uint8_t* out = codes.data() + t * x.channels;
-        for (std::int64_t d = 0; d < x.channels; ++d) out[d] = static_cast<std::uint8_t>(rule7_code(row[d], lo, inv));
+        rule7_codes(row.data(), x.channels, lo, inv, codes.data() + t * x.channels);
       }
     });
     c.parts.push_back({"codes", std::move(codes)});

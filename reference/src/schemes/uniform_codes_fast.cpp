@@ -1,0 +1,85 @@
+#include "schemes/uniform_codes_fast.hpp"
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+namespace dgq::schemes {
+namespace {
+
+#if defined(__AVX2__)
+// Eight codes as int32: rint((x - lo)*inv) clamped to [0, levels]. _mm256_round_ps with the
+// current direction is rint (nearest even by default); max/min with 0 and levels equal the
+// scalar comparisons for every non-NaN q (a -0 becomes +0 either way once converted).
+__m256i eight_codes(const float* x, __m256 lo, __m256 inv, __m256 top) {
+  const __m256 t = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x), lo), inv);
+  const __m256 q = _mm256_round_ps(t, _MM_FROUND_CUR_DIRECTION);
+  return _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(q, _mm256_setzero_ps()), top));
+}
+
+// The low 8 bytes of the packed int32 lanes, in order (values fit: 0..255 unsigned or
+// -128..127 signed, chosen by the pack).
+__m128i narrow_unsigned(__m256i v) {
+  const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  return _mm_packus_epi16(w, w);
+}
+__m128i narrow_signed(__m256i v) {
+  const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  return _mm_packs_epi16(w, w);
+}
+#endif
+
+}  // namespace
+
+MinMax min_max(const float* x, std::int64_t n) {
+  MinMax r;
+  std::int64_t j = 0;
+#if defined(__AVX2__)
+  if (n >= 8) {
+    // min_ps(a, b) is a < b ? a : b, i.e. MinMax::add per lane; lanes fold at the end.
+    __m256 lo = _mm256_loadu_ps(x), hi = lo;
+    for (j = 8; j + 8 <= n; j += 8) {
+      const __m256 v = _mm256_loadu_ps(x + j);
+      lo = _mm256_min_ps(v, lo);
+      hi = _mm256_max_ps(v, hi);
+    }
+    alignas(32) float lows[8], highs[8];
+    _mm256_store_ps(lows, lo);
+    _mm256_store_ps(highs, hi);
+    for (int k = 0; k < 8; ++k) {
+      r.add(lows[k]);
+      r.add(highs[k]);
+    }
+  }
+#endif
+  for (; j < n; ++j) r.add(x[j]);
+  return r;
+}
+
+void uniform_codes(const float* x, std::int64_t n, float lo, float inv, int levels, std::uint8_t* q) {
+  std::int64_t j = 0;
+#if defined(__AVX2__)
+  const __m256 lo8 = _mm256_set1_ps(lo), inv8 = _mm256_set1_ps(inv);
+  const __m256 top = _mm256_set1_ps(static_cast<float>(levels));
+  for (; j + 8 <= n; j += 8) {
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(q + j), narrow_unsigned(eight_codes(x + j, lo8, inv8, top)));
+  }
+#endif
+  for (; j < n; ++j) q[j] = uniform_code(x[j], lo, inv, levels);
+}
+
+void rule7_codes(const float* x, std::int64_t n, float lo, float inv, std::uint8_t* q) {
+  std::int64_t j = 0;
+#if defined(__AVX2__)
+  const __m256 lo8 = _mm256_set1_ps(lo), inv8 = _mm256_set1_ps(inv);
+  const __m256 top = _mm256_set1_ps(253.0f);
+  const __m256i offset = _mm256_set1_epi32(127);
+  for (; j + 8 <= n; j += 8) {
+    const __m256i codes = _mm256_sub_epi32(eight_codes(x + j, lo8, inv8, top), offset);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(q + j), narrow_signed(codes));
+  }
+#endif
+  for (; j < n; ++j) q[j] = static_cast<std::uint8_t>(rule7_code(x[j], lo, inv));
+}
+
+}  // namespace dgq::schemes

@@ -1,0 +1,22 @@
+#pragma once
+// Whole-run versions of uniform_codes.hpp's per-element rules (AVX2 where available). They
+// give exactly the bytes of the scalar rules: the same sub, mul and rint per element (no
+// fused multiply-add), clamps that commute with the conversion, and min/max whose only
+// order dependence is the sign of a zero extreme, which MinMax's stored endpoints drop.
+#include <cstdint>
+
+#include "uniform_codes.hpp"
+
+namespace dgq::schemes {
+
+// The extremes of x[0 .. n) (finite values): the stored_lo()/stored_hi() of adding each to a
+// MinMax in order.
+MinMax min_max(const float* x, std::int64_t n);
+
+// q[j] = uniform_code(x[j], lo, inv, levels), levels <= 255.
+void uniform_codes(const float* x, std::int64_t n, float lo, float inv, int levels, std::uint8_t* q);
+
+// q[j] = rule7_code(x[j], lo, inv) stored as its byte.
+void rule7_codes(const float* x, std::int64_t n, float lo, float inv, std::uint8_t* q);
+
+}  // namespace dgq::schemes

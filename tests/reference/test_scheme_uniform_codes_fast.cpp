@@ -1,0 +1,142 @@
+// The row-at-a-time baselines use whole-run kernels (min_max, uniform_codes, rule7_codes, AVX2
+// where available) and widen one row at a time (widen_row_checked). Each must give the bytes
+// and messages of the per-element rules they replace, for every run length 1..300 (vector
+// bodies plus scalar tails), .5 ties, values past both clamps, zeros, subnormals, extremes.
+#include "test_scheme_support.hpp"
+
+#include "../../reference/src/schemes/tensor_io.hpp"
+#include "../../reference/src/schemes/uniform_codes.hpp"
+#include "../../reference/src/schemes/uniform_codes_fast.hpp"
+#include "dgq/errors.hpp"
+
+using namespace dgq;
+using namespace dgq::schemes;
+using namespace dgq::test;
+
+namespace {
+
+// Values a range's codes meet: integers and .5 ties (exact with lo = 0, inv = 1), zeros of
+// both signs, subnormals, extremes, and random values.
+std::vector<float> adversarial_run(std::int64_t n, std::mt19937_64& gen) {
+  static const float pool[] = {0.0f, -0.0f, 0.5f, 1.5f, 2.5f, 126.5f, 252.5f, 253.0f, 253.5f, 14.5f, 15.5f, -0.5f,
+                               1e-45f, -1e-45f, 1.17e-38f, 65504.0f, -65504.0f, 3.0e38f, -3.0e38f, 7.0f};
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (float& e : v) {
+    e = gen() % 2 == 0 ? pool[gen() % (sizeof(pool) / sizeof(pool[0]))]
+                       : std::uniform_real_distribution<float>(-300.0f, 300.0f)(gen);
+  }
+  return v;
+}
+
+struct CodeRange {
+  float lo, inv;
+};
+
+// lo/inv pairs: identity steps (ties land on .5), zero inverse (flat range), ranges narrower
+// than the data (clamps at both ends), and the run's own extremes.
+std::vector<CodeRange> ranges_for(const std::vector<float>& v, int levels) {
+  const MinMax r = [&] {
+    MinMax m;
+    for (const float e : v) m.add(e);
+    return m;
+  }();
+  return {{0.0f, 1.0f},
+          {-0.5f, 1.0f},
+          {3.0f, 0.0f},
+          {-1.0f, 0.25f},
+          {-1e-45f, 1e30f},
+          {r.stored_lo(), uniform_inverse(r.stored_lo(), r.stored_hi(), levels)},
+          {r.stored_lo(), rules::code_inverse_step(r.stored_lo(), r.stored_hi())}};
+}
+
+}  // namespace
+
+TEST_CASE("min_max gives MinMax's stored extremes for runs of 1..300 values", "[scheme][fast]") {
+  auto gen = rng(515);
+  for (std::int64_t n = 1; n <= 300; ++n) {
+    CAPTURE(n);
+    const std::vector<float> v = adversarial_run(n, gen);
+    MinMax scalar;
+    for (const float e : v) scalar.add(e);
+    const MinMax fast = min_max(v.data(), n);
+    CHECK(rules::float_bits(fast.stored_lo()) == rules::float_bits(scalar.stored_lo()));
+    CHECK(rules::float_bits(fast.stored_hi()) == rules::float_bits(scalar.stored_hi()));
+  }
+  // All zeros of mixed signs: the stored endpoints are +0 either way.
+  const std::vector<float> zeros{-0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f};
+  CHECK(rules::float_bits(min_max(zeros.data(), 9).stored_lo()) == 0u);
+  CHECK(rules::float_bits(min_max(zeros.data(), 9).stored_hi()) == 0u);
+}
+
+TEST_CASE("uniform_codes and rule7_codes equal the per-element rules for runs of 1..300 values", "[scheme][fast]") {
+  auto gen = rng(616);
+  for (std::int64_t n = 1; n <= 300; ++n) {
+    const std::vector<float> v = adversarial_run(n, gen);
+    for (const int levels : {15, 253}) {
+      for (const CodeRange& r : ranges_for(v, levels)) {
+        CAPTURE(n, levels, r.lo, r.inv);
+        std::vector<std::uint8_t> fast(static_cast<std::size_t>(n)), scalar(fast.size());
+        uniform_codes(v.data(), n, r.lo, r.inv, levels, fast.data());
+        for (std::int64_t j = 0; j < n; ++j) scalar[j] = uniform_code(v[j], r.lo, r.inv, levels);
+        REQUIRE(fast == scalar);
+        rule7_codes(v.data(), n, r.lo, r.inv, fast.data());
+        for (std::int64_t j = 0; j < n; ++j) scalar[j] = static_cast<std::uint8_t>(rule7_code(v[j], r.lo, r.inv));
+        REQUIRE(fast == scalar);
+      }
+    }
+  }
+}
+
+TEST_CASE("widen_row_checked gives widen_checked's values and NaN/Inf messages, row by row", "[scheme][fast]") {
+  auto gen = rng(717);
+  for (const DType dt : {DType::f16, DType::bf16, DType::f32}) {
+    for (std::int64_t d = 1; d <= 300; d += (d < 40 ? 1 : 29)) {
+      CAPTURE(dtype_name(dt), d);
+      const std::int64_t l = 3;
+      OwnedTensor x = tensor_from(adversarial_run(l * d, gen), l, d, dt);
+      for (std::int64_t i = 0; i < x.size(); ++i) {
+        if (!std::isfinite(x.at(i))) store_element(x.mut(), i, 65504.0f);  // fp16 has no 3e38
+      }
+      const std::vector<float> whole = widen_checked(x.view(), "s");
+      std::vector<float> row(static_cast<std::size_t>(d));
+      for (std::int64_t t = 0; t < l; ++t) {
+        widen_row_checked(x.view(), t, row.data(), "s");
+        for (std::int64_t j = 0; j < d; ++j) REQUIRE(rules::float_bits(row[j]) == rules::float_bits(whole[t * d + j]));
+      }
+      // Two bad elements in the last row: the first one is named, as by widen_checked.
+      const std::int64_t first_bad = (l - 1) * d + static_cast<std::int64_t>(gen() % static_cast<std::uint64_t>(d));
+      store_element(x.mut(), first_bad, gen() % 2 == 0 ? NAN : -INFINITY);
+      if (first_bad + 1 < l * d) store_element(x.mut(), first_bad + 1, NAN);
+      std::string want;
+      try {
+        (void)widen_checked(x.view(), "s");
+      } catch (const InputError& e) {
+        want = e.what();
+      }
+      REQUIRE_FALSE(want.empty());
+      CHECK_THROWS_WITH(widen_row_checked(x.view(), l - 1, row.data(), "s"), want);
+    }
+  }
+}
+
+TEST_CASE("row-at-a-time schemes report the first NaN/Inf even after an earlier row's overflow", "[scheme][fast]") {
+  // Row 0 spans more than fp32 can hold (an overflow error of its own); row 2 holds a NaN.
+  // Checked up front, the whole tensor's NaN came first; so it must still.
+  const std::int64_t l = 3, d = 70;
+  std::vector<float> v(static_cast<std::size_t>(l * d), 1.0f);
+  v[0] = -3.0e38f;
+  v[1] = 3.0e38f;
+  v[2 * d + 66] = NAN;
+  const OwnedTensor x = tensor_from(v, l, d, DType::f32);
+  for (const std::string family : {"int8-token", "int8-group64", "int4-group64"}) {
+    CAPTURE(family);
+    CHECK_THROWS_WITH(make_scheme(family)->compress(x.view(), TensorRole::key),
+                      family + ": non-finite value nan at token 2, channel 66");
+  }
+  // Without the NaN the overflow is what is reported.
+  std::vector<float> finite = v;
+  finite[2 * d + 66] = 1.0f;
+  const OwnedTensor y = tensor_from(finite, l, d, DType::f32);
+  CHECK_THROWS_WITH(make_scheme("int8-token")->compress(y.view(), TensorRole::key),
+                    Catch::Matchers::Contains("value range of token 0 overflows fp32"));
+}
