@@ -11,7 +11,7 @@ struct BenchOptions {
   std::vector<std::int64_t> tokens{4096, 32768, 131072};  // Llama-3-8B-shaped layer
   int kv_heads = 8;
   int head_dim = 128;
-  int repetitions = 20;   // timed calls per figure (median reported), after warm-up
+  int repetitions = 20;   // timed calls per figure (median reported), after warm-up; at least 20 are run
   std::string json_path;  // if not empty, also write the results as JSON here
 };
 
