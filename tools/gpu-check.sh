@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # One-shot GPU verdict (docs/cuda.md): configure for one architecture with vendored headers
-# and no HDF5, build, run the differential suite, the reference tests and the GPU benchmark,
+# and no HDF5, build, run the differential suite, the GPU benchmark and the reference tests,
 # and write OUTDIR/report.md + OUTDIR/report.json. Meant to finish in ~5 minutes on an H200.
 #
-#   tools/gpu-check.sh OUTDIR            (env: DGQ_GPU_ARCH=90, DGQ_VENDOR=.vendor, JOBS=nproc)
+#   tools/gpu-check.sh OUTDIR     (env: DGQ_GPU_ARCH=90, DGQ_VENDOR=.vendor, JOBS=nproc,
+#                                  DGQ_COMMIT=<hash> where the tree travels without .git)
 #
 # The machine needs nvcc, cmake and a C++ compiler; Eigen, CLI11 and Catch2 come from
 # DGQ_VENDOR (tools/vendor-headers.sh makes it where Debian's packages exist). With no device
 # the differential suite reports "skipped" and so does this report.
+#
+# OUTDIR receives at most four files (report.md, report.json, test_gpu.log, details.log): the
+# device tool brings back only a few. Full logs stay in build-gpu-check/gpu-check-logs/.
+# The report is rewritten after every step, so a run cut short still leaves one.
+# Order: the GPU work first (build test_gpu + dgq-bench, differential suite, benchmark), then
+# the CPU-only reference tests, so a slow or broken reference build cannot cost the GPU verdict.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-out/gpu-check}"
@@ -15,108 +22,135 @@ arch="${DGQ_GPU_ARCH:-90}"
 vendor="${DGQ_VENDOR:-.vendor}"
 jobs="${JOBS:-$(nproc)}"
 build="build-gpu-check"
-mkdir -p "$out"
+mkdir -p "$out" "$build/gpu-check-logs"
 out="$(cd "$out" && pwd)"
-log() { echo "gpu-check: $*" | tee -a "$out/steps.log"; }
-: > "$out/steps.log"
+logs="$(cd "$build/gpu-check-logs" && pwd)"
+details="$out/details.log"
+: > "$details"
 started=$(date +%s)
+log() { echo "gpu-check: $*" | tee -a "$details"; }
+# The last lines of a log, into details.log (for failures the device tool cannot return whole).
+tail_into_details() { { echo "---- last $2 lines of $(basename "$1")"; tail -n "$2" "$1" 2>/dev/null; echo "----"; } >> "$details"; }
+
+if [ -n "${DGQ_COMMIT:-}" ]; then commit="$DGQ_COMMIT"
+elif commit="$(git rev-parse HEAD 2>/dev/null)"; then git diff --quiet HEAD 2>/dev/null || commit="$commit+dirty"
+else commit="unknown (no .git; pass DGQ_COMMIT)"; fi
+date_utc="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+
+configure_ok=false; gpu_build_ok=false; ref_build_ok=false
+gpu_rc=-1; gpu_summary="not run"; ref_summary="not run"; bench_rc=-1; mismatches=0
+device="none"; driver="none"
+
+json_escape() { sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' | tr -d '\n'; }
+write_report() {
+  local elapsed=$(( $(date +%s) - started ))
+  {
+    echo "# GPU check"
+    echo
+    echo "- date: $date_utc"
+    echo "- commit: $commit"
+    echo "- device: ${device:-none} (driver ${driver:-none}), built for sm_$arch"
+    echo "- configure: $configure_ok; build of test_gpu + dgq-bench: $gpu_build_ok; build of test_reference: $ref_build_ok"
+    echo "- differential suite (reference vs CUDA, exact bytes): $gpu_summary (exit $gpu_rc)"
+    echo "- mismatches reported: $mismatches"
+    echo "- reference tests: ${ref_summary:-not run}"
+    echo "- wall time: ${elapsed} s"
+    echo
+    echo "## Benchmark (dgq-bench --device cuda, exit $bench_rc)"
+    echo
+    cat "$logs/bench.txt" 2>/dev/null || echo "not run"
+    if [ "$mismatches" != 0 ]; then
+      echo; echo "## Mismatches"; echo; grep 'reproducer:' "$out/test_gpu.log" | head -20 | sed 's/^/    /'
+    fi
+  } > "$out/report.md.partial" && mv "$out/report.md.partial" "$out/report.md"
+  {
+    echo "{"
+    echo "  \"date\": \"$date_utc\","
+    echo "  \"commit\": \"$(echo "$commit" | json_escape)\","
+    echo "  \"device\": \"$(echo "${device:-none}" | json_escape)\","
+    echo "  \"driver\": \"$(echo "${driver:-none}" | json_escape)\","
+    echo "  \"arch\": \"sm_$arch\","
+    echo "  \"configure_ok\": $configure_ok,"
+    echo "  \"gpu_build_ok\": $gpu_build_ok,"
+    echo "  \"reference_build_ok\": $ref_build_ok,"
+    echo "  \"differential_exit\": $gpu_rc,"
+    echo "  \"differential\": \"$(echo "$gpu_summary" | json_escape)\","
+    echo "  \"mismatches\": $mismatches,"
+    echo "  \"reference_tests\": \"$(echo "${ref_summary:-not run}" | json_escape)\","
+    echo "  \"bench_exit\": $bench_rc,"
+    if [ -s "$logs/bench.json" ]; then echo "  \"bench\": $(cat "$logs/bench.json"),"; else echo "  \"bench\": null,"; fi
+    echo "  \"wall_seconds\": $elapsed"
+    echo "}"
+  } > "$out/report.json.partial" && mv "$out/report.json.partial" "$out/report.json"
+}
+
+if command -v nvidia-smi > /dev/null 2>&1; then
+  nvidia-smi > "$logs/nvidia-smi.txt" 2>&1
+  device="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
+  driver="$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)"
+fi
+log "device: ${device:-none}, driver: ${driver:-none}; nvcc: $(command -v nvcc || echo 'not on PATH'); cmake: $(cmake --version | head -1)"
 
 if [ ! -d "$vendor/eigen3" ]; then
-  if [ -d /usr/include/eigen3 ]; then tools/vendor-headers.sh "$vendor" >> "$out/steps.log" 2>&1
-  else log "no vendored headers at $vendor and none in /usr/include: run tools/vendor-headers.sh where they exist"; exit 2; fi
+  if [ -d /usr/include/eigen3 ]; then tools/vendor-headers.sh "$vendor" >> "$details" 2>&1
+  else log "no vendored headers at $vendor and none in /usr/include: run tools/vendor-headers.sh where they exist"; write_report; exit 2; fi
 fi
 
 log "configure (sm_$arch, vendored headers, no HDF5)"
-if ! cmake -S . -B "$build" -DDGQ_VENDOR_DIR="$PWD/$vendor" -DDGQ_HDF5=OFF -DDGQ_CUDA=ON \
-     -DCMAKE_CUDA_ARCHITECTURES="$arch" -DDGQ_TESTS=ON -DDGQ_BENCH=ON > "$out/configure.log" 2>&1; then
-  log "configure FAILED (see configure.log)"; build_ok=false
+if cmake -S . -B "$build" -DDGQ_VENDOR_DIR="$PWD/$vendor" -DDGQ_HDF5=OFF -DDGQ_CUDA=ON \
+     -DCMAKE_CUDA_ARCHITECTURES="$arch" -DDGQ_TESTS=ON -DDGQ_BENCH=ON > "$logs/configure.log" 2>&1; then
+  configure_ok=true
 else
-  log "build (-j$jobs)"
-  if cmake --build "$build" -j"$jobs" > "$out/build.log" 2>&1; then build_ok=true
-  else log "build FAILED (see build.log)"; build_ok=false; fi
+  log "configure FAILED"; tail_into_details "$logs/configure.log" 40
+fi
+write_report
+
+if [ "$configure_ok" = true ]; then
+  log "build test_gpu and dgq-bench (-j$jobs)"
+  if cmake --build "$build" -j"$jobs" --target test_gpu dgq-bench > "$logs/build-gpu.log" 2>&1; then gpu_build_ok=true
+  else log "build FAILED"; grep -E 'error|Error' "$logs/build-gpu.log" | head -30 >> "$details"; tail_into_details "$logs/build-gpu.log" 30; fi
+  log "build done at $(( $(date +%s) - started )) s"
+  write_report
 fi
 
-device="none"; driver="none"
-if command -v nvidia-smi > /dev/null 2>&1; then
-  nvidia-smi > "$out/nvidia-smi.txt" 2>&1
-  device="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
-  driver="$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)"
-else
-  echo "nvidia-smi not found" > "$out/nvidia-smi.txt"
-fi
-log "device: ${device:-none}, driver: ${driver:-none}"
-
-gpu_rc=-1; gpu_summary="not run"; ref_summary="not run"; bench_rc=-1
-if [ "$build_ok" = true ]; then
+if [ "$gpu_build_ok" = true ]; then
   log "differential suite"
   rm -f "$build"/gpu-mismatch-*
-  timeout 240 "$build/tests/gpu/test_gpu" > "$out/test_gpu.log" 2>&1; gpu_rc=$?
+  timeout 200 "$build/tests/gpu/test_gpu" > "$out/test_gpu.log" 2>&1; gpu_rc=$?
   case $gpu_rc in
     0) gpu_summary="passed: $(grep -E 'All tests passed' "$out/test_gpu.log" | tail -1)";;
     77) gpu_summary="skipped: $(grep -E '^SKIP' "$out/test_gpu.log" | tail -1)";;
-    124) gpu_summary="TIMED OUT after 240 s";;
+    124) gpu_summary="TIMED OUT after 200 s";;
     *) gpu_summary="FAILED: $(grep -E 'test cases:' "$out/test_gpu.log" | tail -1)";;
   esac
-  cp "$build"/gpu-mismatch-* "$out/" 2>/dev/null
-  log "differential suite: $gpu_summary"
+  mismatches=$(grep -c 'reproducer:' "$out/test_gpu.log" 2>/dev/null || true)
+  mismatches=${mismatches:-0}
+  for f in $(ls "$build"/gpu-mismatch-*.txt 2>/dev/null | head -3); do
+    { echo "---- $(basename "$f")"; cat "$f"; } >> "$details"
+  done
+  log "differential suite: $gpu_summary ($(( $(date +%s) - started )) s)"
+  write_report
 
-  log "reference tests (ctest -L reference)"
-  (cd "$build" && timeout 120 ctest -L reference -j"$jobs" --output-on-failure) > "$out/ctest_reference.log" 2>&1
-  ref_summary="$(grep -E 'tests passed' "$out/ctest_reference.log" | tail -1)"
-  log "reference tests: ${ref_summary:-no summary (see ctest_reference.log)}"
+  log "benchmark (dgq-bench --device cuda --json)"
+  timeout 90 "$build/bench/dgq-bench" --device cuda --json "$logs/bench.json" > "$logs/bench.txt" 2>&1; bench_rc=$?
+  log "benchmark exit code $bench_rc ($(( $(date +%s) - started )) s)"
+  [ $bench_rc -eq 0 ] || tail_into_details "$logs/bench.txt" 20
+  write_report
+fi
 
-  if [ -x "$build/bench/dgq-bench" ]; then
-    log "benchmark (dgq-bench --device cuda --json)"
-    timeout 120 "$build/bench/dgq-bench" --device cuda --json "$out/bench.json" > "$out/bench.txt" 2>&1; bench_rc=$?
-    log "benchmark exit code $bench_rc"
-  else
-    echo "dgq-bench was not built" > "$out/bench.txt"
-    log "dgq-bench was not built"
+if [ "$configure_ok" = true ]; then
+  log "build test_reference (-j$jobs)"
+  if cmake --build "$build" -j"$jobs" --target test_reference > "$logs/build-reference.log" 2>&1; then ref_build_ok=true
+  else log "reference build FAILED"; tail_into_details "$logs/build-reference.log" 30; fi
+  if [ "$ref_build_ok" = true ]; then
+    log "reference tests (ctest -L reference)"
+    (cd "$build" && timeout 90 ctest -L reference -j"$jobs" --output-on-failure) > "$logs/ctest_reference.log" 2>&1
+    ref_summary="$(grep -E 'tests passed' "$logs/ctest_reference.log" | tail -1)"
+    log "reference tests: ${ref_summary:-no summary} ($(( $(date +%s) - started )) s)"
+    grep -E 'tests passed' "$logs/ctest_reference.log" | grep -qv ' 0 tests failed' && tail_into_details "$logs/ctest_reference.log" 40
   fi
 fi
 
-mismatches=$(grep -c 'reproducer:' "$out/test_gpu.log" 2>/dev/null || true)
-commit="$(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo '+dirty')"
-date_utc="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-elapsed=$(( $(date +%s) - started ))
-json_escape() { sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' | tr -d '\n'; }
-
-{
-  echo "# GPU check"
-  echo
-  echo "- date: $date_utc"
-  echo "- commit: $commit"
-  echo "- device: ${device:-none} (driver ${driver:-none}), built for sm_$arch"
-  echo "- build: $([ "$build_ok" = true ] && echo ok || echo FAILED)"
-  echo "- differential suite (reference vs CUDA, exact bytes): $gpu_summary (exit $gpu_rc)"
-  echo "- mismatches reported: ${mismatches:-0}"
-  echo "- reference tests: ${ref_summary:-not run}"
-  echo "- wall time: ${elapsed} s"
-  echo
-  echo "## Benchmark (dgq-bench --device cuda, exit $bench_rc)"
-  echo
-  cat "$out/bench.txt" 2>/dev/null
-  if [ "${mismatches:-0}" != 0 ]; then
-    echo; echo "## Mismatches"; echo; grep 'reproducer:' "$out/test_gpu.log" | head -20 | sed 's/^/    /'
-  fi
-} > "$out/report.md"
-
-{
-  echo "{"
-  echo "  \"date\": \"$date_utc\","
-  echo "  \"commit\": \"$commit\","
-  echo "  \"device\": \"$(echo "${device:-none}" | json_escape)\","
-  echo "  \"driver\": \"$(echo "${driver:-none}" | json_escape)\","
-  echo "  \"arch\": \"sm_$arch\","
-  echo "  \"build_ok\": $build_ok,"
-  echo "  \"differential_exit\": $gpu_rc,"
-  echo "  \"differential\": \"$(echo "$gpu_summary" | json_escape)\","
-  echo "  \"mismatches\": ${mismatches:-0},"
-  echo "  \"reference_tests\": \"$(echo "${ref_summary:-not run}" | json_escape)\","
-  echo "  \"bench_exit\": $bench_rc,"
-  if [ -s "$out/bench.json" ]; then echo "  \"bench\": $(cat "$out/bench.json"),"; else echo "  \"bench\": null,"; fi
-  echo "  \"wall_seconds\": $elapsed"
-  echo "}"
-} > "$out/report.json"
+write_report
 log "report: $out/report.md, $out/report.json"
-[ "$build_ok" = true ] && { [ $gpu_rc -eq 0 ] || [ $gpu_rc -eq 77 ]; }
+[ "$gpu_build_ok" = true ] && { [ $gpu_rc -eq 0 ] || [ $gpu_rc -eq 77 ]; }
