@@ -21,6 +21,19 @@ class BitPacker {
     const std::uint64_t bit = i * static_cast<std::uint64_t>(bits_);
     out_[base_ + bit / 8] |= static_cast<std::uint8_t>(code << (bit % 8));
   }
+  // put(first + j, codes[j]) for j < count, a byte at a time where the run allows it (whole
+  // bytes of 8-bit codes, nibble pairs of 4-bit codes starting on a byte).
+  void put_run(std::uint64_t first, const std::uint8_t* codes, std::uint64_t count) {
+    std::uint64_t j = 0;
+    if (bits_ == 8) {
+      std::uint8_t* out = out_.data() + base_ + first;
+      for (; j < count; ++j) out[j] |= codes[j];
+    } else if (bits_ == 4 && first % 2 == 0) {
+      std::uint8_t* out = out_.data() + base_ + first / 2;
+      for (; j + 2 <= count; j += 2) out[j / 2] |= static_cast<std::uint8_t>(codes[j] | (codes[j + 1] << 4));
+    }
+    for (; j < count; ++j) put(first + j, codes[j]);
+  }
 
  private:
   std::vector<std::uint8_t>& out_;

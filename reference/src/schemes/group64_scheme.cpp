@@ -96,7 +96,7 @@ class Group64Scheme final : public Scheme {
     } else {
       uniform_codes(x, count, lo, uniform_inverse(lo, hi, kInt4Levels), kInt4Levels, q);
     }
-    for (std::int64_t j = 0; j < count; ++j) packer.put(first + j, q[j]);
+    packer.put_run(static_cast<std::uint64_t>(first), q, static_cast<std::uint64_t>(count));
   }
 
   void decode_group(const std::uint8_t* stream, std::int64_t first, std::int64_t count, Range r,
