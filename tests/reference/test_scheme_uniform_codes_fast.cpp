@@ -140,3 +140,22 @@ TEST_CASE("row-at-a-time schemes report the first NaN/Inf even after an earlier 
   CHECK_THROWS_WITH(make_scheme("int8-token")->compress(y.view(), TensorRole::key),
                     Catch::Matchers::Contains("value range of token 0 overflows fp32"));
 }
+
+TEST_CASE("check_finite names the first NaN/Inf in row-major order, across its chunks", "[scheme][fast]") {
+  auto gen = rng(818);
+  const std::int64_t l = 100, d = 128;  // 12800 elements: several 4096-element chunks
+  for (const DType dt : {DType::f16, DType::bf16, DType::f32}) {
+    for (const std::int64_t first_bad : {std::int64_t{0}, std::int64_t{4095}, std::int64_t{4096}, std::int64_t{8191},
+                                         std::int64_t{12799}, static_cast<std::int64_t>(gen() % 12800)}) {
+      CAPTURE(dtype_name(dt), first_bad);
+      OwnedTensor x = tensor_from(std::vector<float>(static_cast<std::size_t>(l * d), 1.0f), l, d, dt);
+      check_finite(x.view(), "s");  // all finite: no throw
+      store_element(x.mut(), first_bad, first_bad % 2 == 0 ? INFINITY : NAN);
+      if (first_bad + 5 < l * d) store_element(x.mut(), first_bad + 5, NAN);
+      const std::string what = first_bad % 2 == 0 ? "inf" : "nan";
+      CHECK_THROWS_WITH(check_finite(x.view(), "s"), "s: non-finite value " + what + " at token " +
+                                                         std::to_string(first_bad / d) + ", channel " +
+                                                         std::to_string(first_bad % d));
+    }
+  }
+}
