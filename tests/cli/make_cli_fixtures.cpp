@@ -15,14 +15,7 @@ namespace h5 = dgq::sim::h5;
 
 namespace {
 sim::SynthOptions small() {
-  sim::SynthOptions o;
-  o.layers = 2;
-  o.q_heads = 4;
-  o.kv_heads = 2;
-  o.head_dim = 16;
-  o.tokens = 64;
-  o.probes = 4;
-  return o;
+  return {.layers = 2, .q_heads = 4, .kv_heads = 2, .head_dim = 16, .tokens = 64, .probes = 4};
 }
 
 void replace_dataset(const std::string& path, const std::string& name, hid_t type, const std::vector<hsize_t>& shape) {
@@ -47,26 +40,29 @@ int main(int argc, char** argv) {
   }
   try {
     const std::string dir = argv[1];
+    const auto options = small();
+    const auto kv_heads = static_cast<hsize_t>(options.kv_heads);
+    const auto tokens = static_cast<hsize_t>(options.tokens);
+    const auto head_dim = static_cast<hsize_t>(options.head_dim);
     std::filesystem::create_directories(dir);
     const std::string good = dir + "/good.h5";
     std::filesystem::remove(good);
-    sim::write_synthetic_trace(small(), good);
+    sim::write_synthetic_trace(options, good);
     std::ofstream(dir + "/text.h5") << "plain text, not HDF5\n";
     copy(good, dir + "/truncated.h5");
     std::filesystem::resize_file(dir + "/truncated.h5", std::filesystem::file_size(good) / 2);
     copy(good, dir + "/wrong-rank.h5");
     h5::Handle half = h5::half_type();
-    replace_dataset(dir + "/wrong-rank.h5", "/layers/1/k", half.get(), {2, 64 * 16});
+    replace_dataset(dir + "/wrong-rank.h5", "/layers/1/k", half.get(), {kv_heads, tokens * head_dim});
     copy(good, dir + "/wrong-dtype.h5");
-    replace_dataset(dir + "/wrong-dtype.h5", "/layers/0/k", H5T_STD_I32LE, {2, 64, 16});
+    replace_dataset(dir + "/wrong-dtype.h5", "/layers/0/k", H5T_STD_I32LE, {kv_heads, tokens, head_dim});
 
-    const auto options = small();
     const std::string nan = dir + "/nan.h5";
     std::filesystem::remove(nan);
     sim::TraceWriter writer(nan, sim::synthetic_meta(options));
     writer.write_layer(sim::synthesize_layer(options, 0));
     auto layer1 = sim::synthesize_layer(options, 1);
-    store_element(layer1.v.head(1), 5 * 16 + 3, std::nanf(""));
+    store_element(layer1.v.head(1), 5 * options.head_dim + 3, std::nanf(""));
     writer.write_layer(layer1);
     writer.finish();
   } catch (const std::exception& e) {

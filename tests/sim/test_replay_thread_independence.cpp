@@ -23,16 +23,8 @@ std::vector<sim::RunResult> replay_synthetic(const sim::SynthOptions& o, const s
 }  // namespace
 
 TEST_CASE("replay with 1, 2 and 3 threads writes identical results") {
-  sim::SynthOptions o;
-  o.kind = "code";
-  o.layers = 2;
-  o.q_heads = 6;
-  o.kv_heads = 3;
-  o.head_dim = 32;
-  o.tokens = 300;
-  o.probes = 5;
-  o.noise_rate = 0.1;
-  o.seed = 4;
+  const sim::SynthOptions o{.kind = "code", .layers = 2, .q_heads = 6, .kv_heads = 3, .head_dim = 32, .tokens = 300,
+                            .probes = 5, .seed = 4, .noise_rate = 0.1};
   const auto dgq = make_scheme("dgq:win=8,max_groups=3");
   const auto kivi = make_scheme("kivi-2");
   const auto q8 = make_scheme("q8_0");

@@ -11,6 +11,7 @@
 #include "dgq/sim/replay.hpp"
 #include "dgq/sim/results.hpp"
 #include "test_replay_support.hpp"
+#include "test_results_helpers.hpp"
 #include "test_trace_helpers.hpp"
 
 using namespace dgq;
@@ -29,16 +30,6 @@ std::vector<sim::RunResult> tiny_runs(const std::vector<std::string>& names, int
   sim::Replayer replayer(meta, "traces/tiny.h5", ptrs, names, options);
   for (int l = 0; l < meta.num_layers; ++l) replayer.add_layer(test::tiny_layer(meta, l, DType::f32));
   return replayer.finish();
-}
-
-// Creates /runs/<name> with no `complete` attribute, as a killed writer of another tool might.
-void plant_incomplete_run(const std::string& path, const std::string& name) {
-  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-  REQUIRE(f >= 0);
-  const hid_t g = H5Gcreate2(f, ("/runs/" + name).c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  REQUIRE(g >= 0);
-  H5Gclose(g);
-  H5Fclose(f);
 }
 
 std::vector<double> read_doubles(const std::string& path, const std::string& dataset, std::vector<hsize_t>* shape) {
@@ -104,7 +95,7 @@ TEST_CASE("an incomplete run is listed as incomplete and dropped by the next add
   const auto dir = test::scratch_dir("results-incomplete");
   const std::string path = dir + "/r.h5";
   sim::add_runs(path, tiny_runs({"a"}), false);
-  plant_incomplete_run(path, "ghost");
+  test::plant_incomplete_run(path, "ghost");
   auto listing = sim::list_runs(path);
   CHECK(listing.complete == std::vector<std::string>{"a"});
   CHECK(listing.incomplete == std::vector<std::string>{"ghost"});
@@ -154,7 +145,7 @@ TEST_CASE("merge joins disjoint files, accepts identical duplicates and skips in
   const auto all = tiny_runs({"a", "b", "c"});
   sim::add_runs(dir + "/s0.h5", {all[0], all[2]}, false);
   sim::add_runs(dir + "/s1.h5", {all[1], all[2]}, false);
-  plant_incomplete_run(dir + "/s1.h5", "ghost");
+  test::plant_incomplete_run(dir + "/s1.h5", "ghost");
   sim::add_runs(dir + "/whole.h5", all, false);
   const auto report = sim::merge_results(dir + "/merged.h5", {dir + "/s0.h5", dir + "/s1.h5"});
   CHECK(report.copied == 3);

@@ -2,8 +2,6 @@
 // unsharded sweep.
 #include <catch2/catch.hpp>
 
-#include <hdf5.h>
-
 #include <algorithm>
 
 #include <filesystem>
@@ -12,6 +10,7 @@
 
 #include "dgq/sim/results.hpp"
 #include "dgq/sim/sweep.hpp"
+#include "test_results_helpers.hpp"
 #include "test_trace_helpers.hpp"
 
 using namespace dgq;
@@ -21,12 +20,8 @@ namespace {
 // A folder with two recorded traces and a config that also generates a synthetic one.
 std::string make_sweep_folder(const std::string& name) {
   const std::string dir = test::scratch_dir(name);
-  for (const char* trace : {"alpha", "beta"}) {
-    const auto meta = test::tiny_meta(DType::f16, 48);
-    sim::TraceWriter writer(dir + "/" + trace + ".h5", meta);
-    for (int l = 0; l < meta.num_layers; ++l) writer.write_layer(test::tiny_layer(meta, l, DType::f16));
-    writer.finish();
-  }
+  for (const char* trace : {"alpha", "beta"})
+    test::write_tiny_trace(dir + "/" + trace + ".h5", test::tiny_meta(DType::f16, 48), DType::f16);
   std::ofstream(dir + "/sweep.toml") << R"(
 schemes = ["fp16", "q8_0", "dgq:win=4"]
 traces = ["alpha.h5"]
@@ -64,15 +59,6 @@ void check_same_runs(const std::string& a, const std::string& b, const std::vect
   }
 }
 
-void plant_incomplete_run(const std::string& path, const std::string& name) {
-  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-  REQUIRE(f >= 0);
-  const hid_t g = H5Gcreate2(f, ("/runs/" + name).c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  REQUIRE(g >= 0);
-  H5Gclose(g);
-  H5Fclose(f);
-}
-
 }  // namespace
 
 TEST_CASE("a sweep runs every point once; a rerun skips them all") {
@@ -103,7 +89,7 @@ TEST_CASE("a sweep killed part-way resumes: complete runs are kept, an incomplet
   killed.shard = {0, 2};
   CHECK(sim::run_sweep(config, killed).ran == 6);
   const auto runs = sim::expand_runs(config);
-  plant_incomplete_run(killed.output, runs[1].name);
+  test::plant_incomplete_run(killed.output, runs[1].name);
   CHECK(sim::list_runs(killed.output).incomplete == std::vector<std::string>{runs[1].name});
   sim::SweepOptions resume;
   resume.output = killed.output;

@@ -18,14 +18,14 @@ using namespace dgq;
 
 namespace {
 sim::SynthOptions small_options() {
-  sim::SynthOptions o;
-  o.layers = 2;
-  o.q_heads = 4;
-  o.kv_heads = 2;
-  o.head_dim = 64;
-  o.tokens = 512;
-  o.probes = 8;
-  o.seed = 11;
+  return {.layers = 2, .q_heads = 4, .kv_heads = 2, .head_dim = 64, .tokens = 512, .probes = 8, .seed = 11};
+}
+
+// small_options() with one option spoiled by `spoil`.
+template <class F>
+sim::SynthOptions small_options_with(F&& spoil) {
+  auto o = small_options();
+  spoil(o);
   return o;
 }
 
@@ -84,24 +84,13 @@ double token_variance(ConstTensor head, std::int64_t t) {
 }  // namespace
 
 TEST_CASE("synth: invalid options name the option", "[synth]") {
-  auto o = small_options();
-  o.kind = "limerick";
-  REQUIRE_THROWS_WITH(o.validate(), Catch::Contains("--kind 'limerick'"));
-  o = small_options();
-  o.q_heads = 3;
-  REQUIRE_THROWS_WITH(o.validate(), Catch::Contains("--q-heads"));
-  o = small_options();
-  o.head_dim = 63;
-  REQUIRE_THROWS_WITH(o.validate(), Catch::Contains("--head-dim"));
-  o = small_options();
-  o.noise_rate = 1.0;
-  REQUIRE_THROWS_WITH(o.validate(), Catch::Contains("--noise-rate"));
-  o = small_options();
-  o.probes = 513;
-  REQUIRE_THROWS_WITH(o.validate(), Catch::Contains("--probes"));
-  o = small_options();
-  o.dtype = DType::bf16;
-  REQUIRE_THROWS_AS(o.validate(), ParameterError);
+  using O = sim::SynthOptions;
+  REQUIRE_THROWS_WITH(small_options_with([](O& o) { o.kind = "limerick"; }).validate(), Catch::Contains("--kind 'limerick'"));
+  REQUIRE_THROWS_WITH(small_options_with([](O& o) { o.q_heads = 3; }).validate(), Catch::Contains("--q-heads"));
+  REQUIRE_THROWS_WITH(small_options_with([](O& o) { o.head_dim = 63; }).validate(), Catch::Contains("--head-dim"));
+  REQUIRE_THROWS_WITH(small_options_with([](O& o) { o.noise_rate = 1.0; }).validate(), Catch::Contains("--noise-rate"));
+  REQUIRE_THROWS_WITH(small_options_with([](O& o) { o.probes = 513; }).validate(), Catch::Contains("--probes"));
+  REQUIRE_THROWS_AS(small_options_with([](O& o) { o.dtype = DType::bf16; }).validate(), ParameterError);
 }
 
 TEST_CASE("synth: probes are increasing, distinct, in range, the last at L-1", "[synth]") {

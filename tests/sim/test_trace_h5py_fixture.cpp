@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "dgq/sim/trace.hpp"
+#include "test_trace_helpers.hpp"
 
 using namespace dgq;
 
@@ -15,23 +16,23 @@ float at(const Tensor3& t, std::int64_t h, std::int64_t i, std::int64_t d) {
 }  // namespace
 
 TEST_CASE("h5py fixture: attributes, including the bool enum and a fixed-length string", "[trace][h5py]") {
-  sim::TraceReader reader(kFixture);
-  const auto& meta = reader.meta();
-  REQUIRE(meta.model == "h5py-fixture");
-  REQUIRE(meta.num_layers == 2);
-  REQUIRE(meta.num_q_heads == 2);
-  REQUIRE(meta.num_kv_heads == 1);
-  REQUIRE(meta.head_dim == 4);
-  REQUIRE(meta.rope_applied);
-  REQUIRE(meta.source == "synthetic");
-  REQUIRE(meta.prompt_kind == "poetry");
-  REQUIRE(meta.seed == std::optional<std::uint64_t>(42));
-  REQUIRE(meta.tokens == 5);
-  REQUIRE(meta.kv_dtype == DType::f16);
-  REQUIRE(meta.q_pos == std::vector<std::int32_t>{2, 4});
-  REQUIRE(meta.token_ids == std::vector<std::int32_t>{1000, 1001, 1002, 1003, 1004});
-  REQUIRE(meta.noise_mask == std::vector<std::uint8_t>{0, 0, 1, 0, 1});
-  REQUIRE(meta.text == "roses are red");
+  const sim::TraceMeta expected{.model = "h5py-fixture",
+                                .num_layers = 2,
+                                .num_q_heads = 2,
+                                .num_kv_heads = 1,
+                                .head_dim = 4,
+                                .rope_applied = true,
+                                .source = "synthetic",
+                                .prompt_kind = "poetry",
+                                .seed = 42,
+                                .tokens = 5,
+                                .kv_dtype = DType::f16,
+                                .q_pos = {2, 4},
+                                .token_ids = {1000, 1001, 1002, 1003, 1004},
+                                .noise_mask = {0, 0, 1, 0, 1},
+                                .text = "roses are red",
+                                .layer_ids = {}};
+  test::require_same_meta(sim::TraceReader(kFixture).meta(), expected);
 }
 
 TEST_CASE("h5py fixture: every k, v and q value exactly as the script wrote it", "[trace][h5py]") {

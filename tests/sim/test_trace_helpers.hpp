@@ -67,6 +67,26 @@ inline void write_tiny_trace(const std::string& path, const sim::TraceMeta& meta
   writer.finish();
 }
 
+// Every field of the metadata a reader returned equals the expected one.
+inline void require_same_meta(const sim::TraceMeta& got, const sim::TraceMeta& expected) {
+  REQUIRE(got.model == expected.model);
+  REQUIRE(got.num_layers == expected.num_layers);
+  REQUIRE(got.num_q_heads == expected.num_q_heads);
+  REQUIRE(got.num_kv_heads == expected.num_kv_heads);
+  REQUIRE(got.head_dim == expected.head_dim);
+  REQUIRE(got.rope_applied == expected.rope_applied);
+  REQUIRE(got.source == expected.source);
+  REQUIRE(got.prompt_kind == expected.prompt_kind);
+  REQUIRE(got.seed == expected.seed);
+  REQUIRE(got.tokens == expected.tokens);
+  REQUIRE(got.kv_dtype == expected.kv_dtype);
+  REQUIRE(got.q_pos == expected.q_pos);
+  REQUIRE(got.token_ids == expected.token_ids);
+  REQUIRE(got.noise_mask == expected.noise_mask);
+  REQUIRE(got.text == expected.text);
+  REQUIRE(got.layer_ids == expected.layer_ids);
+}
+
 // The message of the InputError f throws; fails the test when f throws nothing or another type.
 template <class F>
 std::string input_error_of(F&& f) {

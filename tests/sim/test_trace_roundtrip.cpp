@@ -53,22 +53,7 @@ TEST_CASE("trace round trip is bit-exact for f16 and f32, metadata included", "[
   REQUIRE_FALSE(std::filesystem::exists(dir + "/t.h5.partial"));
 
   sim::TraceReader reader(dir + "/t.h5");
-  const auto& got = reader.meta();
-  REQUIRE(got.model == meta.model);
-  REQUIRE(got.num_layers == 2);
-  REQUIRE(got.num_q_heads == 4);
-  REQUIRE(got.num_kv_heads == 2);
-  REQUIRE(got.head_dim == 8);
-  REQUIRE(got.rope_applied);
-  REQUIRE(got.source == "synthetic");
-  REQUIRE(got.prompt_kind == "code");
-  REQUIRE(got.seed == std::optional<std::uint64_t>(7));
-  REQUIRE(got.tokens == 1500);
-  REQUIRE(got.kv_dtype == dtype);
-  REQUIRE(got.q_pos == meta.q_pos);
-  REQUIRE(got.token_ids == meta.token_ids);
-  REQUIRE(got.noise_mask == meta.noise_mask);
-  REQUIRE(got.text == meta.text);
+  test::require_same_meta(reader.meta(), meta);
   for (int layer = 0; layer < 2; ++layer) {
     const auto expected = test::tiny_layer(meta, layer, q_dtype);
     const auto data = reader.read_layer(layer);
