@@ -25,12 +25,7 @@ class CudaDgqScheme final : public Scheme {
 
   Compressed compress(ConstTensor x, TensorRole role) const override {
     const DgqEncoded enc = encode_batch({x}, params_).front();
-    Compressed c;
-    c.scheme = spec();
-    c.tokens = x.tokens;
-    c.channels = x.channels;
-    c.dtype = x.dtype;
-    c.role = role;
+    Compressed c = start_compressed(spec(), x, role);
     append_dgq_parts(enc, c);
     c.segment_edges = dgq_segment_edges(enc);  // diagnostics, as the CPU scheme reports them
     return c;

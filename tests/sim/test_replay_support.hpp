@@ -16,12 +16,7 @@ class DamageScheme : public Scheme {
   std::string spec() const override { return "damage:from=" + std::to_string(first_) + ",offset=" + std::to_string(offset_); }
   std::string family() const override { return "damage"; }
   Compressed compress(ConstTensor x, TensorRole role) const override {
-    Compressed c;
-    c.scheme = spec();
-    c.tokens = x.tokens;
-    c.channels = x.channels;
-    c.dtype = x.dtype;
-    c.role = role;
+    Compressed c = start_compressed(spec(), x, role);
     Part body{"body", std::vector<std::uint8_t>(x.bytes())};
     std::memcpy(body.bytes.data(), x.data, x.bytes());
     c.parts.push_back(std::move(body));

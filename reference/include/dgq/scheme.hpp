@@ -36,6 +36,10 @@ struct Compressed {
   const Part* find(std::string_view name) const;
 };
 
+// A Compressed with the metadata of x (shape, dtype, role) and the scheme's spec filled in and
+// no parts yet: the common start of every Scheme::compress, CPU or GPU.
+Compressed start_compressed(std::string spec, ConstTensor x, TensorRole role);
+
 class Scheme {
  public:
   virtual ~Scheme() = default;

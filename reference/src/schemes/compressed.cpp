@@ -1,11 +1,22 @@
 // The Scheme API's value types (dgq/scheme.hpp).
 #include <string>
+#include <utility>
 
 #include "dgq/scheme.hpp"
 
 namespace dgq {
 
 std::string_view role_name(TensorRole r) { return r == TensorRole::key ? "k" : "v"; }
+
+Compressed start_compressed(std::string spec, ConstTensor x, TensorRole role) {
+  Compressed c;
+  c.scheme = std::move(spec);
+  c.tokens = x.tokens;
+  c.channels = x.channels;
+  c.dtype = x.dtype;
+  c.role = role;
+  return c;
+}
 
 std::uint64_t Compressed::total_bytes() const {
   std::uint64_t total = 0;

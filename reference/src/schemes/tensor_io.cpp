@@ -206,14 +206,4 @@ const Part& expect_part(const Compressed& c, std::string_view name, std::uint64_
   return *p;
 }
 
-Compressed start_compressed(std::string spec, ConstTensor x, TensorRole role) {
-  Compressed c;
-  c.scheme = std::move(spec);
-  c.tokens = x.tokens;
-  c.channels = x.channels;
-  c.dtype = x.dtype;
-  c.role = role;
-  return c;
-}
-
 }  // namespace dgq::schemes

@@ -53,7 +53,4 @@ void check_decompress_target(const Compressed& c, MutTensor out, std::string_vie
 // "<scheme>: part 'codes' has N bytes, expected M" (or "... is missing").
 const Part& expect_part(const Compressed& c, std::string_view name, std::uint64_t expected);
 
-// A Compressed with the metadata of x filled in and no parts.
-Compressed start_compressed(std::string spec, ConstTensor x, TensorRole role);
-
 }  // namespace dgq::schemes
