@@ -175,8 +175,14 @@ void store_element(MutTensor t, std::int64_t i, float value) {
 }
 
 std::vector<float> to_float(ConstTensor t) {
+  std::vector<float> out;
+  to_float(t, out);
+  return out;
+}
+
+void to_float(ConstTensor t, std::vector<float>& out) {
   const std::int64_t n = t.tokens * t.channels;
-  std::vector<float> out(static_cast<std::size_t>(n));
+  out.resize(static_cast<std::size_t>(n));
   switch (t.dtype) {
     case DType::f16:
       widen_halves(static_cast<const std::uint16_t*>(t.data), out.data(), n);
@@ -188,7 +194,6 @@ std::vector<float> to_float(ConstTensor t) {
       if (n > 0) std::memcpy(out.data(), t.data, static_cast<std::size_t>(n) * sizeof(float));
       break;
   }
-  return out;
 }
 
 void from_float(const float* values, MutTensor t) {

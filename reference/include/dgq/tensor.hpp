@@ -52,6 +52,9 @@ float load_element(ConstTensor t, std::int64_t index);
 void store_element(MutTensor t, std::int64_t index, float value);
 // Whole-matrix conversion to fp32 (row-major, tokens*channels floats).
 std::vector<float> to_float(ConstTensor t);
+// The same into out (resized to tokens*channels), so a caller converting many tensors of one
+// shape reuses its buffer.
+void to_float(ConstTensor t, std::vector<float>& out);
 // Fill t from fp32 values with round-to-nearest-even.
 void from_float(const float* values, MutTensor t);
 

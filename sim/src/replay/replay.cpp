@@ -16,7 +16,6 @@
 #include "dgq/errors.hpp"
 #include "dgq/sim/attention.hpp"
 #include "dgq/sim/metrics.hpp"
-#include "replay/widen.hpp"
 
 namespace dgq::sim {
 
@@ -95,8 +94,8 @@ void replay_tensor(const Scheme& scheme, ConstTensor x, TensorRole role, MutTens
     scheme.decompress(c, out);
   }
   std::vector<float> a, b;
-  widen_to_float(x, a);
-  widen_to_float(out, b);
+  to_float(x, a);
+  to_float(out, b);
   const auto m = reconstruction_metrics(a.data(), b.data(), static_cast<std::int64_t>(a.size()));
   table.mse[row] = m.mse;
   table.snr_db[row] = m.snr_db;
@@ -240,13 +239,13 @@ void Replayer::measure_attention(const LayerData& layer, const std::vector<Tenso
     for (int g = 0; g < qh; ++g) {
       try {
         const int h = g / group;
-        widen_to_float(layer.q.head(g), q);
+        to_float(layer.q.head(g), q);
         if (h != converted_head) {
-          widen_to_float(layer.k.head(h), k);
-          widen_to_float(layer.v.head(h), v);
+          to_float(layer.k.head(h), k);
+          to_float(layer.v.head(h), v);
           for (int s = 0; s < S; ++s) {
-            widen_to_float(k_hat[s].head(h), kh[s]);
-            widen_to_float(v_hat[s].head(h), vh[s]);
+            to_float(k_hat[s].head(h), kh[s]);
+            to_float(v_hat[s].head(h), vh[s]);
           }
           converted_head = h;
         }
