@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# sweep_on_slurm.sh DGQ WORKDIR: `dgq slurm` against a live Slurm (run it inside
+# tests/cluster/with_slurm.sh, which exports SLURM_CONF). Three checks:
+#   1. a 4-task array plus merge of tests/cluster/tiny-sweep.toml: every task and the merge
+#      complete, the task logs carry progress lines, and the merged file holds the same runs as
+#      the unsharded local run, VALUE FOR VALUE (see "Why values" below);
+#   2. a second submission, held, with one array index cancelled (scancel JOB_2): the merge job
+#      still runs (afterany), fails, and names the missing shard; nothing is merged;
+#   3. the same dgq slurm command again submits only the missing shard (array "2"), leaves the
+#      finished shard files untouched (inode + mtime: every write of a results file is a new
+#      file renamed into place); its merge equals the local run value for value, and equals
+#      the first submission's merge BYTE FOR BYTE (cmp).
+# Why values: a run's HDF5 object header keeps the message order of the pass that first wrote
+# it (H5Ocopy preserves it), and a shard's passes differ from the unsharded sweep's, so the
+# merged file and a merge of the local run hold equal values in differently ordered headers.
+# `dgq merge CHECK LOCAL MERGED` compares every run of both (attributes, structure, dataset
+# types and values, bit for bit) and accepts only identical duplicates: "10 run(s), 10
+# identical duplicate(s)" means the same run names with the same values. Two merges of the
+# same shard layout are the same file, hence cmp between the two Slurm submissions.
+set -euo pipefail
+dgq=$(realpath "$1")
+work=$2
+here=$(cd "$(dirname "$0")" && pwd)
+config="$here/tiny-sweep.toml"
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work"
+
+fail() {
+  echo "FAIL: $*" >&2
+  for f in "$work"/*.slurm/logs/*.out; do
+    [ -e "$f" ] && { echo "--- $f" >&2; tail -n 20 "$f" >&2; }
+  done
+  exit 1
+}
+step() { echo "== $*"; }
+
+# Waits until none of the given jobs (comma-separated ids, arrays included) is queued or
+# running; at most $2 seconds.
+wait_jobs() {
+  local deadline=$((SECONDS + $2))
+  while [ -n "$(squeue -h -j "$1" -o %i 2>/dev/null)" ]; do
+    ((SECONDS < deadline)) || fail "jobs $1 still in the queue after $2 s: $(squeue -j "$1" 2>&1)"
+    sleep 0.5
+  done
+}
+# The state of every record of a job (one per array task), e.g. "COMPLETED COMPLETED".
+job_states() { scontrol -o show job "$1" | grep -o 'JobState=[A-Z_]*' | cut -d= -f2 | sort | uniq -c | xargs; }
+# The array task ids of a job, ascending, e.g. "0 1 3".
+array_tasks() { scontrol -o show job "$1" | grep -o 'ArrayTaskId=[0-9]*' | cut -d= -f2 | sort -n | xargs; }
+# The job ids printed by dgq slurm.
+array_job_of() { sed -n 's/^submitted array job \([0-9]*\).*/\1/p' "$1"; }
+merge_job_of() { sed -n 's/^submitted merge job \([0-9]*\).*/\1/p' "$1"; }
+# Every run of $1 is in $2 with identical attributes and values, and no other run.
+same_runs() {
+  "$dgq" merge "check-$2" "$1" "$2" >"check-$2.txt" 2>&1 || { cat "check-$2.txt"; fail "$2 vs $1"; }
+  cat "check-$2.txt"
+  grep -q ": 10 run(s), 10 identical duplicate(s), 0 incomplete run(s) skipped" "check-$2.txt" ||
+    fail "$2 does not hold the same runs and values as $1"
+}
+# Identity of a file's current version: inode and modification time (ns).
+file_version() { stat -c '%i %y' "$1"; }
+
+step "reference: the unsharded sweep, run locally"
+"$dgq" sweep "$config" -o local.h5 --threads 1 | tee local.txt
+grep -q "10 run(s) in the sweep" local.txt || fail "the tiny sweep should have 10 runs"
+
+step "1. a 4-task array plus merge"
+"$dgq" slurm "$config" -o a.h5 --tasks 4 --cpus-per-task 1 --time 5 | tee a-submit.txt
+array=$(array_job_of a-submit.txt) merge=$(merge_job_of a-submit.txt)
+[ -n "$array" ] && [ -n "$merge" ] || fail "dgq slurm did not report two job ids"
+wait_jobs "$array,$merge" 60
+[ "$(job_states "$array")" = "4 COMPLETED" ] || fail "array tasks: $(job_states "$array"), expected 4 COMPLETED"
+[ "$(job_states "$merge")" = "1 COMPLETED" ] || fail "merge job: $(job_states "$merge")"
+for i in 0 1 2 3; do
+  log=a.h5.slurm/logs/sweep-${array}_$i.out
+  grep -q "^dgq slurm: .* task $i/4 of job $array on .* 1 thread(s)" "$log" || fail "$log: no task header line"
+  grep -q "^sweep: .* run(s) done" "$log" || fail "$log: no progress line"
+done
+grep -q "merged 4 shard(s) into .*/a.h5: 10 run(s)" a.h5.slurm/logs/merge-$merge.out || fail "merge log"
+same_runs local.h5 a.h5
+echo "merged a.h5 == local run, value for value"
+
+step "2. one task cancelled: the merge job names the missing shard"
+submit_b() { "$dgq" slurm "$config" -o b.h5 --tasks 4 --sbatch-line=--hold | tee "$1"; }
+submit_b b-submit-1.txt
+array=$(array_job_of b-submit-1.txt) merge=$(merge_job_of b-submit-1.txt)
+scancel "${array}_2"
+scontrol release "$array" "$merge"
+wait_jobs "$array,$merge" 60
+# A pending array index that is cancelled leaves the array: tasks 0, 1, 3 remain, all ran.
+[ "$(job_states "$array")" = "3 COMPLETED" ] || fail "array tasks: $(job_states "$array")"
+[ "$(array_tasks "$array")" = "0 1 3" ] || fail "array task ids: $(array_tasks "$array"), expected 0 1 3"
+[ ! -e "b.h5.slurm/logs/sweep-${array}_2.out" ] || fail "the cancelled task 2 ran"
+[ "$(job_states "$merge")" = "1 FAILED" ] || fail "merge job should fail, is $(job_states "$merge")"
+merge_log=b.h5.slurm/logs/merge-$merge.out
+cat "$merge_log"
+grep -q "^shard 2/4: INCOMPLETE, 2 of 2 run(s) missing" "$merge_log" || fail "merge log does not name shard 2"
+grep -q "^dgq: error: not merging into .*/b.h5: shard(s) 2 of 4 incomplete" "$merge_log" || fail "merge log: no error"
+[ ! -e b.h5 ] || fail "b.h5 was written although a shard is missing"
+
+step "3. the same command again runs only the missing shard"
+declare -A before
+for i in 0 1 3; do before[$i]=$(file_version b.h5.slurm/shards/shard-$i-of-4.h5); done
+submit_b b-submit-2.txt
+grep -q "3 shard(s) already complete, 1 to run (array 2, 2 run(s) missing)" b-submit-2.txt || fail "resubmission"
+array=$(array_job_of b-submit-2.txt) merge=$(merge_job_of b-submit-2.txt)
+scontrol release "$array" "$merge"
+wait_jobs "$array,$merge" 60
+[ "$(job_states "$array")" = "1 COMPLETED" ] || fail "resubmitted array: $(job_states "$array")"
+[ "$(array_tasks "$array")" = "2" ] || fail "resubmitted array task ids: $(array_tasks "$array"), expected 2"
+[ "$(job_states "$merge")" = "1 COMPLETED" ] || fail "merge after resubmission: $(job_states "$merge")"
+logs=$(cd b.h5.slurm/logs && ls sweep-"${array}"_*.out)
+[ "$logs" = "sweep-${array}_2.out" ] || fail "resubmission ran tasks: $logs"
+for i in 0 1 3; do
+  [ "$(file_version b.h5.slurm/shards/shard-$i-of-4.h5)" = "${before[$i]}" ] || fail "shard $i was rewritten"
+done
+echo "finished shards 0, 1, 3 untouched (inode and mtime unchanged)"
+same_runs local.h5 b.h5
+cmp a.h5 b.h5 || fail "the two submissions' merges differ"
+echo "merged b.h5 == local run, value for value; == a.h5 byte for byte (cmp)"
+echo "PASS"
