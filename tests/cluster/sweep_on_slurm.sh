@@ -9,7 +9,9 @@
 #   3. the same dgq slurm command again submits only the missing shard (array "2"), leaves the
 #      finished shard files untouched (inode + mtime: every write of a results file is a new
 #      file renamed into place); its merge equals the local run value for value, and equals
-#      the first submission's merge BYTE FOR BYTE (cmp).
+#      the first submission's merge BYTE FOR BYTE (cmp);
+#   4. a task requeued (scontrol requeue) after its first pass resumes from its shard file:
+#      the restart skips the runs already complete and the merge equals a local run.
 # Why values: a run's HDF5 object header keeps the message order of the pass that first wrote
 # it (H5Ocopy preserves it), and a shard's passes differ from the unsharded sweep's, so the
 # merged file and a merge of the local run hold equal values in differently ordered headers.
@@ -51,11 +53,12 @@ array_tasks() { scontrol -o show job "$1" | grep -o 'ArrayTaskId=[0-9]*' | cut -
 # The job ids printed by dgq slurm.
 array_job_of() { sed -n 's/^submitted array job \([0-9]*\).*/\1/p' "$1"; }
 merge_job_of() { sed -n 's/^submitted merge job \([0-9]*\).*/\1/p' "$1"; }
-# Every run of $1 is in $2 with identical attributes and values, and no other run.
+# Every run of $1 is in $2 with identical attributes and values, and no other run ($3 runs).
 same_runs() {
+  local n=${3:-10}
   "$dgq" merge "check-$2" "$1" "$2" >"check-$2.txt" 2>&1 || { cat "check-$2.txt"; fail "$2 vs $1"; }
   cat "check-$2.txt"
-  grep -q ": 10 run(s), 10 identical duplicate(s), 0 incomplete run(s) skipped" "check-$2.txt" ||
+  grep -q ": $n run(s), $n identical duplicate(s), 0 incomplete run(s) skipped" "check-$2.txt" ||
     fail "$2 does not hold the same runs and values as $1"
 }
 # Identity of a file's current version: inode and modification time (ns).
@@ -119,4 +122,31 @@ echo "finished shards 0, 1, 3 untouched (inode and mtime unchanged)"
 same_runs local.h5 b.h5
 cmp a.h5 b.h5 || fail "the two submissions' merges differ"
 echo "merged b.h5 == local run, value for value; == a.h5 byte for byte (cmp)"
+step "4. a task requeued mid-shard resumes from its shard file"
+rq_config="$here/requeue-sweep.toml"
+"$dgq" sweep "$rq_config" -o rq-local.h5 --threads 1 >/dev/null
+"$dgq" slurm "$rq_config" -o rq.h5 --tasks 1 | tee rq-submit.txt
+array=$(array_job_of rq-submit.txt) merge=$(merge_job_of rq-submit.txt)
+shard=rq.h5.slurm/shards/shard-0-of-1.h5
+deadline=$((SECONDS + 60))
+until [ -e "$shard" ]; do  # pass 1 (the shipped trace) written; pass 2 takes seconds more
+  ((SECONDS < deadline)) || fail "pass 1 not written after 60 s"
+  sleep 0.1
+done
+[ "$(squeue -h -j "${array}_0" -o %t)" = R ] || fail "the task ended before it could be requeued"
+scontrol requeue "${array}_0"
+# Slurm holds a requeued job back (BeginTime, about 2 min); let it start again at once.
+for _ in $(seq 1 100); do
+  [ "$(squeue -h -j "${array}_0" -o %t)" = PD ] && scontrol update jobid="${array}_0" starttime=now 2>/dev/null && break
+  sleep 0.1
+done
+wait_jobs "$array,$merge" 90
+[ "$(job_states "$merge")" = "1 COMPLETED" ] || fail "merge after requeue: $(job_states "$merge")"
+log=rq.h5.slurm/logs/sweep-${array}_0.out
+cat "$log"
+grep -q "DUE TO JOB REQUEUE" "$log" || fail "$log: the task was not requeued"
+grep -q "^dgq slurm: .* task 0/1 of job $array on .*, restart 1," "$log" || fail "$log: no restart"
+grep -q "4 in shard 0/1, 2 already complete, 2 run now" "$log" || fail "$log: the restart did not resume"
+same_runs rq-local.h5 rq.h5 4
+echo "requeued task resumed: pass 1's 2 runs kept, 2 run after the restart; merged == local run"
 echo "PASS"
