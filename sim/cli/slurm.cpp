@@ -1,10 +1,12 @@
 // `dgq slurm CONFIG.toml -o RESULTS.h5 --tasks N [...]`: runs a sweep on a Slurm cluster as a
 // job array of N shards plus a merge job (docs/cluster.md). Only shards not yet complete are
-// submitted, so running the same command again finishes a submission without redoing work.
+// submitted, so running the same command again finishes a submission without redoing work;
+// while jobs of the submission are still queued or running, it refuses (they would race).
 // `--merge` is what the merge job runs: check every shard, name the incomplete ones, merge.
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -23,7 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct SlurmArgs {
-  std::string config, output, dir, job_name, dgq, sbatch = "sbatch";
+  std::string config, output, dir, job_name, dgq;
   sim::SlurmOptions slurm;
   bool dry_run = false, merge = false;
 };
@@ -70,8 +72,8 @@ void write_text(const std::string& path, const std::string& text) {
   fs::rename(path + ".partial", path);
 }
 
-// Runs an sbatch command line and returns the job id it printed.
-std::string submit(const std::string& command) {
+// Runs a shell command line and returns what it printed (stdout and stderr).
+std::string run_command(const std::string& command) {
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen((command + " 2>&1").c_str(), "r"), pclose);
   if (!pipe) throw Error("cannot run: " + command);
   std::string out;
@@ -82,13 +84,61 @@ std::string submit(const std::string& command) {
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     throw Error("'" + command + "' failed (exit code " + std::to_string(code) + "): " + out);
   }
-  return sim::parse_sbatch_job_id(out);
+  return out;
+}
+
+// Runs an sbatch command line and returns the job id it printed.
+std::string submit(const std::string& command) { return sim::parse_sbatch_job_id(run_command(command)); }
+
+// Refuses to submit while jobs of the same submission are queued or running: two arrays
+// writing the same shard files would race.
+std::vector<std::string> jobs_in_flight(const std::string& squeue, const std::vector<std::string>& scripts) {
+  // Every state of a job not yet ended, a requeued one included (squeue's default omits some).
+  const char* states = "PENDING,RUNNING,COMPLETING,CONFIGURING,SUSPENDED,REQUEUED,REQUEUE_HOLD,REQUEUE_FED,"
+                       "RESIZING,SPECIAL_EXIT,STAGE_OUT,STOPPED,SIGNALING";
+  return sim::jobs_running_scripts(
+      run_command(sim::shell_quote(squeue) + " -h -t " + states + " -o '%A|%o'"), scripts);
+}
+
+std::string joined(const std::vector<std::string>& items, const char* separator) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
+  return out;
+}
+
+void check_not_in_flight(const std::string& squeue, const std::vector<std::string>& scripts) {
+  const std::vector<std::string> ids = jobs_in_flight(squeue, scripts);
+  if (ids.empty()) return;
+  const std::string list = joined(ids, ", ");
+  throw Error("job(s) " + list + " of this submission (" + scripts.front().substr(0, scripts.front().rfind('/')) +
+              ") are still queued or running; wait for them (squeue -j " + ids.front() +
+              ") or scancel them, then submit again");
 }
 
 std::size_t total_runs(const std::vector<sim::SlurmShardState>& shards, bool pending_only) {
   std::size_t n = 0;
   for (const auto& s : shards) n += pending_only ? s.missing.size() : s.expected;
   return n;
+}
+
+// Inside the merge job: when shards are incomplete because array tasks are still queued or
+// running (a requeued task can end its dependency early), submit the merge again after them.
+// Where squeue cannot run (by hand, no Slurm), there is nothing to wait for.
+bool resubmitted_after_array(const sim::SlurmOptions& o, const std::string& shards) {
+  if (std::getenv("SLURM_JOB_ID") == nullptr) return false;
+  std::vector<std::string> array_jobs;
+  try {
+    array_jobs = jobs_in_flight(o.squeue, {sim::slurm_array_script_path(o)});
+  } catch (const Error&) {
+    return false;
+  }
+  if (array_jobs.empty()) return false;
+  const std::string after = joined(array_jobs, ":");
+  const std::string job = submit(sim::sbatch_command(o.sbatch, sim::slurm_merge_script_path(o), after));
+  std::cout << "shard(s) " << shards << " incomplete while array job(s) " << joined(array_jobs, ", ")
+            << " are still queued or running (requeued?): merge submitted again as job " << job
+            << ", after them\n";
+  return true;
 }
 
 // --merge: the merge job's work, also useful by hand.
@@ -102,8 +152,8 @@ void check_and_merge(const sim::SweepConfig& config, const sim::SlurmOptions& o)
   }
   std::cout << std::flush;
   if (!incomplete.empty()) {
-    std::string list;
-    for (const auto& i : incomplete) list += (list.empty() ? "" : ", ") + i;
+    const std::string list = joined(incomplete, ", ");
+    if (resubmitted_after_array(o, list)) return;
     throw InputError("not merging into " + o.output + ": shard(s) " + list + " of " + std::to_string(o.tasks) +
                      " incomplete (" + std::to_string(total_runs(shards, true)) +
                      " run(s) missing; task logs in " + o.dir + "/logs); rerun the same dgq slurm command to "
@@ -118,16 +168,18 @@ void run_slurm_command(const SlurmArgs& a) {
   const sim::SweepConfig config = sim::parse_sweep_config(o.config);
   if (a.merge) return check_and_merge(config, o);
 
+  sim::check_slurm_inputs(config);
   const std::vector<sim::SlurmShardState> shards = sim::slurm_shard_states(config, o);
   std::vector<std::size_t> pending;
   for (const auto& s : shards) {
     if (!s.complete()) pending.push_back(s.index);
   }
+  const std::string array_script = sim::slurm_array_script_path(o);
+  const std::string merge_script = sim::slurm_merge_script_path(o);
+  if (!a.dry_run) check_not_in_flight(o.squeue, {array_script, merge_script});
   fs::create_directories(o.dir + "/shards");
   fs::create_directories(o.dir + "/logs");
   fs::create_directories(fs::path(o.output).parent_path());
-  const std::string array_script = sim::slurm_array_script_path(o);
-  const std::string merge_script = sim::slurm_merge_script_path(o);
   if (!pending.empty()) write_text(array_script, sim::slurm_array_script(o, pending));
   write_text(merge_script, sim::slurm_merge_script(o));
 
@@ -139,10 +191,10 @@ void run_slurm_command(const SlurmArgs& a) {
   }
   std::cout << "\nwrote " << merge_script << "\n";
 
-  const std::string array_command = sim::sbatch_command(a.sbatch, array_script, "");
+  const std::string array_command = sim::sbatch_command(o.sbatch, array_script, "");
   if (a.dry_run) {
     if (!pending.empty()) std::cout << "would run: " << array_command << "\n";
-    std::cout << "would run: " << sim::sbatch_command(a.sbatch, merge_script, pending.empty() ? "" : "ARRAY_JOB_ID")
+    std::cout << "would run: " << sim::sbatch_command(o.sbatch, merge_script, pending.empty() ? "" : "ARRAY_JOB_ID")
               << "\n";
     return;
   }
@@ -152,7 +204,7 @@ void run_slurm_command(const SlurmArgs& a) {
     std::cout << "submitted array job " << array_job << " (" << pending.size() << " task(s)), logs "
               << o.dir << "/logs/" << fs::path(array_script).stem().string() << "-" << array_job << "_<task>.out\n";
   }
-  const std::string merge_job = submit(sim::sbatch_command(a.sbatch, merge_script, array_job));
+  const std::string merge_job = submit(sim::sbatch_command(o.sbatch, merge_script, array_job));
   std::cout << "submitted merge job " << merge_job
             << (array_job.empty() ? "" : " (after every task has ended: afterany:" + array_job + ")")
             << " -> " << o.output << ", log " << o.dir << "/logs/merge-" << merge_job << ".out\n";
@@ -186,7 +238,9 @@ void register_slurm(CLI::App& app) {
       ->allow_extra_args(false);  // one line per occurrence, so a positional after it stays one
   cmd->add_option("--job-name", a->job_name, "Array job name (default dgq-<config stem>); merge: NAME-merge");
   cmd->add_option("--dgq", a->dgq, "dgq binary the jobs run (default: this one)");
-  cmd->add_option("--sbatch", a->sbatch, "sbatch program")->capture_default_str();
+  cmd->add_option("--sbatch", a->slurm.sbatch, "sbatch program")->capture_default_str();
+  cmd->add_option("--squeue", a->slurm.squeue, "squeue program (finds jobs of this submission still queued)")
+      ->capture_default_str();
   cmd->add_flag("--dry-run", a->dry_run, "Write the scripts and print the sbatch commands, submit nothing");
   cmd->add_flag("--merge", a->merge,
                 "Submit nothing: check every shard file, name incomplete ones, merge when all are complete "

@@ -3,7 +3,7 @@
 #   1. --dry-run with every option writes both scripts (valid bash, the options as #SBATCH
 #      lines) and prints the sbatch commands without running them;
 #   2. bad submissions are errors that write nothing: more tasks than runs, a --dir that
-#      #SBATCH lines cannot hold;
+#      #SBATCH lines cannot hold, a recorded trace that does not exist;
 #   3. --merge before any task ran names every shard and merges nothing;
 #   4. the generated scripts, run by hand as Slurm would (SLURM_ARRAY_TASK_ID=i), produce
 #      shards whose merge equals the unsharded local run value for value (dgq merge's
@@ -44,6 +44,11 @@ grep -q "^dgq: error: .*tiny-sweep.toml: --tasks 11 for a sweep of 10 run(s)" ma
 [ ! -e many.h5.slurm ] || fail "many.h5.slurm written"
 if "$dgq" slurm "$config" -o x.h5 --tasks 2 --dir "with space" --dry-run 2>space.err; then fail "space accepted"; fi
 grep -q "^dgq: error: --dir '.*with space' contains ' '" space.err || fail "$(cat space.err)"
+
+printf 'schemes = ["fp16", "q8_0"]\ntraces = ["no-such-trace.h5"]\n' >typo.toml
+if "$dgq" slurm typo.toml -o typo.h5 --tasks 2 --dry-run 2>typo.err; then fail "typo accepted"; fi
+grep -q "^dgq: error: .*: trace 'no-such-trace': .*no-such-trace.h5: no such file" typo.err || fail "$(cat typo.err)"
+[ ! -e typo.h5.slurm ] || fail "typo.h5.slurm written"
 
 echo "== 3. --merge before any task ran"
 "$dgq" slurm "$config" -o r.h5 --tasks 4 --dry-run >/dev/null

@@ -4,14 +4,16 @@
 #   1. a 4-task array plus merge of tests/cluster/tiny-sweep.toml: every task and the merge
 #      complete, the task logs carry progress lines, and the merged file holds the same runs as
 #      the unsharded local run, VALUE FOR VALUE (see "Why values" below);
-#   2. a second submission, held, with one array index cancelled (scancel JOB_2): the merge job
-#      still runs (afterany), fails, and names the missing shard; nothing is merged;
+#   2. a second submission, held: the same command refuses to submit again while its jobs are
+#      queued; one array index is cancelled (scancel JOB_2): the merge job still runs
+#      (afterany), fails, and names the missing shard; nothing is merged;
 #   3. the same dgq slurm command again submits only the missing shard (array "2"), leaves the
 #      finished shard files untouched (inode + mtime: every write of a results file is a new
 #      file renamed into place); its merge equals the local run value for value, and equals
 #      the first submission's merge BYTE FOR BYTE (cmp);
 #   4. a task requeued (scontrol requeue) after its first pass resumes from its shard file:
-#      the restart skips the runs already complete and the merge equals a local run.
+#      the restart skips the runs already complete and the merge equals a local run (if the
+#      requeue lets the merge job start early, it submits itself again after the task).
 # Why values: a run's HDF5 object header keeps the message order of the pass that first wrote
 # it (H5Ocopy preserves it), and a shard's passes differ from the unsharded sweep's, so the
 # merged file and a merge of the local run hold equal values in differently ordered headers.
@@ -88,6 +90,10 @@ step "2. one task cancelled: the merge job names the missing shard"
 submit_b() { "$dgq" slurm "$config" -o b.h5 --tasks 4 --sbatch-line=--hold | tee "$1"; }
 submit_b b-submit-1.txt
 array=$(array_job_of b-submit-1.txt) merge=$(merge_job_of b-submit-1.txt)
+# While its jobs are queued, the same command refuses: a second array would race the first.
+if submit_b b-submit-refused.txt 2>b-refused.err; then fail "resubmitted while the first is queued"; fi
+grep -q "^dgq: error: job(s) $array, $merge of this submission (.*/b.h5.slurm) are still queued" b-refused.err ||
+  fail "no refusal: $(cat b-refused.err)"
 scancel "${array}_2"
 scontrol release "$array" "$merge"
 wait_jobs "$array,$merge" 60
@@ -135,13 +141,25 @@ until [ -e "$shard" ]; do  # pass 1 (the shipped trace) written; pass 2 takes se
 done
 [ "$(squeue -h -j "${array}_0" -o %t)" = R ] || fail "the task ended before it could be requeued"
 scontrol requeue "${array}_0"
-# Slurm holds a requeued job back (BeginTime, about 2 min); let it start again at once.
+# Slurm holds a requeued job back (BeginTime, about 2 min); let it start again sooner, but not
+# within the second of the requeue: a restart then is killed as "Job credential revoked".
 for _ in $(seq 1 100); do
-  [ "$(squeue -h -j "${array}_0" -o %t)" = PD ] && scontrol update jobid="${array}_0" starttime=now 2>/dev/null && break
+  [ "$(squeue -h -j "${array}_0" -o %t)" = PD ] && break
   sleep 0.1
 done
+sleep 2
+scontrol update jobid="${array}_0" starttime=now
 wait_jobs "$array,$merge" 90
+# The requeue may end the array's dependency early: the merge job then finds the shard
+# incomplete with the task queued again, and submits itself once more after it.
+again=$(sed -n 's/.*merge submitted again as job \([0-9]*\), after them$/\1/p' "rq.h5.slurm/logs/merge-$merge.out")
+if [ -n "$again" ]; then
+  echo "(the first merge job started before the requeued task; it resubmitted itself as job $again)"
+  wait_jobs "$again" 60
+  merge=$again
+fi
 [ "$(job_states "$merge")" = "1 COMPLETED" ] || fail "merge after requeue: $(job_states "$merge")"
+grep -q "merged 1 shard(s) into .*/rq.h5: 4 run(s)" "rq.h5.slurm/logs/merge-$merge.out" || fail "merge log"
 log=rq.h5.slurm/logs/sweep-${array}_0.out
 cat "$log"
 grep -q "DUE TO JOB REQUEUE" "$log" || fail "$log: the task was not requeued"

@@ -12,18 +12,20 @@
 # (proctrack/linuxproc, task/none), select/cons_tres with CR_CPU, no accounting.
 #
 # Exit status: CMD's, or 77 (ctest SKIP_RETURN_CODE) with "SKIP: <reason>" when Slurm cannot
-# be started here (not root, packages missing, a daemon does not come up). Set
-# DGQ_SLURM_KEEP=1 to keep the state folder (logs) for debugging.
+# be started here (not root, packages missing, a daemon does not come up), or 1 instead when
+# DGQ_CLUSTER_REQUIRED=1. DGQ_SLURM_KEEP=1 keeps the state folder (logs) for debugging.
 set -uo pipefail
 
 skip() {
   echo "SKIP: $*" >&2
+  # A machine that must run the cluster tests can make a skip fail.
+  [ "${DGQ_CLUSTER_REQUIRED:-0}" = 1 ] && { echo "FAIL: DGQ_CLUSTER_REQUIRED=1 and Slurm cannot start" >&2; exit 1; }
   exit 77
 }
 
 [ $# -ge 1 ] || { echo "usage: with_slurm.sh CMD [ARGS...]" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || skip "a private Slurm needs root here (slurmd runs jobs as their user); running as uid $(id -u)"
-for tool in munged slurmctld slurmd sbatch squeue scontrol scancel python3; do
+for tool in munged slurmctld slurmd sbatch squeue sinfo scontrol scancel python3; do
   command -v "$tool" >/dev/null || skip "$tool not found (Debian packages slurm-wlm, munge: tools/setup.sh installs them)"
 done
 
@@ -107,6 +109,7 @@ JobCompType=jobcomp/none
 MpiDefault=none
 ReturnToService=2
 MinJobAge=600
+MailProg=/bin/true
 KillWait=2
 SchedulerParameters=batch_sched_delay=0,sched_min_interval=0
 NodeName=dgqnode NodeHostname=$host NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN

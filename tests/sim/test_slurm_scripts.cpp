@@ -110,7 +110,7 @@ TEST_CASE("the merge script runs dgq slurm --merge with the same submission, no 
   CHECK(contains_line(s, "#SBATCH --qos=long"));
   CHECK(s.find("gpus") == std::string::npos);
   CHECK(contains_line(s, "exec '/opt/dgq/bin/dgq' slurm '/home/me/sweep.toml' -o '/scratch/me/results.h5' --tasks 4 "
-                         "--dir '/scratch/me/results.h5.slurm' --merge"));
+                         "--dir '/scratch/me/results.h5.slurm' --sbatch 'sbatch' --squeue 'squeue' --merge"));
   CHECK(sim::slurm_merge_script_path(o) == "/scratch/me/results.h5.slurm/merge.sbatch");
 }
 
@@ -169,4 +169,26 @@ TEST_CASE("more tasks than runs is an error naming the counts") {
   CHECK_THROWS_WITH(sim::slurm_shard_states(config, o), Catch::Contains("--tasks 3 for a sweep of 2 run(s)"));
   o.tasks = 2;
   CHECK(sim::slurm_shard_states(config, o).size() == 2);
+}
+
+TEST_CASE("jobs still in the queue: only those running this submission's scripts") {
+  const std::vector<std::string> scripts = {"/d/sweep.sbatch", "/d/merge.sbatch"};
+  CHECK(sim::jobs_running_scripts("", scripts).empty());
+  CHECK(sim::jobs_running_scripts("12|(null)\n13|/other/sweep.sbatch\n14|/d/sweep.sbatch.old\n", scripts).empty());
+  CHECK(sim::jobs_running_scripts("12|/d/sweep.sbatch\n13|(null)\n15|/d/merge.sbatch\n", scripts) ==
+        std::vector<std::string>{"12", "15"});
+  CHECK(sim::jobs_running_scripts("no bar here\n7|/d/merge.sbatch", scripts) == std::vector<std::string>{"7"});
+  CHECK(sim::jobs_running_scripts("100|/d/merge.sbatch\n99|/d/sweep.sbatch\n", scripts) ==
+        std::vector<std::string>{"99", "100"});
+}
+
+TEST_CASE("a recorded trace that does not exist is an error at submission, naming config and trace") {
+  const std::string dir = test::scratch_dir("slurm-missing-trace");
+  test::write_tiny_trace(dir + "/alpha.h5", test::tiny_meta(DType::f16, 48), DType::f16);
+  std::ofstream(dir + "/sweep.toml") << "schemes = [\"fp16\"]\ntraces = [\"alpha.h5\", \"gone.h5\"]\n";
+  const sim::SweepConfig config = sim::parse_sweep_config(dir + "/sweep.toml");
+  CHECK_THROWS_WITH(sim::check_slurm_inputs(config),
+                    Catch::Contains("sweep.toml: trace 'gone': " + dir + "/gone.h5: no such file"));
+  std::filesystem::copy_file(dir + "/alpha.h5", dir + "/gone.h5");
+  CHECK_NOTHROW(sim::check_slurm_inputs(config));
 }

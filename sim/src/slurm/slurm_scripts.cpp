@@ -92,12 +92,14 @@ std::string slurm_merge_script(const SlurmOptions& o) {
     << "# array has ended, however it ended (afterany), checks that every shard file holds all\n"
     << "# its runs, names each shard that does not (and fails), and only then merges them into\n"
     << "# " << o.output << "\n"
+    << "# A requeued task can let it start early: it then submits itself again, after that task.\n"
     << "#SBATCH --job-name=" << o.job_name << "-merge\n"
     << "#SBATCH --output=" << o.dir << "/logs/merge-%j.out\n";
   write_placement(s, o, true);
   s << "set -euo pipefail\n"
     << "exec " << shell_quote(o.dgq) << " slurm " << shell_quote(o.config) << " -o " << shell_quote(o.output)
-    << " --tasks " << o.tasks << " --dir " << shell_quote(o.dir) << " --merge\n";
+    << " --tasks " << o.tasks << " --dir " << shell_quote(o.dir) << " --sbatch " << shell_quote(o.sbatch)
+    << " --squeue " << shell_quote(o.squeue) << " --merge\n";
   return s.str();
 }
 

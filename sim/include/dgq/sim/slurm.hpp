@@ -32,6 +32,7 @@ struct SlurmOptions {
   std::string device = "cpu";        // passed to the tasks: cpu | cuda
   std::size_t max_running = 0;       // 0: no limit, else --array=...%K
   std::vector<std::string> extra_lines;  // "--qos=long" or "#SBATCH --qos=long"
+  std::string sbatch = "sbatch", squeue = "squeue";  // the programs (the merge job uses both)
 };
 
 // DIR/shards/shard-<i>-of-<N>.h5, the results file of task i.
@@ -44,7 +45,9 @@ std::string slurm_array_ranges(const std::vector<std::size_t>& indices);
 
 // The array job's script, for the given task indices (ascending, non-empty).
 std::string slurm_array_script(const SlurmOptions& o, const std::vector<std::size_t>& indices);
-// The merge job's script: `dgq slurm ... --merge` (check every shard, then merge).
+// The merge job's script: `dgq slurm ... --merge` (check every shard, then merge; when a
+// shard is incomplete while array tasks are still queued, e.g. requeued, it submits itself
+// again after them).
 std::string slurm_merge_script(const SlurmOptions& o);
 
 // One shard's state on disk: which of its runs are complete in its results file.
@@ -70,5 +73,14 @@ std::string describe_shard(const SlurmShardState& s, std::size_t tasks);
 std::string shell_quote(const std::string& text);  // 'text', embedded ' as '\''
 std::string sbatch_command(const std::string& sbatch, const std::string& script, const std::string& after_job);
 std::string parse_sbatch_job_id(const std::string& output);  // throws dgq::Error if there is none
+
+// Before submitting: every recorded trace of the config exists (else ParameterError naming
+// the config, the trace and the path), so that a typo fails here, not in every task.
+void check_slurm_inputs(const SweepConfig& config);
+
+// The jobs of `squeue -h -o '%A|%o'` (job id | command) whose command is one of `scripts`:
+// this submission's array or merge job, still queued or running. Ascending job ids.
+std::vector<std::string> jobs_running_scripts(const std::string& squeue_output,
+                                              const std::vector<std::string>& scripts);
 
 }  // namespace dgq::sim
