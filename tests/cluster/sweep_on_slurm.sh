@@ -5,8 +5,9 @@
 #      complete, the task logs carry progress lines, and the merged file holds the same runs as
 #      the unsharded local run, VALUE FOR VALUE (see "Why values" below);
 #   2. a second submission, held: the same command refuses to submit again while its jobs are
-#      queued; one array index is cancelled (scancel JOB_2): the merge job still runs
-#      (afterany), fails, and names the missing shard; nothing is merged;
+#      queued; a merge started while tasks are queued submits itself again after the array;
+#      one array index is cancelled (scancel JOB_2): the merge job still runs (afterany),
+#      fails, and names the missing shard; nothing is merged;
 #   3. the same dgq slurm command again submits only the missing shard (array "2"), leaves the
 #      finished shard files untouched (inode + mtime: every write of a results file is a new
 #      file renamed into place); its merge equals the local run value for value, and equals
@@ -94,9 +95,19 @@ array=$(array_job_of b-submit-1.txt) merge=$(merge_job_of b-submit-1.txt)
 if submit_b b-submit-refused.txt 2>b-refused.err; then fail "resubmitted while the first is queued"; fi
 grep -q "^dgq: error: job(s) $array, $merge of this submission (.*/b.h5.slurm) are still queued" b-refused.err ||
   fail "no refusal: $(cat b-refused.err)"
+# A merge that starts while array tasks are still queued (as a requeue can make it) submits
+# itself again after them instead of failing; here run by hand as if inside a job.
+SLURM_JOB_ID=0 "$dgq" slurm "$config" -o b.h5 --tasks 4 --merge | tee b-early-merge.txt
+early=$(sed -n "s/.* are still queued or running (requeued?): merge submitted again as job \([0-9]*\), after them$/\1/p" \
+  b-early-merge.txt)
+[ -n "$early" ] || fail "an early merge did not submit itself again"
+[ "$(scontrol -o show job "$early" | grep -o 'Dependency=[^ ]*')" = "Dependency=afterany:${array}_*(unfulfilled)" ] ||
+  fail "the merge submitted again does not wait for the array: $(scontrol -o show job "$early")"
+scontrol release "$early"
 scancel "${array}_2"
 scontrol release "$array" "$merge"
-wait_jobs "$array,$merge" 60
+wait_jobs "$array,$merge,$early" 60
+[ "$(job_states "$early")" = "1 FAILED" ] || fail "the merge submitted again should fail too: $(job_states "$early")"
 # A pending array index that is cancelled leaves the array: tasks 0, 1, 3 remain, all ran.
 [ "$(job_states "$array")" = "3 COMPLETED" ] || fail "array tasks: $(job_states "$array")"
 [ "$(array_tasks "$array")" = "0 1 3" ] || fail "array task ids: $(array_tasks "$array"), expected 0 1 3"
