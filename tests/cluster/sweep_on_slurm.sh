@@ -15,13 +15,14 @@
 #   4. a task requeued (scontrol requeue) after its first pass resumes from its shard file:
 #      the restart skips the runs already complete and the merge equals a local run (if the
 #      requeue lets the merge job start early, it submits itself again after the task).
-# Why values: a run's HDF5 object header keeps the message order of the pass that first wrote
-# it (H5Ocopy preserves it), and a shard's passes differ from the unsharded sweep's, so the
-# merged file and a merge of the local run hold equal values in differently ordered headers.
-# `dgq merge CHECK LOCAL MERGED` compares every run of both (attributes, structure, dataset
-# types and values, bit for bit) and accepts only identical duplicates: "10 run(s), 10
-# identical duplicate(s)" means the same run names with the same values. Two merges of the
-# same shard layout are the same file, hence cmp between the two Slurm submissions.
+# Why values: results files carry no timestamps, but object placement and a run group's header
+# message order depend on how the file was written (dgq merge copies input by input; H5Ocopy
+# keeps the header order of the pass that first wrote the run, and shard passes differ from
+# the unsharded sweep's); docs/cluster.md shows the measurement. `dgq merge CHECK LOCAL MERGED`
+# compares every run of both (attributes, structure, dataset types and values, bit for bit)
+# and accepts only identical duplicates: "10 run(s), 10 identical duplicate(s)" means the same
+# run names with the same values. Two merges of the same shard layout are the same file,
+# hence cmp between the two Slurm submissions.
 set -euo pipefail
 dgq=$(realpath "$1")
 work=$2
