@@ -7,7 +7,8 @@
 #   3. --merge before any task ran names every shard and merges nothing;
 #   4. the generated scripts, run by hand as Slurm would (SLURM_ARRAY_TASK_ID=i), produce
 #      shards whose merge equals the unsharded local run value for value (dgq merge's
-#      duplicate check; tests/cluster/sweep_on_slurm.sh says why not byte for byte).
+#      duplicate check; tests/cluster/sweep_on_slurm.sh says why not byte for byte); with
+#      every shard complete, a new submission submits only the merge job.
 set -euo pipefail
 dgq=$(realpath "$1")
 work=$2
@@ -70,4 +71,11 @@ grep -q "merged 4 shard(s) into $work/r.h5: 10 run(s)" merge.out || fail "merge 
 "$dgq" merge check.h5 local.h5 r.h5 | tee check.txt
 grep -q ": 10 run(s), 10 identical duplicate(s), 0 incomplete run(s) skipped" check.txt || fail "r.h5 != local.h5"
 echo "merged shards == local run, value for value"
+# Every shard complete: a new submission writes no array script and submits only the merge.
+rm r.h5.slurm/sweep.sbatch
+"$dgq" slurm "$config" -o r.h5 --tasks 4 --dry-run | tee again.txt
+grep -q "4 shard(s) already complete$" again.txt || fail "complete shards not recognised"
+grep -q "would run: 'sbatch' --parsable '$work/r.h5.slurm/merge.sbatch'$" again.txt || fail "merge without dependency"
+[ "$(grep -c "would run" again.txt)" = 1 ] || fail "an array would be submitted"
+[ ! -e r.h5.slurm/sweep.sbatch ] || fail "an array script was written"
 echo "PASS"
