@@ -5,6 +5,7 @@
 // `--merge` is what the merge job runs: check every shard, name the incomplete ones, merge.
 #include <sys/wait.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -90,8 +91,7 @@ std::string run_command(const std::string& command) {
 // Runs an sbatch command line and returns the job id it printed.
 std::string submit(const std::string& command) { return sim::parse_sbatch_job_id(run_command(command)); }
 
-// Refuses to submit while jobs of the same submission are queued or running: two arrays
-// writing the same shard files would race.
+// The jobs still queued or running one of `scripts` (array jobs once, by their array id).
 std::vector<std::string> jobs_in_flight(const std::string& squeue, const std::vector<std::string>& scripts) {
   // Every state of a job not yet ended, a requeued one included (squeue's default omits some).
   const char* states = "PENDING,RUNNING,COMPLETING,CONFIGURING,SUSPENDED,REQUEUED,REQUEUE_HOLD,REQUEUE_FED,"
@@ -106,6 +106,8 @@ std::string joined(const std::vector<std::string>& items, const char* separator)
   return out;
 }
 
+// Refuses to submit while jobs of the same submission are queued or running: two arrays
+// writing the same shard files would race.
 void check_not_in_flight(const std::string& squeue, const std::vector<std::string>& scripts) {
   const std::vector<std::string> ids = jobs_in_flight(squeue, scripts);
   if (ids.empty()) return;

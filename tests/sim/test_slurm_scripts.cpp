@@ -180,6 +180,9 @@ TEST_CASE("jobs still in the queue: only those running this submission's scripts
   CHECK(sim::jobs_running_scripts("no bar here\n7|/d/merge.sbatch", scripts) == std::vector<std::string>{"7"});
   CHECK(sim::jobs_running_scripts("100|/d/merge.sbatch\n99|/d/sweep.sbatch\n", scripts) ==
         std::vector<std::string>{"99", "100"});
+  // Running tasks of one array are one line each, all with the array's id.
+  CHECK(sim::jobs_running_scripts("99|/d/sweep.sbatch\n99|/d/sweep.sbatch\n100|/d/merge.sbatch\n99|/d/sweep.sbatch\n",
+                                  scripts) == std::vector<std::string>{"99", "100"});
 }
 
 TEST_CASE("a recorded trace that does not exist is an error at submission, naming config and trace") {

@@ -34,6 +34,7 @@ std::vector<std::string> jobs_running_scripts(const std::string& squeue_output,
   std::sort(ids.begin(), ids.end(), [](const std::string& a, const std::string& b) {
     return a.size() != b.size() ? a.size() < b.size() : a < b;  // numeric order of decimal ids
   });
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());  // an array's tasks share its id
   return ids;
 }
 

@@ -79,7 +79,8 @@ std::string parse_sbatch_job_id(const std::string& output);  // throws dgq::Erro
 void check_slurm_inputs(const SweepConfig& config);
 
 // The jobs of `squeue -h -o '%A|%o'` (job id | command) whose command is one of `scripts`:
-// this submission's array or merge job, still queued or running. Ascending job ids.
+// this submission's array or merge job, still queued or running. Ascending job ids, each
+// once (%A is the array's id for every one of its tasks).
 std::vector<std::string> jobs_running_scripts(const std::string& squeue_output,
                                               const std::vector<std::string>& scripts);
 
