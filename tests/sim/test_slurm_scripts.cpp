@@ -120,7 +120,7 @@ TEST_CASE("sbatch commands: quoted, with the afterany dependency only when given
         "'/usr/bin/sbatch' --parsable --dependency=afterany:42 '/d/merge.sbatch'");
 }
 
-TEST_CASE("sbatch's --parsable answer: id, id;cluster, warnings first; anything else is an error") {
+TEST_CASE("sbatch's --parsable answer: id, id with cluster, warnings first, anything else is an error") {
   CHECK(sim::parse_sbatch_job_id("123\n") == "123");
   CHECK(sim::parse_sbatch_job_id("77;cluster2\n") == "77");
   CHECK(sim::parse_sbatch_job_id("sbatch: warning: something\n456\n") == "456");
@@ -129,7 +129,7 @@ TEST_CASE("sbatch's --parsable answer: id, id;cluster, warnings first; anything 
   CHECK_THROWS_AS(sim::parse_sbatch_job_id("Submitted batch job 5\n"), Error);
 }
 
-TEST_CASE("shard states: a shard without file misses all its runs; a finished shard is complete") {
+TEST_CASE("shard states: a shard without file misses all its runs, a finished shard is complete") {
   const std::string dir = test::scratch_dir("slurm-shard-states");
   test::write_tiny_trace(dir + "/alpha.h5", test::tiny_meta(DType::f16, 48), DType::f16);
   std::ofstream(dir + "/sweep.toml") << "schemes = [\"fp16\", \"q8_0\", \"kivi-2\"]\ntraces = [\"alpha.h5\"]\n";
