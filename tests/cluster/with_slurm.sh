@@ -43,6 +43,7 @@ stop_cluster() {
     done
   fi
   local pid
+  [ -n "${watchdog:-}" ] && kill "$watchdog" 2>/dev/null && wait "$watchdog" 2>/dev/null
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null; done
   for pid in "${pids[@]}"; do
     for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -58,6 +59,25 @@ stop_cluster() {
 trap stop_cluster EXIT
 trap 'exit 130' INT TERM
 
+# Each daemon's pid is kept in the array (for stop_cluster) and in $state/pids for a watchdog:
+# if this script is killed without running its traps (SIGKILL, e.g. a ctest timeout), the
+# watchdog stops the daemons within a second and removes the state folder.
+track_daemon() {
+  pids+=("$1")
+  echo "$1" >>"$state/pids"
+}
+(
+  while kill -0 $$ 2>/dev/null; do sleep 1; done
+  daemons=$(cat "$state/pids" 2>/dev/null)
+  if [ -n "$daemons" ]; then
+    kill -TERM $daemons 2>/dev/null
+    for _ in $(seq 1 50); do kill -0 $daemons 2>/dev/null || break; sleep 0.1; done
+    kill -KILL $daemons 2>/dev/null
+  fi
+  rm -rf "$state"
+) </dev/null >/dev/null 2>&1 &
+watchdog=$!
+
 # The last lines of a daemon's log, for a skip or failure message.
 log_tail() { tail -n 5 "$1" 2>/dev/null | tr '\n' ' '; }
 
@@ -68,7 +88,7 @@ socket="$state/munge/munge.socket"
 munged --foreground --force --socket="$socket" --key-file="$state/munge/munge.key" \
   --pid-file="$state/munge/munged.pid" --seed-file="$state/munge/munged.seed" \
   --log-file="$state/munge/munged.log" >"$state/munge/munged.out" 2>&1 &
-pids+=($!)
+track_daemon $!
 for _ in $(seq 1 50); do [ -S "$socket" ] && break; sleep 0.1; done
 [ -S "$socket" ] || skip "munged did not start: $(log_tail "$state/munge/munged.out") $(log_tail "$state/munge/munged.log")"
 
@@ -118,9 +138,9 @@ EOF
 
 # --- daemons ------------------------------------------------------------------------------------
 slurmctld -D -i -f "$SLURM_CONF" >"$state/slurmctld.out" 2>&1 &
-pids+=($!)
+track_daemon $!
 slurmd -D -N dgqnode -f "$SLURM_CONF" >"$state/slurmd.out" 2>&1 &
-pids+=($!)
+track_daemon $!
 up=0
 for _ in $(seq 1 150); do
   if sinfo -h -N -o %t 2>/dev/null | grep -qx "idle"; then up=1; break; fi
@@ -128,5 +148,6 @@ for _ in $(seq 1 150); do
 done
 [ "$up" = 1 ] || skip "Slurm did not come up within 30 s: slurmctld: $(log_tail "$state/slurmctld.log") $(log_tail "$state/slurmctld.out") slurmd: $(log_tail "$state/slurmd.log") $(log_tail "$state/slurmd.out")"
 echo "with_slurm: Slurm $(sinfo -V | cut -d' ' -f2) up (node dgqnode, $cpus CPU(s), ports $ctld_port/$slurmd_port, $state)" >&2
+
 
 "$@"
