@@ -123,8 +123,9 @@ std::size_t total_runs(const std::vector<sim::SlurmShardState>& shards, bool pen
   return n;
 }
 
-// Inside the merge job: when shards are incomplete because array tasks are still queued or
-// running (a requeued task can end its dependency early), submit the merge again after them.
+// Inside the merge job: when shards are incomplete while array tasks are still queued or
+// running (should a requeue or a hand-edited dependency let it start early), submit the
+// merge again after them instead of failing.
 // Where squeue cannot run (by hand, no Slurm), there is nothing to wait for.
 bool resubmitted_after_array(const sim::SlurmOptions& o, const std::string& shards) {
   if (std::getenv("SLURM_JOB_ID") == nullptr) return false;

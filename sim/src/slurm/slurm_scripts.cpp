@@ -92,7 +92,7 @@ std::string slurm_merge_script(const SlurmOptions& o) {
     << "# array has ended, however it ended (afterany), checks that every shard file holds all\n"
     << "# its runs, names each shard that does not (and fails), and only then merges them into\n"
     << "# " << o.output << "\n"
-    << "# A requeued task can let it start early: it then submits itself again, after that task.\n"
+    << "# If it starts while array tasks are still queued (requeued?), it submits itself again.\n"
     << "#SBATCH --job-name=" << o.job_name << "-merge\n"
     << "#SBATCH --output=" << o.dir << "/logs/merge-%j.out\n";
   write_placement(s, o, true);

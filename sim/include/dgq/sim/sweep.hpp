@@ -64,7 +64,7 @@ struct SweepOptions {
   std::string output;  // results file
   Shard shard;
   int threads = 0;
-  ReplayDevice device = ReplayDevice::cpu;  // cuda: dgq schemes on the GPU (same bytes)
+  ReplayDevice device = ReplayDevice::cpu;  // cuda: dgq schemes through make_replay_scheme's GPU path
   bool progress = false;  // stderr lines per batch
 };
 
