@@ -1,5 +1,5 @@
-// `dgq sweep CONFIG.toml -o RESULTS.h5 [--shard i/n] [--threads N]`: every grid point x trace
-// of the config as one run (docs/replay.md, "Sweeps"); resumable.
+// `dgq sweep CONFIG.toml -o RESULTS.h5 [--shard i/n] [--threads N] [--device cpu|cuda] [--progress]`:
+// every grid point x trace of the config as one run (docs/replay.md, "Sweeps"); resumable.
 #include <unistd.h>
 
 #include <cstdio>
@@ -19,7 +19,9 @@ struct SweepArgs {
   std::string output;
   std::string shard = "0/1";
   int threads = 0;
+  std::string device = "cpu";
   bool list = false;
+  bool progress = false;
 };
 
 void run_sweep_command(const SweepArgs& a) {
@@ -28,7 +30,8 @@ void run_sweep_command(const SweepArgs& a) {
   options.output = a.output;
   options.shard = sim::parse_shard(a.shard);
   options.threads = a.threads;
-  options.progress = isatty(fileno(stderr));
+  options.device = sim::parse_replay_device(a.device);
+  options.progress = a.progress || isatty(fileno(stderr));
   if (a.list) {
     for (const sim::SweepRun& r : sim::select_shard(sim::expand_runs(config), options.shard)) {
       std::cout << r.index << "\t" << r.name << "\n";
@@ -50,6 +53,8 @@ void register_sweep(CLI::App& app) {
   cmd->add_option("-o,--output", args->output, "Results file (HDF5); complete runs in it are skipped")->required();
   cmd->add_option("--shard", args->shard, "Run only every n-th point, starting at i (i/n, 0 <= i < n)");
   add_threads_option(*cmd, args->threads);
+  add_device_option(*cmd, args->device);
+  cmd->add_flag("--progress", args->progress, "A progress line per pass on stderr, also when not a terminal");
   cmd->add_flag("--list", args->list, "Print the shard's run list (index, name) and exit");
   cmd->callback([args] { run_sweep_command(*args); });
 }

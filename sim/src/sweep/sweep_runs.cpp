@@ -218,13 +218,14 @@ SweepReport run_sweep(const SweepConfig& config, const SweepOptions& options) {
       std::vector<const Scheme*> schemes;
       std::vector<std::string> names;
       for (std::size_t i = first; i < last; ++i) {
-        owned.push_back(make_scheme(runs[i]->scheme));
+        owned.push_back(make_replay_scheme(runs[i]->scheme, options.device));
         schemes.push_back(owned.back().get());
         names.push_back(runs[i]->name);
       }
       ReplayOptions ro;
       ro.threads = options.threads;
       ro.layers = config.layers;
+      ro.serialize_schemes = options.device == ReplayDevice::cuda;
       std::vector<RunResult> results = replay_trace(reader, schemes, names, ro);
       for (RunResult& r : results) r.trace_path = trace_identity(trace);
       add_runs(options.output, results, false);

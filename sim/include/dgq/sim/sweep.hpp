@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "dgq/sim/replay.hpp"
 #include "dgq/sim/synth.hpp"
 
 namespace dgq::sim {
@@ -63,6 +64,7 @@ struct SweepOptions {
   std::string output;  // results file
   Shard shard;
   int threads = 0;
+  ReplayDevice device = ReplayDevice::cpu;  // cuda: dgq schemes through make_replay_scheme's GPU path
   bool progress = false;  // stderr lines per batch
 };
 
