@@ -1,19 +1,16 @@
-// The fast Walsh-Hadamard transform of dgq::hadamard_rotate_row, in the butterfly order the
-// spec fixes (stages h = 1, 2, ..., n/2; scale once at the end).
+// dgq::hadamard_rotate_row: per block the fast Walsh-Hadamard transform (dgq/fwht.hpp, the
+// butterfly order the spec fixes), then the scale once.
 #include <cassert>
 
 #include "dgq/element_rules.hpp"
+#include "dgq/fwht.hpp"
 #include "dgq/rotation.hpp"
 
 namespace dgq {
 namespace {
 
 void hadamard_block_in_place(float* x, int n, float scale) {
-  for (int h = 1; h < n; h *= 2) {
-    for (int i = 0; i < n; i += 2 * h) {
-      for (int j = i; j < i + h; ++j) rules::hadamard_butterfly(x[j], x[j + h]);
-    }
-  }
+  fwht_in_place(x, n);
   for (int j = 0; j < n; ++j) x[j] *= scale;
 }
 

@@ -14,27 +14,40 @@
 #include "dgq/baselines/ggml_kv_types.hpp"
 #include "dgq/element_rules.hpp"
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 namespace dgq::ggml {
 namespace {
 
 constexpr float kGroupMaxEps = 1e-15f;  // GROUP_MAX_EPS
 
-// ggml's best_index_int8(16, kvalues_iq4nl, x): binary search, then the nearer neighbour; an
-// exact midpoint goes to the upper one (`x - val[mu-1] < val[mu] - x ? mu-1 : mu`).
+// ggml's best_index_int8(16, kvalues_iq4nl, x): x <= val[0] -> 0, x >= val[15] -> 15, else the
+// binary search's bracket val[ml] <= x < val[ml+1] and the nearer of the two, an exact
+// midpoint going to the upper one (`x - val[mu-1] < val[mu] - x ? mu-1 : mu`). Here ml is
+// counted instead of searched (no unpredictable branches): ml = #{k : val[k] <= x} - 1,
+// clamped to [0, 14], which is the search's ml inside the grid and gives 0 below it and 15
+// above it through the same comparison.
+constexpr float kGrid[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+int grid_values_at_most(float x) {
+#if defined(__AVX2__)
+  const __m256 v = _mm256_set1_ps(x);
+  const int lo = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(kGrid), v, _CMP_LE_OQ));
+  const int hi = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(kGrid + 8), v, _CMP_LE_OQ));
+  return __builtin_popcount(static_cast<unsigned>(lo | (hi << 8)));
+#else
+  int count = 0;
+  for (int k = 0; k < 16; ++k) count += kGrid[k] <= x ? 1 : 0;
+  return count;
+#endif
+}
+
 int best_index(float x) {
-  const std::int8_t* val = kIQ4NLValues;
-  if (x <= val[0]) return 0;
-  if (x >= val[15]) return 15;
-  int ml = 0, mu = 15;
-  while (mu - ml > 1) {
-    const int mav = (ml + mu) / 2;
-    if (x < val[mav]) {
-      mu = mav;
-    } else {
-      ml = mav;
-    }
-  }
-  return x - static_cast<float>(val[mu - 1]) < static_cast<float>(val[mu]) - x ? mu - 1 : mu;
+  const int count = grid_values_at_most(x);
+  const int ml = count < 1 ? 0 : (count > 15 ? 14 : count - 1);
+  return x - kGrid[ml] < kGrid[ml + 1] - x ? ml : ml + 1;
 }
 
 }  // namespace

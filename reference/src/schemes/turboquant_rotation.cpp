@@ -3,19 +3,13 @@
 
 #include "dgq/baselines/turboquant.hpp"
 #include "dgq/element_rules.hpp"
+#include "dgq/fwht.hpp"
 #include "schemes/turboquant_codebooks.hpp"
 
 namespace dgq::turboquant {
 namespace {
 
-// Unnormalised fast Walsh-Hadamard transform, the butterfly order of docs/spec.md.
-void fwht(float* x, int n) {
-  for (int h = 1; h < n; h *= 2) {
-    for (int i = 0; i < n; i += 2 * h) {
-      for (int j = i; j < i + h; ++j) rules::hadamard_butterfly(x[j], x[j + h]);
-    }
-  }
-}
+void fwht(float* x, int n) { fwht_in_place(x, n); }
 
 std::vector<float> draw_signs(int d, std::uint64_t& state) {
   std::vector<float> s(static_cast<std::size_t>(d));

@@ -45,6 +45,7 @@ inline constexpr std::int8_t kIQ4NLValues[16] = {-127, -104, -83, -65, -49, -35,
 // Quantize one full block of 32 values (callers zero-pad a partial block). Each returns false
 // when a stored fp16 field is infinite (only possible from f32 input beyond fp16's range).
 bool quantize_q4_0(const float* x, BlockQ4_0& b);
+void quantize_q4_0_scalar(const float* x, BlockQ4_0& b);  // the rule as ggml writes it (tests)
 bool quantize_q4_1(const float* x, BlockQ4_1& b);
 bool quantize_q5_0(const float* x, BlockQ5_0& b);
 bool quantize_q5_1(const float* x, BlockQ5_1& b);
