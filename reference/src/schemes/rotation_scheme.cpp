@@ -16,6 +16,15 @@
 namespace dgq::schemes {
 namespace {
 
+// A per-thread buffer of at least n bytes, kept between calls: the rotated copy of a tensor is
+// scratch, and a fresh allocation per call would spend more time zero-filling and page-faulting
+// than rotating.
+std::vector<std::uint8_t>& scratch_bytes(std::size_t n) {
+  thread_local std::vector<std::uint8_t> buffer;
+  if (buffer.size() < n) buffer.resize(n);
+  return buffer;
+}
+
 class HadamardRotatedScheme final : public Scheme {
  public:
   explicit HadamardRotatedScheme(std::unique_ptr<Scheme> inner) : inner_(std::move(inner)) {
@@ -29,7 +38,7 @@ class HadamardRotatedScheme final : public Scheme {
   Compressed compress(ConstTensor x, TensorRole role) const override {
     const int block = block_for(x.channels, role);
     check_input_dtype(x, spec_);
-    std::vector<std::uint8_t> rotated(static_cast<std::size_t>(x.tokens * x.channels) * dtype_size(x.dtype));
+    std::vector<std::uint8_t>& rotated = scratch_bytes(static_cast<std::size_t>(x.tokens * x.channels) * dtype_size(x.dtype));
     const MutTensor out{rotated.data(), x.dtype, x.tokens, x.channels};
     std::vector<float> row(static_cast<std::size_t>(x.channels));
     for (std::int64_t t = 0; t < x.tokens; ++t) {
@@ -47,9 +56,9 @@ class HadamardRotatedScheme final : public Scheme {
     const int block = block_for(c.channels, c.role);
     Compressed inner_c = c;
     inner_c.scheme = inner_->spec();
-    std::vector<std::uint8_t> decoded(static_cast<std::size_t>(c.tokens * c.channels) * dtype_size(c.dtype));
+    std::vector<std::uint8_t>& decoded = scratch_bytes(static_cast<std::size_t>(c.tokens * c.channels) * dtype_size(c.dtype));
     inner_->decompress(inner_c, MutTensor{decoded.data(), c.dtype, c.tokens, c.channels});
-    std::vector<float> values;
+    thread_local std::vector<float> values;
     to_float(ConstTensor{decoded.data(), c.dtype, c.tokens, c.channels}, values);
     for (std::int64_t t = 0; t < c.tokens; ++t) hadamard_rotate_row(values.data() + t * c.channels, c.channels, block);
     narrow_into(values.data(), out);
