@@ -30,6 +30,22 @@ class Rotation {
 // The rotation stream of a (seed, role): seed * 2 + (0 for K, 1 for V).
 std::uint64_t rotation_stream(std::uint32_t seed, bool key);
 
+// TurboQuant_prod's QJL matrix S (d x d, row-major fp32, entries i.i.d. N(0, 1)), drawn from
+// SplitMix64 state `stream` with Marsaglia's polar method in float64: u, v = 2*U - 1 with U the
+// top 53 bits of an output times 2^-53, rejected unless 0 < s = u^2 + v^2 < 1, then
+// u*f and v*f with f = sqrt(-2*log(s)/s) fill the next two entries. log is
+// deterministic_log, not the C library's, so every platform draws the same matrix.
+std::vector<float> qjl_matrix(int d, std::uint64_t stream);
+
+// The stream of S for a (seed, role): rotation_stream(seed, key) with bit 62 set.
+std::uint64_t qjl_stream(std::uint32_t seed, bool key);
+
+// log(s) for finite s > 0 in float64 with a fixed sequence of IEEE operations: s = m*2^e
+// (frexp, exact; m moved to [sqrt(1/2), sqrt(2))), log(m) = 2*atanh(t), t = (m-1)/(m+1),
+// by the series sum_{k<20} t^(2k+1)/(2k+1) in Horner form, plus e*log(2). Within a few ulp of
+// the exact value (|t| < 0.172, so the series' remainder is below 2^-100).
+double deterministic_log(double s);
+
 struct CodebookView {
   const float* centroids;   // 2^bits ascending
   const float* boundaries;  // 2^bits - 1 ascending
