@@ -123,11 +123,16 @@ TEST_CASE("fast Walsh-Hadamard transform equals the butterfly rule bit for bit",
     for (int trial = 0; trial < 50; ++trial) {
       std::vector<float> a(static_cast<std::size_t>(n));
       for (float& e : a) e = trial % 2 ? rng.symmetric(1e4f) : static_cast<float>(static_cast<int>(rng.next() % 9) - 4);
-      std::vector<float> b = a;
+      std::vector<float> b = a, c = a;
       dgq::fwht_in_place(a.data(), n);
       dgq::fwht_in_place_scalar(b.data(), n);
       CAPTURE(n, trial);
       REQUIRE(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+      // The scaled transform (register-resident for n = 64, 128) is the transform, then the scale.
+      const float scale = dgq::rules::hadamard_scale(n);
+      dgq::fwht_scaled_in_place(c.data(), n, scale);
+      for (float& e : b) e *= scale;
+      REQUIRE(std::memcmp(c.data(), b.data(), c.size() * sizeof(float)) == 0);
     }
   }
 }

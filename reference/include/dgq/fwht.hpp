@@ -9,6 +9,10 @@ namespace dgq {
 // n a power of two >= 1.
 void fwht_in_place(float* x, int n);
 
+// fwht_in_place, then every element multiplied by scale (one fp32 multiply each): the
+// rotation's H_n with its 1/sqrt(n) (rules::hadamard_scale).
+void fwht_scaled_in_place(float* x, int n, float scale);
+
 // The rule written out literally, one butterfly at a time (the tests' reference).
 void fwht_in_place_scalar(float* x, int n);
 

@@ -34,7 +34,34 @@ inline __m256 first_three_stages(__m256 v) {
   return _mm256_blend_ps(_mm256_add_ps(v, p), _mm256_sub_ps(p, v), 0xF0);
 }
 
+// The whole transform of a block of 8*N floats in N registers (N = 8, 16: blocks of 64 and
+// 128, the head dims that matter), then x <- scale * result. Same butterflies, same order of
+// stages as the memory version below; only the loads and stores between stages are gone.
+template <int N>
+void fwht_registers(float* x, float scale) {
+  __m256 v[N];
+  for (int i = 0; i < N; ++i) v[i] = first_three_stages(_mm256_loadu_ps(x + 8 * i));
+  for (int m = 1; m < N; m *= 2) {
+    for (int i = 0; i < N; ++i) {
+      if ((i & m) == 0) {
+        const __m256 a = v[i], b = v[i + m];
+        v[i] = _mm256_add_ps(a, b);
+        v[i + m] = _mm256_sub_ps(a, b);
+      }
+    }
+  }
+  const __m256 s = _mm256_set1_ps(scale);
+  for (int i = 0; i < N; ++i) _mm256_storeu_ps(x + 8 * i, _mm256_mul_ps(v[i], s));
+}
+
 }  // namespace
+
+void fwht_scaled_in_place(float* x, int n, float scale) {
+  if (n == 64) return fwht_registers<8>(x, scale);
+  if (n == 128) return fwht_registers<16>(x, scale);
+  fwht_in_place(x, n);
+  for (int j = 0; j < n; ++j) x[j] *= scale;
+}
 
 void fwht_in_place(float* x, int n) {
   if (n < 8) return fwht_in_place_scalar(x, n);
@@ -51,6 +78,11 @@ void fwht_in_place(float* x, int n) {
 }
 #else
 void fwht_in_place(float* x, int n) { fwht_in_place_scalar(x, n); }
+
+void fwht_scaled_in_place(float* x, int n, float scale) {
+  fwht_in_place(x, n);
+  for (int j = 0; j < n; ++j) x[j] *= scale;
+}
 #endif
 
 }  // namespace dgq

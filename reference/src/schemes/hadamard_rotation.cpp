@@ -9,10 +9,7 @@
 namespace dgq {
 namespace {
 
-void hadamard_block_in_place(float* x, int n, float scale) {
-  fwht_in_place(x, n);
-  for (int j = 0; j < n; ++j) x[j] *= scale;
-}
+void hadamard_block_in_place(float* x, int n, float scale) { fwht_scaled_in_place(x, n, scale); }
 
 }  // namespace
 
