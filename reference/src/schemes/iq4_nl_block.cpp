@@ -44,10 +44,46 @@ int grid_values_at_most(float x) {
 #endif
 }
 
-int best_index(float x) {
+[[maybe_unused]] int best_index(float x) {  // the scalar path (non-AVX2 builds)
   const int count = grid_values_at_most(x);
   const int ml = count < 1 ? 0 : (count > 15 ? 14 : count - 1);
   return x - kGrid[ml] < kGrid[ml + 1] - x ? ml : ml + 1;
+}
+
+#if defined(__AVX2__)
+// kGrid[idx] for 8 indices in [0, 15].
+__m256 grid_lookup(__m256i idx) {
+  const __m256 lo = _mm256_permutevar8x32_ps(_mm256_loadu_ps(kGrid), idx);
+  const __m256 hi = _mm256_permutevar8x32_ps(_mm256_loadu_ps(kGrid + 8), idx);
+  return _mm256_blendv_ps(lo, hi, _mm256_castsi256_ps(_mm256_cmpgt_epi32(idx, _mm256_set1_epi32(7))));
+}
+
+// best_index for 8 values at once: per lane the same count, clamp and comparison.
+__m256i best_indices8(__m256 al) {
+  __m256i count = _mm256_setzero_si256();
+  for (int k = 0; k < 16; ++k) {  // a lane where kGrid[k] <= al is all ones (-1): subtracting counts it
+    count = _mm256_sub_epi32(count, _mm256_castps_si256(_mm256_cmp_ps(_mm256_set1_ps(kGrid[k]), al, _CMP_LE_OQ)));
+  }
+  const __m256i ml = _mm256_min_epi32(_mm256_max_epi32(_mm256_sub_epi32(count, _mm256_set1_epi32(1)), _mm256_setzero_si256()),
+                                      _mm256_set1_epi32(14));
+  const __m256i mu = _mm256_add_epi32(ml, _mm256_set1_epi32(1));
+  const __m256 lower_is_nearer = _mm256_cmp_ps(_mm256_sub_ps(al, grid_lookup(ml)), _mm256_sub_ps(grid_lookup(mu), al), _CMP_LT_OQ);
+  return _mm256_add_epi32(mu, _mm256_castps_si256(lower_is_nearer));  // mu - 1 where the lower one wins
+}
+#endif
+
+// indices[j] = best_index(id * x[j]) for the block.
+void grid_indices(const float* x, float id, std::uint8_t* indices) {
+#if defined(__AVX2__)
+  const __m256 vid = _mm256_set1_ps(id);
+  for (int j = 0; j < kBlockValues; j += 8) {
+    alignas(32) std::int32_t l[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(l), best_indices8(_mm256_mul_ps(vid, _mm256_loadu_ps(x + j))));
+    for (int k = 0; k < 8; ++k) indices[j + k] = static_cast<std::uint8_t>(l[k]);
+  }
+#else
+  for (int j = 0; j < kBlockValues; ++j) indices[j] = static_cast<std::uint8_t>(best_index(id * x[j]));
+#endif
 }
 
 }  // namespace
@@ -65,11 +101,10 @@ bool quantize_iq4_nl(const float* x, BlockIQ4NL& b, std::uint8_t (&indices)[kBlo
   if (!(amax < kGroupMaxEps)) {
     const float d0 = max / static_cast<float>(kIQ4NLValues[0]);
     const float id = 1.0f / d0;
+    grid_indices(x, id, indices);
     float sumqx = 0.0f, sumq2 = 0.0f;
     for (int j = 0; j < kBlockValues; ++j) {
-      const int l = best_index(id * x[j]);
-      indices[j] = static_cast<std::uint8_t>(l);
-      const float q = static_cast<float>(kIQ4NLValues[l]);
+      const float q = kGrid[indices[j]];
       const float w = x[j] * x[j];
       sumqx += w * q * x[j];  // (w*q)*x, rounded, then added: no fma, as ggml
       sumq2 += w * q * q;
