@@ -130,12 +130,14 @@ std::vector<Figure> run_cpu(const CpuOptions& o, std::ostream& log) {
       });
       double stored = 0;
       for (const auto& ch : c) stored += static_cast<double>(ch.total_bytes());
-      figures.push_back(figure(scheme->family(), "compress", threads, t_c, input_bytes, input_bytes + stored));
+      // Labelled by the spec as given (a family name by default), so that "q4_0" and
+      // "q4_0:rot=hadamard" stay apart.
+      figures.push_back(figure(spec, "compress", threads, t_c, input_bytes, input_bytes + stored));
       const Timing t_d = median_seconds(o.repetitions, [&] {
 #pragma omp parallel for schedule(dynamic, 1)
         for (int h = 0; h < o.heads; ++h) scheme->decompress(c[h], out.head(h));
       });
-      figures.push_back(figure(scheme->family(), "decompress", threads, t_d, input_bytes, input_bytes + stored));
+      figures.push_back(figure(spec, "decompress", threads, t_d, input_bytes, input_bytes + stored));
     }
   }
   return figures;
@@ -150,12 +152,14 @@ double memcpy_moved_rate(const std::vector<Figure>& figures, int threads) {
 }  // namespace
 
 void print_table(const std::vector<Figure>& figures, std::ostream& out) {
-  out << std::left << std::setw(14) << "scheme" << std::setw(12) << "op" << std::right << std::setw(4) << "thr"
+  int width = 14;  // the scheme column fits the longest label (specs such as "q4_0:rot=hadamard")
+  for (const auto& f : figures) width = std::max(width, static_cast<int>(f.what.size()) + 2);
+  out << std::left << std::setw(width) << "scheme" << std::setw(12) << "op" << std::right << std::setw(4) << "thr"
       << std::setw(10) << "ms" << std::setw(12) << "GB/s in" << std::setw(12) << "Gelem/s" << std::setw(12)
       << "GB/s moved" << std::setw(12) << "of memcpy" << std::setw(14) << "Gelem/cpu-s" << "\n";
   for (const auto& f : figures) {
     const double moved_rate = f.moved_bytes / f.seconds;
-    out << std::left << std::setw(14) << f.what << std::setw(12) << f.op << std::right << std::setw(4) << f.threads
+    out << std::left << std::setw(width) << f.what << std::setw(12) << f.op << std::right << std::setw(4) << f.threads
         << std::fixed << std::setprecision(2) << std::setw(10) << f.seconds * 1e3 << std::setw(12)
         << f.input_bytes / f.seconds / 1e9 << std::setw(12) << f.input_bytes / 2 / f.seconds / 1e9 << std::setw(12)
         << moved_rate / 1e9 << std::setw(11) << 100.0 * moved_rate / memcpy_moved_rate(figures, f.threads) << "%"

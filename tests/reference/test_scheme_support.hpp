@@ -23,7 +23,9 @@ inline const std::vector<std::int64_t> kEdgeTokens{0, 1, 31, 32, 33, 64, 65, 100
 inline const std::vector<std::int64_t> kEdgeChannels{1, 31, 32, 33, 64, 65, 128};
 
 inline const std::vector<std::string> kBaselineFamilies{"fp16",   "int8-token", "int8-group64", "int4-group64",
-                                                        "fp8-e4m3", "q8_0",     "kivi-4",       "kivi-2"};
+                                                        "fp8-e4m3", "q8_0",     "kivi-4",       "kivi-2",
+                                                        "q4_0",     "q4_1",       "q5_0",         "q5_1",
+                                                        "iq4_nl"};
 
 struct OwnedTensor {
   DType dtype = DType::f16;

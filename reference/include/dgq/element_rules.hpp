@@ -142,4 +142,56 @@ DGQ_HD std::int8_t inband_unmark(std::int8_t code) {
   return code;
 }
 
+// ---- Rotation (scheme modifier `rot=hadamard`, docs/spec.md "Hadamard rotation") ----------
+// Block size of llama.cpp's rotation (src/llama-kv-cache.cpp build_input_k_rot/_v_rot): for K
+// the largest power of two n >= 64 dividing head_dim, for V always 64; 0 when head_dim is not
+// a multiple of 64 (no rotation defined).
+DGQ_HD int hadamard_block(std::int64_t head_dim, bool key) {
+  if (head_dim <= 0 || head_dim % 64 != 0) return 0;
+  if (!key) return 64;
+  int n = 64;
+  while (head_dim % (2 * static_cast<std::int64_t>(n)) == 0) n *= 2;
+  return n;
+}
+
+// One butterfly of the fast Walsh-Hadamard transform: (a, b) -> (a + b, a - b), fp32. The
+// transform is log2(n) stages h = 1, 2, 4, ..., n/2; stage h pairs j and j + h for every j
+// with (j & h) == 0, in any order (the pairs of a stage are disjoint, so the order does not
+// change a bit). After the last stage the block holds H_n x unnormalised (Sylvester order,
+// H[i][j] = (-1)^popcount(i & j)).
+DGQ_HD void hadamard_butterfly(float& a, float& b) {
+  const float s = a + b;
+  const float d = a - b;
+  a = s;
+  b = d;
+}
+
+// The normalisation 1/sqrt(n), applied once per element after the last stage (one fp32
+// multiply). For n = 4^k it is the power of two 2^-k (exact); otherwise 2^-k times fp32(1/sqrt 2)
+// = 0x3f3504f3, also exact: no sqrt is evaluated, so host and device agree by construction.
+DGQ_HD float hadamard_scale(int n) {
+  int log2n = 0;
+  while ((1 << log2n) < n) ++log2n;
+  const float pow2 = ldexpf(1.0f, -(log2n / 2));
+  return (log2n % 2 == 0) ? pow2 : pow2 * bits_float(0x3f3504f3u);
+}
+
+// ---- TurboQuant (scheme `turboquant`, docs/spec.md "TurboQuant") -----------------------------
+// The random signs of its rotation come from SplitMix64 (Steele, Lea, Flood 2014): a fixed
+// integer recurrence, so every platform draws the same rotation from the same seed.
+DGQ_HD std::uint64_t splitmix64_next(std::uint64_t& state) {
+  state += 0x9E3779B97F4A7C15ull;
+  std::uint64_t z = state;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Index of u's codebook cell: the number of cell edges <= u (an edge belongs to the upper cell).
+DGQ_HD int codebook_cell(float u, const float* boundaries, int edges) {
+  int idx = 0;
+  for (int k = 0; k < edges; ++k) idx += u >= boundaries[k] ? 1 : 0;
+  return idx;
+}
+
 }  // namespace dgq::rules

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "dgq/errors.hpp"
+#include "schemes/rotation_scheme.hpp"
 #include "schemes/scheme_factories.hpp"
 
 namespace dgq {
@@ -11,7 +12,7 @@ namespace {
 
 using Factory = std::unique_ptr<Scheme> (*)(schemes::SpecArgs&);
 
-constexpr std::array<std::pair<std::string_view, Factory>, 9> kFamilies{{
+constexpr std::array<std::pair<std::string_view, Factory>, 15> kFamilies{{
     {"dgq", schemes::make_dgq_scheme},
     {"fp16", schemes::make_fp16_scheme},
     {"int8-token", schemes::make_int8_token_scheme},
@@ -21,6 +22,12 @@ constexpr std::array<std::pair<std::string_view, Factory>, 9> kFamilies{{
     {"q8_0", schemes::make_q8_0_scheme},
     {"kivi-4", schemes::make_kivi4_scheme},
     {"kivi-2", schemes::make_kivi2_scheme},
+    {"q4_0", schemes::make_q4_0_scheme},
+    {"q4_1", schemes::make_q4_1_scheme},
+    {"q5_0", schemes::make_q5_0_scheme},
+    {"q5_1", schemes::make_q5_1_scheme},
+    {"iq4_nl", schemes::make_iq4_nl_scheme},
+    {"turboquant", schemes::make_turboquant_scheme},
 }};
 
 }  // namespace
@@ -29,9 +36,10 @@ std::unique_ptr<Scheme> make_scheme(std::string_view spec) {
   schemes::SpecArgs args(spec);
   for (const auto& [name, factory] : kFamilies) {
     if (name == args.family()) {
+      const std::string rotation = args.take_string("rot", "none");  // a modifier of every family
       std::unique_ptr<Scheme> scheme = factory(args);
       args.finish();
-      return scheme;
+      return schemes::apply_rotation(std::move(scheme), rotation);
     }
   }
   std::string known;

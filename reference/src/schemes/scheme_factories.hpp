@@ -16,5 +16,11 @@ std::unique_ptr<Scheme> make_q8_0_scheme(SpecArgs& args);
 std::unique_ptr<Scheme> make_kivi4_scheme(SpecArgs& args);
 std::unique_ptr<Scheme> make_kivi2_scheme(SpecArgs& args);
 std::unique_ptr<Scheme> make_dgq_scheme(SpecArgs& args);
+std::unique_ptr<Scheme> make_q4_0_scheme(SpecArgs& args);
+std::unique_ptr<Scheme> make_q4_1_scheme(SpecArgs& args);
+std::unique_ptr<Scheme> make_q5_0_scheme(SpecArgs& args);
+std::unique_ptr<Scheme> make_q5_1_scheme(SpecArgs& args);
+std::unique_ptr<Scheme> make_iq4_nl_scheme(SpecArgs& args);
+std::unique_ptr<Scheme> make_turboquant_scheme(SpecArgs& args);
 
 }  // namespace dgq::schemes

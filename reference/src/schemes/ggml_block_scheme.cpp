@@ -1,0 +1,130 @@
+// llama.cpp KV-cache types q4_0, q4_1, q5_0, q5_1 and iq4_nl as schemes: each token row is cut
+// into blocks of 32 channels, each stored as ggml's block (dgq/baselines/ggml_kv_types.hpp),
+// token-major. When channels is not a multiple of 32 the row is zero-padded to the next multiple
+// before quantizing (the bytes ggml would write for that padded row), so every block keeps
+// ggml's size; the padding decodes to values that are dropped. Part: "blocks"
+// (tokens * ceil(channels/32) * block bytes). q8_0 keeps its own file (q8_0_scheme.cpp).
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "dgq/baselines/ggml_kv_types.hpp"
+#include "dgq/errors.hpp"
+#include "schemes/scheme_factories.hpp"
+#include "schemes/tensor_io.hpp"
+
+namespace dgq::schemes {
+namespace {
+
+constexpr int kBlock = ggml::kBlockValues;
+
+// One ggml type: its name, block size and the block quantizer/decoder. `carry` is the
+// iq4_nl index buffer ggml reuses block after block (ggml_kv_types.hpp); the others ignore it.
+struct BlockType {
+  const char* name;
+  int bytes;
+  bool (*quantize)(const float* x, std::uint8_t* block, std::uint8_t (&carry)[kBlock]);
+  void (*dequantize)(const std::uint8_t* block, float* out);
+};
+
+template <class Block, bool (*Quantize)(const float*, Block&)>
+bool quantize_as(const float* x, std::uint8_t* block, std::uint8_t (&)[kBlock]) {
+  Block b;
+  const bool finite = Quantize(x, b);
+  std::memcpy(block, &b, sizeof b);
+  return finite;
+}
+
+bool quantize_iq4_nl_as(const float* x, std::uint8_t* block, std::uint8_t (&carry)[kBlock]) {
+  ggml::BlockIQ4NL b;
+  const bool finite = ggml::quantize_iq4_nl(x, b, carry);
+  std::memcpy(block, &b, sizeof b);
+  return finite;
+}
+
+template <class Block, void (*Dequantize)(const Block&, float*)>
+void dequantize_as(const std::uint8_t* block, float* out) {
+  Block b;
+  std::memcpy(&b, block, sizeof b);
+  Dequantize(b, out);
+}
+
+constexpr BlockType kQ4_0{"q4_0", 18, quantize_as<ggml::BlockQ4_0, ggml::quantize_q4_0>,
+                          dequantize_as<ggml::BlockQ4_0, ggml::dequantize_q4_0>};
+constexpr BlockType kQ4_1{"q4_1", 20, quantize_as<ggml::BlockQ4_1, ggml::quantize_q4_1>,
+                          dequantize_as<ggml::BlockQ4_1, ggml::dequantize_q4_1>};
+constexpr BlockType kQ5_0{"q5_0", 22, quantize_as<ggml::BlockQ5_0, ggml::quantize_q5_0>,
+                          dequantize_as<ggml::BlockQ5_0, ggml::dequantize_q5_0>};
+constexpr BlockType kQ5_1{"q5_1", 24, quantize_as<ggml::BlockQ5_1, ggml::quantize_q5_1>,
+                          dequantize_as<ggml::BlockQ5_1, ggml::dequantize_q5_1>};
+constexpr BlockType kIQ4NL{"iq4_nl", 18, quantize_iq4_nl_as,
+                           dequantize_as<ggml::BlockIQ4NL, ggml::dequantize_iq4_nl>};
+
+std::int64_t blocks_per_token(std::int64_t channels) { return (channels + kBlock - 1) / kBlock; }
+
+class GgmlBlockScheme final : public Scheme {
+ public:
+  explicit GgmlBlockScheme(const BlockType& type) : type_(type) {}
+
+  std::string spec() const override { return type_.name; }
+  std::string family() const override { return type_.name; }
+
+  Compressed compress(ConstTensor x, TensorRole role) const override {
+    check_input_dtype(x, type_.name);
+    Compressed c = start_compressed(spec(), x, role);
+    const std::int64_t blocks = blocks_per_token(x.channels);
+    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(x.tokens * blocks * type_.bytes));
+    std::vector<float> row(static_cast<std::size_t>(blocks * kBlock), 0.0f);  // tail stays 0
+    std::uint8_t carry[kBlock] = {};
+    non_finite_errors_first(x, type_.name, [&] {
+      for (std::int64_t t = 0; t < x.tokens && x.channels > 0; ++t) {
+        widen_row_checked(x, t, row.data(), type_.name);
+        for (std::int64_t b = 0; b < blocks; ++b) {
+          if (!type_.quantize(row.data() + b * kBlock, bytes.data() + (t * blocks + b) * type_.bytes, carry)) {
+            const std::int64_t first = b * kBlock, last = std::min<std::int64_t>(first + kBlock, x.channels) - 1;
+            throw InputError(std::string(type_.name) + ": a block scale overflows fp16 at token " +
+                             std::to_string(t) + ", channels " + std::to_string(first) + ".." +
+                             std::to_string(last));
+          }
+        }
+      }
+    });
+    c.parts.push_back({"blocks", std::move(bytes)});
+    return c;
+  }
+
+  void decompress(const Compressed& c, MutTensor out) const override {
+    check_decompress_target(c, out, spec());
+    const std::int64_t blocks = blocks_per_token(c.channels);
+    const Part& part = expect_part(c, "blocks", planned_bytes(c.tokens, c.channels, c.dtype, c.role));
+    std::vector<float> values(static_cast<std::size_t>(c.tokens * c.channels));
+    float decoded[kBlock];
+    for (std::int64_t t = 0; t < c.tokens; ++t) {
+      for (std::int64_t b = 0; b < blocks; ++b) {
+        type_.dequantize(part.bytes.data() + (t * blocks + b) * type_.bytes, decoded);
+        const std::int64_t first = b * kBlock;
+        const std::int64_t count = std::min<std::int64_t>(kBlock, c.channels - first);
+        std::copy(decoded, decoded + count, values.data() + t * c.channels + first);
+      }
+    }
+    narrow_into(values.data(), out);
+  }
+
+  std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType, TensorRole) const override {
+    return static_cast<std::uint64_t>(tokens * blocks_per_token(channels) * type_.bytes);
+  }
+
+ private:
+  const BlockType& type_;
+};
+
+}  // namespace
+
+std::unique_ptr<Scheme> make_q4_0_scheme(SpecArgs&) { return std::make_unique<GgmlBlockScheme>(kQ4_0); }
+std::unique_ptr<Scheme> make_q4_1_scheme(SpecArgs&) { return std::make_unique<GgmlBlockScheme>(kQ4_1); }
+std::unique_ptr<Scheme> make_q5_0_scheme(SpecArgs&) { return std::make_unique<GgmlBlockScheme>(kQ5_0); }
+std::unique_ptr<Scheme> make_q5_1_scheme(SpecArgs&) { return std::make_unique<GgmlBlockScheme>(kQ5_1); }
+std::unique_ptr<Scheme> make_iq4_nl_scheme(SpecArgs&) { return std::make_unique<GgmlBlockScheme>(kIQ4NL); }
+
+}  // namespace dgq::schemes

@@ -1,0 +1,93 @@
+// `<spec>:rot=hadamard`: any scheme behind llama.cpp's Walsh-Hadamard rotation. compress
+// rotates each token row (blocks per role: rules::hadamard_block), rounds the rotated values
+// to the input dtype (what a cache of that dtype holds, so the inner scheme stores and counts
+// exactly the bytes it would for the plain tensor) and hands them to the inner scheme;
+// decompress decodes with the inner scheme, rotates back in fp32 and rounds to the output
+// dtype. The Compressed carries the inner scheme's parts unchanged under this spec.
+#include <string>
+#include <vector>
+
+#include "dgq/element_rules.hpp"
+#include "dgq/errors.hpp"
+#include "dgq/rotation.hpp"
+#include "schemes/rotation_scheme.hpp"
+#include "schemes/tensor_io.hpp"
+
+namespace dgq::schemes {
+namespace {
+
+// A per-thread buffer of at least n bytes, kept between calls: the rotated copy of a tensor is
+// scratch, and a fresh allocation per call would spend more time zero-filling and page-faulting
+// than rotating.
+std::vector<std::uint8_t>& scratch_bytes(std::size_t n) {
+  thread_local std::vector<std::uint8_t> buffer;
+  if (buffer.size() < n) buffer.resize(n);
+  return buffer;
+}
+
+class HadamardRotatedScheme final : public Scheme {
+ public:
+  explicit HadamardRotatedScheme(std::unique_ptr<Scheme> inner) : inner_(std::move(inner)) {
+    const std::string s = inner_->spec();
+    spec_ = s + (s.find(':') == std::string::npos ? ":" : ",") + "rot=hadamard";
+  }
+
+  std::string spec() const override { return spec_; }
+  std::string family() const override { return inner_->family(); }
+
+  Compressed compress(ConstTensor x, TensorRole role) const override {
+    const int block = block_for(x.channels, role);
+    check_input_dtype(x, spec_);
+    std::vector<std::uint8_t>& rotated = scratch_bytes(static_cast<std::size_t>(x.tokens * x.channels) * dtype_size(x.dtype));
+    const MutTensor out{rotated.data(), x.dtype, x.tokens, x.channels};
+    std::vector<float> row(static_cast<std::size_t>(x.channels));
+    for (std::int64_t t = 0; t < x.tokens; ++t) {
+      widen_row_checked(x, t, row.data(), spec_);
+      hadamard_rotate_row(row.data(), x.channels, block);
+      narrow_into(row.data(), MutTensor{rotated.data() + t * x.channels * dtype_size(x.dtype), x.dtype, 1, x.channels});
+    }
+    Compressed c = inner_->compress(ConstTensor{out.data, out.dtype, out.tokens, out.channels}, role);
+    c.scheme = spec_;
+    return c;
+  }
+
+  void decompress(const Compressed& c, MutTensor out) const override {
+    check_decompress_target(c, out, spec_);
+    const int block = block_for(c.channels, c.role);
+    Compressed inner_c = c;
+    inner_c.scheme = inner_->spec();
+    std::vector<std::uint8_t>& decoded = scratch_bytes(static_cast<std::size_t>(c.tokens * c.channels) * dtype_size(c.dtype));
+    inner_->decompress(inner_c, MutTensor{decoded.data(), c.dtype, c.tokens, c.channels});
+    thread_local std::vector<float> values;
+    to_float(ConstTensor{decoded.data(), c.dtype, c.tokens, c.channels}, values);
+    for (std::int64_t t = 0; t < c.tokens; ++t) hadamard_rotate_row(values.data() + t * c.channels, c.channels, block);
+    narrow_into(values.data(), out);
+  }
+
+  std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType dtype, TensorRole role) const override {
+    return inner_->planned_bytes(tokens, channels, dtype, role);
+  }
+
+ private:
+  int block_for(std::int64_t channels, TensorRole role) const {
+    const int block = rules::hadamard_block(channels, role == TensorRole::key);
+    if (block == 0) {
+      throw InputError(spec_ + ": the Hadamard rotation needs head_dim (channels) a positive multiple of 64, got " +
+                       std::to_string(channels));
+    }
+    return block;
+  }
+
+  std::unique_ptr<Scheme> inner_;
+  std::string spec_;
+};
+
+}  // namespace
+
+std::unique_ptr<Scheme> apply_rotation(std::unique_ptr<Scheme> inner, const std::string& rotation) {
+  if (rotation == "none") return inner;
+  if (rotation == "hadamard") return std::make_unique<HadamardRotatedScheme>(std::move(inner));
+  throw ParameterError(inner->family() + ": parameter 'rot' = '" + rotation + "' is not one of none, hadamard");
+}
+
+}  // namespace dgq::schemes
