@@ -57,9 +57,11 @@ class Scheme {
                                       TensorRole role) const = 0;
 };
 
-// Parse "family[:key=value,...]". Families: dgq, fp16, int8-token, int8-group64,
-// int4-group64, fp8-e4m3, q8_0, kivi-4, kivi-2. Throws ParameterError with the offending key.
+// Parse "family[:key=value,...]" for the CPU implementation of a registered family
+// (dgq/registry.hpp; today dgq, fp16, int8-token, int8-group64, int4-group64, fp8-e4m3, q8_0,
+// kivi-4, kivi-2). Throws ParameterError with the offending key.
 std::unique_ptr<Scheme> make_scheme(std::string_view spec);
+// The registered CPU families, in listing order (dgq/registry.hpp).
 std::vector<std::string> scheme_families();
 
 }  // namespace dgq
