@@ -5,14 +5,14 @@
 #include <utility>
 #include <vector>
 
-#include "dgq/decode_view.hpp"
+#include "dgq_v1/decode_view.hpp"
 #include "dgq/dgq.hpp"
 #include "dgq/dgq_parts.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
-#include "dgq/pipeline.hpp"
+#include "dgq_v1/pipeline.hpp"
 #include "dgq/registry.hpp"
-#include "dgq/shape.hpp"
+#include "dgq_v1/shape.hpp"
 #include "schemes/tensor_io.hpp"
 
 namespace dgq::schemes {
