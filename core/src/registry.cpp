@@ -22,6 +22,11 @@ std::vector<SchemeFamily>& families() {
   return list;
 }
 
+std::vector<SchemeModifier>& modifiers() {
+  static std::vector<SchemeModifier> list;
+  return list;
+}
+
 bool listed_before(const SchemeFamily& a, const SchemeFamily& b) {
   if (a.order != b.order) return a.order < b.order;
   if (a.name != b.name) return a.name < b.name;
@@ -116,6 +121,29 @@ bool register_scheme_family(const SchemeFamily& f) {
 
 const std::vector<SchemeFamily>& scheme_family_list() { return families(); }
 
+bool register_scheme_modifier(const SchemeModifier& m) {
+  for (const SchemeModifier& other : modifiers()) {
+    if (other.key == m.key) {
+      std::fprintf(stderr, "dgq: scheme modifier '%.*s' is registered twice\n", static_cast<int>(m.key.size()),
+                   m.key.data());
+      std::abort();
+    }
+  }
+  modifiers().push_back(m);
+  return true;
+}
+
+const std::vector<SchemeModifier>& scheme_modifier_list() { return modifiers(); }
+
+std::string spec_with_key(std::string_view spec, std::string_view key, std::string_view value) {
+  std::string out(spec);
+  out += spec.find(':') == std::string_view::npos ? ':' : ',';
+  out += key;
+  out += '=';
+  out += value;
+  return out;
+}
+
 const SchemeFamily* find_scheme_family(std::string_view name, Device device) {
   for (const SchemeFamily& f : families()) {
     if (f.name == name && f.device == device) return &f;
@@ -141,8 +169,16 @@ std::unique_ptr<Scheme> make_scheme(std::string_view spec, Device device) {
     throw ParameterError("unknown scheme family '" + args.family() + "' (known: " + known_names(Device::cpu) + ")");
   }
   const SchemeArgs typed = read_params(args, f->params);
+  std::vector<std::string> modifier_values;
+  for (const SchemeModifier& m : modifiers()) {
+    modifier_values.push_back(args.take_string(m.key, m.default_value));
+    if (m.check != nullptr) m.check(modifier_values.back());
+  }
   std::unique_ptr<Scheme> scheme = f->make(typed);
   args.finish();
+  for (std::size_t i = 0; i < modifier_values.size(); ++i) {
+    if (modifier_values[i] != modifiers()[i].default_value) scheme = modifiers()[i].wrap(std::move(scheme), modifier_values[i]);
+  }
   return scheme;
 }
 
@@ -173,10 +209,27 @@ std::string scheme_help(Device device) {
              " " + range_text(p) + ") " + std::string(p.help) + "\n";
     }
   }
+  for (const SchemeModifier& m : modifiers()) {
+    out += "any family: " + std::string(m.key) + "=" + std::string(m.default_value) + "  (" + std::string(m.values) +
+           ") " + std::string(m.help) + "\n";
+  }
   return out;
 }
 
+static std::string scheme_family_table_markdown();  // the families' table, defined below
+
 std::string scheme_table_markdown() {
+  std::string out = scheme_family_table_markdown();
+  if (modifiers().empty()) return out;
+  out += "\n| modifier (any family) | default | values | what it does |\n|---|---|---|---|\n";
+  for (const SchemeModifier& m : modifiers()) {
+    out += "| `" + std::string(m.key) + "` | `" + std::string(m.default_value) + "` | " + std::string(m.values) + " | " +
+           std::string(m.help) + " |\n";
+  }
+  return out;
+}
+
+static std::string scheme_family_table_markdown() {
   // CPU families only: every family has its CPU reference, and the table must not depend on
   // whether this binary was built with CUDA (docs/cuda.md says which families run on the GPU).
   std::string out = "| family | parameters (default, range) | stores |\n|---|---|---|\n";

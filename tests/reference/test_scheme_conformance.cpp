@@ -91,7 +91,8 @@ TEST_CASE("every family's default spec is canonical and round-trips through make
     // Spelling every default out changes nothing.
     std::string spelled(f->name);
     for (const SchemeParam& p : f->params) {
-      spelled += (&p == f->params.data() ? ":" : ",") + std::string(p.key) + "=" + std::string(p.default_text);
+      spelled += &p == f->params.data() ? ':' : ',';
+      spelled += std::string(p.key) + "=" + std::string(p.default_text);
     }
     CHECK(make_scheme(spelled)->spec() == s->spec());
     CHECK_FALSE(f->summary.empty());
@@ -103,7 +104,7 @@ TEST_CASE("every family rejects unknown keys and out-of-range integers, naming f
   for (const SchemeFamily* f : cpu_families()) {
     CAPTURE(f->name);
     CHECK(error_of([&] { (void)make_scheme(std::string(f->name) + ":no_such_key=1"); }) ==
-          "ParameterError: " + std::string(f->name) + ": unknown parameter 'no_such_key'");
+          std::string("ParameterError: ") + std::string(f->name) + ": unknown parameter 'no_such_key'");
     for (const SchemeParam& p : f->params) {
       CAPTURE(p.key);
       if (p.kind != SchemeParam::Kind::integer) continue;
@@ -187,7 +188,7 @@ TEST_CASE("every family names the first NaN or Inf by token and channel", "[sche
         store_element(x.mut(), 52 * 40 + 1, bad);  // a later one is not the one reported
         const std::string value = std::isnan(bad) ? "nan" : "inf";  // the sign is not named
         CHECK(error_of([&] { (void)s->compress(x.view(), role); }) ==
-              "InputError: " + std::string(f->name) + ": non-finite value " + value + " at token 37, channel 5");
+              std::string("InputError: ") + std::string(f->name) + ": non-finite value " + value + " at token 37, channel 5");
       }
     }
   }

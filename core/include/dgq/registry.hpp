@@ -79,6 +79,25 @@ struct SchemeFamily {
 // one (name, device) twice aborts with a message at start-up.
 bool register_scheme_family(const SchemeFamily& f);
 
+// A key that every family accepts and that is applied around the family's scheme, such as a
+// rotation of the input (rot=hadamard) before any scheme. make_scheme reads it (after the
+// family's own keys, before the unknown-key check); when its value is not default_value, the
+// family's scheme is handed to wrap, whose Scheme must print the key in its spec()
+// (spec_with_key) so that the canonical spec still round-trips. Registered from the modifier's
+// own file, as a family is: `const bool registered = register_scheme_modifier({...});`.
+struct SchemeModifier {
+  std::string_view key;
+  std::string_view default_value;  // leaves the scheme as the family made it
+  std::string_view values;         // the accepted values in words, for help
+  std::string_view help;
+  void (*check)(std::string_view value) = nullptr;  // throws ParameterError for an unknown value
+  std::unique_ptr<Scheme> (*wrap)(std::unique_ptr<Scheme> inner, const std::string& value) = nullptr;
+};
+bool register_scheme_modifier(const SchemeModifier& m);  // aborts at start-up on a key given twice
+const std::vector<SchemeModifier>& scheme_modifier_list();
+// spec with ",key=value" appended (":key=value" when spec has no parameters).
+std::string spec_with_key(std::string_view spec, std::string_view key, std::string_view value);
+
 // Every registered family, sorted by (order, name, device).
 const std::vector<SchemeFamily>& scheme_family_list();
 // nullptr when (name, device) is not registered.
