@@ -75,6 +75,26 @@ class Run:
         return self.summary[name][field]
 
 
+def dgq_binary() -> Path:
+    """The dgq CLI: $DGQ_BIN (experiments/run.sh and ctest set it), else build/sim/dgq."""
+    return _env_path("DGQ_BIN", REPO_ROOT / "build" / "sim" / "dgq")
+
+
+def probe_metrics() -> list[dict]:
+    """The attention metrics of the replay, from their one table in the C++ code
+    (sim/include/dgq/sim/probe_metrics.hpp) via `dgq metrics --json`: per metric its name, unit,
+    better ("lower"/"higher"), aggregation, summary names (attn_<name>, clean_<name>) and
+    description, in the order of the results file's datasets."""
+    import json
+    import subprocess
+
+    out = subprocess.run([str(dgq_binary()), "metrics", "--json"], check=True, capture_output=True, text=True)
+    doc = json.loads(out.stdout)
+    if doc.get("format") != "dgq-metrics":
+        raise ValueError(f"{dgq_binary()} metrics --json: format is {doc.get('format')!r}, expected 'dgq-metrics'")
+    return doc["metrics"]
+
+
 def parse_scheme_spec(spec: str) -> tuple[str, dict]:
     """"dgq:win=16,group_ratio=0.75" -> ("dgq", {"win": 16, "group_ratio": 0.75})."""
     family, _, rest = spec.partition(":")

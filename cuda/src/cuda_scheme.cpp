@@ -1,26 +1,27 @@
-// make_cuda_scheme: the "dgq" Scheme with compress/decompress on the GPU. Its parts, their
-// size checks and the spec parsing are the CPU dgq scheme's own (dgq/dgq_parts.hpp, one
-// declaration for both backends), and spec() and planned_bytes() come from the CPU scheme, so
-// both accept, print and store the same; the differential tests compare the two schemes'
-// Compressed byte for byte.
+// The "dgq" family on the CUDA device (registered as ("dgq", cuda), dgq/registry.hpp), with
+// compress/decompress on the GPU. Its parameters, spec text, planned bytes and parts are the
+// core's declarations for every backend (dgq/dgq_parts.hpp), so it accepts, prints and stores
+// what the CPU scheme does without containing it; the differential tests (tests/gpu) compare the
+// two schemes' Compressed byte for byte.
 #include <string>
 #include <utility>
 
 #include "dgq/cuda/dgq_cuda.hpp"
 #include "dgq/dgq_parts.hpp"
 #include "dgq/errors.hpp"
+#include "dgq/registry.hpp"
 
 namespace dgq::cuda {
 namespace {
 
 class CudaDgqScheme final : public Scheme {
  public:
-  CudaDgqScheme(std::unique_ptr<Scheme> cpu, const DgqParams& p) : cpu_(std::move(cpu)), params_(p) {}
+  explicit CudaDgqScheme(const DgqParams& p) : params_(p) {}
 
-  std::string spec() const override { return cpu_->spec(); }
-  std::string family() const override { return cpu_->family(); }
-  std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType dtype, TensorRole role) const override {
-    return cpu_->planned_bytes(tokens, channels, dtype, role);
+  std::string spec() const override { return dgq_spec_of(params_); }
+  std::string family() const override { return "dgq"; }
+  std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType, TensorRole) const override {
+    return dgq_planned_bytes(tokens, channels, params_);
   }
 
   Compressed compress(ConstTensor x, TensorRole role) const override {
@@ -37,18 +38,22 @@ class CudaDgqScheme final : public Scheme {
   }
 
  private:
-  std::unique_ptr<Scheme> cpu_;
   DgqParams params_;
 };
 
+[[maybe_unused]] const bool registered = register_scheme_family({
+    .name = "dgq",
+    .device = Device::cuda,
+    .order = 10,
+    .summary = "DGQ v1 on the GPU: the same bytes as the CPU reference (docs/cuda.md)",
+    .params = dgq_scheme_params(),
+    .make = [](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
+      return std::make_unique<CudaDgqScheme>(dgq_params_from_args(args));
+    },
+});
+
 }  // namespace
 
-std::unique_ptr<Scheme> make_cuda_scheme(std::string_view spec) {
-  std::unique_ptr<Scheme> cpu = make_scheme(spec);  // parses and validates like the CPU path
-  if (cpu->family() != "dgq")
-    throw ParameterError("scheme '" + std::string(spec) + "' has no CUDA implementation: only dgq specs run on the GPU");
-  const DgqParams p = dgq_params_from_spec(spec);  // the same parse, so it cannot fail here
-  return std::make_unique<CudaDgqScheme>(std::move(cpu), p);
-}
+std::unique_ptr<Scheme> make_cuda_scheme(std::string_view spec) { return make_scheme(spec, Device::cuda); }
 
 }  // namespace dgq::cuda

@@ -26,7 +26,7 @@ std::int64_t range_channels(const DgqEncoded& e) {
   throw InputError("unit " + std::to_string(index) + ": corrupt DGQ data: " + what);
 }
 
-// The checks and words of dgq_segment_edges (reference/src/dgq/markers.cpp), in its order.
+// The checks and words of dgq_segment_edges (core/src/dgq_segment_edges.cpp), in its order.
 void check_table(const DgqEncoded& e, std::size_t index) {
   for (std::size_t i = 0; i < e.boundaries.size(); ++i) {
     const std::uint32_t prev = i == 0 ? 0 : e.boundaries[i - 1];

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "commands.hpp"
+#include "dgq/scheme.hpp"
 #include "dgq/sim/replay.hpp"
 
 namespace dgq::cli {
@@ -20,6 +22,13 @@ void add_threads_option(CLI::App& cmd, int& threads) {
 
 std::unique_ptr<Scheme> make_scheme_on(const std::string& spec, const std::string& device) {
   return sim::make_replay_scheme(spec, sim::parse_replay_device(device));
+}
+
+std::string scheme_option_help(const char* what) {
+  std::string families;
+  for (const std::string& f : scheme_families()) families += (families.empty() ? "" : ", ") + f;
+  return std::string(what) + ": FAMILY[:key=value,...]; families " + families +
+         " (`dgq schemes` lists their parameters)";
 }
 
 std::string format_bytes(std::uint64_t bytes) {

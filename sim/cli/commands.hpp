@@ -2,6 +2,8 @@
 // Each subcommand of `dgq` lives in its own file and registers itself here.
 #include <CLI/CLI.hpp>
 
+#include <string>
+
 namespace dgq::cli {
 
 void register_compress(CLI::App& app);    // compress.cpp
@@ -13,5 +15,11 @@ void register_replay(CLI::App& app);      // replay.cpp
 void register_sweep(CLI::App& app);       // sweep.cpp
 void register_merge(CLI::App& app);       // merge.cpp
 void register_slurm(CLI::App& app);       // slurm.cpp
+void register_schemes(CLI::App& app);     // schemes.cpp
+void register_metrics(CLI::App& app);     // metrics.cpp
+
+// "Scheme spec[, repeatable]: FAMILY[:key=value,...]; families: dgq, fp16, ..." from the
+// registry (cli_common.cpp); `dgq schemes` lists their parameters.
+std::string scheme_option_help(const char* what);
 
 }  // namespace dgq::cli

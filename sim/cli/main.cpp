@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
   dgq::cli::register_sweep(app);
   dgq::cli::register_merge(app);
   dgq::cli::register_slurm(app);
+  dgq::cli::register_schemes(app);
+  dgq::cli::register_metrics(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -22,7 +22,7 @@ struct ModelShape {
   int layers = 0, kv_heads = 0, head_dim = 0;
 };
 
-// From each model's config.json (../shared/FACTS.md; Llama-3-70B: 80 layers, 8 KV heads, 128).
+// From each model's config.json (docs/facts.md, "Model shapes").
 const std::map<std::string, ModelShape>& known_models() {
   static const std::map<std::string, ModelShape> models = {
       {"llama-3-8b", {32, 8, 128}},
@@ -150,7 +150,7 @@ void register_memory(CLI::App& app) {
   cmd->add_option("--tokens", args->tokens, "context lengths, comma-separated")
       ->delimiter(',')
       ->capture_default_str();
-  cmd->add_option("--scheme", args->schemes, "scheme specs (repeatable; default: every family)");
+  cmd->add_option("--scheme", args->schemes, scheme_option_help("scheme specs (repeatable; default: every family)"));
   cmd->add_option("--json", args->json_path, "also write the rows as JSON here (format dgq-memory)");
   cmd->callback([args] { run_memory(*args); });
 }

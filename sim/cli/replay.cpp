@@ -107,7 +107,7 @@ void register_replay(CLI::App& app) {
   auto args = std::make_shared<ReplayArgs>();
   CLI::App* cmd = app.add_subcommand("replay", "Replay attention traces through compression schemes and measure the error");
   cmd->add_option("traces", args->traces, "Trace files (HDF5, docs/trace-format.md)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--scheme", args->schemes, "Scheme spec, repeatable (e.g. dgq:group_ratio=0.5, fp16, q8_0, kivi-2)")
+  cmd->add_option("--scheme", args->schemes, scheme_option_help("Scheme spec, repeatable (e.g. dgq:group_ratio=0.5)"))
       ->required();
   cmd->add_option("-o,--output", args->output, "Results file (HDF5); runs are added to it")->required();
   cmd->add_option("--json", args->json, "Also write a JSON summary here");

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "dgq/cuda/dgq_cuda.hpp"
+#include "dgq/dgq.hpp"
 #include "dgq/errors.hpp"
 
 #ifndef DGQ_BINARY_DIR

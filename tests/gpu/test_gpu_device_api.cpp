@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "dgq/cuda/dgq_cuda.hpp"
+#include "dgq/dgq.hpp"
 #include "gpu_compare.hpp"
 #include "test_seed.hpp"
 

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "dgq/cuda/dgq_cuda.hpp"
+#include "dgq/dgq.hpp"
 #include "dgq/errors.hpp"
 #include "gpu_inputs.hpp"
 #include "test_seed.hpp"

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "../../reference/src/dgq/row_kernels.hpp"
+#include "../../reference/src/dgq_v1/row_kernels.hpp"
 #include "dgq/dgq.hpp"
 #include "dgq/element_rules.hpp"
 #include "test_dgq_support.hpp"

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dgq/element_rules.hpp"
+#include "dgq/registry.hpp"
 #include "dgq/scheme.hpp"
 #include "dgq/tensor.hpp"
 #include "test_seed.hpp"
@@ -66,6 +67,17 @@ inline OwnedTensor random_tensor(std::int64_t l, std::int64_t d, std::uint64_t s
     }
   }
   return tensor_from(v, l, d, t);
+}
+
+// `wanted` if the CPU family takes that many channels (SchemeFamily::accepts_channels), else the
+// next count above it that it takes: shape loops written for any head_dim stay valid for
+// families with a head_dim rule (turboquant: powers of two in [16, 512]).
+inline std::int64_t accepted_channels(std::string_view family, std::int64_t wanted) {
+  const SchemeFamily* f = find_scheme_family(family, Device::cpu);
+  if (f == nullptr || f->accepts_channels == nullptr) return wanted;
+  std::int64_t d = wanted;
+  while (!f->accepts_channels(d)) ++d;
+  return d;
 }
 
 inline OwnedTensor decompressed(const Scheme& s, const Compressed& c) {

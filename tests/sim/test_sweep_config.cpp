@@ -112,3 +112,17 @@ TEST_CASE("shards: parsing and every n-th run") {
   CHECK(shard[0].index == 1);
   CHECK(shard[1].index == 5);
 }
+
+TEST_CASE("grid keys sweep the parameters of any registered family, for the schemes that declare them") {
+  const auto c = parse(
+      "schemes = [\"kivi-2\", \"dgq\", \"fp16\"]\ntraces = [\"a.h5\"]\n[grid]\ngroup = [16, 64]\nmax_groups = [3]\n");
+  const auto runs = sim::expand_runs(c);
+  REQUIRE(runs.size() == 4);  // kivi-2 x 2 group values, dgq x 1 max_groups value, fp16 as is
+  CHECK(runs[0].scheme == "kivi-2:group=16,residual=32");
+  CHECK(runs[1].scheme == "kivi-2:group=64,residual=32");
+  CHECK(runs[2].scheme == "dgq:win=16,group_ratio=0.75,min_var=0.05,max_groups=3,granularity=segment,markers=table");
+  CHECK(runs[3].scheme == "fp16");
+  // Typed as the family declares: kivi's group is an integer.
+  CHECK_THROWS_WITH(parse("schemes = [\"kivi-2\"]\ntraces = [\"a.h5\"]\n[grid]\ngroup = [1.5]\n"),
+                    Catch::Contains("key 'group'") && Catch::Contains("integer"));
+}

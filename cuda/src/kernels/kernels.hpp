@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "dgq/dgq.hpp"
+#include "dgq/dgq_params.hpp"
 #include "dgq/cuda/dgq_cuda.hpp"
 
 namespace dgq::cuda::detail {

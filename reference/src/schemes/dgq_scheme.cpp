@@ -5,15 +5,14 @@
 #include <utility>
 #include <vector>
 
+#include "dgq_v1/decode_view.hpp"
 #include "dgq/dgq.hpp"
 #include "dgq/dgq_parts.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
-#include "dgq/pipeline.hpp"
-#include "dgq/shape.hpp"
-#include "schemes/dgq_decode_view.hpp"
-#include "schemes/dgq_spec.hpp"
-#include "schemes/scheme_factories.hpp"
+#include "dgq_v1/pipeline.hpp"
+#include "dgq/registry.hpp"
+#include "dgq_v1/shape.hpp"
 #include "schemes/tensor_io.hpp"
 
 namespace dgq::schemes {
@@ -24,7 +23,7 @@ class DgqScheme final : public Scheme {
   explicit DgqScheme(const DgqParams& p) : params_(p) {}
 
   std::string family() const override { return "dgq"; }
-  std::string spec() const override { return "dgq:" + params_.to_string(); }
+  std::string spec() const override { return dgq_spec_of(params_); }
 
   Compressed compress(ConstTensor x, TensorRole role) const override {
     Compressed c = start_compressed(spec(), x, role);
@@ -57,22 +56,24 @@ class DgqScheme final : public Scheme {
   // Data-dependent: the upper bound, every tensor using its full segment budget (rule 4).
   std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType,
                               TensorRole) const override {
-    DgqEncoded shape;
-    shape.tokens = tokens;
-    shape.channels = channels;
-    shape.params = params_;
-    shape.segments = rules::segment_budget(tokens, params_.max_groups, params_.win);
-    return shape.stored_bytes().total();
+    return dgq_planned_bytes(tokens, channels, params_);
   }
 
  private:
   DgqParams params_;
 };
 
-}  // namespace
+[[maybe_unused]] const bool registered = register_scheme_family({
+    .name = "dgq",
+    .device = Device::cpu,
+    .order = 10,
+    .summary = "DGQ v1: 1..8 variance-driven segments per head, int8 codes with one range per segment (docs/spec.md)",
+    .params = dgq_scheme_params(),
+    .make = [](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
+      return std::make_unique<DgqScheme>(dgq_params_from_args(args));
+    },
+});
 
-std::unique_ptr<Scheme> make_dgq_scheme(SpecArgs& args) {
-  return std::make_unique<DgqScheme>(take_dgq_params(args));
-}
+}  // namespace
 
 }  // namespace dgq::schemes

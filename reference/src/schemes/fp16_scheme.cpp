@@ -2,7 +2,7 @@
 // (fp16 for real traces), so decompress is bit-identical.
 #include <cstring>
 
-#include "schemes/scheme_factories.hpp"
+#include "dgq/registry.hpp"
 #include "schemes/tensor_io.hpp"
 
 namespace dgq::schemes {
@@ -33,8 +33,15 @@ class Fp16Scheme final : public Scheme {
   }
 };
 
-}  // namespace
+[[maybe_unused]] const bool registered_fp16 = register_scheme_family({
+    .name = "fp16",
+    .device = Device::cpu,
+    .order = 20,
+    .summary = "the input bytes unchanged (the uncompressed baseline)",
+    .params = {},
+    .make = [](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Fp16Scheme>(); },
+});
 
-std::unique_ptr<Scheme> make_fp16_scheme(SpecArgs&) { return std::make_unique<Fp16Scheme>(); }
+}  // namespace
 
 }  // namespace dgq::schemes

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "dgq/baselines/fp8_e4m3.hpp"
-#include "schemes/byte_io.hpp"
-#include "schemes/scheme_factories.hpp"
+#include "dgq/byte_io.hpp"
+#include "dgq/registry.hpp"
 #include "schemes/tensor_io.hpp"
 
 namespace dgq::schemes {
@@ -73,8 +73,15 @@ class Fp8E4M3Scheme final : public Scheme {
   static std::uint64_t scale_bytes(std::uint64_t elements) { return elements > 0 ? sizeof(float) : 0; }
 };
 
-}  // namespace
+[[maybe_unused]] const bool registered_fp8_e4m3 = register_scheme_family({
+    .name = "fp8-e4m3",
+    .device = Device::cpu,
+    .order = 60,
+    .summary = "fp8 e4m3 codes with one dynamic per-tensor scale (vLLM's fp8 KV cache)",
+    .params = {},
+    .make = [](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Fp8E4M3Scheme>(); },
+});
 
-std::unique_ptr<Scheme> make_fp8_e4m3_scheme(SpecArgs&) { return std::make_unique<Fp8E4M3Scheme>(); }
+}  // namespace
 
 }  // namespace dgq::schemes

@@ -11,7 +11,7 @@
 
 #include "dgq/baselines/ggml_kv_types.hpp"
 #include "dgq/errors.hpp"
-#include "schemes/scheme_factories.hpp"
+#include "dgq/registry.hpp"
 #include "schemes/tensor_io.hpp"
 
 namespace dgq::schemes {
@@ -119,12 +119,48 @@ class GgmlBlockScheme final : public Scheme {
   const BlockType& type_;
 };
 
-}  // namespace
 
-std::unique_ptr<Scheme> make_q4_0_scheme(SpecArgs&) { return std::make_unique<GgmlBlockScheme>(kQ4_0); }
-std::unique_ptr<Scheme> make_q4_1_scheme(SpecArgs&) { return std::make_unique<GgmlBlockScheme>(kQ4_1); }
-std::unique_ptr<Scheme> make_q5_0_scheme(SpecArgs&) { return std::make_unique<GgmlBlockScheme>(kQ5_0); }
-std::unique_ptr<Scheme> make_q5_1_scheme(SpecArgs&) { return std::make_unique<GgmlBlockScheme>(kQ5_1); }
-std::unique_ptr<Scheme> make_iq4_nl_scheme(SpecArgs&) { return std::make_unique<GgmlBlockScheme>(kIQ4NL); }
+[[maybe_unused]] const bool registered_q4_0 = register_scheme_family({
+    .name = "q4_0",
+    .device = Device::cpu,
+    .order = 100,
+    .summary = "llama.cpp's q4_0: blocks of 32 4-bit codes with an fp16 scale (byte-identical to ggml)",
+    .params = {},
+    .make = [](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ4_0); },
+});
+[[maybe_unused]] const bool registered_q4_1 = register_scheme_family({
+    .name = "q4_1",
+    .device = Device::cpu,
+    .order = 110,
+    .summary = "llama.cpp's q4_1: blocks of 32 4-bit codes with fp16 scale and minimum (byte-identical to ggml)",
+    .params = {},
+    .make = [](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ4_1); },
+});
+[[maybe_unused]] const bool registered_q5_0 = register_scheme_family({
+    .name = "q5_0",
+    .device = Device::cpu,
+    .order = 120,
+    .summary = "llama.cpp's q5_0: blocks of 32 5-bit codes with an fp16 scale (byte-identical to ggml)",
+    .params = {},
+    .make = [](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ5_0); },
+});
+[[maybe_unused]] const bool registered_q5_1 = register_scheme_family({
+    .name = "q5_1",
+    .device = Device::cpu,
+    .order = 130,
+    .summary = "llama.cpp's q5_1: blocks of 32 5-bit codes with fp16 scale and minimum (byte-identical to ggml)",
+    .params = {},
+    .make = [](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ5_1); },
+});
+[[maybe_unused]] const bool registered_iq4_nl = register_scheme_family({
+    .name = "iq4_nl",
+    .device = Device::cpu,
+    .order = 140,
+    .summary = "llama.cpp's iq4_nl: blocks of 32 4-bit indices into a non-linear grid, fp16 scale (byte-identical to ggml)",
+    .params = {},
+    .make = [](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kIQ4NL); },
+});
+
+}  // namespace
 
 }  // namespace dgq::schemes

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "dgq/byte_io.hpp"
 #include "dgq/element_rules.hpp"
+#include "dgq/registry.hpp"
 #include "schemes/bit_packing.hpp"
-#include "schemes/byte_io.hpp"
-#include "schemes/scheme_factories.hpp"
 #include "schemes/tensor_io.hpp"
 #include "schemes/uniform_codes.hpp"
 #include "schemes/uniform_codes_fast.hpp"
@@ -117,9 +117,23 @@ class Group64Scheme final : public Scheme {
   int bits_;
 };
 
-}  // namespace
+[[maybe_unused]] const bool registered_int8_group64 = register_scheme_family({
+    .name = "int8-group64",
+    .device = Device::cpu,
+    .order = 40,
+    .summary = "int8 codes (rule 7), one min/max range per 64 channels of a token",
+    .params = {},
+    .make = [](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Group64Scheme>(8); },
+});
+[[maybe_unused]] const bool registered_int4_group64 = register_scheme_family({
+    .name = "int4-group64",
+    .device = Device::cpu,
+    .order = 50,
+    .summary = "4-bit codes, one min/max range per 64 channels of a token",
+    .params = {},
+    .make = [](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Group64Scheme>(4); },
+});
 
-std::unique_ptr<Scheme> make_int8_group64_scheme(SpecArgs&) { return std::make_unique<Group64Scheme>(8); }
-std::unique_ptr<Scheme> make_int4_group64_scheme(SpecArgs&) { return std::make_unique<Group64Scheme>(4); }
+}  // namespace
 
 }  // namespace dgq::schemes

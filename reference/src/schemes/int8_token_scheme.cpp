@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "dgq/byte_io.hpp"
 #include "dgq/element_rules.hpp"
-#include "schemes/byte_io.hpp"
-#include "schemes/scheme_factories.hpp"
+#include "dgq/registry.hpp"
 #include "schemes/tensor_io.hpp"
 #include "schemes/uniform_codes.hpp"
 #include "schemes/uniform_codes_fast.hpp"
@@ -70,8 +70,15 @@ class Int8TokenScheme final : public Scheme {
   }
 };
 
-}  // namespace
+[[maybe_unused]] const bool registered_int8_token = register_scheme_family({
+    .name = "int8-token",
+    .device = Device::cpu,
+    .order = 30,
+    .summary = "int8 codes (rule 7), one min/max range per token",
+    .params = {},
+    .make = [](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Int8TokenScheme>(); },
+});
 
-std::unique_ptr<Scheme> make_int8_token_scheme(SpecArgs&) { return std::make_unique<Int8TokenScheme>(); }
+}  // namespace
 
 }  // namespace dgq::schemes

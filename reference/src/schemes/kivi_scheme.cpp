@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "dgq/byte_io.hpp"
+#include "dgq/registry.hpp"
 #include "schemes/bit_packing.hpp"
-#include "schemes/byte_io.hpp"
-#include "schemes/scheme_factories.hpp"
 #include "schemes/tensor_io.hpp"
 #include "schemes/uniform_codes.hpp"
 
@@ -170,15 +170,35 @@ class KiviScheme final : public Scheme {
 
 constexpr int kMaxKiviLength = 1 << 30;
 
-std::unique_ptr<Scheme> make_kivi(SpecArgs& args, int bits) {
-  const int group = args.take_int("group", 32, 1, kMaxKiviLength);
-  const int residual = args.take_int("residual", 32, 0, kMaxKiviLength);
-  return std::make_unique<KiviScheme>(bits, group, residual);
+using Kind = SchemeParam::Kind;
+constexpr SchemeParam kKiviParams[] = {
+    {"group", Kind::integer, "32", 1, kMaxKiviLength, "", "tokens per key group (keys are quantized per channel)",
+     nullptr},
+    {"residual", Kind::integer, "32", 0, kMaxKiviLength, "", "most recent tokens kept in the input dtype", nullptr},
+};
+
+template <int Bits>
+std::unique_ptr<Scheme> make_kivi(const SchemeArgs& args) {
+  return std::make_unique<KiviScheme>(Bits, args.integer("group"), args.integer("residual"));
 }
 
-}  // namespace
+[[maybe_unused]] const bool registered_kivi_4 = register_scheme_family({
+    .name = "kivi-4",
+    .device = Device::cpu,
+    .order = 80,
+    .summary = "KIVI 4-bit: keys per channel over token groups, values per token; the latest tokens raw",
+    .params = kKiviParams,
+    .make = make_kivi<4>,
+});
+[[maybe_unused]] const bool registered_kivi_2 = register_scheme_family({
+    .name = "kivi-2",
+    .device = Device::cpu,
+    .order = 90,
+    .summary = "KIVI 2-bit: keys per channel over token groups, values per token; the latest tokens raw",
+    .params = kKiviParams,
+    .make = make_kivi<2>,
+});
 
-std::unique_ptr<Scheme> make_kivi4_scheme(SpecArgs& args) { return make_kivi(args, 4); }
-std::unique_ptr<Scheme> make_kivi2_scheme(SpecArgs& args) { return make_kivi(args, 2); }
+}  // namespace
 
 }  // namespace dgq::schemes

@@ -10,7 +10,7 @@
 #include "dgq/baselines/q8_0.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
-#include "schemes/scheme_factories.hpp"
+#include "dgq/registry.hpp"
 #include "schemes/tensor_io.hpp"
 
 namespace dgq::schemes {
@@ -75,8 +75,15 @@ class Q80Scheme final : public Scheme {
   }
 };
 
-}  // namespace
+[[maybe_unused]] const bool registered_q8_0 = register_scheme_family({
+    .name = "q8_0",
+    .device = Device::cpu,
+    .order = 70,
+    .summary = "llama.cpp's q8_0: blocks of 32 int8 codes with an fp16 scale (byte-identical to ggml)",
+    .params = {},
+    .make = [](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Q80Scheme>(); },
+});
 
-std::unique_ptr<Scheme> make_q8_0_scheme(SpecArgs&) { return std::make_unique<Q80Scheme>(); }
+}  // namespace
 
 }  // namespace dgq::schemes

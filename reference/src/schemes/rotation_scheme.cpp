@@ -10,7 +10,7 @@
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/rotation.hpp"
-#include "schemes/rotation_scheme.hpp"
+#include "dgq/registry.hpp"
 #include "schemes/tensor_io.hpp"
 
 namespace dgq::schemes {
@@ -28,8 +28,7 @@ std::vector<std::uint8_t>& scratch_bytes(std::size_t n) {
 class HadamardRotatedScheme final : public Scheme {
  public:
   explicit HadamardRotatedScheme(std::unique_ptr<Scheme> inner) : inner_(std::move(inner)) {
-    const std::string s = inner_->spec();
-    spec_ = s + (s.find(':') == std::string::npos ? ":" : ",") + "rot=hadamard";
+    spec_ = spec_with_key(inner_->spec(), "rot", "hadamard");
   }
 
   std::string spec() const override { return spec_; }
@@ -82,12 +81,26 @@ class HadamardRotatedScheme final : public Scheme {
   std::string spec_;
 };
 
-}  // namespace
 
-std::unique_ptr<Scheme> apply_rotation(std::unique_ptr<Scheme> inner, const std::string& rotation) {
-  if (rotation == "none") return inner;
-  if (rotation == "hadamard") return std::make_unique<HadamardRotatedScheme>(std::move(inner));
-  throw ParameterError(inner->family() + ": parameter 'rot' = '" + rotation + "' is not one of none, hadamard");
+void check_rotation(std::string_view v) {
+  if (v != "none" && v != "hadamard") {
+    throw ParameterError("parameter 'rot' = '" + std::string(v) + "' is not one of none, hadamard");
+  }
 }
+
+// `rot` is a modifier of every family (dgq/registry.hpp): make_scheme hands the family's scheme
+// to wrap when rot is not "none".
+[[maybe_unused]] const bool registered_rotation = register_scheme_modifier({
+    .key = "rot",
+    .default_value = "none",
+    .values = "none or hadamard",
+    .help = "llama.cpp's block-diagonal Walsh-Hadamard rotation around the scheme (docs/spec.md)",
+    .check = check_rotation,
+    .wrap = [](std::unique_ptr<Scheme> inner, const std::string&) -> std::unique_ptr<Scheme> {
+      return std::make_unique<HadamardRotatedScheme>(std::move(inner));
+    },
+});
+
+}  // namespace
 
 }  // namespace dgq::schemes

@@ -178,32 +178,4 @@ void narrow_into(const float* values, MutTensor out) {
   }
 }
 
-void check_decompress_target(const Compressed& c, MutTensor out, std::string_view spec) {
-  if (c.scheme != spec) {
-    throw InputError(std::string(spec) + ": cannot decompress data made by scheme '" + c.scheme + "'");
-  }
-  if (c.tokens < 0 || c.channels < 0) {
-    throw InputError(std::string(spec) + ": negative shape [" + std::to_string(c.tokens) + ", " +
-                     std::to_string(c.channels) + "]");
-  }
-  if (out.tokens != c.tokens || out.channels != c.channels || out.dtype != c.dtype) {
-    throw InputError(std::string(spec) + ": output is [" + std::to_string(out.tokens) + ", " +
-                     std::to_string(out.channels) + "] " + std::string(dtype_name(out.dtype)) +
-                     ", compressed data is [" + std::to_string(c.tokens) + ", " +
-                     std::to_string(c.channels) + "] " + std::string(dtype_name(c.dtype)));
-  }
-}
-
-const Part& expect_part(const Compressed& c, std::string_view name, std::uint64_t expected) {
-  const Part* p = c.find(name);
-  if (p == nullptr) {
-    throw InputError(c.scheme + ": part '" + std::string(name) + "' is missing");
-  }
-  if (p->bytes.size() != expected) {
-    throw InputError(c.scheme + ": part '" + std::string(name) + "' has " + std::to_string(p->bytes.size()) +
-                     " bytes, expected " + std::to_string(expected));
-  }
-  return *p;
-}
-
 }  // namespace dgq::schemes

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dgq/errors.hpp"
+#include "dgq/part_checks.hpp"
 #include "dgq/scheme.hpp"
 #include "dgq/tensor.hpp"
 
@@ -44,13 +45,5 @@ void non_finite_errors_first(ConstTensor x, std::string_view scheme, Body body) 
 // Writes values (tokens*channels fp32) into out, rounding to out.dtype (nearest even); a
 // finite value that would round to infinity saturates to the largest finite one.
 void narrow_into(const float* values, MutTensor out);
-
-// Checks that c was made by the scheme with this spec and that out matches its shape and
-// dtype; throws InputError otherwise.
-void check_decompress_target(const Compressed& c, MutTensor out, std::string_view spec);
-
-// The part called name, which must hold exactly expected bytes; throws InputError
-// "<scheme>: part 'codes' has N bytes, expected M" (or "... is missing").
-const Part& expect_part(const Compressed& c, std::string_view name, std::uint64_t expected);
 
 }  // namespace dgq::schemes

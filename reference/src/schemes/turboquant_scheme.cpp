@@ -12,7 +12,7 @@
 #include "dgq/baselines/turboquant.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
-#include "schemes/scheme_factories.hpp"
+#include "dgq/registry.hpp"
 #include "schemes/tensor_io.hpp"
 
 #if defined(__AVX2__)
@@ -222,16 +222,35 @@ class TurboQuantScheme final : public Scheme {
   bool prod_;
 };
 
-}  // namespace
 
-std::unique_ptr<Scheme> make_turboquant_scheme(SpecArgs& args) {
-  const int bits = args.take_int("bits", 3, 1, 4);
-  const int seed = args.take_int("seed", 0, 0, 2147483647);
-  const std::string variant = args.take_string("variant", "mse");
-  if (variant != "mse" && variant != "prod") {
-    throw ParameterError(args.where("variant") + " = '" + variant + "' is not one of mse, prod");
+using Kind = SchemeParam::Kind;
+
+void check_variant(std::string_view v) {
+  if (v != "mse" && v != "prod") {
+    throw ParameterError("turboquant: parameter 'variant' = '" + std::string(v) + "' is not one of mse, prod");
   }
-  return std::make_unique<TurboQuantScheme>(bits, static_cast<std::uint32_t>(seed), variant == "prod");
 }
+
+constexpr SchemeParam kTurboQuantParams[] = {
+    {"bits", Kind::integer, "3", 1, 4, "", "bits per coordinate (codebook of 2^bits levels)", nullptr},
+    {"seed", Kind::integer, "0", 0, 2147483647, "", "seed of the random rotation (and of the QJL matrix)", nullptr},
+    {"variant", Kind::word, "mse", 0, 0, "mse or prod", "mse: Lloyd-Max codes; prod: bits-1 MSE codes + 1-bit QJL residual",
+     check_variant},
+};
+
+[[maybe_unused]] const bool registered_turboquant = register_scheme_family({
+    .name = "turboquant",
+    .device = Device::cpu,
+    .order = 150,
+    .summary = "TurboQuant (arXiv 2504.19874): random rotation, per-token fp32 norm, Lloyd-Max codes per coordinate",
+    .params = kTurboQuantParams,
+    .make = [](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
+      return std::make_unique<TurboQuantScheme>(args.integer("bits"), static_cast<std::uint32_t>(args.integer("seed")),
+                                                args.word("variant") == "prod");
+    },
+    .accepts_channels = supported_dim,
+});
+
+}  // namespace
 
 }  // namespace dgq::schemes

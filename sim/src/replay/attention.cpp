@@ -184,12 +184,9 @@ void compute_head_attention(const float* q, const float* k, const float* v, cons
 
 ProbeMetrics compare_attention(const ProbeAttention& ref, const ProbeAttention& hat) {
   ProbeMetrics m;
-  m.kl = kl_divergence(ref.p, hat.p);
-  m.tv = total_variation(ref.p, hat.p);
-  m.top8 = top_k_recall(ref.top, hat.top, 8);
-  m.top32 = top_k_recall(ref.top, hat.top, 32);
-  m.out_rel_l2 = relative_l2(ref.o, hat.o);
-  m.out_cos = cosine_similarity(ref.o, hat.o);
+#define DGQ_COMPUTE_PROBE_METRIC(name, unit, better, value, description) m.name = value;
+  DGQ_PROBE_METRICS(DGQ_COMPUTE_PROBE_METRIC)
+#undef DGQ_COMPUTE_PROBE_METRIC
   return m;
 }
 
@@ -227,7 +224,7 @@ NoiseProbeMetrics compare_attention_noise(const ProbeAttention& ref, const Probe
   }
   if (s.rows.empty()) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    m.clean = {nan, nan, nan, nan, nan, nan};
+    for (const ProbeMetricInfo& info : kProbeMetrics) m.clean.*info.field = nan;
     return m;
   }
   restrict_to_clean(ref, s.rows, v, d, s.ref);

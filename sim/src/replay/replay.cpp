@@ -16,12 +16,15 @@
 #include "dgq/errors.hpp"
 #include "dgq/sim/attention.hpp"
 #include "dgq/sim/metrics.hpp"
+#include "dgq/sim/probe_metrics.hpp"
 
 namespace dgq::sim {
 
 void AttentionTable::resize(std::size_t n) {
-  for (auto* v : {&kl, &tv, &top8, &top32, &out_rel_l2, &out_cos}) v->assign(n, 0.0);
+  for (const ProbeMetricInfo& info : kProbeMetrics) (this->*info.column).assign(n, 0.0);
 }
+
+std::string_view better_name(Better b) { return b == Better::lower ? "lower" : "higher"; }
 
 std::vector<int> resolve_layers(const TraceMeta& meta, const std::vector<int>& requested) {
   if (requested.empty()) {
@@ -115,12 +118,7 @@ void rethrow_first(const std::vector<std::exception_ptr>& errors) {
 }
 
 void store_probe(AttentionTable& t, std::size_t i, const ProbeMetrics& m) {
-  t.kl[i] = m.kl;
-  t.tv[i] = m.tv;
-  t.top8[i] = m.top8;
-  t.top32[i] = m.top32;
-  t.out_rel_l2[i] = m.out_rel_l2;
-  t.out_cos[i] = m.out_cos;
+  for (const ProbeMetricInfo& info : kProbeMetrics) (t.*info.column)[i] = m.*info.field;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Scheme construction for replays: the CPU reference, or the CUDA implementation of DGQ.
 #include "dgq/errors.hpp"
+#include "dgq/registry.hpp"
 #include "dgq/sim/replay.hpp"
 
 #ifdef DGQ_WITH_CUDA
@@ -15,13 +16,17 @@ ReplayDevice parse_replay_device(std::string_view s) {
 }
 
 std::unique_ptr<Scheme> make_replay_scheme(std::string_view spec, ReplayDevice device) {
-  std::unique_ptr<Scheme> cpu = make_scheme(spec);  // validates the spec on every build
-  if (device == ReplayDevice::cpu || cpu->family() != "dgq") return cpu;
+  if (device == ReplayDevice::cpu) return make_scheme(spec);
 #ifdef DGQ_WITH_CUDA
+  // Families without a CUDA implementation in the registry run on the CPU.
+  if (find_scheme_family(scheme_family_of(spec), Device::cuda) == nullptr) return make_scheme(spec);
+  std::unique_ptr<Scheme> gpu = make_scheme(spec, Device::cuda);  // the spec is checked before the device
   std::string why;
   if (!cuda::device_available(&why)) throw Error("--device cuda: no usable CUDA device (" + why + ")");
-  return cuda::make_cuda_scheme(cpu->spec());
+  return gpu;
 #else
+  std::unique_ptr<Scheme> cpu = make_scheme(spec);  // validates the spec on every build
+  if (cpu->family() != "dgq") return cpu;
   throw Error("--device cuda: this dgq was built without CUDA (configure with -DDGQ_CUDA=ON)");
 #endif
 }

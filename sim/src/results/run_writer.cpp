@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "dgq/sim/probe_metrics.hpp"
 #include "dgq/sim/results.hpp"
 #include "results/h5_arrays.hpp"
 
@@ -67,10 +68,9 @@ void write_attention_table(hid_t run, const std::string& kind, const AttentionTa
   const std::string ctx = context + "/" + kind;
   Handle g = h5::create_group(run, kind, ctx);
   Handle p = h5::create_group(g.get(), "probes", ctx + "/probes");
-  const std::pair<const char*, const std::vector<double>*> fields[] = {
-      {"kl", &a.kl}, {"tv", &a.tv}, {"top8", &a.top8}, {"top32", &a.top32},
-      {"out_rel_l2", &a.out_rel_l2}, {"out_cos", &a.out_cos}};
-  for (const auto& [name, values] : fields) write_probe_metric(g.get(), p.get(), name, *values, layers, q_heads, probes, ctx);
+  for (const ProbeMetricInfo& info : kProbeMetrics) {
+    write_probe_metric(g.get(), p.get(), std::string(info.name), a.*info.column, layers, q_heads, probes, ctx);
+  }
   for (const auto& [name, values] : extra) write_probe_metric(g.get(), p.get(), name, *values, layers, q_heads, probes, ctx);
 }
 

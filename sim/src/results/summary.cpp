@@ -3,6 +3,7 @@
 #include <cmath>
 #include <span>
 
+#include "dgq/sim/probe_metrics.hpp"
 #include "dgq/sim/results.hpp"
 
 namespace dgq::sim {
@@ -32,12 +33,9 @@ void add_tensor_metrics(RunSummary& s, const std::string& prefix, const TensorTa
 }
 
 void add_attention_metrics(RunSummary& s, const std::string& prefix, const AttentionTable& a, std::size_t layers) {
-  s.metrics.push_back(summarize_blocks(prefix + "_kl", a.kl, layers));
-  s.metrics.push_back(summarize_blocks(prefix + "_tv", a.tv, layers));
-  s.metrics.push_back(summarize_blocks(prefix + "_top8", a.top8, layers));
-  s.metrics.push_back(summarize_blocks(prefix + "_top32", a.top32, layers));
-  s.metrics.push_back(summarize_blocks(prefix + "_out_rel_l2", a.out_rel_l2, layers));
-  s.metrics.push_back(summarize_blocks(prefix + "_out_cos", a.out_cos, layers));
+  for (const ProbeMetricInfo& info : kProbeMetrics) {
+    s.metrics.push_back(summarize_blocks(prefix + "_" + std::string(info.name), a.*info.column, layers));
+  }
 }
 
 std::uint64_t sum(const std::vector<std::uint64_t>& v) {

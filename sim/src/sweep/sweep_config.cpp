@@ -11,6 +11,7 @@
 #include <toml++/toml.h>
 
 #include "dgq/errors.hpp"
+#include "dgq/registry.hpp"
 #include "dgq/scheme.hpp"
 #include "dgq/sim/sweep.hpp"
 #include "sweep/number_text.hpp"
@@ -139,16 +140,35 @@ SynthOptions parse_synthetic(const Context& c, const toml::table& t, std::string
 }
 
 void parse_grid(const Context& c, const toml::table& t, SweepGrid& g) {
-  c.only_known_keys(t, {"group_ratio", "min_var", "max_groups", "win", "granularity", "markers", "noise_rate"}, "[grid]");
-  for (auto&& [k, node] : t) {
-    const std::string key(k.str());
-    if (key == "group_ratio") g.group_ratio = numbers(c, node, key);
-    else if (key == "min_var") g.min_var = numbers(c, node, key);
-    else if (key == "max_groups") g.max_groups = integers(c, node, key);
-    else if (key == "win") g.win = integers(c, node, key);
-    else if (key == "granularity") g.granularity = strings(c, node, key);
-    else if (key == "markers") g.markers = strings(c, node, key);
-    else if (key == "noise_rate") g.noise_rate = numbers(c, node, key);
+  // Every registered family's parameters (the first declaration of a key gives its type and
+  // its place among the axes), plus the traces' noise rate.
+  std::set<std::string> known{"noise_rate"};
+  std::vector<const SchemeParam*> params;
+  for (const SchemeFamily& f : scheme_family_list()) {
+    if (f.device != Device::cpu) continue;
+    for (const SchemeParam& p : f.params) {
+      if (known.emplace(p.key).second) params.push_back(&p);
+    }
+  }
+  c.only_known_keys(t, known, "[grid]");
+  if (const toml::node* n = t.get("noise_rate")) g.noise_rate = numbers(c, *n, "noise_rate");
+  for (const SchemeParam* p : params) {
+    const std::string key(p->key);
+    const toml::node* node = t.get(key);
+    if (node == nullptr) continue;
+    SweepAxis axis{key, {}};
+    switch (p->kind) {
+      case SchemeParam::Kind::integer:
+        for (const std::int64_t v : integers(c, *node, key)) axis.values.push_back(std::to_string(v));
+        break;
+      case SchemeParam::Kind::number:
+        for (const double v : numbers(c, *node, key)) axis.values.push_back(short_number(v));
+        break;
+      case SchemeParam::Kind::word:
+        axis.values = strings(c, *node, key);
+        break;
+    }
+    g.scheme_axes.push_back(std::move(axis));
   }
 }
 

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "dgq/errors.hpp"
+#include "dgq/registry.hpp"
 #include "dgq/scheme.hpp"
 #include "dgq/sim/replay.hpp"
 #include "dgq/sim/results.hpp"
@@ -17,29 +18,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// One grid axis: the key and its values as spec text.
-struct Axis {
-  std::string key;
-  std::vector<std::string> values;
-};
-
-std::vector<Axis> dgq_axes(const SweepGrid& g) {
-  std::vector<Axis> axes;
-  const auto add_numbers = [&](const char* key, const auto& values) {
-    if (values.empty()) return;
-    Axis a{key, {}};
-    for (auto v : values) {
-      if constexpr (std::is_floating_point_v<std::decay_t<decltype(v)>>) a.values.push_back(short_number(v));
-      else a.values.push_back(std::to_string(v));
+// The axes of the grid that family declares as parameters, in the grid's order.
+std::vector<SweepAxis> axes_of_family(const SweepGrid& g, const std::string& family) {
+  std::vector<SweepAxis> axes;
+  const SchemeFamily* f = find_scheme_family(family, Device::cpu);
+  if (f == nullptr) return axes;
+  for (const SweepAxis& a : g.scheme_axes) {
+    for (const SchemeParam& p : f->params) {
+      if (p.key == a.key) axes.push_back(a);
     }
-    axes.push_back(std::move(a));
-  };
-  add_numbers("group_ratio", g.group_ratio);
-  add_numbers("min_var", g.min_var);
-  add_numbers("max_groups", g.max_groups);
-  add_numbers("win", g.win);
-  if (!g.granularity.empty()) axes.push_back({"granularity", g.granularity});
-  if (!g.markers.empty()) axes.push_back({"markers", g.markers});
+  }
   return axes;
 }
 
@@ -59,16 +47,16 @@ std::set<std::string> spec_keys(const std::string& spec) {
   return keys;
 }
 
-// Every grid point of a dgq spec, last axis fastest; the spec itself when there is no grid.
-std::vector<std::string> expand_spec(const std::string& spec, const std::vector<Axis>& axes) {
+// Every grid point of a spec, last axis fastest; the spec itself when there is no grid.
+std::vector<std::string> expand_spec(const std::string& spec, const std::vector<SweepAxis>& axes) {
   const std::set<std::string> own = spec_keys(spec);
-  for (const Axis& a : axes) {
+  for (const SweepAxis& a : axes) {
     if (own.count(a.key)) {
       throw ParameterError("scheme '" + spec + "' sets " + a.key + ", which [grid] also sweeps; remove one of them");
     }
   }
   std::vector<std::string> specs = {spec};
-  for (const Axis& a : axes) {
+  for (const SweepAxis& a : axes) {
     std::vector<std::string> next;
     for (const std::string& s : specs) {
       for (const std::string& v : a.values) {
@@ -128,12 +116,11 @@ std::string trace_file(const SweepTrace& t, const std::string& output) {
 }  // namespace
 
 std::vector<SweepRun> expand_runs(const SweepConfig& config) {
-  const std::vector<Axis> axes = dgq_axes(config.grid);
   std::vector<std::string> specs;  // canonical, in order
   for (const std::string& spec : config.schemes) {
-    const bool is_dgq = make_scheme(spec)->family() == "dgq";
+    const std::vector<SweepAxis> axes = axes_of_family(config.grid, make_scheme(spec)->family());
     std::vector<std::string> points = {spec};
-    if (is_dgq) {
+    if (!axes.empty()) {
       try {
         points = expand_spec(spec, axes);
       } catch (const ParameterError& e) {

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "dgq/dgq.hpp"
+#include "dgq/dgq_params.hpp"
 #include "dgq/scheme.hpp"
 
 namespace dgq::cuda {
@@ -22,7 +22,8 @@ bool device_available(std::string* why = nullptr);
 std::vector<DgqEncoded> encode_batch(const std::vector<ConstTensor>& units, const DgqParams& p);
 void decode_batch(const std::vector<DgqEncoded>& encoded, const std::vector<MutTensor>& out);
 
-// A Scheme whose DGQ compress/decompress run on the GPU ("dgq:..." specs only).
+// A Scheme whose DGQ compress/decompress run on the GPU ("dgq:..." specs only): the registry's
+// make_scheme(spec, Device::cuda) (dgq/registry.hpp).
 std::unique_ptr<Scheme> make_cuda_scheme(std::string_view spec);
 
 // ---- Device-pointer entry points -------------------------------------------------------

@@ -6,6 +6,8 @@
 #include <span>
 #include <vector>
 
+#include "dgq/sim/probe_metrics.hpp"
+
 namespace dgq::sim {
 
 // Floor applied to p̂_j inside KL's logarithm, so that p̂_j = 0 with p_j > 0 (the
@@ -44,10 +46,7 @@ double relative_l2(std::span<const double> o, std::span<const double> o_hat);
 // o·ô / (||o|| ||ô||); 1 when both are zero, 0 when exactly one is.
 double cosine_similarity(std::span<const double> o, std::span<const double> o_hat);
 
-// The metrics of one probe query.
-struct ProbeMetrics {
-  double kl = 0, tv = 0, top8 = 0, top32 = 0, out_rel_l2 = 0, out_cos = 0;
-};
+// ProbeMetrics, one field per metric of the table: dgq/sim/probe_metrics.hpp.
 
 // The same metrics over the clean (non-noise) keys only, plus the attention mass that the
 // full softmax puts on noise keys with the original and with the reconstructed K.

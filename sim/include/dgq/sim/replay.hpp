@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dgq/scheme.hpp"
+#include "dgq/sim/probe_metrics.hpp"
 #include "dgq/sim/trace.hpp"
 
 namespace dgq::sim {
@@ -27,11 +28,7 @@ struct TensorTable {
   std::vector<std::uint64_t> segment_offsets;
 };
 
-// Per-probe attention metrics, [layers][q_heads][probes] row-major.
-struct AttentionTable {
-  std::vector<double> kl, tv, top8, top32, out_rel_l2, out_cos;
-  void resize(std::size_t n);
-};
+// AttentionTable (per-probe attention metrics, one column per metric): dgq/sim/probe_metrics.hpp.
 
 // The decompressed K and V of one replayed layer, kept on request for cross-checks.
 struct DecompressedLayer {

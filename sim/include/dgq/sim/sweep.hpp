@@ -20,11 +20,19 @@ struct SweepTrace {
   std::optional<SynthOptions> synthetic;
 };
 
-// Values of the dgq parameter grids; an empty list means "the scheme's own value".
+// One [grid] axis over a scheme parameter: the key and its values as spec text.
+struct SweepAxis {
+  std::string key;
+  std::vector<std::string> values;
+};
+
+// The parameter grids. [grid] accepts every parameter of a registered scheme family
+// (dgq/registry.hpp), typed as the family declares it, plus noise_rate.
 struct SweepGrid {
-  std::vector<double> group_ratio, min_var;
-  std::vector<std::int64_t> max_groups, win;
-  std::vector<std::string> granularity, markers;
+  // The axes given, in the registry's order: families in listing order, each family's
+  // parameters in declaration order (dgq: win, group_ratio, min_var, max_groups, granularity,
+  // markers). A scheme is expanded over the axes its family declares.
+  std::vector<SweepAxis> scheme_axes;
   std::vector<double> noise_rate;  // synthetic traces; empty: the trace's own noise_rate
 };
 
@@ -49,8 +57,8 @@ struct SweepRun {
 };
 
 // The deterministic run list: for each trace (config order), for each scheme (config order),
-// for each grid point (dgq schemes only; nested loops group_ratio, min_var, max_groups, win,
-// granularity, markers, the last varying fastest).
+// for each grid point (over the axes of SweepGrid::scheme_axes its family declares, nested
+// loops in that order, the last varying fastest).
 std::vector<SweepRun> expand_runs(const SweepConfig& config);
 
 // "i/n" -> {i, n}; throws ParameterError unless 0 <= i < n.

@@ -3,8 +3,8 @@
 
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
+#include "decode_view.hpp"
 #include "pipeline.hpp"
-#include "schemes/dgq_decode_view.hpp"
 
 namespace dgq {
 namespace {

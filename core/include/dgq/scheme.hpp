@@ -57,11 +57,12 @@ class Scheme {
                                       TensorRole role) const = 0;
 };
 
-// Parse "family[:key=value,...]". Families: dgq, fp16, int8-token, int8-group64,
-// int4-group64, fp8-e4m3, q8_0, kivi-4, kivi-2, q4_0, q4_1, q5_0, q5_1, iq4_nl, turboquant.
-// Every family also takes `rot=hadamard` (llama.cpp's rotation around it, docs/spec.md).
-// Throws ParameterError with the offending key.
+// Parse "family[:key=value,...]" for the CPU implementation of a registered family
+// (dgq/registry.hpp; `dgq schemes` lists them). Every family also takes the registered modifiers
+// (today `rot=hadamard`: llama.cpp's rotation around it, docs/spec.md). Throws ParameterError
+// with the offending key.
 std::unique_ptr<Scheme> make_scheme(std::string_view spec);
+// The registered CPU families, in listing order (dgq/registry.hpp).
 std::vector<std::string> scheme_families();
 
 }  // namespace dgq

@@ -1,6 +1,6 @@
 // Rule 9: exact bytes stored per part. Per-tensor metadata (shape, dtype, params, segment
 // count, about 16 bytes) is not counted.
-#include "dgq/dgq.hpp"
+#include "dgq/dgq_params.hpp"
 
 namespace dgq {
 

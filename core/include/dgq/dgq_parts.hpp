@@ -1,7 +1,7 @@
 #pragma once
 // The one declaration of how DGQ is stored as Compressed parts, shared by every backend's dgq
 // Scheme (the CPU scheme in reference/src/schemes/dgq_scheme.cpp and the CUDA scheme), so the
-// layout, the spec parsing and the corrupt-input messages cannot drift apart (ggml's lesson:
+// layout, the spec parameters and the corrupt-input messages cannot drift apart (ggml's lesson:
 // one declaration of each block layout for every backend). Parts, in this order:
 //   "codes"       tokens*channels int8, row-major (in-band markers applied in inband mode)
 //   "ranges"      lo then hi, fp32 little-endian, per range entry: segments*C entries,
@@ -11,13 +11,27 @@
 // The segment count is not stored: it is the size of "ranges" over 8*C bytes, and dgq_decode
 // checks it against the markers.
 #include <cstdint>
+#include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
-#include "dgq/dgq.hpp"
+#include "dgq/dgq_params.hpp"
+#include "dgq/registry.hpp"
 #include "dgq/scheme.hpp"
 
 namespace dgq {
+
+// The dgq family's spec parameters (win, group_ratio, min_var, max_groups, granularity,
+// markers; defaults DgqParams{}), which every backend's dgq family registers (dgq/registry.hpp).
+std::span<const SchemeParam> dgq_scheme_params();
+// DgqParams from the parsed parameters, validated (DgqParams::validate's ParameterError).
+DgqParams dgq_params_from_args(const SchemeArgs& args);
+// The canonical spec "dgq:win=16,group_ratio=0.75,..." of p, which every backend's spec() gives.
+std::string dgq_spec_of(const DgqParams& p);
+// Scheme::planned_bytes of every backend: the upper bound, every tensor using its full segment
+// budget (rule 4) (DGQ's stored size depends on the data).
+std::uint64_t dgq_planned_bytes(std::int64_t tokens, std::int64_t channels, const DgqParams& p);
 
 // The parameters of a "dgq[:key=value,...]" spec, read exactly as make_scheme reads it: the
 // same defaults, ranges, validation and ParameterError messages. Throws ParameterError for a

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string>
 
-#include "dgq/dgq.hpp"
+#include "dgq/dgq_params.hpp"
 #include "dgq/errors.hpp"
 
 namespace dgq {

@@ -1,4 +1,4 @@
-#include "schemes/spec_args.hpp"
+#include "spec_args.hpp"
 
 #include <charconv>
 #include <cmath>

@@ -5,10 +5,10 @@
 #include <string>
 #include <utility>
 
+#include "dgq/byte_io.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
-#include "schemes/byte_io.hpp"
-#include "schemes/tensor_io.hpp"
+#include "dgq/part_checks.hpp"
 
 namespace dgq {
 namespace {

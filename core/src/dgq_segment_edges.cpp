@@ -1,36 +1,14 @@
-// Rule 8: how segment edges are stored (table, bitmap, in-band) and how a decoder gets them back.
+// Rule 8, read side: the segment edges a decoder recovers from the stored parts (table,
+// bitmap, in-band markers), with every contradiction reported. Shared by every backend: the CPU
+// decoder and the CUDA scheme's diagnostics read the markers through this one function.
 #include <string>
 
+#include "dgq/dgq_params.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
-#include "pipeline.hpp"
 
 namespace dgq {
 namespace detail {
-
-void store_markers(const std::vector<std::uint32_t>& edges, DgqEncoded& enc, std::int8_t* codes) {
-  const int segments = static_cast<int>(edges.size()) - 1;
-  // Parts of other marker modes stay empty (enc may be reused from another encode).
-  enc.boundaries.clear();
-  enc.bitmap.clear();
-  switch (enc.params.markers) {
-    case Markers::table:
-      enc.boundaries.assign(edges.begin() + 1, edges.end() - 1);
-      return;
-    case Markers::bitmap:
-      enc.bitmap.assign(static_cast<std::size_t>((enc.tokens + 7) / 8), 0);
-      for (int s = 1; s < segments; s += 2)  // odd segments have parity bit 1
-        for (std::int64_t t = edges[s]; t < edges[s + 1]; ++t) enc.bitmap[t / 8] |= static_cast<std::uint8_t>(1u << (t % 8));
-      return;
-    case Markers::inband:
-      for (int s = 1; s < segments; ++s) {
-        std::int8_t& c = codes[static_cast<std::size_t>(edges[s]) * enc.channels];
-        c = rules::inband_mark(c);
-      }
-      return;
-  }
-}
-
 namespace {
 
 [[noreturn]] void corrupt(const std::string& what) { throw InputError("corrupt DGQ data: " + what); }
@@ -87,7 +65,11 @@ std::vector<std::uint32_t> dgq_segment_edges(const DgqEncoded& enc) {
       interior = detail::interior_from_inband(enc);
       break;
   }
-  std::vector<std::uint32_t> edges = detail::with_ends(interior, enc.tokens);
+  std::vector<std::uint32_t> edges;
+  edges.reserve(interior.size() + 2);
+  edges.push_back(0);
+  edges.insert(edges.end(), interior.begin(), interior.end());
+  if (enc.tokens > 0) edges.push_back(static_cast<std::uint32_t>(enc.tokens));
   if (static_cast<int>(edges.size()) - 1 != enc.segments)
     detail::corrupt("the stored markers give " + std::to_string(edges.size() - 1) + " segments, the header says " +
                     std::to_string(enc.segments));

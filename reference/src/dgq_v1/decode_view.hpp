@@ -1,7 +1,7 @@
 #pragma once
-// dgq_decode over codes the caller keeps elsewhere (defined in dgq/decode.cpp): the dgq
-// Scheme decodes straight from its "codes" part instead of copying 1 byte per element into
-// a DgqEncoded first.
+// dgq_decode over codes the caller keeps elsewhere (defined in decode.cpp, next to this
+// header): the dgq Scheme decodes straight from its "codes" part instead of copying 1 byte per
+// element into a DgqEncoded first.
 #include <cstdint>
 
 #include "dgq/dgq.hpp"

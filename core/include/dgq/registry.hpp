@@ -1,0 +1,129 @@
+#pragma once
+// The scheme registry: every scheme family registers itself, from its own file, under its name
+// and the device it runs on, with its parameters (defaults, ranges, help) and a factory. A spec
+// "family[:key=value,...]" is parsed once, here, into typed parameters (SchemeArgs) that the
+// factory reads; the CLI's help, `dgq memory`, `dgq schemes` (the docs table), the sweep
+// grammar and the conformance tests (tests/reference/test_scheme_conformance.cpp) all list the
+// families from here. How to add a family: docs/adding-a-scheme.md.
+//
+// Registration runs from static initializers in the family's own file. Nothing else refers to
+// that file, so a plain static-library link would drop it; dgq_reference and dgq_cuda are
+// therefore linked whole-archive (reference/CMakeLists.txt says why).
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "dgq/scheme.hpp"
+
+namespace dgq {
+
+enum class Device : std::uint8_t { cpu, cuda };
+std::string_view device_name(Device d);  // "cpu", "cuda"
+
+// One key of a family's spec, e.g. win in "dgq:win=16".
+struct SchemeParam {
+  enum class Kind : std::uint8_t {
+    integer,  // decimal integer in [min, max], checked by the parser
+    number,   // finite decimal float; its range (`range`, in words) is checked by the family
+    word,     // text; `check` (if any) rejects what the family does not know
+  };
+  std::string_view key;
+  Kind kind = Kind::integer;
+  std::string_view default_text;  // the value when the key is absent, spelled as in a spec
+  int min = 0, max = 0;           // integer only
+  std::string_view range;         // number and word: the accepted values in words, for help
+  std::string_view help;
+  void (*check)(std::string_view value) = nullptr;  // word only: throws ParameterError
+};
+
+// A spec's parameters, parsed and range-checked: every parameter the family declares, given or
+// defaulted. Reading a key the family did not declare (or as another kind) is a programming
+// error and throws std::logic_error.
+class SchemeArgs {
+ public:
+  using Value = std::variant<int, float, std::string>;
+  using Values = std::map<std::string, Value, std::less<>>;
+  SchemeArgs(std::string family, Values values) : family_(std::move(family)), values_(std::move(values)) {}
+
+  const std::string& family() const { return family_; }
+  int integer(std::string_view key) const;
+  float number(std::string_view key) const;
+  const std::string& word(std::string_view key) const;
+
+ private:
+  const Value& at(std::string_view key) const;
+  std::string family_;
+  Values values_;
+};
+
+struct SchemeFamily {
+  std::string_view name;   // "dgq", "q8_0", ...
+  Device device = Device::cpu;
+  // Where the family is listed (help, `dgq memory`, `dgq schemes`, docs): lower first. The
+  // built-in families use 10, 20, ..., 90; a new family takes the next free multiple of 10.
+  int order = 0;
+  std::string_view summary;             // one line: what it stores
+  std::span<const SchemeParam> params;  // read (and their errors reported) in this order
+  std::unique_ptr<Scheme> (*make)(const SchemeArgs& args) = nullptr;
+  // The head dims (channels) the family can compress; nullptr: any (0 included). compress of
+  // another channel count throws InputError naming it. The conformance tests use it to pick
+  // shapes the family takes and to check that the others are refused.
+  bool (*accepts_channels)(std::int64_t channels) = nullptr;
+};
+
+// Adds f (its params must outlive the program: a static array). Returns true, so that a family
+// file registers with `const bool registered = register_scheme_family({...});`. Registering
+// one (name, device) twice aborts with a message at start-up.
+bool register_scheme_family(const SchemeFamily& f);
+
+// A key that every family accepts and that is applied around the family's scheme, such as a
+// rotation of the input (rot=hadamard) before any scheme. make_scheme reads it (after the
+// family's own keys, before the unknown-key check); when its value is not default_value, the
+// family's scheme is handed to wrap, whose Scheme must print the key in its spec()
+// (spec_with_key) so that the canonical spec still round-trips. Registered from the modifier's
+// own file, as a family is: `const bool registered = register_scheme_modifier({...});`.
+struct SchemeModifier {
+  std::string_view key;
+  std::string_view default_value;  // leaves the scheme as the family made it
+  std::string_view values;         // the accepted values in words, for help
+  std::string_view help;
+  void (*check)(std::string_view value) = nullptr;  // throws ParameterError for an unknown value
+  std::unique_ptr<Scheme> (*wrap)(std::unique_ptr<Scheme> inner, const std::string& value) = nullptr;
+};
+bool register_scheme_modifier(const SchemeModifier& m);  // aborts at start-up on a key given twice
+const std::vector<SchemeModifier>& scheme_modifier_list();
+// spec with ",key=value" appended (":key=value" when spec has no parameters).
+std::string spec_with_key(std::string_view spec, std::string_view key, std::string_view value);
+
+// Every registered family, sorted by (order, name, device).
+const std::vector<SchemeFamily>& scheme_family_list();
+// nullptr when (name, device) is not registered.
+const SchemeFamily* find_scheme_family(std::string_view name, Device device);
+// The family name of a spec: the text before ':' without surrounding spaces.
+std::string scheme_family_of(std::string_view spec);
+
+// Parses spec for `device`'s implementation of its family: malformed lists, unknown families
+// and keys, and out-of-range values throw ParameterError naming the family, key and value.
+// make_scheme(spec) (dgq/scheme.hpp) is make_scheme(spec, Device::cpu).
+std::unique_ptr<Scheme> make_scheme(std::string_view spec, Device device);
+
+// make_scheme's parse without a Scheme, for callers that need a family's typed parameters
+// (dgq_params_from_spec): `use` runs where make_scheme runs the factory, between reading the
+// declared keys and rejecting unknown ones, so the errors come in the same order.
+void parse_scheme_args(std::string_view spec, std::span<const SchemeParam> params,
+                       const std::function<void(const SchemeArgs&)>& use);
+
+// Help text for the registered families of `device`: one block per family with its summary
+// and parameters (key, kind and range, default, help).
+std::string scheme_help(Device device = Device::cpu);
+// The same as a Markdown table (docs/schemes.md's generated table).
+std::string scheme_table_markdown();
+
+}  // namespace dgq

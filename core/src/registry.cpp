@@ -1,0 +1,249 @@
+// The scheme registry (dgq/registry.hpp): families register themselves from their own files;
+// make_scheme parses a spec once, against the family's declared parameters, into SchemeArgs.
+#include "dgq/registry.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "dgq/errors.hpp"
+#include "spec_args.hpp"
+
+namespace dgq {
+namespace {
+
+// Function-local, so that registration from other files' static initializers finds it built
+// whatever the order in which the linker runs those initializers.
+std::vector<SchemeFamily>& families() {
+  static std::vector<SchemeFamily> list;
+  return list;
+}
+
+std::vector<SchemeModifier>& modifiers() {
+  static std::vector<SchemeModifier> list;
+  return list;
+}
+
+bool listed_before(const SchemeFamily& a, const SchemeFamily& b) {
+  if (a.order != b.order) return a.order < b.order;
+  if (a.name != b.name) return a.name < b.name;
+  return a.device < b.device;
+}
+
+std::string_view kind_name(SchemeParam::Kind k) {
+  switch (k) {
+    case SchemeParam::Kind::integer:
+      return "integer";
+    case SchemeParam::Kind::number:
+      return "number";
+    case SchemeParam::Kind::word:
+      return "word";
+  }
+  return "?";
+}
+
+// "[1, 65536]" for integers, the declared words otherwise.
+std::string range_text(const SchemeParam& p) {
+  if (p.kind != SchemeParam::Kind::integer) return std::string(p.range);
+  // Appended piece by piece: GCC 12 reports a false -Wrestrict for "[" + std::to_string(...).
+  std::string text(1, '[');
+  text += std::to_string(p.min);
+  text += ", ";
+  text += std::to_string(p.max);
+  text += ']';
+  return text;
+}
+
+// The parameters in declaration order, each given or defaulted, with SpecArgs's checks and
+// messages; the leftover-key check is the caller's (after the factory, as always).
+SchemeArgs read_params(schemes::SpecArgs& spec, std::span<const SchemeParam> params) {
+  SchemeArgs::Values values;
+  for (const SchemeParam& p : params) {
+    const std::string key(p.key);
+    switch (p.kind) {
+      case SchemeParam::Kind::integer: {
+        schemes::SpecArgs defaults(spec.family() + ":" + key + "=" + std::string(p.default_text));
+        const int fallback = defaults.take_int(key, 0, p.min, p.max);
+        values.emplace(key, spec.take_int(key, fallback, p.min, p.max));
+        break;
+      }
+      case SchemeParam::Kind::number: {
+        schemes::SpecArgs defaults(spec.family() + ":" + key + "=" + std::string(p.default_text));
+        values.emplace(key, spec.take_float(key, defaults.take_float(key, 0.0f)));
+        break;
+      }
+      case SchemeParam::Kind::word: {
+        std::string v = spec.take_string(key, p.default_text);
+        if (p.check != nullptr) p.check(v);
+        values.emplace(key, std::move(v));
+        break;
+      }
+    }
+  }
+  return SchemeArgs(spec.family(), std::move(values));
+}
+
+std::string known_names(Device device) {
+  std::string known;
+  for (const SchemeFamily& f : families()) {
+    if (f.device == device) known += (known.empty() ? "" : ", ") + std::string(f.name);
+  }
+  return known;
+}
+
+}  // namespace
+
+std::string_view device_name(Device d) { return d == Device::cpu ? "cpu" : "cuda"; }
+
+const SchemeArgs::Value& SchemeArgs::at(std::string_view key) const {
+  const auto it = values_.find(key);
+  if (it == values_.end()) throw std::logic_error(family_ + ": parameter '" + std::string(key) + "' is not declared");
+  return it->second;
+}
+
+int SchemeArgs::integer(std::string_view key) const { return std::get<int>(at(key)); }
+float SchemeArgs::number(std::string_view key) const { return std::get<float>(at(key)); }
+const std::string& SchemeArgs::word(std::string_view key) const { return std::get<std::string>(at(key)); }
+
+bool register_scheme_family(const SchemeFamily& f) {
+  if (find_scheme_family(f.name, f.device) != nullptr) {
+    std::fprintf(stderr, "dgq: scheme family '%.*s' is registered twice for %.*s\n", static_cast<int>(f.name.size()),
+                 f.name.data(), static_cast<int>(device_name(f.device).size()), device_name(f.device).data());
+    std::abort();
+  }
+  auto& list = families();
+  list.insert(std::upper_bound(list.begin(), list.end(), f, listed_before), f);
+  return true;
+}
+
+const std::vector<SchemeFamily>& scheme_family_list() { return families(); }
+
+bool register_scheme_modifier(const SchemeModifier& m) {
+  for (const SchemeModifier& other : modifiers()) {
+    if (other.key == m.key) {
+      std::fprintf(stderr, "dgq: scheme modifier '%.*s' is registered twice\n", static_cast<int>(m.key.size()),
+                   m.key.data());
+      std::abort();
+    }
+  }
+  modifiers().push_back(m);
+  return true;
+}
+
+const std::vector<SchemeModifier>& scheme_modifier_list() { return modifiers(); }
+
+std::string spec_with_key(std::string_view spec, std::string_view key, std::string_view value) {
+  std::string out(spec);
+  out += spec.find(':') == std::string_view::npos ? ':' : ',';
+  out += key;
+  out += '=';
+  out += value;
+  return out;
+}
+
+const SchemeFamily* find_scheme_family(std::string_view name, Device device) {
+  for (const SchemeFamily& f : families()) {
+    if (f.name == name && f.device == device) return &f;
+  }
+  return nullptr;
+}
+
+std::string scheme_family_of(std::string_view spec) {
+  std::string_view family = spec.substr(0, spec.find(':'));
+  while (!family.empty() && family.front() == ' ') family.remove_prefix(1);
+  while (!family.empty() && family.back() == ' ') family.remove_suffix(1);
+  return std::string(family);
+}
+
+std::unique_ptr<Scheme> make_scheme(std::string_view spec, Device device) {
+  schemes::SpecArgs args(spec);
+  const SchemeFamily* f = find_scheme_family(args.family(), device);
+  if (f == nullptr) {
+    if (device != Device::cpu && find_scheme_family(args.family(), Device::cpu) != nullptr) {
+      throw ParameterError("scheme '" + std::string(spec) + "' has no CUDA implementation: only " +
+                           known_names(device) + " specs run on the GPU");
+    }
+    throw ParameterError("unknown scheme family '" + args.family() + "' (known: " + known_names(Device::cpu) + ")");
+  }
+  const SchemeArgs typed = read_params(args, f->params);
+  std::vector<std::string> modifier_values;
+  for (const SchemeModifier& m : modifiers()) {
+    modifier_values.push_back(args.take_string(m.key, m.default_value));
+    if (m.check != nullptr) m.check(modifier_values.back());
+  }
+  std::unique_ptr<Scheme> scheme = f->make(typed);
+  args.finish();
+  for (std::size_t i = 0; i < modifier_values.size(); ++i) {
+    if (modifier_values[i] != modifiers()[i].default_value) scheme = modifiers()[i].wrap(std::move(scheme), modifier_values[i]);
+  }
+  return scheme;
+}
+
+void parse_scheme_args(std::string_view spec, std::span<const SchemeParam> params,
+                       const std::function<void(const SchemeArgs&)>& use) {
+  schemes::SpecArgs args(spec);
+  use(read_params(args, params));
+  args.finish();
+}
+
+std::unique_ptr<Scheme> make_scheme(std::string_view spec) { return make_scheme(spec, Device::cpu); }
+
+std::vector<std::string> scheme_families() {
+  std::vector<std::string> names;
+  for (const SchemeFamily& f : families()) {
+    if (f.device == Device::cpu) names.emplace_back(f.name);
+  }
+  return names;
+}
+
+std::string scheme_help(Device device) {
+  std::string out;
+  for (const SchemeFamily& f : families()) {
+    if (f.device != device) continue;
+    out += std::string(f.name) + ": " + std::string(f.summary) + "\n";
+    for (const SchemeParam& p : f.params) {
+      out += "    " + std::string(p.key) + "=" + std::string(p.default_text) + "  (" + std::string(kind_name(p.kind)) +
+             " " + range_text(p) + ") " + std::string(p.help) + "\n";
+    }
+  }
+  for (const SchemeModifier& m : modifiers()) {
+    out += "any family: " + std::string(m.key) + "=" + std::string(m.default_value) + "  (" + std::string(m.values) +
+           ") " + std::string(m.help) + "\n";
+  }
+  return out;
+}
+
+static std::string scheme_family_table_markdown();  // the families' table, defined below
+
+std::string scheme_table_markdown() {
+  std::string out = scheme_family_table_markdown();
+  if (modifiers().empty()) return out;
+  out += "\n| modifier (any family) | default | values | what it does |\n|---|---|---|---|\n";
+  for (const SchemeModifier& m : modifiers()) {
+    out += "| `" + std::string(m.key) + "` | `" + std::string(m.default_value) + "` | " + std::string(m.values) + " | " +
+           std::string(m.help) + " |\n";
+  }
+  return out;
+}
+
+static std::string scheme_family_table_markdown() {
+  // CPU families only: every family has its CPU reference, and the table must not depend on
+  // whether this binary was built with CUDA (docs/cuda.md says which families run on the GPU).
+  std::string out = "| family | parameters (default, range) | stores |\n|---|---|---|\n";
+  for (const SchemeFamily& f : families()) {
+    if (f.device != Device::cpu) continue;
+    std::string params;
+    for (const SchemeParam& p : f.params) {
+      params += (params.empty() ? "" : "<br>") + std::string("`") + std::string(p.key) + "=" +
+                std::string(p.default_text) + "` " + range_text(p);
+    }
+    out += "| `" + std::string(f.name) + "` | " + (params.empty() ? "none" : params) + " | " + std::string(f.summary) +
+           " |\n";
+  }
+  return out;
+}
+
+}  // namespace dgq
