@@ -12,5 +12,6 @@ void register_gen_trace(CLI::App& app);   // gen_trace.cpp
 void register_replay(CLI::App& app);      // replay.cpp
 void register_sweep(CLI::App& app);       // sweep.cpp
 void register_merge(CLI::App& app);       // merge.cpp
+void register_eval(CLI::App& app);        // eval.cpp
 
 }  // namespace dgq::cli

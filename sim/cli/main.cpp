@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   dgq::cli::register_replay(app);
   dgq::cli::register_sweep(app);
   dgq::cli::register_merge(app);
+  dgq::cli::register_eval(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
