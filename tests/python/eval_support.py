@@ -95,3 +95,51 @@ def numpy_scores(base_logits: np.ndarray, logits: np.ndarray, targets: np.ndarra
         "rms_dp": np.sqrt(np.mean(dp ** 2)),
         "same_top1": np.mean(np.argmax(base_logits, axis=1) == np.argmax(logits, axis=1)),
     }
+
+
+def numpy_gemma3_logits(model_file: Path, tokens) -> np.ndarray:
+    """An independent numpy fp32 forward pass of Gemma 3 from a dgq model file (docs/model-format.md),
+    written from Hugging Face's Gemma3 modeling code: embeddings * sqrt(hidden), RMSNorm (weights
+    hold 1 + w already), Q/K RMSNorm per head, rotate-half RoPE (base 10000 on local layers),
+    sliding-window causal mask on local layers, post-attention and post-MLP norms, GeGLU (tanh)."""
+    with h5py.File(model_file, "r") as f:
+        a = dict(f.attrs)
+        t = {name: np.asarray(d, dtype=np.float32) for name, d in f["tensors"].items()}
+    n, d = len(tokens), int(a["head_dim"])
+    hq, hkv = int(a["num_q_heads"]), int(a["num_kv_heads"])
+    eps = np.float32(a["rms_eps"])
+
+    def norm(x, w):
+        return (x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)) * w
+
+    def rope(x, theta):  # x [heads, n, d]
+        cos, sin = export_trace.rope_tables(np.arange(n), d, theta)
+        return export_trace.apply_rope(x, cos, sin)
+
+    x = t["token_embd"][np.asarray(tokens)] * np.float32(a["embedding_scale"])
+    pos = np.arange(n)
+    for i in range(int(a["num_layers"])):
+        p = f"blk.{i}."
+        local = a["sliding_window_pattern"] > 0 and i % a["sliding_window_pattern"] != a["sliding_window_pattern"] - 1
+        theta = float(a["rope_theta_local"] if local else a["rope_theta"])
+        h = norm(x, t[p + "attn_norm"])
+        q = (h @ t[p + "attn_q"].T).reshape(n, hq, d).transpose(1, 0, 2)
+        k = (h @ t[p + "attn_k"].T).reshape(n, hkv, d).transpose(1, 0, 2)
+        v = (h @ t[p + "attn_v"].T).reshape(n, hkv, d).transpose(1, 0, 2)
+        q = rope(norm(q, t[p + "attn_q_norm"]), theta) * np.float32(1.0 / np.sqrt(d))
+        k = rope(norm(k, t[p + "attn_k_norm"]), theta)
+        visible = pos[None, :] <= pos[:, None]
+        if local:
+            visible &= pos[:, None] - pos[None, :] < a["sliding_window"]
+        out = np.empty((n, hq, d), dtype=np.float32)
+        for head in range(hq):
+            g = head // (hq // hkv)
+            scores = np.where(visible, q[head] @ k[g].T, -np.inf)
+            out[:, head] = export_trace.softmax_rows(scores) @ v[g]
+        x = x + norm(out.reshape(n, hq * d) @ t[p + "attn_output"].T, t[p + "post_attention_norm"])
+        h = norm(x, t[p + "ffn_norm"])
+        gate = h @ t[p + "ffn_gate"].T
+        gelu = np.float32(0.5) * gate * (np.float32(1) + np.tanh(np.float32(0.7978845608028654) *
+                                                               (gate + np.float32(0.044715) * gate ** 3)))
+        x = x + norm((gelu * (h @ t[p + "ffn_up"].T)) @ t[p + "ffn_down"].T, t[p + "post_ffw_norm"])
+    return norm(x, t["output_norm"]) @ t["token_embd"].T
