@@ -312,3 +312,15 @@ def test_gemma3_logits_match_the_numpy_forward_pass(dgq_bin, tmp_path):
     # The repeated sentence is predicted: the model works, not just agrees with its twin.
     predicted = np.argmax(logits, axis=1)
     assert np.mean(predicted == tokens[13:24]) >= 0.8
+
+
+def test_token_files_of_make_eval_texts_are_read_by_dgq(dgq_bin, tiny, tmp_path):
+    import make_eval_texts
+    prompt = export_trace.Prompt(text="abc", tokens=tiny["tokens"][:64], noise_mask=np.zeros(64, np.uint8))
+    text = tmp_path / "t.h5"
+    make_eval_texts.write_tokens(text, "tiny-llama", "prose", 0.1, 7, prompt)
+    assert not Path(str(text) + ".partial").exists()
+    out = tmp_path / "r.h5"
+    run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", text, "--ctx", 32, "--schemes", "q8_0", "-o", out)
+    with h5py.File(out, "r") as f:
+        assert f.attrs["text_kind"] == "prose" and f.attrs["noise_rate"] == 0.1 and f.attrs["chunks"] == 2
