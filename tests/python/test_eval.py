@@ -99,6 +99,14 @@ def test_fp16_against_fp32_cache_is_tiny_but_not_zero(dgq_bin, tiny, tmp_path):
     assert 0.0 < fp16["kld_mean"] < 1e-5
     assert fp16["kld_mean"] < q8["kld_mean"]
     assert fp16["bits_per_element"] == 16.0 and q8["bits_per_element"] == 8.5
+    # The per-layer attention KL of the replay code, inside the model: 0 for the exact base,
+    # tiny for fp16, larger for q8_0; one value per layer.
+    base = run_attrs(out)[0]
+    assert base["attn_kl_mean"] == 0.0
+    assert 0.0 < fp16["attn_kl_mean"] < q8["attn_kl_mean"]
+    with h5py.File(out, "r") as f:
+        assert f["runs/2/attn_kl_per_layer"].shape == (tiny["cfg"]["num_layers"],)
+        assert np.all(f["runs/2/attn_kl_per_layer"][()] > 0)
 
 
 def test_metrics_match_a_numpy_recomputation_on_saved_logits(dgq_bin, tiny, tmp_path):

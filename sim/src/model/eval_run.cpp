@@ -27,8 +27,19 @@ constexpr std::int64_t kEvalFormatVersion = 1;
 struct ChunkRun {
   TokenScores scores;
   std::uint64_t bytes = 0, elements = 0;
+  std::vector<double> kl_sums;  // attention KL per layer: sum over probes, and their count
+  std::vector<std::int64_t> kl_counts;
   std::vector<float> logits;  // kept only with save_logits
 };
+
+void add_per_layer(ChunkRun& total, const ChunkRun& chunk) {
+  total.kl_sums.resize(chunk.kl_sums.size(), 0.0);
+  total.kl_counts.resize(chunk.kl_counts.size(), 0);
+  for (std::size_t l = 0; l < chunk.kl_sums.size(); ++l) {
+    total.kl_sums[l] += chunk.kl_sums[l];
+    total.kl_counts[l] += chunk.kl_counts[l];
+  }
+}
 
 std::uint64_t fnv1a(std::span<const std::int32_t> tokens) {
   std::uint64_t h = 1469598103934665603ull;
@@ -68,11 +79,15 @@ void write_scores(hid_t group, const ChunkRun& run, const std::string& context, 
   h5::write_vector(group, "same_top1", run.scores.same_top1, context);
   h5::write_int_attribute(group, "stored_bytes", static_cast<std::int64_t>(run.bytes));
   h5::write_int_attribute(group, "stored_elements", static_cast<std::int64_t>(run.elements));
+  h5::write_doubles(group, "attn_kl_sum", run.kl_sums, context);
+  std::vector<double> counts(run.kl_counts.begin(), run.kl_counts.end());
+  h5::write_doubles(group, "attn_kl_count", counts, context);
   if (!run.logits.empty())
     h5::write_floats(group, "logits", run.logits, run.logits.size() / vocab, vocab, context);
 }
 
-ChunkRun read_scores(hid_t group, std::size_t rows, const std::string& context, bool with_logits, std::int64_t vocab) {
+ChunkRun read_scores(hid_t group, std::size_t rows, std::size_t layers, const std::string& context, bool with_logits,
+                     std::int64_t vocab) {
   ChunkRun run;
   run.scores.nll = h5::read_doubles(group, "nll", rows, context + "/nll");
   run.scores.kld = h5::read_doubles(group, "kld", rows, context + "/kld");
@@ -82,6 +97,9 @@ ChunkRun read_scores(hid_t group, std::size_t rows, const std::string& context, 
   if (run.scores.same_top1.size() != rows) throw InputError(context + "/same_top1: wrong length");
   run.bytes = static_cast<std::uint64_t>(h5::read_int_attribute(group, "stored_bytes", context));
   run.elements = static_cast<std::uint64_t>(h5::read_int_attribute(group, "stored_elements", context));
+  run.kl_sums = h5::read_doubles(group, "attn_kl_sum", layers, context + "/attn_kl_sum");
+  for (double v : h5::read_doubles(group, "attn_kl_count", layers, context + "/attn_kl_count"))
+    run.kl_counts.push_back(static_cast<std::int64_t>(v));
   if (with_logits) run.logits = h5::read_float_rows(group, "logits", 0, rows, vocab, context + "/logits");
   return run;
 }
@@ -130,7 +148,8 @@ void write_json(const std::string& path, const EvalResult& r, const EvalOptions&
           << ", \"kld_stderr\": " << json_number(s.kld_stderr) << ", \"kld_median\": " << json_number(s.kld_median)
           << ", \"kld_p90\": " << json_number(s.kld_p90) << ", \"kld_p99\": " << json_number(s.kld_p99)
           << ", \"kld_max\": " << json_number(s.kld_max) << ", \"rms_dp\": " << json_number(s.rms_dp)
-          << ", \"same_top1\": " << json_number(s.same_top1) << "}" << (i + 1 < r.schemes.size() ? "," : "") << "\n";
+          << ", \"same_top1\": " << json_number(s.same_top1) << ", \"attn_kl_mean\": " << json_number(s.attn_kl_mean)
+          << "}" << (i + 1 < r.schemes.size() ? "," : "") << "\n";
     }
     out << "  ]\n}\n";
     if (!out) throw InputError(path + ": write failed");
@@ -144,8 +163,9 @@ void write_summary_attributes(hid_t g, const EvalSummary& s) {
       {"bits_per_element", s.bits_per_element}, {"ppl", s.ppl}, {"ppl_stderr", s.ppl_stderr}, {"dppl", s.dppl},
       {"dppl_stderr", s.dppl_stderr}, {"kld_mean", s.kld_mean}, {"kld_stderr", s.kld_stderr},
       {"kld_median", s.kld_median}, {"kld_p90", s.kld_p90}, {"kld_p99", s.kld_p99}, {"kld_max", s.kld_max},
-      {"rms_dp", s.rms_dp}, {"same_top1", s.same_top1}};
+      {"rms_dp", s.rms_dp}, {"same_top1", s.same_top1}, {"attn_kl_mean", s.attn_kl_mean}};
   for (const auto& [name, value] : values) h5::write_double_attribute(g, name, value);
+  h5::write_doubles(g, "attn_kl_per_layer", s.attn_kl_per_layer, "attn_kl_per_layer");
 }
 
 }  // namespace
@@ -179,20 +199,31 @@ EvalResult run_eval(const EvalOptions& o) {
   std::vector<std::unique_ptr<SchemeCache>> caches;
   for (const auto& spec : specs) {
     caches.push_back(std::make_unique<SchemeCache>(spec, o.query_rounding));  // bad specs fail here, before any work
-    caches.back()->head_dim = c.head_dim;
   }
   const std::int64_t first = first_scored_row(o.ctx), rows = o.ctx - 1 - first, vocab = c.vocab_size;
+  for (auto& cache : caches) {
+    cache->config = &c;
+    cache->first_probe = first;
+    cache->reset_counters();
+  }
   const std::string identity = run_identity(c, text, o, chunks, true);
   const std::string base_identity = run_identity(c, text, o, chunks, false);
 
   // Base logits from an earlier run (llama.cpp's --kl-divergence-base), when the file exists.
   std::optional<h5::Handle> base_file;
+  std::vector<double> base_chunk_bytes, base_chunk_elements, base_kl_sums, base_kl_counts;  // [chunk] / [chunk][layer]
   const bool reuse_base = !o.base_logits_path.empty() && fs::exists(o.base_logits_path);
   if (reuse_base) {
     base_file = h5::open_file_readonly(o.base_logits_path);
     const std::string stored = h5::read_string_attribute(base_file->get(), "run_identity", o.base_logits_path);
     if (stored != base_identity)
       throw InputError(o.base_logits_path + ": base logits of another run (" + stored + "), this run is " + base_identity);
+    const hid_t f = base_file->get();
+    const auto n = static_cast<std::size_t>(chunks), layers = static_cast<std::size_t>(c.num_layers);
+    base_chunk_bytes = h5::read_doubles(f, "chunk_stored_bytes", n, o.base_logits_path + ": /chunk_stored_bytes");
+    base_chunk_elements = h5::read_doubles(f, "chunk_stored_elements", n, o.base_logits_path + ": /chunk_stored_elements");
+    base_kl_sums = h5::read_doubles(f, "chunk_attn_kl_sum", n * layers, o.base_logits_path + ": /chunk_attn_kl_sum");
+    base_kl_counts = h5::read_doubles(f, "chunk_attn_kl_count", n * layers, o.base_logits_path + ": /chunk_attn_kl_count");
   }
   const bool keep_base_logits = o.save_logits || (!o.base_logits_path.empty() && !reuse_base);
 
@@ -212,7 +243,7 @@ EvalResult run_eval(const EvalOptions& o) {
         throw InputError(path + ": a chunk of another run (" + stored + "); delete " + dir + " to start over");
       for (std::size_t i = 0; i < specs.size(); ++i) {
         h5::Handle g = h5::open_group(f.get(), "runs/" + std::to_string(i), path + ": /runs/" + std::to_string(i));
-        runs[i] = read_scores(g.get(), rows, path + ": /runs/" + std::to_string(i), i == 0 ? keep_base_logits : o.save_logits, vocab);
+        runs[i] = read_scores(g.get(), rows, static_cast<std::size_t>(c.num_layers), path + ": /runs/" + std::to_string(i), i == 0 ? keep_base_logits : o.save_logits, vocab);
       }
       bar.show((ch + 1) * static_cast<std::int64_t>(specs.size()), "chunk " + std::to_string(ch) + " (resumed)");
     } else {
@@ -225,8 +256,12 @@ EvalResult run_eval(const EvalOptions& o) {
         caches[i]->reset_counters();
         if (i == 0 && reuse_base) {
           logits = h5::read_float_rows(base_file->get(), "logits", ch * rows, rows, vocab, o.base_logits_path + ": /logits");
-          runs[i].bytes = static_cast<std::uint64_t>(h5::read_int_attribute(base_file->get(), "stored_bytes", o.base_logits_path)) / chunks;
-          runs[i].elements = static_cast<std::uint64_t>(h5::read_int_attribute(base_file->get(), "stored_elements", o.base_logits_path)) / chunks;
+          const auto at = static_cast<std::size_t>(ch), layers = static_cast<std::size_t>(c.num_layers);
+          runs[i].bytes = static_cast<std::uint64_t>(base_chunk_bytes[at]);
+          runs[i].elements = static_cast<std::uint64_t>(base_chunk_elements[at]);
+          runs[i].kl_sums.assign(base_kl_sums.begin() + at * layers, base_kl_sums.begin() + (at + 1) * layers);
+          for (std::size_t l = 0; l < layers; ++l)
+            runs[i].kl_counts.push_back(static_cast<std::int64_t>(base_kl_counts[at * layers + l]));
         } else {
           const auto t0 = std::chrono::steady_clock::now();
           logits = forward_logits(model, tokens, *caches[i], first);
@@ -235,6 +270,8 @@ EvalResult run_eval(const EvalOptions& o) {
           logits.resize(static_cast<std::size_t>(rows * vocab));  // the last row predicts past the chunk
           runs[i].bytes = caches[i]->stored_bytes();
           runs[i].elements = caches[i]->stored_elements();
+          runs[i].kl_sums = caches[i]->attention_kl_sums();
+          runs[i].kl_counts = caches[i]->attention_kl_counts();
         }
         if (i == 0) base_logits = logits;
         runs[i].scores = score_tokens(base_logits, logits, targets, vocab);
@@ -251,10 +288,19 @@ EvalResult run_eval(const EvalOptions& o) {
       }
       out.commit();
     }
+    base_chunk_bytes.resize(static_cast<std::size_t>(chunks));
+    base_chunk_elements.resize(static_cast<std::size_t>(chunks));
+    base_chunk_bytes[static_cast<std::size_t>(ch)] = double(runs[0].bytes);
+    base_chunk_elements[static_cast<std::size_t>(ch)] = double(runs[0].elements);
+    if (!reuse_base) {
+      base_kl_sums.insert(base_kl_sums.end(), runs[0].kl_sums.begin(), runs[0].kl_sums.end());
+      base_kl_counts.insert(base_kl_counts.end(), runs[0].kl_counts.begin(), runs[0].kl_counts.end());
+    }
     for (std::size_t i = 0; i < specs.size(); ++i) {
       totals[i].scores.append(runs[i].scores);
       totals[i].bytes += runs[i].bytes;
       totals[i].elements += runs[i].elements;
+      add_per_layer(totals[i], runs[i]);
       totals[i].logits.insert(totals[i].logits.end(), runs[i].logits.begin(), runs[i].logits.end());
     }
     if (o.after_chunk) o.after_chunk(ch);
@@ -265,8 +311,18 @@ EvalResult run_eval(const EvalOptions& o) {
   result.chunks = chunks;
   result.scored_per_chunk = rows;
   result.tokens_per_second = forward_seconds > 0 ? double(forward_tokens) / forward_seconds : 0;
-  for (std::size_t i = 0; i < specs.size(); ++i)
-    result.schemes.push_back({specs[i], summarize(totals[i].scores, totals[0].scores, totals[i].bytes, totals[i].elements)});
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    EvalSummary s = summarize(totals[i].scores, totals[0].scores, totals[i].bytes, totals[i].elements);
+    double sum = 0, count = 0;
+    for (std::size_t l = 0; l < totals[i].kl_sums.size(); ++l) {
+      sum += totals[i].kl_sums[l];
+      count += double(totals[i].kl_counts[l]);
+      s.attn_kl_per_layer.push_back(totals[i].kl_counts[l] > 0 ? totals[i].kl_sums[l] / double(totals[i].kl_counts[l])
+                                                                : std::nan(""));
+    }
+    s.attn_kl_mean = count > 0 ? sum / count : std::nan("");
+    result.schemes.push_back({specs[i], s});
+  }
 
   if (!o.base_logits_path.empty() && !reuse_base) {
     h5::PartialOutput base_out(o.base_logits_path);
@@ -274,8 +330,11 @@ EvalResult run_eval(const EvalOptions& o) {
     h5::write_int_attribute(base_out.file(), "version", 1);
     h5::write_string_attribute(base_out.file(), "run_identity", base_identity);
     h5::write_string_attribute(base_out.file(), "base", o.base);
-    h5::write_int_attribute(base_out.file(), "stored_bytes", static_cast<std::int64_t>(totals[0].bytes));
-    h5::write_int_attribute(base_out.file(), "stored_elements", static_cast<std::int64_t>(totals[0].elements));
+    const std::string& bp = o.base_logits_path;
+    h5::write_doubles(base_out.file(), "chunk_stored_bytes", base_chunk_bytes, bp);  // exact below 2^53
+    h5::write_doubles(base_out.file(), "chunk_stored_elements", base_chunk_elements, bp);
+    h5::write_doubles(base_out.file(), "chunk_attn_kl_sum", base_kl_sums, bp);
+    h5::write_doubles(base_out.file(), "chunk_attn_kl_count", base_kl_counts, bp);
     h5::write_floats(base_out.file(), "logits", totals[0].logits, chunks * rows, vocab, o.base_logits_path);
     base_out.commit();
   }
@@ -315,13 +374,14 @@ std::string format_eval_table(const EvalResult& r) {
   s << r.model << ": " << r.chunks << " chunks x " << r.scored_per_chunk << " scored tokens\n";
   s << std::left << std::setw(34) << "scheme" << std::right << std::setw(7) << "bits" << std::setw(18) << "PPL"
     << std::setw(20) << "dPPL" << std::setw(22) << "KLD mean" << std::setw(11) << "KLD p99" << std::setw(11)
-    << "KLD max" << std::setw(9) << "RMS dp" << std::setw(8) << "top1%" << "\n";
+    << "KLD max" << std::setw(9) << "RMS dp" << std::setw(8) << "top1%" << std::setw(12) << "attn KL" << "\n";
   for (const auto& scheme : r.schemes) {
     const EvalSummary& x = scheme.summary;
     char line[320];
-    std::snprintf(line, sizeof line, "%-34s %6.2f %8.4f+-%-7.4f %9.5f+-%-8.5f %10.3e+-%-9.2e %10.3e %10.3e %8.4f %7.2f\n",
+    std::snprintf(line, sizeof line, "%-34s %6.2f %8.4f+-%-7.4f %9.5f+-%-8.5f %10.3e+-%-9.2e %10.3e %10.3e %8.4f %7.2f %11.3e\n",
                   scheme.spec.substr(0, 34).c_str(), x.bits_per_element, x.ppl, x.ppl_stderr, x.dppl,
-                  x.dppl_stderr, x.kld_mean, x.kld_stderr, x.kld_p99, x.kld_max, x.rms_dp, 100.0 * x.same_top1);
+                  x.dppl_stderr, x.kld_mean, x.kld_stderr, x.kld_p99, x.kld_max, x.rms_dp, 100.0 * x.same_top1,
+                  x.attn_kl_mean);
     s << line;
   }
   s << "forward pass: " << std::fixed << std::setprecision(1) << r.tokens_per_second << " tokens/s\n";

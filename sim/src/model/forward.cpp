@@ -184,7 +184,7 @@ std::vector<float> forward_logits(const Model& model, std::span<const std::int32
     apply_rope(q, c.num_q_heads, n, rope);
     apply_rope(k, c.num_kv_heads, n, rope);
     cache.store(layer, n, k, v);
-    cache.round_queries(n, q);  // before the scale, as ggml quantizes the unscaled Q
+    cache.queries(layer, n, q);  // before the scale, as ggml quantizes the unscaled Q
     for (float& value : q) value *= query_scale;
     RowMat attn = project(attention(q, k, v, c, n, local ? c.sliding_window : 0), w.attn_output);
     if (c.post_norms) rms_norm_rows(attn.data(), n, c.hidden, w.post_attention_norm, c.rms_eps);

@@ -37,14 +37,26 @@ class SchemeCache final : public KvCacheHook {
   // A caller-owned scheme (tests: a scheme that returns its input unchanged).
   SchemeCache(const Scheme* scheme, bool stores_fp16, QueryRounding rounding);
   void store(std::int64_t layer, std::int64_t tokens, std::vector<float>& k, std::vector<float>& v) override;
-  void round_queries(std::int64_t tokens, std::vector<float>& q) override;
+  void queries(std::int64_t layer, std::int64_t tokens, std::vector<float>& q) override;
   std::uint64_t stored_bytes() const { return bytes_; }
   std::uint64_t stored_elements() const { return elements_; }
-  void reset_counters() { bytes_ = elements_ = 0; }
-  std::int64_t head_dim = 0;  // set by the runner before the first store
+  // Attention KL per layer (docs/eval.md): sum over probe queries and query heads of
+  // KL(attention with the exact K/V || with the cache's), and the number of terms.
+  const std::vector<double>& attention_kl_sums() const { return kl_sums_; }
+  const std::vector<std::int64_t>& attention_kl_counts() const { return kl_counts_; }
+  void reset_counters();
+  // Set by the runner before the first store: the model's shape, and the first position whose
+  // query is probed (every kAttentionProbeStride-th position from there).
+  const ModelConfig* config = nullptr;
+  std::int64_t first_probe = 0;
+  static constexpr std::int64_t kAttentionProbeStride = 16;
 
  private:
   void pass_through(std::vector<float>& x, std::int64_t tokens, TensorRole role);
+  void probe_attention(std::int64_t layer, std::int64_t tokens, const std::vector<float>& q);
+  std::vector<float> exact_k_, exact_v_, cached_k_, cached_v_;  // this layer's, for the probes
+  std::vector<double> kl_sums_;
+  std::vector<std::int64_t> kl_counts_;
   std::unique_ptr<Scheme> owned_;
   const Scheme* scheme_ = nullptr;  // nullptr: fp32, exact
   bool stores_fp16_ = false;
@@ -71,6 +83,10 @@ struct EvalSummary {
   double ppl = 0, ppl_stderr = 0, dppl = 0, dppl_stderr = 0;
   double kld_mean = 0, kld_stderr = 0, kld_median = 0, kld_p90 = 0, kld_p99 = 0, kld_max = 0;
   double rms_dp = 0, same_top1 = 0, bits_per_element = 0;
+  // Mean attention KL of probe queries, exact vs cached K/V, over layers, heads and probes
+  // (the base run's comes from the base logits file when that is reused).
+  double attn_kl_mean = 0;
+  std::vector<double> attn_kl_per_layer;
   std::int64_t tokens = 0;
 };
 // Statistics as llama.cpp's KL-divergence report (docs/eval.md gives the formulas).

@@ -49,14 +49,15 @@ Model load_model(const std::string& path);
 inline constexpr std::int64_t kModelFormatVersion = 1;
 
 // Receives one layer's K (after RoPE) and V for the whole chunk, [num_kv_heads][tokens][head_dim]
-// fp32 each, and replaces them in place with what the cache gives back. It may also round the
-// queries [num_q_heads][tokens][head_dim] before they meet the cached keys.
+// fp32 each, and replaces them in place with what the cache gives back. It then sees the layer's
+// queries [num_q_heads][tokens][head_dim] (after RoPE, before the 1/sqrt(d) scale) and may round
+// them before they meet the cached keys.
 class KvCacheHook {
  public:
   virtual ~KvCacheHook() = default;
   virtual void store(std::int64_t layer, std::int64_t tokens, std::vector<float>& k,
                      std::vector<float>& v) = 0;
-  virtual void round_queries(std::int64_t /*tokens*/, std::vector<float>& /*q*/) {}
+  virtual void queries(std::int64_t /*layer*/, std::int64_t /*tokens*/, std::vector<float>& /*q*/) {}
 };
 
 // Runs tokens (positions 0..n-1, one causal prefill) and returns the logits of rows
