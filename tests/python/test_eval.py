@@ -59,9 +59,10 @@ def saved_logits(results, index):
 
 def test_tiny_model_logits_match_the_numpy_forward_pass(dgq_bin, tiny, tmp_path):
     out = tmp_path / "r.h5"
-    run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 32, "--chunks", 1,
+    # 96 tokens: two blocks of 64 queries in the runner's attention, the second one partial.
+    run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 96, "--chunks", 1,
             "--base", "fp32", "--schemes", "fp32", "--save-logits", "-o", out)
-    expected = numpy_logits(numpy_llama(tiny["model"]), tiny["tokens"][:32])[16:31]
+    expected = numpy_logits(numpy_llama(tiny["model"]), tiny["tokens"][:96])[48:95]
     got = saved_logits(out, 0)
     assert got.shape == expected.shape
     assert relative_error(got, expected) <= LOGITS_REL_TOL
@@ -274,15 +275,16 @@ def test_tiny_gemma3_logits_match_the_numpy_forward_pass(dgq_bin, tmp_path):
     model = tmp_path / "tiny-gemma3.h5"
     cfg, _ = write_tiny_model(model, "gemma3")
     rng = np.random.default_rng(3)
-    tokens = rng.integers(3, cfg["vocab_size"], size=24).astype(np.int32)
+    tokens = rng.integers(3, cfg["vocab_size"], size=150).astype(np.int32)
     tokens[0] = cfg["bos_token_id"]
     text = tmp_path / "t.h5"
     write_token_file(text, tokens, "tiny-gemma3")
     out = tmp_path / "r.h5"
-    # 24 tokens with a window of 8: the local layers really drop keys.
-    run_dgq(dgq_bin, "eval", "--model", model, "--text", text, "--ctx", 24, "--base", "fp32", "--schemes", "fp32",
+    # 150 tokens with a window of 8: the local layers really drop keys, and the runner's query
+    # blocks of 64 start past the window.
+    run_dgq(dgq_bin, "eval", "--model", model, "--text", text, "--ctx", 150, "--base", "fp32", "--schemes", "fp32",
             "--save-logits", "-o", out)
-    expected = numpy_gemma3_logits(model, tokens)[12:23]
+    expected = numpy_gemma3_logits(model, tokens)[75:149]
     assert relative_error(saved_logits(out, 0), expected) <= LOGITS_REL_TOL
 
 

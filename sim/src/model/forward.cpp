@@ -2,8 +2,8 @@
 // pass in tools/export_trace.py: same operation order where it matters (RMSNorm divides by
 // sqrt(mean(x^2) + eps) then scales; RoPE angles in double rounded to float; queries scaled
 // before Q K^T; softmax terms below e^-80 dropped), so logits agree to ~1e-6 relative.
-// Matrix products go through Eigen (multi-threaded by OpenMP); attention runs one query head per
-// OpenMP thread.
+// Matrix products go through Eigen (multi-threaded by OpenMP); attention runs one (query head,
+// block of 64 queries) per OpenMP task.
 #include <Eigen/Dense>
 #include <cmath>
 #include <limits>
@@ -95,39 +95,48 @@ std::vector<float> to_head_major(const RowMat& x, std::int64_t heads, std::int64
 }
 
 // Causal (and, for local layers, sliding-window) GQA attention on head-major q/k/v; returns
-// [tokens][q_heads * d].
+// [tokens][q_heads * d]. Queries go in blocks of kQueryBlock, each against only the keys some
+// query of the block can see, so the masked part of the score matrix is mostly never computed.
+constexpr std::int64_t kQueryBlock = 64;
+
 RowMat attention(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
                  const ModelConfig& c, std::int64_t n, std::int64_t window) {
   const std::int64_t d = c.head_dim, group = c.num_q_heads / c.num_kv_heads;
+  const std::int64_t blocks = (n + kQueryBlock - 1) / kQueryBlock;
   RowMat out(n, c.q_rows());
 #pragma omp parallel
   {
-    RowMat scores(n, n);
-    RowMat head_out(n, d);
-#pragma omp for schedule(static)
-    for (std::int64_t h = 0; h < c.num_q_heads; ++h) {
+    RowMat scores, block_out;
+#pragma omp for schedule(dynamic)
+    for (std::int64_t task = 0; task < c.num_q_heads * blocks; ++task) {
+      const std::int64_t h = task / blocks, b0 = (task % blocks) * kQueryBlock;
+      const std::int64_t b1 = std::min(n, b0 + kQueryBlock), rows = b1 - b0;
+      const std::int64_t k0 = window > 0 ? std::max<std::int64_t>(0, b0 - window + 1) : 0, keys = b1 - k0;
       const std::int64_t g = h / group;
-      ConstMap qh(q.data() + h * n * d, n, d);
-      ConstMap kh(k.data() + g * n * d, n, d);
-      ConstMap vh(v.data() + g * n * d, n, d);
-      scores.noalias() = qh * kh.transpose();
-      for (std::int64_t i = 0; i < n; ++i) {
-        float* row = scores.data() + i * n;
-        const std::int64_t lo = window > 0 ? std::max<std::int64_t>(0, i - window + 1) : 0;
+      ConstMap qb(q.data() + (h * n + b0) * d, rows, d);
+      ConstMap kb(k.data() + (g * n + k0) * d, keys, d);
+      ConstMap vb(v.data() + (g * n + k0) * d, keys, d);
+      scores.resize(rows, keys);
+      scores.noalias() = qb * kb.transpose();
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const std::int64_t i = b0 + r;
+        const std::int64_t lo = (window > 0 ? std::max<std::int64_t>(0, i - window + 1) : 0) - k0, hi = i - k0;
+        float* row = scores.data() + r * keys;
         float peak = -std::numeric_limits<float>::infinity();
-        for (std::int64_t j = lo; j <= i; ++j) peak = std::max(peak, row[j]);
+        for (std::int64_t j = lo; j <= hi; ++j) peak = std::max(peak, row[j]);
         double sum = 0;
-        for (std::int64_t j = 0; j < n; ++j) {
-          if (j < lo || j > i) { row[j] = 0.0f; continue; }
+        for (std::int64_t j = 0; j < keys; ++j) {
+          if (j < lo || j > hi) { row[j] = 0.0f; continue; }
           const float shifted = row[j] - peak;
           row[j] = shifted < kNegligibleLogit ? 0.0f : std::exp(shifted);
           sum += row[j];
         }
         const float total = static_cast<float>(sum);
-        for (std::int64_t j = lo; j <= i; ++j) row[j] /= total;
+        for (std::int64_t j = lo; j <= hi; ++j) row[j] /= total;
       }
-      head_out.noalias() = scores * vh;
-      out.middleCols(h * d, d) = head_out;
+      block_out.resize(rows, d);
+      block_out.noalias() = scores * vb;
+      out.block(b0, h * d, rows, d) = block_out;
     }
   }
   return out;
