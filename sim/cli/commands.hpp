@@ -17,6 +17,7 @@ void register_merge(CLI::App& app);       // merge.cpp
 void register_slurm(CLI::App& app);       // slurm.cpp
 void register_schemes(CLI::App& app);     // schemes.cpp
 void register_metrics(CLI::App& app);     // metrics.cpp
+void register_eval(CLI::App& app);        // eval.cpp
 
 // "Scheme spec[, repeatable]: FAMILY[:key=value,...]; families: dgq, fp16, ..." from the
 // registry (cli_common.cpp); `dgq schemes` lists their parameters.

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   dgq::cli::register_slurm(app);
   dgq::cli::register_schemes(app);
   dgq::cli::register_metrics(app);
+  dgq::cli::register_eval(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,130 @@
+#pragma once
+// `dgq eval`: a language model run with its KV cache passed through each scheme, scored like
+// llama.cpp's perplexity tool (docs/eval.md): chunks of n_ctx tokens, BOS in front when the
+// model wants one, the second half of each chunk scored; KL divergence against a base cache.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dgq/scheme.hpp"
+#include "dgq/sim/model.hpp"
+
+namespace dgq::sim {
+
+// ---- Token files (docs/eval.md) -----------------------------------------------------------
+struct TokenText {
+  std::string model, kind;  // the tokenizer's model name; the prompt kind ("code", ...)
+  double noise_rate = 0;
+  std::vector<std::int32_t> tokens;
+};
+// Throws InputError naming the file and dataset/attribute at fault.
+TokenText read_token_file(const std::string& path);
+inline constexpr std::int64_t kTokenFormatVersion = 1;
+
+// ---- The cache -----------------------------------------------------------------------------
+// "fp32" is the exact cache (no scheme); every other name is a make_scheme spec. The fp16
+// family stores fp16: its input is the fp32 K/V rounded to nearest-even (llama.cpp's f32 -> f16
+// copy); every other scheme gets the fp32 K/V as computed.
+enum class QueryRounding { off, q8_0 };
+QueryRounding parse_query_rounding(const std::string& name);  // "off" | "q8_0"
+
+class SchemeCache final : public KvCacheHook {
+ public:
+  SchemeCache(const std::string& spec, QueryRounding rounding);
+  // A caller-owned scheme (tests: a scheme that returns its input unchanged).
+  SchemeCache(const Scheme* scheme, bool stores_fp16, QueryRounding rounding);
+  void store(std::int64_t layer, std::int64_t tokens, std::vector<float>& k, std::vector<float>& v) override;
+  void queries(std::int64_t layer, std::int64_t tokens, std::vector<float>& q) override;
+  std::uint64_t stored_bytes() const { return bytes_; }
+  std::uint64_t stored_elements() const { return elements_; }
+  // Attention KL per layer (docs/eval.md): sum over probe queries and query heads of
+  // KL(attention with the exact K/V || with the cache's), and the number of terms.
+  const std::vector<double>& attention_kl_sums() const { return kl_sums_; }
+  const std::vector<std::int64_t>& attention_kl_counts() const { return kl_counts_; }
+  void reset_counters();
+  // Set by the runner before the first store: the model's shape, and the first position whose
+  // query is probed (every kAttentionProbeStride-th position from there).
+  const ModelConfig* config = nullptr;
+  std::int64_t first_probe = 0;
+  static constexpr std::int64_t kAttentionProbeStride = 16;
+
+ private:
+  void pass_through(std::vector<float>& x, std::int64_t tokens, TensorRole role);
+  void probe_attention(std::int64_t layer, std::int64_t tokens, const std::vector<float>& q);
+  std::vector<float> exact_k_, exact_v_, cached_k_, cached_v_;  // this layer's, for the probes
+  std::vector<double> kl_sums_;
+  std::vector<std::int64_t> kl_counts_;
+  std::unique_ptr<Scheme> owned_;
+  const Scheme* scheme_ = nullptr;  // nullptr: fp32, exact
+  bool stores_fp16_ = false;
+  QueryRounding rounding_ = QueryRounding::off;
+  std::unique_ptr<Scheme> q8_0_;
+  std::uint64_t bytes_ = 0, elements_ = 0;
+};
+
+// ---- Scores --------------------------------------------------------------------------------
+// Per scored token: what the run predicted for the next token, and how far from the base.
+struct TokenScores {
+  std::vector<double> nll;       // -log p(target)
+  std::vector<double> kld;       // KL(base || this) of the next-token distribution
+  std::vector<double> p_target;  // p(target)
+  std::vector<std::uint8_t> same_top1;  // argmax equal to the base's argmax
+  void append(const TokenScores& other);
+  std::size_t size() const { return nll.size(); }
+};
+// logits and base_logits [rows][vocab]; targets[r] is the token predicted by row r.
+TokenScores score_tokens(std::span<const float> base_logits, std::span<const float> logits,
+                         std::span<const std::int32_t> targets, std::int64_t vocab);
+
+struct EvalSummary {
+  double ppl = 0, ppl_stderr = 0, dppl = 0, dppl_stderr = 0;
+  double kld_mean = 0, kld_stderr = 0, kld_median = 0, kld_p90 = 0, kld_p99 = 0, kld_max = 0;
+  double rms_dp = 0, same_top1 = 0, bits_per_element = 0;
+  // Mean attention KL of probe queries, exact vs cached K/V, over layers, heads and probes
+  // (the base run's comes from the base logits file when that is reused).
+  double attn_kl_mean = 0;
+  std::vector<double> attn_kl_per_layer;
+  std::int64_t tokens = 0;
+};
+// Statistics as llama.cpp's KL-divergence report (docs/eval.md gives the formulas).
+EvalSummary summarize(const TokenScores& run, const TokenScores& base, std::uint64_t bytes,
+                      std::uint64_t elements);
+// Linear interpolation between order statistics (numpy.percentile's default); fraction in [0, 1].
+double percentile(std::vector<double> values, double fraction);
+
+// ---- The run -------------------------------------------------------------------------------
+struct EvalOptions {
+  std::string model_path, text_path, output_path, json_path, base_logits_path;
+  std::int64_t ctx = 0;
+  std::int64_t max_chunks = 0;  // 0 = every whole chunk of the text
+  std::string base = "fp16";
+  std::vector<std::string> schemes;
+  QueryRounding query_rounding = QueryRounding::off;
+  bool save_logits = false;  // every scheme's scored logits into the results file (small runs)
+  bool progress = false;
+  // Test hook: called after each finished chunk (index); throwing from it simulates a kill.
+  std::function<void(std::int64_t)> after_chunk;
+};
+
+struct EvalSchemeResult {
+  std::string spec;
+  EvalSummary summary;
+};
+struct EvalResult {
+  std::string model;
+  std::int64_t chunks = 0, scored_per_chunk = 0;
+  double tokens_per_second = 0;  // forward-pass throughput over the chunks computed in this call
+  std::vector<EvalSchemeResult> schemes;  // the base first
+};
+
+// Chunk layout (llama.cpp perplexity): chunk c covers tokens [c*ctx, (c+1)*ctx); with BOS its
+// first token is replaced by BOS; rows first..ctx-2 are scored, first = ctx/2.
+std::int64_t first_scored_row(std::int64_t ctx);
+EvalResult run_eval(const EvalOptions& options);
+// Console table of a result.
+std::string format_eval_table(const EvalResult& result);
+
+}  // namespace dgq::sim

@@ -1,0 +1,68 @@
+#pragma once
+// A decoder-only language model run in fp32 on the CPU (Eigen + OpenMP), for `dgq eval`:
+// the llama family (SmolLM2) and Gemma 3. Weights come from a dgq model file
+// (docs/model-format.md, written by tools/export_model.py); the KV cache of every layer passes
+// through a KvCacheHook, which is where a compression scheme is applied.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace dgq::sim {
+
+struct ModelConfig {
+  std::string name, architecture, activation;  // architecture: "llama" | "gemma3"
+  std::int64_t num_layers = 0, hidden = 0, ffn = 0, num_q_heads = 0, num_kv_heads = 0,
+               head_dim = 0, vocab_size = 0, context_length = 0, bos_token_id = 0;
+  bool add_bos = false;
+  double rope_theta = 0, rope_theta_local = 0, rms_eps = 0, embedding_scale = 1;
+  // Gemma 3: layers with (layer % sliding_window_pattern) != pattern-1 see only the last
+  // sliding_window positions and use rope_theta_local. 0 = every layer global.
+  std::int64_t sliding_window = 0, sliding_window_pattern = 0;
+  bool qk_norm = false, post_norms = false;
+
+  bool is_local_layer(std::int64_t layer) const;
+  std::int64_t q_rows() const { return num_q_heads * head_dim; }
+  std::int64_t kv_rows() const { return num_kv_heads * head_dim; }
+};
+
+// A row-major fp32 matrix [rows][cols] (a vector when rows == 1).
+struct Weight {
+  std::int64_t rows = 0, cols = 0;
+  std::vector<float> values;
+};
+
+struct LayerWeights {
+  Weight attn_norm, attn_q, attn_k, attn_v, attn_output, ffn_norm, ffn_gate, ffn_up, ffn_down;
+  Weight attn_q_norm, attn_k_norm, post_attention_norm, post_ffw_norm;  // gemma3 only
+};
+
+struct Model {
+  ModelConfig config;
+  Weight token_embd, output_norm;
+  std::vector<LayerWeights> layers;
+};
+
+// Reads and validates a model file. Throws dgq::InputError naming the file and the tensor or
+// attribute at fault (missing, wrong shape, unknown architecture, truncated).
+Model load_model(const std::string& path);
+inline constexpr std::int64_t kModelFormatVersion = 1;
+
+// Receives one layer's K (after RoPE) and V for the whole chunk, [num_kv_heads][tokens][head_dim]
+// fp32 each, and replaces them in place with what the cache gives back. It then sees the layer's
+// queries [num_q_heads][tokens][head_dim] (after RoPE, before the 1/sqrt(d) scale) and may round
+// them before they meet the cached keys.
+class KvCacheHook {
+ public:
+  virtual ~KvCacheHook() = default;
+  virtual void store(std::int64_t layer, std::int64_t tokens, std::vector<float>& k,
+                     std::vector<float>& v) = 0;
+  virtual void queries(std::int64_t /*layer*/, std::int64_t /*tokens*/, std::vector<float>& /*q*/) {}
+};
+
+// Runs tokens (positions 0..n-1, one causal prefill) and returns the logits of rows
+// first_row..n-1, row-major [n - first_row][vocab_size].
+std::vector<float> forward_logits(const Model& model, std::span<const std::int32_t> tokens,
+                                  KvCacheHook& cache, std::int64_t first_row);
+
+}  // namespace dgq::sim

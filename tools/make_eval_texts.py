@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Token files for `dgq eval` (format "dgq-tokens" v1, docs/eval.md).
+
+Tokenizes the four prompt kinds of tools/prompts.sh (code, legal, poetry, prose), clean and with
+10% random characters inserted (export_trace.inject_noise, seeded), with the model's own tokenizer
+rebuilt from its GGUF by the pinned `tokenizers` library, and writes one file per text:
+OUTDIR/<model>-<kind>-<clean|noise10>.h5.
+
+Usage: tools/make_eval_texts.py smollm2 --prompts out/prompts -o out/eval-texts [--tokens 8192]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import export_trace  # noqa: E402
+from export_trace import ExportError  # noqa: E402
+
+KINDS = ("code", "legal", "poetry", "prose")
+MODEL_NAMES = {"smollm2": "SmolLM2-135M-Instruct-Q4_1", "gemma3": "gemma-3-270m-Q4_K_M"}
+
+
+def gguf_reader(model: str):
+    import gguf
+    if model == "smollm2":
+        path = export_trace.bundled_gguf_path()
+    else:
+        from export_model import gemma3_gguf_path
+        path = gemma3_gguf_path()
+    return gguf.GGUFReader(str(path))
+
+
+def load_tokenizer(model: str, reader):
+    if model == "smollm2":
+        return export_trace.load_tokenizer(reader)
+    from gemma_tokenizer import load_gemma_tokenizer
+    return load_gemma_tokenizer(reader)
+
+
+def write_tokens(path: Path, model_name: str, kind: str, noise_rate: float, seed: int, prompt) -> None:
+    import h5py
+    partial = path.with_name(path.name + ".partial")
+    try:
+        with h5py.File(partial, "w") as f:
+            f.attrs["format"] = "dgq-tokens"
+            f.attrs["version"] = np.int64(1)
+            f.attrs["model"] = model_name
+            f.attrs["kind"] = kind
+            f.attrs["noise_rate"] = np.float64(noise_rate)
+            f.attrs["seed"] = np.int64(seed)
+            f.create_dataset("tokens", data=np.asarray(prompt.tokens, dtype=np.int32))
+            f.create_dataset("noise_mask", data=np.asarray(prompt.noise_mask, dtype=np.uint8))
+            f.create_dataset("text", data=prompt.text, dtype=h5py.string_dtype("utf-8"))
+        os.replace(partial, path)
+    finally:
+        if partial.exists():
+            partial.unlink()
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model", choices=sorted(MODEL_NAMES))
+    parser.add_argument("--prompts", type=Path, required=True, help="folder of tools/prompts.sh")
+    parser.add_argument("-o", "--output", type=Path, required=True)
+    parser.add_argument("--tokens", type=int, default=8192, help="at most this many tokens per text")
+    parser.add_argument("--noise-rate", type=float, default=0.1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--kinds", default=",".join(KINDS))
+    args = parser.parse_args(argv)
+    try:
+        reader = gguf_reader(args.model)
+        tokenizer = load_tokenizer(args.model, reader)
+        args.output.mkdir(parents=True, exist_ok=True)
+        for kind in args.kinds.split(","):
+            source = args.prompts / f"{kind}.txt"
+            if not source.is_file():
+                raise ExportError(f"{source}: prompt missing; run tools/prompts.sh {args.prompts}")
+            text = source.read_text(encoding="utf-8")
+            for variant, rate in (("clean", 0.0), (f"noise{round(args.noise_rate * 100)}", args.noise_rate)):
+                rng = np.random.default_rng(args.seed)
+                noisy, inserted = export_trace.inject_noise(text, rate, rng)
+                prompt = export_trace.tokenize_prompt(tokenizer, noisy, inserted, args.tokens)
+                out = args.output / f"{args.model}-{kind}-{variant}.h5"
+                write_tokens(out, MODEL_NAMES[args.model], kind, rate, args.seed, prompt)
+                print(f"make_eval_texts.py: {out}: {len(prompt.tokens)} tokens")
+    except ExportError as err:
+        print(f"make_eval_texts.py: error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
