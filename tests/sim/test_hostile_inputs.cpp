@@ -7,6 +7,7 @@
 
 #include "dgq/errors.hpp"
 #include "dgq/sim/compressed.hpp"
+#include "dgq/sim/replay.hpp"
 #include "dgq/sim/results.hpp"
 #include "../../sim/src/hdf5/h5.hpp"
 #include "test_trace_helpers.hpp"
@@ -134,4 +135,49 @@ TEST_CASE("fp16 keeps +-3e38 f32 inputs exactly; fp8-e4m3 maps them to +-448*sca
   if (spec == "fp16") REQUIRE(big == 3e38f);
   else REQUIRE(std::fabs(big - 3e38f) <= 3e38f / 16);  // half an e4m3 ulp
   REQUIRE(load_element(out.head(0), 6 * k.channels + 4) == -big);
+}
+
+namespace {
+// Open HDF5 identifiers by kind; equal before and after an operation = nothing leaked.
+std::vector<hsize_t> open_ids() {
+  std::vector<hsize_t> counts;
+  for (H5I_type_t type : {H5I_FILE, H5I_GROUP, H5I_DATASET, H5I_DATASPACE, H5I_DATATYPE, H5I_ATTR,
+                          H5I_GENPROP_LST}) {
+    hsize_t n = 0;
+    H5Inmembers(type, &n);
+    counts.push_back(n);
+  }
+  return counts;
+}
+}  // namespace
+
+TEST_CASE("no HDF5 identifier is left open after a failed open, an error or a merge", "[hostile]") {
+  const std::string dir = test::scratch_dir("hostile_leaks");
+  test::write_tiny_trace(dir + "/t.h5", test::tiny_meta(DType::f16), DType::f16);
+  const auto scheme = make_scheme("q8_0");
+  sim::compress_trace(dir + "/t.h5", dir + "/c.h5", *scheme, 1);  // warms up libhdf5's own ids
+  std::ofstream(dir + "/text.h5") << "not HDF5";
+  const std::vector<char> bytes = file_bytes(dir + "/t.h5");
+  std::ofstream(dir + "/cut.h5", std::ios::binary).write(bytes.data(), 4096);
+  const std::vector<hsize_t> before = open_ids();
+  const std::string which = GENERATE(as<std::string>{}, "not-hdf5", "cut", "huge-extent", "huge-q_pos", "tokens",
+                                     "inf-scale", "cycle", "merge-duplicates");
+  CAPTURE(which);
+  try {
+    if (which == "not-hdf5") sim::TraceReader r(dir + "/text.h5");
+    if (which == "cut") sim::TraceReader r(dir + "/cut.h5");
+    if (which == "huge-extent") sim::TraceReader r(kHostile + "trace-huge-extent.h5");
+    if (which == "huge-q_pos") sim::TraceReader r(kHostile + "trace-huge-q_pos.h5");
+    if (which == "tokens") sim::decompress_to_trace(kHostile + "compressed-tokens-2p60.h5", dir + "/d.h5", 1);
+    if (which == "inf-scale") sim::decompress_to_trace(kHostile + "compressed-inf-scale.h5", dir + "/d.h5", 1);
+    if (which == "cycle")
+      sim::merge_results(dir + "/m.h5", {kHostile + "results-link-cycle.h5", kHostile + "results-link-cycle.h5"});
+    if (which == "merge-duplicates") {  // the comparison of variable-length strings, then a clean close
+      const auto r = sim::replay_trace(sim::TraceReader(dir + "/t.h5"), {scheme.get()}, {"q8_0"}, {});
+      sim::add_runs(dir + "/r.h5", r, false);
+      sim::merge_results(dir + "/m.h5", {dir + "/r.h5", dir + "/r.h5"});
+    }
+  } catch (const Error&) {
+  }
+  REQUIRE(open_ids() == before);
 }
