@@ -1,6 +1,10 @@
 #include "hdf5/h5.hpp"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -243,6 +247,53 @@ Handle open_single_attribute(hid_t obj, const std::string& name, const std::stri
   return attr;
 }
 
+// A variable-length string lives in the file's global heap; libhdf5 1.10.8 can loop forever
+// in H5HG__protect on a corrupt one (tests/fixtures/libhdf5, docs/robustness.md). dgq cannot
+// interrupt libhdf5 and continue, so a read that does not finish within DGQ_HDF5_READ_TIMEOUT
+// seconds (default 60; 0 = no limit, which the fuzz targets use) ends the process with one
+// error line and exit code 2, naming the file and attribute. Reads happen on one thread.
+char deadline_message[1024];
+std::size_t deadline_length = 0;
+
+void on_deadline(int) {
+  [[maybe_unused]] const ssize_t ignored = ::write(STDERR_FILENO, deadline_message, deadline_length);
+  ::_exit(2);
+}
+
+unsigned read_timeout_seconds() {
+  static const unsigned seconds = [] {
+    const char* text = std::getenv("DGQ_HDF5_READ_TIMEOUT");
+    return text ? static_cast<unsigned>(std::strtoul(text, nullptr, 10)) : 60u;
+  }();
+  return seconds;
+}
+
+class ReadDeadline {
+ public:
+  explicit ReadDeadline(const std::string& where) : seconds_(read_timeout_seconds()) {
+    if (seconds_ == 0) return;
+    const std::string text = "dgq: error: " + where + ": libhdf5 did not finish reading a variable-length string in " +
+                             std::to_string(seconds_) +
+                             " s (corrupt global heap: libhdf5 1.10.8 loops in H5HG__protect; docs/robustness.md)\n";
+    deadline_length = std::min(text.size(), sizeof deadline_message - 1);
+    std::memcpy(deadline_message, text.data(), deadline_length);
+    if (deadline_length == sizeof deadline_message - 1) deadline_message[deadline_length - 1] = '\n';
+    struct sigaction action {};
+    action.sa_handler = on_deadline;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGALRM, &action, nullptr);
+    alarm(seconds_);
+  }
+  ~ReadDeadline() {
+    if (seconds_ != 0) alarm(0);
+  }
+  ReadDeadline(const ReadDeadline&) = delete;
+  ReadDeadline& operator=(const ReadDeadline&) = delete;
+
+ private:
+  unsigned seconds_;
+};
+
 // Reads one string from an attribute (is_attribute) or a scalar dataset.
 std::string read_string_object(hid_t obj, bool is_attribute, const std::string& where) {
   Handle type(check(is_attribute ? H5Aget_type(obj) : H5Dget_type(obj), where), Handle::Kind::datatype);
@@ -258,7 +309,10 @@ std::string read_string_object(hid_t obj, bool is_attribute, const std::string& 
   if (H5Tis_variable_str(type.get()) > 0) {
     H5Tset_size(mem.get(), H5T_VARIABLE);
     char* value = nullptr;
-    read(&value);
+    {
+      const ReadDeadline deadline(where);
+      read(&value);
+    }
     std::string out = value ? value : "";
     H5free_memory(value);
     return out;
