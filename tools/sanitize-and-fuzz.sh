@@ -5,16 +5,17 @@
 #   2. runs the ctest labels sim, cli and fuzz-regression under the sanitizers (the reference's
 #      own tests, label reference, are left to the normal build: they are pure arithmetic
 #      and would double this step's time);
-#   3. runs each fuzz target for DGQ_FUZZ_SECONDS (default 25) on a seed corpus made from the
+#   3. runs each fuzz target for DGQ_FUZZ_SECONDS (default 15) on a seed corpus made from the
 #      shipped files (data/*.h5, tests/fixtures, experiments/*.toml) and small files written by
 #      dgq, and prints the executions per target.
-# Any sanitizer report, crash, leak, hang (> 10 s per input) or allocation above 3 GB fails.
-# Knobs: DGQ_SANITIZE_BUILD_DIR (build-sanitize), DGQ_FUZZ_SECONDS (25), DGQ_JOBS (nproc).
+# Any sanitizer report, crash, leak or hang (> 5 s per input) in the tests, or in dgq's code
+# while fuzzing, and any allocation above 3 GB fails; defects inside libhdf5 are counted (below).
+# Knobs: DGQ_SANITIZE_BUILD_DIR (build-sanitize), DGQ_FUZZ_SECONDS (15), DGQ_JOBS (nproc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 build=${DGQ_SANITIZE_BUILD_DIR:-build-sanitize}
-fuzz_seconds=${DGQ_FUZZ_SECONDS:-25}
+fuzz_seconds=${DGQ_FUZZ_SECONDS:-15}
 jobs=${DGQ_JOBS:-$(nproc)}
 start=$SECONDS
 elapsed() { echo "$((SECONDS - start)) s"; }
@@ -60,7 +61,7 @@ cp experiments/*.toml "$seeds/toml/"
 # kept); anywhere else (dgq's code) = a finding that fails this script. OOMs (> 3 GB) always fail.
 export DGQ_HDF5_READ_TIMEOUT=0  # dgq's own deadline uses SIGALRM, which libFuzzer needs
 first_frame() {  # TARGET INPUT
-  "$1" -timeout=5 "$2" 2>&1 | grep -E '^ *#[0-9]+ 0x' |
+  "$1" -timeout=3 "$2" 2>&1 | grep -E '^ *#[0-9]+ 0x' |
     grep -vE '__interceptor_|__sanitizer|__asan|__lsan|fuzzer::|libc\.so|in (malloc|calloc|realloc|free) |operator (new|delete)' |
     head -1 || true  # the target exits non-zero on these inputs by design
 }
@@ -75,15 +76,19 @@ for kind in trace compressed results sweep_toml; do
   outcome="no finding in dgq"
   fuzz_rc=0
   "$target" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=0 -max_total_time="$fuzz_seconds" \
-      -timeout=10 -rss_limit_mb=3072 -malloc_limit_mb=3072 -artifact_prefix="$work/" "$work/corpus" "$corpus_dir" \
+      -timeout=5 -rss_limit_mb=3072 -malloc_limit_mb=3072 -artifact_prefix="$work/" "$work/corpus" "$corpus_dir" \
       >"$log" 2>&1 || fuzz_rc=$?
-  known=0 saved=0
+  known=0 saved=0 unknown=0
   for input in "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-*; do
     [ -e "$input" ] || continue
     saved=$((saved + 1))
     frame=$(first_frame "$target" "$input")
     if [[ "$frame" == *libhdf5* ]]; then
       known=$((known + 1))
+    elif [ -z "$frame" ] && [ ! -s "$input" ]; then
+      # An empty input that reproduces nothing: fork mode's record of a report at a job's
+      # exit that it could not tie to an input (seen for libhdf5 leaks); counted, not failed.
+      unknown=$((unknown + 1))
     else
       outcome="FINDING in dgq: $input (first frame: ${frame:-none})"
       status=1
@@ -94,6 +99,7 @@ for kind in trace compressed results sweep_toml; do
     status=1
   fi
   [ "$known" -gt 0 ] && outcome="$outcome; $known input(s) crash, leak or hang inside libhdf5 1.10.8 (kept in $work)"
+  [ "$unknown" -gt 0 ] && outcome="$outcome; $unknown empty record(s) reproducing nothing"
   runs=$(grep -Eo '^#[0-9]+' "$log" | tail -1 | tr -d '#' || true)
   took=$(grep -Eo 'fuzzed for [0-9]+ seconds' "$log" | grep -Eo '[0-9]+' || echo "$fuzz_seconds")
   echo "fuzz: fuzz_$kind: ${runs:-?} executions in ${took} s: $outcome"
