@@ -119,9 +119,21 @@ DType parse_dtype(std::string_view s) {
   throw ParameterError("unknown dtype '" + std::string(s) + "' (expected f16, bf16 or f32)");
 }
 
+namespace {
+// heads x tokens x channels x element size, refusing negative or overflowing shapes (a file
+// may claim any shape; a signed overflow here would be undefined behaviour).
+std::size_t tensor3_bytes(DType t, std::int64_t h, std::int64_t l, std::int64_t d) {
+  std::int64_t n = 0;
+  if (h < 0 || l < 0 || d < 0 || __builtin_mul_overflow(h, l, &n) || __builtin_mul_overflow(n, d, &n) ||
+      __builtin_mul_overflow(n, static_cast<std::int64_t>(dtype_size(t)), &n))
+    throw ParameterError("tensor shape [" + std::to_string(h) + ", " + std::to_string(l) + ", " + std::to_string(d) +
+                         "] is negative or too large");
+  return static_cast<std::size_t>(n);
+}
+}  // namespace
+
 Tensor3::Tensor3(DType t, std::int64_t h, std::int64_t l, std::int64_t d)
-    : dtype(t), heads(h), tokens(l), channels(d),
-      storage(static_cast<std::size_t>(h * l * d) * dtype_size(t)) {}
+    : dtype(t), heads(h), tokens(l), channels(d), storage(tensor3_bytes(t, h, l, d)) {}
 
 ConstTensor Tensor3::head(std::int64_t h) const {
   assert(h >= 0 && h < heads);

@@ -4,9 +4,14 @@
 
 #include "commands.hpp"
 #include "dgq/scheme.hpp"
+#include "dgq/errors.hpp"
 #include "dgq/sim/replay.hpp"
 
 namespace dgq::cli {
+
+namespace {
+constexpr long long kMaxThreads = 1024;
+}  // namespace
 
 void add_device_option(CLI::App& cmd, std::string& device) {
   cmd.add_option("--device", device, "cpu (the reference), or cuda (dgq schemes on the GPU)")
@@ -17,6 +22,10 @@ void add_device_option(CLI::App& cmd, std::string& device) {
 void add_threads_option(CLI::App& cmd, int& threads) {
   cmd.add_option("--threads", threads, "OpenMP threads (0 = default); the output does not depend on it")
       ->check(CLI::NonNegativeNumber)
+      ->each([](const std::string& value) {  // libgomp crashes creating 100000 threads
+        if (std::stoll(value) > kMaxThreads)
+          throw ParameterError("--threads " + value + " is outside [0, " + std::to_string(kMaxThreads) + "]");
+      })
       ->capture_default_str();
 }
 

@@ -66,6 +66,7 @@ void run_replay(const ReplayArgs& a) {
     owned.push_back(make_scheme_on(spec, a.device));
     schemes.push_back(owned.back().get());
   }
+  const sim::OutputLock lock(a.output);  // fails now, not after a whole pass, if the output is busy or unwritable
   std::vector<sim::RunResult> all;
   for (const std::string& trace : a.traces) {
     const std::vector<std::string> names = run_names_for(a, trace);

@@ -3,9 +3,13 @@
 // memcpy keeps the bytes exact (no aliasing tricks); the project targets little-endian hosts,
 // which the static_assert makes explicit.
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
+
+#include "dgq/errors.hpp"
 
 namespace dgq::schemes {
 
@@ -38,8 +42,18 @@ struct Range {
   float lo = 0.0f, hi = 0.0f;
 };
 
+// compress never stores a NaN/Inf range or scale: one in a file is corruption, refused at
+// decode time (issue 10) instead of decoding into garbage or non-finite values.
+inline float finite_stored(float value, const char* what, std::size_t index) {
+  if (!std::isfinite(value))
+    throw InputError(std::string("stored ") + what + " " + std::to_string(index) + " is " +
+                     (std::isnan(value) ? "nan" : "inf") + " (corrupt file)");
+  return value;
+}
+
 inline Range read_range(const std::vector<std::uint8_t>& bytes, std::size_t index) {
-  return {read_le<float>(bytes, 2 * index), read_le<float>(bytes, 2 * index + 1)};
+  return {finite_stored(read_le<float>(bytes, 2 * index), "range", index),
+          finite_stored(read_le<float>(bytes, 2 * index + 1), "range", index)};
 }
 
 }  // namespace dgq::schemes

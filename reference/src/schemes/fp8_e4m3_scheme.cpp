@@ -34,6 +34,10 @@ class Fp8E4M3Scheme final : public Scheme {
         for (const float e : row) amax = std::fabs(e) > amax ? std::fabs(e) : amax;  // finite input: same as fmax, inlined
       }
       const float scale = amax / fp8::kE4M3Max;
+      // Any finite input fits the per-tensor scale (docs/schemes.md); only an amax so close to
+      // FLT_MAX that 448 * scale rounds to inf could not be decoded: refused.
+      if (!std::isfinite(scale * fp8::kE4M3Max))
+        throw InputError("fp8-e4m3: amax " + std::to_string(amax) + " is too close to the fp32 maximum to decode");
       append_le(scale_part, scale);
       if (scale != 0.0f) {
         for (std::int64_t t = 0; t < x.tokens; ++t) {
@@ -55,7 +59,7 @@ class Fp8E4M3Scheme final : public Scheme {
     const Part& codes = expect_part(c, "codes", n);
     std::vector<float> values(n);
     if (n > 0) {
-      const float scale = read_le<float>(scale_part.bytes, 0);
+      const float scale = finite_stored(read_le<float>(scale_part.bytes, 0), "scale", 0);
       float table[256];
       for (int b = 0; b < 256; ++b) table[b] = fp8::e4m3_to_float(static_cast<std::uint8_t>(b));
       for (std::uint64_t i = 0; i < n; ++i) values[i] = table[codes.bytes[i]] * scale;

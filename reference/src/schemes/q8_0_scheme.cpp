@@ -10,6 +10,7 @@
 #include "dgq/baselines/q8_0.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
+#include "dgq/byte_io.hpp"
 #include "dgq/registry.hpp"
 #include "schemes/tensor_io.hpp"
 
@@ -63,6 +64,7 @@ class Q80Scheme final : public Scheme {
         const int count = static_cast<int>(std::min<std::int64_t>(q8_0::kBlockValues, c.channels - first));
         q8_0::Block block;
         std::memcpy(&block, part.bytes.data() + (t * blocks + b) * q8_0::kBlockBytes, q8_0::kBlockBytes);
+        finite_stored(rules::half_to_float(block.d), "block scale d", static_cast<std::size_t>(t * blocks + b));
         q8_0::dequantize_block(block, count, values.data() + t * c.channels + first);
       }
     }

@@ -84,7 +84,8 @@ void add_to_summary(CompressionSummary& s, const Compressed& c, std::int64_t& se
 
 CompressionSummary compress_trace(const std::string& trace_path, const std::string& out_path, const Scheme& scheme,
                                   int threads) {
-  if (threads < 0) throw ParameterError("--threads must be >= 0, got " + std::to_string(threads));
+  if (threads < 0 || threads > 1024)
+    throw ParameterError("--threads must be in [0, 1024], got " + std::to_string(threads));
   const int team = threads > 0 ? threads : omp_get_max_threads();
   TraceReader reader(trace_path);
   const TraceMeta& meta = reader.meta();

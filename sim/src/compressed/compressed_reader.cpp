@@ -33,7 +33,7 @@ std::vector<std::uint8_t> read_bytes(hid_t group, const std::string& name, const
     throw InputError(context + ": expected uint8 bytes, found " + h5::describe_type(type.get()));
   const auto shape = h5::dataset_shape(ds.get());
   if (shape.size() != 1) throw InputError(context + ": expected rank 1, found rank " + std::to_string(shape.size()));
-  std::vector<std::uint8_t> bytes(shape[0]);
+  std::vector<std::uint8_t> bytes(h5::check_stored_extent(ds.get(), context));
   h5::read_all(ds.get(), H5T_NATIVE_UINT8, bytes.data(), context);
   return bytes;
 }
@@ -58,6 +58,11 @@ CompressedReader::CompressedReader(const std::string& path) : impl_(std::make_un
   }
   impl_->meta.tokens = h5::read_int_attribute(file, compressed::kAttrTokens, path);
   if (impl_->meta.tokens < 0) throw InputError(path + ": attribute 'tokens' is negative");
+  // The decompressed layer (kv heads x tokens x head_dim elements, up to 4 bytes each) must be
+  // addressable; each unit's stored bytes bound it further in read_unit().
+  h5::checked_mul(h5::checked_mul(h5::checked_mul(impl_->meta.tokens, impl_->meta.num_kv_heads, path, "attribute 'tokens' x num_kv_heads"),
+                                  impl_->meta.head_dim, path, "attribute 'tokens' x num_kv_heads x head_dim"),
+                  4, path, "the decompressed layer size");
   try {
     impl_->meta.kv_dtype = parse_dtype(h5::read_string_attribute(file, compressed::kAttrKvDtype, path));
   } catch (const ParameterError& e) {
@@ -105,8 +110,17 @@ Compressed CompressedReader::read_unit(int layer, TensorRole role, int head) con
   } catch (const ParameterError& e) {
     throw InputError(context + ": attribute 'dtype': " + e.what());
   }
-  for (const std::string& name : split_names(h5::read_string_attribute(group.get(), compressed::kAttrParts, context)))
+  std::uint64_t stored = 0;
+  for (const std::string& name : split_names(h5::read_string_attribute(group.get(), compressed::kAttrParts, context))) {
     c.parts.push_back({name, read_bytes(group.get(), name, context + "/" + name)});
+    stored += c.parts.back().bytes.size();
+  }
+  // No scheme stores less than one bit per element: a unit claiming more elements than 8x
+  // its stored bytes is corrupt, and is refused before anything is allocated for it.
+  const std::int64_t elements = h5::checked_mul(c.tokens, c.channels, context, "tokens x channels");
+  if (static_cast<std::uint64_t>(elements) > 8 * stored)
+    throw InputError(context + ": " + std::to_string(c.tokens) + " tokens x " + std::to_string(c.channels) +
+                     " channels but only " + std::to_string(stored) + " bytes stored (corrupt?)");
   if (h5::has_attribute(group.get(), compressed::kAttrSegmentEdges))
     for (std::int64_t e : h5::read_int_array_attribute(group.get(), compressed::kAttrSegmentEdges, context))
       c.segment_edges.push_back(static_cast<std::uint32_t>(e));

@@ -1,6 +1,10 @@
 #include "hdf5/h5.hpp"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -8,6 +12,16 @@
 #include "dgq/errors.hpp"
 
 namespace dgq::sim::h5 {
+
+namespace {
+// libhdf5 1.10.8's exit handler closes files still open and crashes in H5F__close_cb on a file
+// whose flush failed (disk full). dgq closes every file it writes itself (close_file(), the
+// Handle destructors), so the handler is switched off before the library starts.
+[[maybe_unused]] const bool no_hdf5_exit_handler = [] {
+  H5dont_atexit();
+  return true;
+}();
+}  // namespace
 
 void silence_hdf5_errors() {
   static std::once_flag once;
@@ -31,7 +45,9 @@ std::string take_error_message() {
 }
 
 void fail(const std::string& context) {
-  const std::string detail = take_error_message();
+  std::string detail = take_error_message();
+  for (char& c : detail)
+    if (c == '\n' || c == '\r') c = ' ';
   throw InputError(detail.empty() ? context : context + " (HDF5: " + detail + ")");
 }
 
@@ -65,6 +81,7 @@ bool Handle::close() {
     case Kind::datatype: status = H5Tclose(id_); break;
     case Kind::attribute: status = H5Aclose(id_); break;
     case Kind::plist: status = H5Pclose(id_); break;
+    case Kind::object: status = H5Oclose(id_); break;
   }
   id_ = H5I_INVALID_HID;
   return status >= 0;
@@ -82,8 +99,41 @@ Handle strong_close_fapl() {
 }
 }  // namespace
 
+namespace {
+struct FileImage {
+  std::string name;
+  const void* data = nullptr;
+  std::size_t size = 0;
+};
+thread_local FileImage* current_image = nullptr;
+
+// Opens the registered in-memory image through the core driver (no backing store).
+Handle open_image_readonly(const FileImage& image) {
+  const std::string not_hdf5 = image.name + ": not an HDF5 file or truncated";
+  Handle fapl = strong_close_fapl();
+  check_status(H5Pset_fapl_core(fapl.get(), 1 << 16, false), "file access properties");
+  if (image.size == 0) throw InputError(not_hdf5);
+  check_status(H5Pset_file_image(fapl.get(), const_cast<void*>(image.data), image.size), "file image");
+  const hid_t id = H5Fopen(image.name.c_str(), H5F_ACC_RDONLY, fapl.get());
+  if (id < 0) {
+    const std::string detail = take_error_message();
+    throw InputError(detail.empty() ? not_hdf5 : not_hdf5 + " (HDF5: " + detail + ")");
+  }
+  return Handle(id, Handle::Kind::file);
+}
+}  // namespace
+
+ScopedFileImage::ScopedFileImage(std::string name, const void* data, std::size_t size) {
+  current_image = new FileImage{std::move(name), data, size};
+}
+ScopedFileImage::~ScopedFileImage() {
+  delete current_image;
+  current_image = nullptr;
+}
+
 Handle open_file_readonly(const std::string& path) {
   silence_hdf5_errors();
+  if (current_image && current_image->name == path) return open_image_readonly(*current_image);
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw InputError(path + ": no such file");
   if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": is a directory, not a file");
@@ -107,6 +157,27 @@ Handle create_file(const std::string& path) {
   return Handle(check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
                       path + ": cannot create file"),
                 Handle::Kind::file);
+}
+
+namespace {
+// HDF5 messages may hold newlines; the CLI promises one line per error.
+std::string one_line(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  return text;
+}
+}  // namespace
+
+void close_file(Handle& file, const std::string& context) {
+  if (!file.valid()) return;
+  const hid_t id = file.get();
+  if (H5Fflush(id, H5F_SCOPE_LOCAL) < 0 || !file.close()) {
+    const std::string detail = one_line(take_error_message());
+    // Keep a failed file open: closing it again (at exit) crashes libhdf5 1.10.8.
+    file.release();
+    throw InputError(context + ": closing the file failed" + (detail.empty() ? "" : " (HDF5: " + detail + ")") +
+                     " (disk full?)");
+  }
 }
 
 bool link_exists(hid_t loc, const std::string& path) {
@@ -176,6 +247,53 @@ Handle open_single_attribute(hid_t obj, const std::string& name, const std::stri
   return attr;
 }
 
+// A variable-length string lives in the file's global heap; libhdf5 1.10.8 can loop forever
+// in H5HG__protect on a corrupt one (tests/fixtures/libhdf5, docs/robustness.md). dgq cannot
+// interrupt libhdf5 and continue, so a read that does not finish within DGQ_HDF5_READ_TIMEOUT
+// seconds (default 60; 0 = no limit, which the fuzz targets use) ends the process with one
+// error line and exit code 2, naming the file and attribute. Reads happen on one thread.
+char deadline_message[1024];
+std::size_t deadline_length = 0;
+
+void on_deadline(int) {
+  [[maybe_unused]] const ssize_t ignored = ::write(STDERR_FILENO, deadline_message, deadline_length);
+  ::_exit(2);
+}
+
+unsigned read_timeout_seconds() {
+  static const unsigned seconds = [] {
+    const char* text = std::getenv("DGQ_HDF5_READ_TIMEOUT");
+    return text ? static_cast<unsigned>(std::strtoul(text, nullptr, 10)) : 60u;
+  }();
+  return seconds;
+}
+
+class ReadDeadline {
+ public:
+  explicit ReadDeadline(const std::string& where) : seconds_(read_timeout_seconds()) {
+    if (seconds_ == 0) return;
+    const std::string text = "dgq: error: " + where + ": libhdf5 did not finish reading a variable-length string in " +
+                             std::to_string(seconds_) +
+                             " s (corrupt global heap: libhdf5 1.10.8 loops in H5HG__protect; docs/robustness.md)\n";
+    deadline_length = std::min(text.size(), sizeof deadline_message - 1);
+    std::memcpy(deadline_message, text.data(), deadline_length);
+    if (deadline_length == sizeof deadline_message - 1) deadline_message[deadline_length - 1] = '\n';
+    struct sigaction action {};
+    action.sa_handler = on_deadline;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGALRM, &action, nullptr);
+    alarm(seconds_);
+  }
+  ~ReadDeadline() {
+    if (seconds_ != 0) alarm(0);
+  }
+  ReadDeadline(const ReadDeadline&) = delete;
+  ReadDeadline& operator=(const ReadDeadline&) = delete;
+
+ private:
+  unsigned seconds_;
+};
+
 // Reads one string from an attribute (is_attribute) or a scalar dataset.
 std::string read_string_object(hid_t obj, bool is_attribute, const std::string& where) {
   Handle type(check(is_attribute ? H5Aget_type(obj) : H5Dget_type(obj), where), Handle::Kind::datatype);
@@ -191,12 +309,19 @@ std::string read_string_object(hid_t obj, bool is_attribute, const std::string& 
   if (H5Tis_variable_str(type.get()) > 0) {
     H5Tset_size(mem.get(), H5T_VARIABLE);
     char* value = nullptr;
-    read(&value);
+    {
+      const ReadDeadline deadline(where);
+      read(&value);
+    }
     std::string out = value ? value : "";
     H5free_memory(value);
     return out;
   }
   const std::size_t size = H5Tget_size(type.get());
+  const std::uint64_t stored = is_attribute ? H5Aget_storage_size(obj) : H5Dget_storage_size(obj);
+  if (size == 0 || size > (std::size_t{1} << 26) || size > stored)
+    throw InputError(where + ": fixed-length string of " + std::to_string(size) + " bytes with " +
+                     std::to_string(stored) + " bytes stored (corrupt?)");
   H5Tset_size(mem.get(), size);
   H5Tset_strpad(mem.get(), H5T_STR_NULLPAD);
   std::vector<char> buffer(size + 1, '\0');
@@ -285,6 +410,11 @@ std::vector<std::int64_t> read_int_array_attribute(hid_t obj, const std::string&
   if (!is_integer_type(type.get())) throw InputError(where + ": expected integers, found " + describe_type(type.get()));
   Handle space(check(H5Aget_space(attr.get()), where), Handle::Kind::dataspace);
   const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  // The values live in the object header: a count beyond what is stored is corruption.
+  const std::uint64_t stored = H5Aget_storage_size(attr.get());
+  if (n < 0 || n > (1 << 24) || static_cast<std::uint64_t>(n) * H5Tget_size(type.get()) > stored)
+    throw InputError(where + ": " + std::to_string(n) + " values claimed but " + std::to_string(stored) +
+                     " bytes stored (corrupt?)");
   std::vector<std::int64_t> values(static_cast<std::size_t>(n > 0 ? n : 0));
   if (!values.empty()) check_status(H5Aread(attr.get(), H5T_NATIVE_INT64, values.data()), where + ": cannot read");
   return values;
@@ -305,9 +435,10 @@ Handle float_file_type(DType dtype) {
   switch (dtype) {
     case DType::f16: return half_type();
     case DType::f32: return Handle(check(H5Tcopy(H5T_IEEE_F32LE), "float type"), Handle::Kind::datatype);
-    case DType::bf16: break;
+    case DType::bf16:  // its bits; the reader knows it by the dataset's dtype attribute
+      return Handle(check(H5Tcopy(H5T_STD_U16LE), "bf16 type"), Handle::Kind::datatype);
   }
-  throw InputError("dtype bf16 is not part of trace format v1 (use f16 or f32)");
+  throw InputError("unknown dtype");
 }
 
 std::optional<DType> float_dtype_of(hid_t type) {
@@ -351,6 +482,57 @@ std::vector<hsize_t> dataset_shape(hid_t dataset) {
   std::vector<hsize_t> shape(rank > 0 ? rank : 0);
   if (rank > 0) H5Sget_simple_extent_dims(space.get(), shape.data(), nullptr);
   return shape;
+}
+
+std::int64_t checked_mul(std::int64_t a, std::int64_t b, const std::string& context, const char* what) {
+  std::int64_t out = 0;
+  if (a < 0 || b < 0 || __builtin_mul_overflow(a, b, &out))
+    throw InputError(context + ": " + what + " overflows (" + std::to_string(a) + " x " + std::to_string(b) + ")");
+  return out;
+}
+
+namespace {
+constexpr std::uint64_t kMaxDatasetBytes = std::uint64_t{1} << 40;  // no dgq file holds 1 TiB in one dataset
+constexpr std::uint64_t kMaxFilterExpansion = 1100;                 // deflate's worst case is about 1032:1
+
+std::uint64_t file_size_of(hid_t object) {
+  Handle file(H5Iget_file_id(object), Handle::Kind::file);
+  hsize_t size = 0;
+  if (!file.valid() || H5Fget_filesize(file.get(), &size) < 0) {
+    take_error_message();
+    return 0;
+  }
+  return size;
+}
+}  // namespace
+
+std::uint64_t check_stored_extent(hid_t dataset, const std::string& context) {
+  const auto shape = dataset_shape(dataset);
+  std::uint64_t points = 1;
+  for (hsize_t d : shape)
+    if (__builtin_mul_overflow(points, static_cast<std::uint64_t>(d), &points) || points > kMaxDatasetBytes)
+      throw InputError(context + ": shape " + shape_string(shape) + " is too large");
+  Handle type(check(H5Dget_type(dataset), context), Handle::Kind::datatype);
+  const std::uint64_t element = H5Tget_size(type.get());
+  std::uint64_t logical = 0;
+  if (element == 0 || __builtin_mul_overflow(points, element, &logical) || logical > kMaxDatasetBytes)
+    throw InputError(context + ": shape " + shape_string(shape) + " is too large");
+  if (logical == 0) return points;
+  const std::uint64_t stored = H5Dget_storage_size(dataset);
+  const std::uint64_t file_bytes = file_size_of(dataset);
+  const std::string claim = context + ": shape " + shape_string(shape) + " (" + std::to_string(logical) +
+                            " bytes) but ";
+  if (stored == 0) throw InputError(claim + "no data is stored (file truncated or corrupt?)");
+  if (file_bytes > 0 && stored > file_bytes)
+    throw InputError(claim + std::to_string(stored) + " bytes stored in a file of " + std::to_string(file_bytes) +
+                     " bytes (corrupt?)");
+  Handle dcpl(check(H5Dget_create_plist(dataset), context), Handle::Kind::plist);
+  const H5D_layout_t layout = H5Pget_layout(dcpl.get());
+  const int filters = layout == H5D_CHUNKED ? H5Pget_nfilters(dcpl.get()) : 0;
+  const bool ok = filters > 0 ? logical / kMaxFilterExpansion <= stored : stored >= logical;
+  if (!ok)
+    throw InputError(claim + "only " + std::to_string(stored) + " bytes are stored (file truncated or corrupt?)");
+  return points;
 }
 
 std::string shape_string(const std::vector<hsize_t>& shape) {
@@ -416,7 +598,7 @@ std::vector<std::int64_t> read_int_vector(hid_t loc, const std::string& name, co
     throw InputError(context + ": expected an integer dtype, found " + describe_type(type.get()));
   const auto shape = dataset_shape(ds.get());
   if (shape.size() != 1) throw InputError(context + ": expected rank 1, found rank " + std::to_string(shape.size()));
-  std::vector<std::int64_t> out(shape[0]);
+  std::vector<std::int64_t> out(check_stored_extent(ds.get(), context));
   read_all(ds.get(), H5T_NATIVE_INT64, out.data(), context);
   return out;
 }

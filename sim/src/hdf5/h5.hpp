@@ -37,7 +37,7 @@ void check_status(herr_t status, const std::string& context);
 // Owns one HDF5 identifier. Kind picks the close function.
 class Handle {
  public:
-  enum class Kind { file, group, dataset, dataspace, datatype, attribute, plist };
+  enum class Kind { file, group, dataset, dataspace, datatype, attribute, plist, object };
   Handle() = default;
   Handle(hid_t id, Kind kind) : id_(id), kind_(kind) {}
   ~Handle() { reset(); }
@@ -52,6 +52,12 @@ class Handle {
   // for a file means its data may not have reached the disk.
   bool close();
   void reset() { (void)close(); }
+  // Forgets the id without closing it (see close_file()).
+  hid_t release() {
+    const hid_t id = id_;
+    id_ = H5I_INVALID_HID;
+    return id;
+  }
 
  private:
   hid_t id_ = H5I_INVALID_HID;
@@ -64,6 +70,22 @@ class Handle {
 Handle open_file_readonly(const std::string& path);
 // Creates (truncating) a file for writing.
 Handle create_file(const std::string& path);
+// Closes a file written by this process. A failed close (disk full, I/O error) throws
+// "<context>: closing the file failed (HDF5: ...)"; the id is then kept open on purpose
+// (libhdf5 1.10 crashes at exit in H5F__close_cb when a file whose close failed is closed
+// again), so the process must not reuse the file. One line, no newline in the message.
+void close_file(Handle& file, const std::string& context);
+
+// While alive, open_file_readonly(name) opens `size` bytes at `data` (an HDF5 file image in
+// memory) instead of the file `name` on disk: the fuzz targets run the real readers on bytes.
+// One image per thread; data must outlive this object.
+class ScopedFileImage {
+ public:
+  ScopedFileImage(std::string name, const void* data, std::size_t size);
+  ~ScopedFileImage();
+  ScopedFileImage(const ScopedFileImage&) = delete;
+  ScopedFileImage& operator=(const ScopedFileImage&) = delete;
+};
 
 bool link_exists(hid_t loc, const std::string& path);  // every component checked
 Handle open_group(hid_t loc, const std::string& name, const std::string& context);
@@ -84,7 +106,8 @@ std::vector<std::int64_t> read_int_array_attribute(hid_t obj, const std::string&
 // ---- Datatypes -----------------------------------------------------------------------------
 // The IEEE half type (sign 15, exponent 10..14, mantissa 0..9, bias 15), little-endian.
 Handle half_type();
-// The file type of a dgq float dtype (f16: half_type(); f32: IEEE F32LE; bf16 unsupported).
+// The file type of a dgq float dtype (f16: half_type(); f32: IEEE F32LE; bf16: U16LE, its
+// bits, which trace_layout marks with a dataset attribute dtype = "bf16").
 Handle float_file_type(DType dtype);
 // Classifies a dataset's stored type as one of dgq's float dtypes; nullopt otherwise.
 std::optional<DType> float_dtype_of(hid_t type);
@@ -94,6 +117,14 @@ std::string describe_type(hid_t type);
 
 // ---- Datasets ------------------------------------------------------------------------------
 std::vector<hsize_t> dataset_shape(hid_t dataset);
+// Checks, before anything is allocated for it, that a dataset's shape is backed by bytes in
+// the file: the element count and byte size do not overflow and stay below 2^40 bytes; its
+// storage lies inside the file; unfiltered data has at least its logical size stored and
+// filtered (deflate) data at most 1100x expansion. Returns the element count.
+// Throws InputError(context + ": ...") naming the shape and the stored bytes.
+std::uint64_t check_stored_extent(hid_t dataset, const std::string& context);
+// a * b, or InputError(context + ": " + what + " overflows") when it does not fit 63 bits.
+std::int64_t checked_mul(std::int64_t a, std::int64_t b, const std::string& context, const char* what);
 std::string shape_string(const std::vector<hsize_t>& shape);  // "[8, 1024, 128]"
 
 // Creates a dataset of the given shape and file type; chunked (chunk = the given chunk dims,

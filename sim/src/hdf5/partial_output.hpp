@@ -28,7 +28,7 @@ class PartialOutput {
   const std::string& path() const { return path_; }
 
   void commit() {
-    if (!file_.close()) fail(partial_ + ": closing the file failed");
+    close_file(file_, partial_);
     std::filesystem::rename(partial_, path_);
     committed_ = true;
   }

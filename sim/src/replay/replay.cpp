@@ -188,6 +188,7 @@ void Replayer::compress_units(const LayerData& layer, std::vector<Tensor3>& k_ha
   std::mutex* serialize = options_.serialize_schemes ? &scheme_mutex : nullptr;
   std::vector<UnitStorage> k_units(units), v_units(units);
   std::vector<std::exception_ptr> errors(units);
+  std::vector<TensorRole> failed_role(units, TensorRole::key);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(thread_count())
   for (int u = 0; u < units; ++u) {
     const int s = u / kvh, h = u % kvh;
@@ -195,13 +196,26 @@ void Replayer::compress_units(const LayerData& layer, std::vector<Tensor3>& k_ha
     try {
       replay_tensor(*schemes_[s], layer.k.head(h), TensorRole::key, k_hat[s].head(h), runs_[s].k, row, k_units[u],
                     serialize);
+      failed_role[u] = TensorRole::value;
       replay_tensor(*schemes_[s], layer.v.head(h), TensorRole::value, v_hat[s].head(h), runs_[s].v, row,
                     v_units[u], serialize);
     } catch (...) {
       errors[u] = std::current_exception();
     }
   }
-  rethrow_first(errors);
+  for (int u = 0; u < units; ++u) {  // the first failure, with file, layer, tensor, head and scheme
+    if (!errors[u]) continue;
+    const std::string where = runs_[u / kvh].trace_path + ": /layers/" + std::to_string(layer.layer) + "/" +
+                              std::string(role_name(failed_role[u])) + ": head " + std::to_string(u % kvh) +
+                              ": scheme " + schemes_[u / kvh]->spec() + ": ";
+    try {
+      std::rethrow_exception(errors[u]);
+    } catch (const ParameterError& e) {
+      throw ParameterError(where + e.what());
+    } catch (const Error& e) {
+      throw InputError(where + e.what());
+    }
+  }
   const std::size_t kv_rows = options_.layers.size() * kvh;
   for (int u = 0; u < units; ++u) {  // serial, in unit order: deterministic part order and edges
     RunResult& r = runs_[u / kvh];

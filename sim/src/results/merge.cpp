@@ -12,8 +12,8 @@ MergeReport merge_results(const std::string& out, const std::vector<std::string>
   if (inputs.empty()) throw ParameterError("merge: no input files");
   MergeReport report;
   const std::string partial = out + ".partial";
-  PartialFile guard(partial);
   h5::Handle dst = h5::create_file(partial);
+  PartialFile guard(partial);  // armed only once this process has created the file
   write_results_root(dst.get());
   h5::Handle dst_runs = h5::create_group(dst.get(), "runs", partial + ": /runs");
   std::vector<std::string> origin_of;  // parallel to the merged names, for messages
@@ -27,8 +27,7 @@ MergeReport merge_results(const std::string& out, const std::vector<std::string>
     for (const std::string& name : listing.complete) {
       const auto it = std::find(merged.begin(), merged.end(), name);
       if (it == merged.end()) {
-        h5::check_status(H5Ocopy(src_runs.get(), name.c_str(), dst_runs.get(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
-                         in + ": copying run " + name);
+        copy_run_group(src_runs.get(), dst_runs.get(), name, in);
         merged.push_back(name);
         origin_of.push_back(in);
         ++report.copied;
@@ -45,7 +44,7 @@ MergeReport merge_results(const std::string& out, const std::vector<std::string>
     }
   }
   dst_runs.reset();
-  if (!dst.close()) h5::fail(partial + ": closing");
+  h5::close_file(dst, partial);
   guard.commit_to(out);
   return report;
 }

@@ -67,10 +67,10 @@ void add_runs(const std::string& path, const std::vector<RunResult>& runs, bool 
     if (!names.insert(r.name).second) throw ParameterError("run name '" + r.name + "' is given twice");
   }
   const std::string partial = path + ".partial";
-  PartialFile guard(partial);
   // The new file is written from scratch: the old file's complete runs are copied over
-  // (H5Ocopy), so incomplete or replaced runs leave no dead space behind.
+  // (copy_run_group), so incomplete or replaced runs leave no dead space behind.
   h5::Handle file = h5::create_file(partial);
+  PartialFile guard(partial);  // armed only once this process has created the file
   write_results_root(file.get());
   h5::Handle dst_runs = h5::create_group(file.get(), "runs", partial + ": /runs");
   if (fs::exists(path)) {
@@ -85,14 +85,13 @@ void add_runs(const std::string& path, const std::vector<RunResult>& runs, bool 
       h5::Handle src_runs = h5::open_group(old.get(), "runs", path + ": /runs");
       for (const std::string& name : listing.complete) {
         if (names.count(name)) continue;  // replaced below
-        h5::check_status(H5Ocopy(src_runs.get(), name.c_str(), dst_runs.get(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
-                         path + ": copying run " + name);
+        copy_run_group(src_runs.get(), dst_runs.get(), name, path);
       }
     }
   }
   dst_runs.reset();
   for (const auto& r : runs) write_run(file.get(), r, path);
-  if (!file.close()) h5::fail(partial + ": closing");
+  h5::close_file(file, partial);
   guard.commit_to(path);
 }
 

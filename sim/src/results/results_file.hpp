@@ -3,6 +3,7 @@
 #include <hdf5.h>
 
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,4 +43,25 @@ class PartialFile {
 namespace dgq::sim {
 // "" when the two run groups are identical, else the first difference (path and what).
 std::string diff_run_groups(hid_t a, hid_t b, const std::string& where);
+
+// The objects met while walking a run group (file address of each); a run is a tree, so
+// enter() throws InputError("<where>: object reached twice (hard-link cycle?)") for an object
+// seen before, and past kMaxObjects objects.
+class VisitedObjects {
+ public:
+  static constexpr std::size_t kMaxObjects = 1 << 20;
+  void enter(hid_t object, const std::string& where);
+
+ private:
+  std::set<haddr_t> seen_;
+};
+
+// Throws InputError("<where>: is a soft or external link") unless parent/name is a hard link.
+void require_hard_link(hid_t parent, const std::string& name, const std::string& where);
+
+// Copies the run group src_runs/name to dst_runs/name by plain reads and writes (not H5Ocopy,
+// which follows corrupt global-heap ids into crashes inside libhdf5 1.10.8): groups,
+// datasets (same type, shape and creation properties) and attributes; every dataset's shape
+// is checked against its stored bytes first, and an object reached twice is refused.
+void copy_run_group(hid_t src_runs, hid_t dst_runs, const std::string& name, const std::string& context);
 }  // namespace dgq::sim

@@ -18,6 +18,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
+constexpr std::size_t kMaxSweepRuns = 100000;
+
 // The axes of the grid that family declares as parameters, in the grid's order.
 std::vector<SweepAxis> axes_of_family(const SweepGrid& g, const std::string& family) {
   std::vector<SweepAxis> axes;
@@ -57,6 +59,9 @@ std::vector<std::string> expand_spec(const std::string& spec, const std::vector<
   }
   std::vector<std::string> specs = {spec};
   for (const SweepAxis& a : axes) {
+    if (specs.size() * a.values.size() > kMaxSweepRuns)  // a config of a few KB must not expand to 10^9 runs
+      throw ParameterError("the grid of scheme '" + spec + "' has more than " + std::to_string(kMaxSweepRuns) +
+                           " points");
     std::vector<std::string> next;
     for (const std::string& s : specs) {
       for (const std::string& v : a.values) {
@@ -127,12 +132,16 @@ std::vector<SweepRun> expand_runs(const SweepConfig& config) {
         throw ParameterError(config.config_path + ": " + e.what());
       }
     }
+    if (specs.size() + points.size() > kMaxSweepRuns)
+      throw ParameterError(config.config_path + ": more than " + std::to_string(kMaxSweepRuns) + " runs");
     for (const std::string& s : points) {
       specs.push_back(make_scheme(s)->spec());
     }
   }
   std::vector<SweepRun> runs;
   std::map<std::string, std::size_t> seen;
+  if (specs.size() * config.traces.size() > kMaxSweepRuns)
+    throw ParameterError(config.config_path + ": more than " + std::to_string(kMaxSweepRuns) + " runs");
   for (std::size_t t = 0; t < config.traces.size(); ++t) {
     for (const std::string& spec : specs) {
       SweepRun r;
@@ -181,6 +190,7 @@ std::string synthetic_cache_path(const std::string& output, const SweepTrace& tr
 }
 
 SweepReport run_sweep(const SweepConfig& config, const SweepOptions& options) {
+  const OutputLock lock(options.output);  // before any work: one writer per output
   SweepReport report;
   const std::vector<SweepRun> all = expand_runs(config);
   const std::vector<SweepRun> mine = select_shard(all, options.shard);

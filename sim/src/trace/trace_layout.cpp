@@ -94,7 +94,6 @@ void validate_meta_for_writing(const TraceMeta& meta) {
   if (meta.num_q_heads % meta.num_kv_heads != 0)
     throw ParameterError("trace num_q_heads must be a multiple of num_kv_heads");
   if (meta.tokens < 0) throw ParameterError("trace tokens must be >= 0");
-  if (meta.kv_dtype == DType::bf16) throw ParameterError("trace kv dtype must be f16 or f32 (format v1)");
   for (std::size_t i = 0; i < meta.q_pos.size(); ++i) {
     if (meta.q_pos[i] < 0 || meta.q_pos[i] >= meta.tokens)
       throw ParameterError("trace q_pos[" + std::to_string(i) + "] = " + std::to_string(meta.q_pos[i]) +
@@ -162,16 +161,28 @@ void write_tensor3(hid_t loc, const std::string& name, const Tensor3& t, const s
   const std::vector<hsize_t> shape = {static_cast<hsize_t>(t.heads), static_cast<hsize_t>(t.tokens),
                                       static_cast<hsize_t>(t.channels)};
   h5::Handle ds = h5::create_dataset(loc, name, type.get(), shape, {1, kChunkTokens, shape[2]}, context);
+  if (t.dtype == DType::bf16) h5::write_string_attribute(ds.get(), kDtypeAttribute, "bf16");
   h5::write_all(ds.get(), type.get(), t.storage.data(), context);
+}
+
+std::optional<DType> tensor_dtype(hid_t dataset, hid_t type, const std::string& context) {
+  if (const auto dtype = h5::float_dtype_of(type)) return dtype;
+  // bf16: HDF5 has no such float, so it is stored as its bits, uint16, marked dtype = "bf16".
+  if (H5Tget_class(type) == H5T_INTEGER && H5Tget_size(type) == 2 && H5Tget_sign(type) == H5T_SGN_NONE &&
+      H5Tget_order(type) == H5T_ORDER_LE && h5::has_attribute(dataset, kDtypeAttribute) &&
+      h5::read_string_attribute(dataset, kDtypeAttribute, context) == "bf16")
+    return DType::bf16;
+  return std::nullopt;
 }
 
 DType check_tensor3(hid_t loc, const std::string& name, const std::vector<std::int64_t>& expected,
                     const std::string& context) {
   h5::Handle ds = h5::open_dataset(loc, name, context);
   h5::Handle type(h5::check(H5Dget_type(ds.get()), context), h5::Handle::Kind::datatype);
-  const auto dtype = h5::float_dtype_of(type.get());
+  const auto dtype = tensor_dtype(ds.get(), type.get(), context);
   if (!dtype)
-    throw InputError(context + ": unsupported dtype " + h5::describe_type(type.get()) + " (expected f16 or f32)");
+    throw InputError(context + ": unsupported dtype " + h5::describe_type(type.get()) +
+                     " (expected f16, f32, or uint16 with attribute dtype = 'bf16')");
   const auto shape = h5::dataset_shape(ds.get());
   if (shape.size() != expected.size())
     throw InputError(context + ": expected rank " + std::to_string(expected.size()) + ", found rank " +
@@ -185,15 +196,17 @@ DType check_tensor3(hid_t loc, const std::string& name, const std::vector<std::i
       want += (i ? ", " : "") + (expected[i] < 0 ? std::string("*") : std::to_string(expected[i]));
     throw InputError(context + ": expected shape " + want + "], found " + h5::shape_string(shape));
   }
+  h5::check_stored_extent(ds.get(), context);
   return *dtype;
 }
 
 Tensor3 read_tensor3(hid_t loc, const std::string& name, const std::string& context) {
   h5::Handle ds = h5::open_dataset(loc, name, context);
   h5::Handle type(h5::check(H5Dget_type(ds.get()), context), h5::Handle::Kind::datatype);
-  const auto dtype = h5::float_dtype_of(type.get());
+  const auto dtype = tensor_dtype(ds.get(), type.get(), context);
   const auto shape = h5::dataset_shape(ds.get());
-  if (!dtype || shape.size() != 3) throw InputError(context + ": expected a rank-3 f16 or f32 dataset");
+  if (!dtype || shape.size() != 3) throw InputError(context + ": expected a rank-3 f16, f32 or bf16 dataset");
+  h5::check_stored_extent(ds.get(), context);
   Tensor3 t(*dtype, static_cast<std::int64_t>(shape[0]), static_cast<std::int64_t>(shape[1]),
             static_cast<std::int64_t>(shape[2]));
   h5::Handle mem = h5::float_file_type(*dtype);  // little-endian host: file layout == memory layout

@@ -2,6 +2,7 @@
 // The pieces of trace format v1 (docs/trace-format.md) that the trace reader/writer and the
 // compressed-file format (docs/compressed-format.md) share: root attributes, the auxiliary
 // datasets (/q_pos, /tokens, /noise_mask, /text) and whole [heads][tokens][channels] tensors.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,11 @@ namespace dgq::sim::layout {
 inline constexpr const char* kTraceFormat = "dgq-trace";
 inline constexpr int kTraceVersion = 1;
 inline constexpr hsize_t kChunkTokens = 1024;  // one chunk per (head, up to 1024 tokens)
+// bf16 tensors are stored as uint16 (their bits) with this dataset attribute set to "bf16".
+inline constexpr const char* kDtypeAttribute = "dtype";
+
+// The dgq dtype of a tensor dataset (f16, f32, or marked bf16); nullopt for anything else.
+std::optional<DType> tensor_dtype(hid_t dataset, hid_t type, const std::string& context);
 
 std::string layer_group(int layer);                            // "/layers/3"
 std::string layer_dataset(int layer, const std::string& name);  // "/layers/3/k"
@@ -33,7 +39,7 @@ void read_aux_datasets(hid_t file, TraceMeta& meta, const std::string& path);
 
 // A [heads][tokens][channels] float tensor, chunked per (head, up to 1024 tokens).
 void write_tensor3(hid_t loc, const std::string& name, const Tensor3& t, const std::string& context);
-// Checks rank, shape (expected; -1 = any) and dtype (f16/f32) of a float dataset without
+// Checks rank, shape (expected; -1 = any) and dtype (f16/f32/bf16) of a float dataset without
 // reading it; returns its dtype. context = "FILE: /layers/3/k".
 DType check_tensor3(hid_t loc, const std::string& name, const std::vector<std::int64_t>& expected,
                     const std::string& context);

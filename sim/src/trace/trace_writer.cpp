@@ -81,7 +81,7 @@ void TraceWriter::finish() {
   if (count != impl_->meta.num_layers)
     throw ParameterError(impl_->path + ": finish() after " + std::to_string(count) + " of " +
                          std::to_string(impl_->meta.num_layers) + " layers");
-  if (!impl_->file.close()) h5::fail(impl_->partial + ": closing the file failed");
+  h5::close_file(impl_->file, impl_->partial);
   std::filesystem::rename(impl_->partial, impl_->path);
   impl_->finished = true;
 }

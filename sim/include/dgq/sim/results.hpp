@@ -69,3 +69,23 @@ namespace dgq::sim {
 // mean/p95, top-8 recall, segments per head).
 std::string format_run_table(const std::vector<RunResult>& runs);
 }  // namespace dgq::sim
+
+namespace dgq::sim {
+// An exclusive lock on a results file for the whole of a replay or sweep: flock() on
+// OUTPUT.lock, taken at the start. A second process writing the same output fails at once
+// with "OUTPUT: in use by another dgq process"; an output folder that is not writable fails
+// here too, before any work. The lock file is removed on release only when this process
+// created it (docs/replay.md).
+class OutputLock {
+ public:
+  explicit OutputLock(const std::string& output);
+  ~OutputLock();
+  OutputLock(const OutputLock&) = delete;
+  OutputLock& operator=(const OutputLock&) = delete;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  bool created_ = false;
+};
+}  // namespace dgq::sim
