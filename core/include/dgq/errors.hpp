@@ -1,4 +1,5 @@
 #pragma once
+#include <exception>
 #include <stdexcept>
 #include <string>
 
@@ -23,5 +24,11 @@ class InputError : public Error {
  public:
   using Error::Error;
 };
+
+// Rethrows `error` with `where` put before its message, keeping its kind: a ParameterError stays
+// one, any other dgq::Error becomes an InputError, anything else propagates unchanged. For
+// boundaries that run units in parallel, keep the first failure, and add its file, dataset and
+// head afterwards.
+[[noreturn]] void rethrow_with_context(const std::exception_ptr& error, const std::string& where);
 
 }  // namespace dgq

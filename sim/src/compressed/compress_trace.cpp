@@ -56,13 +56,7 @@ std::vector<Compressed> compress_layer(const LayerData& data, const Scheme& sche
     if (!errors[u]) continue;
     const std::string where = trace_path + ": " + layout::layer_dataset(data.layer, u < heads ? "k" : "v") +
                               ": head " + std::to_string(u % heads) + ": ";
-    try {
-      std::rethrow_exception(errors[u]);
-    } catch (const ParameterError& e) {
-      throw ParameterError(where + e.what());
-    } catch (const Error& e) {
-      throw InputError(where + e.what());
-    }
+    rethrow_with_context(errors[u], where);
   }
   return out;
 }

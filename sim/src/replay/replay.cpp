@@ -208,13 +208,7 @@ void Replayer::compress_units(const LayerData& layer, std::vector<Tensor3>& k_ha
     const std::string where = runs_[u / kvh].trace_path + ": /layers/" + std::to_string(layer.layer) + "/" +
                               std::string(role_name(failed_role[u])) + ": head " + std::to_string(u % kvh) +
                               ": scheme " + schemes_[u / kvh]->spec() + ": ";
-    try {
-      std::rethrow_exception(errors[u]);
-    } catch (const ParameterError& e) {
-      throw ParameterError(where + e.what());
-    } catch (const Error& e) {
-      throw InputError(where + e.what());
-    }
+    rethrow_with_context(errors[u], where);
   }
   const std::size_t kv_rows = options_.layers.size() * kvh;
   for (int u = 0; u < units; ++u) {  // serial, in unit order: deterministic part order and edges
