@@ -32,14 +32,6 @@ std::vector<double> llama_hadamard_matrix(int n) {
   return h;
 }
 
-std::vector<float> random_row(std::int64_t n, std::uint64_t stream) {
-  auto gen = rng(stream);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> v(static_cast<std::size_t>(n));
-  for (float& e : v) e = normal(gen);
-  return v;
-}
-
 double dot(const float* a, const float* b, std::int64_t n) {
   double s = 0.0;
   for (std::int64_t i = 0; i < n; ++i) s += static_cast<double>(a[i]) * b[i];
@@ -88,7 +80,7 @@ TEST_CASE("hadamard rotation of a single block equals llama.cpp's Sylvester matr
   for (const int n : {64, 128, 256}) {
     CAPTURE(n);
     const std::vector<double> h = llama_hadamard_matrix(n);
-    const std::vector<float> x = random_row(n, static_cast<std::uint64_t>(n));
+    const std::vector<float> x = gaussian_values(n, static_cast<std::uint64_t>(n));
     std::vector<float> y = x;
     hadamard_rotate_row(y.data(), n, n);
     for (int i = 0; i < n; ++i) {
@@ -131,7 +123,7 @@ TEST_CASE("hadamard rotation is orthonormal to rounding: norms and dot products 
   for (const std::int64_t d : {64, 128, 192, 256}) {
     for (const bool key : {true, false}) {
       CAPTURE(d, key);
-      const std::vector<float> a = random_row(d, 1), b = random_row(d, 2);
+      const std::vector<float> a = gaussian_values(d, 1), b = gaussian_values(d, 2);
       const std::vector<float> ra = rotated_rows(a, d, key), rb = rotated_rows(b, d, key);
       const double na = dot(a.data(), a.data(), d);
       CHECK(std::fabs(dot(ra.data(), ra.data(), d) - na) <= 1e-6 * na);
@@ -182,12 +174,12 @@ TEST_CASE("attention computed in the rotated basis equals attention in the origi
   const std::int64_t tokens = 100, d = 128, queries = 4;
   std::vector<float> k(static_cast<std::size_t>(tokens * d)), v(k.size()), q(static_cast<std::size_t>(queries * d));
   for (std::int64_t i = 0; i < tokens; ++i) {
-    const std::vector<float> rk = random_row(d, 100 + i), rv = random_row(d, 300 + i);
+    const std::vector<float> rk = gaussian_values(d, 100 + i), rv = gaussian_values(d, 300 + i);
     std::copy(rk.begin(), rk.end(), k.begin() + i * d);
     std::copy(rv.begin(), rv.end(), v.begin() + i * d);
   }
   for (std::int64_t i = 0; i < queries; ++i) {
-    const std::vector<float> r = random_row(d, 500 + i);
+    const std::vector<float> r = gaussian_values(d, 500 + i);
     std::copy(r.begin(), r.end(), q.begin() + i * d);
   }
   const auto rotated = make_scheme("q4_0:rot=hadamard");

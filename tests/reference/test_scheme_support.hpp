@@ -51,6 +51,15 @@ inline OwnedTensor tensor_from(const std::vector<float>& values, std::int64_t l,
 
 inline std::mt19937_64 rng(std::uint64_t stream) { return std::mt19937_64(seed() * 1000003u + stream); }
 
+// n independent standard normal values from the test seed's stream `stream`.
+inline std::vector<float> gaussian_values(std::int64_t n, std::uint64_t stream) {
+  auto gen = rng(stream);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (float& e : v) e = normal(gen);
+  return v;
+}
+
 // Token rows with their own offset and spread plus the occasional outlier channel, the shape
 // real K/V activations have.
 inline OwnedTensor random_tensor(std::int64_t l, std::int64_t d, std::uint64_t stream, DType t = DType::f16) {

@@ -20,17 +20,9 @@ double squared_norm(const std::vector<float>& v) {
   return s;
 }
 
-std::vector<float> gaussian(std::int64_t n, std::uint64_t stream) {
-  auto gen = rng(stream);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> v(static_cast<std::size_t>(n));
-  for (float& e : v) e = normal(gen);
-  return v;
-}
-
 // Mean ||x - x^||^2 over `count` random unit vectors of dimension d through turboquant:bits=b.
 double unit_vector_mse(int d, int bits, std::int64_t count) {
-  std::vector<float> x = gaussian(count * d, 40 + static_cast<std::uint64_t>(bits));
+  std::vector<float> x = gaussian_values(count * d, 40 + static_cast<std::uint64_t>(bits));
   for (std::int64_t t = 0; t < count; ++t) {
     double s = 0.0;
     for (int j = 0; j < d; ++j) s += static_cast<double>(x[t * d + j]) * x[t * d + j];
@@ -62,7 +54,7 @@ TEST_CASE("turboquant rotation is orthogonal to rounding and inverse undoes it",
   for (const int d : {16, 64, 128, 512}) {
     CAPTURE(d);
     const turboquant::Rotation r(d, 3);
-    const std::vector<float> x = gaussian(d, static_cast<std::uint64_t>(d));
+    const std::vector<float> x = gaussian_values(d, static_cast<std::uint64_t>(d));
     std::vector<float> y = x;
     r.forward(y.data());
     CHECK(std::fabs(squared_norm(y) - squared_norm(x)) <= 1e-6 * squared_norm(x));
@@ -187,8 +179,8 @@ namespace {
 double inner_product_distortion(const std::string& variant, int d, int bits, int seeds, std::int64_t per_seed) {
   double sum = 0.0;
   for (int seed = 0; seed < seeds; ++seed) {
-    std::vector<float> x = gaussian(per_seed * d, 700 + static_cast<std::uint64_t>(seed * 8 + bits));
-    std::vector<float> y = gaussian(per_seed * d, 900 + static_cast<std::uint64_t>(seed * 8 + bits));
+    std::vector<float> x = gaussian_values(per_seed * d, 700 + static_cast<std::uint64_t>(seed * 8 + bits));
+    std::vector<float> y = gaussian_values(per_seed * d, 900 + static_cast<std::uint64_t>(seed * 8 + bits));
     for (std::vector<float>* v : {&x, &y}) {
       for (std::int64_t t = 0; t < per_seed; ++t) {
         double s = 0.0;
@@ -271,7 +263,7 @@ TEST_CASE("turboquant prod is unbiased for inner products where mse is not", "[t
   // y = x (unit, d = 64): E<x, x^> = 1 for prod (the QJL estimator is unbiased, Theorem 2),
   // while mse gives E<x, x~> = 1 - D_mse(2) ~ 0.885 (its bias, the paper's motivation for prod).
   const int d = 64, seeds = 400;
-  const std::vector<float> x0 = gaussian(d, 77);
+  const std::vector<float> x0 = gaussian_values(d, 77);
   double norm = 0.0;
   for (const float e : x0) norm += static_cast<double>(e) * e;
   std::vector<float> x(x0.size());
