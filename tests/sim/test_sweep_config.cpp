@@ -126,3 +126,72 @@ TEST_CASE("grid keys sweep the parameters of any registered family, for the sche
   CHECK_THROWS_WITH(parse("schemes = [\"kivi-2\"]\ntraces = [\"a.h5\"]\n[grid]\ngroup = [1.5]\n"),
                     Catch::Contains("key 'group'") && Catch::Contains("integer"));
 }
+
+TEST_CASE("an [eval] table makes every model x text x ctx an input, paths resolved against the config") {
+  const auto c = parse(R"(
+schemes = ["fp16", "q8_0"]
+[grid]
+win = [8, 16]
+[eval]
+ctx = [512, 1024]
+chunks = 2
+query_rounding = "q8_0"
+[[eval.model]]
+path = "../models/smol.h5"
+texts = ["t/code.h5", "/abs/prose.h5"]
+[[eval.model]]
+path = "g.h5"
+label = "gemma"
+texts = "t/code-g.h5"
+)");
+  REQUIRE(c.eval.has_value());
+  CHECK(c.traces.empty());
+  CHECK(c.eval->chunks == 2);
+  CHECK(c.eval->base == "fp16");
+  CHECK(c.eval->query_rounding == sim::QueryRounding::q8_0);
+  REQUIRE(c.eval->inputs.size() == 6);  // 2 texts x 2 ctx + 1 text x 2 ctx
+  CHECK(c.eval->inputs[0].label == "smol+code+ctx512");
+  CHECK(c.eval->inputs[0].model_path == "/models/smol.h5");
+  CHECK(c.eval->inputs[0].model_as == "../models/smol.h5");
+  CHECK(c.eval->inputs[1].label == "smol+code+ctx1024");
+  CHECK(c.eval->inputs[2].text_path == "/abs/prose.h5");
+  CHECK(c.eval->inputs[5].label == "gemma+code-g+ctx1024");
+  CHECK(c.eval->inputs[5].text_path == "/cfg/t/code-g.h5");
+  // fp16 and q8_0 have no win parameter: one run each per input.
+  const auto runs = sim::expand_runs(c);
+  REQUIRE(runs.size() == 12);
+  CHECK(runs[0].name == "fp16@smol+code+ctx512");
+  CHECK(runs[1].name == "q8_0@smol+code+ctx512");
+  CHECK(runs[11].trace == 5);
+}
+
+TEST_CASE("an [eval] grid expands the schemes as in replay sweeps") {
+  const auto c = parse("schemes = [\"dgq\"]\n[grid]\nwin = [8, 16]\n[eval]\nctx = 64\n[[eval.model]]\n"
+                       "path = \"m.h5\"\ntexts = [\"a.h5\"]\n");
+  const auto runs = sim::expand_runs(c);
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].name.find("win=8") != std::string::npos);
+  CHECK(runs[1].name.find("win=16") != std::string::npos);
+  CHECK(runs[1].name.find("@m+a+ctx64") != std::string::npos);
+}
+
+TEST_CASE("bad [eval] tables are errors naming the key or table") {
+  const std::string model = "[[eval.model]]\npath = \"m.h5\"\ntexts = [\"a.h5\"]\n";
+  CHECK_THROWS_WITH(parse("schemes = [\"q8_0\"]\n[eval]\nchunks = 1\n" + model), Catch::Contains("[eval] needs 'ctx'"));
+  CHECK_THROWS_WITH(parse("schemes = [\"q8_0\"]\n[eval]\nctx = 16\n"), Catch::Contains("[[eval.model]]"));
+  CHECK_THROWS_WITH(parse("schemes = [\"q8_0\"]\n[eval]\nctx = 3\n" + model),
+                    Catch::Contains("key 'ctx'") && Catch::Contains("outside [4, 1048576]"));
+  CHECK_THROWS_WITH(parse("schemes = [\"q8_0\"]\n[eval]\nctx = 16\nchunks = -1\n" + model), Catch::Contains("key 'chunks'"));
+  CHECK_THROWS_WITH(parse("schemes = [\"q8_0\"]\n[eval]\nctx = 16\nbase = \"nope\"\n" + model),
+                    Catch::Contains(":4:") && Catch::Contains("key 'base'"));
+  CHECK_THROWS_WITH(parse("schemes = [\"q8_0\"]\n[eval]\nctx = 16\nquery_rounding = \"q4\"\n" + model),
+                    Catch::Contains("key 'query_rounding'"));
+  CHECK_THROWS_WITH(parse("schemes = [\"q8_0\"]\n[eval]\nctx = 16\n[[eval.model]]\npath = \"m.h5\"\n"),
+                    Catch::Contains(":4: [[eval.model]] needs 'path'"));
+  CHECK_THROWS_WITH(parse("schemes = [\"q8_0\"]\n[eval]\nctx = 16\n" + model + "seed = 3\n"),
+                    Catch::Contains("unknown key 'seed' in [[eval.model]]"));
+  CHECK_THROWS_WITH(parse("schemes = [\"q8_0\"]\ntraces = [\"t.h5\"]\n[eval]\nctx = 16\n" + model),
+                    Catch::Contains("cannot be combined with traces"));
+  CHECK_THROWS_WITH(parse("schemes = [\"q8_0\"]\n[eval]\nctx = [16, 16]\n" + model),
+                    Catch::Contains("two eval inputs are labelled 'm+a+ctx16'"));
+}

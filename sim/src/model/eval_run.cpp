@@ -16,6 +16,7 @@
 #include "dgq/sim/eval.hpp"
 #include "hdf5/h5.hpp"
 #include "hdf5/partial_output.hpp"
+#include "model/eval_summary_attributes.hpp"
 #include "model/h5_numbers.hpp"
 
 namespace dgq::sim {
@@ -157,16 +158,6 @@ void write_json(const std::string& path, const EvalResult& r, const EvalOptions&
   fs::rename(partial, path);
 }
 
-void write_summary_attributes(hid_t g, const EvalSummary& s) {
-  h5::write_int_attribute(g, "tokens", s.tokens);
-  const std::pair<const char*, double> values[] = {
-      {"bits_per_element", s.bits_per_element}, {"ppl", s.ppl}, {"ppl_stderr", s.ppl_stderr}, {"dppl", s.dppl},
-      {"dppl_stderr", s.dppl_stderr}, {"kld_mean", s.kld_mean}, {"kld_stderr", s.kld_stderr},
-      {"kld_median", s.kld_median}, {"kld_p90", s.kld_p90}, {"kld_p99", s.kld_p99}, {"kld_max", s.kld_max},
-      {"rms_dp", s.rms_dp}, {"same_top1", s.same_top1}, {"attn_kl_mean", s.attn_kl_mean}};
-  for (const auto& [name, value] : values) h5::write_double_attribute(g, name, value);
-  h5::write_doubles(g, "attn_kl_per_layer", s.attn_kl_per_layer, "attn_kl_per_layer");
-}
 
 }  // namespace
 
@@ -308,6 +299,8 @@ EvalResult run_eval(const EvalOptions& o) {
 
   EvalResult result;
   result.model = c.name;
+  result.text_kind = text.kind;
+  result.noise_rate = text.noise_rate;
   result.chunks = chunks;
   result.scored_per_chunk = rows;
   result.tokens_per_second = forward_seconds > 0 ? double(forward_tokens) / forward_seconds : 0;

@@ -2,6 +2,7 @@
 // go to PATH.partial (a copy of PATH), which replaces PATH by rename only once closed.
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <set>
 
 #include "dgq/errors.hpp"
@@ -61,10 +62,11 @@ void write_results_root(hid_t file) {
   h5::write_int_attribute(file, "version", kResultsVersion);
 }
 
-void add_runs(const std::string& path, const std::vector<RunResult>& runs, bool replace) {
+void add_run_groups(const std::string& path, const std::vector<std::string>& new_names, bool replace,
+                    const std::function<void(hid_t file)>& write_new) {
   std::set<std::string> names;
-  for (const auto& r : runs) {
-    if (!names.insert(r.name).second) throw ParameterError("run name '" + r.name + "' is given twice");
+  for (const auto& n : new_names) {
+    if (!names.insert(n).second) throw ParameterError("run name '" + n + "' is given twice");
   }
   const std::string partial = path + ".partial";
   // The new file is written from scratch: the old file's complete runs are copied over
@@ -76,9 +78,9 @@ void add_runs(const std::string& path, const std::vector<RunResult>& runs, bool 
   if (fs::exists(path)) {
     h5::Handle old = h5::open_file_readonly(path);
     const RunListing listing = list_runs_in(old.get(), path);
-    for (const auto& r : runs) {
-      if (listing.is_complete(r.name) && !replace) {
-        throw ParameterError(path + ": run '" + r.name + "' already exists (use --force to replace it)");
+    for (const auto& n : new_names) {
+      if (listing.is_complete(n) && !replace) {
+        throw ParameterError(path + ": run '" + n + "' already exists (use --force to replace it)");
       }
     }
     if (!listing.complete.empty()) {
@@ -90,9 +92,17 @@ void add_runs(const std::string& path, const std::vector<RunResult>& runs, bool 
     }
   }
   dst_runs.reset();
-  for (const auto& r : runs) write_run(file.get(), r, path);
+  write_new(file.get());
   h5::close_file(file, partial);
   guard.commit_to(path);
+}
+
+void add_runs(const std::string& path, const std::vector<RunResult>& runs, bool replace) {
+  std::vector<std::string> names;
+  for (const auto& r : runs) names.push_back(r.name);
+  add_run_groups(path, names, replace, [&](hid_t file) {
+    for (const auto& r : runs) write_run(file, r, path);
+  });
 }
 
 }  // namespace dgq::sim

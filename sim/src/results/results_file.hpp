@@ -3,6 +3,7 @@
 #include <hdf5.h>
 
 #include <filesystem>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -16,6 +17,11 @@ std::vector<std::string> child_names(hid_t group, const std::string& context);
 RunListing list_runs_in(hid_t file, const std::string& path);
 // Root attributes of a results file: format = "dgq-results", version = 1.
 void write_results_root(hid_t file);
+// add_runs for any kind of run: PATH.partial gets PATH's complete runs (except those named
+// in new_names, which must not be complete there unless `replace`), then write_new(file)
+// writes the new run groups (each with `complete` = 1 last); renamed to PATH once closed.
+void add_run_groups(const std::string& path, const std::vector<std::string>& new_names, bool replace,
+                    const std::function<void(hid_t file)>& write_new);
 
 // Removes PATH.partial unless committed; keeps a failed write from lingering.
 class PartialFile {

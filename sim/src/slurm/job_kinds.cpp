@@ -1,5 +1,6 @@
-// One entry per kind of array work. A new kind (e.g. `dgq eval` jobs, once the config can
-// name them) is one SlurmJobKind value plus one row here; scripts, shard files, resubmission
+// One entry per kind of array work. Eval sweeps need none of their own: a config with [eval]
+// is a sweep whose runs are `dgq eval` runs (docs/eval.md), sharded and merged the same way.
+// A new kind is one SlurmJobKind value plus one row here; scripts, shard files, resubmission
 // and the merge check are shared by all kinds.
 #include "slurm/job_kinds.hpp"
 

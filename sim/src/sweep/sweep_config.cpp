@@ -172,7 +172,78 @@ void parse_grid(const Context& c, const toml::table& t, SweepGrid& g) {
   }
 }
 
+// [eval] with its [[eval.model]] tables: every model x text x ctx is one input.
+SweepEval parse_eval(const Context& c, const toml::table& t, const fs::path& base) {
+  c.only_known_keys(t, {"ctx", "chunks", "base", "query_rounding", "model"}, "[eval]");
+  SweepEval eval;
+  const int line = static_cast<int>(t.source().begin.line);
+  const toml::node* ctx_node = t.get("ctx");
+  if (!ctx_node) throw ParameterError(c.path + ":" + std::to_string(line) + ": [eval] needs 'ctx' (n_ctx, one or a list)");
+  const std::vector<std::int64_t> ctxs = integers(c, *ctx_node, "ctx");
+  for (const std::int64_t n : ctxs)
+    if (n < 4 || n > (1 << 20)) c.fail(*ctx_node, "ctx", std::to_string(n) + " is outside [4, 1048576]");
+  if (const toml::node* n = t.get("chunks")) {
+    eval.chunks = c.int_value(*n, "chunks");
+    if (eval.chunks < 0) c.fail(*n, "chunks", "must be >= 0 (0 = every whole chunk)");
+  }
+  if (const toml::node* n = t.get("base")) {
+    eval.base = c.string_value(*n, "base");
+    try {
+      (void)SchemeCache(eval.base, QueryRounding::off);
+    } catch (const ParameterError& e) {
+      c.fail(*n, "base", e.what());
+    }
+  }
+  if (const toml::node* n = t.get("query_rounding")) {
+    try {
+      eval.query_rounding = parse_query_rounding(c.string_value(*n, "query_rounding"));
+    } catch (const ParameterError& e) {
+      c.fail(*n, "query_rounding", e.what());
+    }
+  }
+  const toml::node* models = t.get("model");
+  if (!models)
+    throw ParameterError(c.path + ":" + std::to_string(line) + ": [eval] needs [[eval.model]] tables (path, texts)");
+  const auto resolve = [&](const std::string& p) {
+    const fs::path f(p);
+    return (f.is_absolute() ? f : base / f).lexically_normal().string();
+  };
+  for (const toml::table* m : tables_of(c, *models, "eval.model")) {
+    c.only_known_keys(*m, {"path", "label", "texts"}, "[[eval.model]]");
+    const std::string where = c.path + ":" + std::to_string(m->source().begin.line) + ": [[eval.model]]";
+    const toml::node* path = m->get("path");
+    const toml::node* texts = m->get("texts");
+    if (!path || !texts) throw ParameterError(where + " needs 'path' (a model file) and 'texts' (token files)");
+    const std::string model_as = c.string_value(*path, "path");
+    std::string label = fs::path(model_as).stem().string();
+    if (const toml::node* l = m->get("label")) label = c.string_value(*l, "label");
+    for (const std::string& text_as : strings(c, *texts, "texts")) {
+      for (const std::int64_t n : ctxs) {
+        SweepEvalInput in;
+        in.model_as = model_as;
+        in.text_as = text_as;
+        in.model_path = resolve(model_as);
+        in.text_path = resolve(text_as);
+        in.ctx = n;
+        in.label = label + "+" + fs::path(text_as).stem().string() + "+ctx" + std::to_string(n);
+        eval.inputs.push_back(std::move(in));
+      }
+    }
+  }
+  return eval;
+}
+
 }  // namespace
+
+std::vector<std::string> SweepConfig::input_labels() const {
+  std::vector<std::string> labels;
+  if (eval) {
+    for (const SweepEvalInput& in : eval->inputs) labels.push_back(in.label);
+  } else {
+    for (const SweepTrace& t : traces) labels.push_back(t.label);
+  }
+  return labels;
+}
 
 SweepConfig parse_sweep_config_text(const std::string& text, const std::string& path) {
   const Context c{path};
@@ -183,7 +254,7 @@ SweepConfig parse_sweep_config_text(const std::string& text, const std::string& 
     throw ParameterError(path + ":" + std::to_string(e.source().begin.line) + ":" +
                          std::to_string(e.source().begin.column) + ": " + std::string(e.description()));
   }
-  c.only_known_keys(root, {"schemes", "traces", "trace", "synthetic", "grid", "replay"}, "");
+  c.only_known_keys(root, {"schemes", "traces", "trace", "synthetic", "grid", "replay", "eval"}, "");
   SweepConfig config;
   config.config_path = path;
   const fs::path base = fs::path(path).parent_path();
@@ -236,11 +307,19 @@ SweepConfig parse_sweep_config_text(const std::string& text, const std::string& 
       }
     }
   }
-  if (config.traces.empty()) throw ParameterError(path + ": no traces: add [[trace]] or [[synthetic]] tables");
+  if (const toml::node* e = root.get("eval")) {
+    if (!config.traces.empty() || root.get("replay") || !config.grid.noise_rate.empty())
+      throw ParameterError(path + ": [eval] runs a model on token files; it cannot be combined with traces, "
+                                  "[replay] or a noise_rate grid (use two configs)");
+    config.eval = parse_eval(c, as_table(c, *e, "eval"), base);
+  }
+  if (!config.eval && config.traces.empty())
+    throw ParameterError(path + ": no traces: add [[trace]] or [[synthetic]] tables (or [eval] for model runs)");
   std::set<std::string> labels;
-  for (const auto& t : config.traces) {
-    if (!labels.insert(t.label).second) {
-      throw ParameterError(path + ": two traces are labelled '" + t.label + "' (set 'label' to tell them apart)");
+  for (const std::string& label : config.input_labels()) {
+    if (!labels.insert(label).second) {
+      throw ParameterError(path + ": two " + std::string(config.eval ? "eval inputs" : "traces") + " are labelled '" +
+                           label + "' (set 'label' to tell them apart)");
     }
   }
   return config;

@@ -10,6 +10,7 @@
 #include "dgq/sim/replay.hpp"
 #include "dgq/sim/results.hpp"
 #include "dgq/sim/sweep.hpp"
+#include "sweep/eval_sweep.hpp"
 #include "sweep/number_text.hpp"
 
 namespace dgq::sim {
@@ -140,15 +141,16 @@ std::vector<SweepRun> expand_runs(const SweepConfig& config) {
   }
   std::vector<SweepRun> runs;
   std::map<std::string, std::size_t> seen;
-  if (specs.size() * config.traces.size() > kMaxSweepRuns)
+  const std::vector<std::string> labels = config.input_labels();
+  if (specs.size() * labels.size() > kMaxSweepRuns)
     throw ParameterError(config.config_path + ": more than " + std::to_string(kMaxSweepRuns) + " runs");
-  for (std::size_t t = 0; t < config.traces.size(); ++t) {
+  for (std::size_t t = 0; t < labels.size(); ++t) {
     for (const std::string& spec : specs) {
       SweepRun r;
       r.index = runs.size();
       r.scheme = spec;
       r.trace = t;
-      r.name = sanitize_run_name(spec + "@" + config.traces[t].label);
+      r.name = sanitize_run_name(spec + "@" + labels[t]);
       if (!seen.emplace(r.name, r.index).second) {
         throw ParameterError(config.config_path + ": two sweep points are the same run '" + r.name +
                              "' (a scheme listed twice, or a grid value repeated)");
@@ -197,6 +199,7 @@ SweepReport run_sweep(const SweepConfig& config, const SweepOptions& options) {
   report.total = all.size();
   report.in_shard = mine.size();
   const RunListing done = list_runs(options.output);
+  if (config.eval) return run_eval_sweep(config, options, mine, done, report);
   // Pending runs grouped by trace, in run-list order.
   std::map<std::size_t, std::vector<const SweepRun*>> by_trace;
   for (const SweepRun& r : mine) {

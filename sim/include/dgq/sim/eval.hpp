@@ -115,6 +115,8 @@ struct EvalSchemeResult {
 };
 struct EvalResult {
   std::string model;
+  std::string text_kind;  // the token file's kind and noise rate
+  double noise_rate = 0;
   std::int64_t chunks = 0, scored_per_chunk = 0;
   double tokens_per_second = 0;  // forward-pass throughput over the chunks computed in this call
   std::vector<EvalSchemeResult> schemes;  // the base first

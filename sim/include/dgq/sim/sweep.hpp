@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "dgq/sim/eval.hpp"
 #include "dgq/sim/replay.hpp"
 #include "dgq/sim/synth.hpp"
 
@@ -36,12 +37,32 @@ struct SweepGrid {
   std::vector<double> noise_rate;  // synthetic traces; empty: the trace's own noise_rate
 };
 
+// An input of an eval sweep ([eval] in the config, docs/eval.md "Eval sweeps"): one model,
+// one token file, one n_ctx. Every scheme of the sweep is one `dgq eval` run on it.
+struct SweepEvalInput {
+  std::string label;                 // <model label>+<text stem>+ctx<N>; part of every run name
+  std::string model_path, text_path; // resolved against the config's folder
+  std::string model_as, text_as;     // as written in the config (recorded in each run)
+  std::int64_t ctx = 0;
+};
+struct SweepEval {
+  std::int64_t chunks = 0;  // per input; 0 = every whole chunk of the text
+  std::string base = "fp16";
+  QueryRounding query_rounding = QueryRounding::off;
+  std::vector<SweepEvalInput> inputs;  // model (config order) x text x ctx
+};
+
 struct SweepConfig {
   std::string config_path;
   std::vector<SweepTrace> traces;  // recorded first, then synthetic x noise_rate, config order
   std::vector<std::string> schemes;
   SweepGrid grid;
   std::vector<int> layers;         // [replay] layers; empty: all
+  // Set for an eval sweep: its runs are `dgq eval` runs over eval->inputs instead of replays
+  // of traces (a config has one or the other).
+  std::optional<SweepEval> eval;
+  // The labels of the sweep's inputs (traces, or eval inputs), in config order.
+  std::vector<std::string> input_labels() const;
 };
 
 // Parses and validates; unknown keys, wrong types and bad values throw ParameterError
@@ -53,7 +74,7 @@ struct SweepRun {
   std::size_t index = 0;      // position in the full run list
   std::string name;           // sanitize(canonical spec + "@" + trace label)
   std::string scheme;         // canonical spec
-  std::size_t trace = 0;      // index into SweepConfig::traces
+  std::size_t trace = 0;      // index into SweepConfig::traces (eval sweeps: eval->inputs)
 };
 
 // The deterministic run list: for each trace (config order), for each scheme (config order),
@@ -82,6 +103,8 @@ struct SweepReport {
 
 // Runs the pending runs of the shard, grouped by trace (schemes of a trace share each layer
 // read, at most kSweepSchemesPerPass at a time), adding each pass's runs to the results file.
+// Eval sweeps: grouped by input, each group one run_eval call (base run + the group's pending
+// schemes; resumable by chunk), whose results become runs of the results file.
 inline constexpr std::size_t kSweepSchemesPerPass = 8;
 SweepReport run_sweep(const SweepConfig& config, const SweepOptions& options);
 

@@ -1,0 +1,117 @@
+// Eval sweeps: each input (model x text x ctx) with pending runs is one run_eval call whose
+// output goes to OUTPUT.cache/eval/<input>.h5 (resumable chunk by chunk there, as `dgq eval`);
+// its per-scheme summaries then become complete run groups of OUTPUT, and the scratch file is
+// removed. The base run is computed once per input and shard; a scheme equal to the base is
+// taken from it rather than run twice.
+#include <omp.h>
+
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include "dgq/errors.hpp"
+#include "dgq/scheme.hpp"
+#include "hdf5/h5.hpp"
+#include "model/eval_summary_attributes.hpp"
+#include "model/h5_numbers.hpp"
+#include "results/results_file.hpp"
+#include "results/run_writer.hpp"
+#include "sweep/eval_sweep.hpp"
+
+namespace dgq::sim {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string canonical_spec(const std::string& spec) {
+  return spec == "fp32" ? spec : make_scheme(spec)->spec();  // fp32: the exact cache, no scheme
+}
+
+void write_eval_run(hid_t file, const std::string& name, const SweepEvalInput& in, const SweepEval& eval,
+                    const EvalResult& result, const EvalSchemeResult& scheme, const std::string& context) {
+  const std::string where = context + ": /runs/" + name;
+  h5::Handle runs = h5::open_group(file, "runs", context + ": /runs");
+  h5::Handle g = h5::create_group(runs.get(), name, where);
+  h5::write_string_attribute(g.get(), "kind", "eval");
+  h5::write_string_attribute(g.get(), "scheme", scheme.spec);
+  h5::write_string_attribute(g.get(), "model", result.model);
+  h5::write_string_attribute(g.get(), "model_path", in.model_as);
+  h5::write_string_attribute(g.get(), "text", in.text_as);
+  h5::write_int_attribute(g.get(), "ctx", in.ctx);
+  h5::write_int_attribute(g.get(), "chunks", result.chunks);
+  h5::write_int_attribute(g.get(), "scored_per_chunk", result.scored_per_chunk);
+  h5::write_string_attribute(g.get(), "base", eval.base);
+  h5::write_string_attribute(g.get(), "query_rounding", eval.query_rounding == QueryRounding::q8_0 ? "q8_0" : "off");
+  h5::write_string_attribute(g.get(), "text_kind", result.text_kind);
+  h5::write_double_attribute(g.get(), "noise_rate", result.noise_rate);
+  h5::write_string_attribute(g.get(), "dgq_version", kDgqVersion);
+  write_summary_attributes(g.get(), scheme.summary);
+  h5::write_int_attribute(g.get(), "complete", 1);  // last (docs/results-format.md)
+}
+
+}  // namespace
+
+SweepReport run_eval_sweep(const SweepConfig& config, const SweepOptions& options, const std::vector<SweepRun>& mine,
+                           const RunListing& done, SweepReport report) {
+  const SweepEval& eval = *config.eval;
+  if (options.device != ReplayDevice::cpu)
+    throw ParameterError(config.config_path + ": [eval] sweeps run on the CPU (--device cpu)");
+  if (options.threads > 0) omp_set_num_threads(options.threads);
+  std::map<std::size_t, std::vector<const SweepRun*>> by_input;  // pending runs, in run-list order
+  for (const SweepRun& r : mine) {
+    if (done.is_complete(r.name)) {
+      ++report.skipped_complete;
+      continue;
+    }
+    by_input[r.trace].push_back(&r);
+  }
+  const std::string base = canonical_spec(eval.base);
+  for (const auto& [i, runs] : by_input) {
+    const SweepEvalInput& in = eval.inputs[i];
+    EvalOptions o;
+    o.model_path = in.model_path;
+    o.text_path = in.text_path;
+    o.ctx = in.ctx;
+    o.max_chunks = eval.chunks;
+    o.base = eval.base;
+    o.query_rounding = eval.query_rounding;
+    o.progress = options.progress;
+    for (const SweepRun* r : runs)
+      if (r->scheme != base) o.schemes.push_back(r->scheme);
+    if (o.schemes.empty()) o.schemes.push_back(base);  // only the base is pending: run_eval wants a scheme
+    const fs::path scratch = fs::path(options.output + ".cache") / "eval" / (sanitize_run_name(in.label) + ".h5");
+    fs::create_directories(scratch.parent_path());
+    o.output_path = scratch.string();
+    EvalResult result;
+    try {
+      result = run_eval(o);
+    } catch (...) {
+      rethrow_with_context(std::current_exception(), config.config_path + ": eval input '" + in.label + "'");
+    }
+    std::vector<std::string> names;
+    for (const SweepRun* r : runs) names.push_back(r->name);
+    add_run_groups(options.output, names, false, [&](hid_t file) {
+      for (const SweepRun* r : runs) {
+        const bool is_base = r->scheme == base;
+        std::size_t k = 0;
+        if (!is_base) {
+          k = 1;
+          while (result.schemes[k].spec != r->scheme) ++k;  // run_eval keeps the order it was given
+        }
+        EvalSchemeResult s = result.schemes[k];
+        s.spec = r->scheme;
+        write_eval_run(file, r->name, in, eval, result, s, options.output);
+      }
+    });
+    fs::remove(scratch);
+    report.ran += runs.size();
+    if (options.progress) {
+      std::cerr << "sweep: " << in.label << ": " << report.ran << "/" << (report.in_shard - report.skipped_complete)
+                << " run(s) done, " << static_cast<long long>(result.tokens_per_second) << " tokens/s\n";
+    }
+  }
+  return report;
+}
+
+}  // namespace dgq::sim

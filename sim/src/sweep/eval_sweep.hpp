@@ -1,0 +1,13 @@
+#pragma once
+// Eval sweeps ([eval] in a sweep config, docs/eval.md "Eval sweeps"): the shard's pending runs
+// as `dgq eval` runs, written as run groups of a results file so that resume, shards,
+// `dgq merge` and `dgq slurm` work as for replay sweeps.
+#include <vector>
+
+#include "dgq/sim/results.hpp"
+#include "dgq/sim/sweep.hpp"
+
+namespace dgq::sim {
+SweepReport run_eval_sweep(const SweepConfig& config, const SweepOptions& options, const std::vector<SweepRun>& mine,
+                           const RunListing& done, SweepReport report);
+}  // namespace dgq::sim

@@ -1,0 +1,144 @@
+"""Eval sweeps (docs/eval.md, "Eval sweeps"): `[eval]` in a sweep config runs `dgq eval` for
+every model x text x ctx x scheme as one run of a results file, so grids resume, shard and merge
+like replay sweeps. Checked here: each run equals the same `dgq eval` run, shards merged equal
+the whole sweep, a rerun runs nothing, and bad [eval] tables get clear errors.
+By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k eval_sweep
+"""
+import os
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from eval_support import run_dgq, write_tiny_model, write_token_file
+
+pytestmark = pytest.mark.needs_dgq
+SUMMARY_KEYS = ["ppl", "ppl_stderr", "dppl", "dppl_stderr", "kld_mean", "kld_stderr", "kld_median", "kld_p90",
+                "kld_p99", "kld_max", "rms_dp", "same_top1", "bits_per_element", "attn_kl_mean", "tokens"]
+
+
+@pytest.fixture(scope="module")
+def dgq_bin():
+    path = os.environ.get("DGQ_BIN")
+    if not path or not os.access(path, os.X_OK):
+        pytest.fail(f"DGQ_BIN={path!r} is not an executable file (ctest sets it when dgq is built)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    """A tiny llama model and two 64-token texts of random ids."""
+    folder = tmp_path_factory.mktemp("eval-sweep")
+    model = folder / "tiny.h5"
+    cfg, _ = write_tiny_model(model, "llama")
+    rng = np.random.default_rng(11)
+    texts = []
+    for name in ["a", "b"]:
+        tokens = rng.integers(2, cfg["vocab_size"], size=64).astype(np.int32)
+        write_token_file(folder / f"{name}.h5", tokens, "tiny-llama", kind=name)
+        texts.append(folder / f"{name}.h5")
+    return {"dir": folder, "model": model, "texts": texts}
+
+
+def write_config(folder: Path, body: str) -> Path:
+    config = folder / "sweep.toml"
+    config.write_text(body)
+    return config
+
+
+CONFIG = """schemes = ["fp16", "q8_0", "dgq"]
+[grid]
+win = [8, 16]
+[eval]
+ctx = [16, 32]
+chunks = 2
+[[eval.model]]
+path = "tiny.h5"
+label = "tiny"
+texts = ["a.h5", "b.h5"]
+"""
+
+
+def runs_of(results: Path) -> dict:
+    with h5py.File(results, "r") as f:
+        return {name: dict(g.attrs) for name, g in f["runs"].items()}
+
+
+def test_every_run_equals_the_same_dgq_eval_run(dgq_bin, inputs, tmp_path):
+    config = write_config(inputs["dir"], CONFIG)
+    out = tmp_path / "sweep.h5"
+    listing = run_dgq(dgq_bin, "sweep", config, "--list", "-o", out).stdout.splitlines()
+    # 2 texts x 2 ctx x (fp16 + q8_0 + dgq at 2 window sizes)
+    assert len(listing) == 16
+    assert listing[0].endswith("fp16@tiny+a+ctx16")
+    run_dgq(dgq_bin, "sweep", config, "-o", out)
+    runs = runs_of(out)
+    assert len(runs) == 16 and all(r["complete"] == 1 and r["kind"] == "eval" for r in runs.values())
+    assert not Path(str(out) + ".cache/eval").exists() or not any(Path(str(out) + ".cache/eval").iterdir())
+
+    alone = tmp_path / "alone.h5"
+    run_dgq(dgq_bin, "eval", "--model", inputs["model"], "--text", inputs["texts"][1], "--ctx", 32, "--chunks", 2,
+            "--schemes", "dgq:win=8,q8_0", "-o", alone)
+    with h5py.File(alone, "r") as f:
+        by_spec = {f["runs"][k].attrs["spec"]: dict(f["runs"][k].attrs) for k in f["runs"]}
+    for spec, name in [("fp16", "fp16@tiny+b+ctx32"), ("q8_0", "q8_0@tiny+b+ctx32")]:
+        for key in SUMMARY_KEYS:
+            assert runs[name][key] == by_spec[spec][key], (name, key)
+    dgq_run = next(r for n, r in runs.items() if n.startswith("dgq") and "win=8" in n and n.endswith("b+ctx32"))
+    dgq_alone = next(a for s, a in by_spec.items() if s.startswith("dgq"))
+    for key in SUMMARY_KEYS:
+        assert dgq_run[key] == dgq_alone[key], key
+    assert runs["fp16@tiny+a+ctx16"]["kld_max"] == 0.0 and runs["q8_0@tiny+a+ctx16"]["kld_max"] > 0.0
+    assert runs["q8_0@tiny+a+ctx16"]["text"] == "a.h5" and runs["q8_0@tiny+a+ctx16"]["ctx"] == 16
+
+    rerun = run_dgq(dgq_bin, "sweep", config, "-o", out).stdout
+    assert "16 already complete, 0 run now" in rerun
+
+
+def test_shards_merged_equal_the_whole_sweep(dgq_bin, inputs, tmp_path):
+    config = write_config(inputs["dir"], CONFIG)
+    whole = tmp_path / "whole.h5"
+    run_dgq(dgq_bin, "sweep", config, "-o", whole)
+    shards = [tmp_path / f"shard{i}.h5" for i in range(3)]
+    for i, shard in enumerate(shards):
+        run_dgq(dgq_bin, "sweep", config, "-o", shard, "--shard", f"{i}/3")
+    merged = tmp_path / "merged.h5"
+    run_dgq(dgq_bin, "merge", merged, *shards)
+    # merge refuses a run present twice with different contents: merging the whole sweep in too
+    # checks every run of the shards against it attribute by attribute.
+    report = run_dgq(dgq_bin, "merge", tmp_path / "both.h5", merged, whole).stdout
+    assert runs_of(merged).keys() == runs_of(whole).keys()
+    assert ": 16 run(s), 16 identical duplicate(s)" in report, report
+
+
+@pytest.mark.parametrize("body, message", [
+    ('schemes = ["q8_0"]\n[eval]\nchunks = 1\n[[eval.model]]\npath = "tiny.h5"\ntexts = ["a.h5"]\n',
+     "[eval] needs 'ctx'"),
+    ('schemes = ["q8_0"]\n[eval]\nctx = 16\n', "[eval] needs [[eval.model]]"),
+    ('schemes = ["q8_0"]\n[eval]\nctx = 16\nquery_rounding = "q4"\n[[eval.model]]\npath = "tiny.h5"\n'
+     'texts = ["a.h5"]\n', "key 'query_rounding'"),
+    ('schemes = ["q8_0"]\ntraces = ["t.h5"]\n[eval]\nctx = 16\n[[eval.model]]\npath = "tiny.h5"\ntexts = ["a.h5"]\n',
+     "cannot be combined with traces"),
+    ('schemes = ["q8_0"]\n[eval]\nctx = 2\n[[eval.model]]\npath = "tiny.h5"\ntexts = ["a.h5"]\n',
+     "outside [4, 1048576]"),
+    ('schemes = ["q8_0"]\n[eval]\nctx = 16\n[[eval.model]]\npath = "tiny.h5"\ntexts = ["a.h5"]\nseed = 1\n',
+     "unknown key 'seed' in [[eval.model]]"),
+])
+def test_bad_eval_tables_are_refused_with_the_key_named(dgq_bin, inputs, tmp_path, body, message):
+    config = write_config(tmp_path, body)
+    result = run_dgq(dgq_bin, "sweep", config, "-o", tmp_path / "r.h5", check=False)
+    assert result.returncode != 0 and message in result.stderr, result.stderr
+    assert not (tmp_path / "r.h5").exists()
+
+
+def test_a_missing_text_names_the_input_and_the_file(dgq_bin, inputs, tmp_path):
+    body = CONFIG.replace('"b.h5"', '"missing.h5"')
+    config = write_config(tmp_path, body.replace('"tiny.h5"', f'"{inputs["model"]}"').replace(
+        '"a.h5"', f'"{inputs["texts"][0]}"'))
+    out = tmp_path / "r.h5"
+    result = run_dgq(dgq_bin, "sweep", config, "-o", out, check=False)
+    assert result.returncode != 0
+    assert "eval input 'tiny+missing+ctx16'" in result.stderr and "missing.h5" in result.stderr, result.stderr
+    # the inputs before the failing one are complete and kept; nothing half-written
+    assert len(runs_of(out)) == 8 and all(r["complete"] == 1 for r in runs_of(out).values())
