@@ -5,7 +5,7 @@
 #   experiments/run.sh [--quick] [NAME...]
 #
 # NAME: baseline group_ratio min_var segments_vs_length noise markers memory claims (default:
-# all). The claims ledger is rebuilt after any run. --quick uses experiments/NAME-quick.toml
+# all), and e2e, frontier (language models; only when named). The claims ledger is rebuilt after any run. --quick uses experiments/NAME-quick.toml
 # where one exists (small synthetic traces; a few minutes on 2 cores); the full mode uses
 # experiments/NAME.toml (contexts up to 128K tokens) and adds the real traces in
 # out/real-traces/ (made by tools/make-real-traces.sh) to every sweep over recorded traces.
@@ -34,7 +34,7 @@ for arg in "$@"; do
     -h|--help) usage; exit 0 ;;
     -*) echo "run.sh: unknown option '$arg'" >&2; usage >&2; exit 2 ;;
     *)
-      if [[ " ${ALL[*]} claims e2e " != *" $arg "* ]]; then
+      if [[ " ${ALL[*]} claims e2e frontier " != *" $arg "* ]]; then
         echo "run.sh: unknown experiment '$arg' (known: ${ALL[*]} claims)" >&2
         exit 2
       fi
@@ -107,19 +107,26 @@ run_noise() { sweep noise; }
 # shared 2-core machine; full: hours). Models: tools/make-models.sh; texts: tools/prompts.sh +
 # tools/make_eval_texts.py into out/eval-texts/ (made here when missing).
 declare -A E2E_MODEL_FILES=([smollm2]=smollm2-135m.h5 [gemma3]=gemma3-270m.h5)
+# The models (tools/make-models.sh) and their token files in out/eval-texts/, made when missing.
+e2e_inputs() {
+  local model
+  tools/make-models.sh smollm2 gemma3
+  for model in smollm2 gemma3; do
+    [ -f "out/eval-texts/$model-prose-noise10.h5" ] || {
+      tools/prompts.sh out/prompts
+      .venv/bin/python tools/make_eval_texts.py "$model" --prompts out/prompts -o out/eval-texts
+    }
+  done
+}
 E2E_SCHEMES="q8_0,int8-token,fp8-e4m3,int4-group64,kivi-4,kivi-2,dgq,dgq:granularity=segment-channel"
 run_e2e() {
   local model texts ctx chunks text name
   if ((quick)); then ctx=256; chunks=1; texts=(code-clean legal-clean poetry-clean prose-clean)
   else ctx=1024; chunks=2; texts=(code-clean code-noise10 legal-clean legal-noise10 poetry-clean poetry-noise10 prose-clean prose-noise10)
   fi
-  tools/make-models.sh smollm2 gemma3
+  e2e_inputs
   mkdir -p "$OUT/e2e"
   for model in smollm2 gemma3; do
-    [ -f "out/eval-texts/$model-prose-noise10.h5" ] || {
-      tools/prompts.sh out/prompts
-      .venv/bin/python tools/make_eval_texts.py "$model" --prompts out/prompts -o out/eval-texts
-    }
     for text in "${texts[@]}"; do
       name="$model-$text-$ctx"
       [ -f "$OUT/e2e/$name.json" ] && { log "e2e $name: done before"; continue; }
@@ -131,6 +138,42 @@ run_e2e() {
       mv "$OUT/e2e/$name.txt.partial" "$OUT/e2e/$name.txt"
     done
   done
+}
+
+# frontier (issue 13): an eval sweep (docs/eval.md, "Eval sweeps") of every cache at 2-8.5 bits on
+# both models into out/experiments/frontier.h5; resumable like every sweep. The config's
+# `#@ dgq2-schemes` line gets experiments/frontier-dgq2.txt (the DGQ v2 configurations, one spec
+# per line, shared by both modes) and `#@ eval-models` an [[eval.model]] table per model with
+# absolute paths to its token files: the clean texts in the quick mode, clean and noisy in the
+# full mode. Not in the default list (quick: about an hour on 2 cores; full: many hours).
+run_frontier() {
+  local config copy model texts kind spec
+  config="$(config_of frontier)"
+  copy="$OUT/configs/frontier.toml"
+  if ((quick)); then texts=(code-clean legal-clean poetry-clean prose-clean)
+  else texts=(code-clean code-noise10 legal-clean legal-noise10 poetry-clean poetry-noise10 prose-clean prose-noise10)
+  fi
+  e2e_inputs
+  : > "$copy.partial"
+  while IFS= read -r line; do
+    if [ "$line" = "  #@ dgq2-schemes" ]; then
+      while IFS= read -r spec; do
+        [[ -z "$spec" || "$spec" == \#* ]] || printf '  "%s",\n' "$spec" >> "$copy.partial"
+      done < experiments/frontier-dgq2.txt
+    elif [ "$line" = "#@ eval-models" ]; then
+      for model in smollm2 gemma3; do
+        printf '[[eval.model]]\npath = "%s"\nlabel = "%s"\ntexts = [' \
+          "$(realpath "${DGQ_MODELS_DIR:-models}/${E2E_MODEL_FILES[$model]}")" "$model" >> "$copy.partial"
+        for kind in "${texts[@]}"; do printf '"%s", ' "$repo/out/eval-texts/$model-$kind.h5" >> "$copy.partial"; done
+        printf ']\n' >> "$copy.partial"
+      done
+    else
+      printf '%s\n' "$line" >> "$copy.partial"
+    fi
+  done < "$config"
+  mv "$copy.partial" "$copy"
+  log "sweep frontier ($copy)"
+  "$DGQ" sweep "$copy" -o "$OUT/frontier.h5" --progress
 }
 
 # Memory: `dgq memory` (exact bytes per scheme from each scheme's own accounting) for each

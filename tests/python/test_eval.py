@@ -81,6 +81,54 @@ def test_smollm2_logits_match_the_numpy_forward_pass_on_the_gguf(dgq_bin, tmp_pa
     assert relative_error(saved_logits(out, 0), expected) <= LOGITS_REL_TOL
 
 
+# fp32 cache: measured 1.6e-7 relative. fp16 cache: measured 7.8e-5. The two passes compute K in
+# fp32 in different orders (Eigen vs numpy's BLAS, ~1e-6 apart), and about one element in a
+# thousand then rounds to the neighbouring fp16 value; in SmolLM2's outlier key channels (|k| in
+# the hundreds, fp16 ulp 0.125) one such flip moves an attention score visibly, so the two fp16
+# caches differ about as much as fp16 differs from fp32 (logits 1e-3 relative either way).
+FP32_CACHE_PPL_REL_TOL = 1e-6
+FP16_CACHE_PPL_REL_TOL = 2e-4
+
+
+def test_cache_perplexity_matches_numpy_on_the_shipped_code_text(dgq_bin, tmp_path):
+    """PPL of `dgq eval` with an fp32 and an fp16 cache on the first 512 tokens of the shipped
+    SmolLM2 code trace (data/smollm2-code-1k.h5, /tokens), recomputed with the numpy pass of
+    tools/export_trace.py (for fp16: K after RoPE and V rounded to fp16 before attention), chunked
+    and scored as docs/eval.md says (2 chunks of 256; rows 128..254 predict tokens 129..255)."""
+    if not SMOLLM2_FILE.is_file():
+        pytest.fail(f"{SMOLLM2_FILE} missing: run tools/make-models.sh (tools/setup.sh does)")
+    with h5py.File(REPO_ROOT / "data" / "smollm2-code-1k.h5", "r") as f:
+        tokens = np.asarray(f["tokens"][:512], dtype=np.int32)
+        model_name = f.attrs["model"]
+    text = tmp_path / "code.h5"
+    write_token_file(text, tokens, model_name, kind="code")
+    out = tmp_path / "r.h5"
+    run_dgq(dgq_bin, "eval", "--model", SMOLLM2_FILE, "--text", text, "--ctx", 256, "--base", "fp16",
+            "--schemes", "fp32", "-o", out)
+    dgq_fp16, dgq_fp32 = (r["ppl"] for r in run_attrs(out))
+
+    model = numpy_llama(SMOLLM2_FILE)
+
+    def numpy_ppl():
+        nll = []
+        for chunk in (tokens[:256], tokens[256:]):
+            z = numpy_logits(model, chunk)[128:255].astype(np.float64)
+            z -= z.max(axis=1, keepdims=True)
+            log_p = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+            nll.extend(-log_p[np.arange(127), chunk[129:256]])
+        return float(np.exp(np.mean(nll)))
+
+    numpy_fp32 = numpy_ppl()
+    exact_attention = model._attention
+    fp16 = lambda x: x.astype(np.float16).astype(np.float32)  # noqa: E731 (llama.cpp's f32 -> f16 copy)
+    model._attention = lambda q, k, v, start: exact_attention(q, fp16(k), fp16(v), start)
+    numpy_fp16 = numpy_ppl()
+    print(f"PPL fp32 cache: dgq {dgq_fp32:.9f} numpy {numpy_fp32:.9f}; "
+          f"fp16 cache: dgq {dgq_fp16:.9f} numpy {numpy_fp16:.9f}")
+    assert abs(dgq_fp32 / numpy_fp32 - 1) <= FP32_CACHE_PPL_REL_TOL
+    assert abs(dgq_fp16 / numpy_fp16 - 1) <= FP16_CACHE_PPL_REL_TOL
+
+
 def test_a_scheme_that_returns_its_input_has_kld_and_dppl_exactly_zero(dgq_bin, tiny, tmp_path):
     # The fp16 scheme stores fp16 input bytes unchanged; against the fp16 base it is an identity.
     out = tmp_path / "r.h5"
