@@ -1,0 +1,53 @@
+#pragma once
+// DGQ v2's parameters (docs/spec.md, "DGQ v2", parameter table): the segmentation of v1
+// (win, group_ratio, min_var, max_groups, markers: a DgqParams, rules 1-5 and 8 unchanged) and
+// what v2 adds: code width, range granularity per role, residual tokens, range dtype, fixed
+// boundaries for the ablation, and its own Hadamard rotation (with the basis the segmentation
+// is computed on).
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "dgq/dgq_params.hpp"
+#include "dgq/registry.hpp"
+#include "dgq/scheme.hpp"
+
+namespace dgq::schemes::dgq2 {
+
+// Which tokens and channels share one (lo, hi) range (rule V3).
+enum class RangeGranularity : std::uint8_t {
+  segment,                // one range per segment
+  segment_channel,        // one per (segment, channel)
+  token,                  // one per token (no segmentation)
+  segment_channel_group,  // one per (group of G tokens inside a segment, channel)
+};
+enum class RangeDtype : std::uint8_t { fp16, fp32 };
+
+std::string_view granularity_name(RangeGranularity g);
+RangeGranularity parse_granularity(std::string_view s, std::string_view key);  // throws ParameterError naming key
+bool uses_segments(RangeGranularity g);                  // every granularity but token
+
+struct Params {
+  int bits = 4;  // 2, 3, 4 or 8
+  RangeGranularity kgran = RangeGranularity::segment_channel;
+  RangeGranularity vgran = RangeGranularity::token;
+  int kgroup = 64, vgroup = 64;  // tokens per group of segment-channel-group
+  int residual = 0;              // most recent tokens kept in the input dtype
+  RangeDtype range_dtype = RangeDtype::fp16;
+  bool fixed_boundaries = false;  // boundaries=fixed: equal-length segments, same count (ablation)
+  bool rotate = false;            // rot=hadamard
+  bool segment_on_input = false;  // seg_on=input: variance curve of the unrotated input
+  DgqParams seg;                  // win, group_ratio, min_var, max_groups, markers (v1 rules 1-5, 8)
+
+  RangeGranularity granularity(TensorRole role) const { return role == TensorRole::key ? kgran : vgran; }
+  int group(TensorRole role) const { return role == TensorRole::key ? kgroup : vgroup; }
+  // Quantization levels (steps): 2^bits - 1, or 2^bits - 3 with markers=inband (rule V4).
+  int levels() const;
+  std::string spec() const;  // canonical "dgq2:bits=4,kgran=...,..." with every parameter
+};
+
+std::span<const SchemeParam> dgq2_scheme_params();
+Params params_from_args(const SchemeArgs& args);  // throws ParameterError naming the key
+
+}  // namespace dgq::schemes::dgq2
