@@ -27,7 +27,16 @@ struct Config {
   int bits = 4;
   std::string kgran = "segment-channel", vgran = "token", markers = "table", range_dtype = "fp16";
   std::int64_t kgroup = 64, vgroup = 64, residual = 0;
+  int kbits = 0, vbits = 0;
   bool rotate = false;
+  std::string rot_on = "kv";
+  int bits_of(TensorRole role) const {
+    const int own = role == TensorRole::key ? kbits : vbits;
+    return own != 0 ? own : bits;
+  }
+  bool rotates(TensorRole role) const {
+    return rotate && (rot_on == "kv" || rot_on == (role == TensorRole::key ? "k" : "v"));
+  }
 };
 
 std::string value_of(const std::string& spec, const std::string& key, const std::string& fallback) {
@@ -48,7 +57,10 @@ Config config_of(const std::string& spec) {
   c.kgroup = std::stoi(value_of(spec, "kgroup", "64"));
   c.vgroup = std::stoi(value_of(spec, "vgroup", "64"));
   c.residual = std::stoi(value_of(spec, "residual", "0"));
+  c.kbits = std::stoi(value_of(spec, "kbits", "0"));
+  c.vbits = std::stoi(value_of(spec, "vbits", "0"));
   c.rotate = value_of(spec, "rot", "none") == "hadamard";
+  c.rot_on = value_of(spec, "rot_on", "kv");
   return c;
 }
 
@@ -96,6 +108,8 @@ const std::vector<std::string> kConfigs{
     "dgq2:bits=8,kgran=token,vgran=segment-channel-group,vgroup=7,markers=bitmap",
     "dgq2:bits=3,kgran=segment-channel,vgran=token,boundaries=fixed,residual=20,win=4",
     "dgq2:bits=4,kgran=segment-channel-group,kgroup=5,vgran=segment,markers=inband,win=8",
+    "dgq2:kbits=4,vbits=2,kgran=segment-channel-group,kgroup=32,residual=3",
+    "dgq2:bits=3,vbits=8,markers=inband,kgran=segment-channel,vgran=segment",
 };
 
 // A tensor whose spread steps up and down, so that v1's rule cuts it into several segments.
@@ -133,7 +147,8 @@ void check_layout_and_bound(const Config& cfg, const OwnedTensor& x, TensorRole 
   const std::vector<Span> spans = spans_of(gran, group, edges, quantized);
   const std::int64_t per_span = channelwise(gran) ? d : 1;
   const bool fp16 = cfg.range_dtype == "fp16";
-  CHECK(c.part_bytes("codes") == static_cast<std::uint64_t>((quantized * d * cfg.bits + 7) / 8));
+  const int bits = cfg.bits_of(role);
+  CHECK(c.part_bytes("codes") == static_cast<std::uint64_t>((quantized * d * bits + 7) / 8));
   CHECK(c.part_bytes("ranges") == static_cast<std::uint64_t>(spans.size()) * per_span * (fp16 ? 4 : 8));
   std::uint64_t markers = 0;
   if (segments_used && cfg.markers == "table") markers = 4 * static_cast<std::uint64_t>(std::max<std::int64_t>(segments - 1, 0));
@@ -145,9 +160,9 @@ void check_layout_and_bound(const Config& cfg, const OwnedTensor& x, TensorRole 
   const std::size_t tail = static_cast<std::size_t>(quantized * d) * dtype_size(x.dtype);
   CHECK(std::equal(x.bytes.begin() + static_cast<std::ptrdiff_t>(tail), x.bytes.end(),
                    y.bytes.begin() + static_cast<std::ptrdiff_t>(tail)));
-  if (cfg.rotate) return;  // rotated: the bound holds in the rotated basis (checked elsewhere)
+  if (cfg.rotates(role)) return;  // rotated: the bound holds in the rotated basis (checked elsewhere)
   // Every element of the quantized tokens within half a step of its range (+ rounding).
-  const int levels = (1 << cfg.bits) - (cfg.markers == "inband" ? 3 : 1);
+  const int levels = (1 << bits) - (cfg.markers == "inband" ? 3 : 1);
   const std::vector<std::uint8_t>& ranges = c.find("ranges")->bytes;
   std::size_t r = 0;
   for (const Span& s : spans) {
@@ -368,6 +383,29 @@ TEST_CASE("dgq2 seg_on=input cuts where dgq2 without rotation cuts; the residual
   const OwnedTensor odd = random_tensor(10, 96 + 1, 3);
   CHECK(error_of([&] { (void)on_input->compress(odd.view(), TensorRole::value); }) ==
         "dgq2: the Hadamard rotation needs head_dim (channels) a positive multiple of 64, got 97");
+}
+
+TEST_CASE("dgq2 kbits/vbits and rot_on: each role is the single-width, single-rotation scheme of its own",
+          "[scheme][dgq2][rotation]") {
+  const OwnedTensor x = stepped_tensor(260, 128, 44, DType::f16);
+  const std::string base = "dgq2:kgran=segment-channel-group,kgroup=32,vgran=token,residual=4";
+  for (const TensorRole role : {TensorRole::key, TensorRole::value}) {
+    CAPTURE(role_name(role));
+    const bool key = role == TensorRole::key;
+    // kbits=4,vbits=2 stores K as bits=4 and V as bits=2.
+    const Compressed mixed = make_scheme(base + ",kbits=4,vbits=2")->compress(x.view(), role);
+    CHECK(mixed.parts == make_scheme(base + ",bits=" + (key ? "4" : "2"))->compress(x.view(), role).parts);
+    // rot_on=v rotates V only; rot_on=k K only.
+    for (const std::string on : {"k", "v"}) {
+      CAPTURE(on);
+      const bool rotated = (on == "k") == key;
+      const Compressed one = make_scheme(base + ",rot=hadamard,rot_on=" + on)->compress(x.view(), role);
+      const Compressed expected = make_scheme(base + (rotated ? ",rot=hadamard" : ""))->compress(x.view(), role);
+      CHECK(one.parts == expected.parts);
+    }
+  }
+  CHECK(error_of([] { (void)make_scheme("dgq2:kbits=5"); }) == "dgq2: parameter 'kbits' = '5' is not one of 0, 2, 3, 4, 8");
+  CHECK(error_of([] { (void)make_scheme("dgq2:rot_on=q"); }) == "dgq2: parameter 'rot_on' = 'q' is not one of kv, k, v");
 }
 
 TEST_CASE("dgq2 in-band markers: extreme codes on channel 0 of each segment start, nowhere else",

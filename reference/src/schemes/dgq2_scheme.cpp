@@ -53,33 +53,34 @@ class Dgq2Scheme final : public Scheme {
   Compressed compress(ConstTensor x, TensorRole role) const override {
     check_input_dtype(x, "dgq2");
     check_shape(x.tokens, x.channels);
-    const int block = p_.rotate ? rotation_block(x.channels, role) : 0;
+    const Params p = p_.for_role(role);
+    const int block = p.rotate ? rotation_block(x.channels, role) : 0;
     const std::vector<float> input = widen_checked(x, "dgq2");
     Compressed c = start_compressed(spec_, x, role);
-    const std::int64_t d = x.channels, quantized = dgq2::quantized_tokens(x.tokens, p_.residual);
+    const std::int64_t d = x.channels, quantized = dgq2::quantized_tokens(x.tokens, p.residual);
     const std::int64_t n = quantized * d;
 
     // The tensor the codes describe: the input, or its rotation rounded to the input dtype.
     std::vector<float> rotated;
-    if (p_.rotate) {
+    if (p.rotate) {
       rotated.assign(input.begin(), input.begin() + n);
       for (std::int64_t t = 0; t < quantized; ++t) hadamard_rotate_row(rotated.data() + t * d, d, block);
       round_through(rotated, quantized, d, x.dtype);
     }
-    const float* v = p_.rotate ? rotated.data() : input.data();
+    const float* v = p.rotate ? rotated.data() : input.data();
 
-    const RangeGranularity g = p_.granularity(role);
+    const RangeGranularity g = p.granularity(role);
     std::vector<std::uint32_t> edges{0};
     if (dgq2::uses_segments(g)) {
-      const float* basis = p_.rotate && p_.segment_on_input ? input.data() : v;
-      edges = dgq2::choose_edges(basis, quantized, d, p_);
+      const float* basis = p.rotate && p.segment_on_input ? input.data() : v;
+      edges = dgq2::choose_edges(basis, quantized, d, p);
     } else if (quantized > 0) {
       edges.push_back(static_cast<std::uint32_t>(quantized));
     }
 
-    std::vector<std::uint8_t> codes(dgq2::packed_code_bytes(static_cast<std::uint64_t>(n), p_.bits), 0);
+    std::vector<std::uint8_t> codes(dgq2::packed_code_bytes(static_cast<std::uint64_t>(n), p.bits), 0);
     std::vector<std::uint8_t> ranges;
-    encode_spans(v, d, g, p_.group(role), edges, codes, ranges);
+    encode_spans(p, v, d, g, p.group(role), edges, codes, ranges);
 
     const std::size_t row_bytes = static_cast<std::size_t>(d) * dtype_size(x.dtype);
     const auto* raw = static_cast<const std::uint8_t*>(x.data);
@@ -87,7 +88,7 @@ class Dgq2Scheme final : public Scheme {
     c.parts.push_back({"codes", std::move(codes)});
     c.parts.push_back({"ranges", std::move(ranges)});
     c.parts.push_back(
-        {"markers", dgq2::uses_segments(g) ? dgq2::marker_part(edges, quantized, p_.seg.markers) : std::vector<std::uint8_t>{}});
+        {"markers", dgq2::uses_segments(g) ? dgq2::marker_part(edges, quantized, p.seg.markers) : std::vector<std::uint8_t>{}});
     c.parts.push_back({"residual", std::move(residual)});
     if (dgq2::uses_segments(g)) c.segment_edges = std::move(edges);
     return c;
@@ -95,36 +96,37 @@ class Dgq2Scheme final : public Scheme {
 
   void decompress(const Compressed& c, MutTensor out) const override {
     check_decompress_target(c, out, spec_);
-    const std::int64_t d = c.channels, quantized = dgq2::quantized_tokens(c.tokens, p_.residual);
+    const Params p = p_.for_role(c.role);
+    const std::int64_t d = c.channels, quantized = dgq2::quantized_tokens(c.tokens, p.residual);
     const std::int64_t n = quantized * d;
-    const int block = p_.rotate && n > 0 ? rotation_block(d, c.role) : 0;
-    const Part& codes = expect_part(c, "codes", dgq2::packed_code_bytes(static_cast<std::uint64_t>(n), p_.bits));
+    const int block = p.rotate && n > 0 ? rotation_block(d, c.role) : 0;
+    const Part& codes = expect_part(c, "codes", dgq2::packed_code_bytes(static_cast<std::uint64_t>(n), p.bits));
     const Part* markers = c.find("markers");
     if (markers == nullptr) throw InputError(c.scheme + ": part 'markers' is missing");
     const std::size_t row_bytes = static_cast<std::size_t>(d) * dtype_size(c.dtype);
     const Part& residual = expect_part(c, "residual", static_cast<std::uint64_t>(c.tokens - quantized) * row_bytes);
 
-    const RangeGranularity g = p_.granularity(c.role);
+    const RangeGranularity g = p.granularity(c.role);
     std::vector<std::uint32_t> edges{0};
     if (dgq2::uses_segments(g)) {
-      edges = dgq2::edges_from_parts(markers->bytes, codes.bytes.data(), codes.bytes.size(), quantized, d, p_, spec_);
+      edges = dgq2::edges_from_parts(markers->bytes, codes.bytes.data(), codes.bytes.size(), quantized, d, p, spec_);
     } else {
       if (!markers->bytes.empty()) throw InputError(spec_ + ": corrupt dgq2 data: markers for a role without segments");
       if (quantized > 0) edges.push_back(static_cast<std::uint32_t>(quantized));
     }
-    const std::vector<dgq2::TokenSpan> spans = dgq2::range_spans(g, p_.group(c.role), edges, quantized);
+    const std::vector<dgq2::TokenSpan> spans = dgq2::range_spans(g, p.group(c.role), edges, quantized);
     const std::uint64_t per_span = dgq2::per_channel(g) ? static_cast<std::uint64_t>(d) : 1;
-    const Part& ranges = expect_part(c, "ranges", spans.size() * per_span * dgq2::range_pair_bytes(p_.range_dtype));
+    const Part& ranges = expect_part(c, "ranges", spans.size() * per_span * dgq2::range_pair_bytes(p.range_dtype));
 
     std::vector<float> values(static_cast<std::size_t>(n));
     std::vector<float> lo(static_cast<std::size_t>(d)), scale(lo.size());
     std::vector<std::uint8_t> row(static_cast<std::size_t>(d));
-    const bool inband = p_.seg.markers == Markers::inband;
-    const int levels = p_.levels();
+    const bool inband = p.seg.markers == Markers::inband;
+    const int levels = p.levels();
     std::size_t range_index = 0;
     for (const dgq2::TokenSpan& s : spans) {
       for (std::uint64_t k = 0; k < per_span; ++k) {
-        const dgq2::StoredRange r = dgq2::load_range(ranges.bytes, range_index++, p_.range_dtype);
+        const dgq2::StoredRange r = dgq2::load_range(ranges.bytes, range_index++, p.range_dtype);
         const float step = uniform_scale(r.lo, r.hi, levels);
         if (per_span == 1) {
           std::fill(lo.begin(), lo.end(), r.lo);
@@ -136,7 +138,7 @@ class Dgq2Scheme final : public Scheme {
       }
       for (std::int64_t t = s.first; t < s.end; ++t) {
         dgq2::unpack_codes(codes.bytes.data(), codes.bytes.size(), static_cast<std::uint64_t>(t * d), row.data(),
-                           static_cast<std::uint64_t>(d), p_.bits);
+                           static_cast<std::uint64_t>(d), p.bits);
         float* y = values.data() + t * d;
         for (std::int64_t j = 0; j < d; ++j) {
           // In-band: data codes are q + 1; a marker (0 or 2^b - 1) decodes as the nearest one.
@@ -147,7 +149,7 @@ class Dgq2Scheme final : public Scheme {
       }
     }
     const MutTensor head{out.data, out.dtype, quantized, d};
-    if (p_.rotate) {
+    if (p.rotate) {
       // The modifier's decode (rule V0): round to the dtype, rotate back in fp32, round.
       round_through(values, quantized, d, c.dtype);
       for (std::int64_t t = 0; t < quantized; ++t) hadamard_rotate_row(values.data() + t * d, d, block);
@@ -183,16 +185,16 @@ class Dgq2Scheme final : public Scheme {
 
   // Rules V3-V6 on the quantized rows v: per span, the ranges (stored), then its rows' codes,
   // packed; channel 0 of every segment's first token but the first carries the in-band marker.
-  void encode_spans(const float* v, std::int64_t d, RangeGranularity g, int group,
-                    const std::vector<std::uint32_t>& edges, std::vector<std::uint8_t>& codes,
-                    std::vector<std::uint8_t>& ranges) const {
+  static void encode_spans(const Params& p, const float* v, std::int64_t d, RangeGranularity g, int group,
+                           const std::vector<std::uint32_t>& edges, std::vector<std::uint8_t>& codes,
+                           std::vector<std::uint8_t>& ranges) {
     const std::int64_t quantized = edges.back();
     const std::vector<dgq2::TokenSpan> spans = dgq2::range_spans(g, group, edges, quantized);
     const bool channelwise = dgq2::per_channel(g);
     ranges.reserve(spans.size() * (channelwise ? static_cast<std::size_t>(d) : 1) *
-                   dgq2::range_pair_bytes(p_.range_dtype));
-    const bool inband = p_.seg.markers == Markers::inband;
-    const int levels = p_.levels();
+                   dgq2::range_pair_bytes(p.range_dtype));
+    const bool inband = p.seg.markers == Markers::inband;
+    const int levels = p.levels();
     const int offset = inband ? 1 : 0;
     std::vector<float> lo(static_cast<std::size_t>(d)), inv(lo.size());
     std::vector<MinMax> extremes(channelwise ? static_cast<std::size_t>(d) : 1);
@@ -211,7 +213,7 @@ class Dgq2Scheme final : public Scheme {
         }
       }
       for (std::size_t k = 0; k < extremes.size(); ++k) {
-        const dgq2::StoredRange r = dgq2::store_range(extremes[k], p_.range_dtype, ranges, [&] {
+        const dgq2::StoredRange r = dgq2::store_range(extremes[k], p.range_dtype, ranges, [&] {
           std::string where = g == RangeGranularity::token ? span_name(g, s)
                                                            : "segment " + std::to_string(segment) + " (" + span_name(g, s) + ")";
           return channelwise ? where + ", channel " + std::to_string(k) : where;
@@ -231,11 +233,11 @@ class Dgq2Scheme final : public Scheme {
           row[j] = static_cast<std::uint8_t>(uniform_code(x[j], lo[j], inv[j], levels) + offset);
         }
         if (inband && next_edge + 1 < edges.size() && edges[next_edge] == t) {
-          row[0] = dgq2::inband_mark(row[0], p_.bits);
+          row[0] = dgq2::inband_mark(row[0], p.bits);
           ++next_edge;
         }
         dgq2::pack_codes(codes.data(), static_cast<std::uint64_t>(t * d), row.data(), static_cast<std::uint64_t>(d),
-                         p_.bits);
+                         p.bits);
       }
     }
   }

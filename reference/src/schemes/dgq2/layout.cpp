@@ -47,8 +47,9 @@ std::uint64_t marker_bytes(Markers m, std::uint64_t segments, std::int64_t quant
 
 }  // namespace
 
-StoredBytes stored_bytes(const Params& p, TensorRole role, std::int64_t tokens, std::int64_t channels, DType dtype,
+StoredBytes stored_bytes(const Params& all, TensorRole role, std::int64_t tokens, std::int64_t channels, DType dtype,
                          const std::vector<std::uint32_t>& edges) {
+  const Params p = all.for_role(role);
   const std::int64_t q = quantized_tokens(tokens, p.residual);
   const RangeGranularity g = p.granularity(role);
   StoredBytes b;
@@ -61,7 +62,8 @@ StoredBytes stored_bytes(const Params& p, TensorRole role, std::int64_t tokens, 
   return b;
 }
 
-std::uint64_t planned_bytes(const Params& p, TensorRole role, std::int64_t tokens, std::int64_t channels, DType dtype) {
+std::uint64_t planned_bytes(const Params& all, TensorRole role, std::int64_t tokens, std::int64_t channels, DType dtype) {
+  const Params p = all.for_role(role);
   const std::int64_t q = quantized_tokens(tokens, p.residual);
   const RangeGranularity g = p.granularity(role);
   const auto budget = static_cast<std::uint64_t>(rules::segment_budget(q, p.seg.max_groups, p.seg.win));

@@ -34,6 +34,9 @@ void check_boundaries(std::string_view v) {
 void check_rot(std::string_view v) {
   if (v != "none" && v != "hadamard") reject("rot", v, "none, hadamard");
 }
+void check_rot_on(std::string_view v) {
+  if (v != "kv" && v != "k" && v != "v") reject("rot_on", v, "kv, k, v");
+}
 void check_seg_on(std::string_view v) {
   if (v != "rotated" && v != "input") reject("seg_on", v, "rotated, input");
 }
@@ -44,6 +47,8 @@ using Kind = SchemeParam::Kind;
 // Defaults: Params{} (the conformance tests check that the default spec round-trips).
 constexpr SchemeParam kParams[] = {
     {"bits", Kind::integer, "4", 2, 8, "", "code width: 2, 3, 4 or 8 bits, packed (rule V5)", nullptr},
+    {"kbits", Kind::integer, "0", 0, 8, "", "code width of K (0: bits)", nullptr},
+    {"vbits", Kind::integer, "0", 0, 8, "", "code width of V (0: bits)", nullptr},
     {"kgran", Kind::word, "segment-channel", 0, 0, "segment, segment-channel, token or segment-channel-group",
      "what shares one range in K (rule V3)", check_kgran},
     {"vgran", Kind::word, "token", 0, 0, "segment, segment-channel, token or segment-channel-group",
@@ -61,6 +66,7 @@ constexpr SchemeParam kParams[] = {
      check_boundaries},
     {"rot", Kind::word, "none", 0, 0, "none or hadamard",
      "llama.cpp's Hadamard rotation, applied by dgq2 itself (rule V0)", check_rot},
+    {"rot_on", Kind::word, "kv", 0, 0, "kv, k or v", "with rot=hadamard: the roles rotated (rule V0)", check_rot_on},
     {"seg_on", Kind::word, "rotated", 0, 0, "rotated or input",
      "with rot=hadamard: variance curve of the rotated or the unrotated tensor (rule V2)", check_seg_on},
     {"win", Kind::integer, "16", 1, 65536, "", "tokens per block (v1 rule 2)", nullptr},
@@ -96,16 +102,26 @@ RangeGranularity parse_granularity(std::string_view s, std::string_view key) {
 
 bool uses_segments(RangeGranularity g) { return g != RangeGranularity::token; }
 
+Params Params::for_role(TensorRole role) const {
+  Params r = *this;
+  const int own = role == TensorRole::key ? kbits : vbits;
+  if (own != 0) r.bits = own;
+  r.rotate = rotate && (rot_on == RotatedRoles::kv || (rot_on == RotatedRoles::k) == (role == TensorRole::key));
+  return r;
+}
+
 int Params::levels() const { return (1 << bits) - (seg.markers == Markers::inband ? 3 : 1); }
 
 std::string Params::spec() const {
-  return "dgq2:bits=" + std::to_string(bits) + ",kgran=" + std::string(granularity_name(kgran)) +
+  const char* rot_on_name = rot_on == RotatedRoles::kv ? "kv" : (rot_on == RotatedRoles::k ? "k" : "v");
+  return "dgq2:bits=" + std::to_string(bits) + ",kbits=" + std::to_string(kbits) + ",vbits=" + std::to_string(vbits) +
+         ",kgran=" + std::string(granularity_name(kgran)) +
          ",vgran=" + std::string(granularity_name(vgran)) + ",kgroup=" + std::to_string(kgroup) +
          ",vgroup=" + std::to_string(vgroup) + ",residual=" + std::to_string(residual) +
          ",range_dtype=" + (range_dtype == RangeDtype::fp16 ? "fp16" : "fp32") +
          ",markers=" + std::string(markers_name(seg.markers)) +
          ",boundaries=" + (fixed_boundaries ? "fixed" : "adaptive") + ",rot=" + (rotate ? "hadamard" : "none") +
-         ",seg_on=" + (segment_on_input ? "input" : "rotated") + ",win=" + std::to_string(seg.win) +
+         ",rot_on=" + rot_on_name +         ",seg_on=" + (segment_on_input ? "input" : "rotated") + ",win=" + std::to_string(seg.win) +
          ",group_ratio=" + shortest(seg.group_ratio) + ",min_var=" + shortest(seg.min_var) +
          ",max_groups=" + std::to_string(seg.max_groups);
 }
@@ -116,6 +132,14 @@ Params params_from_args(const SchemeArgs& args) {
   Params p;
   p.bits = args.integer("bits");
   if (p.bits != 2 && p.bits != 3 && p.bits != 4 && p.bits != 8) reject("bits", std::to_string(p.bits), "2, 3, 4, 8");
+  p.kbits = args.integer("kbits");
+  if (p.kbits != 0 && p.kbits != 2 && p.kbits != 3 && p.kbits != 4 && p.kbits != 8) {
+    reject("kbits", std::to_string(p.kbits), "0, 2, 3, 4, 8");
+  }
+  p.vbits = args.integer("vbits");
+  if (p.vbits != 0 && p.vbits != 2 && p.vbits != 3 && p.vbits != 4 && p.vbits != 8) {
+    reject("vbits", std::to_string(p.vbits), "0, 2, 3, 4, 8");
+  }
   p.kgran = parse_granularity(args.word("kgran"), "kgran");
   p.vgran = parse_granularity(args.word("vgran"), "vgran");
   p.kgroup = args.integer("kgroup");
@@ -125,6 +149,8 @@ Params params_from_args(const SchemeArgs& args) {
   p.seg.markers = parse_markers(args.word("markers"));
   p.fixed_boundaries = args.word("boundaries") == "fixed";
   p.rotate = args.word("rot") == "hadamard";
+  const std::string& on = args.word("rot_on");
+  p.rot_on = on == "kv" ? RotatedRoles::kv : (on == "k" ? RotatedRoles::k : RotatedRoles::v);
   p.segment_on_input = args.word("seg_on") == "input";
   p.seg.win = args.integer("win");
   p.seg.group_ratio = args.number("group_ratio");

@@ -28,8 +28,12 @@ std::string_view granularity_name(RangeGranularity g);
 RangeGranularity parse_granularity(std::string_view s, std::string_view key);  // throws ParameterError naming key
 bool uses_segments(RangeGranularity g);                  // every granularity but token
 
+// Which roles rot=hadamard rotates.
+enum class RotatedRoles : std::uint8_t { kv, k, v };
+
 struct Params {
-  int bits = 4;  // 2, 3, 4 or 8
+  int bits = 4;           // 2, 3, 4 or 8
+  int kbits = 0, vbits = 0;  // per-role override of bits; 0: bits
   RangeGranularity kgran = RangeGranularity::segment_channel;
   RangeGranularity vgran = RangeGranularity::token;
   int kgroup = 64, vgroup = 64;  // tokens per group of segment-channel-group
@@ -37,12 +41,17 @@ struct Params {
   RangeDtype range_dtype = RangeDtype::fp16;
   bool fixed_boundaries = false;  // boundaries=fixed: equal-length segments, same count (ablation)
   bool rotate = false;            // rot=hadamard
+  RotatedRoles rot_on = RotatedRoles::kv;
   bool segment_on_input = false;  // seg_on=input: variance curve of the unrotated input
   DgqParams seg;                  // win, group_ratio, min_var, max_groups, markers (v1 rules 1-5, 8)
 
   RangeGranularity granularity(TensorRole role) const { return role == TensorRole::key ? kgran : vgran; }
   int group(TensorRole role) const { return role == TensorRole::key ? kgroup : vgroup; }
-  // Quantization levels (steps): 2^bits - 1, or 2^bits - 3 with markers=inband (rule V4).
+  // A copy for one role: bits is the role's width (kbits/vbits, else bits) and rotate says
+  // whether this role is rotated (rot and rot_on). The layout, segment and code functions
+  // take such a copy and read bits and rotate only.
+  Params for_role(TensorRole role) const;
+  // Quantization levels (steps): 2^bits - 1, or 2^bits - 3 with markers=inband (rule V5).
   int levels() const;
   std::string spec() const;  // canonical "dgq2:bits=4,kgran=...,..." with every parameter
 };
