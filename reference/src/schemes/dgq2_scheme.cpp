@@ -32,10 +32,19 @@ using dgq2::RangeGranularity;
 // the rot modifier does (widen, rotate, round to the input dtype, widen).
 void round_through(std::vector<float>& values, std::int64_t tokens, std::int64_t channels, DType dtype) {
   if (dtype == DType::f32 || tokens == 0) return;
-  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(tokens * channels) * dtype_size(dtype));
+  thread_local std::vector<std::uint8_t> bytes;  // scratch, as scratch() below
+  bytes.resize(static_cast<std::size_t>(tokens * channels) * dtype_size(dtype));
   const MutTensor t{bytes.data(), dtype, tokens, channels};
   narrow_into(values.data(), t);
   to_float(ConstTensor(t), values);
+}
+
+// Per-thread fp32 scratch kept between calls (as rotation_scheme.cpp's): a fresh vector per
+// tensor spends more time zero-filling and page-faulting than encoding. Index 0: the widened
+// input; 1: the rotated rows; 2: decoded values.
+std::vector<float>& scratch(int which) {
+  thread_local std::vector<float> buffers[3];
+  return buffers[which];
 }
 
 std::string span_name(RangeGranularity g, const dgq2::TokenSpan& s) {
@@ -55,13 +64,15 @@ class Dgq2Scheme final : public Scheme {
     check_shape(x.tokens, x.channels);
     const Params p = p_.for_role(role);
     const int block = p.rotate ? rotation_block(x.channels, role) : 0;
-    const std::vector<float> input = widen_checked(x, "dgq2");
+    check_finite(x, "dgq2");  // the first NaN/Inf named, before anything is computed
+    std::vector<float>& input = scratch(0);
+    to_float(x, input);
     Compressed c = start_compressed(spec_, x, role);
     const std::int64_t d = x.channels, quantized = dgq2::quantized_tokens(x.tokens, p.residual);
     const std::int64_t n = quantized * d;
 
     // The tensor the codes describe: the input, or its rotation rounded to the input dtype.
-    std::vector<float> rotated;
+    std::vector<float>& rotated = scratch(1);
     if (p.rotate) {
       rotated.assign(input.begin(), input.begin() + n);
       for (std::int64_t t = 0; t < quantized; ++t) hadamard_rotate_row(rotated.data() + t * d, d, block);
@@ -118,7 +129,8 @@ class Dgq2Scheme final : public Scheme {
     const std::uint64_t per_span = dgq2::per_channel(g) ? static_cast<std::uint64_t>(d) : 1;
     const Part& ranges = expect_part(c, "ranges", spans.size() * per_span * dgq2::range_pair_bytes(p.range_dtype));
 
-    std::vector<float> values(static_cast<std::size_t>(n));
+    std::vector<float>& values = scratch(2);
+    values.resize(static_cast<std::size_t>(n));
     std::vector<float> lo(static_cast<std::size_t>(d)), scale(lo.size());
     std::vector<std::uint8_t> row(static_cast<std::size_t>(d));
     const bool inband = p.seg.markers == Markers::inband;
@@ -127,24 +139,23 @@ class Dgq2Scheme final : public Scheme {
     for (const dgq2::TokenSpan& s : spans) {
       for (std::uint64_t k = 0; k < per_span; ++k) {
         const dgq2::StoredRange r = dgq2::load_range(ranges.bytes, range_index++, p.range_dtype);
-        const float step = uniform_scale(r.lo, r.hi, levels);
-        if (per_span == 1) {
-          std::fill(lo.begin(), lo.end(), r.lo);
-          std::fill(scale.begin(), scale.end(), step);
-        } else {
-          lo[k] = r.lo;
-          scale[k] = step;
-        }
+        lo[k] = r.lo;  // k = 0 only when one range covers the span
+        scale[k] = uniform_scale(r.lo, r.hi, levels);
       }
+      const bool channelwise = per_span != 1;
       for (std::int64_t t = s.first; t < s.end; ++t) {
         dgq2::unpack_codes(codes.bytes.data(), codes.bytes.size(), static_cast<std::uint64_t>(t * d), row.data(),
                            static_cast<std::uint64_t>(d), p.bits);
+        if (inband) {
+          // Data codes are q + 1; a marker (0 or 2^b - 1) decodes as the nearest one.
+          for (std::int64_t j = 0; j < d; ++j) row[j] = static_cast<std::uint8_t>(std::clamp(row[j] - 1, 0, levels));
+        }
         float* y = values.data() + t * d;
-        for (std::int64_t j = 0; j < d; ++j) {
-          // In-band: data codes are q + 1; a marker (0 or 2^b - 1) decodes as the nearest one.
-          int q = row[j];
-          if (inband) q = std::clamp(q - 1, 0, levels);
-          y[j] = uniform_value(static_cast<std::uint8_t>(q), lo[j], scale[j]);
+        if (channelwise) {
+          for (std::int64_t j = 0; j < d; ++j) y[j] = uniform_value(row[j], lo[j], scale[j]);
+        } else {
+          const float lo0 = lo[0], scale0 = scale[0];
+          for (std::int64_t j = 0; j < d; ++j) y[j] = uniform_value(row[j], lo0, scale0);
         }
       }
     }
@@ -197,20 +208,53 @@ class Dgq2Scheme final : public Scheme {
     const int levels = p.levels();
     const int offset = inband ? 1 : 0;
     std::vector<float> lo(static_cast<std::size_t>(d)), inv(lo.size());
+    // Running minima and maxima in plain arrays (one per channel, or kLanes lanes folded at
+    // the end): min and max do not depend on the order they are taken in, and the stored
+    // endpoints carry no sign of zero (V4), so lanes give the bytes a single running pair
+    // gives, in loops the compiler vectorizes.
+    constexpr std::int64_t kLanes = 16;
+    const std::int64_t width = channelwise ? d : kLanes;
+    std::vector<float> mins(static_cast<std::size_t>(width)), maxs(mins.size());
     std::vector<MinMax> extremes(channelwise ? static_cast<std::size_t>(d) : 1);
     std::vector<std::uint8_t> row(static_cast<std::size_t>(d));
     std::size_t next_edge = 1;  // edges[next_edge] is the next segment start to mark in-band
     std::size_t segment = 0;
     for (const dgq2::TokenSpan& s : spans) {
       while (segment + 1 < edges.size() && edges[segment + 1] <= s.first) ++segment;
-      std::fill(extremes.begin(), extremes.end(), MinMax{});
+      std::fill(mins.begin(), mins.end(), INFINITY);
+      std::fill(maxs.begin(), maxs.end(), -INFINITY);
+      float* mn = mins.data();
+      float* mx = maxs.data();
       for (std::int64_t t = s.first; t < s.end; ++t) {
         const float* x = v + t * d;
+        std::int64_t j = 0;
         if (channelwise) {
-          for (std::int64_t j = 0; j < d; ++j) extremes[j].add(x[j]);
+          for (; j < d; ++j) {
+            mn[j] = x[j] < mn[j] ? x[j] : mn[j];
+            mx[j] = x[j] > mx[j] ? x[j] : mx[j];
+          }
         } else {
-          for (std::int64_t j = 0; j < d; ++j) extremes[0].add(x[j]);
+          for (; j + kLanes <= d; j += kLanes) {
+            for (std::int64_t k = 0; k < kLanes; ++k) {
+              mn[k] = x[j + k] < mn[k] ? x[j + k] : mn[k];
+              mx[k] = x[j + k] > mx[k] ? x[j + k] : mx[k];
+            }
+          }
+          for (std::int64_t k = 0; j < d; ++j, ++k) {
+            mn[k] = x[j] < mn[k] ? x[j] : mn[k];
+            mx[k] = x[j] > mx[k] ? x[j] : mx[k];
+          }
         }
+      }
+      if (channelwise) {
+        for (std::int64_t j = 0; j < d; ++j) extremes[j] = MinMax{mn[j], mx[j]};
+      } else {
+        MinMax m;  // lanes that saw no value hold +-inf and never win
+        for (std::int64_t k = 0; k < kLanes; ++k) {
+          m.lo = mn[k] < m.lo ? mn[k] : m.lo;
+          m.hi = mx[k] > m.hi ? mx[k] : m.hi;
+        }
+        extremes[0] = m;
       }
       for (std::size_t k = 0; k < extremes.size(); ++k) {
         const dgq2::StoredRange r = dgq2::store_range(extremes[k], p.range_dtype, ranges, [&] {
@@ -218,19 +262,20 @@ class Dgq2Scheme final : public Scheme {
                                                            : "segment " + std::to_string(segment) + " (" + span_name(g, s) + ")";
           return channelwise ? where + ", channel " + std::to_string(k) : where;
         });
-        const float step_inverse = uniform_inverse(r.lo, r.hi, levels);
-        if (channelwise) {
-          lo[k] = r.lo;
-          inv[k] = step_inverse;
-        } else {
-          std::fill(lo.begin(), lo.end(), r.lo);
-          std::fill(inv.begin(), inv.end(), step_inverse);
-        }
+        lo[k] = r.lo;  // k = 0 only when one range covers the span
+        inv[k] = uniform_inverse(r.lo, r.hi, levels);
       }
       for (std::int64_t t = s.first; t < s.end; ++t) {
         const float* x = v + t * d;
-        for (std::int64_t j = 0; j < d; ++j) {
-          row[j] = static_cast<std::uint8_t>(uniform_code(x[j], lo[j], inv[j], levels) + offset);
+        if (channelwise) {
+          for (std::int64_t j = 0; j < d; ++j) {
+            row[j] = static_cast<std::uint8_t>(uniform_code(x[j], lo[j], inv[j], levels) + offset);
+          }
+        } else {
+          const float lo0 = lo[0], inv0 = inv[0];
+          for (std::int64_t j = 0; j < d; ++j) {
+            row[j] = static_cast<std::uint8_t>(uniform_code(x[j], lo0, inv0, levels) + offset);
+          }
         }
         if (inband && next_edge + 1 < edges.size() && edges[next_edge] == t) {
           row[0] = dgq2::inband_mark(row[0], p.bits);
