@@ -110,6 +110,8 @@ const std::vector<std::string> kConfigs{
     "dgq2:bits=4,kgran=segment-channel-group,kgroup=5,vgran=segment,markers=inband,win=8",
     "dgq2:kbits=4,vbits=2,kgran=segment-channel-group,kgroup=32,residual=3",
     "dgq2:bits=3,vbits=8,markers=inband,kgran=segment-channel,vgran=segment",
+    "dgq2:bits=3,kgran=segment-channel-group,kgroup=16,vgran=segment,budget=max_groups,max_groups=12,win=4",
+    "dgq2:bits=2,kgran=segment,vgran=segment-channel,markers=bitmap,budget=max_groups,max_groups=64,win=1",
 };
 
 // A tensor whose spread steps up and down, so that v1's rule cuts it into several segments.
@@ -341,6 +343,29 @@ TEST_CASE("dgq2 boundaries=fixed: the adaptive segment count at equal lengths, e
       check_layout_and_bound(config_of(base), x, TensorRole::key, f, decompressed(*fixed, f));
     }
   }
+}
+
+TEST_CASE("dgq2 budget=max_groups: up to max_groups segments at any length, v1's length rule otherwise",
+          "[scheme][dgq2][budget]") {
+  const OwnedTensor x = stepped_tensor(1024, 32, 61, DType::f16);  // a spread step every 48 tokens
+  const auto segments = [&](const std::string& spec) {
+    return make_scheme(spec)->compress(x.view(), TensorRole::key).segment_edges.size() - 1;
+  };
+  CHECK(segments("dgq2:max_groups=8") == 2);  // v1 rule 4: 2 segments below 2048 tokens
+  CHECK(segments("dgq2:max_groups=8,budget=max_groups") == 8);
+  CHECK(segments("dgq2:max_groups=20,budget=max_groups") == 20);
+  // At most one segment per block: 16 blocks of 64, every ratio below group_ratio=1 a candidate.
+  CHECK(segments("dgq2:max_groups=64,budget=max_groups,win=64,group_ratio=1") == 16);
+  // With the same budget the edges are v1's rule 5: budget=length is exactly dgq's selection.
+  const Compressed v2 = make_scheme("dgq2:max_groups=3")->compress(x.view(), TensorRole::key);
+  const Compressed v1 = make_scheme("dgq:max_groups=3")->compress(x.view(), TensorRole::key);
+  CHECK(v2.segment_edges == v1.segment_edges);
+  // The fixed ablation follows the count whatever the budget.
+  CHECK(make_scheme("dgq2:max_groups=20,budget=max_groups,boundaries=fixed")
+            ->compress(x.view(), TensorRole::key)
+            .segment_edges.size() == 21);
+  CHECK(error_of([] { (void)make_scheme("dgq2:budget=all"); }) ==
+        "dgq2: parameter 'budget' = 'all' is not one of length, max_groups");
 }
 
 TEST_CASE("dgq2 rot=hadamard,seg_on=rotated is the generic rot modifier around dgq2:rot=none, byte for byte",

@@ -66,7 +66,7 @@ std::uint64_t planned_bytes(const Params& all, TensorRole role, std::int64_t tok
   const Params p = all.for_role(role);
   const std::int64_t q = quantized_tokens(tokens, p.residual);
   const RangeGranularity g = p.granularity(role);
-  const auto budget = static_cast<std::uint64_t>(rules::segment_budget(q, p.seg.max_groups, p.seg.win));
+  const auto budget = static_cast<std::uint64_t>(p.segment_budget(q));
   const auto d = static_cast<std::uint64_t>(channels);
   const std::uint64_t pair = range_pair_bytes(p.range_dtype);
   std::uint64_t ranges = 0;

@@ -1,9 +1,11 @@
 // DGQ v2's parameters: declaration (for the registry), parsing and the canonical spec.
 #include "schemes/dgq2/params.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <string>
 
+#include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
 
 namespace dgq::schemes::dgq2 {
@@ -36,6 +38,9 @@ void check_rot(std::string_view v) {
 }
 void check_rot_on(std::string_view v) {
   if (v != "kv" && v != "k" && v != "v") reject("rot_on", v, "kv, k, v");
+}
+void check_budget(std::string_view v) {
+  if (v != "length" && v != "max_groups") reject("budget", v, "length, max_groups");
 }
 void check_seg_on(std::string_view v) {
   if (v != "rotated" && v != "input") reject("seg_on", v, "rotated, input");
@@ -73,7 +78,11 @@ constexpr SchemeParam kParams[] = {
     {"group_ratio", Kind::number, "0.75", 0, 0, "(0, 1]", "block variance ratio that starts a segment (v1 rule 5)",
      nullptr},
     {"min_var", Kind::number, "0.05", 0, 0, ">= 0", "floor of the token variance (v1 rule 1)", nullptr},
-    {"max_groups", Kind::integer, "5", 1, 8, "", "segment budget cap (v1 rule 4)", nullptr},
+    {"max_groups", Kind::integer, "5", 1, kMaxSegments, "", "segment budget cap (v1 rule 4; above 8 only dgq2)",
+     nullptr},
+    {"budget", Kind::word, "length", 0, 0, "length or max_groups",
+     "segment budget: v1's length rule (2 below 2048 tokens), or max_groups at any length (rule V2)",
+     check_budget},
 };
 
 }  // namespace
@@ -110,6 +119,14 @@ Params Params::for_role(TensorRole role) const {
   return r;
 }
 
+int Params::segment_budget(std::int64_t quantized) const {
+  if (!budget_max_groups) return rules::segment_budget(quantized, seg.max_groups, seg.win);
+  if (quantized <= 0) return 0;
+  if (quantized < 2 * static_cast<std::int64_t>(seg.win)) return 1;
+  const std::int64_t blocks = (quantized + seg.win - 1) / seg.win;
+  return static_cast<int>(std::min<std::int64_t>(seg.max_groups, blocks));
+}
+
 int Params::levels() const { return (1 << bits) - (seg.markers == Markers::inband ? 3 : 1); }
 
 std::string Params::spec() const {
@@ -123,7 +140,7 @@ std::string Params::spec() const {
          ",boundaries=" + (fixed_boundaries ? "fixed" : "adaptive") + ",rot=" + (rotate ? "hadamard" : "none") +
          ",rot_on=" + rot_on_name +         ",seg_on=" + (segment_on_input ? "input" : "rotated") + ",win=" + std::to_string(seg.win) +
          ",group_ratio=" + shortest(seg.group_ratio) + ",min_var=" + shortest(seg.min_var) +
-         ",max_groups=" + std::to_string(seg.max_groups);
+         ",max_groups=" + std::to_string(seg.max_groups) + ",budget=" + (budget_max_groups ? "max_groups" : "length");
 }
 
 std::span<const SchemeParam> dgq2_scheme_params() { return kParams; }
@@ -156,8 +173,11 @@ Params params_from_args(const SchemeArgs& args) {
   p.seg.group_ratio = args.number("group_ratio");
   p.seg.min_var = args.number("min_var");
   p.seg.max_groups = args.integer("max_groups");
+  p.budget_max_groups = args.word("budget") == "max_groups";
   try {
-    p.seg.validate();  // the ranges of group_ratio and min_var (numbers are the family's to check)
+    DgqParams v1 = p.seg;  // v1's checks of group_ratio and min_var; max_groups is the registry's
+    v1.max_groups = 1;
+    v1.validate();
   } catch (const ParameterError& e) {
     throw ParameterError(std::string("dgq2: ") + e.what());
   }

@@ -43,7 +43,10 @@ struct Params {
   bool rotate = false;            // rot=hadamard
   RotatedRoles rot_on = RotatedRoles::kv;
   bool segment_on_input = false;  // seg_on=input: variance curve of the unrotated input
-  DgqParams seg;                  // win, group_ratio, min_var, max_groups, markers (v1 rules 1-5, 8)
+  bool budget_max_groups = false;  // budget=max_groups: S <= max_groups at any length (rule V2)
+  // win, group_ratio, min_var, max_groups, markers (v1 rules 1-5, 8). max_groups may exceed
+  // v1's 8 (up to kMaxSegments): only dgq2's own budget (segment_budget) reads it.
+  DgqParams seg;
 
   RangeGranularity granularity(TensorRole role) const { return role == TensorRole::key ? kgran : vgran; }
   int group(TensorRole role) const { return role == TensorRole::key ? kgroup : vgroup; }
@@ -54,7 +57,13 @@ struct Params {
   // Quantization levels (steps): 2^bits - 1, or 2^bits - 3 with markers=inband (rule V5).
   int levels() const;
   std::string spec() const;  // canonical "dgq2:bits=4,kgran=...,..." with every parameter
+  // Rule V2's segment budget for `quantized` tokens: v1's rule 4 (budget=length), or
+  // max_groups capped by the number of win-token blocks (budget=max_groups); 1 below 2*win
+  // tokens and 0 for none in both.
+  int segment_budget(std::int64_t quantized) const;
 };
+
+inline constexpr int kMaxSegments = 64;
 
 std::span<const SchemeParam> dgq2_scheme_params();
 Params params_from_args(const SchemeArgs& args);  // throws ParameterError naming the key

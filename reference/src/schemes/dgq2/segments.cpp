@@ -4,6 +4,7 @@
 
 #include "dgq/dgq.hpp"
 #include "dgq/errors.hpp"
+#include "dgq_v1/pipeline.hpp"
 #include "schemes/dgq2/packed_codes.hpp"
 
 namespace dgq::schemes::dgq2 {
@@ -14,16 +15,22 @@ std::vector<std::uint32_t> choose_edges(const float* basis, std::int64_t quantiz
   if (quantized == 0) return edges;
   DgqAnalysis a;
   try {
-    a = dgq_analyze(basis, quantized, channels, p.seg);
+    // v1 rules 1-3 (token variances, block means, ratios); v1's own budget and selection are
+    // replaced by dgq2's budget (rule V2) and rule 5 on the same ratios.
+    DgqParams v1 = p.seg;
+    v1.max_groups = 1;
+    a = dgq_analyze(basis, quantized, channels, v1);
   } catch (const InputError& e) {
     throw InputError(std::string("dgq2: ") + e.what());
   }
+  const std::vector<std::uint32_t> chosen =
+      detail::select_edges(a.block_ratio, p.segment_budget(quantized), p.seg.group_ratio, p.seg.win);
   if (p.fixed_boundaries) {
     // The count the variance rule chose, at equal lengths (integer arithmetic, no rounding).
-    const std::uint64_t s = a.edges.size() + 1, l = static_cast<std::uint64_t>(quantized);
+    const std::uint64_t s = chosen.size() + 1, l = static_cast<std::uint64_t>(quantized);
     for (std::uint64_t k = 1; k < s; ++k) edges.push_back(static_cast<std::uint32_t>(k * l / s));
   } else {
-    edges.insert(edges.end(), a.edges.begin(), a.edges.end());
+    edges.insert(edges.end(), chosen.begin(), chosen.end());
   }
   edges.push_back(static_cast<std::uint32_t>(quantized));
   return edges;
