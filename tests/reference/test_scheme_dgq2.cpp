@@ -475,6 +475,13 @@ TEST_CASE("dgq2 rejects corrupt markers, naming what is wrong", "[scheme][dgq2][
   b.parts[2].bytes[0] |= 1u;
   CHECK(error_of([&] { bitmap->decompress(b, out.mut()); }).find("corrupt dgq2 data: token 0 is marked") !=
         std::string::npos);
+  // A stored fp32 range wider than fp32 (compress never writes one) would decode 0 * inf = NaN.
+  const auto fp32 = make_scheme("dgq2:range_dtype=fp32");
+  Compressed wide = fp32->compress(x.view(), TensorRole::value);
+  const float huge[2] = {-3e38f, 3e38f};
+  std::memcpy(wide.parts[1].bytes.data() + 8 * 5, huge, 8);
+  CHECK(error_of([&] { fp32->decompress(wide, out.mut()); }).find("corrupt dgq2 data: range 5 is wider than fp32") !=
+        std::string::npos);
   // Token granularity stores no markers.
   Compressed v = table->compress(x.view(), TensorRole::value);
   CHECK(v.part_bytes("markers") == 0);

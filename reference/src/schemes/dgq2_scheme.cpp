@@ -6,6 +6,7 @@
 // the boundary table or bitmap; empty for inband and for a role that does not segment) and
 // "residual" (V1). The helpers are in schemes/dgq2/.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -139,6 +140,10 @@ class Dgq2Scheme final : public Scheme {
     for (const dgq2::TokenSpan& s : spans) {
       for (std::uint64_t k = 0; k < per_span; ++k) {
         const dgq2::StoredRange r = dgq2::load_range(ranges.bytes, range_index++, p.range_dtype);
+        if (!std::isfinite(r.hi - r.lo)) {  // compress never stores one (V4): 0 * inf would decode as NaN
+          throw InputError(spec_ + ": corrupt dgq2 data: range " + std::to_string(range_index - 1) +
+                           " is wider than fp32");
+        }
         lo[k] = r.lo;  // k = 0 only when one range covers the span
         scale[k] = uniform_scale(r.lo, r.hi, levels);
       }
