@@ -17,12 +17,34 @@ inline std::uint64_t packed_code_bytes(std::uint64_t elements, int bits) {
 
 // Writes codes[0 .. count) as elements first .. first+count of the stream (which must be
 // zero there: bits are OR-ed in). Eight codes of b bits fill exactly b bytes, so where the run
-// starts on a multiple of 8 elements whole groups of eight are assembled in a 64-bit word and
-// stored as b bytes; the rest go one at a time. Both paths write the same bits.
+// starts on a multiple of 8 elements whole bytes are written at once (8-, 4- and 2-bit codes
+// byte by byte, 3-bit codes eight at a time through a 64-bit word); the rest go one at a time.
+// Every path writes the bits of the one-at-a-time loop (tested against a bit-by-bit oracle).
 inline void pack_codes(std::uint8_t* stream, std::uint64_t first, const std::uint8_t* codes, std::uint64_t count,
                        int bits) {
   std::uint64_t j = 0;
-  if (first % 8 == 0) {
+  // The stream and the codes never overlap (restrict), so the compiler vectorizes these loops.
+  if (first % 8 == 0 && bits == 8) {  // whole bytes
+    std::uint8_t* __restrict out = stream + first;
+    const std::uint8_t* __restrict in = codes;
+    for (std::uint64_t k = 0; k < count; ++k) out[k] |= in[k];
+    j = count;
+  } else if (first % 8 == 0 && bits == 4) {
+    // Nibble pairs, low nibble first.
+    std::uint8_t* __restrict out = stream + first / 2;
+    const std::uint8_t* __restrict in = codes;
+    const std::uint64_t pairs = count / 2;
+    for (std::uint64_t k = 0; k < pairs; ++k) out[k] |= static_cast<std::uint8_t>(in[2 * k] | (in[2 * k + 1] << 4));
+    j = 2 * pairs;
+  } else if (first % 8 == 0 && bits == 2) {  // four codes per byte
+    std::uint8_t* __restrict out = stream + first / 4;
+    const std::uint8_t* __restrict in = codes;
+    const std::uint64_t quads = count / 4;
+    for (std::uint64_t k = 0; k < quads; ++k) {
+      out[k] |= static_cast<std::uint8_t>(in[4 * k] | (in[4 * k + 1] << 2) | (in[4 * k + 2] << 4) | (in[4 * k + 3] << 6));
+    }
+    j = 4 * quads;
+  } else if (first % 8 == 0) {
     std::uint8_t* out = stream + first / 8 * static_cast<std::uint64_t>(bits);
     for (; j + 8 <= count; j += 8, out += bits) {
       std::uint64_t word = 0;
@@ -45,7 +67,19 @@ inline void unpack_codes(const std::uint8_t* stream, std::uint64_t stream_bytes,
                          std::uint8_t* codes, std::uint64_t count, int bits) {
   const unsigned mask = (1u << bits) - 1u;
   std::uint64_t j = 0;
-  if (first % 8 == 0) {
+  if (first % 8 == 0 && bits == 8) {
+    std::memcpy(codes, stream + first, static_cast<std::size_t>(count));
+    j = count;
+  } else if (first % 8 == 0 && bits == 4) {
+    const std::uint8_t* __restrict in = stream + first / 2;
+    std::uint8_t* __restrict out = codes;
+    const std::uint64_t pairs = count / 2;
+    for (std::uint64_t k = 0; k < pairs; ++k) {
+      out[2 * k] = static_cast<std::uint8_t>(in[k] & 0x0fu);
+      out[2 * k + 1] = static_cast<std::uint8_t>(in[k] >> 4);
+    }
+    j = 2 * pairs;
+  } else if (first % 8 == 0) {
     const std::uint8_t* in = stream + first / 8 * static_cast<std::uint64_t>(bits);
     for (; j + 8 <= count; j += 8, in += bits) {
       std::uint64_t word = 0;
