@@ -213,53 +213,40 @@ class Dgq2Scheme final : public Scheme {
     const int levels = p.levels();
     const int offset = inband ? 1 : 0;
     std::vector<float> lo(static_cast<std::size_t>(d)), inv(lo.size());
-    // Running minima and maxima in plain arrays (one per channel, or kLanes lanes folded at
-    // the end): min and max do not depend on the order they are taken in, and the stored
-    // endpoints carry no sign of zero (V4), so lanes give the bytes a single running pair
-    // gives, in loops the compiler vectorizes.
-    constexpr std::int64_t kLanes = 16;
-    const std::int64_t width = channelwise ? d : kLanes;
-    std::vector<float> mins(static_cast<std::size_t>(width)), maxs(mins.size());
+    // Running minima and maxima in plain arrays, one per channel, or one pair over the span's
+    // contiguous rows (an OpenMP simd min/max reduction). Min and max do not depend on the
+    // order they are taken in, and the stored endpoints carry no sign of zero (V4), so both give
+    // the bytes of a single running pair, in loops the compiler vectorizes.
+    std::vector<float> mins(static_cast<std::size_t>(d)), maxs(mins.size());
     std::vector<MinMax> extremes(channelwise ? static_cast<std::size_t>(d) : 1);
     std::vector<std::uint8_t> row(static_cast<std::size_t>(d));
     std::size_t next_edge = 1;  // edges[next_edge] is the next segment start to mark in-band
     std::size_t segment = 0;
     for (const dgq2::TokenSpan& s : spans) {
       while (segment + 1 < edges.size() && edges[segment + 1] <= s.first) ++segment;
-      std::fill(mins.begin(), mins.end(), INFINITY);
-      std::fill(maxs.begin(), maxs.end(), -INFINITY);
-      float* mn = mins.data();
-      float* mx = maxs.data();
-      for (std::int64_t t = s.first; t < s.end; ++t) {
-        const float* x = v + t * d;
-        std::int64_t j = 0;
-        if (channelwise) {
-          for (; j < d; ++j) {
+      if (channelwise) {
+        std::fill(mins.begin(), mins.end(), INFINITY);
+        std::fill(maxs.begin(), maxs.end(), -INFINITY);
+        float* mn = mins.data();
+        float* mx = maxs.data();
+        for (std::int64_t t = s.first; t < s.end; ++t) {
+          const float* x = v + t * d;
+          for (std::int64_t j = 0; j < d; ++j) {
             mn[j] = x[j] < mn[j] ? x[j] : mn[j];
             mx[j] = x[j] > mx[j] ? x[j] : mx[j];
           }
-        } else {
-          for (; j + kLanes <= d; j += kLanes) {
-            for (std::int64_t k = 0; k < kLanes; ++k) {
-              mn[k] = x[j + k] < mn[k] ? x[j + k] : mn[k];
-              mx[k] = x[j + k] > mx[k] ? x[j + k] : mx[k];
-            }
-          }
-          for (std::int64_t k = 0; j < d; ++j, ++k) {
-            mn[k] = x[j] < mn[k] ? x[j] : mn[k];
-            mx[k] = x[j] > mx[k] ? x[j] : mx[k];
-          }
         }
-      }
-      if (channelwise) {
         for (std::int64_t j = 0; j < d; ++j) extremes[j] = MinMax{mn[j], mx[j]};
       } else {
-        MinMax m;  // lanes that saw no value hold +-inf and never win
-        for (std::int64_t k = 0; k < kLanes; ++k) {
-          m.lo = mn[k] < m.lo ? mn[k] : m.lo;
-          m.hi = mx[k] > m.hi ? mx[k] : m.hi;
+        const float* x = v + static_cast<std::int64_t>(s.first) * d;
+        const std::int64_t count = static_cast<std::int64_t>(s.end - s.first) * d;
+        float lo_all = INFINITY, hi_all = -INFINITY;
+#pragma omp simd reduction(min : lo_all) reduction(max : hi_all)
+        for (std::int64_t i = 0; i < count; ++i) {
+          lo_all = x[i] < lo_all ? x[i] : lo_all;
+          hi_all = x[i] > hi_all ? x[i] : hi_all;
         }
-        extremes[0] = m;
+        extremes[0] = MinMax{lo_all, hi_all};
       }
       for (std::size_t k = 0; k < extremes.size(); ++k) {
         const dgq2::StoredRange r = dgq2::store_range(extremes[k], p.range_dtype, ranges, [&] {
