@@ -1,0 +1,299 @@
+// dgq2: DGQ v2 (docs/spec.md, "DGQ v2"): v1's variance segments with packed 2/3/4/8-bit codes,
+// a range granularity per role (segment, segment-channel, token, segment-channel-group), the
+// most recent tokens raw, fp16 or fp32 ranges, and its own Hadamard rotation, so that the
+// segmentation can be computed on the rotated or the unrotated K (rule V0 says why dgq2 does
+// not use the generic rot modifier). Parts: "codes" (rule V5), "ranges" (V4), "markers" (V6:
+// the boundary table or bitmap; empty for inband and for a role that does not segment) and
+// "residual" (V1). The helpers are in schemes/dgq2/.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "dgq/element_rules.hpp"
+#include "dgq/errors.hpp"
+#include "dgq/registry.hpp"
+#include "dgq/rotation.hpp"
+#include "schemes/dgq2/layout.hpp"
+#include "schemes/dgq2/packed_codes.hpp"
+#include "schemes/dgq2/params.hpp"
+#include "schemes/dgq2/range_store.hpp"
+#include "schemes/dgq2/segments.hpp"
+#include "schemes/tensor_io.hpp"
+#include "schemes/uniform_codes.hpp"
+
+namespace dgq::schemes {
+namespace {
+
+using dgq2::Params;
+using dgq2::RangeGranularity;
+
+// Rule V0: the rows rounded to dtype after each step a cache of that dtype would round at, as
+// the rot modifier does (widen, rotate, round to the input dtype, widen).
+void round_through(std::vector<float>& values, std::int64_t tokens, std::int64_t channels, DType dtype) {
+  if (dtype == DType::f32 || tokens == 0) return;
+  thread_local std::vector<std::uint8_t> bytes;  // scratch, as scratch() below
+  bytes.resize(static_cast<std::size_t>(tokens * channels) * dtype_size(dtype));
+  const MutTensor t{bytes.data(), dtype, tokens, channels};
+  narrow_into(values.data(), t);
+  to_float(ConstTensor(t), values);
+}
+
+// Per-thread fp32 scratch kept between calls (as rotation_scheme.cpp's): a fresh vector per
+// tensor spends more time zero-filling and page-faulting than encoding. Index 0: the widened
+// input; 1: the rotated rows; 2: decoded values.
+std::vector<float>& scratch(int which) {
+  thread_local std::vector<float> buffers[3];
+  return buffers[which];
+}
+
+std::string span_name(RangeGranularity g, const dgq2::TokenSpan& s) {
+  const std::string tokens = std::to_string(s.first) + ".." + std::to_string(s.end - 1);
+  return g == RangeGranularity::token ? "token " + std::to_string(s.first) : "tokens " + tokens;
+}
+
+class Dgq2Scheme final : public Scheme {
+ public:
+  explicit Dgq2Scheme(const Params& p) : p_(p), spec_(p.spec()) {}
+
+  std::string family() const override { return "dgq2"; }
+  std::string spec() const override { return spec_; }
+
+  Compressed compress(ConstTensor x, TensorRole role) const override {
+    check_input_dtype(x, "dgq2");
+    check_shape(x.tokens, x.channels);
+    const Params p = p_.for_role(role);
+    const int block = p.rotate ? rotation_block(x.channels, role) : 0;
+    check_finite(x, "dgq2");  // the first NaN/Inf named, before anything is computed
+    std::vector<float>& input = scratch(0);
+    to_float(x, input);
+    Compressed c = start_compressed(spec_, x, role);
+    const std::int64_t d = x.channels, quantized = dgq2::quantized_tokens(x.tokens, p.residual);
+    const std::int64_t n = quantized * d;
+
+    // The tensor the codes describe: the input, or its rotation rounded to the input dtype.
+    std::vector<float>& rotated = scratch(1);
+    if (p.rotate) {
+      rotated.assign(input.begin(), input.begin() + n);
+      for (std::int64_t t = 0; t < quantized; ++t) hadamard_rotate_row(rotated.data() + t * d, d, block);
+      round_through(rotated, quantized, d, x.dtype);
+    }
+    const float* v = p.rotate ? rotated.data() : input.data();
+
+    const RangeGranularity g = p.granularity(role);
+    std::vector<std::uint32_t> edges{0};
+    if (dgq2::uses_segments(g)) {
+      const float* basis = p.rotate && p.segment_on_input ? input.data() : v;
+      edges = dgq2::choose_edges(basis, quantized, d, p);
+    } else if (quantized > 0) {
+      edges.push_back(static_cast<std::uint32_t>(quantized));
+    }
+
+    std::vector<std::uint8_t> codes(dgq2::packed_code_bytes(static_cast<std::uint64_t>(n), p.bits), 0);
+    std::vector<std::uint8_t> ranges;
+    encode_spans(p, v, d, g, p.group(role), edges, codes, ranges);
+
+    const std::size_t row_bytes = static_cast<std::size_t>(d) * dtype_size(x.dtype);
+    const auto* raw = static_cast<const std::uint8_t*>(x.data);
+    std::vector<std::uint8_t> residual(raw + quantized * row_bytes, raw + x.tokens * row_bytes);
+    c.parts.push_back({"codes", std::move(codes)});
+    c.parts.push_back({"ranges", std::move(ranges)});
+    c.parts.push_back(
+        {"markers", dgq2::uses_segments(g) ? dgq2::marker_part(edges, quantized, p.seg.markers) : std::vector<std::uint8_t>{}});
+    c.parts.push_back({"residual", std::move(residual)});
+    if (dgq2::uses_segments(g)) c.segment_edges = std::move(edges);
+    return c;
+  }
+
+  void decompress(const Compressed& c, MutTensor out) const override {
+    check_decompress_target(c, out, spec_);
+    const Params p = p_.for_role(c.role);
+    const std::int64_t d = c.channels, quantized = dgq2::quantized_tokens(c.tokens, p.residual);
+    const std::int64_t n = quantized * d;
+    const int block = p.rotate && n > 0 ? rotation_block(d, c.role) : 0;
+    const Part& codes = expect_part(c, "codes", dgq2::packed_code_bytes(static_cast<std::uint64_t>(n), p.bits));
+    const Part* markers = c.find("markers");
+    if (markers == nullptr) throw InputError(c.scheme + ": part 'markers' is missing");
+    const std::size_t row_bytes = static_cast<std::size_t>(d) * dtype_size(c.dtype);
+    const Part& residual = expect_part(c, "residual", static_cast<std::uint64_t>(c.tokens - quantized) * row_bytes);
+
+    const RangeGranularity g = p.granularity(c.role);
+    std::vector<std::uint32_t> edges{0};
+    if (dgq2::uses_segments(g)) {
+      edges = dgq2::edges_from_parts(markers->bytes, codes.bytes.data(), codes.bytes.size(), quantized, d, p, spec_);
+    } else {
+      if (!markers->bytes.empty()) throw InputError(spec_ + ": corrupt dgq2 data: markers for a role without segments");
+      if (quantized > 0) edges.push_back(static_cast<std::uint32_t>(quantized));
+    }
+    const std::vector<dgq2::TokenSpan> spans = dgq2::range_spans(g, p.group(c.role), edges, quantized);
+    const std::uint64_t per_span = dgq2::per_channel(g) ? static_cast<std::uint64_t>(d) : 1;
+    const Part& ranges = expect_part(c, "ranges", spans.size() * per_span * dgq2::range_pair_bytes(p.range_dtype));
+
+    std::vector<float>& values = scratch(2);
+    values.resize(static_cast<std::size_t>(n));
+    std::vector<float> lo(static_cast<std::size_t>(d)), scale(lo.size());
+    std::vector<std::uint8_t> row(static_cast<std::size_t>(d));
+    const bool inband = p.seg.markers == Markers::inband;
+    const int levels = p.levels();
+    std::size_t range_index = 0;
+    for (const dgq2::TokenSpan& s : spans) {
+      for (std::uint64_t k = 0; k < per_span; ++k) {
+        const dgq2::StoredRange r = dgq2::load_range(ranges.bytes, range_index++, p.range_dtype);
+        if (!std::isfinite(r.hi - r.lo)) {  // compress never stores one (V4): 0 * inf would decode as NaN
+          throw InputError(spec_ + ": corrupt dgq2 data: range " + std::to_string(range_index - 1) +
+                           " is wider than fp32");
+        }
+        lo[k] = r.lo;  // k = 0 only when one range covers the span
+        scale[k] = uniform_scale(r.lo, r.hi, levels);
+      }
+      const bool channelwise = per_span != 1;
+      for (std::int64_t t = s.first; t < s.end; ++t) {
+        dgq2::unpack_codes(codes.bytes.data(), codes.bytes.size(), static_cast<std::uint64_t>(t * d), row.data(),
+                           static_cast<std::uint64_t>(d), p.bits);
+        if (inband) {
+          // Data codes are q + 1; a marker (0 or 2^b - 1) decodes as the nearest one.
+          for (std::int64_t j = 0; j < d; ++j) row[j] = static_cast<std::uint8_t>(std::clamp(row[j] - 1, 0, levels));
+        }
+        float* y = values.data() + t * d;
+        if (channelwise) {
+          for (std::int64_t j = 0; j < d; ++j) y[j] = uniform_value(row[j], lo[j], scale[j]);
+        } else {
+          const float lo0 = lo[0], scale0 = scale[0];
+          for (std::int64_t j = 0; j < d; ++j) y[j] = uniform_value(row[j], lo0, scale0);
+        }
+      }
+    }
+    const MutTensor head{out.data, out.dtype, quantized, d};
+    if (p.rotate) {
+      // The modifier's decode (rule V0): round to the dtype, rotate back in fp32, round.
+      round_through(values, quantized, d, c.dtype);
+      for (std::int64_t t = 0; t < quantized; ++t) hadamard_rotate_row(values.data() + t * d, d, block);
+    }
+    narrow_into(values.data(), head);
+    if (!residual.bytes.empty()) {
+      std::memcpy(static_cast<std::uint8_t*>(out.data) + quantized * row_bytes, residual.bytes.data(),
+                  residual.bytes.size());
+    }
+  }
+
+  // Data-dependent for segmenting roles: the upper bound (layout.hpp); exact for token.
+  std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType dtype, TensorRole role) const override {
+    return dgq2::planned_bytes(p_, role, tokens, channels, dtype);
+  }
+
+ private:
+  static void check_shape(std::int64_t tokens, std::int64_t channels) {
+    if (channels < 1) throw InputError("dgq2: channels must be >= 1, got " + std::to_string(channels));
+    if (tokens < 0 || tokens > 0xffffffffLL) {
+      throw InputError("dgq2: tokens must be in [0, 2^32 - 1], got " + std::to_string(tokens));
+    }
+  }
+
+  int rotation_block(std::int64_t channels, TensorRole role) const {
+    const int block = rules::hadamard_block(channels, role == TensorRole::key);
+    if (block == 0) {
+      throw InputError("dgq2: the Hadamard rotation needs head_dim (channels) a positive multiple of 64, got " +
+                       std::to_string(channels));
+    }
+    return block;
+  }
+
+  // Rules V3-V6 on the quantized rows v: per span, the ranges (stored), then its rows' codes,
+  // packed; channel 0 of every segment's first token but the first carries the in-band marker.
+  static void encode_spans(const Params& p, const float* v, std::int64_t d, RangeGranularity g, int group,
+                           const std::vector<std::uint32_t>& edges, std::vector<std::uint8_t>& codes,
+                           std::vector<std::uint8_t>& ranges) {
+    const std::int64_t quantized = edges.back();
+    const std::vector<dgq2::TokenSpan> spans = dgq2::range_spans(g, group, edges, quantized);
+    const bool channelwise = dgq2::per_channel(g);
+    ranges.reserve(spans.size() * (channelwise ? static_cast<std::size_t>(d) : 1) *
+                   dgq2::range_pair_bytes(p.range_dtype));
+    const bool inband = p.seg.markers == Markers::inband;
+    const int levels = p.levels();
+    const int offset = inband ? 1 : 0;
+    std::vector<float> lo(static_cast<std::size_t>(d)), inv(lo.size());
+    // Running minima and maxima in plain arrays, one per channel, or one pair over the span's
+    // contiguous rows (an OpenMP simd min/max reduction). Min and max do not depend on the
+    // order they are taken in, and the stored endpoints carry no sign of zero (V4), so both give
+    // the bytes of a single running pair, in loops the compiler vectorizes.
+    std::vector<float> mins(static_cast<std::size_t>(d)), maxs(mins.size());
+    std::vector<MinMax> extremes(channelwise ? static_cast<std::size_t>(d) : 1);
+    std::vector<std::uint8_t> row(static_cast<std::size_t>(d));
+    std::size_t next_edge = 1;  // edges[next_edge] is the next segment start to mark in-band
+    std::size_t segment = 0;
+    for (const dgq2::TokenSpan& s : spans) {
+      while (segment + 1 < edges.size() && edges[segment + 1] <= s.first) ++segment;
+      if (channelwise) {
+        std::fill(mins.begin(), mins.end(), INFINITY);
+        std::fill(maxs.begin(), maxs.end(), -INFINITY);
+        float* mn = mins.data();
+        float* mx = maxs.data();
+        for (std::int64_t t = s.first; t < s.end; ++t) {
+          const float* x = v + t * d;
+          for (std::int64_t j = 0; j < d; ++j) {
+            mn[j] = x[j] < mn[j] ? x[j] : mn[j];
+            mx[j] = x[j] > mx[j] ? x[j] : mx[j];
+          }
+        }
+        for (std::int64_t j = 0; j < d; ++j) extremes[j] = MinMax{mn[j], mx[j]};
+      } else {
+        const float* x = v + static_cast<std::int64_t>(s.first) * d;
+        const std::int64_t count = static_cast<std::int64_t>(s.end - s.first) * d;
+        float lo_all = INFINITY, hi_all = -INFINITY;
+#pragma omp simd reduction(min : lo_all) reduction(max : hi_all)
+        for (std::int64_t i = 0; i < count; ++i) {
+          lo_all = x[i] < lo_all ? x[i] : lo_all;
+          hi_all = x[i] > hi_all ? x[i] : hi_all;
+        }
+        extremes[0] = MinMax{lo_all, hi_all};
+      }
+      for (std::size_t k = 0; k < extremes.size(); ++k) {
+        const dgq2::StoredRange r = dgq2::store_range(extremes[k], p.range_dtype, ranges, [&] {
+          std::string where = g == RangeGranularity::token ? span_name(g, s)
+                                                           : "segment " + std::to_string(segment) + " (" + span_name(g, s) + ")";
+          return channelwise ? where + ", channel " + std::to_string(k) : where;
+        });
+        lo[k] = r.lo;  // k = 0 only when one range covers the span
+        inv[k] = uniform_inverse(r.lo, r.hi, levels);
+      }
+      for (std::int64_t t = s.first; t < s.end; ++t) {
+        const float* x = v + t * d;
+        if (channelwise) {
+          for (std::int64_t j = 0; j < d; ++j) {
+            row[j] = static_cast<std::uint8_t>(uniform_code(x[j], lo[j], inv[j], levels) + offset);
+          }
+        } else {
+          const float lo0 = lo[0], inv0 = inv[0];
+          for (std::int64_t j = 0; j < d; ++j) {
+            row[j] = static_cast<std::uint8_t>(uniform_code(x[j], lo0, inv0, levels) + offset);
+          }
+        }
+        if (inband && next_edge + 1 < edges.size() && edges[next_edge] == t) {
+          row[0] = dgq2::inband_mark(row[0], p.bits);
+          ++next_edge;
+        }
+        dgq2::pack_codes(codes.data(), static_cast<std::uint64_t>(t * d), row.data(), static_cast<std::uint64_t>(d),
+                         p.bits);
+      }
+    }
+  }
+
+  Params p_;
+  std::string spec_;
+};
+
+[[maybe_unused]] const bool registered = register_scheme_family({
+    .name = "dgq2",
+    .device = Device::cpu,
+    .order = 160,
+    .summary = "DGQ v2: v1's variance segments with packed 2/3/4/8-bit codes, ranges per segment, segment-channel, "
+               "token or channel group (K and V apart), fp16/fp32 ranges, raw recent tokens (docs/spec.md)",
+    .params = dgq2::dgq2_scheme_params(),
+    .make = [](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
+      return std::make_unique<Dgq2Scheme>(dgq2::params_from_args(args));
+    },
+});
+
+}  // namespace
+}  // namespace dgq::schemes

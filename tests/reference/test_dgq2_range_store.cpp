@@ -1,0 +1,87 @@
+// DGQ v2's stored ranges (docs/spec.md rule V4): fp16 endpoints rounded outwards, so that the
+// stored range still holds every value; fp32 endpoints as v1 (no negative zero); ranges that do
+// not fit are refused with a message naming them.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../../reference/src/schemes/dgq2/range_store.hpp"
+#include "test_seed.hpp"
+
+namespace dgq2 = dgq::schemes::dgq2;
+using dgq::rules::half_to_float;
+
+namespace {
+
+dgq::schemes::MinMax range_of(std::initializer_list<float> values) {
+  dgq::schemes::MinMax r;
+  for (const float v : values) r.add(v);
+  return r;
+}
+
+std::string where() { return "segment 0 (tokens 0..3), channel 2"; }
+
+}  // namespace
+
+TEST_CASE("dgq2 fp16 endpoints: exact for fp16 numbers, zero without sign", "[dgq2][ranges][edge]") {
+  for (const float v : {0.0f, 1.0f, -1.0f, 65504.0f, -65504.0f, 0x1p-24f, -0x1p-24f, 0x1p-14f, 3.140625f}) {
+    CAPTURE(v);
+    CHECK(half_to_float(dgq2::half_at_or_below(v)) == v);
+    CHECK(half_to_float(dgq2::half_at_or_above(v)) == v);
+  }
+  CHECK(dgq2::half_at_or_below(-0.0f) == 0x0000u);
+  CHECK(dgq2::half_at_or_above(-0.0f) == 0x0000u);
+  // Tiny values on either side of zero: outward to the smallest subnormal, inward to +0.
+  CHECK(dgq2::half_at_or_below(1e-9f) == 0x0000u);
+  CHECK(dgq2::half_at_or_above(1e-9f) == 0x0001u);
+  CHECK(dgq2::half_at_or_below(-1e-9f) == 0x8001u);
+  CHECK(dgq2::half_at_or_above(-1e-9f) == 0x0000u);
+}
+
+TEST_CASE("dgq2 fp16 endpoints: the nearest fp16 on the outer side of any fp32 value", "[dgq2][ranges]") {
+  std::mt19937_64 gen(dgq::test::seed() * 17u + 3u);
+  std::uniform_real_distribution<float> mantissa(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> exponent(-30, 15);
+  for (int i = 0; i < 200000; ++i) {
+    const float v = std::ldexp(mantissa(gen), exponent(gen));
+    if (std::fabs(v) > dgq2::kHalfMax) continue;
+    CAPTURE(v);
+    const std::uint16_t down = dgq2::half_at_or_below(v), up = dgq2::half_at_or_above(v);
+    REQUIRE(half_to_float(down) <= v);
+    REQUIRE(half_to_float(up) >= v);
+    // Tight: the next fp16 beyond each is on the other side of v.
+    REQUIRE(half_to_float(dgq2::half_step_up(down)) > v);
+    REQUIRE(half_to_float(dgq2::half_step_down(up)) < v);
+  }
+}
+
+TEST_CASE("dgq2 stored ranges: bytes, read-back and the errors for ranges that do not fit", "[dgq2][ranges][errors]") {
+  std::vector<std::uint8_t> bytes;
+  const dgq2::StoredRange a = dgq2::store_range(range_of({-1.0f / 3, 2.0f / 3}), dgq2::RangeDtype::fp16, bytes, where);
+  CHECK(bytes.size() == 4);
+  CHECK(a.lo <= -1.0f / 3);
+  CHECK(a.hi >= 2.0f / 3);
+  const dgq2::StoredRange b = dgq2::store_range(range_of({-0.0f, 5.0f}), dgq2::RangeDtype::fp32, bytes, where);
+  CHECK(bytes.size() == 12);
+  CHECK(!std::signbit(b.lo));
+  CHECK(dgq2::load_range(bytes, 0, dgq2::RangeDtype::fp16).lo == a.lo);
+  CHECK(dgq2::load_range(bytes, 0, dgq2::RangeDtype::fp16).hi == a.hi);
+  const std::vector<std::uint8_t> fp32(bytes.begin() + 4, bytes.end());
+  CHECK(dgq2::load_range(fp32, 0, dgq2::RangeDtype::fp32).hi == 5.0f);
+
+  std::vector<std::uint8_t> unused;
+  CHECK_THROWS_WITH(dgq2::store_range(range_of({0.0f, 70000.0f}), dgq2::RangeDtype::fp16, unused, where),
+                    "dgq2: value range of segment 0 (tokens 0..3), channel 2 does not fit fp16 (|value| > 65504); "
+                    "use range_dtype=fp32");
+  const float big = std::numeric_limits<float>::max();
+  CHECK_THROWS_WITH(dgq2::store_range(range_of({-big, big}), dgq2::RangeDtype::fp32, unused, where),
+                    "dgq2: value range of segment 0 (tokens 0..3), channel 2 overflows fp32");
+  CHECK(unused.empty());
+  // A stored infinity is corruption, refused on reading.
+  const std::vector<std::uint8_t> inf_hi{0x00, 0x00, 0x00, 0x7c};
+  CHECK_THROWS_AS(dgq2::load_range(inf_hi, 0, dgq2::RangeDtype::fp16), dgq::InputError);
+}
