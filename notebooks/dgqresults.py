@@ -95,6 +95,36 @@ def probe_metrics() -> list[dict]:
     return doc["metrics"]
 
 
+_FAMILY_DEFAULTS: dict | None = None
+
+
+def family_defaults() -> dict:
+    """{family: {key: default value text}} from `dgq schemes` (the registry)."""
+    global _FAMILY_DEFAULTS
+    if _FAMILY_DEFAULTS is None:
+        import subprocess
+
+        out = subprocess.run([str(dgq_binary()), "schemes"], check=True, capture_output=True, text=True).stdout
+        defaults, family = {}, None
+        for line in out.splitlines():
+            if line and not line.startswith(" ") and ":" in line:
+                family = line.split(":")[0]
+                defaults[family] = {}
+            elif line.startswith("    ") and "=" in line and family:
+                key, _, rest = line.strip().partition("=")
+                defaults[family][key] = rest.split()[0]
+        _FAMILY_DEFAULTS = defaults
+    return _FAMILY_DEFAULTS
+
+
+def short_spec(spec: str) -> str:
+    """A canonical spec without the parameters at their defaults ("dgq2:bits=3,kgroup=64")."""
+    family, _, rest = spec.partition(":")
+    defaults = family_defaults().get(family, {})
+    kept = [kv for kv in filter(None, rest.split(",")) if defaults.get(kv.partition("=")[0]) != kv.partition("=")[2]]
+    return family + (":" + ",".join(kept) if kept else "")
+
+
 def parse_scheme_spec(spec: str) -> tuple[str, dict]:
     """"dgq:win=16,group_ratio=0.75" -> ("dgq", {"win": 16, "group_ratio": 0.75})."""
     family, _, rest = spec.partition(":")
