@@ -34,7 +34,7 @@ for arg in "$@"; do
     -h|--help) usage; exit 0 ;;
     -*) echo "run.sh: unknown option '$arg'" >&2; usage >&2; exit 2 ;;
     *)
-      if [[ " ${ALL[*]} claims e2e frontier " != *" $arg "* ]]; then
+      if [[ " ${ALL[*]} claims e2e frontier frontier-confirm " != *" $arg "* ]]; then
         echo "run.sh: unknown experiment '$arg' (known: ${ALL[*]} claims)" >&2
         exit 2
       fi
@@ -146,11 +146,15 @@ run_e2e() {
 # per line, shared by both modes) and `#@ eval-models` an [[eval.model]] table per model with
 # absolute paths to its token files: the clean texts in the quick mode, clean and noisy in the
 # full mode. Not in the default list (quick: about an hour on 2 cores; full: many hours).
-run_frontier() {
-  local config copy model texts kind spec
-  config="$(config_of frontier)"
-  copy="$OUT/configs/frontier.toml"
-  if ((quick)); then texts=(code-clean legal-clean poetry-clean prose-clean)
+run_frontier() { frontier_sweep frontier; }
+# frontier-confirm: the contested points of the frontier again at n_ctx 1024 on the clean texts
+# (experiments/frontier-confirm.toml, the same in both modes), into frontier-confirm.h5.
+run_frontier-confirm() { frontier_sweep frontier-confirm clean; }
+frontier_sweep() {
+  local name="$1" only_clean="${2:-}" config copy model texts kind spec
+  config="$(config_of "$name")"
+  copy="$OUT/configs/$name.toml"
+  if ((quick)) || [ -n "$only_clean" ]; then texts=(code-clean legal-clean poetry-clean prose-clean)
   else texts=(code-clean code-noise10 legal-clean legal-noise10 poetry-clean poetry-noise10 prose-clean prose-noise10)
   fi
   e2e_inputs
@@ -172,8 +176,8 @@ run_frontier() {
     fi
   done < "$config"
   mv "$copy.partial" "$copy"
-  log "sweep frontier ($copy)"
-  "$DGQ" sweep "$copy" -o "$OUT/frontier.h5" --progress
+  log "sweep $name ($copy)"
+  "$DGQ" sweep "$copy" -o "$OUT/$name.h5" --progress
 }
 
 # Memory: `dgq memory` (exact bytes per scheme from each scheme's own accounting) for each
@@ -191,6 +195,8 @@ run_memory() {
 
 notebook() {
   local name="$1"
+  # frontier-confirm's results are read by the frontier notebook (FRONTIER_NAME picks the file).
+  if [ "$name" = frontier-confirm ]; then FRONTIER_NAME=frontier-confirm notebook frontier; return; fi
   log "notebook $name"
   (cd notebooks && "$repo/$JUPYTER" nbconvert --to notebook --execute "$name.ipynb" \
       --output-dir "$OUT/notebooks" --log-level WARN)
