@@ -1,5 +1,6 @@
 // dgq-ggml-bench: dgq next to ggml in one process (bench/ggml/run.sh builds and runs it).
 // Options: --tokens N --heads N --head-dim N --rounds N --threads 1,2 --table FILE --command STR
+//          --only q8_0,dgq,... (a subset of the schemes; memcpy and ggml q8_0 always run)
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -43,6 +44,10 @@ int main(int argc, char** argv) {
       else if (a == "--threads") o.threads = parse_list(value());
       else if (a == "--table") o.table = value();
       else if (a == "--command") o.command = value();
+      else if (a == "--only") {
+        std::stringstream in(value());
+        for (std::string item; std::getline(in, item, ',');) o.only.push_back(item);
+      }
       else throw std::invalid_argument("unknown option " + a);
     }
     if (o.tokens < 1 || o.heads < 1 || o.head_dim < 32 || o.head_dim % 32 != 0 || o.rounds < 1 || o.threads.empty())

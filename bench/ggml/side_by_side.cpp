@@ -152,12 +152,16 @@ std::vector<Entry> make_entries(const Options& o, Buffers& b) {
                          std::memcpy(b.copy16.storage.data() + part * half, b.f16.storage.data() + part * half,
                                      part == 0 ? half : bytes - half);
                      }});
+  auto wanted = [&o](const std::string& s) { return o.only.empty() || std::find(o.only.begin(), o.only.end(), s) != o.only.end(); };
   for (const auto& t : kGgmlTypes) {
-    add_ggml(t, b, elements, entries);
+    if (std::string(t.name) == "q8_0" || wanted(t.name)) add_ggml(t, b, elements, entries);
+    if (!wanted(t.name)) continue;
     add_dgq(t.name, b.f32, b.out32, entries);
     add_dgq(t.name, b.f16, b.out16, entries);
   }
-  for (const char* spec : kDgqOnly) add_dgq(spec, b.f16, b.out16, entries);
+  for (const char* spec : kDgqOnly)
+    if (wanted(spec)) add_dgq(spec, b.f16, b.out16, entries);
+  if (!wanted("dgq")) return entries;
   std::vector<ConstTensor> units;
   for (int h = 0; h < o.heads; ++h) units.push_back(b.f16.head(h));
   auto reused = std::make_shared<std::vector<DgqEncoded>>();

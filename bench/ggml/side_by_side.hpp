@@ -18,6 +18,9 @@ struct Options {
   std::vector<int> threads{1, 2};
   std::string table;    // markdown file to write ("" = none)
   std::string command;  // the command line, recorded in the table
+  // Only these schemes (ggml types and dgq specs; empty = all). memcpy and ggml's q8_0 always
+  // run: every ratio needs them.
+  std::vector<std::string> only;
 };
 
 struct Result {

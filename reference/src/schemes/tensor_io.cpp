@@ -158,6 +158,23 @@ void widen_row_checked(ConstTensor x, std::int64_t t, float* row, std::string_vi
   }
 }
 
+const float* row_as_float(ConstTensor x, std::int64_t t, float* row, std::string_view scheme) {
+  if (x.dtype != DType::f32) {
+    widen_row_checked(x, t, row, scheme);
+    return row;
+  }
+  const std::int64_t n = x.channels;
+  const float* in = static_cast<const float*>(x.data) + t * n;
+  std::uint32_t all_ones = 0;  // as in widen_row_checked
+  for (std::int64_t d = 0; d < n; ++d) all_ones |= (rules::float_bits(in[d]) & 0x7f800000u) == 0x7f800000u ? 1u : 0u;
+  if (all_ones != 0) {
+    for (std::int64_t d = 0; d < n; ++d) {
+      if (!std::isfinite(in[d])) throw_non_finite(scheme, in[d], t * n + d, n);
+    }
+  }
+  return in;
+}
+
 void narrow_into(const float* values, MutTensor out) {
   const std::int64_t n = out.tokens * out.channels;
   switch (out.dtype) {
@@ -177,5 +194,12 @@ void narrow_into(const float* values, MutTensor out) {
       return;
   }
 }
+
+void narrow_rows_into(const float* values, MutTensor out, std::int64_t first, std::int64_t count) {
+  const std::size_t offset = static_cast<std::size_t>(first * out.channels) * dtype_size(out.dtype);
+  narrow_into(values, MutTensor{static_cast<std::byte*>(out.data) + offset, out.dtype, count, out.channels});
+}
+
+std::int64_t rows_per_step(std::int64_t channels) { return std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(1, channels)); }
 
 }  // namespace dgq::schemes
