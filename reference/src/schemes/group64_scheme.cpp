@@ -67,16 +67,21 @@ class Group64Scheme final : public Scheme {
     const std::int64_t groups = groups_per_token(c.channels);
     const Part& codes = expect_part(c, "codes", packed_bytes(n, bits_));
     const Part& ranges = expect_part(c, "ranges", static_cast<std::uint64_t>(c.tokens * groups) * kRangeBytes);
-    std::vector<float> values(n);
-    for (std::int64_t t = 0; t < c.tokens; ++t) {
-      for (std::int64_t g = 0; g < groups; ++g) {
-        const std::int64_t first = t * c.channels + g * kGroup;
-        const std::int64_t count = std::min(kGroup, c.channels - g * kGroup);
-        const Range r = read_range(ranges.bytes, static_cast<std::size_t>(t * groups + g));
-        decode_group(codes.bytes.data(), first, count, r, values.data() + first);
+    // A step of rows decoded into a small buffer and narrowed straight into out: one pass.
+    const std::int64_t step = rows_per_step(c.channels);
+    std::vector<float> values(static_cast<std::size_t>(step * c.channels));
+    for (std::int64_t t0 = 0; t0 < c.tokens; t0 += step) {
+      const std::int64_t rows = std::min(step, c.tokens - t0);
+      for (std::int64_t t = t0; t < t0 + rows; ++t) {
+        for (std::int64_t g = 0; g < groups; ++g) {
+          const std::int64_t first = t * c.channels + g * kGroup;
+          const std::int64_t count = std::min(kGroup, c.channels - g * kGroup);
+          const Range r = read_range(ranges.bytes, static_cast<std::size_t>(t * groups + g));
+          decode_group(codes.bytes.data(), first, count, r, values.data() + (first - t0 * c.channels));
+        }
       }
+      narrow_rows_into(values.data(), out, t0, rows);
     }
-    narrow_into(values.data(), out);
   }
 
   std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType,
