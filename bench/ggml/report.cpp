@@ -192,7 +192,7 @@ void write_markdown(const std::vector<Result>& rs, const Options& o, const std::
   for (const auto& t : targets(rs, ts.front(), ts.size() > 1 ? ts[1] : 0, input_mib)) {
     if (t.measured == 0) continue;  // a scheme left out by --only
     const std::string met = t.goal == 0 ? (t.note.empty() ? "-" : t.note) : (t.measured >= t.goal ? "met" : "missed");
-    out << "| " << t.what << " | " << fmt(t.measured) << "x | " << (t.goal == 0 ? "" : fmt(t.goal) + "x") << " | " << met
+    out << "| " << t.what << " | " << fmt(t.measured, 3) << "x | " << (t.goal == 0 ? "" : fmt(t.goal) + "x") << " | " << met
         << " |\n";
   }
   out.close();

@@ -16,6 +16,7 @@ set -euo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 work="${DGQ_GGML_DIR:-$repo_root/out/ggml}"
 jobs="${JOBS:-2}"
+command_line="bench/ggml/run.sh $*"
 smoke=0 build_only=0 update_docs=0 table="$work/side-by-side.md" harness_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -47,7 +48,7 @@ cmake -S "$repo_root/bench/ggml" -B "$build" -DCMAKE_BUILD_TYPE=Release \
 cmake --build "$build" --target dgq-ggml-bench llama-perplexity -j "$jobs"
 [ "$build_only" = 1 ] && exit 0
 
-args=(--table "$table" --command "bench/ggml/run.sh ${harness_args[*]}")
+args=(--table "$table" --command "$command_line")
 [ "$smoke" = 1 ] && args+=(--tokens 64 --rounds 1 --threads 1)
 "$build/dgq-ggml-bench" "${args[@]}" "${harness_args[@]}"
 if [ "$update_docs" = 1 ]; then
