@@ -71,8 +71,19 @@ TEST_CASE("q8_0 quantize_row_into / dequantize_row equal the block functions blo
       std::memcpy(expected.data() + b * 34, &block, 34);
       finite = finite && (block.d & 0x7fffu) != 0x7c00u;
     }
-    REQUIRE(dgq::q8_0::quantize_row_into(x.data(), n, row.data()) == finite);
+    using dgq::q8_0::RowStatus;
+    REQUIRE(dgq::q8_0::quantize_row_into(x.data(), n, row.data()) == (finite ? RowStatus::ok : RowStatus::scale_overflow));
     REQUIRE(row == expected);
+    // A NaN or Inf anywhere, in a full or a partial block, is reported before a scale overflow.
+    for (const float bad : {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::infinity()}) {
+      for (std::int64_t at = 0; at < n; at += 13) {
+        std::vector<float> y = x;
+        y[static_cast<std::size_t>(at)] = bad;
+        CAPTURE(at, bad);
+        REQUIRE(dgq::q8_0::quantize_row_into(y.data(), n, row.data()) == RowStatus::non_finite_input);
+      }
+    }
+    REQUIRE(dgq::q8_0::quantize_row_into(x.data(), n, row.data()) == (finite ? RowStatus::ok : RowStatus::scale_overflow));
 
     if (n > 64) std::memcpy(row.data() + 2 * 34, "\x00\x7e", 2);  // block 2's stored d is NaN
     std::vector<float> got(static_cast<std::size_t>(n)), want(static_cast<std::size_t>(n));

@@ -37,13 +37,20 @@ bool finite_half(std::uint16_t h) { return (h & 0x7c00u) != 0x7c00u; }
 #if defined(__AVX2__)
 // A full block with AVX2, as ggml's own x86 path does it: max of |x| (exact, order-free),
 // the same scalar d and id, then x*id rounded by cvtps (nearest even in the default mode, i.e.
-// nearbyint); |q| <= 127, so the saturating packs never clip.
-std::uint16_t quantize_full_block(const float* x, std::uint8_t* out) {
+// nearbyint); |q| <= 127, so the saturating packs never clip. Sets non_finite when some x is
+// NaN/Inf (|x| >= inf or unordered), from the registers already loaded: callers need no
+// separate pass over the input.
+std::uint16_t quantize_full_block(const float* x, std::uint8_t* out, std::uint32_t& non_finite) {
   const __m256 sign = _mm256_set1_ps(-0.0f);
   const __m256 v0 = _mm256_loadu_ps(x), v1 = _mm256_loadu_ps(x + 8);
   const __m256 v2 = _mm256_loadu_ps(x + 16), v3 = _mm256_loadu_ps(x + 24);
-  const __m256 m = _mm256_max_ps(_mm256_max_ps(_mm256_andnot_ps(sign, v0), _mm256_andnot_ps(sign, v1)),
-                                 _mm256_max_ps(_mm256_andnot_ps(sign, v2), _mm256_andnot_ps(sign, v3)));
+  const __m256 a0 = _mm256_andnot_ps(sign, v0), a1 = _mm256_andnot_ps(sign, v1);
+  const __m256 a2 = _mm256_andnot_ps(sign, v2), a3 = _mm256_andnot_ps(sign, v3);
+  const __m256 inf = _mm256_set1_ps(__builtin_inff());
+  const __m256 bad = _mm256_or_ps(_mm256_or_ps(_mm256_cmp_ps(a0, inf, _CMP_NLT_UQ), _mm256_cmp_ps(a1, inf, _CMP_NLT_UQ)),
+                                  _mm256_or_ps(_mm256_cmp_ps(a2, inf, _CMP_NLT_UQ), _mm256_cmp_ps(a3, inf, _CMP_NLT_UQ)));
+  non_finite |= static_cast<std::uint32_t>(_mm256_movemask_ps(bad));
+  const __m256 m = _mm256_max_ps(_mm256_max_ps(a0, a1), _mm256_max_ps(a2, a3));
   __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
   h = _mm_max_ps(h, _mm_movehl_ps(h, h));
   h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
@@ -65,7 +72,8 @@ std::uint16_t quantize_full_block(const float* x, std::uint8_t* out) {
 
 std::uint16_t quantize_block_into(const float* x, int n, std::uint8_t* out) {
 #if defined(__AVX2__)
-  if (n == kBlockValues) return quantize_full_block(x, out);
+  std::uint32_t unused = 0;  // callers of the block function check finiteness themselves
+  if (n == kBlockValues) return quantize_full_block(x, out, unused);
 #endif
   float amax = 0.0f;
   for (int j = 0; j < n; ++j) amax = std::fabs(x[j]) > amax ? std::fabs(x[j]) : amax;  // finite input: same as fmax, inlined
@@ -90,18 +98,20 @@ void dequantize_block(const Block& block, int n, float* out) {
   for (int j = 0; j < n; ++j) out[j] = static_cast<float>(block.qs[j]) * d;
 }
 
-bool quantize_row_into(const float* x, std::int64_t n, std::uint8_t* out) {
-  std::uint32_t finite = 1;
+RowStatus quantize_row_into(const float* x, std::int64_t n, std::uint8_t* out) {
+  std::uint32_t finite_scales = 1, non_finite = 0;
   std::int64_t first = 0;
 #if defined(__AVX2__)
   for (; first + kBlockValues <= n; first += kBlockValues, out += kBlockBytes)
-    finite &= finite_half(quantize_full_block(x + first, out)) ? 1u : 0u;
+    finite_scales &= finite_half(quantize_full_block(x + first, out, non_finite)) ? 1u : 0u;
 #endif
   for (; first < n; first += kBlockValues, out += kBlockBytes) {
     const int count = static_cast<int>(n - first < kBlockValues ? n - first : kBlockValues);
-    finite &= finite_half(quantize_block_into(x + first, count, out)) ? 1u : 0u;
+    for (int j = 0; j < count; ++j) non_finite |= std::isfinite(x[first + j]) ? 0u : 1u;
+    finite_scales &= finite_half(quantize_block_into(x + first, count, out)) ? 1u : 0u;
   }
-  return finite != 0;
+  if (non_finite != 0) return RowStatus::non_finite_input;
+  return finite_scales != 0 ? RowStatus::ok : RowStatus::scale_overflow;
 }
 
 bool dequantize_row(const std::uint8_t* blocks, std::int64_t n, float* out) {

@@ -70,9 +70,13 @@ class Q80Scheme final : public Scheme {
       for (std::int64_t t0 = 0; t0 < x.tokens && x.channels > 0; t0 += step) {
         const std::int64_t rows = std::min(step, x.tokens - t0);
         for (std::int64_t t = t0; t < t0 + rows; ++t) {
-          const float* values = row_as_float(x, t, row.data(), "q8_0");
+          // The kernel tests finiteness; only a row with a NaN/Inf goes through row_as_float,
+          // which throws the message naming its first bad element.
+          const float* values = row_as_float_unchecked(x, t, row.data());
           std::uint8_t* out = staged.data() + (t - t0) * row_bytes;
-          if (!q8_0::quantize_row_into(values, x.channels, out)) throw_scale_overflow(values, x.channels, t);
+          const q8_0::RowStatus status = q8_0::quantize_row_into(values, x.channels, out);
+          if (status == q8_0::RowStatus::non_finite_input) row_as_float(x, t, row.data(), "q8_0");
+          if (status != q8_0::RowStatus::ok) throw_scale_overflow(values, x.channels, t);
         }
         bytes.insert(bytes.end(), staged.begin(), staged.begin() + static_cast<std::ptrdiff_t>(rows * row_bytes));
       }

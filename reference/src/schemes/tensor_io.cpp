@@ -175,6 +175,24 @@ const float* row_as_float(ConstTensor x, std::int64_t t, float* row, std::string
   return in;
 }
 
+const float* row_as_float_unchecked(ConstTensor x, std::int64_t t, float* row) {
+  const std::int64_t n = x.channels;
+  const std::size_t first = static_cast<std::size_t>(t * n);
+  switch (x.dtype) {
+    case DType::f16:
+      halves_to_floats(static_cast<const std::uint16_t*>(x.data) + first, row, n);
+      return row;
+    case DType::bf16: {
+      const auto* b = static_cast<const std::uint16_t*>(x.data) + first;
+      for (std::int64_t d = 0; d < n; ++d) row[d] = rules::bf16_to_float(b[d]);
+      return row;
+    }
+    case DType::f32:
+      break;
+  }
+  return static_cast<const float*>(x.data) + first;
+}
+
 void narrow_into(const float* values, MutTensor out) {
   const std::int64_t n = out.tokens * out.channels;
   switch (out.dtype) {

@@ -33,6 +33,10 @@ void widen_row_checked(ConstTensor x, std::int64_t t, float* row, std::string_vi
 // x is fp32 (no copy), else row[] filled by widen_row_checked.
 const float* row_as_float(ConstTensor x, std::int64_t t, float* row, std::string_view scheme);
 
+// Row t of x as fp32 without the NaN/Inf check: for a kernel that tests finiteness itself
+// (and then calls row_as_float for the message). A pointer into x when x is fp32.
+const float* row_as_float_unchecked(ConstTensor x, std::int64_t t, float* row);
+
 // Runs body, which widens x's rows in order with widen_row_checked. If body throws another
 // InputError (a range that overflows, found at a row before the tensor's first NaN/Inf), the
 // NaN/Inf is reported instead, as when the whole tensor was checked before quantizing.
