@@ -114,9 +114,18 @@ class Group64Scheme final : public Scheme {
       return;
     }
     const float scale = uniform_scale(r.lo, r.hi, kInt4Levels);
-    for (std::int64_t j = 0; j < count; ++j) {
-      out[j] = uniform_value(unpack_code(stream, first + j, bits_), r.lo, scale);
+    std::int64_t j = 0;
+    if (first % 2 == 0) {
+      // A byte holds two codes (low nibble first): read it once for both, the same values
+      // as unpack_code element by element (which divides a bit index per element).
+      const std::uint8_t* bytes = stream + first / 2;
+      for (; j + 2 <= count; j += 2) {
+        const std::uint8_t b = bytes[j / 2];
+        out[j] = uniform_value(static_cast<std::uint8_t>(b & 15u), r.lo, scale);
+        out[j + 1] = uniform_value(static_cast<std::uint8_t>(b >> 4), r.lo, scale);
+      }
     }
+    for (; j < count; ++j) out[j] = uniform_value(unpack_code(stream, first + j, bits_), r.lo, scale);
   }
 
   int bits_;
