@@ -114,18 +114,20 @@ class Group64Scheme final : public Scheme {
       return;
     }
     const float scale = uniform_scale(r.lo, r.hi, kInt4Levels);
+    // Codes unpacked a byte at a time into a small buffer, then one loop the compiler vectorizes
+    // (4-bit codes, two per byte, low nibble first: unpack_code's stream.)
+    std::uint8_t q[kGroup];
+    const std::int64_t n = std::min(count, kGroup);  // always count: says so to the compiler for q's bound
     std::int64_t j = 0;
     if (first % 2 == 0) {
-      // A byte holds two codes (low nibble first): read it once for both, the same values
-      // as unpack_code element by element (which divides a bit index per element).
-      const std::uint8_t* bytes = stream + first / 2;
-      for (; j + 2 <= count; j += 2) {
-        const std::uint8_t b = bytes[j / 2];
-        out[j] = uniform_value(static_cast<std::uint8_t>(b & 15u), r.lo, scale);
-        out[j + 1] = uniform_value(static_cast<std::uint8_t>(b >> 4), r.lo, scale);
+      const std::uint8_t* in = stream + first / 2;
+      for (; j + 2 <= n; j += 2, ++in) {  // the pointer walks (indexing it was 2x slower here)
+        q[j] = static_cast<std::uint8_t>(*in & 15u);
+        q[j + 1] = static_cast<std::uint8_t>(*in >> 4);
       }
     }
-    for (; j < count; ++j) out[j] = uniform_value(unpack_code(stream, first + j, bits_), r.lo, scale);
+    for (; j < n; ++j) q[j] = unpack_code(stream, static_cast<std::uint64_t>(first + j), bits_);
+    for (j = 0; j < n; ++j) out[j] = uniform_value(q[j], r.lo, scale);
   }
 
   int bits_;
