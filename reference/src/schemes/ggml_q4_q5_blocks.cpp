@@ -8,7 +8,7 @@
 #include "dgq/baselines/ggml_kv_types.hpp"
 #include "dgq/element_rules.hpp"
 
-#if defined(__AVX2__)
+#if defined(__AVX2__) || defined(__F16C__)
 #include <immintrin.h>
 #endif
 
@@ -67,6 +67,16 @@ void pack_high_bits(const std::uint8_t* codes, std::uint8_t* qh) {
   std::uint32_t bits = 0;
   for (int j = 0; j < kBlockValues; ++j) bits |= static_cast<std::uint32_t>((codes[j] & 0x10u) >> 4) << j;
   for (int i = 0; i < 4; ++i) qh[i] = static_cast<std::uint8_t>(bits >> (8 * i));
+}
+
+// A stored fp16 field as fp32: F16C's exact conversion when compiled in (one instruction per
+// block instead of the portable bit manipulation), rules::half_to_float otherwise.
+inline float half_value(std::uint16_t h) {
+#if defined(__F16C__)
+  return _cvtsh_ss(h);
+#else
+  return rules::half_to_float(h);
+#endif
 }
 
 void unpack_codes(const std::uint8_t* qs, const std::uint8_t* qh, int* codes) {
@@ -179,31 +189,36 @@ bool quantize_q5_1(const float* x, BlockQ5_1& b) {
   return finite_half(b.d) && finite_half(b.m);
 }
 
+// q4_0 and q4_1 decode the nibbles in place (element j in the low nibble of qs[j], j+16 in the
+// high one), the loop ggml's dequantize_row_q4_* run, which the compiler vectorizes; the values
+// are those of unpack_codes + the formula.
 void dequantize_q4_0(const BlockQ4_0& b, float* out) {
-  int codes[kBlockValues];
-  unpack_codes(b.qs, nullptr, codes);
-  const float d = rules::half_to_float(b.d);
-  for (int j = 0; j < kBlockValues; ++j) out[j] = static_cast<float>(codes[j] - 8) * d;
+  const float d = half_value(b.d);
+  for (int j = 0; j < kHalf; ++j) {
+    out[j] = static_cast<float>((b.qs[j] & 0x0f) - 8) * d;
+    out[j + kHalf] = static_cast<float>((b.qs[j] >> 4) - 8) * d;
+  }
 }
 
 void dequantize_q5_0(const BlockQ5_0& b, float* out) {
   int codes[kBlockValues];
   unpack_codes(b.qs, b.qh, codes);
-  const float d = rules::half_to_float(b.d);
+  const float d = half_value(b.d);
   for (int j = 0; j < kBlockValues; ++j) out[j] = static_cast<float>(codes[j] - 16) * d;
 }
 
 void dequantize_q4_1(const BlockQ4_1& b, float* out) {
-  int codes[kBlockValues];
-  unpack_codes(b.qs, nullptr, codes);
-  const float d = rules::half_to_float(b.d), m = rules::half_to_float(b.m);
-  for (int j = 0; j < kBlockValues; ++j) out[j] = static_cast<float>(codes[j]) * d + m;  // no fma, as ggml
+  const float d = half_value(b.d), m = half_value(b.m);
+  for (int j = 0; j < kHalf; ++j) {
+    out[j] = static_cast<float>(b.qs[j] & 0x0f) * d + m;  // no fma, as ggml
+    out[j + kHalf] = static_cast<float>(b.qs[j] >> 4) * d + m;
+  }
 }
 
 void dequantize_q5_1(const BlockQ5_1& b, float* out) {
   int codes[kBlockValues];
   unpack_codes(b.qs, b.qh, codes);
-  const float d = rules::half_to_float(b.d), m = rules::half_to_float(b.m);
+  const float d = half_value(b.d), m = half_value(b.m);
   for (int j = 0; j < kBlockValues; ++j) out[j] = static_cast<float>(codes[j]) * d + m;
 }
 
