@@ -44,7 +44,8 @@ build="$work/build"
 launcher=()
 command -v ccache > /dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S "$repo_root/bench/ggml" -B "$build" -DCMAKE_BUILD_TYPE=Release \
-  -DLLAMA_CPP_DIR="$src/vendor/llama.cpp" "${launcher[@]}" > "$work/cmake.log"
+  -DLLAMA_CPP_DIR="$src/vendor/llama.cpp" "${launcher[@]}" > "$work/cmake.log" 2>&1 ||
+  { echo "run.sh: cmake configure failed, see $work/cmake.log" >&2; exit 1; }
 cmake --build "$build" --target dgq-ggml-bench llama-perplexity -j "$jobs"
 [ "$build_only" = 1 ] && exit 0
 
