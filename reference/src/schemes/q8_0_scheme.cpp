@@ -54,35 +54,49 @@ class Q80Scheme final : public Scheme {
   std::string spec() const override { return "q8_0"; }
   std::string family() const override { return "q8_0"; }
 
-  // The part is filled by appending a step of rows at a time from a small staging buffer:
-  // no zero-filled whole-part vector written twice, and each block is written once, in place.
   Compressed compress(ConstTensor x, TensorRole role) const override {
+    Compressed c;
+    compress_into(x, role, c);
+    return c;
+  }
+
+  // A fresh output (out has no buffer of the size) is filled by appending a step of rows at a
+  // time from a small staging buffer: no zero-filled whole part written twice. A reused output
+  // (out's "blocks" buffer already holds the size, the steady state of a cache) is written in
+  // place: no allocation, no page faults, no copy. Each block is written once either way.
+  void compress_into(ConstTensor x, TensorRole role, Compressed& c) const override {
     check_input_dtype(x, "q8_0");
-    Compressed c = start_compressed(spec(), x, role);
+    std::vector<std::uint8_t> bytes = take_part_buffer(c, "blocks");
+    c = start_compressed(spec(), x, role);
     const std::int64_t blocks = blocks_per_token(x.channels);
     const std::size_t row_bytes = static_cast<std::size_t>(blocks) * q8_0::kBlockBytes;
+    const std::size_t total = static_cast<std::size_t>(x.tokens) * row_bytes;
+    const bool in_place = bytes.capacity() >= total;
+    if (in_place) {
+      bytes.resize(total);  // no reallocation; every byte is overwritten below
+    } else {
+      bytes.clear();
+      bytes.reserve(total);
+    }
     const std::int64_t step = rows_per_step(x.channels);
-    std::vector<std::uint8_t> bytes;
-    bytes.reserve(static_cast<std::size_t>(x.tokens) * row_bytes);
-    std::vector<std::uint8_t> staged(static_cast<std::size_t>(step) * row_bytes);
+    std::vector<std::uint8_t> staged(in_place ? 0 : static_cast<std::size_t>(step) * row_bytes);
     std::vector<float> row(static_cast<std::size_t>(x.channels));
     non_finite_errors_first(x, "q8_0", [&] {
       for (std::int64_t t0 = 0; t0 < x.tokens && x.channels > 0; t0 += step) {
         const std::int64_t rows = std::min(step, x.tokens - t0);
+        std::uint8_t* dst = in_place ? bytes.data() + t0 * row_bytes : staged.data();
         for (std::int64_t t = t0; t < t0 + rows; ++t) {
           // The kernel tests finiteness; only a row with a NaN/Inf goes through row_as_float,
           // which throws the message naming its first bad element.
           const float* values = row_as_float_unchecked(x, t, row.data());
-          std::uint8_t* out = staged.data() + (t - t0) * row_bytes;
-          const q8_0::RowStatus status = q8_0::quantize_row_into(values, x.channels, out);
+          const q8_0::RowStatus status = q8_0::quantize_row_into(values, x.channels, dst + (t - t0) * row_bytes);
           if (status == q8_0::RowStatus::non_finite_input) row_as_float(x, t, row.data(), "q8_0");
           if (status != q8_0::RowStatus::ok) throw_scale_overflow(values, x.channels, t);
         }
-        bytes.insert(bytes.end(), staged.begin(), staged.begin() + static_cast<std::ptrdiff_t>(rows * row_bytes));
+        if (!in_place) bytes.insert(bytes.end(), staged.begin(), staged.begin() + static_cast<std::ptrdiff_t>(rows * row_bytes));
       }
     });
     c.parts.push_back({"blocks", std::move(bytes)});
-    return c;
   }
 
   // Decodes a step of rows into a small fp32 buffer and narrows it straight into out (an fp32

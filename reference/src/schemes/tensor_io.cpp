@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #if defined(__F16C__)
 #include <immintrin.h>
@@ -216,6 +217,12 @@ void narrow_into(const float* values, MutTensor out) {
 void narrow_rows_into(const float* values, MutTensor out, std::int64_t first, std::int64_t count) {
   const std::size_t offset = static_cast<std::size_t>(first * out.channels) * dtype_size(out.dtype);
   narrow_into(values, MutTensor{static_cast<std::byte*>(out.data) + offset, out.dtype, count, out.channels});
+}
+
+std::vector<std::uint8_t> take_part_buffer(Compressed& c, std::string_view name) {
+  for (Part& p : c.parts)
+    if (p.name == name) return std::move(p.bytes);
+  return {};
 }
 
 std::int64_t rows_per_step(std::int64_t channels) { return std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(1, channels)); }

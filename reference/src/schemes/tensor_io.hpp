@@ -59,6 +59,10 @@ void narrow_into(const float* values, MutTensor out);
 // that stays in cache, instead of a whole-tensor fp32 buffer narrowed afterwards.
 void narrow_rows_into(const float* values, MutTensor out, std::int64_t first, std::int64_t count);
 
+// The byte buffer of c's part `name` (moved out; empty when c has no such part), for a
+// compress_into that reuses it: its capacity is what matters, its bytes are overwritten.
+std::vector<std::uint8_t> take_part_buffer(Compressed& c, std::string_view name);
+
 // Rows a row-at-a-time codec handles per step: 4096 elements (16 KiB of fp32), so its row
 // buffers stay in L1/L2 while the per-call costs are spread over many rows.
 std::int64_t rows_per_step(std::int64_t channels);
