@@ -81,6 +81,12 @@ std::vector<Target> targets(const std::vector<Result>& rs, int t1, int t2, doubl
                  ratio(find(rs, "dgq", "dgq (reused out)", "compress", "f16", t1),
                        find(rs, "ggml", "q8_0", "compress", "f16", t1)),
                  0, ""});
+  out.push_back({"q8_0 compress_into a reused output, from f16, vs ggml's q8_0 from f16 (not a target: like for like)",
+                 ratio(find(rs, "dgq", "q8_0 (into)", "compress", "f16", t1), find(rs, "ggml", "q8_0", "compress", "f16", t1)),
+                 0, ""});
+  out.push_back({"DGQ v1 compress_into a reused output, from f16, vs ggml q8_0 from f16 (not a target: like for like)",
+                 ratio(find(rs, "dgq", "dgq (into)", "compress", "f16", t1), find(rs, "ggml", "q8_0", "compress", "f16", t1)),
+                 0, ""});
   out.push_back({"DGQ v1 decompress to f16 vs ggml q8_0 dequantize (to_float, f32)",
                  ratio(find(rs, "dgq", "dgq", "decompress", "f16", t1), find(rs, "ggml", "q8_0", "decompress", "f32", t1)),
                  1.0, ""});

@@ -9,8 +9,9 @@
 //
 // dgq: each Scheme on each KV head (one [tokens][head_dim] unit), OpenMP over heads as in
 // dgq-bench; compress returns a fresh Compressed per call (as the Scheme API does), decompress
-// writes into a preallocated tensor of the original dtype. "dgq (reused out)" is DGQ v1 through
-// dgq_encode_batch_into, which reuses the previous call's output buffers.
+// writes into a preallocated tensor of the original dtype. "q8_0 (into)" and "dgq (into)" are
+// Scheme::compress_into into each head's previous result (the reused output of a cache);
+// "dgq (reused out)" is DGQ v1 through dgq_encode_batch_into, which reuses its buffers too.
 #include "side_by_side.hpp"
 
 #include <omp.h>
@@ -161,6 +162,19 @@ std::vector<Entry> make_entries(const Options& o, Buffers& b) {
   }
   for (const char* spec : kDgqOnly)
     if (wanted(spec)) add_dgq(spec, b.f16, b.out16, entries);
+  // Scheme::compress_into with each head's previous result: the reused output of a cache.
+  for (const char* spec : {"q8_0", "dgq"}) {
+    if (!wanted(spec)) continue;
+    auto scheme = std::shared_ptr<Scheme>(make_scheme(spec));
+    auto kept = std::make_shared<std::vector<Compressed>>(static_cast<std::size_t>(o.heads));
+    const double stored = static_cast<double>(scheme->planned_bytes(o.tokens, o.head_dim, DType::f16, TensorRole::key)) * o.heads;
+    const Tensor3* x = &b.f16;
+    const int heads = o.heads;
+    entries.push_back({"dgq", std::string(spec) + " (into)", "compress", "f16", 2 * n + stored, [=] {
+#pragma omp parallel for schedule(dynamic, 1)
+                         for (int h = 0; h < heads; ++h) scheme->compress_into(x->head(h), TensorRole::key, (*kept)[h]);
+                       }});
+  }
   if (!wanted("dgq")) return entries;
   std::vector<ConstTensor> units;
   for (int h = 0; h < o.heads; ++h) units.push_back(b.f16.head(h));
