@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
+#include <algorithm>
 
 #include "dgq/baselines/q8_0.hpp"
 #include "dgq/element_rules.hpp"
@@ -47,5 +49,52 @@ TEST_CASE("q8_0 quantize_block: a full block equals the block rule, ties and ext
     const dgq::q8_0::Block rule = rule_block(x);
     REQUIRE(fast.d == rule.d);
     REQUIRE(std::memcmp(fast.qs, rule.qs, 32) == 0);
+  }
+}
+
+// The row functions (one loop, no call per block) must give the bytes and values of the block
+// functions called block after block, partial last blocks and overflowing/corrupt scales included.
+TEST_CASE("q8_0 quantize_row_into / dequantize_row equal the block functions block after block", "[q8_0]") {
+  dgq::test::SplitMix64 rng(dgq::test::seed());
+  for (const std::int64_t n : {0, 1, 31, 32, 33, 64, 100, 128, 257}) {
+    CAPTURE(n);
+    const std::int64_t blocks = (n + 31) / 32;
+    std::vector<float> x(static_cast<std::size_t>(n));
+    for (auto& v : x) v = rng.symmetric(n % 2 ? 3.0f : 1e-4f);
+    if (n > 40) x[40] = 65504.0f * 200.0f;  // block 1's d overflows to inf
+    std::vector<std::uint8_t> row(static_cast<std::size_t>(blocks * 34)), expected(row.size());
+    bool finite = true;
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      const int count = static_cast<int>(std::min<std::int64_t>(32, n - b * 32));
+      dgq::q8_0::Block block;
+      dgq::q8_0::quantize_block(x.data() + b * 32, count, block);
+      std::memcpy(expected.data() + b * 34, &block, 34);
+      finite = finite && (block.d & 0x7fffu) != 0x7c00u;
+    }
+    using dgq::q8_0::RowStatus;
+    REQUIRE(dgq::q8_0::quantize_row_into(x.data(), n, row.data()) == (finite ? RowStatus::ok : RowStatus::scale_overflow));
+    REQUIRE(row == expected);
+    // A NaN or Inf anywhere, in a full or a partial block, is reported before a scale overflow.
+    for (const float bad : {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::infinity()}) {
+      for (std::int64_t at = 0; at < n; at += 13) {
+        std::vector<float> y = x;
+        y[static_cast<std::size_t>(at)] = bad;
+        CAPTURE(at, bad);
+        REQUIRE(dgq::q8_0::quantize_row_into(y.data(), n, row.data()) == RowStatus::non_finite_input);
+      }
+    }
+    REQUIRE(dgq::q8_0::quantize_row_into(x.data(), n, row.data()) == (finite ? RowStatus::ok : RowStatus::scale_overflow));
+
+    if (n > 64) std::memcpy(row.data() + 2 * 34, "\x00\x7e", 2);  // block 2's stored d is NaN
+    std::vector<float> got(static_cast<std::size_t>(n)), want(static_cast<std::size_t>(n));
+    bool want_finite = true;
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      dgq::q8_0::Block block;
+      std::memcpy(&block, row.data() + b * 34, 34);
+      want_finite = want_finite && (block.d & 0x7c00u) != 0x7c00u;
+      dgq::q8_0::dequantize_block(block, static_cast<int>(std::min<std::int64_t>(32, n - b * 32)), want.data() + b * 32);
+    }
+    REQUIRE(dgq::q8_0::dequantize_row(row.data(), n, got.data()) == want_finite);
+    REQUIRE(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
   }
 }

@@ -49,6 +49,11 @@ class Scheme {
   virtual std::string family() const = 0;
   // Throws InputError on NaN/Inf (naming token and channel).
   virtual Compressed compress(ConstTensor x, TensorRole role) const = 0;
+  // The same result written into out, whose part buffers a scheme may reuse: a caller that
+  // compresses tensors of one shape again and again (a KV cache, layer after layer) then
+  // allocates and page-faults nothing, as ggml writes into its preallocated cache. out's old
+  // contents do not matter; after an exception out is unspecified. The default is compress.
+  virtual void compress_into(ConstTensor x, TensorRole role, Compressed& out) const { out = compress(x, role); }
   // out has the compressed shape; out.dtype is the original dtype.
   virtual void decompress(const Compressed& c, MutTensor out) const = 0;
   // Bytes stored for a tensor of this shape, data-independent. Schemes whose size depends

@@ -46,4 +46,35 @@ inline std::uint8_t unpack_code(const std::uint8_t* stream, std::uint64_t i, int
   return static_cast<std::uint8_t>((stream[bit / 8] >> (bit % 8)) & ((1u << bits) - 1u));
 }
 
+// codes[j] = unpack_code(stream, first + j, bits) for j < count, reading a whole byte at a
+// time while the run is on a byte boundary (a decoder's row of codes without a bit-index
+// division per element).
+inline void unpack_run(const std::uint8_t* stream, std::uint64_t first, std::uint8_t* codes, std::uint64_t count,
+                       int bits) {
+  const std::uint64_t per_byte = 8 / static_cast<std::uint64_t>(bits);
+  const unsigned mask = (1u << bits) - 1u;
+  std::uint64_t j = 0;
+  if (first % per_byte == 0) {
+    const std::uint8_t* in = stream + first / per_byte;
+    if (bits == 4) {  // the common cases, unrolled: no runtime shift count
+      for (; j + 2 <= count; j += 2, ++in) {
+        codes[j] = static_cast<std::uint8_t>(*in & 15u);
+        codes[j + 1] = static_cast<std::uint8_t>(*in >> 4);
+      }
+    } else if (bits == 2) {
+      for (; j + 4 <= count; j += 4, ++in) {
+        codes[j] = static_cast<std::uint8_t>(*in & 3u);
+        codes[j + 1] = static_cast<std::uint8_t>((*in >> 2) & 3u);
+        codes[j + 2] = static_cast<std::uint8_t>((*in >> 4) & 3u);
+        codes[j + 3] = static_cast<std::uint8_t>(*in >> 6);
+      }
+    }
+    for (; j + per_byte <= count; j += per_byte, ++in) {  // the pointer walks: no division per byte
+      const unsigned b = *in;
+      for (std::uint64_t k = 0; k < per_byte; ++k) codes[j + k] = static_cast<std::uint8_t>((b >> (k * bits)) & mask);
+    }
+  }
+  for (; j < count; ++j) codes[j] = unpack_code(stream, first + j, bits);
+}
+
 }  // namespace dgq::schemes

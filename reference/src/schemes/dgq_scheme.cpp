@@ -26,10 +26,18 @@ class DgqScheme final : public Scheme {
   std::string spec() const override { return dgq_spec_of(params_); }
 
   Compressed compress(ConstTensor x, TensorRole role) const override {
-    Compressed c = start_compressed(spec(), x, role);
+    Compressed c;
+    compress_into(x, role, c);
+    return c;
+  }
+
+  // out's "codes" buffer is reused when it holds the size: resize then neither reallocates nor
+  // zero-fills, and pass 2 overwrites every code (as dgq_encode_into reuses its codes).
+  void compress_into(ConstTensor x, TensorRole role, Compressed& c) const override {
+    std::vector<std::uint8_t> codes = take_part_buffer(c, "codes");
+    c = start_compressed(spec(), x, role);
     // The encoder writes the codes straight into their part (int8 through the unsigned
     // bytes: same object, signed view).
-    std::vector<std::uint8_t> codes;
     DgqEncoded enc;
     try {
       detail::check_shape(x);  // before sizing the codes by it
@@ -43,7 +51,6 @@ class DgqScheme final : public Scheme {
       throw;
     }
     append_dgq_parts(enc, std::move(codes), c);
-    return c;
   }
 
   void decompress(const Compressed& c, MutTensor out) const override {

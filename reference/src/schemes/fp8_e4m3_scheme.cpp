@@ -2,6 +2,7 @@
 // code = e4m3(x/scale) rounded to nearest even and saturated to +-448, x^ = e4m3(code)*scale.
 // An all-zero tensor (or one whose amax/448 underflows to 0) stores scale 0 and code 0
 // everywhere. Parts: "scale" (fp32; empty when the tensor has no elements), "codes".
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -57,14 +58,19 @@ class Fp8E4M3Scheme final : public Scheme {
     const std::uint64_t n = static_cast<std::uint64_t>(c.tokens * c.channels);
     const Part& scale_part = expect_part(c, "scale", scale_bytes(n));
     const Part& codes = expect_part(c, "codes", n);
-    std::vector<float> values(n);
-    if (n > 0) {
-      const float scale = finite_stored(read_le<float>(scale_part.bytes, 0), "scale", 0);
-      float table[256];
-      for (int b = 0; b < 256; ++b) table[b] = fp8::e4m3_to_float(static_cast<std::uint8_t>(b));
-      for (std::uint64_t i = 0; i < n; ++i) values[i] = table[codes.bytes[i]] * scale;
+    if (n == 0) return;
+    const float scale = finite_stored(read_le<float>(scale_part.bytes, 0), "scale", 0);
+    float table[256];
+    for (int b = 0; b < 256; ++b) table[b] = fp8::e4m3_to_float(static_cast<std::uint8_t>(b));
+    // A step of rows decoded into a small buffer and narrowed straight into out: one pass.
+    const std::int64_t step = rows_per_step(c.channels);
+    std::vector<float> values(static_cast<std::size_t>(step * c.channels));
+    for (std::int64_t t0 = 0; t0 < c.tokens; t0 += step) {
+      const std::int64_t rows = std::min(step, c.tokens - t0);
+      const std::uint8_t* src = codes.bytes.data() + t0 * c.channels;
+      for (std::int64_t i = 0; i < rows * c.channels; ++i) values[i] = table[src[i]] * scale;
+      narrow_rows_into(values.data(), out, t0, rows);
     }
-    narrow_into(values.data(), out);
   }
 
   std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType,

@@ -5,7 +5,9 @@
 // ggml's size; the padding decodes to values that are dropped. Part: "blocks"
 // (tokens * ceil(channels/32) * block bytes). q8_0 keeps its own file (q8_0_scheme.cpp).
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -28,19 +30,17 @@ struct BlockType {
   void (*dequantize)(const std::uint8_t* block, float* out);
 };
 
+// The quantizers write the block where it is stored: a trivial block type begins its life in
+// the byte buffer (placement new, no initialisation) instead of on the stack followed by a copy
+// that would re-read its separate field stores. Block offsets are multiples of the (even) block
+// size from an operator-new buffer, so the 2-byte fields are aligned.
 template <class Block, bool (*Quantize)(const float*, Block&)>
 bool quantize_as(const float* x, std::uint8_t* block, std::uint8_t (&)[kBlock]) {
-  Block b;
-  const bool finite = Quantize(x, b);
-  std::memcpy(block, &b, sizeof b);
-  return finite;
+  return Quantize(x, *new (block) Block);
 }
 
 bool quantize_iq4_nl_as(const float* x, std::uint8_t* block, std::uint8_t (&carry)[kBlock]) {
-  ggml::BlockIQ4NL b;
-  const bool finite = ggml::quantize_iq4_nl(x, b, carry);
-  std::memcpy(block, &b, sizeof b);
-  return finite;
+  return ggml::quantize_iq4_nl(x, *new (block) ggml::BlockIQ4NL, carry);
 }
 
 template <class Block, void (*Dequantize)(const Block&, float*)>
@@ -70,45 +70,69 @@ class GgmlBlockScheme final : public Scheme {
   std::string spec() const override { return type_.name; }
   std::string family() const override { return type_.name; }
 
+  // The part is filled by appending a step of rows at a time from a small staging buffer:
+  // no zero-filled whole-part vector written twice.
   Compressed compress(ConstTensor x, TensorRole role) const override {
     check_input_dtype(x, type_.name);
     Compressed c = start_compressed(spec(), x, role);
     const std::int64_t blocks = blocks_per_token(x.channels);
-    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(x.tokens * blocks * type_.bytes));
+    const std::size_t row_bytes = static_cast<std::size_t>(blocks * type_.bytes);
+    const std::int64_t step = rows_per_step(x.channels);
+    std::vector<std::uint8_t> bytes;
+    bytes.reserve(static_cast<std::size_t>(x.tokens) * row_bytes);
+    std::vector<std::uint8_t> staged(static_cast<std::size_t>(step) * row_bytes);
     std::vector<float> row(static_cast<std::size_t>(blocks * kBlock), 0.0f);  // tail stays 0
     std::uint8_t carry[kBlock] = {};
     non_finite_errors_first(x, type_.name, [&] {
-      for (std::int64_t t = 0; t < x.tokens && x.channels > 0; ++t) {
-        widen_row_checked(x, t, row.data(), type_.name);
-        for (std::int64_t b = 0; b < blocks; ++b) {
-          if (!type_.quantize(row.data() + b * kBlock, bytes.data() + (t * blocks + b) * type_.bytes, carry)) {
-            const std::int64_t first = b * kBlock, last = std::min<std::int64_t>(first + kBlock, x.channels) - 1;
-            throw InputError(std::string(type_.name) + ": a block scale overflows fp16 at token " +
-                             std::to_string(t) + ", channels " + std::to_string(first) + ".." +
-                             std::to_string(last));
+      for (std::int64_t t0 = 0; t0 < x.tokens && x.channels > 0; t0 += step) {
+        const std::int64_t rows = std::min(step, x.tokens - t0);
+        for (std::int64_t t = t0; t < t0 + rows; ++t) {
+          // Whole blocks read an fp32 input in place; a partial last block needs the padded row.
+          const float* values = x.channels % kBlock == 0 ? row_as_float(x, t, row.data(), type_.name)
+                                                         : (widen_row_checked(x, t, row.data(), type_.name), row.data());
+          std::uint8_t* out = staged.data() + (t - t0) * row_bytes;
+          for (std::int64_t b = 0; b < blocks; ++b) {
+            if (!type_.quantize(values + b * kBlock, out + b * type_.bytes, carry)) {
+              const std::int64_t first = b * kBlock, last = std::min<std::int64_t>(first + kBlock, x.channels) - 1;
+              throw InputError(std::string(type_.name) + ": a block scale overflows fp16 at token " +
+                               std::to_string(t) + ", channels " + std::to_string(first) + ".." +
+                               std::to_string(last));
+            }
           }
         }
+        bytes.insert(bytes.end(), staged.begin(), staged.begin() + static_cast<std::ptrdiff_t>(rows * row_bytes));
       }
     });
     c.parts.push_back({"blocks", std::move(bytes)});
     return c;
   }
 
+  // A step of rows decoded into a small fp32 buffer and narrowed straight into out: one pass.
   void decompress(const Compressed& c, MutTensor out) const override {
     check_decompress_target(c, out, spec());
     const std::int64_t blocks = blocks_per_token(c.channels);
     const Part& part = expect_part(c, "blocks", planned_bytes(c.tokens, c.channels, c.dtype, c.role));
-    std::vector<float> values(static_cast<std::size_t>(c.tokens * c.channels));
+    const std::int64_t step = rows_per_step(c.channels);
+    std::vector<float> values(static_cast<std::size_t>(step * c.channels));
     float decoded[kBlock];
-    for (std::int64_t t = 0; t < c.tokens; ++t) {
-      for (std::int64_t b = 0; b < blocks; ++b) {
-        type_.dequantize(part.bytes.data() + (t * blocks + b) * type_.bytes, decoded);
-        const std::int64_t first = b * kBlock;
-        const std::int64_t count = std::min<std::int64_t>(kBlock, c.channels - first);
-        std::copy(decoded, decoded + count, values.data() + t * c.channels + first);
+    for (std::int64_t t0 = 0; t0 < c.tokens; t0 += step) {
+      const std::int64_t rows = std::min(step, c.tokens - t0);
+      const bool direct = out.dtype == DType::f32;  // an fp32 out is decoded into directly
+      for (std::int64_t t = t0; t < t0 + rows; ++t) {
+        float* dst = (direct ? static_cast<float*>(out.data) + t0 * c.channels : values.data()) + (t - t0) * c.channels;
+        for (std::int64_t b = 0; b < blocks; ++b) {
+          const std::uint8_t* block = part.bytes.data() + (t * blocks + b) * type_.bytes;
+          const std::int64_t first = b * kBlock;
+          if (first + kBlock <= c.channels) {
+            type_.dequantize(block, dst + first);  // a full block decodes in place
+          } else {
+            type_.dequantize(block, decoded);
+            std::copy(decoded, decoded + (c.channels - first), dst + first);
+          }
+        }
       }
+      if (!direct) narrow_rows_into(values.data(), out, t0, rows);
     }
-    narrow_into(values.data(), out);
   }
 
   std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType, TensorRole) const override {

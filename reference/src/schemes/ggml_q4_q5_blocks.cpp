@@ -8,12 +8,32 @@
 #include "dgq/baselines/ggml_kv_types.hpp"
 #include "dgq/element_rules.hpp"
 
-#if defined(__AVX2__)
+#if defined(__AVX2__) || defined(__F16C__)
 #include <immintrin.h>
 #endif
 
 namespace dgq::ggml {
 namespace {
+
+// fp32 -> fp16 bits, nearest even, for the stored fields: F16C's conversion when compiled in
+// (the bits of rules::float_to_half, subnormals and overflow to inf included).
+inline std::uint16_t half_bits(float v) {
+#if defined(__F16C__)
+  return static_cast<std::uint16_t>(_cvtss_sh(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#else
+  return rules::float_to_half(v);
+#endif
+}
+
+// A stored fp16 field as fp32: F16C's exact conversion when compiled in (one instruction per
+// block instead of the portable bit manipulation), rules::half_to_float otherwise.
+inline float half_value(std::uint16_t h) {
+#if defined(__F16C__)
+  return _cvtsh_ss(h);
+#else
+  return rules::half_to_float(h);
+#endif
+}
 
 constexpr int kHalf = kBlockValues / 2;
 
@@ -52,7 +72,7 @@ std::uint16_t symmetric_codes(const float* x, std::uint8_t* codes) {
     const int q = static_cast<std::int8_t>(x[j] * id + (kOffset + 0.5f));
     codes[j] = static_cast<std::uint8_t>(q < kTop ? q : kTop);
   }
-  return rules::float_to_half(d);
+  return half_bits(d);
 }
 
 // Element j's code in the low nibble of qs[j], element j+16's in the high nibble.
@@ -106,7 +126,7 @@ void quantize_q4_0_avx2(const float* x, BlockQ4_0& b) {
   const float max = _mm_cvtss_f32(h) == 0.0f ? 0.0f : x[__builtin_ctz(hits)];
   const float d = max / -8.0f;
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  b.d = rules::float_to_half(d);
+  b.d = half_bits(d);
   const __m256 vid = _mm256_set1_ps(id), offset = _mm256_set1_ps(8.5f);
   const __m256i top = _mm256_set1_epi32(15);
   __m256i q[4];
@@ -153,8 +173,8 @@ bool quantize_q4_1(const float* x, BlockQ4_1& b) {
   min_max(x, min, max);
   const float d = (max - min) / 15.0f;
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  b.d = rules::float_to_half(d);
-  b.m = rules::float_to_half(min);
+  b.d = half_bits(d);
+  b.m = half_bits(min);
   std::uint8_t codes[kBlockValues];
   for (int j = 0; j < kBlockValues; ++j) {
     const int q = static_cast<std::int8_t>((x[j] - min) * id + 0.5f);
@@ -169,8 +189,8 @@ bool quantize_q5_1(const float* x, BlockQ5_1& b) {
   min_max(x, min, max);
   const float d = (max - min) / 31.0f;
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  b.d = rules::float_to_half(d);
-  b.m = rules::float_to_half(min);
+  b.d = half_bits(d);
+  b.m = half_bits(min);
   std::uint8_t codes[kBlockValues];
   // ggml has no clamp here: (x - min)*id <= 31 up to rounding, so the code is at most 31.
   for (int j = 0; j < kBlockValues; ++j) codes[j] = static_cast<std::uint8_t>((x[j] - min) * id + 0.5f);
@@ -179,31 +199,36 @@ bool quantize_q5_1(const float* x, BlockQ5_1& b) {
   return finite_half(b.d) && finite_half(b.m);
 }
 
+// q4_0 and q4_1 decode the nibbles in place (element j in the low nibble of qs[j], j+16 in the
+// high one), the loop ggml's dequantize_row_q4_* run, which the compiler vectorizes; the values
+// are those of unpack_codes + the formula.
 void dequantize_q4_0(const BlockQ4_0& b, float* out) {
-  int codes[kBlockValues];
-  unpack_codes(b.qs, nullptr, codes);
-  const float d = rules::half_to_float(b.d);
-  for (int j = 0; j < kBlockValues; ++j) out[j] = static_cast<float>(codes[j] - 8) * d;
+  const float d = half_value(b.d);
+  for (int j = 0; j < kHalf; ++j) {
+    out[j] = static_cast<float>((b.qs[j] & 0x0f) - 8) * d;
+    out[j + kHalf] = static_cast<float>((b.qs[j] >> 4) - 8) * d;
+  }
 }
 
 void dequantize_q5_0(const BlockQ5_0& b, float* out) {
   int codes[kBlockValues];
   unpack_codes(b.qs, b.qh, codes);
-  const float d = rules::half_to_float(b.d);
+  const float d = half_value(b.d);
   for (int j = 0; j < kBlockValues; ++j) out[j] = static_cast<float>(codes[j] - 16) * d;
 }
 
 void dequantize_q4_1(const BlockQ4_1& b, float* out) {
-  int codes[kBlockValues];
-  unpack_codes(b.qs, nullptr, codes);
-  const float d = rules::half_to_float(b.d), m = rules::half_to_float(b.m);
-  for (int j = 0; j < kBlockValues; ++j) out[j] = static_cast<float>(codes[j]) * d + m;  // no fma, as ggml
+  const float d = half_value(b.d), m = half_value(b.m);
+  for (int j = 0; j < kHalf; ++j) {
+    out[j] = static_cast<float>(b.qs[j] & 0x0f) * d + m;  // no fma, as ggml
+    out[j + kHalf] = static_cast<float>(b.qs[j] >> 4) * d + m;
+  }
 }
 
 void dequantize_q5_1(const BlockQ5_1& b, float* out) {
   int codes[kBlockValues];
   unpack_codes(b.qs, b.qh, codes);
-  const float d = rules::half_to_float(b.d), m = rules::half_to_float(b.m);
+  const float d = half_value(b.d), m = half_value(b.m);
   for (int j = 0; j < kBlockValues; ++j) out[j] = static_cast<float>(codes[j]) * d + m;
 }
 

@@ -1,6 +1,7 @@
 // int8-token: one asymmetric range per token (its min and max over the channels), codes by
 // DGQ rule 7 (253 levels, code = q - 127). Parts: "codes" (tokens*channels int8, row-major)
 // and "ranges" (per token lo, hi as fp32).
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -47,16 +48,20 @@ class Int8TokenScheme final : public Scheme {
     const std::uint64_t n = static_cast<std::uint64_t>(c.tokens * c.channels);
     const Part& codes = expect_part(c, "codes", n);
     const Part& ranges = expect_part(c, "ranges", range_bytes(c.tokens, c.channels));
-    std::vector<float> values(n);
-    for (std::int64_t t = 0; t < c.tokens && c.channels > 0; ++t) {
-      const Range r = read_range(ranges.bytes, static_cast<std::size_t>(t));
-      const float scale = rules::dequant_scale(r.lo, r.hi);
-      for (std::int64_t d = 0; d < c.channels; ++d) {
-        const std::int64_t i = t * c.channels + d;
-        values[i] = rules::dequantize_code(static_cast<std::int8_t>(codes.bytes[i]), r.lo, scale);
+    // A step of rows decoded into a small buffer and narrowed straight into out: one pass.
+    const std::int64_t step = rows_per_step(c.channels);
+    std::vector<float> values(static_cast<std::size_t>(step * c.channels));
+    for (std::int64_t t0 = 0; t0 < c.tokens && c.channels > 0; t0 += step) {
+      const std::int64_t rows = std::min(step, c.tokens - t0);
+      for (std::int64_t t = t0; t < t0 + rows; ++t) {
+        const Range r = read_range(ranges.bytes, static_cast<std::size_t>(t));
+        const float scale = rules::dequant_scale(r.lo, r.hi);
+        float* dst = values.data() + (t - t0) * c.channels;
+        const std::uint8_t* src = codes.bytes.data() + t * c.channels;
+        for (std::int64_t d = 0; d < c.channels; ++d) dst[d] = rules::dequantize_code(static_cast<std::int8_t>(src[d]), r.lo, scale);
       }
+      narrow_rows_into(values.data(), out, t0, rows);
     }
-    narrow_into(values.data(), out);
   }
 
   std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType,

@@ -68,27 +68,33 @@ class KiviScheme final : public Scheme {
     const Part& codes = expect_part(c, "codes", packed_bytes(static_cast<std::uint64_t>(qn), bits_));
     const Part& ranges = expect_part(c, "ranges", layout.ranges * kRangeBytes);
     const Part& residual = expect_part(c, "residual", (c.tokens - layout.quantized_tokens) * row_bytes);
-    std::vector<float> values(static_cast<std::size_t>(qn));
+    // A step of rows decoded into a small buffer and narrowed straight into out: one pass.
+    const std::int64_t step = rows_per_step(c.channels);
+    std::vector<float> values(static_cast<std::size_t>(step * c.channels));
+    std::vector<std::uint8_t> row_codes(static_cast<std::size_t>(c.channels));
     std::vector<float> lo(static_cast<std::size_t>(c.channels)), scale(lo.size());
-    for (std::int64_t t = 0; t < layout.quantized_tokens; ++t) {
-      // Keys: refresh the per-channel ranges at each group start; values: one range per token.
-      if (c.role == TensorRole::key && t % group_ == 0) {
-        for (std::int64_t d = 0; d < c.channels; ++d) {
-          const Range r = read_range(ranges.bytes, static_cast<std::size_t>((t / group_) * c.channels + d));
-          lo[d] = r.lo;
-          scale[d] = uniform_scale(r.lo, r.hi, levels());
+    for (std::int64_t t0 = 0; t0 < layout.quantized_tokens; t0 += step) {
+      const std::int64_t rows = std::min(step, layout.quantized_tokens - t0);
+      for (std::int64_t t = t0; t < t0 + rows; ++t) {
+        // Keys: refresh the per-channel ranges at each group start; values: one range per token.
+        if (c.role == TensorRole::key && t % group_ == 0) {
+          for (std::int64_t d = 0; d < c.channels; ++d) {
+            const Range r = read_range(ranges.bytes, static_cast<std::size_t>((t / group_) * c.channels + d));
+            lo[d] = r.lo;
+            scale[d] = uniform_scale(r.lo, r.hi, levels());
+          }
+        } else if (c.role == TensorRole::value) {
+          const Range r = read_range(ranges.bytes, static_cast<std::size_t>(t));
+          std::fill(lo.begin(), lo.end(), r.lo);
+          std::fill(scale.begin(), scale.end(), uniform_scale(r.lo, r.hi, levels()));
         }
-      } else if (c.role == TensorRole::value) {
-        const Range r = read_range(ranges.bytes, static_cast<std::size_t>(t));
-        std::fill(lo.begin(), lo.end(), r.lo);
-        std::fill(scale.begin(), scale.end(), uniform_scale(r.lo, r.hi, levels()));
+        unpack_run(codes.bytes.data(), static_cast<std::uint64_t>(t * c.channels), row_codes.data(),
+                   static_cast<std::uint64_t>(c.channels), bits_);
+        float* dst = values.data() + (t - t0) * c.channels;
+        for (std::int64_t d = 0; d < c.channels; ++d) dst[d] = uniform_value(row_codes[d], lo[d], scale[d]);
       }
-      for (std::int64_t d = 0; d < c.channels; ++d) {
-        const std::int64_t i = t * c.channels + d;
-        values[i] = uniform_value(unpack_code(codes.bytes.data(), static_cast<std::uint64_t>(i), bits_), lo[d], scale[d]);
-      }
+      narrow_rows_into(values.data(), out, t0, rows);
     }
-    narrow_into(values.data(), MutTensor{out.data, out.dtype, layout.quantized_tokens, out.channels});
     if (!residual.bytes.empty()) {
       std::memcpy(static_cast<std::uint8_t*>(out.data) + layout.quantized_tokens * row_bytes, residual.bytes.data(),
                   residual.bytes.size());

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #if defined(__F16C__)
 #include <immintrin.h>
@@ -158,6 +159,41 @@ void widen_row_checked(ConstTensor x, std::int64_t t, float* row, std::string_vi
   }
 }
 
+const float* row_as_float(ConstTensor x, std::int64_t t, float* row, std::string_view scheme) {
+  if (x.dtype != DType::f32) {
+    widen_row_checked(x, t, row, scheme);
+    return row;
+  }
+  const std::int64_t n = x.channels;
+  const float* in = static_cast<const float*>(x.data) + t * n;
+  std::uint32_t all_ones = 0;  // as in widen_row_checked
+  for (std::int64_t d = 0; d < n; ++d) all_ones |= (rules::float_bits(in[d]) & 0x7f800000u) == 0x7f800000u ? 1u : 0u;
+  if (all_ones != 0) {
+    for (std::int64_t d = 0; d < n; ++d) {
+      if (!std::isfinite(in[d])) throw_non_finite(scheme, in[d], t * n + d, n);
+    }
+  }
+  return in;
+}
+
+const float* row_as_float_unchecked(ConstTensor x, std::int64_t t, float* row) {
+  const std::int64_t n = x.channels;
+  const std::size_t first = static_cast<std::size_t>(t * n);
+  switch (x.dtype) {
+    case DType::f16:
+      halves_to_floats(static_cast<const std::uint16_t*>(x.data) + first, row, n);
+      return row;
+    case DType::bf16: {
+      const auto* b = static_cast<const std::uint16_t*>(x.data) + first;
+      for (std::int64_t d = 0; d < n; ++d) row[d] = rules::bf16_to_float(b[d]);
+      return row;
+    }
+    case DType::f32:
+      break;
+  }
+  return static_cast<const float*>(x.data) + first;
+}
+
 void narrow_into(const float* values, MutTensor out) {
   const std::int64_t n = out.tokens * out.channels;
   switch (out.dtype) {
@@ -177,5 +213,18 @@ void narrow_into(const float* values, MutTensor out) {
       return;
   }
 }
+
+void narrow_rows_into(const float* values, MutTensor out, std::int64_t first, std::int64_t count) {
+  const std::size_t offset = static_cast<std::size_t>(first * out.channels) * dtype_size(out.dtype);
+  narrow_into(values, MutTensor{static_cast<std::byte*>(out.data) + offset, out.dtype, count, out.channels});
+}
+
+std::vector<std::uint8_t> take_part_buffer(Compressed& c, std::string_view name) {
+  for (Part& p : c.parts)
+    if (p.name == name) return std::move(p.bytes);
+  return {};
+}
+
+std::int64_t rows_per_step(std::int64_t channels) { return std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(1, channels)); }
 
 }  // namespace dgq::schemes

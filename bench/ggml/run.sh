@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# dgq next to ggml, in one process (issue 16), and llama.cpp's llama-perplexity (issue 11, item 9).
+# Fetches the pinned llama-cpp-python sdist (requirements-ggml.txt), unpacks it into out/ggml/
+# (ignored), builds ggml + llama-perplexity + the harness dgq-ggml-bench in one tree
+# (bench/ggml/CMakeLists.txt; ggml with GGML_NATIVE=ON and its own flags, dgq with the
+# project's flags), then runs the harness. Not in CI: the first build takes minutes on 2 cores.
+#
+# Usage: bench/ggml/run.sh [--smoke] [--build-only] [--table FILE] [--update-docs] [harness options...]
+#   --smoke        tiny buffers, 1 round (checks that everything runs; figures meaningless)
+#   --build-only   fetch and build, run nothing
+#   --table FILE   markdown table to write (default: out/ggml/side-by-side.md)
+#   --update-docs  also splice that table into docs/benchmarks.md, between its
+#                  "ggml-side-by-side: begin/end" markers
+# Environment: DGQ_GGML_DIR (default out/ggml), JOBS (default 2).
+set -euo pipefail
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+work="${DGQ_GGML_DIR:-$repo_root/out/ggml}"
+jobs="${JOBS:-2}"
+command_line="bench/ggml/run.sh $*"
+smoke=0 build_only=0 update_docs=0 table="$work/side-by-side.md" harness_args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --smoke) smoke=1 ;;
+    --build-only) build_only=1 ;;
+    --update-docs) update_docs=1 ;;
+    --table) table="$2"; shift ;;
+    *) harness_args+=("$1") ;;
+  esac
+  shift
+done
+
+version="$(sed -n 's/^llama-cpp-python==\([^ ]*\).*/\1/p' "$repo_root/bench/ggml/requirements-ggml.txt")"
+src="$work/src/llama_cpp_python-$version"
+if [ ! -f "$src/vendor/llama.cpp/ggml/include/ggml-cpu.h" ]; then
+  mkdir -p "$work/download" "$work/src"
+  # --no-binary for this package only: its build dependencies (needed by pip to read the
+  # sdist's metadata) may come as wheels.
+  python3 -m pip download --quiet --no-binary llama-cpp-python --no-deps --require-hashes \
+    -r "$repo_root/bench/ggml/requirements-ggml.txt" -d "$work/download"
+  tar -xzf "$work/download/llama_cpp_python-$version.tar.gz" -C "$work/src"
+fi
+
+build="$work/build"
+launcher=()
+command -v ccache > /dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S "$repo_root/bench/ggml" -B "$build" -DCMAKE_BUILD_TYPE=Release \
+  -DLLAMA_CPP_DIR="$src/vendor/llama.cpp" "${launcher[@]}" > "$work/cmake.log" 2>&1 ||
+  { echo "run.sh: cmake configure failed, see $work/cmake.log" >&2; exit 1; }
+cmake --build "$build" --target dgq-ggml-bench llama-perplexity -j "$jobs"
+[ "$build_only" = 1 ] && exit 0
+
+args=(--table "$table" --command "$command_line")
+[ "$smoke" = 1 ] && args+=(--tokens 64 --rounds 1 --threads 1)
+"$build/dgq-ggml-bench" "${args[@]}" "${harness_args[@]}"
+if [ "$update_docs" = 1 ]; then
+  doc="$repo_root/docs/benchmarks.md"
+  awk -v table="$table" '
+    /<!-- ggml-side-by-side: begin/ { print; while ((getline line < table) > 0) print line; skip = 1; next }
+    /<!-- ggml-side-by-side: end/ { skip = 0 }
+    !skip { print }' "$doc" > "$doc.partial"
+  mv "$doc.partial" "$doc"
+  echo "run.sh: updated $doc"
+fi
