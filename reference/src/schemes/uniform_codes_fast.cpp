@@ -68,6 +68,36 @@ void uniform_codes(const float* x, std::int64_t n, float lo, float inv, int leve
   for (; j < n; ++j) q[j] = uniform_code(x[j], lo, inv, levels);
 }
 
+void uniform_codes_per_channel(const float* x, std::int64_t n, const float* lo, const float* inv, int levels,
+                               int offset, std::uint8_t* q) {
+  std::int64_t j = 0;
+#if defined(__AVX2__)
+  const __m256 top = _mm256_set1_ps(static_cast<float>(levels));
+  const __m256i add = _mm256_set1_epi32(offset);
+  for (; j + 8 <= n; j += 8) {
+    const __m256i codes =
+        _mm256_add_epi32(eight_codes(x + j, _mm256_loadu_ps(lo + j), _mm256_loadu_ps(inv + j), top), add);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(q + j), narrow_unsigned(codes));
+  }
+#endif
+  for (; j < n; ++j) q[j] = static_cast<std::uint8_t>(uniform_code(x[j], lo[j], inv[j], levels) + offset);
+}
+
+void uniform_codes_offset(const float* x, std::int64_t n, float lo, float inv, int levels, int offset,
+                          std::uint8_t* q) {
+  std::int64_t j = 0;
+#if defined(__AVX2__)
+  const __m256 lo8 = _mm256_set1_ps(lo), inv8 = _mm256_set1_ps(inv);
+  const __m256 top = _mm256_set1_ps(static_cast<float>(levels));
+  const __m256i add = _mm256_set1_epi32(offset);
+  for (; j + 8 <= n; j += 8) {
+    const __m256i codes = _mm256_add_epi32(eight_codes(x + j, lo8, inv8, top), add);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(q + j), narrow_unsigned(codes));
+  }
+#endif
+  for (; j < n; ++j) q[j] = static_cast<std::uint8_t>(uniform_code(x[j], lo, inv, levels) + offset);
+}
+
 void rule7_codes(const float* x, std::int64_t n, float lo, float inv, std::uint8_t* q) {
   std::int64_t j = 0;
 #if defined(__AVX2__)

@@ -16,6 +16,15 @@ MinMax min_max(const float* x, std::int64_t n);
 // q[j] = uniform_code(x[j], lo, inv, levels), levels <= 255.
 void uniform_codes(const float* x, std::int64_t n, float lo, float inv, int levels, std::uint8_t* q);
 
+// q[j] = uniform_code(x[j], lo[j], inv[j], levels) + offset (a range per channel), with
+// levels + offset <= 255.
+void uniform_codes_per_channel(const float* x, std::int64_t n, const float* lo, const float* inv, int levels,
+                               int offset, std::uint8_t* q);
+
+// q[j] = uniform_code(x[j], lo, inv, levels) + offset, levels + offset <= 255.
+void uniform_codes_offset(const float* x, std::int64_t n, float lo, float inv, int levels, int offset,
+                          std::uint8_t* q);
+
 // q[j] = rule7_code(x[j], lo, inv) stored as its byte.
 void rule7_codes(const float* x, std::int64_t n, float lo, float inv, std::uint8_t* q);
 
