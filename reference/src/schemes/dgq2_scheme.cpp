@@ -363,6 +363,7 @@ class Dgq2Scheme final : public Scheme {
     std::vector<float> mins(static_cast<std::size_t>(d)), maxs(mins.size()), row(mins.size());
     std::vector<MinMax> extremes(channelwise ? static_cast<std::size_t>(d) : 1);
     std::vector<std::uint8_t> q(static_cast<std::size_t>(d));
+    const bool nibble_rows = p.bits == 4 && d % 2 == 0;
     std::size_t next_edge = 1;  // edges[next_edge] is the next segment start to mark in-band
     std::size_t segment = 0;
     for (const dgq2::TokenSpan& s : spans) {
@@ -421,12 +422,27 @@ class Dgq2Scheme final : public Scheme {
       for (std::int64_t t = s.first; t < s.end; ++t) {
         // A one-token span's row is still in the buffer from its extremes.
         if (whole_blocks || s.end - s.first != 1) kernels::fast::load_row(raw + t * row_bytes, x.dtype, d, row.data());
+        const bool mark = inband && next_edge + 1 < edges.size() && edges[next_edge] == t;
+        if (nibble_rows) {
+          // Rule V5's bytes of the row written directly (it starts on a byte: d is even).
+          std::uint8_t* out = codes.data() + t * (d / 2);
+          if (channelwise) {
+            uniform_nibbles_per_channel(row.data(), d, lo.data(), inv.data(), levels, offset, out);
+          } else {
+            uniform_nibbles(row.data(), d, lo[0], inv[0], levels, offset, out);
+          }
+          if (mark) {
+            out[0] = static_cast<std::uint8_t>((out[0] & 0xf0u) | dgq2::inband_mark(out[0] & 0x0fu, p.bits));
+            ++next_edge;
+          }
+          continue;
+        }
         if (channelwise) {
           uniform_codes_per_channel(row.data(), d, lo.data(), inv.data(), levels, offset, q.data());
         } else {
           uniform_codes_offset(row.data(), d, lo[0], inv[0], levels, offset, q.data());
         }
-        if (inband && next_edge + 1 < edges.size() && edges[next_edge] == t) {
+        if (mark) {
           q[0] = dgq2::inband_mark(q[0], p.bits);
           ++next_edge;
         }

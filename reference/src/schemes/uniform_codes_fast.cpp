@@ -27,9 +27,61 @@ __m128i narrow_signed(__m256i v) {
   const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
   return _mm_packs_epi16(w, w);
 }
+
+// Sixteen 4-bit codes (two runs of eight int32 codes, in order) as eight bytes, low nibble
+// first: packs keeps the order within each 128-bit lane, the permute restores it across
+// lanes, and madd(1, 16) adds each odd code times 16 to the even one below it.
+__m128i sixteen_nibbles(__m256i a, __m256i b) {
+  const __m256i w = _mm256_permute4x64_epi64(_mm256_packs_epi32(a, b), 0xD8);
+  return narrow_unsigned(_mm256_madd_epi16(w, _mm256_set1_epi32(0x00100001)));
+}
 #endif
 
+template <class Lo, class Inv>
+void nibbles(const float* x, std::int64_t n, Lo lo_at, Inv inv_at, int levels, int offset, std::uint8_t* out) {
+  std::int64_t j = 0;
+#if defined(__AVX2__)
+  const __m256 top = _mm256_set1_ps(static_cast<float>(levels));
+  const __m256i add = _mm256_set1_epi32(offset);
+  for (; j + 16 <= n; j += 16) {
+    const __m256i a = _mm256_add_epi32(eight_codes(x + j, lo_at.v(j), inv_at.v(j), top), add);
+    const __m256i b = _mm256_add_epi32(eight_codes(x + j + 8, lo_at.v(j + 8), inv_at.v(j + 8), top), add);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + j / 2), sixteen_nibbles(a, b));
+  }
+#endif
+  for (; j + 2 <= n; j += 2) {
+    const unsigned c0 = uniform_code(x[j], lo_at.s(j), inv_at.s(j), levels) + offset;
+    const unsigned c1 = uniform_code(x[j + 1], lo_at.s(j + 1), inv_at.s(j + 1), levels) + offset;
+    out[j / 2] = static_cast<std::uint8_t>(c0 | c1 << 4);
+  }
+}
+
+struct PerChannel {
+  const float* p;
+  float s(std::int64_t j) const { return p[j]; }
+#if defined(__AVX2__)
+  __m256 v(std::int64_t j) const { return _mm256_loadu_ps(p + j); }
+#endif
+};
+struct Broadcast {
+  float x;
+#if defined(__AVX2__)
+  __m256 x8 = _mm256_set1_ps(x);
+  __m256 v(std::int64_t) const { return x8; }
+#endif
+  float s(std::int64_t) const { return x; }
+};
+
 }  // namespace
+
+void uniform_nibbles_per_channel(const float* x, std::int64_t n, const float* lo, const float* inv, int levels,
+                                 int offset, std::uint8_t* out) {
+  nibbles(x, n, PerChannel{lo}, PerChannel{inv}, levels, offset, out);
+}
+
+void uniform_nibbles(const float* x, std::int64_t n, float lo, float inv, int levels, int offset, std::uint8_t* out) {
+  nibbles(x, n, Broadcast{lo}, Broadcast{inv}, levels, offset, out);
+}
 
 MinMax min_max(const float* x, std::int64_t n) {
   MinMax r;

@@ -25,6 +25,14 @@ void uniform_codes_per_channel(const float* x, std::int64_t n, const float* lo, 
 void uniform_codes_offset(const float* x, std::int64_t n, float lo, float inv, int levels, int offset,
                           std::uint8_t* q);
 
+// The same codes packed two to a byte (4-bit codes, low nibble first: dgq2 rule V5 for a run
+// that starts on a byte): out[k] = c(2k) | c(2k + 1) << 4 for k < n/2, where c(j) =
+// uniform_code(x[j], lo[j], inv[j], levels) + offset; n even, levels + offset <= 15.
+void uniform_nibbles_per_channel(const float* x, std::int64_t n, const float* lo, const float* inv, int levels,
+                                 int offset, std::uint8_t* out);
+// ... with one range: c(j) = uniform_code(x[j], lo, inv, levels) + offset.
+void uniform_nibbles(const float* x, std::int64_t n, float lo, float inv, int levels, int offset, std::uint8_t* out);
+
 // q[j] = rule7_code(x[j], lo, inv) stored as its byte.
 void rule7_codes(const float* x, std::int64_t n, float lo, float inv, std::uint8_t* q);
 
