@@ -125,6 +125,27 @@ TEST_CASE("uniform_codes_per_channel/_offset and uniform_nibbles equal uniform_c
       for (std::int64_t k = 0; k < n / 2; ++k) plain_bytes[k] = static_cast<std::uint8_t>(plain[2 * k] | plain[2 * k + 1] << 4);
       uniform_nibbles_per_channel(v.data(), n, lo.data(), inv.data(), levels, offset, bytes.data());
       REQUIRE(bytes == plain_bytes);
+      // Straight from a row of each dtype (widened exactly), per channel and with one range.
+      for (const DType dt : {DType::f16, DType::bf16, DType::f32}) {
+        OwnedTensor row = tensor_from(v, 1, n, dt);
+        for (std::int64_t i = 0; i < n; ++i) {
+          if (!std::isfinite(row.at(i))) store_element(row.mut(), i, 65504.0f);
+        }
+        for (const bool per_channel : {true, false}) {
+          CAPTURE(dtype_name(dt), per_channel);
+          std::vector<std::uint8_t> got(static_cast<std::size_t>(n / 2), 0x33), want(got.size());
+          for (std::int64_t k = 0; k < n / 2; ++k) {
+            unsigned c[2];
+            for (int h = 0; h < 2; ++h) {
+              const std::int64_t j = 2 * k + h, r = per_channel ? j : 0;
+              c[h] = uniform_code(row.at(j), lo[r], inv[r], levels) + static_cast<unsigned>(offset);
+            }
+            want[k] = static_cast<std::uint8_t>(c[0] | c[1] << 4);
+          }
+          uniform_nibbles_row(row.bytes.data(), dt, n, lo.data(), inv.data(), per_channel, levels, offset, got.data());
+          REQUIRE(got == want);
+        }
+      }
     }
   }
 }

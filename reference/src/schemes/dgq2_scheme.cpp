@@ -421,22 +421,19 @@ class Dgq2Scheme final : public Scheme {
       }
       for (std::int64_t t = s.first; t < s.end; ++t) {
         // A one-token span's row is still in the buffer from its extremes.
-        if (whole_blocks || s.end - s.first != 1) kernels::fast::load_row(raw + t * row_bytes, x.dtype, d, row.data());
         const bool mark = inband && next_edge + 1 < edges.size() && edges[next_edge] == t;
         if (nibble_rows) {
-          // Rule V5's bytes of the row written directly (it starts on a byte: d is even).
+          // Rule V5's bytes of the row, from the input row, written directly (it starts on a
+          // byte: d is even).
           std::uint8_t* out = codes.data() + t * (d / 2);
-          if (channelwise) {
-            uniform_nibbles_per_channel(row.data(), d, lo.data(), inv.data(), levels, offset, out);
-          } else {
-            uniform_nibbles(row.data(), d, lo[0], inv[0], levels, offset, out);
-          }
+          uniform_nibbles_row(raw + t * row_bytes, x.dtype, d, lo.data(), inv.data(), channelwise, levels, offset, out);
           if (mark) {
             out[0] = static_cast<std::uint8_t>((out[0] & 0xf0u) | dgq2::inband_mark(out[0] & 0x0fu, p.bits));
             ++next_edge;
           }
           continue;
         }
+        if (whole_blocks || s.end - s.first != 1) kernels::fast::load_row(raw + t * row_bytes, x.dtype, d, row.data());
         if (channelwise) {
           uniform_codes_per_channel(row.data(), d, lo.data(), inv.data(), levels, offset, q.data());
         } else {

@@ -5,6 +5,7 @@
 // order dependence is the sign of a zero extreme, which MinMax's stored endpoints drop.
 #include <cstdint>
 
+#include "dgq/tensor.hpp"
 #include "uniform_codes.hpp"
 
 namespace dgq::schemes {
@@ -32,6 +33,10 @@ void uniform_nibbles_per_channel(const float* x, std::int64_t n, const float* lo
                                  int offset, std::uint8_t* out);
 // ... with one range: c(j) = uniform_code(x[j], lo, inv, levels) + offset.
 void uniform_nibbles(const float* x, std::int64_t n, float lo, float inv, int levels, int offset, std::uint8_t* out);
+// The same on a row of the input itself (n elements of dtype dt, widened exactly): with
+// per_channel, lo[j]/inv[j] per element, else lo[0]/inv[0] for all.
+void uniform_nibbles_row(const void* src, DType dt, std::int64_t n, const float* lo, const float* inv,
+                         bool per_channel, int levels, int offset, std::uint8_t* out);
 
 // q[j] = rule7_code(x[j], lo, inv) stored as its byte.
 void rule7_codes(const float* x, std::int64_t n, float lo, float inv, std::uint8_t* q);
