@@ -410,7 +410,17 @@ class Dgq2Scheme final : public Scheme {
         }
         extremes[0] = all;
       }
-      for (std::size_t k = 0; k < extremes.size(); ++k) {
+      std::size_t first_scalar = 0;
+      if (channelwise && p.range_dtype == dgq2::RangeDtype::fp16) {
+        // Eight channels at a time while their extremes are fp16 numbers; the rest (and any
+        // range that must round outwards or does not fit) one at a time, in order.
+        while (first_scalar + 8 <= extremes.size() &&
+               dgq2::store_fp16_ranges8(mins.data() + first_scalar, maxs.data() + first_scalar, levels, ranges,
+                                        lo.data() + first_scalar, inv.data() + first_scalar)) {
+          first_scalar += 8;
+        }
+      }
+      for (std::size_t k = first_scalar; k < extremes.size(); ++k) {
         const dgq2::StoredRange r = dgq2::store_range(extremes[k], p.range_dtype, ranges, [&] {
           std::string where = g == RangeGranularity::token ? span_name(g, s)
                                                            : "segment " + std::to_string(segment) + " (" + span_name(g, s) + ")";
@@ -420,7 +430,6 @@ class Dgq2Scheme final : public Scheme {
         inv[k] = uniform_inverse(r.lo, r.hi, levels);
       }
       for (std::int64_t t = s.first; t < s.end; ++t) {
-        // A one-token span's row is still in the buffer from its extremes.
         const bool mark = inband && next_edge + 1 < edges.size() && edges[next_edge] == t;
         if (nibble_rows) {
           // Rule V5's bytes of the row, from the input row, written directly (it starts on a
@@ -433,6 +442,7 @@ class Dgq2Scheme final : public Scheme {
           }
           continue;
         }
+        // A one-token span's row is still in the buffer from its extremes.
         if (whole_blocks || s.end - s.first != 1) kernels::fast::load_row(raw + t * row_bytes, x.dtype, d, row.data());
         if (channelwise) {
           uniform_codes_per_channel(row.data(), d, lo.data(), inv.data(), levels, offset, q.data());
