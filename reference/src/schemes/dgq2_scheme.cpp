@@ -315,23 +315,23 @@ class Dgq2Scheme final : public Scheme {
         throw InputError(std::string("dgq2: ") + e.what());
       }
       edges = dgq2::edges_from_ratios(detail::block_ratios(detail::block_means(pass.token_var, v1.win)), quantized, p);
-      if (x.tokens > quantized) {  // the raw rows, not scanned
-        const ConstTensor rest{raw + quantized * row_bytes, x.dtype, x.tokens - quantized, d};
-        try {
-          check_finite(rest, "dgq2");
-        } catch (const InputError&) {
-          check_finite(x, "dgq2");  // the same NaN/Inf, named by its token in x
-          throw;
-        }
-      }
-    } else {
-      check_finite(x, "dgq2");
-      if (quantized > 0) edges.push_back(static_cast<std::uint32_t>(quantized));
+      check_residual_finite(x, quantized);
+    } else if (segments) {
+      check_finite(x, "dgq2");  // no quantized rows
+    } else if (quantized > 0) {
+      edges.push_back(static_cast<std::uint32_t>(quantized));
     }
 
     std::vector<std::uint8_t> codes(dgq2::packed_code_bytes(static_cast<std::uint64_t>(n), p.bits), 0);
     std::vector<std::uint8_t> ranges;
-    encode_spans_direct(p, head, g, p.group(role), edges, segments ? &pass : nullptr, codes, ranges);
+    if (segments) {
+      encode_spans_direct(p, head, g, p.group(role), edges, &pass, codes, ranges);
+    } else {
+      // Rows checked as they are widened; an error of an earlier row (a range that does not
+      // fit) gives way to the tensor's first NaN/Inf, as when the tensor was checked first.
+      non_finite_errors_first(x, "dgq2", [&] { encode_tokens_direct(p, head, codes, ranges); });
+      check_residual_finite(x, quantized);
+    }
 
     std::vector<std::uint8_t> residual(raw + quantized * row_bytes, raw + x.tokens * row_bytes);
     c.parts.push_back({"codes", std::move(codes)});
@@ -341,6 +341,67 @@ class Dgq2Scheme final : public Scheme {
     c.parts.push_back({"residual", std::move(residual)});
     if (segments) c.segment_edges = std::move(edges);
     return c;
+  }
+
+  // The first NaN/Inf of the raw rows (tokens quantized.. of x), named by its token in x.
+  static void check_residual_finite(ConstTensor x, std::int64_t quantized) {
+    if (x.tokens <= quantized) return;
+    const std::size_t row_bytes = static_cast<std::size_t>(x.channels) * dtype_size(x.dtype);
+    const ConstTensor rest{static_cast<const std::uint8_t*>(x.data) + quantized * row_bytes, x.dtype,
+                           x.tokens - quantized, x.channels};
+    try {
+      check_finite(rest, "dgq2");
+    } catch (const InputError&) {
+      check_finite(x, "dgq2");  // the same NaN/Inf, named by its token in x
+      throw;
+    }
+  }
+
+  // encode_spans for granularity token on the rows of x: eight rows at a time are widened
+  // (with the NaN/Inf check of check_finite, row by row), their extremes taken, their ranges
+  // stored (eight at once when they are fp16 numbers, else one by one in token order) and
+  // their codes packed.
+  static void encode_tokens_direct(const Params& p, ConstTensor x, std::vector<std::uint8_t>& codes,
+                                   std::vector<std::uint8_t>& ranges) {
+    const std::int64_t d = x.channels, quantized = x.tokens;
+    ranges.reserve(static_cast<std::size_t>(quantized) * dgq2::range_pair_bytes(p.range_dtype));
+    const int levels = p.levels();
+    const int offset = p.seg.markers == Markers::inband ? 1 : 0;
+    const bool nibble_rows = p.bits == 4 && d % 2 == 0;
+    constexpr std::int64_t kRows = 8;
+    std::vector<float> rows(static_cast<std::size_t>(kRows * d));
+    std::vector<std::uint8_t> q(static_cast<std::size_t>(d));
+    float mins[kRows], maxs[kRows], lo[kRows], inv[kRows];
+    for (std::int64_t t0 = 0; t0 < quantized; t0 += kRows) {
+      const std::int64_t count = std::min(kRows, quantized - t0);
+      for (std::int64_t r = 0; r < count; ++r) {
+        widen_row_checked(x, t0 + r, rows.data() + r * d, "dgq2");
+        const MinMax m = min_max(rows.data() + r * d, d);
+        mins[r] = m.lo;
+        maxs[r] = m.hi;
+      }
+      std::int64_t first_scalar = 0;
+      if (count == kRows && p.range_dtype == dgq2::RangeDtype::fp16 &&
+          dgq2::store_fp16_ranges8(mins, maxs, levels, ranges, lo, inv)) {
+        first_scalar = kRows;
+      }
+      for (std::int64_t r = first_scalar; r < count; ++r) {
+        const dgq2::StoredRange sr = dgq2::store_range(MinMax{mins[r], maxs[r]}, p.range_dtype, ranges,
+                                                       [&] { return "token " + std::to_string(t0 + r); });
+        lo[r] = sr.lo;
+        inv[r] = uniform_inverse(sr.lo, sr.hi, levels);
+      }
+      for (std::int64_t r = 0; r < count; ++r) {
+        const std::int64_t t = t0 + r;
+        if (nibble_rows) {
+          uniform_nibbles(rows.data() + r * d, d, lo[r], inv[r], levels, offset, codes.data() + t * (d / 2));
+          continue;
+        }
+        uniform_codes_offset(rows.data() + r * d, d, lo[r], inv[r], levels, offset, q.data());
+        dgq2::pack_codes(codes.data(), static_cast<std::uint64_t>(t * d), q.data(), static_cast<std::uint64_t>(d),
+                         p.bits);
+      }
+    }
   }
 
   // encode_spans on the rows of x (already checked finite), widened a row at a time; `pass`
