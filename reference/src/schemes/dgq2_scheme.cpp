@@ -66,9 +66,34 @@ class Dgq2Scheme final : public Scheme {
     check_input_dtype(x, "dgq2");
     check_shape(x.tokens, x.channels);
     const Params p = p_.for_role(role);
-    if (!p.rotate) return compress_direct(x, role, p);
+    if (!p.rotate) return compress_direct(x, role, p, nullptr);
     const int block = rotation_block(x.channels, role);
     check_finite(x, "dgq2");  // the first NaN/Inf named, before anything is computed
+    if (x.dtype != DType::f32) {
+      // fp16/bf16: the rotated rows rounded to the input dtype (rule V0) are a tensor of that
+      // dtype, built a few rows at a time, and compress_direct codes it like an input. (fp32
+      // input keeps the path below: a rotation there may overflow to inf, which only that
+      // path reports as it always has.)
+      const std::int64_t d = x.channels, quantized = dgq2::quantized_tokens(x.tokens, p.residual);
+      thread_local std::vector<std::uint8_t> bytes;  // scratch, as scratch() below
+      bytes.resize(static_cast<std::size_t>(quantized * d) * dtype_size(x.dtype));
+      const MutTensor r{bytes.data(), x.dtype, quantized, d};
+      const std::int64_t step = rows_per_step(d);
+      std::vector<float> rows(static_cast<std::size_t>(step * d));
+      const std::size_t row_bytes = static_cast<std::size_t>(d) * dtype_size(x.dtype);
+      const auto* raw = static_cast<const std::uint8_t*>(x.data);
+      for (std::int64_t t0 = 0; t0 < quantized; t0 += step) {
+        const std::int64_t count = std::min(step, quantized - t0);
+        for (std::int64_t k = 0; k < count; ++k) {
+          float* row = rows.data() + k * d;
+          kernels::fast::load_row(raw + (t0 + k) * row_bytes, x.dtype, d, row);
+          hadamard_rotate_row(row, d, block);
+        }
+        narrow_rows_into(rows.data(), r, t0, count);
+      }
+      const ConstTensor rotated{bytes.data(), x.dtype, quantized, d};
+      return compress_direct(x, role, p, &rotated);
+    }
     std::vector<float>& input = scratch(0);
     to_float(x, input);
     Compressed c = start_compressed(spec_, x, role);
@@ -291,11 +316,16 @@ class Dgq2Scheme final : public Scheme {
   // exact; min and max do not depend on the order, and the stored endpoints drop the sign of
   // a zero), and the errors are raised in the same order: the first NaN/Inf of the whole
   // tensor before a variance that overflows, both before a range that does not fit.
-  Compressed compress_direct(ConstTensor x, TensorRole role, const Params& p) const {
+  // With `rotated` (the quantized rows of x rotated and rounded to x.dtype, rule V0; x checked
+  // finite) the codes describe it instead, and the segments are cut on it or, with
+  // seg_on=input, on x (then every span's extremes come from its rows).
+  Compressed compress_direct(ConstTensor x, TensorRole role, const Params& p, const ConstTensor* rotated) const {
     Compressed c = start_compressed(spec_, x, role);
     const std::int64_t d = x.channels, quantized = dgq2::quantized_tokens(x.tokens, p.residual);
     const std::int64_t n = quantized * d;
-    const ConstTensor head{x.data, x.dtype, quantized, d};
+    const ConstTensor input_head{x.data, x.dtype, quantized, d};
+    const ConstTensor head = rotated != nullptr ? *rotated : input_head;
+    const bool basis_is_head = rotated == nullptr || !p.segment_on_input;
     const std::size_t row_bytes = static_cast<std::size_t>(d) * dtype_size(x.dtype);
     const auto* raw = static_cast<const std::uint8_t*>(x.data);
 
@@ -309,7 +339,7 @@ class Dgq2Scheme final : public Scheme {
       v1.granularity = dgq2::per_channel(g) ? Granularity::segment_channel : Granularity::segment;
       v1.validate();
       try {
-        pass = detail::scan_tensor(head, v1);
+        pass = detail::scan_tensor(basis_is_head ? head : input_head, v1);
       } catch (const InputError& e) {
         check_finite(x, "dgq2");  // a NaN/Inf anywhere is named first, as when checked up front
         throw InputError(std::string("dgq2: ") + e.what());
@@ -325,7 +355,7 @@ class Dgq2Scheme final : public Scheme {
     std::vector<std::uint8_t> codes(dgq2::packed_code_bytes(static_cast<std::uint64_t>(n), p.bits), 0);
     std::vector<std::uint8_t> ranges;
     if (segments) {
-      encode_spans_direct(p, head, g, p.group(role), edges, &pass, codes, ranges);
+      encode_spans_direct(p, head, g, p.group(role), edges, basis_is_head ? &pass : nullptr, codes, ranges);
     } else {
       // Rows checked as they are widened; an error of an earlier row (a range that does not
       // fit) gives way to the tensor's first NaN/Inf, as when the tensor was checked first.
