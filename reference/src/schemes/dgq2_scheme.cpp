@@ -5,6 +5,12 @@
 // not use the generic rot modifier). Parts: "codes" (rule V5), "ranges" (V4), "markers" (V6:
 // the boundary table or bitmap; empty for inband and for a role that does not segment) and
 // "residual" (V1). The helpers are in schemes/dgq2/.
+//
+// Two paths with the same bytes: compress_direct (no rotation, or rotation of fp16/bf16 input)
+// reads the input, or its rotated rows rounded to the input dtype, row by row with v1's pass-1
+// kernels and AVX2 code kernels; the fp32-copy path (fp32 input with rotation) is the rules
+// written out on a whole-tensor fp32 copy. tests/reference/test_scheme_dgq2_fast.cpp compares
+// the first with the plain rules.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
