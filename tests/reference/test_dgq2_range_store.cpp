@@ -85,3 +85,56 @@ TEST_CASE("dgq2 stored ranges: bytes, read-back and the errors for ranges that d
   const std::vector<std::uint8_t> inf_hi{0x00, 0x00, 0x00, 0x7c};
   CHECK_THROWS_AS(dgq2::load_range(inf_hi, 0, dgq2::RangeDtype::fp16), dgq::InputError);
 }
+
+TEST_CASE("store_fp16_ranges8 stores eight fp16-exact ranges as store_range does, and nothing otherwise",
+          "[dgq2][range][fast]") {
+  std::mt19937_64 gen(dgq::test::seed() * 1000003u + 4242u);
+  // fp16 numbers of every kind (zeros of both signs, subnormals, the extremes) and a few
+  // values that are not fp16 numbers or do not fit.
+  const auto half_number = [&] {
+    static const std::uint16_t pool[] = {0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x0400, 0x7bff, 0xfbff, 0x3c00, 0xbc00};
+    const std::uint16_t h = gen() % 3 == 0 ? pool[gen() % 10] : static_cast<std::uint16_t>(gen() & 0xffff);
+    const float f = half_to_float(h);
+    return std::isfinite(f) ? f : 1.0f;
+  };
+  for (int trial = 0; trial < 20000; ++trial) {
+    float mins[8], maxs[8];
+    for (int k = 0; k < 8; ++k) {
+      float a = half_number(), b = half_number();
+      if (b < a) std::swap(a, b);
+      mins[k] = a;
+      maxs[k] = b;
+    }
+    const bool spoil = trial % 4 == 0;
+    if (spoil) {  // one endpoint that must round outwards, or one beyond fp16
+      const int k = static_cast<int>(gen() % 8);
+      if (gen() % 2 == 0) mins[k] -= 1e-3f * (1.0f + std::fabs(mins[k]));
+      else maxs[k] = 70000.0f;
+    }
+    for (const int levels : {15, 13, 3, 255}) {
+      std::vector<std::uint8_t> fast{0xEE}, plain{0xEE};
+      float lo[8], inv[8];
+      const bool done = dgq2::store_fp16_ranges8(mins, maxs, levels, fast, lo, inv);
+      bool all_exact = true;
+      for (int k = 0; k < 8; ++k) {
+        all_exact = all_exact && half_to_float(dgq::rules::float_to_half(mins[k])) == mins[k] &&
+                    half_to_float(dgq::rules::float_to_half(maxs[k])) == maxs[k];
+      }
+#if defined(__F16C__) && defined(__AVX2__)
+      CHECK(done == all_exact);  // with F16C, every fp16-exact octet takes the fast path
+#endif
+      if (!done) {
+        CHECK(fast.size() == 1);  // nothing appended
+        continue;
+      }
+      REQUIRE(all_exact);
+      for (int k = 0; k < 8; ++k) {
+        const dgq2::StoredRange r =
+            dgq2::store_range(dgq::schemes::MinMax{mins[k], maxs[k]}, dgq2::RangeDtype::fp16, plain, [] { return std::string(); });
+        CHECK(dgq::rules::float_bits(lo[k]) == dgq::rules::float_bits(r.lo));
+        CHECK(dgq::rules::float_bits(inv[k]) == dgq::rules::float_bits(dgq::schemes::uniform_inverse(r.lo, r.hi, levels)));
+      }
+      REQUIRE(fast == plain);
+    }
+  }
+}

@@ -87,6 +87,69 @@ TEST_CASE("uniform_codes and rule7_codes equal the per-element rules for runs of
   }
 }
 
+TEST_CASE("uniform_codes_per_channel/_offset and uniform_nibbles equal uniform_code per element, packed plainly",
+          "[scheme][fast]") {
+  auto gen = rng(818);
+  for (std::int64_t n = 1; n <= 300; ++n) {
+    const std::vector<float> v = adversarial_run(n, gen);
+    for (const int levels : {15, 13, 253}) {
+      const int offset = levels == 13 ? 1 : 0;  // dgq2's in-band codes are q + 1
+      const std::vector<CodeRange> rs = ranges_for(v, levels);
+      // One range per element, drawn from the pairs above, so neighbours differ.
+      std::vector<float> lo(static_cast<std::size_t>(n)), inv(lo.size());
+      for (std::int64_t j = 0; j < n; ++j) {
+        const CodeRange& r = rs[gen() % rs.size()];
+        lo[j] = r.lo;
+        inv[j] = r.inv;
+      }
+      CAPTURE(n, levels);
+      std::vector<std::uint8_t> fast(static_cast<std::size_t>(n)), plain(fast.size());
+      uniform_codes_per_channel(v.data(), n, lo.data(), inv.data(), levels, offset, fast.data());
+      for (std::int64_t j = 0; j < n; ++j) plain[j] = static_cast<std::uint8_t>(uniform_code(v[j], lo[j], inv[j], levels) + offset);
+      REQUIRE(fast == plain);
+      for (const CodeRange& r : rs) {
+        CAPTURE(r.lo, r.inv);
+        std::vector<std::uint8_t> one(fast.size()), plain_one(fast.size());
+        uniform_codes_offset(v.data(), n, r.lo, r.inv, levels, offset, one.data());
+        for (std::int64_t j = 0; j < n; ++j) plain_one[j] = static_cast<std::uint8_t>(uniform_code(v[j], r.lo, r.inv, levels) + offset);
+        REQUIRE(one == plain_one);
+        if (levels == 253 || n % 2 != 0) continue;
+        // Nibbles: byte k holds codes 2k (low) and 2k + 1 (high).
+        std::vector<std::uint8_t> bytes(static_cast<std::size_t>(n / 2), 0xAA), plain_bytes(bytes.size());
+        for (std::int64_t k = 0; k < n / 2; ++k) plain_bytes[k] = static_cast<std::uint8_t>(plain_one[2 * k] | plain_one[2 * k + 1] << 4);
+        uniform_nibbles(v.data(), n, r.lo, r.inv, levels, offset, bytes.data());
+        REQUIRE(bytes == plain_bytes);
+      }
+      if (levels == 253 || n % 2 != 0) continue;
+      std::vector<std::uint8_t> bytes(static_cast<std::size_t>(n / 2), 0x55), plain_bytes(bytes.size());
+      for (std::int64_t k = 0; k < n / 2; ++k) plain_bytes[k] = static_cast<std::uint8_t>(plain[2 * k] | plain[2 * k + 1] << 4);
+      uniform_nibbles_per_channel(v.data(), n, lo.data(), inv.data(), levels, offset, bytes.data());
+      REQUIRE(bytes == plain_bytes);
+      // Straight from a row of each dtype (widened exactly), per channel and with one range.
+      for (const DType dt : {DType::f16, DType::bf16, DType::f32}) {
+        OwnedTensor row = tensor_from(v, 1, n, dt);
+        for (std::int64_t i = 0; i < n; ++i) {
+          if (!std::isfinite(row.at(i))) store_element(row.mut(), i, 65504.0f);
+        }
+        for (const bool per_channel : {true, false}) {
+          CAPTURE(dtype_name(dt), per_channel);
+          std::vector<std::uint8_t> got(static_cast<std::size_t>(n / 2), 0x33), want(got.size());
+          for (std::int64_t k = 0; k < n / 2; ++k) {
+            unsigned c[2];
+            for (int h = 0; h < 2; ++h) {
+              const std::int64_t j = 2 * k + h, r = per_channel ? j : 0;
+              c[h] = uniform_code(row.at(j), lo[r], inv[r], levels) + static_cast<unsigned>(offset);
+            }
+            want[k] = static_cast<std::uint8_t>(c[0] | c[1] << 4);
+          }
+          uniform_nibbles_row(row.bytes.data(), dt, n, lo.data(), inv.data(), per_channel, levels, offset, got.data());
+          REQUIRE(got == want);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("widen_row_checked gives widen_checked's values and NaN/Inf messages, row by row", "[scheme][fast]") {
   auto gen = rng(717);
   for (const DType dt : {DType::f16, DType::bf16, DType::f32}) {

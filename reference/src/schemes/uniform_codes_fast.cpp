@@ -1,5 +1,7 @@
 #include "schemes/uniform_codes_fast.hpp"
 
+#include "dgq/element_rules.hpp"
+
 #if defined(__AVX2__)
 #include <immintrin.h>
 #endif
@@ -27,9 +29,124 @@ __m128i narrow_signed(__m256i v) {
   const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
   return _mm_packs_epi16(w, w);
 }
+
+// Sixteen 4-bit codes (two runs of eight int32 codes, in order) as eight bytes, low nibble
+// first: packs keeps the order within each 128-bit lane, the permute restores it across
+// lanes, and madd(1, 16) adds each odd code times 16 to the even one below it.
+__m128i sixteen_nibbles(__m256i a, __m256i b) {
+  const __m256i w = _mm256_permute4x64_epi64(_mm256_packs_epi32(a, b), 0xD8);
+  return narrow_unsigned(_mm256_madd_epi16(w, _mm256_set1_epi32(0x00100001)));
+}
+
+// Eight codes as eight_codes gives them, without the rounding instruction: the clamp to
+// [0, levels] commutes with rint (levels is an integer), so clamping first and converting
+// with the current rounding direction (nearest even) gives the same integers, and every
+// clamped value fits int32.
+__m256i eight_codes_clamped(__m256 x, __m256 lo, __m256 inv, __m256 top) {
+  const __m256 t = _mm256_mul_ps(_mm256_sub_ps(x, lo), inv);
+  return _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(t, _mm256_setzero_ps()), top));
+}
 #endif
 
+template <class Src, class Lo, class Inv>
+void nibbles(Src x, std::int64_t n, Lo lo_at, Inv inv_at, int levels, int offset, std::uint8_t* out) {
+  std::int64_t j = 0;
+#if defined(__AVX2__)
+  const __m256 top = _mm256_set1_ps(static_cast<float>(levels));
+  const __m256i add = _mm256_set1_epi32(offset);
+  for (; j + 16 <= n; j += 16) {
+    const __m256i a = _mm256_add_epi32(eight_codes_clamped(x.v(j), lo_at.v(j), inv_at.v(j), top), add);
+    const __m256i b = _mm256_add_epi32(eight_codes_clamped(x.v(j + 8), lo_at.v(j + 8), inv_at.v(j + 8), top), add);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + j / 2), sixteen_nibbles(a, b));
+  }
+#endif
+  for (; j + 2 <= n; j += 2) {
+    const unsigned c0 = uniform_code(x.s(j), lo_at.s(j), inv_at.s(j), levels) + offset;
+    const unsigned c1 = uniform_code(x.s(j + 1), lo_at.s(j + 1), inv_at.s(j + 1), levels) + offset;
+    out[j / 2] = static_cast<std::uint8_t>(c0 | c1 << 4);
+  }
+}
+
+// Where nibbles reads its values: fp32, or fp16/bf16 widened exactly (F16C / a shift).
+struct FloatSrc {
+  const float* p;
+  float s(std::int64_t j) const { return p[j]; }
+#if defined(__AVX2__)
+  __m256 v(std::int64_t j) const { return _mm256_loadu_ps(p + j); }
+#endif
+};
+struct HalfSrc {
+  const std::uint16_t* p;
+  float s(std::int64_t j) const { return rules::half_to_float(p[j]); }
+#if defined(__AVX2__) && defined(__F16C__)
+  __m256 v(std::int64_t j) const { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + j))); }
+#elif defined(__AVX2__)
+  __m256 v(std::int64_t j) const {
+    alignas(32) float f[8];
+    for (int k = 0; k < 8; ++k) f[k] = s(j + k);
+    return _mm256_load_ps(f);
+  }
+#endif
+};
+struct Bf16Src {
+  const std::uint16_t* p;
+  float s(std::int64_t j) const { return rules::bf16_to_float(p[j]); }
+#if defined(__AVX2__)
+  __m256 v(std::int64_t j) const {
+    const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + j)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+  }
+#endif
+};
+
+struct PerChannel {
+  const float* p;
+  float s(std::int64_t j) const { return p[j]; }
+#if defined(__AVX2__)
+  __m256 v(std::int64_t j) const { return _mm256_loadu_ps(p + j); }
+#endif
+};
+struct Broadcast {
+  float x;
+#if defined(__AVX2__)
+  __m256 x8 = _mm256_set1_ps(x);
+  __m256 v(std::int64_t) const { return x8; }
+#endif
+  float s(std::int64_t) const { return x; }
+};
+
 }  // namespace
+
+void uniform_nibbles_per_channel(const float* x, std::int64_t n, const float* lo, const float* inv, int levels,
+                                 int offset, std::uint8_t* out) {
+  nibbles(FloatSrc{x}, n, PerChannel{lo}, PerChannel{inv}, levels, offset, out);
+}
+
+void uniform_nibbles(const float* x, std::int64_t n, float lo, float inv, int levels, int offset, std::uint8_t* out) {
+  nibbles(FloatSrc{x}, n, Broadcast{lo}, Broadcast{inv}, levels, offset, out);
+}
+
+template <class Lo, class Inv>
+void nibbles_from(const void* src, DType dt, std::int64_t n, Lo lo, Inv inv, int levels, int offset,
+                  std::uint8_t* out) {
+  switch (dt) {
+    case DType::f16:
+      return nibbles(HalfSrc{static_cast<const std::uint16_t*>(src)}, n, lo, inv, levels, offset, out);
+    case DType::bf16:
+      return nibbles(Bf16Src{static_cast<const std::uint16_t*>(src)}, n, lo, inv, levels, offset, out);
+    case DType::f32:
+      return nibbles(FloatSrc{static_cast<const float*>(src)}, n, lo, inv, levels, offset, out);
+  }
+}
+
+void uniform_nibbles_row(const void* src, DType dt, std::int64_t n, const float* lo, const float* inv,
+                         bool per_channel, int levels, int offset, std::uint8_t* out) {
+  if (per_channel) {
+    nibbles_from(src, dt, n, PerChannel{lo}, PerChannel{inv}, levels, offset, out);
+  } else {
+    nibbles_from(src, dt, n, Broadcast{lo[0]}, Broadcast{inv[0]}, levels, offset, out);
+  }
+}
 
 MinMax min_max(const float* x, std::int64_t n) {
   MinMax r;
@@ -66,6 +183,36 @@ void uniform_codes(const float* x, std::int64_t n, float lo, float inv, int leve
   }
 #endif
   for (; j < n; ++j) q[j] = uniform_code(x[j], lo, inv, levels);
+}
+
+void uniform_codes_per_channel(const float* x, std::int64_t n, const float* lo, const float* inv, int levels,
+                               int offset, std::uint8_t* q) {
+  std::int64_t j = 0;
+#if defined(__AVX2__)
+  const __m256 top = _mm256_set1_ps(static_cast<float>(levels));
+  const __m256i add = _mm256_set1_epi32(offset);
+  for (; j + 8 <= n; j += 8) {
+    const __m256i codes =
+        _mm256_add_epi32(eight_codes(x + j, _mm256_loadu_ps(lo + j), _mm256_loadu_ps(inv + j), top), add);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(q + j), narrow_unsigned(codes));
+  }
+#endif
+  for (; j < n; ++j) q[j] = static_cast<std::uint8_t>(uniform_code(x[j], lo[j], inv[j], levels) + offset);
+}
+
+void uniform_codes_offset(const float* x, std::int64_t n, float lo, float inv, int levels, int offset,
+                          std::uint8_t* q) {
+  std::int64_t j = 0;
+#if defined(__AVX2__)
+  const __m256 lo8 = _mm256_set1_ps(lo), inv8 = _mm256_set1_ps(inv);
+  const __m256 top = _mm256_set1_ps(static_cast<float>(levels));
+  const __m256i add = _mm256_set1_epi32(offset);
+  for (; j + 8 <= n; j += 8) {
+    const __m256i codes = _mm256_add_epi32(eight_codes(x + j, lo8, inv8, top), add);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(q + j), narrow_unsigned(codes));
+  }
+#endif
+  for (; j < n; ++j) q[j] = static_cast<std::uint8_t>(uniform_code(x[j], lo, inv, levels) + offset);
 }
 
 void rule7_codes(const float* x, std::int64_t n, float lo, float inv, std::uint8_t* q) {

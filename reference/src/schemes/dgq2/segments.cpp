@@ -11,8 +11,7 @@ namespace dgq::schemes::dgq2 {
 
 std::vector<std::uint32_t> choose_edges(const float* basis, std::int64_t quantized, std::int64_t channels,
                                         const Params& p) {
-  std::vector<std::uint32_t> edges{0};
-  if (quantized == 0) return edges;
+  if (quantized == 0) return {0};
   DgqAnalysis a;
   try {
     // v1 rules 1-3 (token variances, block means, ratios); v1's own budget and selection are
@@ -23,8 +22,15 @@ std::vector<std::uint32_t> choose_edges(const float* basis, std::int64_t quantiz
   } catch (const InputError& e) {
     throw InputError(std::string("dgq2: ") + e.what());
   }
+  return edges_from_ratios(a.block_ratio, quantized, p);
+}
+
+std::vector<std::uint32_t> edges_from_ratios(const std::vector<float>& block_ratio, std::int64_t quantized,
+                                             const Params& p) {
+  std::vector<std::uint32_t> edges{0};
+  if (quantized == 0) return edges;
   const std::vector<std::uint32_t> chosen =
-      detail::select_edges(a.block_ratio, p.segment_budget(quantized), p.seg.group_ratio, p.seg.win);
+      detail::select_edges(block_ratio, p.segment_budget(quantized), p.seg.group_ratio, p.seg.win);
   if (p.fixed_boundaries) {
     // The count the variance rule chose, at equal lengths (integer arithmetic, no rounding).
     const std::uint64_t s = chosen.size() + 1, l = static_cast<std::uint64_t>(quantized);

@@ -16,6 +16,11 @@ namespace dgq::schemes::dgq2 {
 std::vector<std::uint32_t> choose_edges(const float* basis, std::int64_t quantized, std::int64_t channels,
                                         const Params& p);
 
+// The second half of choose_edges: rule V2's edges from v1's block ratios (rule 3) of the
+// quantized tokens, for a caller that ran v1's pass 1 itself (dgq2's direct compress).
+std::vector<std::uint32_t> edges_from_ratios(const std::vector<float>& block_ratio, std::int64_t quantized,
+                                             const Params& p);
+
 // Rule V6, table and bitmap: the "markers" part (empty for inband, whose markers are codes).
 std::vector<std::uint8_t> marker_part(const std::vector<std::uint32_t>& edges, std::int64_t quantized, Markers m);
 
