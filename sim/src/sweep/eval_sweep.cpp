@@ -67,8 +67,11 @@ SweepReport run_eval_sweep(const SweepConfig& config, const SweepOptions& option
     by_input[r.trace].push_back(&r);
   }
   const std::string base = canonical_spec(eval.base);
-  for (const auto& [i, runs] : by_input) {
-    const SweepEvalInput& in = eval.inputs[i];
+  for (const auto& group : by_input) {
+    // Named variables, not a structured binding: the lambda below captures them, which
+    // clang 14 (the sanitizer build) does not allow for structured bindings.
+    const SweepEvalInput& in = eval.inputs[group.first];
+    const std::vector<const SweepRun*>& runs = group.second;
     EvalOptions o;
     o.model_path = in.model_path;
     o.text_path = in.text_path;
