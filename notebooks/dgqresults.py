@@ -95,6 +95,10 @@ def probe_metrics() -> list[dict]:
     return doc["metrics"]
 
 
+# Display names of the models of `dgq eval` (the model files' `model` attribute).
+MODEL_LABEL = {"SmolLM2-135M-Instruct-Q4_1": "SmolLM2-135M", "gemma-3-270m-Q4_K_M": "Gemma 3 270M"}
+
+
 _FAMILY_DEFAULTS: dict | None = None
 
 
