@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <limits>
 
+#include <hdf5.h>
+
 #include "dgq/errors.hpp"
 #include "test_trace_helpers.hpp"
 
@@ -128,4 +130,26 @@ TEST_CASE("trace reader rejects a layer index out of range", "[trace]") {
   sim::TraceReader reader(dir + "/t.h5");
   REQUIRE_THROWS_WITH(reader.read_layer(2), Catch::Contains("layer 2 is outside [0, 2)"));
   REQUIRE_THROWS_AS(reader.read_layer(-1), InputError);
+}
+
+TEST_CASE("the trace writer stores K and V chunked but unfiltered; deflated traces still read", "[trace]") {
+  // Why unfiltered: inflating K/V dominated `dgq compress` (docs/benchmarks.md, trace-format.md).
+  const std::string dir = test::scratch_dir("trace_unfiltered");
+  const auto meta = test::tiny_meta(DType::f16, 40);
+  test::write_tiny_trace(dir + "/t.h5", meta, DType::f16);
+  const hid_t file = H5Fopen((dir + "/t.h5").c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(file >= 0);
+  for (const char* name : {"/layers/0/k", "/layers/0/v"}) {
+    const hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
+    REQUIRE(ds >= 0);
+    const hid_t dcpl = H5Dget_create_plist(ds);
+    CHECK(H5Pget_layout(dcpl) == H5D_CHUNKED);
+    CHECK(H5Pget_nfilters(dcpl) == 0);
+    H5Pclose(dcpl);
+    H5Dclose(ds);
+  }
+  H5Fclose(file);
+  // The shipped traces were written with shuffle + deflate (tools/export_trace.py) and still read.
+  sim::TraceReader shipped(std::string(DGQ_SOURCE_DIR) + "/data/smollm2-code-1k.h5");
+  CHECK(shipped.read_layer(0).k.tokens == shipped.meta().tokens);
 }
