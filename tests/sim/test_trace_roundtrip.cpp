@@ -132,7 +132,7 @@ TEST_CASE("trace reader rejects a layer index out of range", "[trace]") {
   REQUIRE_THROWS_AS(reader.read_layer(-1), InputError);
 }
 
-TEST_CASE("the trace writer stores K and V chunked but unfiltered; deflated traces still read", "[trace]") {
+TEST_CASE("the trace writer stores K and V contiguous and unfiltered; deflated traces still read", "[trace]") {
   // Why unfiltered: inflating K/V dominated `dgq compress` (docs/benchmarks.md, trace-format.md).
   const std::string dir = test::scratch_dir("trace_unfiltered");
   const auto meta = test::tiny_meta(DType::f16, 40);
@@ -143,7 +143,7 @@ TEST_CASE("the trace writer stores K and V chunked but unfiltered; deflated trac
     const hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
     REQUIRE(ds >= 0);
     const hid_t dcpl = H5Dget_create_plist(ds);
-    CHECK(H5Pget_layout(dcpl) == H5D_CHUNKED);
+    CHECK(H5Pget_layout(dcpl) == H5D_CONTIGUOUS);
     CHECK(H5Pget_nfilters(dcpl) == 0);
     H5Pclose(dcpl);
     H5Dclose(ds);

@@ -542,7 +542,7 @@ std::string shape_string(const std::vector<hsize_t>& shape) {
 }
 
 Handle create_dataset(hid_t loc, const std::string& name, hid_t file_type, const std::vector<hsize_t>& shape,
-                      const std::vector<hsize_t>& chunk, const std::string& context, Filters filters) {
+                      const std::vector<hsize_t>& chunk, const std::string& context) {
   Handle space(check(shape.empty() ? H5Screate(H5S_SCALAR)
                                    : H5Screate_simple(static_cast<int>(shape.size()), shape.data(), nullptr),
                      context),
@@ -555,10 +555,8 @@ Handle create_dataset(hid_t loc, const std::string& name, hid_t file_type, const
     std::vector<hsize_t> clipped(shape.size());
     for (std::size_t i = 0; i < shape.size(); ++i) clipped[i] = std::max<hsize_t>(1, std::min(chunk[i], shape[i]));
     check_status(H5Pset_chunk(dcpl.get(), static_cast<int>(clipped.size()), clipped.data()), context);
-    if (filters == Filters::shuffle_deflate) {
-      check_status(H5Pset_shuffle(dcpl.get()), context);
-      check_status(H5Pset_deflate(dcpl.get(), 4), context);
-    }
+    check_status(H5Pset_shuffle(dcpl.get()), context);
+    check_status(H5Pset_deflate(dcpl.get(), 4), context);
   }
   return Handle(check(H5Dcreate2(loc, name.c_str(), file_type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
                       context + ": cannot create dataset"),

@@ -128,13 +128,10 @@ std::int64_t checked_mul(std::int64_t a, std::int64_t b, const std::string& cont
 std::string shape_string(const std::vector<hsize_t>& shape);  // "[8, 1024, 128]"
 
 // Creates a dataset of the given shape and file type; chunked (chunk = the given chunk dims,
-// clipped to the shape) when no dimension is 0, with shuffle + deflate level 4 unless `filters`
-// says none (K/V of traces: inflating them cost 3.8x the CPU time of `dgq compress` for 16 %
-// of the bytes, docs/benchmarks.md).
-enum class Filters { shuffle_deflate, none };
+// clipped to the shape) with shuffle + deflate level 4 when no dimension is 0.
 Handle create_dataset(hid_t loc, const std::string& name, hid_t file_type,
                       const std::vector<hsize_t>& shape, const std::vector<hsize_t>& chunk,
-                      const std::string& context, Filters filters = Filters::shuffle_deflate);
+                      const std::string& context);
 // Writes/reads a whole dataset from/to memory of the given memory type.
 void write_all(hid_t dataset, hid_t mem_type, const void* data, const std::string& context);
 void read_all(hid_t dataset, hid_t mem_type, void* data, const std::string& context);

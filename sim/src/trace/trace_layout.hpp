@@ -13,7 +13,6 @@ namespace dgq::sim::layout {
 
 inline constexpr const char* kTraceFormat = "dgq-trace";
 inline constexpr int kTraceVersion = 1;
-inline constexpr hsize_t kChunkTokens = 1024;  // one chunk per (head, up to 1024 tokens)
 // bf16 tensors are stored as uint16 (their bits) with this dataset attribute set to "bf16".
 inline constexpr const char* kDtypeAttribute = "dtype";
 
