@@ -63,3 +63,12 @@ def code_tokens(tokenizer):
     text = CXX_HEADER.read_text(encoding="utf-8")
     code = text[text.index("#ifndef _STL_VECTOR_H"):]
     return tokens_of(tokenizer, code, 256)
+
+
+@pytest.fixture(scope="session")
+def dgq_bin():
+    """The dgq CLI for the tests marked needs_dgq (ctest sets DGQ_BIN when dgq is built)."""
+    path = os.environ.get("DGQ_BIN")
+    if not path or not os.access(path, os.X_OK):
+        pytest.fail(f"DGQ_BIN={path!r} is not an executable file (ctest sets it when dgq is built)")
+    return path

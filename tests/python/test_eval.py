@@ -27,14 +27,6 @@ LOGITS_REL_TOL = 1e-4
 
 
 @pytest.fixture(scope="module")
-def dgq_bin():
-    path = os.environ.get("DGQ_BIN")
-    if not path or not os.access(path, os.X_OK):
-        pytest.fail(f"DGQ_BIN={path!r} is not an executable file (ctest sets it when dgq is built)")
-    return path
-
-
-@pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     """Tiny llama model and a 96-token text (3 chunks of 32) of random ids, BOS first."""
     folder = tmp_path_factory.mktemp("tiny")

@@ -4,7 +4,6 @@ like replay sweeps. Checked here: each run equals the same `dgq eval` run, shard
 the whole sweep, a rerun runs nothing, and bad [eval] tables get clear errors.
 By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k eval_sweep
 """
-import os
 from pathlib import Path
 
 import h5py
@@ -16,14 +15,6 @@ from eval_support import run_dgq, write_tiny_model, write_token_file
 pytestmark = pytest.mark.needs_dgq
 SUMMARY_KEYS = ["ppl", "ppl_stderr", "dppl", "dppl_stderr", "kld_mean", "kld_stderr", "kld_median", "kld_p90",
                 "kld_p99", "kld_max", "rms_dp", "same_top1", "bits_per_element", "attn_kl_mean", "tokens"]
-
-
-@pytest.fixture(scope="module")
-def dgq_bin():
-    path = os.environ.get("DGQ_BIN")
-    if not path or not os.access(path, os.X_OK):
-        pytest.fail(f"DGQ_BIN={path!r} is not an executable file (ctest sets it when dgq is built)")
-    return path
 
 
 @pytest.fixture(scope="module")
