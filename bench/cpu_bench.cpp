@@ -20,9 +20,9 @@
 #include <stdexcept>
 
 #include "dgq/dgq.hpp"
-#include "dgq/element_rules.hpp"
 #include "dgq/scheme.hpp"
 #include "dgq/tensor.hpp"
+#include "bench_layer.hpp"
 
 namespace dgq::bench {
 namespace {
@@ -57,29 +57,10 @@ Figure figure(std::string what, std::string op, int threads, Timing t, double in
   return {std::move(what), std::move(op), threads, t.wall, t.cpu, input_bytes, moved_bytes};
 }
 
-// A layer of KV-like fp16 values: per-head random data with a variance step, so DGQ finds
-// segments (splitmix64, as in the tests).
-Tensor3 make_layer(const CpuOptions& o) {
-  Tensor3 layer(DType::f16, o.heads, o.tokens, o.head_dim);
-  std::uint64_t state = 0x5eed;
-  auto* h = reinterpret_cast<std::uint16_t*>(layer.storage.data());
-  const std::int64_t n = static_cast<std::int64_t>(o.heads) * o.tokens * o.head_dim;
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    const std::int64_t t = (i / o.head_dim) % o.tokens;
-    const float amplitude = t < o.tokens / 3 ? 1.0f : 6.0f;
-    h[i] = rules::float_to_half((static_cast<float>(z >> 40) * 0x1p-24f * 2.0f - 1.0f) * amplitude);
-  }
-  return layer;
-}
-
 }  // namespace
 
 std::vector<Figure> run_cpu(const CpuOptions& o, std::ostream& log) {
-  const Tensor3 layer = make_layer(o);
+  const Tensor3 layer = bench::make_bench_layer(o.heads, o.tokens, o.head_dim);
   const double elements = static_cast<double>(o.heads) * o.tokens * o.head_dim;
   const double input_bytes = 2 * elements;
   std::vector<std::byte> copy(layer.storage.size());

@@ -16,6 +16,7 @@
 
 #include <omp.h>
 
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -25,6 +26,7 @@
 #include "dgq/element_rules.hpp"
 #include "dgq/scheme.hpp"
 #include "dgq/tensor.hpp"
+#include "../bench_layer.hpp"
 #include "ggml-cpu.h"
 #include "ggml.h"
 
@@ -47,25 +49,6 @@ constexpr GgmlType kGgmlTypes[] = {{"q8_0", GGML_TYPE_Q8_0}, {"q4_0", GGML_TYPE_
                                    {"q5_0", GGML_TYPE_Q5_0}, {"q5_1", GGML_TYPE_Q5_1}, {"iq4_nl", GGML_TYPE_IQ4_NL}};
 // dgq's own families beyond the llama.cpp types.
 const char* const kDgqOnly[] = {"dgq", "int8-token", "int8-group64", "int4-group64", "fp8-e4m3", "kivi-4", "kivi-2"};
-
-// The layer of dgq-bench: uniform values with an amplitude step at a third of the tokens, so
-// DGQ finds segments (splitmix64).
-Tensor3 make_layer(const Options& o) {
-  Tensor3 layer(DType::f16, o.heads, o.tokens, o.head_dim);
-  std::uint64_t state = 0x5eed;
-  auto* h = reinterpret_cast<std::uint16_t*>(layer.storage.data());
-  const std::int64_t n = static_cast<std::int64_t>(o.heads) * o.tokens * o.head_dim;
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    const std::int64_t t = (i / o.head_dim) % o.tokens;
-    const float amplitude = t < o.tokens / 3 ? 1.0f : 6.0f;
-    h[i] = rules::float_to_half((static_cast<float>(z >> 40) * 0x1p-24f * 2.0f - 1.0f) * amplitude);
-  }
-  return layer;
-}
 
 // Every buffer the entries share; built once, outputs touched by the warm-up round.
 struct Buffers {
@@ -192,7 +175,7 @@ std::vector<Result> run_side_by_side(const Options& o, std::ostream& log) {
   if (elements % kRow != 0) throw std::invalid_argument("heads*tokens*head_dim must be a multiple of 1024");
   ggml_cpu_init();
   Buffers b;
-  b.f16 = make_layer(o);
+  b.f16 = bench::make_bench_layer(o.heads, o.tokens, o.head_dim);
   b.f32 = Tensor3(DType::f32, o.heads, o.tokens, o.head_dim);
   const auto* h = reinterpret_cast<const std::uint16_t*>(b.f16.storage.data());
   auto* f = reinterpret_cast<float*>(b.f32.storage.data());
