@@ -61,6 +61,16 @@ std::string span_name(RangeGranularity g, const dgq2::TokenSpan& s) {
   return g == RangeGranularity::token ? "token " + std::to_string(s.first) : "tokens " + tokens;
 }
 
+// Where a range lies, for rule V4's error messages: "token t", or "segment s (tokens a..b)",
+// then ", channel d" for per-channel ranges. Built only when a range is refused.
+std::string range_where(RangeGranularity g, const dgq2::TokenSpan& s, std::size_t segment, bool channelwise,
+                        std::size_t channel) {
+  const std::string where = g == RangeGranularity::token
+                                ? span_name(g, s)
+                                : "segment " + std::to_string(segment) + " (" + span_name(g, s) + ")";
+  return channelwise ? where + ", channel " + std::to_string(channel) : where;
+}
+
 class Dgq2Scheme final : public Scheme {
  public:
   explicit Dgq2Scheme(const Params& p) : p_(p), spec_(p.spec()) {}
@@ -283,11 +293,7 @@ class Dgq2Scheme final : public Scheme {
         extremes[0] = MinMax{lo_all, hi_all};
       }
       for (std::size_t k = 0; k < extremes.size(); ++k) {
-        const dgq2::StoredRange r = dgq2::store_range(extremes[k], p.range_dtype, ranges, [&] {
-          std::string where = g == RangeGranularity::token ? span_name(g, s)
-                                                           : "segment " + std::to_string(segment) + " (" + span_name(g, s) + ")";
-          return channelwise ? where + ", channel " + std::to_string(k) : where;
-        });
+        const dgq2::StoredRange r = dgq2::store_range(extremes[k], p.range_dtype, ranges, [&] { return range_where(g, s, segment, channelwise, k); });
         lo[k] = r.lo;  // k = 0 only when one range covers the span
         inv[k] = uniform_inverse(r.lo, r.hi, levels);
       }
@@ -518,11 +524,7 @@ class Dgq2Scheme final : public Scheme {
         }
       }
       for (std::size_t k = first_scalar; k < extremes.size(); ++k) {
-        const dgq2::StoredRange r = dgq2::store_range(extremes[k], p.range_dtype, ranges, [&] {
-          std::string where = g == RangeGranularity::token ? span_name(g, s)
-                                                           : "segment " + std::to_string(segment) + " (" + span_name(g, s) + ")";
-          return channelwise ? where + ", channel " + std::to_string(k) : where;
-        });
+        const dgq2::StoredRange r = dgq2::store_range(extremes[k], p.range_dtype, ranges, [&] { return range_where(g, s, segment, channelwise, k); });
         lo[k] = r.lo;  // k = 0 only when one range covers the span
         inv[k] = uniform_inverse(r.lo, r.hi, levels);
       }
