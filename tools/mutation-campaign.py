@@ -55,6 +55,7 @@ import concurrent.futures
 import json
 import os
 import re
+import resource
 import shlex
 import shutil
 import signal
@@ -345,9 +346,16 @@ def objects_of(f):
     return sorted(groups), sorted(datasets), attrs
 
 
+# Edits that read a dataset skip larger ones (an extent made huge by an earlier edit is not
+# stored: reading it would materialize its fill value).
+MAX_REWRITE = 1 << 22
+
+
 def recreate(f, path, data=None, dtype=None, shape=None, write=True, **create):
     """Replaces dataset `path` by a new one (other dtype, shape, layout), keeping its attributes."""
     old = f[path]
+    if write and data is None and old.shape is not None and old.size > MAX_REWRITE:
+        raise ValueError(f"{path}: {old.size} elements, too many to rewrite")
     attrs = {k: old.attrs[k] for k in old.attrs.keys()}
     if data is None and write:
         data = old[()] if old.shape is not None else None
@@ -446,7 +454,7 @@ def apply_structural(f, op, groups, datasets, attrs, rng):
     if op == "values" and datasets:
         p = pick(datasets)
         ds = f[p]
-        if ds.shape is None or ds.size == 0 or ds.dtype.kind not in "fiub":
+        if ds.shape is None or ds.size == 0 or ds.size > MAX_REWRITE or ds.dtype.kind not in "fiub":
             return None
         data = ds[()]
         flat = np.array(data).reshape(-1)
@@ -764,11 +772,17 @@ def run_mutant(task) -> dict:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     rng = mutant_rng(opts.seed, seed.name, index)
+    # The mutation itself runs under a 2 GiB address-space limit (soft; prlimit raises it again
+    # for dgq): a bug in an edit fails with MemoryError instead of exhausting a shared machine.
+    limits = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (min(2 << 30, limits[1]) if limits[1] > 0 else 2 << 30, limits[1]))
     try:
         steps = make_mutant(seed, meta, work / "mutant.h5", rng)
     except Exception as err:  # noqa: BLE001 - a mutation bug must not stop the campaign
         steps = [f"mutation failed in the campaign itself: {err!r}; the unmodified seed is used"]
         shutil.copy(seed.path, work / "mutant.h5")
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, limits)
     runs = [run_command(cmd, work, opts) for cmd in commands_for(seed, opts.dgq)]
     bad = [r for r in runs if r["verdict"] != "ok"]
     result = {"id": mid, "kind": seed.kind, "seed": seed.name, "index": index, "mutation": steps, "runs": runs}
