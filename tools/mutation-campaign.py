@@ -38,9 +38,10 @@ its commands read from the run folder, repro.sh (the exact command lines) and in
 OUT/summary.txt and OUT/summary.json hold the table per kind x command. Exit code 1 when any
 run is not ok, 0 otherwise.
 
-The trace reader's variable-length-string deadline is set to --hdf5-read-timeout (5) s, under
-the 20 s --timeout, so dgq's own guard, not the campaign's timeout, ends libhdf5's known
-global-heap loop (docs/robustness.md).
+dgq's own deadlines on libhdf5 (DGQ_HDF5_READ_TIMEOUT for a variable-length string read and,
+since the isolation layer, DGQ_HDF5_CHECK_TIMEOUT for the forked metadata walk; 60 s by default)
+are set to --hdf5-deadline (5) s, under the 20 s --timeout, so that dgq's guards, not the
+campaign's timeout, end libhdf5's known global-heap loop (docs/robustness.md) in a few seconds.
 
 Usage (from the repository root, with the project's .venv):
   .venv/bin/python tools/mutation-campaign.py --dgq build/sim/dgq --out /tmp/campaign \\
@@ -671,9 +672,10 @@ def commands_for(seed: Seed, dgq: str) -> list[Cmd]:
     return cmds
 
 
-def child_env(hdf5_read_timeout: float) -> dict:
+def child_env(deadline: float) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "HDF5_", "DGQ_", "OMP_"))}
-    env.update({"DGQ_HDF5_READ_TIMEOUT": f"{hdf5_read_timeout:g}", "OMP_NUM_THREADS": "1", "LC_ALL": "C"})
+    env.update({"DGQ_HDF5_READ_TIMEOUT": f"{deadline:g}", "DGQ_HDF5_CHECK_TIMEOUT": f"{deadline:g}",
+                "OMP_NUM_THREADS": "1", "LC_ALL": "C"})
     return env
 
 
@@ -689,7 +691,8 @@ def repro_line(cmd: Cmd, opts) -> str:
             steps.append(f"cp {shlex.quote(p[1])} {shlex.quote(p[2])}")
         elif p[0] == "mkdir":
             steps.append(f"mkdir -p {shlex.quote(p[1])}")
-    env = f"DGQ_HDF5_READ_TIMEOUT={opts.hdf5_read_timeout:g} OMP_NUM_THREADS=1"
+    env = (f"DGQ_HDF5_READ_TIMEOUT={opts.hdf5_deadline:g} DGQ_HDF5_CHECK_TIMEOUT={opts.hdf5_deadline:g} "
+           "OMP_NUM_THREADS=1")
     steps.append(f"env {env} {shlex.join(wrapped(cmd.argv, opts))}; echo \"exit $?\"")
     return " && ".join(steps)
 
@@ -735,7 +738,7 @@ def run_command(cmd: Cmd, work: Path, opts) -> dict:
             (work / p[1]).write_text(p[2])
     before = {name: file_digest(work / name) for name in cmd.changed_inputs}
     start = time.monotonic()
-    proc = subprocess.Popen(wrapped(cmd.argv, opts), cwd=work, env=child_env(opts.hdf5_read_timeout),
+    proc = subprocess.Popen(wrapped(cmd.argv, opts), cwd=work, env=child_env(opts.hdf5_deadline),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
         out, err = proc.communicate(timeout=opts.timeout + 30)
@@ -866,8 +869,8 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="mutants in parallel (default 1)")
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds per command (default 20)")
     ap.add_argument("--as-limit", default=str(4 << 30), help="address-space limit in bytes (default 4 GiB)")
-    ap.add_argument("--hdf5-read-timeout", type=float, default=5.0,
-                    help="DGQ_HDF5_READ_TIMEOUT for the commands (default 5)")
+    ap.add_argument("--hdf5-deadline", type=float, default=5.0,
+                    help="DGQ_HDF5_READ_TIMEOUT and DGQ_HDF5_CHECK_TIMEOUT for the commands (default 5 s)")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
     opts = ap.parse_args(argv)
     kinds = [k for k in opts.kinds.split(",") if k]
