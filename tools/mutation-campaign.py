@@ -116,15 +116,16 @@ def write_token_file(path: Path, tokens, model: str, seed: int) -> None:
 
 
 def make_seeds(dgq: str, d: Path) -> dict[str, list[Seed]]:
-    """Writes the seed files into d (deterministic: dgq's generators and fixed numpy seeds)."""
+    """Writes the seed files into d (deterministic: dgq's generators and fixed numpy seeds; every
+    path dgq records in them is relative to d, so the bytes do not depend on where d is)."""
     import export_model
     d.mkdir(parents=True, exist_ok=True)
     seeds: dict[str, list[Seed]] = {k: [] for k in KINDS}
     tiny = ["--layers", "2", "--q-heads", "2", "--kv-heads", "1", "--head-dim", "64", "--tokens", "64",
             "--probes", "2"]
     for name, dtype, kind, noise in (("trace-f16", "f16", "poetry", "0.1"), ("trace-f32", "f32", "code", "0")):
-        run_checked([dgq, "gen-trace", "-o", d / f"{name}.h5", "--kind", kind, "--dtype", dtype,
-                     "--noise-rate", noise, "--seed", "7", *tiny])
+        run_checked([dgq, "gen-trace", "-o", f"{name}.h5", "--kind", kind, "--dtype", dtype,
+                     "--noise-rate", noise, "--seed", "7", *tiny], d)
         seeds["trace"].append(Seed("trace", name, d / f"{name}.h5"))
     # bf16 (docs/trace-format.md): gen-trace writes f16/f32 only; K/V/Q of the f32 trace as
     # uint16 bf16 bits (truncated) with the attribute dtype = "bf16".
@@ -145,7 +146,7 @@ def make_seeds(dgq: str, d: Path) -> dict[str, list[Seed]]:
                          ("dgq2", "dgq2"), ("turboquant-3", "turboquant:bits=3"),
                          ("q4_0-rot", "q4_0:rot=hadamard")):
         path = d / f"compressed-{name}.h5"
-        run_checked([dgq, "compress", trace, "-o", path, "--scheme", scheme, "--threads", "1"])
+        run_checked([dgq, "compress", trace.name, "-o", path.name, "--scheme", scheme, "--threads", "1"], d)
         seeds["compressed"].append(Seed("compressed", f"compressed-{name}", path))
 
     models = {}
@@ -164,20 +165,20 @@ def make_seeds(dgq: str, d: Path) -> dict[str, list[Seed]]:
 
     model, text = models["llama"]
     base = d / "base-logits-llama.h5"
-    run_checked([dgq, "eval", "--model", model, "--text", text, "--ctx", EVAL_CTX, "--chunks", "1",
-                 "--schemes", "q8_0", "--threads", "1", "--base-logits", base, "-o", d / "eval-scratch.h5"])
+    run_checked([dgq, "eval", "--model", model.name, "--text", text.name, "--ctx", EVAL_CTX, "--chunks", "1",
+                 "--schemes", "q8_0", "--threads", "1", "--base-logits", base.name, "-o", "eval-scratch.h5"], d)
     (d / "eval-scratch.h5").unlink()
     seeds["base-logits"].append(Seed("base-logits", "base-logits-llama", base, {"model": model, "tokens": text}))
 
     replay_cfg = d / "sweep-replay.toml"
-    replay_cfg.write_text(f'schemes = ["q8_0", "dgq"]\ntraces = ["{trace}"]\n')
+    replay_cfg.write_text(f'schemes = ["q8_0", "dgq"]\ntraces = ["{trace.name}"]\n')
     eval_cfg = d / "sweep-eval.toml"
     eval_cfg.write_text(f'schemes = ["q8_0"]\n[eval]\nctx = {EVAL_CTX}\nchunks = 1\n[[eval.model]]\n'
-                        f'path = "{model}"\nlabel = "tiny"\ntexts = ["{text}"]\n')
-    run_checked([dgq, "replay", trace, "--scheme", "q8_0", "--scheme", "dgq", "--threads", "1",
-                 "-o", d / "results-replay.h5"])
-    run_checked([dgq, "sweep", replay_cfg, "-o", d / "results-sweep.h5", "--threads", "1"])
-    run_checked([dgq, "sweep", eval_cfg, "-o", d / "results-eval.h5", "--threads", "1"])
+                        f'path = "{model.name}"\nlabel = "tiny"\ntexts = ["{text.name}"]\n')
+    run_checked([dgq, "replay", trace.name, "--scheme", "q8_0", "--scheme", "dgq", "--threads", "1",
+                 "-o", "results-replay.h5"], d)
+    run_checked([dgq, "sweep", replay_cfg.name, "-o", "results-sweep.h5", "--threads", "1"], d)
+    run_checked([dgq, "sweep", eval_cfg.name, "-o", "results-eval.h5", "--threads", "1"], d)
     for name, cfg in (("results-replay", replay_cfg), ("results-sweep", replay_cfg), ("results-eval", eval_cfg)):
         seeds["results"].append(Seed("results", name, d / f"{name}.h5", {"config": cfg, "trace": trace}))
     for leftover in d.glob("*.lock"):
