@@ -790,8 +790,8 @@ def run_mutant(task) -> dict:
     runs = [run_command(cmd, work, opts) for cmd in commands_for(seed, opts.dgq)]
     bad = [r for r in runs if r["verdict"] != "ok"]
     result = {"id": mid, "kind": seed.kind, "seed": seed.name, "index": index, "mutation": steps, "runs": runs}
-    if bad:
-        keep = Path(opts.out) / "findings" / seed.kind / mid
+    if bad or opts.keep_all:
+        keep = Path(opts.out) / ("findings" if bad else "kept") / seed.kind / mid
         shutil.rmtree(keep, ignore_errors=True)
         keep.parent.mkdir(parents=True, exist_ok=True)
         # the run folder as the commands left it is not what a rerun needs: keep the mutant and
@@ -867,6 +867,8 @@ def main(argv=None) -> int:
     ap.add_argument("--kinds", default=",".join(KINDS), help="comma-separated subset of " + ",".join(KINDS))
     ap.add_argument("--seeds", help="comma-separated seed names to use (default: all of the kinds)")
     ap.add_argument("--only", help="run only this mutant id (e.g. trace-f16-00017)")
+    ap.add_argument("--keep-all", action="store_true",
+                    help="keep every mutant (OUT/kept/KIND/ID, with repro.sh), not only those with a finding")
     ap.add_argument("--jobs", type=int, default=1, help="mutants in parallel (default 1)")
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds per command (default 20)")
     ap.add_argument("--as-limit", default=str(4 << 30), help="address-space limit in bytes (default 4 GiB)")
