@@ -212,6 +212,9 @@ def corrupt_model(source: Path, target: Path, edit) -> Path:
     (lambda f: f.attrs.__setitem__("architecture", "mamba"), "unknown architecture 'mamba'"),
     (lambda f: f.attrs.__setitem__("version", np.int64(7)), "model format version 7"),
     (lambda f: f.attrs.__delitem__("num_kv_heads"), "attribute 'num_kv_heads' is missing"),
+    # An array where one number belongs: read into one double, it overflowed the stack (SIGSEGV).
+    (lambda f: f.attrs.__setitem__("embedding_scale", np.arange(1000.0)), "attribute 'embedding_scale' must hold a single value"),
+    (lambda f: f.attrs.__setitem__("rms_eps", np.zeros(0)), "attribute 'rms_eps' must hold a single value"),
 ])
 def test_malformed_model_files_get_one_clear_error(dgq_bin, tiny, tmp_path, edit, message):
     bad = corrupt_model(tiny["model"], tmp_path / "bad.h5", edit)
