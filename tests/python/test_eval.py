@@ -242,6 +242,8 @@ def test_truncated_model_file_is_named(dgq_bin, tiny, tmp_path):
     ([1, 2, -1, 4] * 20, "tiny-llama", "index 2 holds -1, not a token id"),
     ([1, 2, 3, 4] * 20, "SmolLM2", "tokens were made with the tokenizer of 'SmolLM2', the model is 'tiny-llama'"),
     ([1, 2, 3], "tiny-llama", "3 tokens, fewer than one chunk of --ctx 32"),
+    # A quoted value with a newline stays on the one error line (it made two lines before).
+    ([1, 2, 3, 4] * 20, "tiny\nllama", "tokens were made with the tokenizer of 'tiny llama', the model is 'tiny-llama'"),
 ])
 def test_malformed_token_files_get_clear_errors(dgq_bin, tiny, tmp_path, tokens, model, message):
     text = tmp_path / "t.h5"
