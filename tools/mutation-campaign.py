@@ -883,7 +883,7 @@ def main(argv=None) -> int:
     ap.add_argument("--mutants-per-seed", type=int, default=50)
     ap.add_argument("--kinds", default=",".join(KINDS), help="comma-separated subset of " + ",".join(KINDS))
     ap.add_argument("--seeds", help="comma-separated seed names to use (default: all of the kinds)")
-    ap.add_argument("--only", help="run only this mutant id (e.g. trace-f16-00017)")
+    ap.add_argument("--only", help="run only these mutants (comma-separated ids, e.g. trace-f16-00017)")
     ap.add_argument("--keep-all", action="store_true",
                     help="keep every mutant (OUT/kept/KIND/ID, with repro.sh), not only those with a finding")
     ap.add_argument("--jobs", type=int, default=1, help="mutants in parallel (default 1)")
@@ -917,7 +917,7 @@ def main(argv=None) -> int:
     for s in chosen:
         meta = metadata_positions(s.path.stat().st_size, data_ranges(s.path))
         for i in range(opts.mutants_per_seed):
-            if opts.only and opts.only != f"{s.name}-{i:05d}":
+            if opts.only and f"{s.name}-{i:05d}" not in opts.only.split(","):
                 continue
             tasks.append((s, meta, i, opts))
     print(f"mutation-campaign: seed {opts.seed}, {len(chosen)} seed file(s), {opts.mutants_per_seed} mutant(s) "
