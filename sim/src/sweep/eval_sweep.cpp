@@ -14,8 +14,8 @@
 #include "hdf5/h5.hpp"
 #include "model/eval_summary_attributes.hpp"
 #include "model/h5_numbers.hpp"
+#include "provenance/provenance_attributes.hpp"
 #include "results/results_file.hpp"
-#include "results/run_writer.hpp"
 #include "sweep/eval_sweep.hpp"
 
 namespace dgq::sim {
@@ -45,7 +45,7 @@ void write_eval_run(hid_t file, const std::string& name, const SweepEvalInput& i
   h5::write_string_attribute(g.get(), "query_rounding", eval.query_rounding == QueryRounding::q8_0 ? "q8_0" : "off");
   h5::write_string_attribute(g.get(), "text_kind", result.text_kind);
   h5::write_double_attribute(g.get(), "noise_rate", result.noise_rate);
-  h5::write_string_attribute(g.get(), "dgq_version", kDgqVersion);
+  write_build_attributes(g.get());  // dgq_version, dgq_commit, dgq_dirty
   write_summary_attributes(g.get(), scheme.summary);
   h5::write_int_attribute(g.get(), "complete", 1);  // last (docs/results-format.md)
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dgq/sim/metrics.hpp"
+#include "dgq/sim/provenance.hpp"
 #include "dgq/sim/replay.hpp"
 
 namespace dgq::sim {
@@ -33,9 +34,13 @@ struct RunSummary {
 RunSummary summarize_run(const RunResult& run);
 
 // Complete and incomplete run names in a results file; both empty if the file does not exist.
+// Each complete run's recorded dgq version and config hash ("unknown" where not recorded) are
+// in `provenance`, parallel to `complete`.
 struct RunListing {
   std::vector<std::string> complete, incomplete;
+  std::vector<Provenance> provenance;
   bool is_complete(const std::string& name) const;
+  const Provenance& provenance_of(const std::string& complete_name) const;
 };
 RunListing list_runs(const std::string& path);
 
