@@ -100,6 +100,13 @@ std::string cache_mismatch(const TraceMeta& cached, const TraceMeta& wanted) {
   if (cached.model != wanted.model) return "model " + cached.model + " vs " + wanted.model;
   if (cached.kv_dtype != wanted.kv_dtype) return "dtype";
   if (cached.noise_mask != wanted.noise_mask) return "noise mask (noise_rate)";
+  // The options above are those the label or the shape shows; these cover the rest (rope_theta,
+  // outlier channels and scale) and the generator itself.
+  if (cached.generator_version != wanted.generator_version)
+    return "generator version " + (cached.generator_version ? std::to_string(*cached.generator_version) : "none") +
+           " vs " + std::to_string(wanted.generator_version.value_or(0));
+  if (cached.generator_options != wanted.generator_options)
+    return "generator options '" + cached.generator_options + "' vs '" + wanted.generator_options + "'";
   return "";
 }
 
@@ -188,7 +195,8 @@ std::vector<SweepRun> select_shard(const std::vector<SweepRun>& runs, Shard shar
 }
 
 std::string synthetic_cache_path(const std::string& output, const SweepTrace& trace) {
-  return (fs::path(output + ".cache") / (sanitize_run_name(trace.label) + ".h5")).string();
+  const std::string generator = "gen-v" + std::to_string(kGeneratorVersion);
+  return (fs::path(output + ".cache") / generator / (sanitize_run_name(trace.label) + ".h5")).string();
 }
 
 SweepReport run_sweep(const SweepConfig& config, const SweepOptions& options) {

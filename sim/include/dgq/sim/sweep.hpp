@@ -108,7 +108,8 @@ struct SweepReport {
 inline constexpr std::size_t kSweepSchemesPerPass = 8;
 SweepReport run_sweep(const SweepConfig& config, const SweepOptions& options);
 
-// Where a synthetic trace is cached: OUTPUT.cache/<label>.h5.
+// Where a synthetic trace is cached: OUTPUT.cache/gen-v<kGeneratorVersion>/<label>.h5, so that
+// a new generator version never finds the old generator's traces.
 std::string synthetic_cache_path(const std::string& output, const SweepTrace& trace);
 
 }  // namespace dgq::sim
