@@ -85,6 +85,7 @@ SweepReport run_eval_sweep(const SweepConfig& config, const SweepOptions& option
     const std::vector<const SweepRun*>& runs = group.second;
     EvalOptions o = eval_options_for(eval, in);
     o.progress = options.progress;
+    o.allow_mixed_versions = options.allow_mixed_versions;
     for (const SweepRun* r : runs)
       if (r->scheme != base) o.schemes.push_back(r->scheme);
     if (o.schemes.empty()) o.schemes.push_back(base);  // only the base is pending: run_eval wants a scheme

@@ -11,6 +11,7 @@
 #include "dgq/sim/results.hpp"
 #include "dgq/sim/sweep.hpp"
 #include "sweep/eval_sweep.hpp"
+#include "sweep/resume_check.hpp"
 #include "sweep/number_text.hpp"
 
 namespace dgq::sim {
@@ -207,6 +208,7 @@ SweepReport run_sweep(const SweepConfig& config, const SweepOptions& options) {
   report.total = all.size();
   report.in_shard = mine.size();
   const RunListing done = list_runs(options.output);
+  check_resumed_runs(config, mine, done, options);  // before any work: nothing is written when refused
   if (config.eval) return run_eval_sweep(config, options, mine, done, report);
   // Pending runs grouped by trace, in run-list order.
   std::map<std::size_t, std::vector<const SweepRun*>> by_trace;
