@@ -5,11 +5,13 @@
 
 #include "commands.hpp"
 #include "dgq/errors.hpp"
+#include "dgq/sim/build_info.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"dgq: Dynamic Group Quantization of the KV cache (reference, simulator, tools)"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "dgq 0.1.0");
+  // The last word is the build's version string, as results files record it (dgq_version).
+  app.set_version_flag("--version", "dgq 0.1.0 " + dgq::sim::build_info().version_string());
   dgq::cli::register_compress(app);
   dgq::cli::register_decompress(app);
   dgq::cli::register_inspect(app);
