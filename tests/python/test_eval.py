@@ -212,6 +212,9 @@ def corrupt_model(source: Path, target: Path, edit) -> Path:
     (lambda f: f.attrs.__setitem__("architecture", "mamba"), "unknown architecture 'mamba'"),
     (lambda f: f.attrs.__setitem__("version", np.int64(7)), "model format version 7"),
     (lambda f: f.attrs.__delitem__("num_kv_heads"), "attribute 'num_kv_heads' is missing"),
+    # An array where one number belongs: read into one double, it overflowed the stack (SIGSEGV).
+    (lambda f: f.attrs.__setitem__("embedding_scale", np.arange(1000.0)), "attribute 'embedding_scale' must hold a single value"),
+    (lambda f: f.attrs.__setitem__("rms_eps", np.zeros(0)), "attribute 'rms_eps' must hold a single value"),
 ])
 def test_malformed_model_files_get_one_clear_error(dgq_bin, tiny, tmp_path, edit, message):
     bad = corrupt_model(tiny["model"], tmp_path / "bad.h5", edit)
@@ -239,6 +242,8 @@ def test_truncated_model_file_is_named(dgq_bin, tiny, tmp_path):
     ([1, 2, -1, 4] * 20, "tiny-llama", "index 2 holds -1, not a token id"),
     ([1, 2, 3, 4] * 20, "SmolLM2", "tokens were made with the tokenizer of 'SmolLM2', the model is 'tiny-llama'"),
     ([1, 2, 3], "tiny-llama", "3 tokens, fewer than one chunk of --ctx 32"),
+    # A quoted value with a newline stays on the one error line (it made two lines before).
+    ([1, 2, 3, 4] * 20, "tiny\nllama", "tokens were made with the tokenizer of 'tiny llama', the model is 'tiny-llama'"),
 ])
 def test_malformed_token_files_get_clear_errors(dgq_bin, tiny, tmp_path, tokens, model, message):
     text = tmp_path / "t.h5"

@@ -9,6 +9,11 @@ namespace dgq::sim::h5 {
 double read_double_attribute(hid_t obj, const std::string& name, const std::string& context) {
   if (!has_attribute(obj, name)) throw InputError(context + ": attribute '" + name + "' is missing");
   Handle attr(check(H5Aopen(obj, name.c_str(), H5P_DEFAULT), context + ": attribute " + name), Handle::Kind::attribute);
+  // One value is read into one double: an array attribute would overflow it (found by
+  // tools/mutation-campaign.py: embedding_scale = 1000 numbers smashed the stack).
+  Handle space(check(H5Aget_space(attr.get()), context + ": attribute " + name), Handle::Kind::dataspace);
+  if (H5Sget_simple_extent_npoints(space.get()) != 1)
+    throw InputError(context + ": attribute '" + name + "' must hold a single value");
   Handle type(check(H5Aget_type(attr.get()), context), Handle::Kind::datatype);
   const H5T_class_t cls = H5Tget_class(type.get());
   if (cls != H5T_FLOAT && cls != H5T_INTEGER)
