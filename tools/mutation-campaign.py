@@ -27,9 +27,12 @@ Each run is classified:
            last non-empty line (progress lines before it are allowed) and no HDF5-DIAG dump
   crash    killed by a signal (SIGSEGV, SIGABRT, ...: exit 128+n through timeout, or < 0)
   hang     still running after --timeout seconds
-  oom      an allocation the --as limit refused: std::bad_alloc, length_error ("cannot create
+  oom      an allocation refused: std::bad_alloc, length_error ("cannot create
            std::vector larger than max_size()", "basic_string::_M_create"), "memory
-           allocation failed" in the message, whatever the exit code
+           allocation failed" in the message, whatever the exit code; each such run is run once
+           more with twice the --as limit, and the summary says how many ended the same way
+           (those the limit did not decide: a request no limit would grant, or libhdf5 calling a
+           failed zero-byte malloc an allocation failure)
   badmsg   any other exit code, or an error that is not one "dgq: error:" line
   partial  the command failed (correctly) but left a file under an output's final name, or
            changed a results/base-logits file it was to add to
@@ -680,8 +683,8 @@ def child_env(deadline: float) -> dict:
     return env
 
 
-def wrapped(argv, opts) -> list[str]:
-    return ["timeout", "-k", "5", f"{opts.timeout:g}", "prlimit", f"--as={opts.as_limit}", "--core=0",
+def wrapped(argv, opts, as_limit=None) -> list[str]:
+    return ["timeout", "-k", "5", f"{opts.timeout:g}", "prlimit", f"--as={as_limit or opts.as_limit}", "--core=0",
             *[str(a) for a in argv]]
 
 
@@ -749,6 +752,14 @@ def run_command(cmd: Cmd, work: Path, opts) -> dict:
     wall = time.monotonic() - start
     stderr = err.decode("utf-8", "replace")
     verdict, why = classify(proc.returncode, stderr, wall, opts)
+    recheck = None
+    if verdict == "oom":  # did the limit decide? The same command with twice the limit, once.
+        again = subprocess.run(wrapped(cmd.argv, opts, 2 * int(opts.as_limit)), cwd=work,
+                               env=child_env(opts.hdf5_deadline), capture_output=True, start_new_session=True,
+                               timeout=opts.timeout + 30)
+        last = [x for x in again.stderr.decode("utf-8", "replace").splitlines() if x.strip()][-1:]
+        recheck = {"as_limit": 2 * int(opts.as_limit), "rc": again.returncode, "last_line": "".join(last)[:300],
+                   "same_outcome": again.returncode == proc.returncode and "".join(last) == why}
     leftovers = []
     if proc.returncode != 0:
         for name in cmd.new_outputs:
@@ -762,7 +773,8 @@ def run_command(cmd: Cmd, work: Path, opts) -> dict:
     partial_files = sorted(str(p.relative_to(work)) for p in work.rglob("*.partial"))
     return {"command": cmd.name, "verdict": verdict, "why": why, "rc": proc.returncode, "wall_s": round(wall, 3),
             "stderr_tail": stderr[-2000:], "stdout_tail": out.decode("utf-8", "replace")[-500:],
-            "partial_files_left": partial_files, "repro": repro_line(cmd, opts)}
+            "partial_files_left": partial_files, "repro": repro_line(cmd, opts),
+            **({"oom_recheck": recheck} if recheck else {})}
 
 
 def mutant_rng(campaign_seed: int, seed_name: str, index: int) -> np.random.Generator:
@@ -850,6 +862,11 @@ def summarize(results, kinds) -> tuple[str, dict]:
             for c in cols:
                 total[c] += row.get(c, 0)
     lines.append(f"{'all':<12} {'':<17}" + "".join(f"{total[c]:>13}" for c in cols))
+    rechecked = [r["oom_recheck"] for res in results for r in res["runs"] if "oom_recheck" in r]
+    if rechecked:
+        same = sum(r["same_outcome"] for r in rechecked)
+        lines.append(f"oom runs rerun with twice the --as limit: {len(rechecked)}, same exit code and error line: "
+                     f"{same} (the limit did not decide those: the allocation fails at any limit or is not one)")
     lines.append(f"most frequent error messages of the rejected inputs ({len(messages)} distinct shapes):")
     for shape, n in sorted(messages.items(), key=lambda kv: -kv[1])[:25]:
         lines.append(f"{n:>7}  {shape}")

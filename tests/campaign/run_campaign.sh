@@ -15,8 +15,8 @@ mode=$1 dgq=$2 out=$3
 campaign="$repo_root/tools/mutation-campaign.py"
 case "$mode" in
   small)
-    # Fixed seed and size: the same commit always gets the same verdict. About 190 runs.
-    exec "$python" "$campaign" --dgq "$dgq" --out "$out" --seed 20 --mutants-per-seed 3 --jobs 2
+    # Fixed seed and size: the same commit always gets the same verdict. About 620 runs, under a minute on 2 cores.
+    exec "$python" "$campaign" --dgq "$dgq" --out "$out" --seed 20 --mutants-per-seed 10 --jobs 2
     ;;
   planted)
     set +e
