@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "dgq/errors.hpp"
+#include "hdf5/isolated_metadata_check.hpp"
 
 namespace dgq::sim::h5 {
 
@@ -107,14 +108,19 @@ struct FileImage {
 };
 thread_local FileImage* current_image = nullptr;
 
-// Opens the registered in-memory image through the core driver (no backing store).
-Handle open_image_readonly(const FileImage& image) {
-  const std::string not_hdf5 = image.name + ": not an HDF5 file or truncated";
+// Opens the registered in-memory image through the core driver (no backing store); < 0 on failure.
+hid_t open_image_id(const FileImage& image) {
   Handle fapl = strong_close_fapl();
   check_status(H5Pset_fapl_core(fapl.get(), 1 << 16, false), "file access properties");
-  if (image.size == 0) throw InputError(not_hdf5);
   check_status(H5Pset_file_image(fapl.get(), const_cast<void*>(image.data), image.size), "file image");
-  const hid_t id = H5Fopen(image.name.c_str(), H5F_ACC_RDONLY, fapl.get());
+  return H5Fopen(image.name.c_str(), H5F_ACC_RDONLY, fapl.get());
+}
+
+Handle open_image_readonly(const FileImage& image) {
+  const std::string not_hdf5 = image.name + ": not an HDF5 file or truncated";
+  if (image.size == 0) throw InputError(not_hdf5);
+  check_metadata_isolated(image.name, [&image] { return open_image_id(image); }, false);
+  const hid_t id = open_image_id(image);
   if (id < 0) {
     const std::string detail = take_error_message();
     throw InputError(detail.empty() ? not_hdf5 : not_hdf5 + " (HDF5: " + detail + ")");
@@ -142,8 +148,9 @@ Handle open_file_readonly(const std::string& path) {
     take_error_message();
     throw InputError(not_hdf5);
   }
-  Handle fapl = strong_close_fapl();
-  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get());
+  const auto open_id = [&path] { return H5Fopen(path.c_str(), H5F_ACC_RDONLY, strong_close_fapl().get()); };
+  check_metadata_isolated(path, open_id, true);
+  const hid_t id = open_id();
   if (id < 0) {
     const std::string detail = take_error_message();
     throw InputError(detail.empty() ? not_hdf5 : not_hdf5 + " (HDF5: " + detail + ")");

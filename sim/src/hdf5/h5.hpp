@@ -66,7 +66,9 @@ class Handle {
 
 // ---- Files ------------------------------------------------------------------------------
 // Opens read-only. Missing file -> "PATH: no such file"; not HDF5 or truncated ->
-// "PATH: not an HDF5 file or truncated".
+// "PATH: not an HDF5 file or truncated". Every file dgq reads comes through here, so this is
+// where its metadata is first walked in a child process (isolated_metadata_check.hpp):
+// metadata that crashes or stalls libhdf5 -> "PATH: damaged HDF5 metadata (...)".
 Handle open_file_readonly(const std::string& path);
 // Creates (truncating) a file for writing.
 Handle create_file(const std::string& path);

@@ -1,0 +1,41 @@
+#pragma once
+// Hostile HDF5 isolated (issue 20, item 2; docs/robustness.md "Hostile HDF5 isolated").
+//
+// libhdf5 1.10.8 (Debian 12) crashes, overflows buffers and loops forever on some corrupt
+// metadata, before any check of dgq's can run. So before dgq reads a file that comes from
+// outside, a forked child opens it and walks its metadata (metadata_walk.hpp) under an
+// address-space limit and a deadline. A child that dies, fails or runs out of time becomes
+//   InputError("FILE: damaged HDF5 metadata (...)")
+// and the parent never touches the file. A file that passed is remembered by its identity
+// (device, inode, size, modification time), so opening it again costs nothing.
+//
+// Knobs (environment): DGQ_HDF5_CHECK_TIMEOUT, the child's deadline in seconds (default 60).
+// The child's address space is limited to the parent's current size + 4 GiB (not under
+// AddressSanitizer, whose shadow memory needs terabytes of address space; there ASan's own
+// allocation limits apply).
+#include <hdf5.h>
+
+#include <cstddef>
+#include <functional>
+#include <string>
+
+namespace dgq::sim::h5 {
+
+// Opens the file in the child; returns an HDF5 file id (or < 0 when it cannot be opened:
+// that is not damage, the parent reports it with its usual message).
+using OpenInChild = std::function<hid_t()>;
+
+// Throws InputError(name + ": damaged HDF5 metadata (...)") when walking the metadata kills,
+// fails or stalls the child. `remember` = the check may be skipped next time for the same
+// unchanged file on disk (false for in-memory images).
+void check_metadata_isolated(const std::string& name, const OpenInChild& open, bool remember,
+                             unsigned timeout_seconds);
+void check_metadata_isolated(const std::string& name, const OpenInChild& open, bool remember);
+
+// Seconds allowed to the child (DGQ_HDF5_CHECK_TIMEOUT, default 60; at least 1).
+unsigned metadata_check_timeout_seconds();
+
+// How many children this process has started (tests: a file checked once is not re-checked).
+std::size_t metadata_checks_started();
+
+}  // namespace dgq::sim::h5

@@ -1,0 +1,119 @@
+// Issue 20, item 2: hostile HDF5 metadata is walked in a forked child first; a child that dies,
+// fails, stalls or over-allocates becomes one InputError "FILE: damaged HDF5 metadata (...)".
+// The mechanism is tested with children that fail on purpose (deterministic, whatever
+// libhdf5 does); the committed libhdf5 reproducers are then run through the real open.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <new>
+#include <vector>
+
+#include "dgq/errors.hpp"
+#include "dgq/sim/trace.hpp"
+#include "../../sim/src/hdf5/h5.hpp"
+#include "../../sim/src/hdf5/isolated_metadata_check.hpp"
+#include "../../sim/src/hdf5/metadata_walk.hpp"
+#include "test_trace_helpers.hpp"
+
+using namespace dgq;
+namespace h5 = dgq::sim::h5;
+
+namespace {
+const std::string kLibhdf5 = std::string(DGQ_SOURCE_DIR) + "/tests/fixtures/libhdf5/";
+
+std::string damage_of(const h5::OpenInChild& open, unsigned timeout = 5) {
+  return test::input_error_of([&] { h5::check_metadata_isolated("x.h5", open, false, timeout); });
+}
+}  // namespace
+
+TEST_CASE("a child that cannot open the file is not damage: the parent reports the open itself",
+          "[isolation]") {
+  REQUIRE_NOTHROW(h5::check_metadata_isolated("x.h5", [] { return hid_t{-1}; }, false, 5));
+  REQUIRE_NOTHROW(h5::check_metadata_isolated(
+      "x.h5", []() -> hid_t { throw InputError("ordinary"); }, false, 5));
+}
+
+TEST_CASE("a child killed by a signal becomes 'damaged HDF5 metadata' naming the signal", "[isolation]") {
+  const std::string message = damage_of([]() -> hid_t {
+    ::raise(SIGSEGV);
+    return -1;
+  });
+  REQUIRE_THAT(message, Catch::StartsWith("x.h5: damaged HDF5 metadata (libhdf5 crashed with signal 11 SIGSEGV"));
+  REQUIRE(message.find('\n') == std::string::npos);
+}
+
+TEST_CASE("a child that aborts is damage too", "[isolation]") {
+  const std::string message = damage_of([]() -> hid_t { std::abort(); });
+  REQUIRE_THAT(message, Catch::StartsWith("x.h5: damaged HDF5 metadata (libhdf5 crashed with signal 6 SIGABRT"));
+}
+
+TEST_CASE("a child past its deadline is killed and named with the deadline", "[isolation]") {
+  const std::string message = damage_of(
+      []() -> hid_t {
+        for (;;) ::pause();
+      },
+      1);
+  REQUIRE_THAT(message, Catch::StartsWith("x.h5: damaged HDF5 metadata (libhdf5 did not finish reading the "
+                                          "file's metadata in 1 s"));
+}
+
+TEST_CASE("a child that exits with an error status is damage, with its status", "[isolation]") {
+  const std::string message = damage_of([]() -> hid_t { ::_exit(7); });
+  REQUIRE_THAT(message, Catch::Contains("damaged HDF5 metadata (libhdf5 failed (exit status 7)"));
+}
+
+TEST_CASE("a child whose allocation fails is damage, naming the memory limit", "[isolation]") {
+  const std::string message = damage_of([]() -> hid_t { throw std::bad_alloc(); });
+  REQUIRE_THAT(message, Catch::StartsWith("x.h5: damaged HDF5 metadata (libhdf5 asked for more than the 4 GiB allowed"));
+}
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DGQ_TEST_UNDER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define DGQ_TEST_UNDER_ASAN 1
+#endif
+#ifndef DGQ_TEST_UNDER_ASAN
+// Without AddressSanitizer the child's address space is limited (ASan's shadow memory needs
+// terabytes of it, so there ASan's allocator limits apply instead).
+TEST_CASE("a child that asks for more memory than its address-space limit is damage", "[isolation]") {
+  const std::string message = damage_of([]() -> hid_t {
+    std::vector<char> huge(std::size_t{64} << 30);
+    return huge[12345] == 0 ? -1 : -2;
+  });
+  REQUIRE_THAT(message, Catch::StartsWith("x.h5: damaged HDF5 metadata (libhdf5 asked for more than the 4 GiB allowed"));
+}
+#endif
+
+TEST_CASE("a sound file passes, is walked whole, and is checked once while unchanged", "[isolation]") {
+  const std::string dir = test::scratch_dir("isolation_sound");
+  const auto meta = test::tiny_meta(DType::f16);
+  test::write_tiny_trace(dir + "/t.h5", meta, DType::f16);
+
+  const std::size_t before = h5::metadata_checks_started();
+  { const sim::TraceReader first(dir + "/t.h5"); }
+  { const sim::TraceReader second(dir + "/t.h5"); }
+  REQUIRE(h5::metadata_checks_started() == before + 1);
+
+  const h5::Handle file = h5::open_file_readonly(dir + "/t.h5");
+  const h5::MetadataWalkCounts counts = h5::walk_metadata(file.get());
+  CAPTURE(counts.objects, counts.links, counts.attributes, counts.values_read);
+  REQUIRE(counts.objects >= static_cast<std::size_t>(1 + meta.num_layers * 4));  // root, /layers, each layer group and its k, v, q
+  REQUIRE(counts.attributes >= 1);
+  REQUIRE(counts.values_read == counts.attributes);
+
+  test::write_tiny_trace(dir + "/t.h5", meta, DType::f32);  // a changed file is checked again
+  { const sim::TraceReader third(dir + "/t.h5"); }
+  REQUIRE(h5::metadata_checks_started() == before + 2);
+}
+
+TEST_CASE("libhdf5's heap overflow on a variable-length string is refused before the parent reads it",
+          "[isolation]") {
+  const std::string path = kLibhdf5 + "trace-global-heap-overflow.h5";
+  const std::string message = test::input_error_of([&] { sim::TraceReader reader(path); });
+  REQUIRE_THAT(message, Catch::StartsWith(path + ": damaged HDF5 metadata (libhdf5 "));
+}
