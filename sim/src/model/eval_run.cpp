@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "dgq/errors.hpp"
@@ -19,6 +20,7 @@
 #include "dgq/sim/provenance.hpp"
 #include "hdf5/h5.hpp"
 #include "hdf5/partial_output.hpp"
+#include "model/base_logits_file.hpp"
 #include "model/eval_identity.hpp"
 #include "model/eval_summary_attributes.hpp"
 #include "model/h5_numbers.hpp"
@@ -207,24 +209,17 @@ EvalResult run_eval(const EvalOptions& o) {
   VersionLabel versions;
 
   // Base logits from an earlier run (llama.cpp's --kl-divergence-base), when the file exists.
-  std::optional<h5::Handle> base_file;
-  std::vector<double> base_chunk_bytes, base_chunk_elements, base_kl_sums, base_kl_counts;  // [chunk] / [chunk][layer]
+  std::optional<BaseLogitsReader> base_file;
+  BaseChunkCounters base;  // the base cache's counters: [chunk] / [chunk][layer]
   const bool reuse_base = !o.base_logits_path.empty() && fs::exists(o.base_logits_path);
   if (reuse_base) {
-    base_file = h5::open_file_readonly(o.base_logits_path);
-    const std::string stored = h5::read_string_attribute(base_file->get(), "run_identity", o.base_logits_path);
-    if (stored != base_identity)
-      throw InputError(o.base_logits_path + ": base logits of another run (" + stored + "), this run is " + base_identity);
-    const Provenance recorded = read_provenance_attributes(base_file->get(), o.base_logits_path);
+    base_file.emplace(o.base_logits_path, base_identity, static_cast<std::size_t>(chunks),
+                      static_cast<std::size_t>(c.num_layers));
+    const Provenance recorded = read_provenance_attributes(base_file->file(), o.base_logits_path);
     require_provenance(o.base_logits_path, "the base run", recorded, this_build(scheme_hashes[0]),
                        o.allow_mixed_versions);
     versions.add(recorded.version);
-    const hid_t f = base_file->get();
-    const auto n = static_cast<std::size_t>(chunks), layers = static_cast<std::size_t>(c.num_layers);
-    base_chunk_bytes = h5::read_doubles(f, "chunk_stored_bytes", n, o.base_logits_path + ": /chunk_stored_bytes");
-    base_chunk_elements = h5::read_doubles(f, "chunk_stored_elements", n, o.base_logits_path + ": /chunk_stored_elements");
-    base_kl_sums = h5::read_doubles(f, "chunk_attn_kl_sum", n * layers, o.base_logits_path + ": /chunk_attn_kl_sum");
-    base_kl_counts = h5::read_doubles(f, "chunk_attn_kl_count", n * layers, o.base_logits_path + ": /chunk_attn_kl_count");
+    base = base_file->counters();
   }
   const bool keep_base_logits = o.save_logits || (!o.base_logits_path.empty() && !reuse_base);
 
@@ -259,13 +254,13 @@ EvalResult run_eval(const EvalOptions& o) {
         std::vector<float> logits;
         caches[i]->reset_counters();
         if (i == 0 && reuse_base) {
-          logits = h5::read_float_rows(base_file->get(), "logits", ch * rows, rows, vocab, o.base_logits_path + ": /logits");
+          logits = base_file->logits(ch, rows, vocab);
           const auto at = static_cast<std::size_t>(ch), layers = static_cast<std::size_t>(c.num_layers);
-          runs[i].bytes = static_cast<std::uint64_t>(base_chunk_bytes[at]);
-          runs[i].elements = static_cast<std::uint64_t>(base_chunk_elements[at]);
-          runs[i].kl_sums.assign(base_kl_sums.begin() + at * layers, base_kl_sums.begin() + (at + 1) * layers);
+          runs[i].bytes = static_cast<std::uint64_t>(base.stored_bytes[at]);
+          runs[i].elements = static_cast<std::uint64_t>(base.stored_elements[at]);
+          runs[i].kl_sums.assign(base.attn_kl_sums.begin() + at * layers, base.attn_kl_sums.begin() + (at + 1) * layers);
           for (std::size_t l = 0; l < layers; ++l)
-            runs[i].kl_counts.push_back(static_cast<std::int64_t>(base_kl_counts[at * layers + l]));
+            runs[i].kl_counts.push_back(static_cast<std::int64_t>(base.attn_kl_counts[at * layers + l]));
         } else {
           const auto t0 = std::chrono::steady_clock::now();
           logits = forward_logits(model, tokens, *caches[i], first);
@@ -293,13 +288,13 @@ EvalResult run_eval(const EvalOptions& o) {
       }
       out.commit();
     }
-    base_chunk_bytes.resize(static_cast<std::size_t>(chunks));
-    base_chunk_elements.resize(static_cast<std::size_t>(chunks));
-    base_chunk_bytes[static_cast<std::size_t>(ch)] = double(runs[0].bytes);
-    base_chunk_elements[static_cast<std::size_t>(ch)] = double(runs[0].elements);
+    base.stored_bytes.resize(static_cast<std::size_t>(chunks));
+    base.stored_elements.resize(static_cast<std::size_t>(chunks));
+    base.stored_bytes[static_cast<std::size_t>(ch)] = double(runs[0].bytes);
+    base.stored_elements[static_cast<std::size_t>(ch)] = double(runs[0].elements);
     if (!reuse_base) {
-      base_kl_sums.insert(base_kl_sums.end(), runs[0].kl_sums.begin(), runs[0].kl_sums.end());
-      base_kl_counts.insert(base_kl_counts.end(), runs[0].kl_counts.begin(), runs[0].kl_counts.end());
+      base.attn_kl_sums.insert(base.attn_kl_sums.end(), runs[0].kl_sums.begin(), runs[0].kl_sums.end());
+      base.attn_kl_counts.insert(base.attn_kl_counts.end(), runs[0].kl_counts.begin(), runs[0].kl_counts.end());
     }
     for (std::size_t i = 0; i < specs.size(); ++i) {
       totals[i].scores.append(runs[i].scores);
@@ -333,21 +328,9 @@ EvalResult run_eval(const EvalOptions& o) {
   result.dgq_version = versions.text();
   result.config_hash = this_run.config_hash;
 
-  if (!o.base_logits_path.empty() && !reuse_base) {
-    h5::PartialOutput base_out(o.base_logits_path);
-    h5::write_string_attribute(base_out.file(), "format", "dgq-base-logits");
-    h5::write_int_attribute(base_out.file(), "version", 1);
-    h5::write_string_attribute(base_out.file(), "run_identity", base_identity);
-    h5::write_string_attribute(base_out.file(), "base", o.base);
-    write_provenance_attributes(base_out.file(), scheme_hashes[0]);
-    const std::string& bp = o.base_logits_path;
-    h5::write_doubles(base_out.file(), "chunk_stored_bytes", base_chunk_bytes, bp);  // exact below 2^53
-    h5::write_doubles(base_out.file(), "chunk_stored_elements", base_chunk_elements, bp);
-    h5::write_doubles(base_out.file(), "chunk_attn_kl_sum", base_kl_sums, bp);
-    h5::write_doubles(base_out.file(), "chunk_attn_kl_count", base_kl_counts, bp);
-    h5::write_floats(base_out.file(), "logits", totals[0].logits, chunks * rows, vocab, o.base_logits_path);
-    base_out.commit();
-  }
+  if (!o.base_logits_path.empty() && !reuse_base)
+    write_base_logits_file(o.base_logits_path, o.base, base_identity, scheme_hashes[0], base, totals[0].logits, rows,
+                           vocab);
   {
     h5::PartialOutput out(o.output_path);
     const hid_t f = out.file();
