@@ -12,12 +12,15 @@
 #
 # Builds nothing: the dgq binary is $DGQ_BIN (default build/sim/dgq, made by tools/setup.sh).
 # Python: .venv (tools/setup-python.sh is called when it has no jupyter).
-# Outputs: out/experiments/<name>.h5 (results; <name>.h5.cache/ holds generated traces),
+# Outputs: out/experiments/<name>.h5 (results; <name>.h5.cache/gen-v<N>/ holds the traces that
+# version N of the generator made),
 # out/experiments/notebooks/ (executed notebooks), and the regenerated docs: DOCS/figures/,
 # DOCS/results/, DOCS/results.md, where DOCS is $DGQ_DOCS_OUT (default: docs/). CI sets
 # DGQ_DOCS_OUT=out/ci-docs so that it leaves the committed docs alone; docs/results.md is
 # copied there first, so its fragments are spliced into a copy. DGQ_EXPERIMENTS_OUT moves the
 # results files (default out/experiments; the ctest entry uses a fresh folder in the build).
+# Results of another dgq build are not resumed or reused (docs/results-format.md, "Provenance"):
+# delete them, or set DGQ_ALLOW_MIXED_VERSIONS=1 to keep them, each labelled with its version.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -64,6 +67,23 @@ export DGQ_FRAGMENTS_DIR="$DOCS/results" DGQ_REPORT="$DOCS/results.md"
 
 log() { echo "run.sh: $*" >&2; }
 
+# This build's version string (the last word of `dgq --version`), and the flag that lets a sweep
+# or eval keep results of other builds when DGQ_ALLOW_MIXED_VERSIONS is set.
+DGQ_VERSION="$("$DGQ" --version | awk '{print $NF}')"
+MIXED_FLAG=()
+[ -z "${DGQ_ALLOW_MIXED_VERSIONS:-}" ] || MIXED_FLAG=(--allow-mixed-versions)
+
+# True when a finished `dgq eval --json` summary may be reused: written by this build, or any
+# build with DGQ_ALLOW_MIXED_VERSIONS; otherwise fails naming both versions.
+reusable_summary() {
+  local json="$1" recorded
+  recorded="$(sed -n 's/.*"dgq_version": "\([^"]*\)".*/\1/p' "$json" | head -n 1)"
+  [ "$recorded" = "$DGQ_VERSION" ] && return 0
+  ((${#MIXED_FLAG[@]})) && return 0
+  echo "run.sh: $json was written by dgq ${recorded:-unknown}, this is dgq $DGQ_VERSION; delete it to rerun, or set DGQ_ALLOW_MIXED_VERSIONS=1" >&2
+  exit 2
+}
+
 # The sweep config of an experiment: experiments/NAME-quick.toml in the quick mode where it
 # exists, else experiments/NAME.toml.
 config_of() {
@@ -76,7 +96,7 @@ config_of() {
 }
 
 # sweep NAME: `dgq sweep` of the experiment's config into out/experiments/NAME.h5 (synthetic
-# traces are generated into NAME.h5.cache/). A config with the line `#@ shipped-traces` gets
+# traces are generated into NAME.h5.cache/gen-v<N>/). A config with the line `#@ shipped-traces` gets
 # a [[trace]] table for every shipped trace in data/ and, in the full mode, every real trace
 # in out/real-traces/ (tools/make-real-traces.sh); the result is out/experiments/configs/NAME.toml.
 # The sweep resumes: runs already complete in NAME.h5 are skipped.
@@ -91,7 +111,7 @@ sweep() {
     config="$copy"
   fi
   log "sweep $name ($config)"
-  "$DGQ" sweep "$config" -o "$OUT/$name.h5"
+  "$DGQ" sweep "$config" -o "$OUT/$name.h5" ${MIXED_FLAG[@]+"${MIXED_FLAG[@]}"}
 }
 
 run_baseline() { sweep baseline; }
@@ -129,12 +149,15 @@ run_e2e() {
   for model in smollm2 gemma3; do
     for text in "${texts[@]}"; do
       name="$model-$text-$ctx"
-      [ -f "$OUT/e2e/$name.json" ] && { log "e2e $name: done before"; continue; }
+      if [ -f "$OUT/e2e/$name.json" ] && reusable_summary "$OUT/e2e/$name.json"; then
+        log "e2e $name: done before"
+        continue
+      fi
       log "e2e $name"
       "$DGQ" eval --model "${DGQ_MODELS_DIR:-models}/${E2E_MODEL_FILES[$model]}" \
         --text "out/eval-texts/$model-$text.h5" --ctx "$ctx" --chunks "$chunks" \
         --schemes "$E2E_SCHEMES" -o "$OUT/e2e/$name.h5" --json "$OUT/e2e/$name.json" \
-        > "$OUT/e2e/$name.txt.partial"
+        ${MIXED_FLAG[@]+"${MIXED_FLAG[@]}"} > "$OUT/e2e/$name.txt.partial"
       mv "$OUT/e2e/$name.txt.partial" "$OUT/e2e/$name.txt"
     done
   done
@@ -177,7 +200,7 @@ frontier_sweep() {
   done < "$config"
   mv "$copy.partial" "$copy"
   log "sweep $name ($copy)"
-  "$DGQ" sweep "$copy" -o "$OUT/$name.h5" --progress
+  "$DGQ" sweep "$copy" -o "$OUT/$name.h5" --progress ${MIXED_FLAG[@]+"${MIXED_FLAG[@]}"}
 }
 
 # Memory: `dgq memory` (exact bytes per scheme from each scheme's own accounting) for each

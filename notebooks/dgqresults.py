@@ -64,6 +64,9 @@ class Run:
     family: str
     params: dict
     noise_fraction: float = 0.0  # share of tokens marked as noise (0 without a noise mask)
+    # The dgq build that wrote the run (its `dgq_version` attribute; "unknown" for runs written
+    # before dgq recorded it). Runs of one load share it unless load_runs(allow_mixed=True).
+    dgq_version: str = "unknown"
 
     @property
     def trace(self) -> str:
@@ -156,9 +159,31 @@ def _attr(value):
     return value
 
 
-def load_runs(path: Path) -> list[Run]:
+NOT_RECORDED = "unknown"  # the version of runs and summaries written before dgq recorded it
+
+
+class MixedVersionsError(ValueError):
+    """Results of different dgq builds would be combined (docs/results-format.md, "Provenance")."""
+
+
+def require_one_version(where: str, labelled: list[tuple[str, str]], allow_mixed: bool) -> None:
+    """labelled: (what, dgq version) pairs, e.g. ("run fp16@code", "<commit>"). Raises
+    MixedVersionsError naming the first two that differ, unless allow_mixed."""
+    if allow_mixed or not labelled:
+        return
+    first_what, first_version = labelled[0]
+    for what, version in labelled[1:]:
+        if version != first_version:
+            raise MixedVersionsError(
+                f"{where}: {what} was written by dgq {version}, {first_what} by dgq {first_version}; "
+                "rerun into a new output, or pass allow_mixed=True and tell them apart by dgq_version")
+
+
+def load_runs(path: Path, allow_mixed: bool = False) -> list[Run]:
     """Every complete run of a results file, in name order (incomplete runs are absent, as
-    everywhere in dgq)."""
+    everywhere in dgq). Runs written by different dgq builds (attribute `dgq_version`; absent
+    counts as "unknown") are refused with MixedVersionsError, as `dgq sweep` and `dgq merge`
+    refuse them, unless allow_mixed=True: then each Run carries its own `dgq_version` label."""
     import h5py  # imported here so the arithmetic helpers work without h5py
 
     runs = []
@@ -176,8 +201,23 @@ def load_runs(path: Path) -> list[Run]:
                     summary[metric] = dict(zip(SUMMARY_FIELDS, (float(x) for x in ds[()])))
             family, params = parse_scheme_spec(attrs["scheme"])
             noise = float(group["noise_mask"][()].mean()) if "noise_mask" in group else 0.0
-            runs.append(Run(name, attrs, summary, family, params, noise))
+            version = str(attrs.get("dgq_version", NOT_RECORDED))
+            runs.append(Run(name, attrs, summary, family, params, noise, version))
+    require_one_version(str(path), [(f"run {r.name}", r.dgq_version) for r in runs], allow_mixed)
     return runs
+
+
+def load_eval_summaries(folder: Path, allow_mixed: bool = False) -> list[dict]:
+    """The `dgq eval --json` summaries of a folder (experiments/run.sh e2e), in name order, as
+    written. Summaries of different dgq builds (key `dgq_version`, absent = "unknown") are refused
+    with MixedVersionsError unless allow_mixed=True (then read each one's `dgq_version`)."""
+    import json
+
+    paths = sorted(Path(folder).glob("*.json"))
+    docs = [json.loads(p.read_text()) for p in paths]
+    require_one_version(str(folder), [(p.name, str(d.get("dgq_version", NOT_RECORDED))) for p, d in zip(paths, docs)],
+                        allow_mixed)
+    return docs
 
 
 def nominal(value: float, grid) -> float:

@@ -1,108 +1,204 @@
 #!/usr/bin/env bash
-# Issue 10, the sanitizer and fuzz part of CI (called by tools/test.sh; runs alone too):
+# Issues 10 and 20, the sanitizer and fuzz part of CI (called by tools/test.sh; runs alone too):
 #   1. builds the simulator, its tests, the CLI and the libFuzzer targets (tests/fuzz) with
 #      clang, ASan + UBSan, -fno-sanitize-recover=all, into build-sanitize/;
 #   2. runs the ctest labels sim, cli and fuzz-regression under the sanitizers (the reference's
 #      own tests, label reference, are left to the normal build: they are pure arithmetic
 #      and would double this step's time);
-#   3. runs each fuzz target for DGQ_FUZZ_SECONDS (default 15) on a seed corpus made from the
-#      shipped files (data/*.h5, tests/fixtures, experiments/*.toml) and small files written by
-#      dgq, and prints the executions per target.
-# Any sanitizer report, crash, leak or hang (> 5 s per input) in the tests, or in dgq's code
-# while fuzzing, and any allocation above 3 GB fails; defects inside libhdf5 are counted (below).
-# Knobs: DGQ_SANITIZE_BUILD_DIR (build-sanitize), DGQ_FUZZ_SECONDS (15), DGQ_JOBS (nproc).
+#   3. the deterministic fuzz stage, per target (tools/fuzz-common.sh lists them and their
+#      regression inputs):
+#      a. replays the regression inputs (the committed corpus tests/fuzz/corpus/<target>/ and
+#         the shipped fixtures) in one process with -runs=0, going on after any input that
+#         stops the process;
+#      b. fuzzes for a fixed number of executions from a fixed seed (-seed=1 -runs=N, N below;
+#         no time limit, no fork mode), seeded with the regression inputs that passed.
+#      Every input either step saves is run again alone and classified by one rule
+#      (tools/fuzz-classify.sh, docs/robustness.md): a FINDING in dgq fails the script; a known
+#      libhdf5 defect, or an input that reproduces nothing alone, is printed and kept under
+#      build-sanitize/fuzz-work/<target>/.
+# The same commit prints the same counts on every run and every machine of the same toolchain
+# (docs/robustness.md says what was made deterministic and how it was checked); only the
+# times in parentheses vary. Exploratory, time-boxed fuzzing is tools/fuzz-explore.sh.
+# Knobs: DGQ_SANITIZE_BUILD_DIR (build-sanitize), DGQ_JOBS (nproc), DGQ_SANITIZE_SKIP_TESTS
+# (0; 1 skips step 2), DGQ_SKIP_FUZZ (0; 1 skips step 3), DGQ_FUZZ_RUNS_PERCENT (100; scales
+# every N: any value gives the same counts on every run, CI uses 100), DGQ_FUZZ_TARGETS (all:
+# tools/fuzz-common.sh; a space-separated subset).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 build=${DGQ_SANITIZE_BUILD_DIR:-build-sanitize}
-fuzz_seconds=${DGQ_FUZZ_SECONDS:-15}
 jobs=${DGQ_JOBS:-$(nproc)}
 start=$SECONDS
 elapsed() { echo "$((SECONDS - start)) s"; }
+source tools/fuzz-common.sh
+source tools/fuzz-classify.sh
 
-sanitizers="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g $sanitizers -fsanitize=fuzzer-no-link" \
-  -DCMAKE_EXE_LINKER_FLAGS="$sanitizers" -DDGQ_CUDA=OFF -DDGQ_BENCH=OFF -DDGQ_FUZZ=ON >/dev/null
-cmake --build "$build" -j "$jobs" --target test_sim dgq make_cli_fixtures \
-  fuzz_trace fuzz_compressed fuzz_results fuzz_sweep_toml
+sanitize_build "$build" "$jobs" test_sim dgq make_cli_fixtures "${fuzz_targets[@]}"
 echo "sanitize: built in $(elapsed)"
 
-# fast_unwind_on_malloc=0: full allocation stacks through libhdf5 (built without frame pointers),
-# which the leak suppression (H5F_open) needs to match.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:fast_unwind_on_malloc=0}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/tools/lsan-suppressions.txt:print_suppressions=0}
-DGQ_SANITIZE_SKIP_TESTS=${DGQ_SANITIZE_SKIP_TESTS:-0}
-[ "$DGQ_SANITIZE_SKIP_TESTS" = 1 ] || ctest --test-dir "$build" -L '^(sim|cli|fuzz-regression)$' --output-on-failure -j "$jobs"
+[ "${DGQ_SANITIZE_SKIP_TESTS:-0}" = 1 ] ||
+  ctest --test-dir "$build" -L '^(sim|cli|fuzz-regression)$' --output-on-failure -j "$jobs"
 echo "sanitize: ASan+UBSan tests (labels sim, cli, fuzz-regression) passed after $(elapsed)"
+if [ "${DGQ_SKIP_FUZZ:-0}" = 1 ]; then
+  echo "sanitize: done in $(elapsed) (fuzz stage skipped: DGQ_SKIP_FUZZ=1)"
+  exit 0
+fi
 
-# Seeds: the shipped files plus small files of every kind written by dgq.
-seeds=$build/fuzz-seeds
-rm -rf "$seeds" && mkdir -p "$seeds"/{trace,compressed,results,toml}
-dgq=$build/sim/dgq
-cp data/*.h5 tests/fixtures/h5py/*.h5 tests/fixtures/hostile/*.h5 "$seeds/trace/"
-"$dgq" gen-trace -o "$seeds/trace/tiny.h5" --layers 2 --q-heads 2 --kv-heads 1 --head-dim 32 --tokens 64 \
-  --probes 2 --noise-rate 0.1 >/dev/null
-for scheme in q8_0 dgq int4-group64 fp8-e4m3 kivi-2; do
-  "$dgq" compress "$seeds/trace/tiny.h5" -o "$seeds/compressed/tiny-$scheme.h5" --scheme "$scheme" >/dev/null
-done
-"$dgq" compress data/synthetic-code-2k.h5 -o "$seeds/compressed/synthetic-code-2k-q8_0.h5" --scheme q8_0 >/dev/null
-"$dgq" replay "$seeds/trace/tiny.h5" --scheme q8_0 --scheme dgq -o "$seeds/results/tiny.h5" >/dev/null 2>&1
-cp tests/fixtures/hostile/*.h5 "$seeds/compressed/"
-cp tests/fixtures/hostile/*.h5 "$seeds/results/"
-cp experiments/*.toml "$seeds/toml/"
+# Executions per target (-runs=N, the seed inputs' own executions included): each takes
+# 20-40 s on two shared cores (docs/robustness.md has the measurements).
+declare -A fuzz_runs=(
+  [fuzz_trace]=600 [fuzz_compressed]=400 [fuzz_results]=160 [fuzz_model]=700
+  [fuzz_tokens]=700 [fuzz_base_logits]=500 [fuzz_sweep_toml]=35000
+)
+runs_percent=${DGQ_FUZZ_RUNS_PERCENT:-100}
+max_restarts=100  # a bound only: fuzzing restarts after a known libhdf5 defect at most this often
 
-# libhdf5 1.10.8 itself crashes, overflows buffers and loops on some corrupt files (its global
-# heap and attribute code; docs/robustness.md, reproducers in tests/fixtures/libhdf5). So the
-# fuzzers keep going past crashes and timeouts (-fork=1 -ignore_crashes=1 -ignore_timeouts=1),
-# and every saved input is replayed afterwards and judged by the first stack frame that is not
-# the sanitizer, libFuzzer or libc: inside libhdf5 = a known libhdf5 defect (counted, input
-# kept); anywhere else (dgq's code) = a finding that fails this script. OOMs (> 3 GB) always fail.
-export DGQ_HDF5_READ_TIMEOUT=0  # dgq's own deadline uses SIGALRM, which libFuzzer needs
-first_frame() {  # TARGET INPUT
-  "$1" -timeout=3 "$2" 2>&1 | grep -E '^ *#[0-9]+ 0x' |
-    grep -vE '__interceptor_|__sanitizer|__asan|__lsan|fuzzer::|libc\.so|in (malloc|calloc|realloc|free) |operator (new|delete)' |
-    head -1 || true  # the target exits non-zero on these inputs by design
+# What makes a run depend only on its inputs and flags:
+#   -seed_inputs=@LIST (paths in LIST's order) instead of corpus folders: libFuzzer runs seed
+#     inputs sorted by size and, for equal sizes, in the order it found them, which for a
+#     folder is the file system's (directory hashing differs between machines);
+#   -shuffle=0 -prefer_small=1: that order, not a shuffled one, so the replay knows which inputs
+#     ran before the one that stopped it;
+#   -reload=0: no rereading of the output corpus every few seconds (a timer);
+#   an empty output folder per run; -seed, -runs and the limits fixed (tools/fuzz-common.sh).
+deterministic_flags=(-shuffle=0 -prefer_small=1 -reload=0 -print_final_stats=1)
+
+# write_list FILE PATH...: the comma-separated list -seed_inputs=@FILE reads (no newline).
+write_list() {
+  local file=$1
+  shift
+  local IFS=,
+  printf '%s' "$*" >"$file"
 }
-status=0
-for kind in trace compressed results sweep_toml; do
-  corpus_dir=$seeds/${kind%_toml}
-  [ "$kind" = sweep_toml ] && corpus_dir=$seeds/toml
-  work=$build/fuzz-work/$kind
-  rm -rf "$work" && mkdir -p "$work/corpus"
-  log=$work/log.txt
-  target=$build/tests/fuzz/fuzz_$kind
-  outcome="no finding in dgq"
-  fuzz_rc=0
-  "$target" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=0 -max_total_time="$fuzz_seconds" \
-      -timeout=5 -rss_limit_mb=3072 -malloc_limit_mb=3072 -artifact_prefix="$work/" "$work/corpus" "$corpus_dir" \
-      >"$log" 2>&1 || fuzz_rc=$?
-  known=0 saved=0 unknown=0
-  for input in "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-*; do
-    [ -e "$input" ] || continue
-    saved=$((saved + 1))
-    frame=$(first_frame "$target" "$input")
-    if [[ "$frame" == *libhdf5* ]]; then
-      known=$((known + 1))
-    elif [ -z "$frame" ] && [ ! -s "$input" ]; then
-      # An empty input that reproduces nothing: fork mode's record of a report at a job's
-      # exit that it could not tie to an input (seen for libhdf5 leaks); counted, not failed.
-      unknown=$((unknown + 1))
-    else
-      outcome="FINDING in dgq: $input (first frame: ${frame:-none})"
-      status=1
+# Paths in the order libFuzzer runs them: by size, ties in the given order (stdin: paths).
+execution_order() {
+  while IFS= read -r path; do
+    if [ -n "$path" ]; then printf '%s\t%s\n' "$(stat -c %s "$path")" "$path"; fi
+  done | sort -s -n -k1,1 | cut -f2-
+}
+saved_input() { ls "$1"/crash-* "$1"/leak-* "$1"/timeout-* "$1"/oom-* 2>/dev/null | head -1 || true; }
+relative() { echo "${1#"$root"/}"; }
+stats_of() {  # LOG: "cov: X ft: Y corp: A/Bb" of the last stats line
+  grep -Eo 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[0-9]+[a-zA-Z]*' "$1" | tail -1 || true
+}
+
+total_inputs=0 total_runs=0 total_known=0 total_alone=0 status=0
+# record CLASS WHERE WHAT LOG: prints one judged input (WHAT: its path, or what stands for it)
+# and counts it; LOG is the output it was judged by.
+record() {
+  case $1 in
+    finding)
+      echo "fuzz:   FINDING in dgq: $3 (first frame: $2; report: $(relative "$4"))"
+      target_status=1 status=1 ;;
+    libhdf5)
+      echo "fuzz:   known libhdf5 defect: $3 ($2)"
+      known=$((known + 1)) ;;
+    not-reproducible)
+      echo "fuzz:   not reproducible alone: $3"
+      alone=$((alone + 1)) ;;
+  esac
+}
+# judge_exit_leak LOG RC: when LOG ends with a leak report at the process's exit, judges and
+# records it and returns 0.
+judge_exit_leak() {
+  fuzz_exit_leak "$1" || return 1
+  fuzz_judge_report "$1" "$2"
+  record "$fuzz_class" "$fuzz_where" "leaks reported at the exit of the process, after its last input" "$1"
+}
+
+targets=(${DGQ_FUZZ_TARGETS:-${fuzz_targets[@]}})
+for target in "${targets[@]}"; do
+  binary=$build/tests/fuzz/$target
+  work=$(realpath -m "$build/fuzz-work/$target")
+  rm -rf "$work" && mkdir -p "$work/empty"
+  target_status=0 known=0 alone=0 target_start=$SECONDS
+
+  # a. The regression replay: one process over every input; when an input stops it, that
+  # input is classified and the replay goes on in a new process with the inputs after it.
+  mapfile -t inputs < <(fuzz_regression_inputs "$target")
+  mapfile -t pending < <(printf '%s\n' "${inputs[@]}" | execution_order)
+  passed=() round=0
+  while [ "${#pending[@]}" -gt 0 ]; do
+    round=$((round + 1))
+    out=$work/replay-$round && mkdir -p "$out"
+    write_list "$out/inputs.txt" "${pending[@]}"
+    rc=0
+    fuzz_run "$binary" -runs=0 "${fuzz_limits[@]}" "${deterministic_flags[@]}" -artifact_prefix="$out/" \
+      -seed_inputs=@"$out/inputs.txt" "$work/empty" >"$out/log.txt" 2>&1 || rc=$?
+    if [ "$rc" -eq 0 ] || judge_exit_leak "$out/log.txt" "$rc"; then
+      passed+=("${pending[@]}") pending=()
+      break
     fi
+    saved=$(saved_input "$out")
+    stopped_at=-1
+    if [ -n "$saved" ]; then
+      sha=$(sha1sum <"$saved" | cut -d' ' -f1)
+      for i in "${!pending[@]}"; do
+        if [ "$(sha1sum <"${pending[$i]}" | cut -d' ' -f1)" = "$sha" ]; then stopped_at=$i && break; fi
+      done
+    fi
+    if [ "$stopped_at" -lt 0 ]; then  # no input saved, or one that is none of the inputs
+      echo "fuzz:   FINDING: the replay stopped (exit code $rc) on no regression input: $(relative "$out/log.txt")"
+      target_status=1 status=1
+      break
+    fi
+    passed+=("${pending[@]:0:stopped_at}")
+    fuzz_classify "$binary" "${pending[$stopped_at]}" "$out/alone.txt"
+    record "$fuzz_class" "$fuzz_where" "$(relative "${pending[$stopped_at]}")" "$out/alone.txt"
+    pending=("${pending[@]:stopped_at+1}")
   done
-  if [ "$fuzz_rc" -ne 0 ] && [ "$saved" -eq 0 ]; then  # libFuzzer failed without saving an input
-    outcome="FINDING (libFuzzer exit code $fuzz_rc, see $log)"
-    status=1
+  echo "fuzz: $target: regression: ${#inputs[@]} inputs replayed in $round process(es): ${#passed[@]} pass," \
+    "$known known libhdf5 defect(s), $alone not reproducible alone ($((SECONDS - target_start)) s)"
+  total_inputs=$((total_inputs + ${#inputs[@]}))
+  replay_known=$known replay_alone=$alone
+
+  # b. Fuzzing: -runs=N from -seed=1. A known libhdf5 defect or an input that reproduces
+  # nothing alone ends a libFuzzer process early; fuzzing then goes on in a new process with
+  # the next seed and the units found so far, until N executions are done.
+  fuzz_start=$SECONDS
+  runs=$((fuzz_runs[$target] * runs_percent / 100))
+  done_runs=0 restart=0 stats=""
+  seeds=("${passed[@]}")
+  while [ "$target_status" -eq 0 ] && [ "$done_runs" -lt "$runs" ]; do
+    out=$work/fuzz-$restart && mkdir -p "$out/corpus"
+    write_list "$out/seeds.txt" "${seeds[@]}"
+    rc=0
+    fuzz_run "$binary" -seed=$((1 + restart)) -runs=$((runs - done_runs)) "${fuzz_limits[@]}" "${deterministic_flags[@]}" \
+      -artifact_prefix="$out/" -seed_inputs=@"$out/seeds.txt" "$out/corpus" >"$out/log.txt" 2>&1 || rc=$?
+    executed=$(grep -Eo 'stat::number_of_executed_units: [0-9]+' "$out/log.txt" | tail -1 | grep -Eo '[0-9]+$' || echo 0)
+    done_runs=$((done_runs + executed))
+    stats=$(stats_of "$out/log.txt")
+    if [ "$rc" -eq 0 ] || judge_exit_leak "$out/log.txt" "$rc"; then break; fi
+    saved=$(saved_input "$out")
+    if [ -z "$saved" ]; then
+      echo "fuzz:   FINDING: libFuzzer exit code $rc without a saved input: $(relative "$out/log.txt")"
+      target_status=1 status=1
+      break
+    fi
+    fuzz_classify "$binary" "$saved" "$out/alone.txt"
+    record "$fuzz_class" "$fuzz_where" "$(relative "$saved")" "$out/alone.txt"
+    [ "$fuzz_class" = finding ] && break
+    if [ "$restart" -ge "$max_restarts" ]; then
+      echo "fuzz:   stopped after $max_restarts restarts"
+      break
+    fi
+    restart=$((restart + 1))
+    mapfile -t found < <(find "$work"/fuzz-*/corpus -type f | LC_ALL=C sort)
+    seeds=("${passed[@]}" "${found[@]}")
+  done
+  echo "fuzz: $target: fuzzing: -seed=1 -runs=$runs: $done_runs executions in $((restart + 1)) process(es)," \
+    "${stats:-no stats}: $((known - replay_known)) known libhdf5 defect(s), $((alone - replay_alone)) not" \
+    "reproducible alone ($((SECONDS - fuzz_start)) s)"
+  if [ "$target_status" -eq 0 ]; then
+    echo "fuzz: $target: no finding in dgq"
+  else
+    echo "fuzz: $target: FINDING in dgq (inputs and logs in $(relative "$work"))"
   fi
-  [ "$known" -gt 0 ] && outcome="$outcome; $known input(s) crash, leak or hang inside libhdf5 1.10.8 (kept in $work)"
-  [ "$unknown" -gt 0 ] && outcome="$outcome; $unknown empty record(s) reproducing nothing"
-  runs=$(grep -Eo '^#[0-9]+' "$log" | tail -1 | tr -d '#' || true)
-  took=$(grep -Eo 'fuzzed for [0-9]+ seconds' "$log" | grep -Eo '[0-9]+' || echo "$fuzz_seconds")
-  echo "fuzz: fuzz_$kind: ${runs:-?} executions in ${took} s: $outcome"
+  total_runs=$((total_runs + done_runs)) total_known=$((total_known + known)) total_alone=$((total_alone + alone))
 done
+verdict="no finding in dgq"
+[ "$status" -eq 0 ] || verdict="FINDING in dgq"
+echo "fuzz: ${#targets[@]} targets, $total_inputs regression inputs, $total_runs fuzzing executions: $verdict;" \
+  "$total_known known libhdf5 defect(s), $total_alone input(s) not reproducible alone"
 echo "sanitize: done in $(elapsed)"
 exit $status

@@ -75,6 +75,9 @@ void register_eval(CLI::App& app) {
                   "off (default) | q8_0: round queries as ggml's CPU path does (q8_0 for quantized caches, fp16 for fp16)");
   cmd->add_flag("--save-logits", o.save_logits, "Store every scheme's scored logits in the results (small runs only)");
   cmd->add_option("--threads", args->threads, "OpenMP threads (0 = default)");
+  cmd->add_flag("--allow-mixed-versions", o.allow_mixed_versions,
+                "Reuse finished chunks and base logits written by another dgq build; the results are labelled with "
+                "every contributing version (dgq_version A+B)");
   cmd->callback([args] { run_eval_command(*args); });
 }
 

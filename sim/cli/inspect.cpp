@@ -1,5 +1,6 @@
 // `dgq inspect FILE`: a trace's metadata and per-layer shapes, or a compressed file's
-// segments and bytes per layer, tensor and head.
+// segments and bytes per layer, tensor and head; for every file, the dgq version and config
+// hash it records (docs/results-format.md, "Provenance"), and for results files each run's.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -7,11 +8,19 @@
 
 #include "commands.hpp"
 #include "dgq/sim/compressed.hpp"
+#include "dgq/sim/provenance.hpp"
+#include "dgq/sim/results.hpp"
 #include "dgq/sim/trace.hpp"
 
 namespace dgq::cli {
 
 namespace {
+
+// Files written before dgq recorded its version say so rather than print nothing.
+void print_provenance(const sim::FileProvenance& p) {
+  std::printf("dgq version   %s\n", p.version.value_or("not recorded").c_str());
+  std::printf("config hash   %s\n", p.config_hash.value_or("not recorded").c_str());
+}
 
 void print_meta(const sim::TraceMeta& m) {
   std::printf("model         %s\n", m.model.c_str());
@@ -40,9 +49,10 @@ std::string shape3(const Tensor3& t) {
          std::string(dtype_name(t.dtype));
 }
 
-void inspect_trace(const std::string& path) {
+void inspect_trace(const std::string& path, const sim::FileProvenance& provenance) {
   sim::TraceReader reader(path);
   std::printf("%s: dgq trace v1\n", path.c_str());
+  print_provenance(provenance);
   print_meta(reader.meta());
   for (int layer = 0; layer < reader.meta().num_layers; ++layer) {
     const auto data = reader.read_layer(layer);  // also checks every value is finite
@@ -51,9 +61,10 @@ void inspect_trace(const std::string& path) {
   }
 }
 
-void inspect_compressed(const std::string& path) {
+void inspect_compressed(const std::string& path, const sim::FileProvenance& provenance) {
   sim::CompressedReader reader(path);
   std::printf("%s: dgq compressed v1, scheme %s\n", path.c_str(), reader.scheme().c_str());
+  print_provenance(provenance);
   print_meta(reader.meta());
   std::uint64_t total = 0;
   for (int layer = 0; layer < reader.meta().num_layers; ++layer)
@@ -77,17 +88,42 @@ void inspect_compressed(const std::string& path) {
   std::printf("stored bytes  %llu\n", static_cast<unsigned long long>(total));
 }
 
+// A results file holds runs of possibly several builds (resumes, merges with
+// --allow-mixed-versions): the root names the writer, each run its own version and config.
+void inspect_results(const std::string& path, const sim::FileProvenance& provenance) {
+  const sim::RunListing runs = sim::list_runs(path);
+  std::printf("%s: dgq results, %zu complete run(s), %zu incomplete\n", path.c_str(), runs.complete.size(),
+              runs.incomplete.size());
+  std::printf("dgq version   %s (the last writer; each run records its own)\n",
+              provenance.version.value_or("not recorded").c_str());
+  std::printf("config hash   per run\n");
+  for (std::size_t i = 0; i < runs.complete.size(); ++i) {
+    const sim::Provenance& p = runs.provenance[i];
+    std::printf("run %s: dgq version %s, config hash %s\n", runs.complete[i].c_str(),
+                p.version == sim::kNotRecorded ? "not recorded" : p.version.c_str(),
+                p.config_hash == sim::kNotRecorded ? "not recorded" : p.config_hash.c_str());
+  }
+}
+
 }  // namespace
 
 void register_inspect(CLI::App& app) {
-  auto* cmd = app.add_subcommand("inspect", "Describe a trace or a compressed file (shapes, segments, bytes)");
+  auto* cmd = app.add_subcommand(
+      "inspect", "Describe a trace, compressed, results, eval or base-logits file (shapes, segments, bytes, dgq version)");
   auto path = std::make_shared<std::string>();
-  cmd->add_option("file", *path, "trace or compressed file")->required();
+  cmd->add_option("file", *path, "trace, compressed, results, eval or base-logits file")->required();
   cmd->callback([path] {
-    if (sim::is_compressed_file(*path))
-      inspect_compressed(*path);
-    else
-      inspect_trace(*path);
+    const sim::FileProvenance provenance = sim::read_file_provenance(*path);
+    if (provenance.format == sim::kCompressedFormat) {
+      inspect_compressed(*path, provenance);
+    } else if (provenance.format == sim::kResultsFormat) {
+      inspect_results(*path, provenance);
+    } else if (provenance.format == "dgq-eval" || provenance.format == "dgq-base-logits") {
+      std::printf("%s: %s\n", path->c_str(), provenance.format.c_str());
+      print_provenance(provenance);
+    } else {
+      inspect_trace(*path, provenance);
+    }
   });
 }
 

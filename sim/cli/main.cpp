@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "dgq/errors.hpp"
+#include "dgq/sim/build_info.hpp"
 
 namespace {
 
@@ -23,7 +24,8 @@ std::string one_line(std::string message) {
 int main(int argc, char** argv) {
   CLI::App app{"dgq: Dynamic Group Quantization of the KV cache (reference, simulator, tools)"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "dgq 0.1.0");
+  // The last word is the build's version string, as results files record it (dgq_version).
+  app.set_version_flag("--version", "dgq 0.1.0 " + dgq::sim::build_info().version_string());
   dgq::cli::register_compress(app);
   dgq::cli::register_decompress(app);
   dgq::cli::register_inspect(app);

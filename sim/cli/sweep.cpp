@@ -22,6 +22,7 @@ struct SweepArgs {
   std::string device = "cpu";
   bool list = false;
   bool progress = false;
+  bool allow_mixed_versions = false;
 };
 
 void run_sweep_command(const SweepArgs& a) {
@@ -32,6 +33,7 @@ void run_sweep_command(const SweepArgs& a) {
   options.threads = a.threads;
   options.device = sim::parse_replay_device(a.device);
   options.progress = a.progress || isatty(fileno(stderr));
+  options.allow_mixed_versions = a.allow_mixed_versions;
   if (a.list) {
     for (const sim::SweepRun& r : sim::select_shard(sim::expand_runs(config), options.shard)) {
       std::cout << r.index << "\t" << r.name << "\n";
@@ -56,6 +58,9 @@ void register_sweep(CLI::App& app) {
   add_device_option(*cmd, args->device);
   cmd->add_flag("--progress", args->progress, "A progress line per pass on stderr, also when not a terminal");
   cmd->add_flag("--list", args->list, "Print the shard's run list (index, name) and exit");
+  cmd->add_flag("--allow-mixed-versions", args->allow_mixed_versions,
+                "Keep complete runs written by another dgq build or configuration (each keeps its own dgq_version "
+                "and config_hash) instead of refusing to resume");
   cmd->callback([args] { run_sweep_command(*args); });
 }
 

@@ -1,7 +1,7 @@
 // Writes the input files of the CLI error tests into the folder given as argv[1]:
 //   good.h5 (a small synthetic trace), text.h5 (not HDF5), truncated.h5 (good.h5 cut in half),
 //   wrong-rank.h5 (/layers/1/k of rank 2), wrong-dtype.h5 (/layers/0/k int32),
-//   nan.h5 (a NaN at /layers/1/v head 1, token 5, channel 3).
+//   nan.h5 (a NaN at /layers/1/v head 1, token 5, channel 3); prov/ (provenance_fixtures.hpp).
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +9,7 @@
 
 #include "dgq/sim/synth.hpp"
 #include "hdf5/h5.hpp"
+#include "provenance_fixtures.hpp"
 
 using namespace dgq;
 namespace h5 = dgq::sim::h5;
@@ -65,6 +66,7 @@ int main(int argc, char** argv) {
     store_element(layer1.v.head(1), 5 * options.head_dim + 3, std::nanf(""));
     writer.write_layer(layer1);
     writer.finish();
+    test::write_provenance_fixtures(dir);
   } catch (const std::exception& e) {
     std::cerr << "make_cli_fixtures: " << e.what() << "\n";
     return 1;

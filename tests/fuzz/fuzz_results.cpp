@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cpu_budget.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/sim/results.hpp"
 #include "hdf5/h5.hpp"
@@ -18,6 +19,7 @@ dgq::sim::h5::Handle memory_file() {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const dgq::fuzz::CpuBudget budget;
   namespace sim = dgq::sim;
   const char* name = "fuzz-results.h5";
   sim::h5::ScopedFileImage image(name, data, size);

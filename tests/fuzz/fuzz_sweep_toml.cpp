@@ -4,10 +4,12 @@
 #include <cstdint>
 #include <string>
 
+#include "cpu_budget.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/sim/sweep.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const dgq::fuzz::CpuBudget budget;
   try {
     const dgq::sim::SweepConfig config =
         dgq::sim::parse_sweep_config_text(std::string(reinterpret_cast<const char*>(data), size), "fuzz.toml");

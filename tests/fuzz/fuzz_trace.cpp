@@ -4,11 +4,13 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cpu_budget.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/sim/trace.hpp"
 #include "hdf5/h5.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const dgq::fuzz::CpuBudget budget;
   const char* name = "fuzz-trace.h5";
   dgq::sim::h5::ScopedFileImage image(name, data, size);
   try {

@@ -91,7 +91,7 @@ TEST_CASE("synthetic traces multiply by the noise-rate grid and get distinct lab
   CHECK(c.traces[0].label == "poetry-L512-s9");
   CHECK(c.traces[1].label == "poetry-L512-s9-noise0.05");
   CHECK(c.traces[1].synthetic->noise_rate == 0.05);
-  CHECK(sim::synthetic_cache_path("out/r.h5", c.traces[1]) == "out/r.h5.cache/poetry-L512-s9-noise0.05.h5");
+  CHECK(sim::synthetic_cache_path("out/r.h5", c.traces[1]) == "out/r.h5.cache/gen-v" + std::to_string(sim::kGeneratorVersion) + "/poetry-L512-s9-noise0.05.h5");
 }
 
 TEST_CASE("invalid synthetic options are reported with the table's line") {

@@ -70,7 +70,7 @@ TEST_CASE("a sweep runs every point once; a rerun skips them all") {
   CHECK(first.total == 12);  // 3 traces x (fp16, q8_0, 2 dgq points)
   CHECK(first.ran == 12);
   CHECK(sim::list_runs(o.output).complete == all_names(config));
-  CHECK(std::filesystem::exists(dir + "/r.h5.cache/code-L96-s5-noise0.1.h5"));
+  CHECK(std::filesystem::exists(dir + "/r.h5.cache/gen-v" + std::to_string(sim::kGeneratorVersion) + "/code-L96-s5-noise0.1.h5"));
   const auto again = sim::run_sweep(config, o);
   CHECK(again.ran == 0);
   CHECK(again.skipped_complete == 12);

@@ -31,7 +31,9 @@ TEST_CASE("h5py fixture: attributes, including the bool enum and a fixed-length 
                                 .token_ids = {1000, 1001, 1002, 1003, 1004},
                                 .noise_mask = {0, 0, 1, 0, 1},
                                 .text = "roses are red",
-                                .layer_ids = {}};
+                                .layer_ids = {},
+                                .generator_version = std::nullopt,  // written by h5py, not the generator
+                                .generator_options = {}};
   test::require_same_meta(sim::TraceReader(kFixture).meta(), expected);
 }
 

@@ -85,6 +85,8 @@ inline void require_same_meta(const sim::TraceMeta& got, const sim::TraceMeta& e
   REQUIRE(got.noise_mask == expected.noise_mask);
   REQUIRE(got.text == expected.text);
   REQUIRE(got.layer_ids == expected.layer_ids);
+  REQUIRE(got.generator_version == expected.generator_version);
+  REQUIRE(got.generator_options == expected.generator_options);
 }
 
 // The message of the InputError f throws; fails the test when f throws nothing or another type.

@@ -7,7 +7,9 @@
 #include "compressed/compressed_layout.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/sim/compressed.hpp"
+#include "dgq/sim/provenance.hpp"
 #include "hdf5/partial_output.hpp"
+#include "provenance/provenance_attributes.hpp"
 #include "trace/trace_layout.hpp"
 
 namespace dgq::sim {
@@ -97,6 +99,8 @@ CompressionSummary compress_trace(const std::string& trace_path, const std::stri
   h5::write_string_attribute(file, compressed::kAttrScheme, summary.scheme);
   h5::write_int_attribute(file, compressed::kAttrTokens, meta.tokens);
   h5::write_string_attribute(file, compressed::kAttrKvDtype, std::string(dtype_name(meta.kv_dtype)));
+  // The bytes depend on the scheme and the trace only (not on --threads).
+  write_provenance_attributes(file, config_hash("compress\nscheme=" + summary.scheme + "\n" + trace_identity_text(meta)));
   layout::write_aux_datasets(file, meta, out_path);
   h5::create_group(file, "/layers", out_path);
 

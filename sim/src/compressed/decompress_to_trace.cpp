@@ -6,6 +6,7 @@
 #include "compressed/decompress_layer.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/sim/compressed.hpp"
+#include "dgq/sim/provenance.hpp"
 #include "trace/trace_layout.hpp"
 
 namespace dgq::sim {
@@ -58,7 +59,8 @@ void decompress_to_trace(const std::string& compressed_path, const std::string& 
   CompressedReader reader(compressed_path);
   const TraceMeta& meta = reader.meta();
   const auto scheme = make_scheme(reader.scheme());
-  TraceWriter writer(out_path, meta);
+  TraceWriter writer(out_path, meta,
+                     config_hash("decompress\nscheme=" + reader.scheme() + "\n" + trace_identity_text(meta)));
   for (int layer = 0; layer < meta.num_layers; ++layer) writer.write_layer(decompress_layer(reader, *scheme, layer, team));
   writer.finish();
 }

@@ -3,6 +3,7 @@
 // OUTPUT.partial.d/ (written as .partial and renamed, so a killed run leaves either a whole chunk
 // or none); a rerun with the same settings skips those chunks. The results file appears, under
 // its final name, only when every chunk is done (docs/eval.md).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -10,14 +11,20 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "dgq/errors.hpp"
+#include "dgq/sim/build_info.hpp"
 #include "dgq/sim/eval.hpp"
+#include "dgq/sim/provenance.hpp"
 #include "hdf5/h5.hpp"
 #include "hdf5/partial_output.hpp"
+#include "model/base_logits_file.hpp"
+#include "model/eval_identity.hpp"
 #include "model/eval_summary_attributes.hpp"
 #include "model/h5_numbers.hpp"
+#include "provenance/provenance_attributes.hpp"
 
 namespace dgq::sim {
 namespace fs = std::filesystem;
@@ -42,30 +49,23 @@ void add_per_layer(ChunkRun& total, const ChunkRun& chunk) {
   }
 }
 
-std::uint64_t fnv1a(std::span<const std::int32_t> tokens) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (std::int32_t t : tokens)
-    for (int b = 0; b < 4; ++b) {
-      h ^= (static_cast<std::uint32_t>(t) >> (8 * b)) & 0xffu;
-      h *= 1099511628211ull;
-    }
-  return h;
-}
-
-// Everything that decides a chunk's numbers; a chunk file or base-logits file made under
-// another identity is refused rather than mixed in.
-std::string run_identity(const ModelConfig& c, const TokenText& text, const EvalOptions& o, std::int64_t chunks,
-                         bool with_schemes) {
-  std::ostringstream s;
-  s << "model=" << c.name << ";tokens=" << text.tokens.size() << ":" << std::hex << fnv1a(text.tokens) << std::dec
-    << ";ctx=" << o.ctx << ";chunks=" << chunks << ";base=" << o.base
-    << ";query_rounding=" << (o.query_rounding == QueryRounding::q8_0 ? "q8_0" : "off");
-  if (with_schemes) {
-    s << ";save_logits=" << o.save_logits << ";schemes=";
-    for (const auto& spec : o.schemes) s << spec << "|";
+// The versions a result is made of: this build's first, then every other build whose chunks or
+// base logits were reused (only with allow_mixed_versions), each once.
+class VersionLabel {
+ public:
+  VersionLabel() : versions_{build_info().version_string()} {}
+  void add(const std::string& version) {
+    if (std::find(versions_.begin(), versions_.end(), version) == versions_.end()) versions_.push_back(version);
   }
-  return s.str();
-}
+  std::string text() const {
+    std::string joined;
+    for (const auto& v : versions_) joined += (joined.empty() ? "" : "+") + v;
+    return joined;
+  }
+
+ private:
+  std::vector<std::string> versions_;
+};
 
 std::string chunk_path(const std::string& dir, std::int64_t c) {
   char name[32];
@@ -134,7 +134,8 @@ void write_json(const std::string& path, const EvalResult& r, const EvalOptions&
   {
     std::ofstream out(partial);
     if (!out) throw InputError(path + ": cannot write");
-    out << "{\n  \"format\": \"dgq-eval-summary\", \"version\": 1,\n  \"model\": \"" << r.model << "\", \"text\": \""
+    out << "{\n  \"format\": \"dgq-eval-summary\", \"version\": 1,\n  \"dgq_version\": \"" << r.dgq_version
+        << "\", \"config_hash\": \"" << r.config_hash << "\",\n  \"model\": \"" << r.model << "\", \"text\": \""
         << o.text_path << "\", \"kind\": \"" << text.kind << "\", \"noise_rate\": " << json_number(text.noise_rate)
         << ",\n  \"ctx\": " << o.ctx << ", \"chunks\": " << r.chunks << ", \"scored_per_chunk\": " << r.scored_per_chunk
         << ", \"base\": \"" << o.base << "\", \"query_rounding\": \""
@@ -142,7 +143,8 @@ void write_json(const std::string& path, const EvalResult& r, const EvalOptions&
         << "\", \"tokens_per_second\": " << json_number(r.tokens_per_second) << ",\n  \"schemes\": [\n";
     for (std::size_t i = 0; i < r.schemes.size(); ++i) {
       const EvalSummary& s = r.schemes[i].summary;
-      out << "    {\"spec\": \"" << r.schemes[i].spec << "\", \"tokens\": " << s.tokens
+      out << "    {\"spec\": \"" << r.schemes[i].spec << "\", \"config_hash\": \"" << r.schemes[i].config_hash
+          << "\", \"tokens\": " << s.tokens
           << ", \"bits_per_element\": " << json_number(s.bits_per_element) << ", \"ppl\": " << json_number(s.ppl)
           << ", \"ppl_stderr\": " << json_number(s.ppl_stderr) << ", \"dppl\": " << json_number(s.dppl)
           << ", \"dppl_stderr\": " << json_number(s.dppl_stderr) << ", \"kld_mean\": " << json_number(s.kld_mean)
@@ -197,24 +199,27 @@ EvalResult run_eval(const EvalOptions& o) {
     cache->first_probe = first;
     cache->reset_counters();
   }
-  const std::string identity = run_identity(c, text, o, chunks, true);
-  const std::string base_identity = run_identity(c, text, o, chunks, false);
+  const std::string identity = eval_run_identity(c, text, o, chunks, true);
+  const std::string base_identity = eval_run_identity(c, text, o, chunks, false);
+  // Provenance (docs/results-format.md): the whole run's hash for its chunk files and results
+  // root, one per scheme for its run, the base's for the base logits file.
+  const Provenance this_run = this_build(config_hash(identity));
+  std::vector<std::string> scheme_hashes;
+  for (const auto& spec : specs) scheme_hashes.push_back(config_hash(eval_config_text(c, text, o, chunks, spec)));
+  VersionLabel versions;
 
   // Base logits from an earlier run (llama.cpp's --kl-divergence-base), when the file exists.
-  std::optional<h5::Handle> base_file;
-  std::vector<double> base_chunk_bytes, base_chunk_elements, base_kl_sums, base_kl_counts;  // [chunk] / [chunk][layer]
+  std::optional<BaseLogitsReader> base_file;
+  BaseChunkCounters base;  // the base cache's counters: [chunk] / [chunk][layer]
   const bool reuse_base = !o.base_logits_path.empty() && fs::exists(o.base_logits_path);
   if (reuse_base) {
-    base_file = h5::open_file_readonly(o.base_logits_path);
-    const std::string stored = h5::read_string_attribute(base_file->get(), "run_identity", o.base_logits_path);
-    if (stored != base_identity)
-      throw InputError(o.base_logits_path + ": base logits of another run (" + stored + "), this run is " + base_identity);
-    const hid_t f = base_file->get();
-    const auto n = static_cast<std::size_t>(chunks), layers = static_cast<std::size_t>(c.num_layers);
-    base_chunk_bytes = h5::read_doubles(f, "chunk_stored_bytes", n, o.base_logits_path + ": /chunk_stored_bytes");
-    base_chunk_elements = h5::read_doubles(f, "chunk_stored_elements", n, o.base_logits_path + ": /chunk_stored_elements");
-    base_kl_sums = h5::read_doubles(f, "chunk_attn_kl_sum", n * layers, o.base_logits_path + ": /chunk_attn_kl_sum");
-    base_kl_counts = h5::read_doubles(f, "chunk_attn_kl_count", n * layers, o.base_logits_path + ": /chunk_attn_kl_count");
+    base_file.emplace(o.base_logits_path, base_identity, static_cast<std::size_t>(chunks),
+                      static_cast<std::size_t>(c.num_layers));
+    const Provenance recorded = read_provenance_attributes(base_file->file(), o.base_logits_path);
+    require_provenance(o.base_logits_path, "the base run", recorded, this_build(scheme_hashes[0]),
+                       o.allow_mixed_versions);
+    versions.add(recorded.version);
+    base = base_file->counters();
   }
   const bool keep_base_logits = o.save_logits || (!o.base_logits_path.empty() && !reuse_base);
 
@@ -232,6 +237,9 @@ EvalResult run_eval(const EvalOptions& o) {
       const std::string stored = h5::read_string_attribute(f.get(), "run_identity", path);
       if (stored != identity)
         throw InputError(path + ": a chunk of another run (" + stored + "); delete " + dir + " to start over");
+      const Provenance recorded = read_provenance_attributes(f.get(), path);
+      require_provenance(path, "chunk " + std::to_string(ch), recorded, this_run, o.allow_mixed_versions);
+      versions.add(recorded.version);
       for (std::size_t i = 0; i < specs.size(); ++i) {
         h5::Handle g = h5::open_group(f.get(), "runs/" + std::to_string(i), path + ": /runs/" + std::to_string(i));
         runs[i] = read_scores(g.get(), rows, static_cast<std::size_t>(c.num_layers), path + ": /runs/" + std::to_string(i), i == 0 ? keep_base_logits : o.save_logits, vocab);
@@ -246,13 +254,13 @@ EvalResult run_eval(const EvalOptions& o) {
         std::vector<float> logits;
         caches[i]->reset_counters();
         if (i == 0 && reuse_base) {
-          logits = h5::read_float_rows(base_file->get(), "logits", ch * rows, rows, vocab, o.base_logits_path + ": /logits");
+          logits = base_file->logits(ch, rows, vocab);
           const auto at = static_cast<std::size_t>(ch), layers = static_cast<std::size_t>(c.num_layers);
-          runs[i].bytes = static_cast<std::uint64_t>(base_chunk_bytes[at]);
-          runs[i].elements = static_cast<std::uint64_t>(base_chunk_elements[at]);
-          runs[i].kl_sums.assign(base_kl_sums.begin() + at * layers, base_kl_sums.begin() + (at + 1) * layers);
+          runs[i].bytes = static_cast<std::uint64_t>(base.stored_bytes[at]);
+          runs[i].elements = static_cast<std::uint64_t>(base.stored_elements[at]);
+          runs[i].kl_sums.assign(base.attn_kl_sums.begin() + at * layers, base.attn_kl_sums.begin() + (at + 1) * layers);
           for (std::size_t l = 0; l < layers; ++l)
-            runs[i].kl_counts.push_back(static_cast<std::int64_t>(base_kl_counts[at * layers + l]));
+            runs[i].kl_counts.push_back(static_cast<std::int64_t>(base.attn_kl_counts[at * layers + l]));
         } else {
           const auto t0 = std::chrono::steady_clock::now();
           logits = forward_logits(model, tokens, *caches[i], first);
@@ -272,6 +280,7 @@ EvalResult run_eval(const EvalOptions& o) {
       }
       h5::PartialOutput out(path);
       h5::write_string_attribute(out.file(), "run_identity", identity);
+      write_provenance_attributes(out.file(), this_run.config_hash);
       h5::Handle group = h5::create_group(out.file(), "runs", path);
       for (std::size_t i = 0; i < specs.size(); ++i) {
         h5::Handle g = h5::create_group(group.get(), std::to_string(i), path);
@@ -279,13 +288,13 @@ EvalResult run_eval(const EvalOptions& o) {
       }
       out.commit();
     }
-    base_chunk_bytes.resize(static_cast<std::size_t>(chunks));
-    base_chunk_elements.resize(static_cast<std::size_t>(chunks));
-    base_chunk_bytes[static_cast<std::size_t>(ch)] = double(runs[0].bytes);
-    base_chunk_elements[static_cast<std::size_t>(ch)] = double(runs[0].elements);
+    base.stored_bytes.resize(static_cast<std::size_t>(chunks));
+    base.stored_elements.resize(static_cast<std::size_t>(chunks));
+    base.stored_bytes[static_cast<std::size_t>(ch)] = double(runs[0].bytes);
+    base.stored_elements[static_cast<std::size_t>(ch)] = double(runs[0].elements);
     if (!reuse_base) {
-      base_kl_sums.insert(base_kl_sums.end(), runs[0].kl_sums.begin(), runs[0].kl_sums.end());
-      base_kl_counts.insert(base_kl_counts.end(), runs[0].kl_counts.begin(), runs[0].kl_counts.end());
+      base.attn_kl_sums.insert(base.attn_kl_sums.end(), runs[0].kl_sums.begin(), runs[0].kl_sums.end());
+      base.attn_kl_counts.insert(base.attn_kl_counts.end(), runs[0].kl_counts.begin(), runs[0].kl_counts.end());
     }
     for (std::size_t i = 0; i < specs.size(); ++i) {
       totals[i].scores.append(runs[i].scores);
@@ -314,23 +323,14 @@ EvalResult run_eval(const EvalOptions& o) {
                                                                 : std::nan(""));
     }
     s.attn_kl_mean = count > 0 ? sum / count : std::nan("");
-    result.schemes.push_back({specs[i], s});
+    result.schemes.push_back({specs[i], s, scheme_hashes[i]});
   }
+  result.dgq_version = versions.text();
+  result.config_hash = this_run.config_hash;
 
-  if (!o.base_logits_path.empty() && !reuse_base) {
-    h5::PartialOutput base_out(o.base_logits_path);
-    h5::write_string_attribute(base_out.file(), "format", "dgq-base-logits");
-    h5::write_int_attribute(base_out.file(), "version", 1);
-    h5::write_string_attribute(base_out.file(), "run_identity", base_identity);
-    h5::write_string_attribute(base_out.file(), "base", o.base);
-    const std::string& bp = o.base_logits_path;
-    h5::write_doubles(base_out.file(), "chunk_stored_bytes", base_chunk_bytes, bp);  // exact below 2^53
-    h5::write_doubles(base_out.file(), "chunk_stored_elements", base_chunk_elements, bp);
-    h5::write_doubles(base_out.file(), "chunk_attn_kl_sum", base_kl_sums, bp);
-    h5::write_doubles(base_out.file(), "chunk_attn_kl_count", base_kl_counts, bp);
-    h5::write_floats(base_out.file(), "logits", totals[0].logits, chunks * rows, vocab, o.base_logits_path);
-    base_out.commit();
-  }
+  if (!o.base_logits_path.empty() && !reuse_base)
+    write_base_logits_file(o.base_logits_path, o.base, base_identity, scheme_hashes[0], base, totals[0].logits, rows,
+                           vocab);
   {
     h5::PartialOutput out(o.output_path);
     const hid_t f = out.file();
@@ -346,10 +346,12 @@ EvalResult run_eval(const EvalOptions& o) {
     h5::write_int_attribute(f, "add_bos", c.add_bos);
     h5::write_string_attribute(f, "base", o.base);
     h5::write_string_attribute(f, "query_rounding", o.query_rounding == QueryRounding::q8_0 ? "q8_0" : "off");
+    write_provenance_attributes(f, result.config_hash, result.dgq_version);
     h5::Handle group = h5::create_group(f, "runs", o.output_path);
     for (std::size_t i = 0; i < specs.size(); ++i) {
       h5::Handle g = h5::create_group(group.get(), std::to_string(i), o.output_path);
       h5::write_string_attribute(g.get(), "spec", specs[i]);
+      write_provenance_attributes(g.get(), scheme_hashes[i], result.dgq_version);
       write_summary_attributes(g.get(), result.schemes[i].summary);
       ChunkRun all = totals[i];
       if (!o.save_logits) all.logits.clear();

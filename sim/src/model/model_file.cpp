@@ -93,6 +93,11 @@ bool ModelConfig::is_local_layer(std::int64_t layer) const {
   return sliding_window_pattern > 0 && layer % sliding_window_pattern != sliding_window_pattern - 1;
 }
 
+ModelConfig read_model_config(const std::string& path) {
+  h5::Handle file = h5::open_file_readonly(path);
+  return read_config(file.get(), path);
+}
+
 Model load_model(const std::string& path) {
   h5::Handle file = h5::open_file_readonly(path);
   Model m;

@@ -17,6 +17,7 @@
 #include "dgq/sim/attention.hpp"
 #include "dgq/sim/metrics.hpp"
 #include "dgq/sim/probe_metrics.hpp"
+#include "dgq/sim/provenance.hpp"
 
 namespace dgq::sim {
 
@@ -143,6 +144,7 @@ Replayer::Replayer(TraceMeta meta, std::string trace_path, std::vector<const Sch
     r.trace_path = trace_path;
     r.trace = meta_;
     r.layers = options_.layers;
+    r.config_hash = config_hash(replay_config_text(r.scheme, meta_, r.layers));
     allocate_tensor_table(r.k, kv_rows);
     allocate_tensor_table(r.v, kv_rows);
     r.attn.resize(probes);

@@ -4,6 +4,7 @@
 #include <toml++/toml.h>
 
 #include "dgq/errors.hpp"
+#include "dgq/sim/build_info.hpp"
 #include "dgq/sim/results.hpp"
 #include "results/results_file.hpp"
 
@@ -23,6 +24,8 @@ toml::table run_table(const RunResult& r) {
   for (int l : r.layers) layers.push_back(l);
   return toml::table{
       {"name", r.name},
+      {"dgq_version", build_info().version_string()},
+      {"config_hash", r.config_hash},
       {"scheme", r.scheme},
       {"scheme_family", r.scheme_family},
       {"trace", r.trace_path},

@@ -8,8 +8,37 @@
 
 namespace dgq::sim {
 
-MergeReport merge_results(const std::string& out, const std::vector<std::string>& inputs) {
+namespace {
+
+// Every complete run of every input must have been written by one dgq version: the first run
+// met is the reference, the first run of another version is named next to it. Runs written
+// before provenance count as version "unknown". Checked before the output is created.
+void require_one_version(const std::vector<std::string>& inputs) {
+  std::string first_file, first_run;
+  Provenance first;
+  for (const std::string& in : inputs) {
+    const RunListing listing = list_runs(in);
+    for (std::size_t i = 0; i < listing.complete.size(); ++i) {
+      const Provenance& p = listing.provenance[i];
+      if (first_file.empty()) {
+        first_file = in;
+        first_run = listing.complete[i];
+        first = p;
+      } else if (p.version != first.version) {
+        throw InputError(in + ": run " + listing.complete[i] + " was written by dgq " + p.version + " (config " +
+                         p.config_hash + "), " + first_file + ": run " + first_run + " by dgq " + first.version +
+                         " (config " + first.config_hash + "); merge runs of one dgq version or pass " +
+                         kAllowMixedFlag);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+MergeReport merge_results(const std::string& out, const std::vector<std::string>& inputs, bool allow_mixed_versions) {
   if (inputs.empty()) throw ParameterError("merge: no input files");
+  if (!allow_mixed_versions) require_one_version(inputs);
   MergeReport report;
   const std::string partial = out + ".partial";
   h5::Handle dst = h5::create_file(partial);

@@ -7,6 +7,7 @@
 
 #include "dgq/errors.hpp"
 #include "dgq/sim/results.hpp"
+#include "provenance/provenance_attributes.hpp"
 #include "results/h5_arrays.hpp"
 #include "results/results_file.hpp"
 #include "results/run_writer.hpp"
@@ -40,13 +41,25 @@ bool RunListing::is_complete(const std::string& name) const {
   return std::find(complete.begin(), complete.end(), name) != complete.end();
 }
 
+const Provenance& RunListing::provenance_of(const std::string& complete_name) const {
+  const auto it = std::find(complete.begin(), complete.end(), complete_name);
+  if (it == complete.end()) throw ParameterError("run '" + complete_name + "' is not complete");
+  return provenance[static_cast<std::size_t>(it - complete.begin())];
+}
+
 RunListing list_runs_in(hid_t file, const std::string& path) {
   RunListing listing;
   if (!h5::link_exists(file, "runs")) return listing;
   h5::Handle runs = h5::open_group(file, "runs", path + ": /runs");
   for (const std::string& name : child_names(runs.get(), path + ": /runs")) {
-    auto& bucket = run_is_complete(runs.get(), name, path + ": /runs/" + name) ? listing.complete : listing.incomplete;
-    bucket.push_back(name);
+    const std::string where = path + ": /runs/" + name;
+    if (!run_is_complete(runs.get(), name, where)) {
+      listing.incomplete.push_back(name);
+      continue;
+    }
+    listing.complete.push_back(name);
+    h5::Handle g = h5::open_group(runs.get(), name, where);
+    listing.provenance.push_back(read_provenance_attributes(g.get(), where));
   }
   return listing;
 }
@@ -60,6 +73,7 @@ RunListing list_runs(const std::string& path) {
 void write_results_root(hid_t file) {
   h5::write_string_attribute(file, "format", kResultsFormat);
   h5::write_int_attribute(file, "version", kResultsVersion);
+  write_build_attributes(file);  // the build that wrote the file; each run records its own
 }
 
 void add_run_groups(const std::string& path, const std::vector<std::string>& new_names, bool replace,

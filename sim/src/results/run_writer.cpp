@@ -6,6 +6,7 @@
 
 #include "dgq/sim/probe_metrics.hpp"
 #include "dgq/sim/results.hpp"
+#include "provenance/provenance_attributes.hpp"
 #include "results/h5_arrays.hpp"
 
 namespace dgq::sim {
@@ -123,7 +124,7 @@ void write_run_attributes(hid_t g, const RunResult& r, const RunSummary& s) {
   h5::write_int_attribute(g, "head_dim", r.trace.head_dim);
   h5::write_int_attribute(g, "probes", static_cast<std::int64_t>(r.trace.q_pos.size()));
   h5::write_int_attribute(g, "has_noise", r.has_noise ? 1 : 0);
-  h5::write_string_attribute(g, "dgq_version", kDgqVersion);
+  write_provenance_attributes(g, r.config_hash);  // dgq_version, dgq_commit, dgq_dirty, config_hash
   results_h5::write_double_attribute(g, "bits_per_element", s.bits_per_element);
   results_h5::write_double_attribute(g, "ratio", s.ratio);
   results_h5::write_double_attribute(g, "mean_segments", s.mean_segments);

@@ -14,8 +14,8 @@
 #include "hdf5/h5.hpp"
 #include "model/eval_summary_attributes.hpp"
 #include "model/h5_numbers.hpp"
+#include "provenance/provenance_attributes.hpp"
 #include "results/results_file.hpp"
-#include "results/run_writer.hpp"
 #include "sweep/eval_sweep.hpp"
 
 namespace dgq::sim {
@@ -45,12 +45,23 @@ void write_eval_run(hid_t file, const std::string& name, const SweepEvalInput& i
   h5::write_string_attribute(g.get(), "query_rounding", eval.query_rounding == QueryRounding::q8_0 ? "q8_0" : "off");
   h5::write_string_attribute(g.get(), "text_kind", result.text_kind);
   h5::write_double_attribute(g.get(), "noise_rate", result.noise_rate);
-  h5::write_string_attribute(g.get(), "dgq_version", kDgqVersion);
+  write_provenance_attributes(g.get(), scheme.config_hash, result.dgq_version);
   write_summary_attributes(g.get(), scheme.summary);
   h5::write_int_attribute(g.get(), "complete", 1);  // last (docs/results-format.md)
 }
 
 }  // namespace
+
+EvalOptions eval_options_for(const SweepEval& eval, const SweepEvalInput& in) {
+  EvalOptions o;
+  o.model_path = in.model_path;
+  o.text_path = in.text_path;
+  o.ctx = in.ctx;
+  o.max_chunks = eval.chunks;
+  o.base = eval.base;
+  o.query_rounding = eval.query_rounding;
+  return o;
+}
 
 SweepReport run_eval_sweep(const SweepConfig& config, const SweepOptions& options, const std::vector<SweepRun>& mine,
                            const RunListing& done, SweepReport report) {
@@ -72,14 +83,9 @@ SweepReport run_eval_sweep(const SweepConfig& config, const SweepOptions& option
     // clang 14 (the sanitizer build) does not allow for structured bindings.
     const SweepEvalInput& in = eval.inputs[group.first];
     const std::vector<const SweepRun*>& runs = group.second;
-    EvalOptions o;
-    o.model_path = in.model_path;
-    o.text_path = in.text_path;
-    o.ctx = in.ctx;
-    o.max_chunks = eval.chunks;
-    o.base = eval.base;
-    o.query_rounding = eval.query_rounding;
+    EvalOptions o = eval_options_for(eval, in);
     o.progress = options.progress;
+    o.allow_mixed_versions = options.allow_mixed_versions;
     for (const SweepRun* r : runs)
       if (r->scheme != base) o.schemes.push_back(r->scheme);
     if (o.schemes.empty()) o.schemes.push_back(base);  // only the base is pending: run_eval wants a scheme

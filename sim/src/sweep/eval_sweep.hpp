@@ -8,6 +8,9 @@
 #include "dgq/sim/sweep.hpp"
 
 namespace dgq::sim {
+// The options of the `dgq eval` run of one input (paths, ctx, chunks, base, query rounding).
+EvalOptions eval_options_for(const SweepEval& eval, const SweepEvalInput& in);
+
 SweepReport run_eval_sweep(const SweepConfig& config, const SweepOptions& options, const std::vector<SweepRun>& mine,
                            const RunListing& done, SweepReport report);
 }  // namespace dgq::sim

@@ -11,6 +11,7 @@
 #include "dgq/sim/results.hpp"
 #include "dgq/sim/sweep.hpp"
 #include "sweep/eval_sweep.hpp"
+#include "sweep/resume_check.hpp"
 #include "sweep/number_text.hpp"
 
 namespace dgq::sim {
@@ -100,6 +101,13 @@ std::string cache_mismatch(const TraceMeta& cached, const TraceMeta& wanted) {
   if (cached.model != wanted.model) return "model " + cached.model + " vs " + wanted.model;
   if (cached.kv_dtype != wanted.kv_dtype) return "dtype";
   if (cached.noise_mask != wanted.noise_mask) return "noise mask (noise_rate)";
+  // The options above are those the label or the shape shows; these cover the rest (rope_theta,
+  // outlier channels and scale) and the generator itself.
+  if (cached.generator_version != wanted.generator_version)
+    return "generator version " + (cached.generator_version ? std::to_string(*cached.generator_version) : "none") +
+           " vs " + std::to_string(wanted.generator_version.value_or(0));
+  if (cached.generator_options != wanted.generator_options)
+    return "generator options '" + cached.generator_options + "' vs '" + wanted.generator_options + "'";
   return "";
 }
 
@@ -188,7 +196,8 @@ std::vector<SweepRun> select_shard(const std::vector<SweepRun>& runs, Shard shar
 }
 
 std::string synthetic_cache_path(const std::string& output, const SweepTrace& trace) {
-  return (fs::path(output + ".cache") / (sanitize_run_name(trace.label) + ".h5")).string();
+  const std::string generator = "gen-v" + std::to_string(kGeneratorVersion);
+  return (fs::path(output + ".cache") / generator / (sanitize_run_name(trace.label) + ".h5")).string();
 }
 
 SweepReport run_sweep(const SweepConfig& config, const SweepOptions& options) {
@@ -199,6 +208,7 @@ SweepReport run_sweep(const SweepConfig& config, const SweepOptions& options) {
   report.total = all.size();
   report.in_shard = mine.size();
   const RunListing done = list_runs(options.output);
+  check_resumed_runs(config, mine, done, options);  // before any work: nothing is written when refused
   if (config.eval) return run_eval_sweep(config, options, mine, done, report);
   // Pending runs grouped by trace, in run-list order.
   std::map<std::size_t, std::vector<const SweepRun*>> by_trace;

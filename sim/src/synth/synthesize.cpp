@@ -5,6 +5,7 @@
 #include <Eigen/Dense>
 
 #include "dgq/errors.hpp"
+#include "dgq/sim/provenance.hpp"
 #include "dgq/sim/synth.hpp"
 #include "synth/head_model.hpp"
 #include "synth/prng.hpp"
@@ -188,6 +189,8 @@ TraceMeta synthetic_meta(const SynthOptions& o) {
   if (o.noise_rate > 0.0) meta.noise_mask = make_noise_mask(o.tokens, o.noise_rate, o.seed);
   meta.text = "synthetic " + o.kind + " trace (dgq gen-trace, seed " + std::to_string(o.seed) +
               "); regimes: " + synth::describe_regimes(synth::make_regimes(o.kind, o.tokens, o.seed));
+  meta.generator_version = kGeneratorVersion;
+  meta.generator_options = generator_options_text(o);
   return meta;
 }
 
@@ -222,7 +225,9 @@ LayerData synthesize_layer(const SynthOptions& o, int layer) {
 
 void write_synthetic_trace(const SynthOptions& o, const std::string& path) {
   const TraceMeta meta = synthetic_meta(o);
-  TraceWriter writer(path, meta);
+  TraceWriter writer(path, meta,
+                     config_hash("generate\ngenerator_version=" + std::to_string(*meta.generator_version) +
+                                 "\ngenerator_options=" + meta.generator_options + "\n"));
   for (int layer = 0; layer < o.layers; ++layer) writer.write_layer(synthesize_layer(o, layer));
   writer.finish();
 }

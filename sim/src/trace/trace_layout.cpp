@@ -26,6 +26,8 @@ void write_meta_attributes(hid_t file, const TraceMeta& meta, const std::string&
   if (meta.seed) h5::write_int_attribute(file, "seed", static_cast<std::int64_t>(*meta.seed));
   if (!meta.layer_ids.empty())
     h5::write_int_array_attribute(file, "layer_ids", std::vector<std::int64_t>(meta.layer_ids.begin(), meta.layer_ids.end()));
+  if (meta.generator_version) h5::write_int_attribute(file, kAttrGeneratorVersion, *meta.generator_version);
+  if (!meta.generator_options.empty()) h5::write_string_attribute(file, kAttrGeneratorOptions, meta.generator_options);
 }
 
 namespace {
@@ -80,6 +82,10 @@ TraceMeta read_meta_attributes(hid_t file, const std::string& path, const std::s
     meta.seed = static_cast<std::uint64_t>(seed);
   }
   if (h5::has_attribute(file, "layer_ids")) meta.layer_ids = read_layer_ids(file, meta.num_layers, path);
+  if (h5::has_attribute(file, kAttrGeneratorVersion))
+    meta.generator_version = h5::read_int_attribute(file, kAttrGeneratorVersion, path);
+  if (h5::has_attribute(file, kAttrGeneratorOptions))
+    meta.generator_options = h5::read_string_attribute(file, kAttrGeneratorOptions, path);
   return meta;
 }
 

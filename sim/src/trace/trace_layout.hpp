@@ -22,7 +22,12 @@ std::optional<DType> tensor_dtype(hid_t dataset, hid_t type, const std::string& 
 std::string layer_group(int layer);                            // "/layers/3"
 std::string layer_dataset(int layer, const std::string& name);  // "/layers/3/k"
 
-// Root attributes: format, version, model, shape, rope_applied, source, prompt_kind, seed.
+// Synthetic traces: the generator's version and canonical options (TraceMeta, synth.hpp).
+inline constexpr const char* kAttrGeneratorVersion = "generator_version";
+inline constexpr const char* kAttrGeneratorOptions = "generator_options";
+
+// Root attributes: format, version, model, shape, rope_applied, source, prompt_kind, seed,
+// and when present layer_ids, generator_version, generator_options.
 void write_meta_attributes(hid_t file, const TraceMeta& meta, const std::string& format);
 // Reads and validates them; `path` names the file in errors. Fills the attribute fields only.
 TraceMeta read_meta_attributes(hid_t file, const std::string& path, const std::string& expected_format);

@@ -5,6 +5,7 @@
 
 #include "dgq/errors.hpp"
 #include "dgq/sim/trace.hpp"
+#include "provenance/provenance_attributes.hpp"
 #include "trace/trace_layout.hpp"
 
 namespace dgq::sim {
@@ -29,7 +30,8 @@ void check_shape(const Tensor3& t, std::int64_t heads, std::int64_t tokens, std:
 }
 }  // namespace
 
-TraceWriter::TraceWriter(const std::string& path, const TraceMeta& meta) : impl_(std::make_unique<Impl>()) {
+TraceWriter::TraceWriter(const std::string& path, const TraceMeta& meta, const std::string& config_hash)
+    : impl_(std::make_unique<Impl>()) {
   layout::validate_meta_for_writing(meta);
   impl_->path = path;
   impl_->partial = path + ".partial";
@@ -38,6 +40,10 @@ TraceWriter::TraceWriter(const std::string& path, const TraceMeta& meta) : impl_
   try {
     const hid_t file = impl_->file.get();
     layout::write_meta_attributes(file, meta, layout::kTraceFormat);
+    if (config_hash.empty())
+      write_build_attributes(file);
+    else
+      write_provenance_attributes(file, config_hash);
     layout::write_aux_datasets(file, meta, path);
     h5::create_group(file, "/layers", path);
   } catch (...) {

@@ -104,6 +104,9 @@ struct EvalOptions {
   std::vector<std::string> schemes;
   QueryRounding query_rounding = QueryRounding::off;
   bool save_logits = false;  // every scheme's scored logits into the results file (small runs)
+  // Reuse chunks and base logits written by another dgq build (refused otherwise); the result
+  // is then labelled with every contributing version (EvalResult::dgq_version).
+  bool allow_mixed_versions = false;
   bool progress = false;
   // Test hook: called after each finished chunk (index); throwing from it simulates a kill.
   std::function<void(std::int64_t)> after_chunk;
@@ -112,6 +115,7 @@ struct EvalOptions {
 struct EvalSchemeResult {
   std::string spec;
   EvalSummary summary;
+  std::string config_hash;  // config_hash(eval_run_config_text(options, spec))
 };
 struct EvalResult {
   std::string model;
@@ -120,7 +124,18 @@ struct EvalResult {
   std::int64_t chunks = 0, scored_per_chunk = 0;
   double tokens_per_second = 0;  // forward-pass throughput over the chunks computed in this call
   std::vector<EvalSchemeResult> schemes;  // the base first
+  // This build's version string; with allow_mixed_versions and reused chunks or base logits of
+  // other builds, every contributing version joined by '+', this build's first.
+  std::string dgq_version;
+  std::string config_hash;  // of the whole run (eval_run_identity with the schemes)
 };
+
+// The canonical configuration of one scheme's eval run, whose config_hash each run records
+// (docs/results-format.md, "Provenance"): "eval", the model's name, the text's token count and
+// FNV-1a hash, ctx, the number of chunks, the canonical base and query rounding, the scheme's
+// canonical spec. Reads the model file's attributes (not its weights) and the token file.
+// Paths, threads, --save-logits and --json are not part of it.
+std::string eval_run_config_text(const EvalOptions& options, const std::string& spec);
 
 // Chunk layout (llama.cpp perplexity): chunk c covers tokens [c*ctx, (c+1)*ctx); with BOS its
 // first token is replaced by BOS; rows first..ctx-2 are scored, first = ctx/2.

@@ -46,6 +46,8 @@ struct Model {
 // Reads and validates a model file. Throws dgq::InputError naming the file and the tensor or
 // attribute at fault (missing, wrong shape, unknown architecture, truncated).
 Model load_model(const std::string& path);
+// The attributes only (no weights read), checked as load_model checks them.
+ModelConfig read_model_config(const std::string& path);
 inline constexpr std::int64_t kModelFormatVersion = 1;
 
 // Receives one layer's K (after RoPE) and V for the whole chunk, [num_kv_heads][tokens][head_dim]

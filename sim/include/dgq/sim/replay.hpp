@@ -49,6 +49,7 @@ struct RunResult {
   AttentionTable attn_clean;
   std::vector<double> noise_mass, noise_mass_hat;  // [layers][q_heads][probes]
   std::vector<DecompressedLayer> decompressed;      // only with ReplayOptions::keep_decompressed
+  std::string config_hash;    // config_hash(replay_config_text(scheme, trace, layers))
 };
 
 struct ReplayOptions {
@@ -61,6 +62,12 @@ struct ReplayOptions {
 
 // Checks a layer list against the trace (range, duplicates) and returns it, or all layers.
 std::vector<int> resolve_layers(const TraceMeta& meta, const std::vector<int>& requested);
+
+// The canonical configuration of a replay run (docs/results-format.md, "Provenance"):
+// "replay", the canonical scheme spec, the replayed layers (resolved, in order) and
+// trace_identity_text(trace). Threads, device and paths are not part of it: they do not
+// change the numbers.
+std::string replay_config_text(const std::string& scheme_spec, const TraceMeta& trace, const std::vector<int>& layers);
 
 // Streams layers and accumulates results, one RunResult per scheme. Usable without files:
 // feed LayerData for the layers in `layers` order.

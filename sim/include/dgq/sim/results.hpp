@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dgq/sim/metrics.hpp"
+#include "dgq/sim/provenance.hpp"
 #include "dgq/sim/replay.hpp"
 
 namespace dgq::sim {
@@ -33,9 +34,13 @@ struct RunSummary {
 RunSummary summarize_run(const RunResult& run);
 
 // Complete and incomplete run names in a results file; both empty if the file does not exist.
+// Each complete run's recorded dgq version and config hash ("unknown" where not recorded) are
+// in `provenance`, parallel to `complete`.
 struct RunListing {
   std::vector<std::string> complete, incomplete;
+  std::vector<Provenance> provenance;
   bool is_complete(const std::string& name) const;
+  const Provenance& provenance_of(const std::string& complete_name) const;
 };
 RunListing list_runs(const std::string& path);
 
@@ -48,10 +53,15 @@ void add_runs(const std::string& path, const std::vector<RunResult>& runs, bool 
 // Joins results files into OUT (written through OUT.partial). Complete runs are copied;
 // incomplete ones are skipped. A name present in several inputs must have identical
 // contents (attributes and datasets), else dgq::InputError names the run and the difference.
+// Every complete run must record one dgq version (docs/results-format.md, "Provenance"), else
+// InputError "B: run Y was written by dgq VB (config HB), A: run X by dgq VA (config HA);
+// merge runs of one dgq version or pass --allow-mixed-versions" before OUT is created;
+// allow_mixed_versions copies them as they are, each run keeping its own version.
 struct MergeReport {
   std::size_t copied = 0, identical_duplicates = 0, skipped_incomplete = 0;
 };
-MergeReport merge_results(const std::string& out, const std::vector<std::string>& inputs);
+MergeReport merge_results(const std::string& out, const std::vector<std::string>& inputs,
+                          bool allow_mixed_versions = false);
 
 // Compares two run groups in two files; empty string if identical, else what differs.
 std::string compare_runs(const std::string& path_a, const std::string& path_b, const std::string& name);

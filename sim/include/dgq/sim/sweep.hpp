@@ -95,6 +95,10 @@ struct SweepOptions {
   int threads = 0;
   ReplayDevice device = ReplayDevice::cpu;  // cuda: dgq schemes through make_replay_scheme's GPU path
   bool progress = false;  // stderr lines per batch
+  // Resume runs that another dgq build or another configuration wrote (each keeps its own
+  // dgq_version and config_hash); without it such a run is refused before any work
+  // (docs/results-format.md, "Provenance").
+  bool allow_mixed_versions = false;
 };
 
 struct SweepReport {
@@ -105,10 +109,20 @@ struct SweepReport {
 // read, at most kSweepSchemesPerPass at a time), adding each pass's runs to the results file.
 // Eval sweeps: grouped by input, each group one run_eval call (base run + the group's pending
 // schemes; resumable by chunk), whose results become runs of the results file.
+// A complete run of the shard is skipped only when it records this build's dgq version and
+// the config hash this build would record for it; otherwise (unless allow_mixed_versions)
+// InputError "OUTPUT: run NAME was written by dgq A (config HA), this is dgq B (config HB); ..."
+// before any work.
 inline constexpr std::size_t kSweepSchemesPerPass = 8;
 SweepReport run_sweep(const SweepConfig& config, const SweepOptions& options);
 
-// Where a synthetic trace is cached: OUTPUT.cache/<label>.h5.
+// Where a synthetic trace is cached: OUTPUT.cache/gen-v<kGeneratorVersion>/<label>.h5, so that
+// a new generator version never finds the old generator's traces.
 std::string synthetic_cache_path(const std::string& output, const SweepTrace& trace);
+
+// The config hash a run of the sweep records (replay_config_text or eval_run_config_text).
+// Reads the trace's metadata (synthetic: synthetic_meta), or the model's attributes and the
+// token file; no K/V and no weights.
+std::string sweep_run_config_hash(const SweepConfig& config, const SweepRun& run);
 
 }  // namespace dgq::sim

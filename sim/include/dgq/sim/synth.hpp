@@ -48,13 +48,29 @@ struct SynthOptions {
 
 std::vector<std::string> synth_kinds();  // {"code", "prose", "legal", "poetry"}
 
-// The trace metadata the options describe (q_pos, noise_mask, /text filled in).
+// The generator's version, recorded in every generated trace (root attribute
+// `generator_version`) and part of the sweep's trace cache path (OUTPUT.cache/gen-v<N>/).
+// Bump it in any change that makes the generator write other bytes for the same options, so
+// that no cached trace of the old generator is reused. It is deliberately not the dgq commit:
+// the generator changes rarely, and a new commit must not regenerate every cached trace.
+inline constexpr std::int64_t kGeneratorVersion = 1;
+
+// The canonical text of the options, recorded as `generator_options`:
+// "kind=code,model=...,layers=4,q_heads=32,kv_heads=8,head_dim=128,tokens=2048,probes=32,
+// seed=1,noise_rate=0,dtype=f16,rope_theta=500000,outlier_channels=4,outlier_scale=15"
+// (numbers in their shortest exact form).
+std::string generator_options_text(const SynthOptions& options);
+
+// The trace metadata the options describe (q_pos, noise_mask, /text, generator_version and
+// generator_options filled in).
 TraceMeta synthetic_meta(const SynthOptions& options);
 
 // One layer, deterministic in (options, layer); noise already injected when noise_rate > 0.
 LayerData synthesize_layer(const SynthOptions& options, int layer);
 
-// Writes the whole trace (layer by layer, through TraceWriter: PATH.partial then rename).
+// Writes the whole trace (layer by layer, through TraceWriter: PATH.partial then rename), with
+// the provenance attributes of this build and config_hash of "generate\n" + the generator's
+// version and options (docs/trace-format.md).
 void write_synthetic_trace(const SynthOptions& options, const std::string& path);
 
 // Noise injection, usable on any trace (e.g. a sweep over noise rates of a recorded trace):

@@ -30,7 +30,20 @@ struct TraceMeta {
   // Optional root attribute `layer_ids` [num_layers]: the recorded model's index of each
   // stored layer (a trace of layers 0,7,15,29 of a 30-layer model); empty if absent.
   std::vector<int> layer_ids;
+  // Synthetic traces of `dgq gen-trace` (root attributes `generator_version`,
+  // `generator_options`): the generator's version (synth.hpp, kGeneratorVersion) and the
+  // canonical text of the options it was given. Absent (nullopt, "") in recorded traces and
+  // in traces generated before dgq recorded them.
+  std::optional<std::int64_t> generator_version;
+  std::string generator_options;
 };
+
+// The canonical text that stands for a trace in a run's configuration (docs/results-format.md,
+// "Provenance"): its metadata (model, source, prompt kind, seed, shape, tokens, K/V dtype,
+// generator version and options) and hashes of q_pos, the noise mask, the token ids, the layer
+// ids and the text. K/V values are not read (that would cost a whole pass over the trace), so
+// two traces that differ only in their values have the same text.
+std::string trace_identity_text(const TraceMeta& meta);
 
 struct LayerData {
   int layer = 0;
@@ -60,9 +73,11 @@ class TraceReader {
 
 // Writes a trace to PATH.partial and renames it to PATH in finish(); a writer destroyed
 // without finish() removes the partial file, so no half-written trace looks complete.
+// The root records this build (dgq_version, dgq_commit, dgq_dirty) and, when given, the
+// config_hash of what produced the trace (generation, decompression).
 class TraceWriter {
  public:
-  TraceWriter(const std::string& path, const TraceMeta& meta);
+  TraceWriter(const std::string& path, const TraceMeta& meta, const std::string& config_hash = "");
   ~TraceWriter();
   void write_layer(const LayerData& layer);  // layers may come in any order, each once
   void finish();                              // all num_layers layers must have been written

@@ -1,0 +1,66 @@
+// The identity and configuration texts of eval runs (see eval_identity.hpp).
+#include "model/eval_identity.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "dgq/scheme.hpp"
+
+namespace dgq::sim {
+
+namespace {
+
+std::uint64_t fnv1a(const std::vector<std::int32_t>& tokens) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (std::int32_t t : tokens)
+    for (int b = 0; b < 4; ++b) {
+      h ^= (static_cast<std::uint32_t>(t) >> (8 * b)) & 0xffu;
+      h *= 1099511628211ull;
+    }
+  return h;
+}
+
+const char* rounding_name(QueryRounding r) { return r == QueryRounding::q8_0 ? "q8_0" : "off"; }
+
+// "fp32" is the exact cache, not a scheme; every other spec in its canonical form, so that
+// "dgq" and "dgq:win=16,..." are one configuration.
+std::string canonical_cache_spec(const std::string& spec) {
+  return spec == "fp32" ? spec : make_scheme(spec)->spec();
+}
+
+}  // namespace
+
+std::string eval_run_identity(const ModelConfig& c, const TokenText& text, const EvalOptions& o, std::int64_t chunks,
+                              bool with_schemes) {
+  std::ostringstream s;
+  s << "model=" << c.name << ";tokens=" << text.tokens.size() << ":" << std::hex << fnv1a(text.tokens) << std::dec
+    << ";ctx=" << o.ctx << ";chunks=" << chunks << ";base=" << o.base << ";query_rounding=" << rounding_name(o.query_rounding);
+  if (with_schemes) {
+    s << ";save_logits=" << o.save_logits << ";schemes=";
+    for (const auto& spec : o.schemes) s << spec << "|";
+  }
+  return s.str();
+}
+
+std::string eval_config_text(const ModelConfig& c, const TokenText& text, const EvalOptions& o, std::int64_t chunks,
+                             const std::string& spec) {
+  std::ostringstream s;
+  s << "eval\nmodel=" << c.name << "\ntokens=" << text.tokens.size() << ":" << std::hex << fnv1a(text.tokens)
+    << std::dec << "\nctx=" << o.ctx << "\nchunks=" << chunks << "\nbase=" << canonical_cache_spec(o.base)
+    << "\nquery_rounding=" << rounding_name(o.query_rounding) << "\nscheme=" << canonical_cache_spec(spec) << "\n";
+  return s.str();
+}
+
+std::int64_t eval_chunk_count(const TokenText& text, const EvalOptions& o) {
+  if (o.ctx <= 0) return 0;
+  const std::int64_t whole = static_cast<std::int64_t>(text.tokens.size()) / o.ctx;
+  return o.max_chunks > 0 ? std::min(whole, o.max_chunks) : whole;
+}
+
+std::string eval_run_config_text(const EvalOptions& o, const std::string& spec) {
+  const ModelConfig c = read_model_config(o.model_path);
+  const TokenText text = read_token_file(o.text_path);
+  return eval_config_text(c, text, o, eval_chunk_count(text, o), spec);
+}
+
+}  // namespace dgq::sim

@@ -1,0 +1,68 @@
+"""The notebooks' loader refuses to combine results of different dgq builds (issue 20, item 3;
+docs/results-format.md, "Provenance"), as `dgq sweep` and `dgq merge` do, unless called with
+allow_mixed=True, which labels each run with its version. Results files are written with h5py here,
+so no dgq binary is needed. By hand: tests/python/run_pytest.sh -k versions
+"""
+import json
+import sys
+
+import h5py
+import numpy as np
+import pytest
+
+from conftest import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "notebooks"))
+import dgqresults  # noqa: E402  (needs the sys.path entry above)
+
+
+def write_results(path, versions: dict) -> None:
+    """A results file whose run NAME records dgq_version VERSION (None: no attribute, as written
+    before dgq recorded it)."""
+    with h5py.File(path, "w") as f:
+        f.attrs["format"] = "dgq-results"
+        runs = f.create_group("runs")
+        for name, version in versions.items():
+            g = runs.create_group(name)
+            g.attrs["complete"] = np.int64(1)
+            g.attrs["scheme"] = "fp16"
+            if version is not None:
+                g.attrs["dgq_version"] = version
+                g.attrs["config_hash"] = "0123456789abcdef"
+
+
+def test_runs_of_one_version_load_with_their_label(tmp_path):
+    write_results(tmp_path / "r.h5", {"a@t": "v1", "b@t": "v1"})
+    runs = dgqresults.load_runs(tmp_path / "r.h5")
+    assert [(r.name, r.dgq_version) for r in runs] == [("a@t", "v1"), ("b@t", "v1")]
+
+
+def test_runs_of_different_versions_are_refused_naming_both(tmp_path):
+    write_results(tmp_path / "r.h5", {"a@t": "v1", "b@t": "v2"})
+    with pytest.raises(dgqresults.MixedVersionsError, match=r"run b@t was written by dgq v2, run a@t by dgq v1"):
+        dgqresults.load_runs(tmp_path / "r.h5")
+
+
+def test_allow_mixed_labels_each_run_with_its_version(tmp_path):
+    write_results(tmp_path / "r.h5", {"a@t": "v1", "b@t": "v2", "c@t": None})
+    runs = dgqresults.load_runs(tmp_path / "r.h5", allow_mixed=True)
+    assert {r.name: r.dgq_version for r in runs} == {"a@t": "v1", "b@t": "v2", "c@t": "unknown"}
+
+
+def test_runs_written_before_provenance_are_unknown_and_do_not_mix_with_recorded_ones(tmp_path):
+    write_results(tmp_path / "old.h5", {"a@t": None, "b@t": None})
+    assert {r.dgq_version for r in dgqresults.load_runs(tmp_path / "old.h5")} == {"unknown"}
+    write_results(tmp_path / "mixed.h5", {"a@t": None, "b@t": "v1"})
+    with pytest.raises(dgqresults.MixedVersionsError, match="unknown"):
+        dgqresults.load_runs(tmp_path / "mixed.h5")
+
+
+def test_eval_summaries_of_different_versions_are_refused_unless_allowed(tmp_path):
+    (tmp_path / "a.json").write_text(json.dumps({"dgq_version": "v1", "schemes": []}))
+    (tmp_path / "b.json").write_text(json.dumps({"dgq_version": "v1", "schemes": []}))
+    assert len(dgqresults.load_eval_summaries(tmp_path)) == 2
+    (tmp_path / "c.json").write_text(json.dumps({"schemes": []}))  # before provenance
+    with pytest.raises(dgqresults.MixedVersionsError, match=r"c\.json was written by dgq unknown, a\.json by dgq v1"):
+        dgqresults.load_eval_summaries(tmp_path)
+    docs = dgqresults.load_eval_summaries(tmp_path, allow_mixed=True)
+    assert [d.get("dgq_version", "unknown") for d in docs] == ["v1", "v1", "unknown"]
