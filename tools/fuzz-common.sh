@@ -11,13 +11,16 @@
 # its cache-miss edge depending on where the libraries were loaded: libFuzzer saw different
 # coverage for the same input in about 1 run in 40), and the files in
 # tools/fuzz-coverage-ignorelist.txt carry no coverage instrumentation.
+# Debug information is line tables only (-gline-tables-only): the reports' stacks keep their
+# functions, files and lines, and the build, which CI pays for on every run, takes less time
+# than with full -g (docs/robustness.md, "How long CI takes").
 sanitize_build() {
   local build=$1 jobs=$2
   shift 2
   local sanitizers="-fsanitize=address,undefined -fno-sanitize=vptr -fno-sanitize-recover=all -fno-omit-frame-pointer"
   local coverage="-fsanitize=fuzzer-no-link -fsanitize-coverage-ignorelist=$root/tools/fuzz-coverage-ignorelist.txt"
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-    -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g $sanitizers $coverage" \
+    -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only $sanitizers $coverage" \
     -DCMAKE_EXE_LINKER_FLAGS="$sanitizers" -DDGQ_CUDA=OFF -DDGQ_BENCH=OFF -DDGQ_FUZZ=ON >/dev/null
   cmake --build "$build" -j "$jobs" --target "$@"
 }
@@ -75,11 +78,22 @@ fuzz_check_timeout=${DGQ_HDF5_CHECK_TIMEOUT:-5}
 # execution's CPU time (45 instead of 80 ms for a seed trace), and the leak suppressions'
 # H5F_open / H5O_protect sit within 10 frames of the allocation (results-open-leak.h5 stays
 # suppressed).
+# Every fuzz run, replay and classification also runs with address-space layout randomisation
+# off (setarch -R): libhdf5 reads memory it never wrote on corrupt inputs (freed or
+# uninitialised heap, which can hold pointers), so with ASLR on, the same inputs in the same
+# order took different paths in about one run in two (docs/robustness.md, "Sanitizers and fuzzing
+# in CI"). Where setarch -R is refused (a sandbox that forbids personality(2)), the runs go on with
+# ASLR and the script says that their counts may differ between runs.
 fuzz_stack_format="stack_trace_format='    #%n %p %F %L <%m>'"
+fuzz_no_aslr=(setarch "$(uname -m)" -R)
+if ! "${fuzz_no_aslr[@]}" true 2>/dev/null; then
+  echo "fuzz: warning: setarch -R is refused here, fuzz runs keep ASLR and their counts may vary between runs" >&2
+  fuzz_no_aslr=()
+fi
 fuzz_run() {
   ASAN_OPTIONS="$ASAN_OPTIONS:allocator_may_return_null=1:quarantine_size_mb=16:$fuzz_stack_format" \
     UBSAN_OPTIONS="$UBSAN_OPTIONS:$fuzz_stack_format" DGQ_HDF5_READ_TIMEOUT=$fuzz_read_timeout \
-    DGQ_HDF5_CHECK_TIMEOUT=$fuzz_check_timeout DGQ_FUZZ_CPU_SECONDS=$fuzz_cpu_seconds "$@"
+    DGQ_HDF5_CHECK_TIMEOUT=$fuzz_check_timeout DGQ_FUZZ_CPU_SECONDS=$fuzz_cpu_seconds "${fuzz_no_aslr[@]}" "$@"
 }
 
 # Limits of every fuzz run and replay: an allocation or a resident size above 3 GB is a finding;

@@ -1,12 +1,39 @@
 #!/usr/bin/env bash
 # The test command (README, .ci/run): set up, build, run every test.
 # GPU tests (label gpu) are reported as skipped when no CUDA device is present.
+#
+# The sanitizer build (clang, ASan + UBSan, build-sanitize/) compiles while ctest runs the
+# Release tests: ctest leaves a core idle for long stretches (pytest, the quick experiments and
+# the Slurm tests run one process each), and the two together take about 3 minutes less than one
+# after the other on two cores (docs/robustness.md, "How long CI takes"). The build's output goes
+# to build/sanitize-build.log and is printed after ctest; a failure of either fails the command. No test
+# decides on wall-clock time, so the load of the build cannot change a verdict.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
 BUILD_DIR="${DGQ_BUILD_DIR:-build}"
-ctest --test-dir "$BUILD_DIR" --output-on-failure -j "${DGQ_JOBS:-$(nproc)}"
-# Issue 10: the C++ tests under ASan+UBSan and 15 s of fuzzing per reader (docs/robustness.md).
-if [ "${DGQ_SKIP_SANITIZE:-0}" != 1 ]; then
+JOBS="${DGQ_JOBS:-$(nproc)}"
+sanitize=1
+[ "${DGQ_SKIP_SANITIZE:-0}" != 1 ] || sanitize=0
+
+if ((sanitize)); then
+  DGQ_SANITIZE_BUILD_ONLY=1 tools/sanitize-and-fuzz.sh >"$BUILD_DIR/sanitize-build.log" 2>&1 &
+  sanitize_build_pid=$!
+fi
+ctest_rc=0
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" || ctest_rc=$?
+if ((sanitize)); then
+  build_rc=0
+  wait "$sanitize_build_pid" || build_rc=$?
+  if ((build_rc)); then
+    cat "$BUILD_DIR/sanitize-build.log"
+    echo "test: the sanitizer build failed (exit $build_rc; its output above)" >&2
+    exit "$build_rc"
+  fi
+  grep -E "^sanitize:" "$BUILD_DIR/sanitize-build.log" || true
+fi
+if ((ctest_rc)); then exit "$ctest_rc"; fi
+# ASan+UBSan tests and the deterministic fuzz stage (docs/robustness.md); the build is done.
+if ((sanitize)); then
   tools/sanitize-and-fuzz.sh
 fi

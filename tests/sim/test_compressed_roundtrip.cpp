@@ -12,13 +12,6 @@
 
 using namespace dgq;
 
-namespace {
-std::vector<char> file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-}  // namespace
-
 TEST_CASE("compressed file: units equal Scheme::compress, decompress equals Scheme::decompress", "[compressed]") {
   const std::string spec = GENERATE(as<std::string>{}, "dgq", "dgq:markers=bitmap,granularity=segment-channel",
                                     "dgq:markers=inband,win=8,group_ratio=0.9", "q8_0", "fp16", "int4-group64",
@@ -83,11 +76,11 @@ TEST_CASE("compressed file: identical bytes for 1 and 2 threads", "[compressed]"
   const auto scheme = make_scheme("dgq:win=8");
   sim::compress_trace(dir + "/t.h5", dir + "/one.h5", *scheme, 1);
   sim::compress_trace(dir + "/t.h5", dir + "/two.h5", *scheme, 2);
-  const bool same = file_bytes(dir + "/one.h5") == file_bytes(dir + "/two.h5");
+  const bool same = test::file_bytes(dir + "/one.h5") == test::file_bytes(dir + "/two.h5");
   REQUIRE(same);
   sim::decompress_to_trace(dir + "/one.h5", dir + "/d1.h5", 1);
   sim::decompress_to_trace(dir + "/one.h5", dir + "/d2.h5", 2);
-  const bool same_restored = file_bytes(dir + "/d1.h5") == file_bytes(dir + "/d2.h5");
+  const bool same_restored = test::file_bytes(dir + "/d1.h5") == test::file_bytes(dir + "/d2.h5");
   REQUIRE(same_restored);
 }
 

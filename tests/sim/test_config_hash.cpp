@@ -12,7 +12,7 @@
 using namespace dgq;
 
 namespace {
-sim::SynthOptions small() {
+sim::SynthOptions two_layer_synthetic() {
   return {.layers = 2, .q_heads = 4, .kv_heads = 2, .head_dim = 16, .tokens = 64, .probes = 4, .seed = 3};
 }
 }  // namespace
@@ -25,19 +25,19 @@ TEST_CASE("config_hash is FNV-1a 64 as 16 lower-case hex digits") {
 }
 
 TEST_CASE("a replay run's config text changes with the scheme, the layers and the trace, not with the path") {
-  const sim::TraceMeta meta = sim::synthetic_meta(small());
+  const sim::TraceMeta meta = sim::synthetic_meta(two_layer_synthetic());
   const std::string base = sim::replay_config_text("q8_0", meta, {0, 1});
   CHECK(base == sim::replay_config_text("q8_0", meta, {0, 1}));
   CHECK(base != sim::replay_config_text("fp16", meta, {0, 1}));
   CHECK(base != sim::replay_config_text("q8_0", meta, {0}));
   CHECK(base != sim::replay_config_text("q8_0", meta, {1, 0}));
-  auto other_seed = small();
+  auto other_seed = two_layer_synthetic();
   other_seed.seed = 4;
   CHECK(base != sim::replay_config_text("q8_0", sim::synthetic_meta(other_seed), {0, 1}));
-  auto other_rope = small();
+  auto other_rope = two_layer_synthetic();
   other_rope.rope_theta = 10000;  // invisible in the shape and the label, visible in the options
   CHECK(base != sim::replay_config_text("q8_0", sim::synthetic_meta(other_rope), {0, 1}));
-  auto noisy = small();
+  auto noisy = two_layer_synthetic();
   noisy.noise_rate = 0.25;
   CHECK(base != sim::replay_config_text("q8_0", sim::synthetic_meta(noisy), {0, 1}));
 }
@@ -46,7 +46,7 @@ TEST_CASE("the identity of a generated trace read back equals the one computed f
   // A sweep checks a resume against synthetic_meta() before any trace is generated; the runs
   // were replayed from the generated file. Both must give one hash.
   const std::string dir = test::scratch_dir("config-hash-synthetic");
-  auto options = small();
+  auto options = two_layer_synthetic();
   options.noise_rate = 0.1;
   const std::string path = dir + "/t.h5";
   std::filesystem::remove(path);
@@ -61,7 +61,7 @@ TEST_CASE("replayed runs record the hash of their configuration, whatever the th
   const std::string dir = test::scratch_dir("config-hash-replay");
   const std::string path = dir + "/t.h5";
   std::filesystem::remove(path);
-  sim::write_synthetic_trace(small(), path);
+  sim::write_synthetic_trace(two_layer_synthetic(), path);
   const sim::TraceReader reader(path);
   const auto scheme = make_scheme("q8_0");
   sim::ReplayOptions one, two;

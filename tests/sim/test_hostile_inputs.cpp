@@ -17,17 +17,13 @@ using namespace dgq;
 namespace {
 const std::string kHostile = std::string(DGQ_SOURCE_DIR) + "/tests/fixtures/hostile/";
 
-std::vector<char> file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 }  // namespace
 
 TEST_CASE("a file image in memory is read like the file on disk", "[hostile]") {
   const std::string dir = test::scratch_dir("hostile_image");
   const auto meta = test::tiny_meta(DType::f16);
   test::write_tiny_trace(dir + "/t.h5", meta, DType::f16);
-  const std::vector<char> bytes = file_bytes(dir + "/t.h5");
+  const std::vector<char> bytes = test::file_bytes(dir + "/t.h5");
   sim::h5::ScopedFileImage image("in-memory.h5", bytes.data(), bytes.size());
   const sim::TraceReader from_memory("in-memory.h5");
   const sim::TraceReader from_disk(dir + "/t.h5");
@@ -37,7 +33,7 @@ TEST_CASE("a file image in memory is read like the file on disk", "[hostile]") {
 TEST_CASE("an empty or cut file image is 'not an HDF5 file or truncated'", "[hostile]") {
   const std::string dir = test::scratch_dir("hostile_image_cut");
   test::write_tiny_trace(dir + "/t.h5", test::tiny_meta(DType::f16), DType::f16);
-  std::vector<char> bytes = file_bytes(dir + "/t.h5");
+  std::vector<char> bytes = test::file_bytes(dir + "/t.h5");
   const std::size_t size = GENERATE(0, 7, 512);
   CAPTURE(size);
   sim::h5::ScopedFileImage image("cut.h5", bytes.data(), size);
@@ -157,7 +153,7 @@ TEST_CASE("no HDF5 identifier is left open after a failed open, an error or a me
   const auto scheme = make_scheme("q8_0");
   sim::compress_trace(dir + "/t.h5", dir + "/c.h5", *scheme, 1);  // warms up libhdf5's own ids
   std::ofstream(dir + "/text.h5") << "not HDF5";
-  const std::vector<char> bytes = file_bytes(dir + "/t.h5");
+  const std::vector<char> bytes = test::file_bytes(dir + "/t.h5");
   std::ofstream(dir + "/cut.h5", std::ios::binary).write(bytes.data(), 4096);
   const std::vector<hsize_t> before = open_ids();
   const std::string which = GENERATE(as<std::string>{}, "not-hdf5", "cut", "huge-extent", "huge-q_pos", "tokens",

@@ -14,14 +14,14 @@
 using namespace dgq;
 
 namespace {
-sim::SynthOptions small() {
+sim::SynthOptions one_layer_synthetic() {
   return {.layers = 1, .q_heads = 2, .kv_heads = 1, .head_dim = 16, .tokens = 64, .probes = 2};
 }
 }  // namespace
 
 TEST_CASE("compressed files record this build and a hash of scheme and trace") {
   const std::string dir = test::scratch_dir("provenance-compressed");
-  sim::write_synthetic_trace(small(), dir + "/t.h5");
+  sim::write_synthetic_trace(one_layer_synthetic(), dir + "/t.h5");
   const auto q8 = make_scheme("q8_0"), fp16 = make_scheme("fp16");
   sim::compress_trace(dir + "/t.h5", dir + "/a.h5", *q8, 1);
   sim::compress_trace(dir + "/t.h5", dir + "/b.h5", *q8, 2);

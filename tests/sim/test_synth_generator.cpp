@@ -29,11 +29,6 @@ sim::SynthOptions small_options_with(F&& spoil) {
   return o;
 }
 
-std::vector<char> file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // Mean |x| of each channel of one head over all tokens.
 std::vector<double> channel_magnitudes(ConstTensor head) {
   std::vector<double> mag(head.channels, 0.0);
@@ -113,10 +108,10 @@ TEST_CASE("synth: same seed gives the same file bytes, another seed differs", "[
   sim::write_synthetic_trace(o, dir + "/b.h5");
   o.seed = 12;
   sim::write_synthetic_trace(o, dir + "/c.h5");
-  const auto a = file_bytes(dir + "/a.h5");
+  const auto a = test::file_bytes(dir + "/a.h5");
   REQUIRE(a.size() > 100000);
-  const bool same_seed_same_bytes = a == file_bytes(dir + "/b.h5");
-  const bool other_seed_same_bytes = a == file_bytes(dir + "/c.h5");
+  const bool same_seed_same_bytes = a == test::file_bytes(dir + "/b.h5");
+  const bool other_seed_same_bytes = a == test::file_bytes(dir + "/c.h5");
   REQUIRE(same_seed_same_bytes);
   REQUIRE_FALSE(other_seed_same_bytes);
   const auto la = sim::TraceReader(dir + "/a.h5").read_layer(1);

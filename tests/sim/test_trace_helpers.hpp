@@ -3,7 +3,10 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -14,6 +17,12 @@
 namespace dgq::test {
 
 // A fresh, empty scratch folder per call under the build tree.
+// The whole content of a file (tests that compare files byte for byte or mutate their bytes).
+inline std::vector<char> file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 inline std::string scratch_dir(const std::string& name) {
   const auto dir = std::filesystem::path(DGQ_BINARY_DIR) / "test-scratch" / name;
   std::filesystem::remove_all(dir);

@@ -10,9 +10,9 @@
 // (device, inode, size, modification time), so opening it again costs nothing.
 //
 // Knobs (environment): DGQ_HDF5_CHECK_TIMEOUT, the child's deadline in seconds (default 60).
-// The child's address space is limited to the parent's current size + 4 GiB (not under
-// AddressSanitizer, whose shadow memory needs terabytes of address space; there ASan's own
-// allocation limits apply).
+// The child may allocate 1 GiB more than the parent had (RLIMIT_DATA; with or without
+// AddressSanitizer); an allocation refused inside libhdf5 during the walk is damage too, since
+// the parent would otherwise grant it.
 #include <hdf5.h>
 
 #include <cstddef>
