@@ -15,7 +15,7 @@
 
 namespace {
 
-struct Golden {
+struct Dgq2Golden {
   const char* spec;
   dgq::DType dtype;
   dgq::TensorRole role;
@@ -38,7 +38,7 @@ std::string digest_of(const dgq::Compressed& c) {
 TEST_CASE("dgq2 golden vectors: digests of the stored parts for fixed inputs", "[dgq2][golden]") {
   using dgq::DType;
   using dgq::TensorRole;
-  const Golden cases[] = {
+  const Dgq2Golden cases[] = {
       {"dgq2:bits=4", DType::f16, TensorRole::key, 11, "7fc6126c7cf4d65c", 3},
       {"dgq2:bits=4", DType::f16, TensorRole::value, 12, "c4b5c3da1de3b983", 0},
       {"dgq2:bits=3,kgran=segment-channel-group,kgroup=32,residual=32", DType::f16, TensorRole::key, 13,
@@ -51,7 +51,7 @@ TEST_CASE("dgq2 golden vectors: digests of the stored parts for fixed inputs", "
        TensorRole::value, 16, "439c113669886318", 3},
   };
   const bool print = std::getenv("DGQ_PRINT_GOLDEN") != nullptr;
-  for (const Golden& g : cases) {
+  for (const Dgq2Golden& g : cases) {
     CAPTURE(g.spec, dgq::dtype_name(g.dtype), dgq::role_name(g.role));
     const auto x = dgq::test::random_tensor(g.dtype, 2500, 64, g.seed, amplitude);
     const dgq::Compressed c = dgq::make_scheme(g.spec)->compress(x.view(), g.role);

@@ -12,7 +12,7 @@
 
 namespace {
 
-struct Golden {
+struct DgqV1Golden {
   const char* name;
   dgq::DType dtype;
   std::int64_t tokens, channels;
@@ -36,14 +36,14 @@ std::string digest_of(const dgq::DgqEncoded& e) {
 }  // namespace
 
 TEST_CASE("golden vectors: digests of codes and ranges for fixed inputs", "[dgq][golden]") {
-  const Golden cases[] = {
+  const DgqV1Golden cases[] = {
       {"f16-segment-table", dgq::DType::f16, 4096, 128, 1, dgq::Granularity::segment, dgq::Markers::table, "cae91a7d9022482d"},
       {"f16-channel-bitmap", dgq::DType::f16, 4096, 128, 2, dgq::Granularity::segment_channel, dgq::Markers::bitmap, "c09e226cae7651db"},
       {"bf16-segment-inband", dgq::DType::bf16, 3333, 80, 3, dgq::Granularity::segment, dgq::Markers::inband, "a0d270d37d3ed0c3"},
       {"f32-channel-table", dgq::DType::f32, 1500, 33, 4, dgq::Granularity::segment_channel, dgq::Markers::table, "063442693d7f9069"},
   };
   const bool print = std::getenv("DGQ_PRINT_GOLDEN") != nullptr;
-  for (const Golden& g : cases) {
+  for (const DgqV1Golden& g : cases) {
     CAPTURE(g.name);
     const auto x = dgq::test::random_tensor(g.dtype, g.tokens, g.channels, g.seed, golden_amplitude);
     const auto enc = dgq::dgq_encode(x.view(), dgq::test::params_with(g.granularity, g.markers));

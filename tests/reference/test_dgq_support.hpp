@@ -11,6 +11,7 @@
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/tensor.hpp"
+#include "owned_tensor.hpp"
 
 namespace dgq::test {
 
@@ -29,19 +30,6 @@ struct SplitMix64 {
   float symmetric(float a) { return (unit() * 2.0f - 1.0f) * a; }
 };
 
-// A [tokens][channels] tensor owning its bytes.
-struct OwnedTensor {
-  DType dtype = DType::f16;
-  std::int64_t tokens = 0, channels = 0;
-  std::vector<unsigned char> bytes;
-
-  OwnedTensor(DType t, std::int64_t l, std::int64_t d)
-      : dtype(t), tokens(l), channels(d), bytes(static_cast<std::size_t>(l * d) * dtype_size(t)) {}
-  ConstTensor view() const { return {bytes.data(), dtype, tokens, channels}; }
-  MutTensor mut() { return {bytes.data(), dtype, tokens, channels}; }
-  float get(std::int64_t t, std::int64_t d) const { return load_element(view(), t * channels + d); }
-  void set(std::int64_t t, std::int64_t d, float v) { store_element(mut(), t * channels + d, v); }
-};
 
 // Random values whose per-token spread is `amplitude(t)`: variance steps make segments.
 template <class Amplitude>

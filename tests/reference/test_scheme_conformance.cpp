@@ -27,7 +27,7 @@ std::vector<const SchemeFamily*> cpu_families() {
   return out;
 }
 
-std::string error_of(const std::function<void()>& f) {
+std::string typed_error_of(const std::function<void()>& f) {
   try {
     f();
   } catch (const ParameterError& e) {
@@ -103,18 +103,18 @@ TEST_CASE("every family rejects unknown keys and out-of-range integers, naming f
           "[scheme][registry][conformance][errors]") {
   for (const SchemeFamily* f : cpu_families()) {
     CAPTURE(f->name);
-    CHECK(error_of([&] { (void)make_scheme(std::string(f->name) + ":no_such_key=1"); }) ==
+    CHECK(typed_error_of([&] { (void)make_scheme(std::string(f->name) + ":no_such_key=1"); }) ==
           std::string("ParameterError: ") + std::string(f->name) + ": unknown parameter 'no_such_key'");
     for (const SchemeParam& p : f->params) {
       CAPTURE(p.key);
       if (p.kind != SchemeParam::Kind::integer) continue;
       const std::string where = std::string(f->name) + ": parameter '" + std::string(p.key) + "'";
       if (p.min > std::numeric_limits<int>::min()) {
-        CHECK(error_of([&] { (void)make_scheme(with_param(*f, p, std::to_string(p.min - 1))); }) ==
+        CHECK(typed_error_of([&] { (void)make_scheme(with_param(*f, p, std::to_string(p.min - 1))); }) ==
               "ParameterError: " + where + " = " + std::to_string(p.min - 1) + " is outside [" + std::to_string(p.min) +
                   ", " + std::to_string(p.max) + "]");
       }
-      CHECK(error_of([&] { (void)make_scheme(with_param(*f, p, "1.5")); }) ==
+      CHECK(typed_error_of([&] { (void)make_scheme(with_param(*f, p, "1.5")); }) ==
             "ParameterError: " + where + " = '1.5' is not an integer");
       CHECK_NOTHROW(make_scheme(with_param(*f, p, std::to_string(p.min))));
     }
@@ -190,7 +190,7 @@ TEST_CASE("every family names the first NaN or Inf by token and channel", "[sche
         store_element(x.mut(), 37 * channels + 5, bad);
         store_element(x.mut(), 52 * channels + 1, bad);  // a later one is not the one reported
         const std::string value = std::isnan(bad) ? "nan" : "inf";  // the sign is not named
-        CHECK(error_of([&] { (void)s->compress(x.view(), role); }) ==
+        CHECK(typed_error_of([&] { (void)s->compress(x.view(), role); }) ==
               std::string("InputError: ") + std::string(f->name) + ": non-finite value " + value + " at token 37, channel 5");
       }
     }
@@ -206,12 +206,12 @@ TEST_CASE("every family rejects data of another scheme and a missing part", "[sc
     OwnedTensor out(c.dtype, c.tokens, c.channels);
     Compressed other = c;
     other.scheme = "something-else";
-    CHECK(error_of([&] { s->decompress(other, out.mut()); }).rfind("InputError: ", 0) == 0);
+    CHECK(typed_error_of([&] { s->decompress(other, out.mut()); }).rfind("InputError: ", 0) == 0);
     for (std::size_t i = 0; i < c.parts.size(); ++i) {
       CAPTURE(c.parts[i].name);
       Compressed missing = c;
       missing.parts.erase(missing.parts.begin() + static_cast<std::ptrdiff_t>(i));
-      const std::string error = error_of([&] { s->decompress(missing, out.mut()); });
+      const std::string error = typed_error_of([&] { s->decompress(missing, out.mut()); });
       CHECK(error.find("part '" + c.parts[i].name + "'") != std::string::npos);
       CHECK(error.rfind("InputError: ", 0) == 0);
     }
@@ -247,7 +247,7 @@ TEST_CASE("a family with a head_dim rule refuses every other channel count with 
       if (f->accepts_channels(channels)) continue;
       CAPTURE(f->name, channels);
       const OwnedTensor x = random_tensor(3, channels, 17);
-      const std::string error = error_of([&] { (void)s->compress(x.view(), TensorRole::key); });
+      const std::string error = typed_error_of([&] { (void)s->compress(x.view(), TensorRole::key); });
       CHECK(error.rfind("InputError: " + std::string(f->name) + ": ", 0) == 0);
       CHECK(error.find("got " + std::to_string(channels)) != std::string::npos);
     }

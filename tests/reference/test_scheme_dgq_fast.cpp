@@ -21,7 +21,7 @@ struct Mode {
   std::string spec;
 };
 
-const std::vector<Mode> kModes{
+const std::vector<Mode> kFastModes{
     {Granularity::segment, Markers::table, "granularity=segment,markers=table"},
     {Granularity::segment, Markers::bitmap, "granularity=segment,markers=bitmap"},
     {Granularity::segment, Markers::inband, "granularity=segment,markers=inband"},
@@ -141,7 +141,7 @@ std::vector<std::uint32_t> random_interior(std::int64_t l, std::mt19937_64& gen)
 TEST_CASE("dgq scheme decompress from its parts equals dgq_decode on arbitrary stored codes and ranges",
           "[scheme][dgq][fast]") {
   auto gen = rng(4242);
-  for (const Mode& mode : kModes) {
+  for (const Mode& mode : kFastModes) {
     for (const DType dt : {DType::f16, DType::bf16, DType::f32}) {
       for (std::int64_t l = 1; l <= 300; l += (l < 40 ? 1 : 37)) {
         for (const std::int64_t d : {1, 3, 31, 33, 128}) {
@@ -156,7 +156,7 @@ TEST_CASE("dgq scheme decompress from its parts equals dgq_decode on arbitrary s
 
 TEST_CASE("dgq scheme decompress from its parts reports corrupt markers as dgq_decode does", "[scheme][dgq][fast]") {
   auto gen = rng(4343);
-  for (const Mode& mode : kModes) {
+  for (const Mode& mode : kFastModes) {
     CAPTURE(mode.spec);
     const std::int64_t l = 40, d = 5;
     DgqEncoded enc = stored_data(l, d, DType::f16, mode, {10}, gen);

@@ -14,7 +14,7 @@ using namespace dgq::test;
 
 namespace {
 
-std::vector<std::uint8_t> read_fixture(const std::string& name) {
+std::vector<std::uint8_t> read_kv_types_oracle(const std::string& name) {
   const std::string path = std::string(DGQ_SOURCE_DIR) + "/tests/fixtures/oracles/ggml-kv-types/" + name;
   std::ifstream in(path, std::ios::binary);
   INFO("fixture " << path);
@@ -128,12 +128,12 @@ TEST_CASE("ggml block schemes reject a block whose fp16 scale overflows, naming 
 }
 
 TEST_CASE("ggml block schemes reproduce ggml's quantizer byte for byte", "[scheme][ggml][oracle]") {
-  const std::vector<std::uint8_t> f32 = read_fixture("vectors.f32");
+  const std::vector<std::uint8_t> f32 = read_kv_types_oracle("vectors.f32");
   REQUIRE(f32.size() == static_cast<std::size_t>(kRows * kChannels * 4));
   const ConstTensor x{f32.data(), DType::f32, kRows, kChannels};
   for (const TypeCase& type : kTypes) {
     CAPTURE(type.name);
-    const std::vector<std::uint8_t> expected = read_fixture("vectors." + type.name);
+    const std::vector<std::uint8_t> expected = read_kv_types_oracle("vectors." + type.name);
     REQUIRE(expected.size() == static_cast<std::size_t>(kRows * 4 * type.block_bytes));
     const std::vector<std::uint8_t> got = compress_blocks(type.name, x);
     REQUIRE(got.size() == expected.size());
@@ -153,8 +153,8 @@ TEST_CASE("ggml block schemes decode ggml's bytes to ggml's floats bit for bit",
     c.tokens = kRows;
     c.channels = kChannels;
     c.dtype = DType::f32;
-    c.parts.push_back({"blocks", read_fixture("vectors." + type.name)});
-    const std::vector<std::uint8_t> expected = read_fixture("vectors." + type.name + ".dequant.f32");
+    c.parts.push_back({"blocks", read_kv_types_oracle("vectors." + type.name)});
+    const std::vector<std::uint8_t> expected = read_kv_types_oracle("vectors." + type.name + ".dequant.f32");
     const OwnedTensor y = decompressed(*s, c);
     REQUIRE(y.bytes.size() == expected.size());
     const std::size_t first = first_mismatch(y.bytes, expected);

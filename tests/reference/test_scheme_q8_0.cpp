@@ -13,7 +13,7 @@ using namespace dgq::test;
 
 namespace {
 
-std::vector<std::uint8_t> read_fixture(const std::string& name) {
+std::vector<std::uint8_t> read_q8_0_oracle(const std::string& name) {
   const std::string path = std::string(DGQ_SOURCE_DIR) + "/tests/fixtures/oracles/ggml-q8_0/" + name;
   std::ifstream in(path, std::ios::binary);
   INFO("fixture " << path);
@@ -56,8 +56,8 @@ TEST_CASE("q8_0 pads a partial last block with code 0 and keeps 34 bytes per blo
 }
 
 TEST_CASE("q8_0 reproduces ggml's quantizer byte for byte", "[scheme][q8_0][oracle]") {
-  const std::vector<std::uint8_t> f32 = read_fixture("vectors.f32");
-  const std::vector<std::uint8_t> expected = read_fixture("vectors.q8_0");
+  const std::vector<std::uint8_t> f32 = read_q8_0_oracle("vectors.f32");
+  const std::vector<std::uint8_t> expected = read_q8_0_oracle("vectors.q8_0");
   REQUIRE(f32.size() == static_cast<std::size_t>(kOracleRows * kOracleChannels * 4));
   REQUIRE(expected.size() == static_cast<std::size_t>(kOracleRows * 4 * 34));
   const ConstTensor x{f32.data(), DType::f32, kOracleRows, kOracleChannels};

@@ -14,6 +14,7 @@
 #include "dgq/registry.hpp"
 #include "dgq/scheme.hpp"
 #include "dgq/tensor.hpp"
+#include "owned_tensor.hpp"
 #include "test_seed.hpp"
 
 namespace dgq::test {
@@ -28,18 +29,6 @@ inline const std::vector<std::string> kBaselineFamilies{"fp16",   "int8-token", 
                                                         "q4_0",     "q4_1",       "q5_0",         "q5_1",
                                                         "iq4_nl"};
 
-struct OwnedTensor {
-  DType dtype = DType::f16;
-  std::int64_t tokens = 0, channels = 0;
-  std::vector<std::uint8_t> bytes;
-
-  OwnedTensor(DType t, std::int64_t l, std::int64_t d)
-      : dtype(t), tokens(l), channels(d), bytes(static_cast<std::size_t>(l * d) * dtype_size(t)) {}
-  ConstTensor view() const { return {bytes.data(), dtype, tokens, channels}; }
-  MutTensor mut() { return {bytes.data(), dtype, tokens, channels}; }
-  std::int64_t size() const { return tokens * channels; }
-  float at(std::int64_t i) const { return load_element(view(), i); }
-};
 
 // Values are rounded to dtype, so the tensor holds exactly what at() returns.
 inline OwnedTensor tensor_from(const std::vector<float>& values, std::int64_t l, std::int64_t d,
