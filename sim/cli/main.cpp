@@ -10,12 +10,15 @@
 
 namespace {
 
-// One line per error, whatever a message quotes (an attribute value with a newline in a hostile
-// file made two lines; found by tools/mutation-campaign.py). HDF5's own messages get the same
-// treatment in sim/src/hdf5/h5.cpp.
+// One line per error, whatever a message quotes: every ASCII control character becomes a space
+// (an attribute value with a newline made two lines; an object name with vertical tab, form feed
+// or file/group/record separators, which line-splitting tools also break at, did too: both found
+// by tools/mutation-campaign.py). HDF5's own messages get newlines removed in sim/src/hdf5/h5.cpp.
 std::string one_line(std::string message) {
-  for (char& c : message)
-    if (c == '\n' || c == '\r') c = ' ';
+  for (char& c : message) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) c = ' ';
+  }
   return message;
 }
 
