@@ -111,7 +111,10 @@ judge_exit_leak() {
 }
 
 targets=(${DGQ_FUZZ_TARGETS:-${fuzz_targets[@]}})
-for target in "${targets[@]}"; do
+# fuzz_target TARGET: the regression replay and the fuzzing of one target; prints its lines and
+# writes "inputs executions known alone status" to build-sanitize/fuzz-work/TARGET.counts.
+fuzz_target() {
+  local target=$1
   binary=$build/tests/fuzz/$target
   work=$(realpath -m "$build/fuzz-work/$target")
   rm -rf "$work" && mkdir -p "$work/empty"
@@ -153,7 +156,6 @@ for target in "${targets[@]}"; do
   done
   echo "fuzz: $target: regression: ${#inputs[@]} inputs replayed in $round process(es): ${#passed[@]} pass," \
     "$known known libhdf5 defect(s), $alone not reproducible alone ($((SECONDS - target_start)) s)"
-  total_inputs=$((total_inputs + ${#inputs[@]}))
   replay_known=$known replay_alone=$alone
 
   # b. Fuzzing: -runs=N from -seed=1. A known libhdf5 defect or an input that reproduces
@@ -198,7 +200,37 @@ for target in "${targets[@]}"; do
   else
     echo "fuzz: $target: FINDING in dgq (inputs and logs in $(relative "$work"))"
   fi
-  total_runs=$((total_runs + done_runs)) total_known=$((total_known + known)) total_alone=$((total_alone + alone))
+  echo "${#inputs[@]} $done_runs $known $alone $target_status" >"$build/fuzz-work/$target.counts"
+}
+
+# The targets run side by side, DGQ_FUZZ_LANES at a time (default: JOBS), each libFuzzer process
+# on one core as before: what a run does depends on its inputs, seed and flags, not on what runs
+# beside it (the deadlines above are far from any input's time). Each target's lines are kept
+# in its folder and printed in the targets' order, so the output is the same as one by one.
+lanes=${DGQ_FUZZ_LANES:-$jobs}
+((lanes >= 1)) || lanes=1
+mkdir -p "$build/fuzz-work"
+running=0
+for target in "${targets[@]}"; do
+  rm -f "$build/fuzz-work/$target.counts"
+  if ((running >= lanes)); then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  fuzz_target "$target" >"$build/fuzz-work/$target.log" 2>&1 &
+  running=$((running + 1))
+done
+wait || true
+for target in "${targets[@]}"; do
+  cat "$build/fuzz-work/$target.log"
+  if ! read -r inputs runs known alone target_status <"$build/fuzz-work/$target.counts"; then
+    echo "fuzz: $target: FINDING: the stage stopped before it counted (log above)"
+    status=1
+    continue
+  fi
+  total_inputs=$((total_inputs + inputs)) total_runs=$((total_runs + runs))
+  total_known=$((total_known + known)) total_alone=$((total_alone + alone))
+  ((target_status == 0)) || status=1
 done
 verdict="no finding in dgq"
 [ "$status" -eq 0 ] || verdict="FINDING in dgq"

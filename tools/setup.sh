@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine for dgq and builds it into build/:
 #   1. Debian packages (apt-get; skipped when all are already installed),
-#   2. the Python environment .venv for the exporter, notebooks and Python tests,
-#   3. CMake configure + build (CUDA is compiled when nvcc is found: DGQ_CUDA=AUTO).
+#   2. the Python environment .venv for the exporter, notebooks and Python tests, and
+#   3. CMake configure + build (CUDA is compiled when nvcc is found: DGQ_CUDA=AUTO), these two
+#      side by side.
 # Idempotent; rerunning only rebuilds what changed. Environment knobs:
 #   DGQ_BUILD_DIR (default build), DGQ_JOBS (default nproc), DGQ_SKIP_PYTHON=1.
 set -euo pipefail
@@ -26,12 +27,33 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-if [ "${DGQ_SKIP_PYTHON:-0}" != 1 ] && [ -x tools/setup-python.sh ]; then
-  tools/setup-python.sh
-fi
-
 BUILD_DIR="${DGQ_BUILD_DIR:-build}"
 JOBS="${DGQ_JOBS:-$(nproc)}"
-cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release ${DGQ_CMAKE_ARGS:-}
-cmake --build "$BUILD_DIR" -j "$JOBS"
+mkdir -p "$BUILD_DIR"
+
+# The Python environment is set up while CMake builds: pip mostly waits on unpacking and one
+# core, the build's link steps leave cores idle, and neither needs the other. Its output goes to
+# BUILD_DIR/setup-python.log, printed when it fails.
+python_pid=""
+if [ "${DGQ_SKIP_PYTHON:-0}" != 1 ] && [ -x tools/setup-python.sh ]; then
+  tools/setup-python.sh >"$BUILD_DIR/setup-python.log" 2>&1 &
+  python_pid=$!
+fi
+build_rc=0
+{ cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release ${DGQ_CMAKE_ARGS:-} &&
+  cmake --build "$BUILD_DIR" -j "$JOBS"; } || build_rc=$?
+if [ -n "$python_pid" ]; then
+  python_rc=0
+  wait "$python_pid" || python_rc=$?
+  if ((python_rc)); then
+    cat "$BUILD_DIR/setup-python.log" >&2
+    echo "setup: tools/setup-python.sh failed (exit $python_rc; its output above)" >&2
+    exit "$python_rc"
+  fi
+  tail -n 1 "$BUILD_DIR/setup-python.log"
+fi
+if ((build_rc)); then
+  echo "setup: the CMake build failed (exit $build_rc)" >&2
+  exit "$build_rc"
+fi
 echo "setup: built into $BUILD_DIR"

@@ -4,9 +4,12 @@
 // libhdf5 does); the committed libhdf5 reproducers are then run through the real open.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <new>
 #include <vector>
 
@@ -19,6 +22,7 @@
 
 using namespace dgq;
 namespace h5 = dgq::sim::h5;
+namespace fs = std::filesystem;
 
 namespace {
 const std::string kLibhdf5 = std::string(DGQ_SOURCE_DIR) + "/tests/fixtures/libhdf5/";
@@ -89,10 +93,13 @@ TEST_CASE("an allocation refused inside libhdf5 during the walk is damage, not a
   REQUIRE_THAT(message, Catch::StartsWith(path + ": damaged HDF5 metadata (reading it needs more memory than the 1 GiB"));
 }
 
-TEST_CASE("a sound file passes, is walked whole, and is checked once while unchanged", "[isolation]") {
+TEST_CASE("a sound file from outside passes, is walked whole, and is checked once while unchanged", "[isolation]") {
   const std::string dir = test::scratch_dir("isolation_sound");
   const auto meta = test::tiny_meta(DType::f16);
-  test::write_tiny_trace(dir + "/t.h5", meta, DType::f16);
+  test::write_tiny_trace(dir + "/written.h5", meta, DType::f16);
+  // A copy made by another writer (std::filesystem, not this process's HDF5 writers) is a file
+  // from outside: its first open is checked.
+  fs::copy_file(dir + "/written.h5", dir + "/t.h5", fs::copy_options::overwrite_existing);
 
   const std::size_t before = h5::metadata_checks_started();
   { const sim::TraceReader first(dir + "/t.h5"); }
@@ -106,8 +113,35 @@ TEST_CASE("a sound file passes, is walked whole, and is checked once while uncha
   REQUIRE(counts.attributes >= 1);
   REQUIRE(counts.values_read == counts.attributes);
 
-  test::write_tiny_trace(dir + "/t.h5", meta, DType::f32);  // a changed file is checked again
+  test::write_tiny_trace(dir + "/other.h5", meta, DType::f32);  // changed in place by another writer
+  fs::copy_file(dir + "/other.h5", dir + "/t.h5", fs::copy_options::overwrite_existing);
   { const sim::TraceReader third(dir + "/t.h5"); }
+  REQUIRE(h5::metadata_checks_started() == before + 2);
+}
+
+TEST_CASE("a file this process wrote and closed is read back unchecked until anything changes it", "[isolation]") {
+  // A sweep rewrites its results file after every pass and reads it back before the next; a
+  // walk of the whole file each time grew with the file (docs/robustness.md, "What the check costs").
+  const std::string dir = test::scratch_dir("isolation_written_here");
+  const auto meta = test::tiny_meta(DType::f16);
+  test::write_tiny_trace(dir + "/t.h5", meta, DType::f16);
+
+  const std::size_t before = h5::metadata_checks_started();
+  { const sim::TraceReader mine(dir + "/t.h5"); }
+  REQUIRE(h5::metadata_checks_started() == before);
+
+  // Same bytes, same size, same inode: only the times move, and that is enough to check again.
+  REQUIRE(::utimensat(AT_FDCWD, (dir + "/t.h5").c_str(), nullptr, 0) == 0);
+  { const sim::TraceReader touched(dir + "/t.h5"); }
+  REQUIRE(h5::metadata_checks_started() == before + 1);
+
+  // Replaced under the same name by another file (another inode): checked again, and a
+  // damaged replacement is refused although the name was once written here.
+  test::write_tiny_trace(dir + "/t.h5", meta, DType::f16);
+  fs::copy_file(kLibhdf5 + "trace-global-heap-overflow.h5", dir + "/bad.h5");
+  fs::rename(dir + "/bad.h5", dir + "/t.h5");
+  const std::string message = test::input_error_of([&] { sim::TraceReader reader(dir + "/t.h5"); });
+  REQUIRE_THAT(message, Catch::StartsWith(dir + "/t.h5: damaged HDF5 metadata ("));
   REQUIRE(h5::metadata_checks_started() == before + 2);
 }
 

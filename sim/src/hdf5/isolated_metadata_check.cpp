@@ -214,12 +214,16 @@ std::string one_line(std::string text) {
 
 // ---- files already checked --------------------------------------------------------------
 
-using FileIdentity = std::tuple<dev_t, ino_t, off_t, std::int64_t, std::int64_t>;
+// The status-change time is in it too: any write, rename or chmod moves it, and no call sets it
+// back (utimensat can reset the modification time, not this one).
+using FileIdentity =
+    std::tuple<dev_t, ino_t, off_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t>;
 
 std::optional<FileIdentity> identity_of(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  return FileIdentity{st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec};
+  return FileIdentity{st.st_dev,          st.st_ino,          st.st_size,        st.st_mtim.tv_sec,
+                      st.st_mtim.tv_nsec, st.st_ctim.tv_sec, st.st_ctim.tv_nsec};
 }
 
 std::mutex checks_mutex;
@@ -247,6 +251,11 @@ unsigned metadata_check_timeout_seconds() {
 std::size_t metadata_checks_started() {
   const std::lock_guard<std::mutex> lock(checks_mutex);
   return checks_started;
+}
+
+void remember_written_here(const std::string& path) {
+  const std::lock_guard<std::mutex> lock(checks_mutex);
+  if (const std::optional<FileIdentity> identity = identity_of(path)) checked_files().insert(*identity);
 }
 
 void check_metadata_isolated(const std::string& name, const OpenInChild& open, bool remember) {

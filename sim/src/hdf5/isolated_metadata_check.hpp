@@ -7,7 +7,10 @@
 // address-space limit and a deadline. A child that dies, fails or runs out of time becomes
 //   InputError("FILE: damaged HDF5 metadata (...)")
 // and the parent never touches the file. A file that passed is remembered by its identity
-// (device, inode, size, modification time), so opening it again costs nothing.
+// (device, inode, size, modification and status-change times), so opening it again costs
+// nothing; so is a file this process has just written and closed itself (remember_written_here),
+// which is what keeps a sweep, which rewrites its results file after every pass and reads it
+// back before the next, from paying a walk of the whole file each time.
 //
 // Knobs (environment): DGQ_HDF5_CHECK_TIMEOUT, the child's deadline in seconds (default 60).
 // The child may allocate 1 GiB more than the parent had (RLIMIT_DATA; with or without
@@ -31,6 +34,11 @@ using OpenInChild = std::function<hid_t()>;
 void check_metadata_isolated(const std::string& name, const OpenInChild& open, bool remember,
                              unsigned timeout_seconds);
 void check_metadata_isolated(const std::string& name, const OpenInChild& open, bool remember);
+
+// Marks PATH, as it is on disk now, as checked: called by this process's writers once they have
+// closed and renamed a file of their own (h5::PartialOutput, PartialFile). Any later change to the
+// file (another inode, size or time) makes the next open check it again.
+void remember_written_here(const std::string& path);
 
 // Seconds allowed to the child (DGQ_HDF5_CHECK_TIMEOUT, default 60; at least 1).
 unsigned metadata_check_timeout_seconds();

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "hdf5/h5.hpp"
+#include "hdf5/isolated_metadata_check.hpp"
 
 namespace dgq::sim::h5 {
 
@@ -31,6 +32,7 @@ class PartialOutput {
     close_file(file_, partial_);
     std::filesystem::rename(partial_, path_);
     committed_ = true;
+    remember_written_here(path_);  // written by libhdf5 here: reading it back needs no check
   }
 
  private:

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dgq/sim/results.hpp"
+#include "hdf5/isolated_metadata_check.hpp"
 
 namespace dgq::sim {
 
@@ -38,6 +39,7 @@ class PartialFile {
   void commit_to(const std::string& final_path) {
     std::filesystem::rename(path_, final_path);
     path_.clear();
+    h5::remember_written_here(final_path);  // written by libhdf5 here: reading it back needs no check
   }
 
  private:

@@ -5,6 +5,7 @@
 
 #include "dgq/errors.hpp"
 #include "dgq/sim/trace.hpp"
+#include "hdf5/isolated_metadata_check.hpp"
 #include "provenance/provenance_attributes.hpp"
 #include "trace/trace_layout.hpp"
 
@@ -90,6 +91,7 @@ void TraceWriter::finish() {
   h5::close_file(impl_->file, impl_->partial);
   std::filesystem::rename(impl_->partial, impl_->path);
   impl_->finished = true;
+  h5::remember_written_here(impl_->path);  // a sweep's synthetic trace is read back at once
 }
 
 }  // namespace dgq::sim
