@@ -7,7 +7,8 @@
 # is in docs/robustness.md, "How long CI takes").
 #
 # Not batched: the reference and the CUDA backend (they define the bytes; each file stays its own
-# translation unit, as the spec's rules are written), and sources that must stay separate:
+# translation unit, as the spec's rules are written; the reference is batched in the sanitizer
+# build only, where its tests do not run: reference/CMakeLists.txt), and sources that must stay separate:
 # generated ones (rewritten at every commit), files with their own compile options, and
 # isolated_metadata_check.cpp, which the fuzz build leaves without coverage instrumentation by
 # file name (tools/fuzz-coverage-ignorelist.txt).

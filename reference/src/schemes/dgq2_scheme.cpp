@@ -562,7 +562,7 @@ class Dgq2Scheme final : public Scheme {
   std::string spec_;
 };
 
-[[maybe_unused]] const bool registered = register_scheme_family({
+[[maybe_unused]] const bool registered_dgq2 = register_scheme_family({
     .name = "dgq2",
     .device = Device::cpu,
     .order = 160,

@@ -70,7 +70,7 @@ class DgqScheme final : public Scheme {
   DgqParams params_;
 };
 
-[[maybe_unused]] const bool registered = register_scheme_family({
+[[maybe_unused]] const bool registered_dgq = register_scheme_family({
     .name = "dgq",
     .device = Device::cpu,
     .order = 10,
