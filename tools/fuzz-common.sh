@@ -50,7 +50,8 @@ fuzz_regression_inputs() {
   } | LC_ALL=C sort
 }
 
-# Sanitizer settings of the fuzz runs, the replays and the ctest run before them.
+# Sanitizer settings of the fuzz runs and the replays (the ctest stage before them overrides
+# ASAN_OPTIONS with the fast unwinder: tools/sanitize-and-fuzz.sh).
 # fast_unwind_on_malloc=0: full allocation stacks through libhdf5 (built without frame
 # pointers), which the leak suppressions (tools/lsan-suppressions.txt) need to match.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:fast_unwind_on_malloc=0}
