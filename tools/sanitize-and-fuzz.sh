@@ -41,9 +41,10 @@ if [ "${DGQ_SANITIZE_BUILD_ONLY:-0}" = 1 ]; then exit 0; fi
 # The ctest stage unwinds allocation stacks the fast way (frame pointers): the slow unwinder that
 # the fuzz stage needs for its leak suppressions (tools/fuzz-common.sh) made these 250 short
 # processes 3x slower (80 s against 27 s on two cores). The one test whose leak is suppressed by
-# libhdf5's function names sets the slow unwinder itself (tests/cli/CMakeLists.txt).
+# libhdf5's function names sets the slow unwinder again itself (tests/cli/CMakeLists.txt). The
+# options are the fuzz stage's (tools/fuzz-common.sh) with the unwinder switched (the last wins).
 [ "${DGQ_SANITIZE_SKIP_TESTS:-0}" = 1 ] ||
-  ASAN_OPTIONS=${DGQ_CTEST_ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1} \
+  ASAN_OPTIONS=${DGQ_CTEST_ASAN_OPTIONS:-$ASAN_OPTIONS:fast_unwind_on_malloc=1} \
     ctest --test-dir "$build" -L '^(sim|cli|fuzz-regression)$' --output-on-failure -j "$jobs"
 echo "sanitize: ASan+UBSan tests (labels sim, cli, fuzz-regression) passed after $(elapsed)"
 if [ "${DGQ_SKIP_FUZZ:-0}" = 1 ]; then
