@@ -129,11 +129,13 @@ TEST_CASE("a file this process wrote and closed is read back unchecked until any
   const std::size_t before = h5::metadata_checks_started();
   { const sim::TraceReader mine(dir + "/t.h5"); }
   REQUIRE(h5::metadata_checks_started() == before);
+  REQUIRE(h5::is_written_here(dir + "/t.h5"));
 
   // Same bytes, same size, same inode: only the times move, and that is enough to check again.
   REQUIRE(::utimensat(AT_FDCWD, (dir + "/t.h5").c_str(), nullptr, 0) == 0);
   { const sim::TraceReader touched(dir + "/t.h5"); }
   REQUIRE(h5::metadata_checks_started() == before + 1);
+  REQUIRE_FALSE(h5::is_written_here(dir + "/t.h5"));  // checked for reading now, never for writing
 
   // Replaced under the same name by another file (another inode): checked again, and a
   // damaged replacement is refused although the name was once written here.

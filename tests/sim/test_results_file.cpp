@@ -10,6 +10,8 @@
 #include "dgq/errors.hpp"
 #include "dgq/sim/replay.hpp"
 #include "dgq/sim/results.hpp"
+#include "../../sim/src/hdf5/isolated_metadata_check.hpp"
+#include "../../sim/src/results/results_file.hpp"
 #include "test_replay_support.hpp"
 #include "test_results_helpers.hpp"
 #include "test_trace_helpers.hpp"
@@ -105,6 +107,37 @@ TEST_CASE("an incomplete run is listed as incomplete and dropped by the next add
   listing = sim::list_runs(path);
   CHECK(listing.complete == std::vector<std::string>{"a", "ghost"});
   CHECK(listing.incomplete.empty());
+}
+
+TEST_CASE("runs added to a file this process wrote go to a byte copy of it; a file from outside is rewritten") {
+  // A sweep adds a pass of runs at a time; rewriting every earlier run each pass grew
+  // quadratically (docs/robustness.md, "How long CI takes"). Both paths give the same runs.
+  const auto dir = test::scratch_dir("results-append");
+  const auto ab = tiny_runs({"a", "b"});
+  sim::add_runs(dir + "/together.h5", ab, false);
+  sim::add_runs(dir + "/appended.h5", {ab[0]}, false);
+  REQUIRE(sim::h5::is_written_here(dir + "/appended.h5"));
+  const std::size_t checks = sim::h5::metadata_checks_started();
+  const std::size_t rewrites = sim::results_files_rewritten();
+  sim::add_runs(dir + "/appended.h5", {ab[1]}, false);
+  CHECK(sim::results_files_rewritten() == rewrites);
+  CHECK(sim::h5::metadata_checks_started() == checks);
+  CHECK(sim::h5::is_written_here(dir + "/appended.h5"));
+  CHECK_FALSE(fs::exists(dir + "/appended.h5.partial"));
+
+  fs::copy_file(dir + "/together.h5", dir + "/outside.h5");  // another writer's file
+  CHECK_FALSE(sim::h5::is_written_here(dir + "/outside.h5"));
+  sim::add_runs(dir + "/outside.h5", tiny_runs({"c"}), false);
+  CHECK(sim::results_files_rewritten() == rewrites + 1);
+  CHECK(sim::h5::metadata_checks_started() == checks + 1);  // walked once, then rewritten run by run
+
+  for (const std::string& path : {dir + "/appended.h5", dir + "/outside.h5"}) {
+    CAPTURE(path);
+    const auto listing = sim::list_runs(path);
+    CHECK(listing.incomplete.empty());
+    for (const std::string name : {"a", "b"}) CHECK(sim::compare_runs(dir + "/together.h5", path, name) == "");
+  }
+  CHECK(sim::list_runs(dir + "/outside.h5").complete == std::vector<std::string>{"a", "b", "c"});
 }
 
 TEST_CASE("a stale .partial from a killed writer does not affect the next add") {

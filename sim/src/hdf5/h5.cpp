@@ -166,6 +166,15 @@ Handle create_file(const std::string& path) {
                 Handle::Kind::file);
 }
 
+Handle open_own_copy_readwrite(const std::string& copy, const std::string& original) {
+  silence_hdf5_errors();
+  if (!is_written_here(original))
+    throw Error(original + ": not a file this process wrote; it cannot be appended to unchecked");
+  Handle fapl = strong_close_fapl();
+  return Handle(check(H5Fopen(copy.c_str(), H5F_ACC_RDWR, fapl.get()), copy + ": cannot open for writing"),
+                Handle::Kind::file);
+}
+
 namespace {
 // HDF5 messages may hold newlines; the CLI promises one line per error.
 std::string one_line(std::string text) {

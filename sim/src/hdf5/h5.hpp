@@ -72,6 +72,11 @@ class Handle {
 Handle open_file_readonly(const std::string& path);
 // Creates (truncating) a file for writing.
 Handle create_file(const std::string& path);
+// Opens COPY for reading and writing, unchecked: COPY must be a byte copy, just made, of
+// ORIGINAL, a file this process wrote itself (is_written_here(ORIGINAL), asserted by a throw).
+// Appending to such a copy and renaming it over ORIGINAL costs a byte copy where rewriting
+// every object costs a read and a write of each.
+Handle open_own_copy_readwrite(const std::string& copy, const std::string& original);
 // Closes a file written by this process. A failed close (disk full, I/O error) throws
 // "<context>: closing the file failed (HDF5: ...)"; the id is then kept open on purpose
 // (libhdf5 1.10 crashes at exit in H5F__close_cb when a file whose close failed is closed

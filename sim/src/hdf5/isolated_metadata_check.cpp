@@ -232,6 +232,10 @@ std::set<FileIdentity>& checked_files() {
   static std::set<FileIdentity> files;
   return files;
 }
+std::set<FileIdentity>& written_files() {  // a subset of checked_files()
+  static std::set<FileIdentity> files;
+  return files;
+}
 
 void throw_damaged(const std::string& name, const std::string& why) {
   throw InputError(name + ": damaged HDF5 metadata (" + one_line(why) + ")");
@@ -255,7 +259,16 @@ std::size_t metadata_checks_started() {
 
 void remember_written_here(const std::string& path) {
   const std::lock_guard<std::mutex> lock(checks_mutex);
-  if (const std::optional<FileIdentity> identity = identity_of(path)) checked_files().insert(*identity);
+  if (const std::optional<FileIdentity> identity = identity_of(path)) {
+    checked_files().insert(*identity);
+    written_files().insert(*identity);
+  }
+}
+
+bool is_written_here(const std::string& path) {
+  const std::lock_guard<std::mutex> lock(checks_mutex);
+  const std::optional<FileIdentity> identity = identity_of(path);
+  return identity && written_files().count(*identity) > 0;
 }
 
 void check_metadata_isolated(const std::string& name, const OpenInChild& open, bool remember) {

@@ -40,6 +40,12 @@ void check_metadata_isolated(const std::string& name, const OpenInChild& open, b
 // file (another inode, size or time) makes the next open check it again.
 void remember_written_here(const std::string& path);
 
+// True when PATH, as it is on disk now, is a file this process wrote, closed and remembered
+// (remember_written_here) and nothing has touched since. Only such a file may be opened for
+// writing again without a check (h5::open_own_copy_readwrite): a file that merely passed the
+// read walk was never tried by libhdf5's writing paths.
+bool is_written_here(const std::string& path);
+
 // Seconds allowed to the child (DGQ_HDF5_CHECK_TIMEOUT, default 60; at least 1).
 unsigned metadata_check_timeout_seconds();
 

@@ -1,6 +1,9 @@
 // Listing runs and adding runs to a results file, never leaving it half-written: all writes
-// go to PATH.partial (a copy of PATH), which replaces PATH by rename only once closed.
+// go to PATH.partial (a copy of PATH), which replaces PATH by rename only once closed. A file
+// this process wrote itself is copied byte for byte and appended to; any other is rewritten run
+// by run (copy_run_group), so that libhdf5 never writes into a file it did not write.
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <set>
@@ -76,6 +79,52 @@ void write_results_root(hid_t file) {
   write_build_attributes(file);  // the build that wrote the file; each run records its own
 }
 
+namespace {
+
+std::atomic<std::size_t> rewrites{0};
+
+void refuse_existing(const std::string& path, const RunListing& listing, const std::vector<std::string>& new_names,
+                     bool replace) {
+  for (const auto& n : new_names) {
+    if (listing.is_complete(n) && !replace) {
+      throw ParameterError(path + ": run '" + n + "' already exists (use --force to replace it)");
+    }
+  }
+}
+
+bool touches_existing(const RunListing& listing, const std::set<std::string>& names) {
+  const auto named = [&](const std::string& n) { return names.count(n) > 0; };
+  return std::any_of(listing.complete.begin(), listing.complete.end(), named) ||
+         std::any_of(listing.incomplete.begin(), listing.incomplete.end(), named);
+}
+
+// The fast path, for a file this process wrote itself (a sweep's results after its first
+// pass): PATH.partial is a byte copy of PATH with the new runs added. Returns false, having
+// written nothing, when the copy would keep dead space (an incomplete run, or a run to be
+// replaced): the caller rewrites instead.
+bool append_to_own_file(const std::string& path, const std::string& partial, const std::vector<std::string>& new_names,
+                        const std::set<std::string>& names, bool replace,
+                        const std::function<void(hid_t file)>& write_new) {
+  if (!h5::is_written_here(path)) return false;
+  fs::copy_file(path, partial, fs::copy_options::overwrite_existing);
+  PartialFile guard(partial);
+  h5::Handle file = h5::open_own_copy_readwrite(partial, path);
+  const RunListing listing = list_runs_in(file.get(), path);
+  refuse_existing(path, listing, new_names, replace);
+  if (!listing.incomplete.empty() || touches_existing(listing, names) || !h5::link_exists(file.get(), "runs")) {
+    file.reset();
+    return false;  // the guard removes the copy
+  }
+  write_new(file.get());
+  h5::close_file(file, partial);
+  guard.commit_to(path);
+  return true;
+}
+
+}  // namespace
+
+std::size_t results_files_rewritten() { return rewrites.load(); }
+
 void add_run_groups(const std::string& path, const std::vector<std::string>& new_names, bool replace,
                     const std::function<void(hid_t file)>& write_new) {
   std::set<std::string> names;
@@ -83,8 +132,11 @@ void add_run_groups(const std::string& path, const std::vector<std::string>& new
     if (!names.insert(n).second) throw ParameterError("run name '" + n + "' is given twice");
   }
   const std::string partial = path + ".partial";
+  if (append_to_own_file(path, partial, new_names, names, replace, write_new)) return;
   // The new file is written from scratch: the old file's complete runs are copied over
-  // (copy_run_group), so incomplete or replaced runs leave no dead space behind.
+  // (copy_run_group), so incomplete or replaced runs leave no dead space behind, and a file
+  // from outside is only ever read, never written to.
+  ++rewrites;
   h5::Handle file = h5::create_file(partial);
   PartialFile guard(partial);  // armed only once this process has created the file
   write_results_root(file.get());
@@ -92,11 +144,7 @@ void add_run_groups(const std::string& path, const std::vector<std::string>& new
   if (fs::exists(path)) {
     h5::Handle old = h5::open_file_readonly(path);
     const RunListing listing = list_runs_in(old.get(), path);
-    for (const auto& n : new_names) {
-      if (listing.is_complete(n) && !replace) {
-        throw ParameterError(path + ": run '" + n + "' already exists (use --force to replace it)");
-      }
-    }
+    refuse_existing(path, listing, new_names, replace);
     if (!listing.complete.empty()) {
       h5::Handle src_runs = h5::open_group(old.get(), "runs", path + ": /runs");
       for (const std::string& name : listing.complete) {

@@ -3,6 +3,7 @@
 #include <hdf5.h>
 
 #include <filesystem>
+#include <cstddef>
 #include <functional>
 #include <set>
 #include <string>
@@ -21,8 +22,13 @@ void write_results_root(hid_t file);
 // add_runs for any kind of run: PATH.partial gets PATH's complete runs (except those named
 // in new_names, which must not be complete there unless `replace`), then write_new(file)
 // writes the new run groups (each with `complete` = 1 last); renamed to PATH once closed.
+// PATH.partial is a byte copy of PATH when this process wrote PATH and nothing is replaced
+// (h5::is_written_here): a sweep's pass costs a copy, not a rewrite of every earlier run.
 void add_run_groups(const std::string& path, const std::vector<std::string>& new_names, bool replace,
                     const std::function<void(hid_t file)>& write_new);
+// How many times this process has written a results file from scratch, copying each earlier
+// run (tests: a file of this process's own is appended to instead).
+std::size_t results_files_rewritten();
 
 // Removes PATH.partial unless committed; keeps a failed write from lingering.
 class PartialFile {
