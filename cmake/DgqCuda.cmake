@@ -9,7 +9,18 @@ if(NOT DGQ_CUDA STREQUAL "OFF")
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-      set(CMAKE_CUDA_ARCHITECTURES 80 90)
+      # With a GPU visible, build for it. Without one (CI, a login node) build sm_80 code plus
+      # compute_80 PTX, which the driver compiles for any later GPU (sm_90 included) at first
+      # launch: one architecture proves the code compiles at half the CPU time of two, and
+      # CI's 2 cores are its bottleneck (docs/robustness.md, "How long CI takes").
+      execute_process(COMMAND nvidia-smi -L RESULT_VARIABLE _dgq_smi_rc OUTPUT_VARIABLE _dgq_smi_out
+                      ERROR_QUIET)
+      if(_dgq_smi_rc EQUAL 0 AND _dgq_smi_out MATCHES "GPU ")
+        set(CMAKE_CUDA_ARCHITECTURES native)
+      else()
+        set(CMAKE_CUDA_ARCHITECTURES 80)
+      endif()
+      message(STATUS "dgq: CUDA architectures ${CMAKE_CUDA_ARCHITECTURES} (set CMAKE_CUDA_ARCHITECTURES for others)")
     endif()
     enable_language(CUDA)
     # No CMAKE_CUDA_STANDARD: CMake 3.25 does not know nvcc 13's C++20 dialect; cuda/
