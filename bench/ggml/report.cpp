@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "dgq/scheme.hpp"
 #include "side_by_side.hpp"
 
 namespace dgq::ggml_bench {
@@ -30,10 +31,6 @@ std::string fmt(double v, int digits = 2) {
   std::ostringstream s;
   s << std::fixed << std::setprecision(digits) << v;
   return s.str();
-}
-
-bool is_ggml_type(const std::string& s) {
-  return s == "q8_0" || s == "q4_0" || s == "q4_1" || s == "q5_0" || s == "q5_1" || s == "iq4_nl";
 }
 
 struct Row {
@@ -68,10 +65,10 @@ struct Target {
 
 std::vector<Target> targets(const std::vector<Result>& rs, int t1, int t2, double input_mib) {
   std::vector<Target> out;
-  for (const char* s : {"q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"})
+  for (const std::string& s : ggml_type_names())
     for (const char* op : {"compress", "decompress"})
       for (const char* dt : {"f32", "f16"})
-        out.push_back({std::string(s) + " " + op + " " + (std::string(op) == "compress" ? "from " : "to ") + dt +
+        out.push_back({s + " " + op + " " + (std::string(op) == "compress" ? "from " : "to ") + dt +
                            " vs ggml's same",
                        ratio(find(rs, "dgq", s, op, dt, t1), find(rs, "ggml", s, op, dt, t1)), 0.9, ""});
   out.push_back({"DGQ v1 compress, fresh output, from f16 vs ggml q8_0 from f16",
@@ -90,10 +87,13 @@ std::vector<Target> targets(const std::vector<Result>& rs, int t1, int t2, doubl
   out.push_back({"DGQ v1 decompress to f16 vs ggml q8_0 dequantize (to_float, f32)",
                  ratio(find(rs, "dgq", "dgq", "decompress", "f16", t1), find(rs, "ggml", "q8_0", "decompress", "f32", t1)),
                  1.0, ""});
-  for (const char* s : {"int8-token", "int8-group64", "int4-group64", "fp8-e4m3", "kivi-4", "kivi-2"})
+  // Every other registered family (DGQ v1 has its own rows above).
+  for (const std::string& s : scheme_families()) {
+    if (is_ggml_type(s) || s == "dgq") continue;
     for (const char* op : {"compress", "decompress"})
-      out.push_back({std::string(s) + " " + op + " (f16) vs ggml q8_0 (f16)",
+      out.push_back({s + " " + op + " (f16) vs ggml q8_0 (f16)",
                      ratio(find(rs, "dgq", s, op, "f16", t1), find(rs, "ggml", "q8_0", op, "f16", t1)), 0.7, ""});
+  }
   if (t2 > 0) {
     // Scaling: the slowest and the median dgq entry's 2-thread rate over its 1-thread rate (each
     // entry's own figure is the "vs 1st thr" column of the 2-thread table).

@@ -47,8 +47,6 @@ struct GgmlType {
 };
 constexpr GgmlType kGgmlTypes[] = {{"q8_0", GGML_TYPE_Q8_0}, {"q4_0", GGML_TYPE_Q4_0}, {"q4_1", GGML_TYPE_Q4_1},
                                    {"q5_0", GGML_TYPE_Q5_0}, {"q5_1", GGML_TYPE_Q5_1}, {"iq4_nl", GGML_TYPE_IQ4_NL}};
-// dgq's own families beyond the llama.cpp types.
-const char* const kDgqOnly[] = {"dgq", "int8-token", "int8-group64", "int4-group64", "fp8-e4m3", "kivi-4", "kivi-2"};
 
 // Every buffer the entries share; built once, outputs touched by the warm-up round.
 struct Buffers {
@@ -143,8 +141,9 @@ std::vector<Entry> make_entries(const Options& o, Buffers& b) {
     add_dgq(t.name, b.f32, b.out32, entries);
     add_dgq(t.name, b.f16, b.out16, entries);
   }
-  for (const char* spec : kDgqOnly)
-    if (wanted(spec)) add_dgq(spec, b.f16, b.out16, entries);
+  // dgq's other families, from the registry: each alone (ggml has no counterpart to time beside it).
+  for (const std::string& family : scheme_families())
+    if (!is_ggml_type(family) && wanted(family)) add_dgq(family, b.f16, b.out16, entries);
   // Scheme::compress_into with each head's previous result: the reused output of a cache.
   for (const char* spec : {"q8_0", "dgq"}) {
     if (!wanted(spec)) continue;
@@ -169,6 +168,16 @@ std::vector<Entry> make_entries(const Options& o, Buffers& b) {
 }
 
 }  // namespace
+
+bool is_ggml_type(std::string_view family) {
+  return std::any_of(std::begin(kGgmlTypes), std::end(kGgmlTypes), [&](const GgmlType& t) { return family == t.name; });
+}
+
+std::vector<std::string> ggml_type_names() {
+  std::vector<std::string> names;
+  for (const GgmlType& t : kGgmlTypes) names.emplace_back(t.name);
+  return names;
+}
 
 std::vector<Result> run_side_by_side(const Options& o, std::ostream& log) {
   const std::int64_t elements = static_cast<std::int64_t>(o.heads) * o.tokens * o.head_dim;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dgq::ggml_bench {
@@ -35,6 +36,11 @@ struct Result {
 };
 
 std::vector<Result> run_side_by_side(const Options& o, std::ostream& log);
+
+// The ggml types timed beside dgq's byte-identical families of the same name. Every other
+// family runs alone (and is compared with ggml's q8_0): the list of those is the registry's.
+bool is_ggml_type(std::string_view family);
+std::vector<std::string> ggml_type_names();
 
 // Console table and the markdown file (machine, load, command, date, targets).
 void print_results(const std::vector<Result>& results, std::ostream& out);

@@ -50,6 +50,7 @@ class CudaDgqScheme final : public Scheme {
     .make = [](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
       return std::make_unique<CudaDgqScheme>(dgq_params_from_args(args));
     },
+    .stored_size = SchemeFamily::StoredSize::at_most,
 });
 
 }  // namespace

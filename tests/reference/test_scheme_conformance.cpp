@@ -68,8 +68,11 @@ TEST_CASE("the registry holds every built-in family once, in listing order (none
           "[scheme][registry][conformance]") {
   std::vector<std::string> names;
   for (const SchemeFamily* f : cpu_families()) names.emplace_back(f->name);
-  const std::vector<std::string> built_in{"dgq",      "fp16", "int8-token", "int8-group64", "int4-group64",
-                                          "fp8-e4m3", "q8_0", "kivi-4",     "kivi-2"};
+  // The one list of names in the tests: it checks the link (a family missing here would be
+  // skipped silently by every test that enumerates the registry) and enumerates nothing.
+  const std::vector<std::string> built_in{"dgq",    "fp16", "int8-token", "int8-group64", "int4-group64", "fp8-e4m3",
+                                          "q8_0",   "kivi-4", "kivi-2",   "q4_0",         "q4_1",         "q5_0",
+                                          "q5_1",   "iq4_nl", "turboquant", "dgq2"};
   // The built-in families come first and in this order (dgq memory and help list them so);
   // families added later follow them.
   REQUIRE(names.size() >= built_in.size());
@@ -153,24 +156,29 @@ TEST_CASE("every family round-trips edge shapes in every dtype, deterministicall
   }
 }
 
-TEST_CASE("every family stores the bytes planned_bytes announces (segmenting families at most that)",
+TEST_CASE("planned_bytes is what every family declares at every edge shape: the stored bytes, or their bound",
           "[scheme][registry][conformance][bytes]") {
-  const std::vector<std::pair<std::int64_t, std::int64_t>> shapes{{0, 1}, {1, 1}, {31, 33}, {100, 64}, {257, 65}};
-  for (const SchemeFamily* f : cpu_families()) {
-    const auto s = make_scheme(f->name);
-    for (const DType dtype : {DType::f16, DType::f32}) {
-      for (const auto& [tokens, wanted_channels] : shapes) {
-        const std::int64_t channels = accepted_channels(f->name, wanted_channels);
-        for (const TensorRole role : {TensorRole::key, TensorRole::value}) {
-          CAPTURE(f->name, dtype_name(dtype), tokens, channels, role_name(role));
-          const OwnedTensor x = random_tensor(tokens, channels, 11, dtype);
-          const Compressed c = s->compress(x.view(), role);
-          const std::uint64_t planned = s->planned_bytes(tokens, channels, dtype, role);
-          // Data-dependent sizes are allowed only to segmenting schemes (Scheme::planned_bytes).
-          if (c.segment_edges.empty()) {
-            CHECK(c.total_bytes() == planned);
-          } else {
-            CHECK(c.total_bytes() <= planned);
+  for (const std::string& f : scheme_families()) {
+    const auto s = make_scheme(f);
+    const bool exact = find_scheme_family(f, Device::cpu)->stored_size == SchemeFamily::StoredSize::exact;
+    for (const DType t : {DType::f16, DType::bf16, DType::f32}) {
+      for (const std::int64_t l : kEdgeTokens) {
+        for (const std::int64_t wanted : kEdgeChannels) {
+          const std::int64_t d = accepted_channels(f, wanted);
+          for (const TensorRole role : {TensorRole::key, TensorRole::value}) {
+            CAPTURE(f, dtype_name(t), l, d, role_name(role));
+            const OwnedTensor x = random_tensor(l, d, static_cast<std::uint64_t>(l * 131 + d), t);
+            const Compressed c = s->compress(x.view(), role);
+            if (exact) {
+              CHECK(c.total_bytes() == s->planned_bytes(l, d, t, role));
+            } else {
+              CHECK(c.total_bytes() <= s->planned_bytes(l, d, t, role));
+            }
+            CHECK(c.scheme == s->spec());
+            CHECK(c.tokens == l);
+            CHECK(c.channels == d);
+            CHECK(c.dtype == t);
+            CHECK(c.role == role);
           }
         }
       }
@@ -253,6 +261,63 @@ TEST_CASE("a family with a head_dim rule refuses every other channel count with 
     }
   }
   CHECK(families_with_a_rule >= 1);  // turboquant's codebooks exist for powers of two only
+}
+
+TEST_CASE("every family compresses an empty tensor to empty parts and decompresses it", "[scheme][registry][conformance][edge]") {
+  for (const std::string& f : scheme_families()) {
+    const auto s = make_scheme(f);
+    for (const auto& [l, d] : {std::pair<std::int64_t, std::int64_t>{0, 128}, {0, 1}, {5, 0}}) {
+      if (!takes_channels(f, d)) continue;  // refused by name: test_scheme_conformance.cpp
+      CAPTURE(f, l, d);
+      OwnedTensor x(DType::f16, l, d);
+      const Compressed c = s->compress(x.view(), TensorRole::key);
+      CHECK(c.total_bytes() == 0);
+      CHECK_FALSE(c.parts.empty());
+      CHECK(s->planned_bytes(l, d, DType::f16, TensorRole::key) == 0);
+      OwnedTensor out(DType::f16, l, d);
+      CHECK_NOTHROW(s->decompress(c, out.mut()));
+    }
+  }
+}
+
+TEST_CASE("every family rejects a part of the wrong size, naming part and sizes", "[scheme][registry][conformance][errors]") {
+  // A family whose data decides its size (StoredSize::at_most) cannot name one expected size; it
+  // names the part and the bytes it has, and what it expected in its own words.
+  for (const std::string& f : scheme_families()) {
+    const auto s = make_scheme(f);
+    const bool exact = find_scheme_family(f, Device::cpu)->stored_size == SchemeFamily::StoredSize::exact;
+    const OwnedTensor x = random_tensor(70, accepted_channels(f, 65), 11);
+    const Compressed good = s->compress(x.view(), TensorRole::key);
+    REQUIRE(good.total_bytes() > 0);
+    for (std::size_t p = 0; p < good.parts.size(); ++p) {
+      CAPTURE(f, good.parts[p].name);
+      if (good.parts[p].bytes.empty()) continue;  // dgq2's residual with residual=0: nothing to shorten
+      Compressed shorter = good;
+      shorter.parts[p].bytes.pop_back();
+      OwnedTensor out(x.dtype, x.tokens, x.channels);
+      const std::string expected = "part '" + good.parts[p].name + "' has " +
+                                   std::to_string(good.parts[p].bytes.size() - 1) + " bytes, " +
+                                   (exact ? "expected " + std::to_string(good.parts[p].bytes.size()) : "");
+      CHECK_THROWS_AS(s->decompress(shorter, out.mut()), InputError);
+      CHECK_THROWS_WITH(s->decompress(shorter, out.mut()), Catch::Matchers::Contains(expected));
+      Compressed missing = good;
+      missing.parts.erase(missing.parts.begin() + static_cast<std::ptrdiff_t>(p));
+      CHECK_THROWS_WITH(s->decompress(missing, out.mut()), Catch::Matchers::Contains("part '" + good.parts[p].name + "' is missing"));
+    }
+  }
+}
+
+TEST_CASE("every family leaves its input unchanged and is deterministic", "[scheme][registry][conformance]") {
+  for (const std::string& f : scheme_families()) {
+    CAPTURE(f);
+    const auto s = make_scheme(f);
+    const OwnedTensor x = random_tensor(97, accepted_channels(f, 80), 5);
+    const std::vector<std::uint8_t> before = x.bytes;
+    const Compressed a = s->compress(x.view(), TensorRole::value);
+    const Compressed b = s->compress(x.view(), TensorRole::value);
+    CHECK(x.bytes == before);
+    CHECK(a.parts == b.parts);
+  }
 }
 
 }  // namespace dgq::test

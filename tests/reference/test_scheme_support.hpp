@@ -24,11 +24,6 @@ namespace dgq::test {
 inline const std::vector<std::int64_t> kEdgeTokens{0, 1, 31, 32, 33, 64, 65, 100};
 inline const std::vector<std::int64_t> kEdgeChannels{1, 31, 32, 33, 64, 65, 128};
 
-inline const std::vector<std::string> kBaselineFamilies{"fp16",   "int8-token", "int8-group64", "int4-group64",
-                                                        "fp8-e4m3", "q8_0",     "kivi-4",       "kivi-2",
-                                                        "q4_0",     "q4_1",       "q5_0",         "q5_1",
-                                                        "iq4_nl"};
-
 
 // Values are rounded to dtype, so the tensor holds exactly what at() returns.
 inline OwnedTensor tensor_from(const std::vector<float>& values, std::int64_t l, std::int64_t d,
@@ -70,6 +65,10 @@ inline OwnedTensor random_tensor(std::int64_t l, std::int64_t d, std::uint64_t s
 // `wanted` if the CPU family takes that many channels (SchemeFamily::accepts_channels), else the
 // next count above it that it takes: shape loops written for any head_dim stay valid for
 // families with a head_dim rule (turboquant: powers of two in [16, 512]).
+inline bool takes_channels(std::string_view family, std::int64_t channels) {
+  const SchemeFamily* f = find_scheme_family(family, Device::cpu);
+  return f == nullptr || f->accepts_channels == nullptr || f->accepts_channels(channels);
+}
 inline std::int64_t accepted_channels(std::string_view family, std::int64_t wanted) {
   const SchemeFamily* f = find_scheme_family(family, Device::cpu);
   if (f == nullptr || f->accepts_channels == nullptr) return wanted;

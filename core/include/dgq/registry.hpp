@@ -76,6 +76,15 @@ struct SchemeFamily {
   // another channel count throws InputError naming it. The conformance tests use it to pick
   // shapes the family takes and to check that the others are refused.
   bool (*accepts_channels)(std::int64_t channels) = nullptr;
+  // What Scheme::planned_bytes promises: the stored bytes of every tensor of that shape
+  // (exact), or, for a family whose data decides its size (DGQ v1's segment count), the most
+  // they can be (at_most). The conformance tests check whichever is declared.
+  enum class StoredSize : std::uint8_t { exact, at_most };
+  StoredSize stored_size = StoredSize::exact;
+  // The family stores its input's bytes as they are (fp16): a caller that wants, say, an fp16
+  // cache of fp32 activations converts them to fp16 first, as ggml's f16 cache does
+  // (sim's SchemeCache). Replaces comparing family names.
+  bool stores_input_bytes = false;
 };
 
 // Adds f (its params must outlive the program: a static array). Returns true, so that a family

@@ -572,6 +572,8 @@ class Dgq2Scheme final : public Scheme {
     .make = [](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
       return std::make_unique<Dgq2Scheme>(dgq2::params_from_args(args));
     },
+    .accepts_channels = [](std::int64_t channels) { return channels >= 1; },
+    .stored_size = SchemeFamily::StoredSize::at_most,  // v1's segments: their count is the data's
 });
 
 }  // namespace

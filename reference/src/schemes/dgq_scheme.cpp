@@ -79,6 +79,8 @@ class DgqScheme final : public Scheme {
     .make = [](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
       return std::make_unique<DgqScheme>(dgq_params_from_args(args));
     },
+    .accepts_channels = [](std::int64_t channels) { return channels >= 1; },
+    .stored_size = SchemeFamily::StoredSize::at_most,  // one range per segment, 1..max_groups of them
 });
 
 }  // namespace

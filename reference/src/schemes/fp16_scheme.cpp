@@ -40,6 +40,7 @@ class Fp16Scheme final : public Scheme {
     .summary = "the input bytes unchanged (the uncompressed baseline)",
     .params = {},
     .make = [](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Fp16Scheme>(); },
+    .stores_input_bytes = true,
 });
 
 }  // namespace

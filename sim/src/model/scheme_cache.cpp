@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "dgq/errors.hpp"
+#include "dgq/registry.hpp"
 #include "dgq/sim/attention.hpp"
 #include "dgq/sim/eval.hpp"
 
@@ -29,7 +30,8 @@ SchemeCache::SchemeCache(const std::string& spec, QueryRounding rounding) : roun
   if (spec != "fp32") {
     owned_ = make_scheme(spec);
     scheme_ = owned_.get();
-    stores_fp16_ = owned_->family() == "fp16";
+    const SchemeFamily* family = find_scheme_family(owned_->family(), Device::cpu);
+    stores_fp16_ = family != nullptr && family->stores_input_bytes;
   }
   if (rounding_ == QueryRounding::q8_0) q8_0_ = make_scheme("q8_0");
 }

@@ -64,7 +64,7 @@ std::vector<std::uint32_t> edges_from_parts(const std::vector<std::uint8_t>& mar
   const auto corrupt = [&spec](const std::string& what) { return InputError(spec + ": corrupt dgq2 data: " + what); };
   std::vector<std::uint32_t> edges{0};
   if (p.seg.markers == Markers::table) {
-    if (markers.size() % 4 != 0) throw corrupt("boundary table of " + std::to_string(markers.size()) + " bytes");
+    if (markers.size() % 4 != 0) throw corrupt("part 'markers' has " + std::to_string(markers.size()) + " bytes, not a boundary table (4 per boundary)");
     for (std::size_t i = 0; i < markers.size(); i += 4) {
       const std::uint32_t e = static_cast<std::uint32_t>(markers[i]) | static_cast<std::uint32_t>(markers[i + 1]) << 8 |
                               static_cast<std::uint32_t>(markers[i + 2]) << 16 |
@@ -76,7 +76,8 @@ std::vector<std::uint32_t> edges_from_parts(const std::vector<std::uint8_t>& mar
     }
   } else {
     if (p.seg.markers == Markers::bitmap && markers.size() != static_cast<std::uint64_t>((quantized + 7) / 8)) {
-      throw corrupt("bitmap of " + std::to_string(markers.size()) + " bytes for " + std::to_string(quantized) + " tokens");
+      throw corrupt("part 'markers' has " + std::to_string(markers.size()) + " bytes, expected " +
+                    std::to_string((quantized + 7) / 8) + " (a bitmap of " + std::to_string(quantized) + " tokens)");
     }
     if (p.seg.markers == Markers::inband && !markers.empty()) throw corrupt("in-band markers with a markers part");
     const auto is_start = [&](std::int64_t t) {
