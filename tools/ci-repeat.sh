@@ -2,12 +2,15 @@
 # Runs CI as CI runs it, N times on one commit, and says whether every run gave the same verdict
 # and the same counts (issue 20: "the same commit must always get the same verdict").
 #   tools/ci-repeat.sh [N=3] [WORKDIR=/tmp/dgq-ci-repeat]
-# Each run: a fresh `git clone` of this checkout's HEAD into WORKDIR/run-I/repo with ../shared
+# Each run: a fresh `git clone` of this checkout's HEAD into WORKDIR/run-I<padding>/repo with ../shared
 # beside it (a link to this checkout's ../shared), then `CI=true bash .ci/run` with no standard
 # input, its output in WORKDIR/run-I/log.txt. Compared across runs: the exit code and every
 # summary line (ctest's "tests passed" lines, the sanitizer and fuzz stage's lines) with
 # durations removed. Runs one after the other (CI has 2 cores; parallel runs would only slow
 # each other). Prints one line per run and a closing verdict; exit 1 when the runs differ.
+# The padding (run I's folder name 8*(I-1) characters longer than run 1's) puts each clone at a
+# path of another length: the verdict and the counts must not depend on where the checkout is
+# (the fuzz stage's counts once did: docs/robustness.md, "Deterministic CI").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
@@ -17,12 +20,13 @@ shared=$(cd .. && pwd)/shared
 mkdir -p "$workdir"
 summary_of() {  # LOG: the lines that decide and count, durations and paths removed
   grep -E '(tests passed|tests failed|^fuzz:|^fuzz-|^sanitize:.*(passed|failed|finding)|FINDING)' "$1" |
-    sed -E 's/[0-9]+(\.[0-9]+)? (s|sec|seconds)\b/<t>/g; s#/[^ ]*/run-[0-9]+/#<run>/#g'
+    sed -E 's/[0-9]+(\.[0-9]+)? (s|sec|seconds)\b/<t>/g; s#/[^ ]*/run-[0-9]+(-padding)*/#<run>/#g'
 }
 first=""
 same=1
 for i in $(seq 1 "$runs"); do
   dir=$workdir/run-$i
+  for ((pad = 2; pad <= i; pad++)); do dir+=-padding; done
   rm -rf "$dir" && mkdir -p "$dir"
   git clone -q . "$dir/repo" && git -C "$dir/repo" checkout -q "$commit"
   [ -d "$shared" ] && ln -s "$shared" "$dir/shared"

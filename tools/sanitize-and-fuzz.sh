@@ -87,7 +87,12 @@ execution_order() {
   done | sort -s -n -k1,1 | cut -f2-
 }
 saved_input() { ls "$1"/crash-* "$1"/leak-* "$1"/timeout-* "$1"/oom-* 2>/dev/null | head -1 || true; }
-relative() { echo "${1#"$root"/}"; }
+relative() {  # a path as the output shows it: from the checkout or from the build folder
+  local path=${1#"$stage/r/"}
+  path=${path#"$stage/b/"}
+  path=${path#"$root"/}
+  echo "$path"
+}
 stats_of() {  # LOG: "cov: X ft: Y corp: A/Bb" of the last stats line
   grep -Eo 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[0-9]+[a-zA-Z]*' "$1" | tail -1 || true
 }
@@ -117,18 +122,29 @@ judge_exit_leak() {
 }
 
 targets=(${DGQ_FUZZ_TARGETS:-${fuzz_targets[@]}})
+
+# libFuzzer keeps every path it is handed (its argv, the seed list) on the heap, so their
+# lengths move the addresses of dgq's own allocations; code whose branches depend on an
+# address (vectorised loops that peel up to an aligned element) then covers other edges, and
+# from there the fuzzing takes another course: two checkouts of one commit gave other fuzz
+# counts (docs/robustness.md, "Deterministic CI"). So every path libFuzzer sees is spelled
+# through a stage folder of fixed length that links to the checkout (r) and the build (b).
+stage=$(mktemp -d /tmp/dgq-fuzz-stage.XXXXXXXXXX)
+trap 'rm -rf "$stage"' EXIT
+ln -s "$root" "$stage/r"
+ln -s "$(realpath "$build")" "$stage/b"
 # fuzz_target TARGET: the regression replay and the fuzzing of one target; prints its lines and
 # writes "inputs executions known alone status" to build-sanitize/fuzz-work/TARGET.counts.
 fuzz_target() {
   local target=$1
-  binary=$build/tests/fuzz/$target
-  work=$(realpath -m "$build/fuzz-work/$target")
+  binary=$stage/b/tests/fuzz/$target
+  work=$stage/b/fuzz-work/$target
   rm -rf "$work" && mkdir -p "$work/empty"
   target_status=0 known=0 alone=0 target_start=$SECONDS
 
   # a. The regression replay: one process over every input; when an input stops it, that
   # input is classified and the replay goes on in a new process with the inputs after it.
-  mapfile -t inputs < <(fuzz_regression_inputs "$target")
+  mapfile -t inputs < <(fuzz_regression_inputs "$target" | sed "s|^$root/|$stage/r/|")
   mapfile -t pending < <(printf '%s\n' "${inputs[@]}" | execution_order)
   passed=() round=0
   while [ "${#pending[@]}" -gt 0 ]; do
