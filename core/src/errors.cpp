@@ -12,4 +12,12 @@ void rethrow_with_context(const std::exception_ptr& error, const std::string& wh
   }
 }
 
+std::string one_line(std::string text) {
+  for (char& c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) c = ' ';
+  }
+  return text;
+}
+
 }  // namespace dgq

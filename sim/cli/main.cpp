@@ -8,22 +8,6 @@
 #include "dgq/errors.hpp"
 #include "dgq/sim/build_info.hpp"
 
-namespace {
-
-// One line per error, whatever a message quotes: every ASCII control character becomes a space
-// (an attribute value with a newline made two lines; an object name with vertical tab, form feed
-// or file/group/record separators, which line-splitting tools also break at, did too: both found
-// by tools/mutation-campaign.py). HDF5's own messages get newlines removed in sim/src/hdf5/h5.cpp.
-std::string one_line(std::string message) {
-  for (char& c : message) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7f) c = ' ';
-  }
-  return message;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   CLI::App app{"dgq: Dynamic Group Quantization of the KV cache (reference, simulator, tools)"};
   app.require_subcommand(1);
@@ -46,10 +30,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const dgq::Error& e) {
-    std::cerr << "dgq: error: " << one_line(e.what()) << "\n";
+    std::cerr << "dgq: error: " << dgq::one_line(e.what()) << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "dgq: error: " << one_line(e.what()) << "\n";
+    std::cerr << "dgq: error: " << dgq::one_line(e.what()) << "\n";
     return 2;
   }
   return 0;

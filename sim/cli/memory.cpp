@@ -7,12 +7,14 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <sstream>
 
 #include <toml++/toml.h>
 
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "dgq/errors.hpp"
+#include "dgq/sim/text_output.hpp"
 
 namespace dgq::cli {
 
@@ -112,16 +114,9 @@ void write_json(const std::string& path, const MemoryArgs& a, const ModelShape& 
   const toml::table doc{{"format", "dgq-memory"}, {"model", a.model},       {"layers", s.layers},
                         {"kv_heads", s.kv_heads}, {"head_dim", s.head_dim}, {"input_dtype", "f16"},
                         {"rows", out_rows}};
-  const std::string partial = path + ".partial";
-  {
-    std::ofstream out(partial);
-    if (!out) throw Error("memory: cannot write '" + partial + "'");
-    out << toml::json_formatter{doc} << "\n";
-    if (!out.flush()) throw Error("memory: write to '" + partial + "' failed");
-  }
-  std::error_code ec;
-  std::filesystem::rename(partial, path, ec);
-  if (ec) throw Error("memory: cannot rename '" + partial + "' to '" + path + "': " + ec.message());
+  std::ostringstream text;
+  text << toml::json_formatter{doc} << "\n";
+  dgq::sim::write_text_file(path, text.str());
 }
 
 void run_memory(const MemoryArgs& a) {

@@ -16,6 +16,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "dgq/errors.hpp"
+#include "dgq/sim/text_output.hpp"
 #include "dgq/sim/results.hpp"
 #include "dgq/sim/slurm.hpp"
 
@@ -63,15 +64,7 @@ sim::SlurmOptions resolve(const SlurmArgs& a) {
   return o;
 }
 
-void write_text(const std::string& path, const std::string& text) {
-  {
-    std::ofstream f(path + ".partial", std::ios::binary | std::ios::trunc);
-    f << text;
-    if (!f.flush()) throw Error(path + ".partial: cannot write");
-  }
-  fs::permissions(path + ".partial", fs::perms::owner_exec | fs::perms::group_exec, fs::perm_options::add);
-  fs::rename(path + ".partial", path);
-}
+void write_text(const std::string& path, const std::string& text) { dgq::sim::write_text_file(path, text, true); }
 
 // Runs a shell command line and returns what it printed (stdout and stderr).
 std::string run_command(const std::string& command) {

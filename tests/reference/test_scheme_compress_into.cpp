@@ -13,7 +13,7 @@ using namespace dgq::test;
 
 namespace {
 
-void check_same(const Compressed& got, const Compressed& want) {
+void check_same_as_compress(const Compressed& got, const Compressed& want) {
   CHECK(got.scheme == want.scheme);
   CHECK(got.tokens == want.tokens);
   CHECK(got.channels == want.channels);
@@ -37,16 +37,16 @@ TEST_CASE("compress_into equals compress into empty, foreign and reused outputs"
 
       Compressed out;
       s->compress_into(x.view(), TensorRole::key, out);
-      check_same(out, want);
+      check_same_as_compress(out, want);
       s->compress_into(x.view(), TensorRole::key, out);  // reused, same shape
-      check_same(out, want);
+      check_same_as_compress(out, want);
       for (const OwnedTensor* other : {&y, &z}) {
         Compressed foreign = make_scheme("int8-token")->compress(other->view(), TensorRole::value);
         s->compress_into(x.view(), TensorRole::key, foreign);
-        check_same(foreign, want);
+        check_same_as_compress(foreign, want);
         Compressed same_family = s->compress(other->view(), TensorRole::value);
         s->compress_into(x.view(), TensorRole::key, same_family);
-        check_same(same_family, want);
+        check_same_as_compress(same_family, want);
       }
     }
   }

@@ -31,4 +31,11 @@ class InputError : public Error {
 // head afterwards.
 [[noreturn]] void rethrow_with_context(const std::exception_ptr& error, const std::string& where);
 
+// `text` on one line, whatever it quotes: every ASCII control character becomes a space. Error
+// messages go through it wherever they quote what dgq does not control (libhdf5's messages, a
+// file's attribute values and object names, a child's report): the CLI promises one line per
+// error, and line-splitting tools also break at vertical tab, form feed and the file/group/
+// record separators (found by tools/mutation-campaign.py).
+std::string one_line(std::string text);
+
 }  // namespace dgq

@@ -175,15 +175,6 @@ Handle open_own_copy_readwrite(const std::string& copy, const std::string& origi
                 Handle::Kind::file);
 }
 
-namespace {
-// HDF5 messages may hold newlines; the CLI promises one line per error.
-std::string one_line(std::string text) {
-  for (char& c : text)
-    if (c == '\n' || c == '\r') c = ' ';
-  return text;
-}
-}  // namespace
-
 void close_file(Handle& file, const std::string& context) {
   if (!file.valid()) return;
   const hid_t id = file.get();

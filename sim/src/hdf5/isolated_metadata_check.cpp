@@ -206,12 +206,6 @@ std::string describe_failure(const ChildOutcome& outcome, unsigned seconds, cons
   return "libhdf5 failed" + (summary.empty() ? " (exit status " + std::to_string(code) + ")" : ": " + summary) + where;
 }
 
-std::string one_line(std::string text) {
-  for (char& c : text)
-    if (c == '\n' || c == '\r') c = ' ';
-  return text;
-}
-
 // ---- files already checked --------------------------------------------------------------
 
 // The status-change time is in it too: any write, rename or chmod moves it, and no call sets it

@@ -3,7 +3,7 @@
 #include "dgq/errors.hpp"
 #include "hdf5/partial_output.hpp"
 #include "provenance/provenance_attributes.hpp"
-#include "model/h5_numbers.hpp"
+#include "hdf5/numbers.hpp"
 
 namespace dgq::sim {
 

@@ -14,16 +14,19 @@
 #include <optional>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "dgq/errors.hpp"
 #include "dgq/sim/build_info.hpp"
 #include "dgq/sim/eval.hpp"
 #include "dgq/sim/provenance.hpp"
+#include "dgq/sim/text_output.hpp"
 #include "hdf5/h5.hpp"
 #include "hdf5/partial_output.hpp"
 #include "model/base_logits_file.hpp"
 #include "model/eval_identity.hpp"
 #include "model/eval_summary_attributes.hpp"
-#include "model/h5_numbers.hpp"
+#include "hdf5/numbers.hpp"
 #include "provenance/provenance_attributes.hpp"
 
 namespace dgq::sim {
@@ -122,42 +125,47 @@ class ProgressBar {
   std::int64_t total_;
 };
 
-std::string json_number(double v) {
-  if (!std::isfinite(v)) return "null";
-  std::ostringstream s;
-  s << std::setprecision(17) << v;
-  return s.str();
-}
-
+// The --json summary, through nlohmann-json: strings escaped, a non-finite number written as
+// null, the keys in this order (ordered_json).
 void write_json(const std::string& path, const EvalResult& r, const EvalOptions& o, const TokenText& text) {
-  const std::string partial = path + ".partial";
-  {
-    std::ofstream out(partial);
-    if (!out) throw InputError(path + ": cannot write");
-    out << "{\n  \"format\": \"dgq-eval-summary\", \"version\": 1,\n  \"dgq_version\": \"" << r.dgq_version
-        << "\", \"config_hash\": \"" << r.config_hash << "\",\n  \"model\": \"" << r.model << "\", \"text\": \""
-        << o.text_path << "\", \"kind\": \"" << text.kind << "\", \"noise_rate\": " << json_number(text.noise_rate)
-        << ",\n  \"ctx\": " << o.ctx << ", \"chunks\": " << r.chunks << ", \"scored_per_chunk\": " << r.scored_per_chunk
-        << ", \"base\": \"" << o.base << "\", \"query_rounding\": \""
-        << (o.query_rounding == QueryRounding::q8_0 ? "q8_0" : "off")
-        << "\", \"tokens_per_second\": " << json_number(r.tokens_per_second) << ",\n  \"schemes\": [\n";
-    for (std::size_t i = 0; i < r.schemes.size(); ++i) {
-      const EvalSummary& s = r.schemes[i].summary;
-      out << "    {\"spec\": \"" << r.schemes[i].spec << "\", \"config_hash\": \"" << r.schemes[i].config_hash
-          << "\", \"tokens\": " << s.tokens
-          << ", \"bits_per_element\": " << json_number(s.bits_per_element) << ", \"ppl\": " << json_number(s.ppl)
-          << ", \"ppl_stderr\": " << json_number(s.ppl_stderr) << ", \"dppl\": " << json_number(s.dppl)
-          << ", \"dppl_stderr\": " << json_number(s.dppl_stderr) << ", \"kld_mean\": " << json_number(s.kld_mean)
-          << ", \"kld_stderr\": " << json_number(s.kld_stderr) << ", \"kld_median\": " << json_number(s.kld_median)
-          << ", \"kld_p90\": " << json_number(s.kld_p90) << ", \"kld_p99\": " << json_number(s.kld_p99)
-          << ", \"kld_max\": " << json_number(s.kld_max) << ", \"rms_dp\": " << json_number(s.rms_dp)
-          << ", \"same_top1\": " << json_number(s.same_top1) << ", \"attn_kl_mean\": " << json_number(s.attn_kl_mean)
-          << "}" << (i + 1 < r.schemes.size() ? "," : "") << "\n";
-    }
-    out << "  ]\n}\n";
-    if (!out) throw InputError(path + ": write failed");
+  using Json = nlohmann::ordered_json;
+  Json schemes = Json::array();
+  for (const EvalSchemeResult& scheme : r.schemes) {
+    const EvalSummary& s = scheme.summary;
+    schemes.push_back(Json{{"spec", scheme.spec},
+                           {"config_hash", scheme.config_hash},
+                           {"tokens", s.tokens},
+                           {"bits_per_element", s.bits_per_element},
+                           {"ppl", s.ppl},
+                           {"ppl_stderr", s.ppl_stderr},
+                           {"dppl", s.dppl},
+                           {"dppl_stderr", s.dppl_stderr},
+                           {"kld_mean", s.kld_mean},
+                           {"kld_stderr", s.kld_stderr},
+                           {"kld_median", s.kld_median},
+                           {"kld_p90", s.kld_p90},
+                           {"kld_p99", s.kld_p99},
+                           {"kld_max", s.kld_max},
+                           {"rms_dp", s.rms_dp},
+                           {"same_top1", s.same_top1},
+                           {"attn_kl_mean", s.attn_kl_mean}});
   }
-  fs::rename(partial, path);
+  const Json doc{{"format", "dgq-eval-summary"},
+                 {"version", 1},
+                 {"dgq_version", r.dgq_version},
+                 {"config_hash", r.config_hash},
+                 {"model", r.model},
+                 {"text", o.text_path},
+                 {"kind", text.kind},
+                 {"noise_rate", text.noise_rate},
+                 {"ctx", o.ctx},
+                 {"chunks", r.chunks},
+                 {"scored_per_chunk", r.scored_per_chunk},
+                 {"base", o.base},
+                 {"query_rounding", o.query_rounding == QueryRounding::q8_0 ? "q8_0" : "off"},
+                 {"tokens_per_second", r.tokens_per_second},
+                 {"schemes", std::move(schemes)}};
+  write_text_file(path, doc.dump(2) + "\n");
 }
 
 

@@ -1,7 +1,7 @@
 #include "model/eval_summary_attributes.hpp"
 
 #include "hdf5/h5.hpp"
-#include "model/h5_numbers.hpp"
+#include "hdf5/numbers.hpp"
 
 namespace dgq::sim {
 

@@ -2,7 +2,7 @@
 #include "dgq/errors.hpp"
 #include "dgq/sim/eval.hpp"
 #include "hdf5/h5.hpp"
-#include "model/h5_numbers.hpp"
+#include "hdf5/numbers.hpp"
 
 namespace dgq::sim {
 

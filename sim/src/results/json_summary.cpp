@@ -1,5 +1,6 @@
 // The --json summary, built as a toml++ table and printed with toml++'s JSON formatter.
 #include <fstream>
+#include <sstream>
 
 #include <toml++/toml.h>
 
@@ -52,14 +53,9 @@ void write_json_summary(const std::string& path, const std::vector<RunResult>& r
   toml::array list;
   for (const RunResult& r : runs) list.push_back(run_table(r));
   const toml::table root{{"format", "dgq-results-summary"}, {"version", 1}, {"runs", std::move(list)}};
-  const std::string partial = path + ".partial";
-  PartialFile guard(partial);
-  {
-    std::ofstream out(partial);
-    out << toml::json_formatter{root} << "\n";
-    if (!out.flush()) throw InputError(partial + ": cannot write");
-  }
-  guard.commit_to(path);
+  std::ostringstream text;
+  text << toml::json_formatter{root} << "\n";
+  write_text_file(path, text.str());
 }
 
 }  // namespace dgq::sim

@@ -3,7 +3,7 @@
 
 #include "dgq/errors.hpp"
 #include "dgq/sim/results.hpp"
-#include "results/h5_arrays.hpp"
+#include "hdf5/typed_arrays.hpp"
 #include "results/results_file.hpp"
 
 namespace dgq::sim {

@@ -11,7 +11,7 @@
 #include "dgq/errors.hpp"
 #include "dgq/sim/results.hpp"
 #include "provenance/provenance_attributes.hpp"
-#include "results/h5_arrays.hpp"
+#include "hdf5/typed_arrays.hpp"
 #include "results/results_file.hpp"
 #include "results/run_writer.hpp"
 

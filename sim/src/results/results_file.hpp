@@ -11,6 +11,7 @@
 
 #include "dgq/sim/results.hpp"
 #include "hdf5/isolated_metadata_check.hpp"
+#include "output/partial_file.hpp"
 
 namespace dgq::sim {
 
@@ -30,27 +31,6 @@ void add_run_groups(const std::string& path, const std::vector<std::string>& new
 // run (tests: a file of this process's own is appended to instead).
 std::size_t results_files_rewritten();
 
-// Removes PATH.partial unless committed; keeps a failed write from lingering.
-class PartialFile {
- public:
-  explicit PartialFile(std::string path) : path_(std::move(path)) {}
-  ~PartialFile() {
-    if (!path_.empty()) {
-      std::error_code ec;
-      std::filesystem::remove(path_, ec);
-    }
-  }
-  PartialFile(const PartialFile&) = delete;
-  PartialFile& operator=(const PartialFile&) = delete;
-  void commit_to(const std::string& final_path) {
-    std::filesystem::rename(path_, final_path);
-    path_.clear();
-    h5::remember_written_here(final_path);  // written by libhdf5 here: reading it back needs no check
-  }
-
- private:
-  std::string path_;
-};
 
 }  // namespace dgq::sim
 

@@ -7,13 +7,14 @@
 #include "dgq/sim/probe_metrics.hpp"
 #include "dgq/sim/results.hpp"
 #include "provenance/provenance_attributes.hpp"
-#include "results/h5_arrays.hpp"
+#include "hdf5/numbers.hpp"
+#include "hdf5/typed_arrays.hpp"
 
 namespace dgq::sim {
 
 namespace {
 
-using results_h5::write_array;
+using h5::write_array;
 using h5::Handle;
 
 std::vector<hsize_t> shape2(std::size_t a, std::size_t b) { return {a, b}; }
@@ -125,9 +126,9 @@ void write_run_attributes(hid_t g, const RunResult& r, const RunSummary& s) {
   h5::write_int_attribute(g, "probes", static_cast<std::int64_t>(r.trace.q_pos.size()));
   h5::write_int_attribute(g, "has_noise", r.has_noise ? 1 : 0);
   write_provenance_attributes(g, r.config_hash);  // dgq_version, dgq_commit, dgq_dirty, config_hash
-  results_h5::write_double_attribute(g, "bits_per_element", s.bits_per_element);
-  results_h5::write_double_attribute(g, "ratio", s.ratio);
-  results_h5::write_double_attribute(g, "mean_segments", s.mean_segments);
+  h5::write_double_attribute(g, "bits_per_element", s.bits_per_element);
+  h5::write_double_attribute(g, "ratio", s.ratio);
+  h5::write_double_attribute(g, "mean_segments", s.mean_segments);
 }
 
 }  // namespace

@@ -13,7 +13,7 @@
 #include "dgq/scheme.hpp"
 #include "hdf5/h5.hpp"
 #include "model/eval_summary_attributes.hpp"
-#include "model/h5_numbers.hpp"
+#include "hdf5/numbers.hpp"
 #include "provenance/provenance_attributes.hpp"
 #include "results/results_file.hpp"
 #include "sweep/eval_sweep.hpp"

@@ -1,21 +1,20 @@
-// TraceWriter: everything goes to PATH.partial; finish() closes the file and renames it, so a
-// trace under its final name is always complete.
-#include <filesystem>
+// TraceWriter: everything goes to PATH.partial (h5::PartialOutput); finish() closes the file
+// and renames it, so a trace under its final name is always complete.
 #include <set>
 
 #include "dgq/errors.hpp"
 #include "dgq/sim/trace.hpp"
-#include "hdf5/isolated_metadata_check.hpp"
+#include "hdf5/partial_output.hpp"
 #include "provenance/provenance_attributes.hpp"
 #include "trace/trace_layout.hpp"
 
 namespace dgq::sim {
 
 struct TraceWriter::Impl {
+  Impl(const std::string& path, const TraceMeta& meta) : path(path), meta(meta), out(path) {}
   std::string path;
-  std::string partial;
   TraceMeta meta;
-  h5::Handle file;
+  h5::PartialOutput out;  // removes PATH.partial unless finish() commits it
   std::set<int> written;
   bool finished = false;
 };
@@ -32,34 +31,18 @@ void check_shape(const Tensor3& t, std::int64_t heads, std::int64_t tokens, std:
 }  // namespace
 
 TraceWriter::TraceWriter(const std::string& path, const TraceMeta& meta, const std::string& config_hash)
-    : impl_(std::make_unique<Impl>()) {
-  layout::validate_meta_for_writing(meta);
-  impl_->path = path;
-  impl_->partial = path + ".partial";
-  impl_->meta = meta;
-  impl_->file = h5::create_file(impl_->partial);
-  try {
-    const hid_t file = impl_->file.get();
-    layout::write_meta_attributes(file, meta, layout::kTraceFormat);
-    if (config_hash.empty())
-      write_build_attributes(file);
-    else
-      write_provenance_attributes(file, config_hash);
-    layout::write_aux_datasets(file, meta, path);
-    h5::create_group(file, "/layers", path);
-  } catch (...) {
-    impl_->file.reset();
-    std::filesystem::remove(impl_->partial);
-    throw;
-  }
+    : impl_((layout::validate_meta_for_writing(meta), std::make_unique<Impl>(path, meta))) {
+  const hid_t file = impl_->out.file();
+  layout::write_meta_attributes(file, meta, layout::kTraceFormat);
+  if (config_hash.empty())
+    write_build_attributes(file);
+  else
+    write_provenance_attributes(file, config_hash);
+  layout::write_aux_datasets(file, meta, path);
+  h5::create_group(file, "/layers", path);
 }
 
-TraceWriter::~TraceWriter() {
-  if (!impl_ || impl_->finished) return;
-  impl_->file.reset();
-  std::error_code ignored;
-  std::filesystem::remove(impl_->partial, ignored);
-}
+TraceWriter::~TraceWriter() = default;
 
 void TraceWriter::write_layer(const LayerData& layer) {
   const TraceMeta& meta = impl_->meta;
@@ -74,7 +57,7 @@ void TraceWriter::write_layer(const LayerData& layer) {
   if (layer.k.dtype != meta.kv_dtype || layer.v.dtype != meta.kv_dtype)
     throw ParameterError(what + ": k/v dtype differs from the trace's kv dtype " +
                          std::string(dtype_name(meta.kv_dtype)));
-  const hid_t file = impl_->file.get();
+  const hid_t file = impl_->out.file();
   h5::Handle group = h5::create_group(file, layout::layer_group(layer.layer), impl_->path);
   layout::write_tensor3(group.get(), "k", layer.k, what + "/k");
   layout::write_tensor3(group.get(), "v", layer.v, what + "/v");
@@ -88,10 +71,8 @@ void TraceWriter::finish() {
   if (count != impl_->meta.num_layers)
     throw ParameterError(impl_->path + ": finish() after " + std::to_string(count) + " of " +
                          std::to_string(impl_->meta.num_layers) + " layers");
-  h5::close_file(impl_->file, impl_->partial);
-  std::filesystem::rename(impl_->partial, impl_->path);
+  impl_->out.commit();  // remembered as written here: a sweep's synthetic trace is read back at once
   impl_->finished = true;
-  h5::remember_written_here(impl_->path);  // a sweep's synthetic trace is read back at once
 }
 
 }  // namespace dgq::sim

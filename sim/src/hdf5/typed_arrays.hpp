@@ -1,6 +1,7 @@
 #pragma once
-// Numeric datasets and attributes for results files, on top of the shared RAII layer
-// (hdf5/h5.hpp). Tables of 64 KiB or more are one chunk, shuffled and deflated.
+// Typed numeric datasets (results tables), on top of the shared RAII layer (hdf5/h5.hpp):
+// write_array<T> picks the file and memory types from T. Tables of 64 KiB or more are one
+// chunk, shuffled and deflated. Scalar numbers: hdf5/numbers.hpp.
 #include <hdf5.h>
 
 #include <cstdint>
@@ -9,7 +10,7 @@
 
 #include "hdf5/h5.hpp"
 
-namespace dgq::sim::results_h5 {
+namespace dgq::sim::h5 {
 
 template <class T>
 struct Types;
@@ -47,11 +48,9 @@ void write_array(hid_t loc, const std::string& name, const std::vector<T>& value
   // would cost more file space than the data.
   constexpr std::size_t kChunkFrom = 1 << 16;  // bytes
   const bool chunk = values.size() * sizeof(T) >= kChunkFrom;
-  h5::Handle ds = h5::create_dataset(loc, name, Types<T>::file(), shape, chunk ? shape : std::vector<hsize_t>{},
-                                     context + "/" + name);
-  if (!values.empty()) h5::write_all(ds.get(), Types<T>::mem(), values.data(), context + "/" + name);
+  Handle ds = create_dataset(loc, name, Types<T>::file(), shape, chunk ? shape : std::vector<hsize_t>{},
+                             context + "/" + name);
+  if (!values.empty()) write_all(ds.get(), Types<T>::mem(), values.data(), context + "/" + name);
 }
 
-void write_double_attribute(hid_t obj, const std::string& name, double value);
-
-}  // namespace dgq::sim::results_h5
+}  // namespace dgq::sim::h5

@@ -1,4 +1,4 @@
-#include "model/h5_numbers.hpp"
+#include "hdf5/numbers.hpp"
 
 #include <cmath>
 

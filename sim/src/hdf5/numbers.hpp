@@ -1,6 +1,6 @@
 #pragma once
-// Floating-point attributes and datasets for the model, token and eval files (the shared h5
-// layer has strings and integers).
+// Floating-point attributes and datasets (model, token, eval and results files); h5.hpp has
+// strings and integers, typed_arrays.hpp whole typed tables.
 #include <string>
 #include <vector>
 
