@@ -123,13 +123,16 @@ judge_exit_leak() {
 
 targets=(${DGQ_FUZZ_TARGETS:-${fuzz_targets[@]}})
 
-# libFuzzer keeps every path it is handed (its argv, the seed list) on the heap, so their
-# lengths move the addresses of dgq's own allocations; code whose branches depend on an
-# address (vectorised loops that peel up to an aligned element) then covers other edges, and
-# from there the fuzzing takes another course: two checkouts of one commit gave other fuzz
-# counts (docs/robustness.md, "Deterministic CI"). So every path libFuzzer sees is spelled
-# through a stage folder of fixed length that links to the checkout (r) and the build (b).
-stage=$(mktemp -d /tmp/dgq-fuzz-stage.XXXXXXXXXX)
+# The fuzz counts must not depend on where the checkout is, and they did (docs/robustness.md,
+# "Deterministic CI"): libFuzzer keeps every path it is handed (its argv, the seed list) on the
+# heap, and on corrupt inputs libhdf5 reads heap memory it never wrote, so what those bytes
+# held (paths among them) can decide its course. So every path libFuzzer sees is spelled
+# through one fixed folder, the same bytes whatever the checkout's path, linking to the
+# checkout (r) and the build (b); a second run of this stage on the machine waits for it (flock).
+stage=/tmp/dgq-fuzz-stage-$(id -u)
+exec {stage_lock}>"$stage.lock"
+flock "$stage_lock"
+rm -rf "$stage" && mkdir -p "$stage"
 trap 'rm -rf "$stage"' EXIT
 ln -s "$root" "$stage/r"
 ln -s "$(realpath "$build")" "$stage/b"

