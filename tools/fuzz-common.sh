@@ -62,11 +62,12 @@ export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/tools/lsan-suppressions.t
 fuzz_read_timeout=0
 # The deadline of the child that walks every file's metadata before dgq reads it
 # (h5::open_file_readonly, docs/robustness.md "Hostile HDF5 isolated"): wall-clock seconds, in
-# the child, so neither libFuzzer's -timeout nor the CPU-time budget below sees it. 5 s, not 60:
-# libhdf5 loops forever in the child on some mutated global heaps, and each such input costs the
-# whole deadline; a walk of these small files takes milliseconds, so 5 s is still three orders
-# of magnitude above what load could make of it.
-fuzz_check_timeout=${DGQ_HDF5_CHECK_TIMEOUT:-5}
+# the child, so neither libFuzzer's -timeout nor the CPU-time budget below sees it. 1 s (the
+# least it takes), not 60: libhdf5 loops forever in the child on some mutated global heaps, and
+# each such input costs the whole deadline (one course of fuzz_trace met 28 of them: 147 s at
+# 5 s each); a walk of these small files takes milliseconds, so 1 s is still two orders of
+# magnitude above what load could make of it.
+fuzz_check_timeout=${DGQ_HDF5_CHECK_TIMEOUT:-1}
 
 # fuzz_run COMMAND...: runs a fuzz target (a fuzz run, a replay, a classification) with
 # allocator_may_return_null=1 added: a malloc of an absurd size (libhdf5 allocates sizes it read
