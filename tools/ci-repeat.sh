@@ -10,7 +10,7 @@
 # each other). Prints one line per run and a closing verdict; exit 1 when the runs differ.
 # The padding (run I's folder name 8*(I-1) characters longer than run 1's) puts each clone at a
 # path of another length: the verdict and the counts must not depend on where the checkout is
-# (the fuzz stage's counts once did: docs/robustness.md, "Deterministic CI").
+# (the fuzz stage's counts once did: docs/robustness.md, "Sanitizers and fuzzing in CI").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}

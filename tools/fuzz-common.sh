@@ -19,8 +19,12 @@ sanitize_build() {
   shift 2
   local sanitizers="-fsanitize=address,undefined -fno-sanitize=vptr -fno-sanitize-recover=all -fno-omit-frame-pointer"
   local coverage="-fsanitize=fuzzer-no-link -fsanitize-coverage-ignorelist=$root/tools/fuzz-coverage-ignorelist.txt"
+  # The checkout's and the build's paths out of the binaries (file names in __FILE__, UBSan's
+  # source locations, line tables): a binary whose constants and layout follow the path fuzzed
+  # differently in another checkout (docs/robustness.md, "Sanitizers and fuzzing in CI").
+  local prefix_maps="-ffile-prefix-map=$root=. -ffile-prefix-map=$(realpath -m "$build")=build"
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-    -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only $sanitizers $coverage" \
+    -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only $sanitizers $coverage $prefix_maps" \
     -DCMAKE_EXE_LINKER_FLAGS="$sanitizers" -DDGQ_CUDA=OFF -DDGQ_BENCH=OFF -DDGQ_FUZZ=ON >/dev/null
   cmake --build "$build" -j "$jobs" --target "$@"
 }
@@ -92,10 +96,22 @@ if ! "${fuzz_no_aslr[@]}" true 2>/dev/null; then
   echo "fuzz: warning: setarch -R is refused here, fuzz runs keep ASLR and their counts may vary between runs" >&2
   fuzz_no_aslr=()
 fi
+# With fuzz_cwd set (tools/sanitize-and-fuzz.sh: its fixed stage folder), the process runs there
+# with only the environment below (env -i): without ASLR the stack starts where the environment
+# ends, so an environment that spells the checkout's path (PWD, the suppressions file) moves
+# every stack address, and libFuzzer's comparison tracing feeds compared addresses into its
+# mutations (docs/robustness.md, "Sanitizers and fuzzing in CI").
 fuzz_run() {
-  ASAN_OPTIONS="$ASAN_OPTIONS:allocator_may_return_null=1:quarantine_size_mb=16:$fuzz_stack_format" \
-    UBSAN_OPTIONS="$UBSAN_OPTIONS:$fuzz_stack_format" DGQ_HDF5_READ_TIMEOUT=$fuzz_read_timeout \
-    DGQ_HDF5_CHECK_TIMEOUT=$fuzz_check_timeout DGQ_FUZZ_CPU_SECONDS=$fuzz_cpu_seconds "${fuzz_no_aslr[@]}" "$@"
+  (
+    local clean=()
+    if [ -n "${fuzz_cwd:-}" ]; then
+      cd "$fuzz_cwd" || exit 1
+      clean=(-i PATH=/usr/local/bin:/usr/bin:/bin PWD="$fuzz_cwd" LSAN_OPTIONS="$LSAN_OPTIONS")
+    fi
+    env "${clean[@]}" ASAN_OPTIONS="$ASAN_OPTIONS:allocator_may_return_null=1:quarantine_size_mb=16:$fuzz_stack_format" \
+      UBSAN_OPTIONS="$UBSAN_OPTIONS:$fuzz_stack_format" DGQ_HDF5_READ_TIMEOUT=$fuzz_read_timeout \
+      DGQ_HDF5_CHECK_TIMEOUT=$fuzz_check_timeout DGQ_FUZZ_CPU_SECONDS=$fuzz_cpu_seconds "${fuzz_no_aslr[@]}" "$@"
+  )
 }
 
 # Limits of every fuzz run and replay: an allocation or a resident size above 3 GB is a finding;

@@ -124,11 +124,11 @@ judge_exit_leak() {
 targets=(${DGQ_FUZZ_TARGETS:-${fuzz_targets[@]}})
 
 # The fuzz counts must not depend on where the checkout is, and they did (docs/robustness.md,
-# "Deterministic CI"): libFuzzer keeps every path it is handed (its argv, the seed list) on the
-# heap, and on corrupt inputs libhdf5 reads heap memory it never wrote, so what those bytes
-# held (paths among them) can decide its course. So every path libFuzzer sees is spelled
-# through one fixed folder, the same bytes whatever the checkout's path, linking to the
-# checkout (r) and the build (b); a second run of this stage on the machine waits for it (flock).
+# "Sanitizers and fuzzing in CI"). What a process of a target can see of that path is closed off
+# here: every path libFuzzer is handed is spelled through one fixed folder (r: the checkout,
+# b: the build), the processes run there with a fixed environment (fuzz_run), and the binaries
+# carry no source or build path (-ffile-prefix-map, tools/fuzz-common.sh). A second run of this
+# stage on the machine waits for the first (flock).
 stage=/tmp/dgq-fuzz-stage-$(id -u)
 exec {stage_lock}>"$stage.lock"
 flock "$stage_lock"
@@ -136,6 +136,9 @@ rm -rf "$stage" && mkdir -p "$stage"
 trap 'rm -rf "$stage"' EXIT
 ln -s "$root" "$stage/r"
 ln -s "$(realpath "$build")" "$stage/b"
+fuzz_cwd=$stage  # fuzz_run (tools/fuzz-common.sh) runs every libFuzzer process there
+cp "$root/tools/lsan-suppressions.txt" "$stage/lsan-suppressions.txt"
+LSAN_OPTIONS=${LSAN_OPTIONS//"$root/tools/lsan-suppressions.txt"/"$stage/lsan-suppressions.txt"}
 # fuzz_target TARGET: the regression replay and the fuzzing of one target; prints its lines and
 # writes "inputs executions known alone status" to build-sanitize/fuzz-work/TARGET.counts.
 fuzz_target() {
