@@ -3,6 +3,7 @@
 // one implementation: output/partial_file.hpp): everything is written to PATH.partial,
 // commit() closes the file and renames it; destroyed without commit() (an exception, a failed
 // check) the partial file is removed.
+#include <optional>
 #include <string>
 
 #include "hdf5/h5.hpp"
@@ -12,10 +13,12 @@ namespace dgq::sim::h5 {
 
 class PartialOutput {
  public:
-  explicit PartialOutput(std::string path) : path_(std::move(path)), guard_(path_ + ".partial") {
-    file_ = create_file(guard_.partial());
+  // The guard is armed only once this process has created PATH.partial: a failed create
+  // removes nothing it did not make.
+  explicit PartialOutput(std::string path) : path_(std::move(path)), file_(create_file(path_ + ".partial")) {
+    guard_.emplace(path_ + ".partial");
   }
-  ~PartialOutput() { file_.reset(); }  // before the guard removes the file
+  ~PartialOutput() { file_.reset(); }  // closed before the guard removes the file
   PartialOutput(const PartialOutput&) = delete;
   PartialOutput& operator=(const PartialOutput&) = delete;
 
@@ -23,14 +26,14 @@ class PartialOutput {
   const std::string& path() const { return path_; }
 
   void commit() {
-    close_file(file_, guard_.partial());
-    guard_.commit_to(path_);
+    close_file(file_, guard_->partial());
+    guard_->commit_to(path_);
   }
 
  private:
   std::string path_;
-  PartialFile guard_;
   Handle file_;
+  std::optional<PartialFile> guard_;
 };
 
 }  // namespace dgq::sim::h5

@@ -3,6 +3,7 @@
 
 #include "dgq/errors.hpp"
 #include "dgq/sim/results.hpp"
+#include "hdf5/partial_output.hpp"
 #include "hdf5/typed_arrays.hpp"
 #include "results/results_file.hpp"
 
@@ -41,10 +42,9 @@ MergeReport merge_results(const std::string& out, const std::vector<std::string>
   if (!allow_mixed_versions) require_one_version(inputs);
   MergeReport report;
   const std::string partial = out + ".partial";
-  h5::Handle dst = h5::create_file(partial);
-  PartialFile guard(partial);  // armed only once this process has created the file
-  write_results_root(dst.get());
-  h5::Handle dst_runs = h5::create_group(dst.get(), "runs", partial + ": /runs");
+  h5::PartialOutput dst(out);
+  write_results_root(dst.file());
+  h5::Handle dst_runs = h5::create_group(dst.file(), "runs", partial + ": /runs");
   std::vector<std::string> origin_of;  // parallel to the merged names, for messages
   std::vector<std::string> merged;
   for (const std::string& in : inputs) {
@@ -73,8 +73,7 @@ MergeReport merge_results(const std::string& out, const std::vector<std::string>
     }
   }
   dst_runs.reset();
-  h5::close_file(dst, partial);
-  guard.commit_to(out);
+  dst.commit();
   return report;
 }
 

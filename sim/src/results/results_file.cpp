@@ -11,6 +11,7 @@
 #include "dgq/errors.hpp"
 #include "dgq/sim/results.hpp"
 #include "provenance/provenance_attributes.hpp"
+#include "hdf5/partial_output.hpp"
 #include "hdf5/typed_arrays.hpp"
 #include "results/results_file.hpp"
 #include "results/run_writer.hpp"
@@ -137,10 +138,9 @@ void add_run_groups(const std::string& path, const std::vector<std::string>& new
   // (copy_run_group), so incomplete or replaced runs leave no dead space behind, and a file
   // from outside is only ever read, never written to.
   ++rewrites;
-  h5::Handle file = h5::create_file(partial);
-  PartialFile guard(partial);  // armed only once this process has created the file
-  write_results_root(file.get());
-  h5::Handle dst_runs = h5::create_group(file.get(), "runs", partial + ": /runs");
+  h5::PartialOutput out(path);
+  write_results_root(out.file());
+  h5::Handle dst_runs = h5::create_group(out.file(), "runs", partial + ": /runs");
   if (fs::exists(path)) {
     h5::Handle old = h5::open_file_readonly(path);
     const RunListing listing = list_runs_in(old.get(), path);
@@ -154,9 +154,8 @@ void add_run_groups(const std::string& path, const std::vector<std::string>& new
     }
   }
   dst_runs.reset();
-  write_new(file.get());
-  h5::close_file(file, partial);
-  guard.commit_to(path);
+  write_new(out.file());
+  out.commit();
 }
 
 void add_runs(const std::string& path, const std::vector<RunResult>& runs, bool replace) {
