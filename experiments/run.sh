@@ -163,7 +163,7 @@ run_e2e() {
   done
 }
 
-# frontier (issue 13): an eval sweep (docs/eval.md, "Eval sweeps") of every cache at 2-8.5 bits on
+# frontier (DGQ v2): an eval sweep (docs/eval.md, "Eval sweeps") of every cache at 2-8.5 bits on
 # both models into out/experiments/frontier.h5; resumable like every sweep. The config's
 # `#@ dgq2-schemes` line gets experiments/frontier-dgq2.txt (the DGQ v2 configurations, one spec
 # per line, shared by both modes) and `#@ eval-models` an [[eval.model]] table per model with

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 12's closing table: scheme, bits per element, attention KL (mean over layers, heads and
+"""The closing table of the 2026 baselines: scheme, bits per element, attention KL (mean over layers, heads and
 probes) on the shipped real SmolLM2 traces, and compress G elements/s at 1 thread.
 
 KL and bits come from the baseline experiment's results file (experiments/run.sh --quick

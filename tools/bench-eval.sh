@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prefill throughput of the `dgq eval` model runner (issue 11, "Speed"): one chunk of n_ctx
+# Prefill throughput of the `dgq eval` model runner (docs/benchmarks.md, "Model runner"): one chunk of n_ctx
 # tokens through SmolLM2-135M and Gemma 3 270M with the exact (fp32) cache, the tokens/s that
 # `dgq eval` prints (forward passes only: model loading and scoring left out).
 # Usage: tools/bench-eval.sh [BUILD_DIR] [CTX]   (default build, 1024). Needs models/ (tools/make-models.sh)

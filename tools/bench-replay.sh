@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Replay throughput and peak memory (issue 3, "Performance"):
+# Replay throughput and peak memory (docs/replay.md, "Performance"):
 #   1. every shipped trace in data/*.h5 through fp16, q8_0, dgq and kivi-2;
 #   2. a Llama-3-8B-shaped synthetic trace (32 layers, 32 q heads, 8 KV heads, 128 dims,
 #      32K tokens, 32 probes) through dgq, with peak RSS against one layer's K+V size.

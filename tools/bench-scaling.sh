@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scaling of the whole commands (issue 16, item 3): `dgq compress` and `dgq replay` wall time,
+# Scaling of the whole commands (docs/benchmarks.md): `dgq compress` and `dgq replay` wall time,
 # CPU time and peak RSS against the context length L (1K ... 128K tokens, 2 layers x 8 KV heads
 # x 128 dims) and against layers x KV heads (up to a Llama-3-8B-shaped 32 x 8 x 4096 trace).
 # Prints a Markdown table (for docs/benchmarks.md) and writes it to BENCH_DIR/scaling.md, with

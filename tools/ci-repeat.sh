@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs CI as CI runs it, N times on one commit, and says whether every run gave the same verdict
-# and the same counts (issue 20: "the same commit must always get the same verdict").
+# and the same counts (deterministic CI: the same commit must always get the same verdict).
 #   tools/ci-repeat.sh [N=3] [WORKDIR=/tmp/dgq-ci-repeat]
 # Each run: a fresh `git clone` of this checkout's HEAD into WORKDIR/run-I<padding>/repo with ../shared
 # beside it (a link to this checkout's ../shared), then `CI=true bash .ci/run` with no standard

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Mutation campaign over every kind of file dgq reads (issue 20, "Done when" item 2).
+"""Mutation campaign over every kind of file dgq reads (docs/robustness.md, "Mutation campaign").
 
 Seeds are small valid files made by dgq itself (gen-trace, compress, replay, sweep, eval) and
 by tools/export_model.py (tiny random models), plus the committed h5py trace fixture. Each seed

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issues 10 and 20, the sanitizer and fuzz part of CI (called by tools/test.sh; runs alone too):
+# Hostile-file hardening and deterministic CI: the sanitizer and fuzz part of CI (called by tools/test.sh; runs alone too):
 #   1. builds the simulator, its tests, the CLI and the libFuzzer targets (tests/fuzz) with
 #      clang, ASan + UBSan, -fno-sanitize-recover=all, into build-sanitize/;
 #   2. runs the ctest labels sim, cli and fuzz-regression under the sanitizers (the reference's
