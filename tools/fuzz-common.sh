@@ -3,7 +3,7 @@
 # the targets, the regression inputs of each, and the sanitizer settings. Expects $root (the
 # repository).
 
-# sanitize_build BUILD_DIR JOBS TARGET...: configures BUILD_DIR as the clang ASan + UBSan build
+# sanitize_build BUILD_DIR JOBS TARGET...: after enter_fuzz_stage BUILD_DIR, configures BUILD_DIR as the clang ASan + UBSan build
 # (-fno-sanitize-recover=all; -fsanitize=fuzzer-no-link, so that one build serves the tests and
 # the fuzz targets) and builds the given targets in it. Two exceptions keep fuzz runs
 # reproducible (docs/robustness.md): UBSan's vptr check is off (it caches dynamic-type checks in
@@ -18,15 +18,47 @@ sanitize_build() {
   local build=$1 jobs=$2
   shift 2
   local sanitizers="-fsanitize=address,undefined -fno-sanitize=vptr -fno-sanitize-recover=all -fno-omit-frame-pointer"
-  local coverage="-fsanitize=fuzzer-no-link -fsanitize-coverage-ignorelist=$root/tools/fuzz-coverage-ignorelist.txt"
-  # The checkout's and the build's paths out of the binaries (file names in __FILE__, UBSan's
-  # source locations, line tables): a binary whose constants and layout follow the path fuzzed
-  # differently in another checkout (docs/robustness.md, "Sanitizers and fuzzing in CI").
-  local prefix_maps="-ffile-prefix-map=$root=. -ffile-prefix-map=$(realpath -m "$build")=build"
-  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  # Configured and compiled through the fixed stage folder (enter_fuzz_stage, below): its paths
+  # are the only ones the compiler sees, so none of the checkout's or the build's real paths
+  # reach the binaries (ASan's global and stack descriptions, lambda names in UBSan's type
+  # descriptors, unity files' #include lines: -ffile-prefix-map reaches none of these in clang
+  # 14, and fuzz binaries built in two checkouts differed in those bytes and fuzzed differently:
+  # docs/robustness.md, "Sanitizers and fuzzing in CI"). The prefix maps still shorten the file
+  # names of reports and line tables.
+  local src=$stage/r bin=$stage/b
+  local coverage="-fsanitize=fuzzer-no-link -fsanitize-coverage-ignorelist=$src/tools/fuzz-coverage-ignorelist.txt"
+  local prefix_maps="-ffile-prefix-map=$src=. -ffile-prefix-map=$bin=build"
+  # A build folder first configured from another path (before the stage, or by hand) keeps that
+  # source path in its cache: configure it afresh (its objects are rebuilt once).
+  if [ -f "$build/CMakeCache.txt" ] && ! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$src" "$build/CMakeCache.txt"; then
+    rm -rf "$build/CMakeCache.txt" "$build/CMakeFiles"
+  fi
+  cmake -S "$src" -B "$bin" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only $sanitizers $coverage $prefix_maps" \
     -DCMAKE_EXE_LINKER_FLAGS="$sanitizers" -DDGQ_CUDA=OFF -DDGQ_BENCH=OFF -DDGQ_FUZZ=ON >/dev/null
-  cmake --build "$build" -j "$jobs" --target "$@"
+  cmake --build "$bin" -j "$jobs" --target "$@"
+}
+
+# enter_fuzz_stage BUILD_DIR: the fixed folder through which the sanitizer build is configured
+# and every fuzz process sees the checkout (r) and the build (b), so that neither the binaries
+# nor what a process sees depend on where the checkout is (docs/robustness.md, "Sanitizers and
+# fuzzing in CI"): /tmp/dgq-fuzz-stage-UID, held (flock) until the script exits, so a second run
+# on the machine waits for the first. Sets stage and fuzz_cwd (fuzz_run runs every libFuzzer
+# process there with a fixed environment) and points LSAN_OPTIONS at a copy of the suppressions
+# inside the stage.
+enter_fuzz_stage() {
+  local build=$1
+  mkdir -p "$build"
+  stage=/tmp/dgq-fuzz-stage-$(id -u)
+  exec {stage_lock}>"$stage.lock"
+  flock "$stage_lock"
+  rm -rf "$stage" && mkdir -p "$stage"
+  trap 'rm -rf "$stage"' EXIT
+  ln -s "$root" "$stage/r"
+  ln -s "$(realpath "$build")" "$stage/b"
+  fuzz_cwd=$stage
+  cp "$root/tools/lsan-suppressions.txt" "$stage/lsan-suppressions.txt"
+  LSAN_OPTIONS=${LSAN_OPTIONS//"$root/tools/lsan-suppressions.txt"/"$stage/lsan-suppressions.txt"}
 }
 
 # The libFuzzer targets (tests/fuzz/<target>.cpp), in the order the scripts run them.

@@ -31,6 +31,7 @@ source tools/fuzz-common.sh
 source tools/fuzz-classify.sh
 targets=("$@")
 [ "${#targets[@]}" -gt 0 ] || targets=("${fuzz_targets[@]}")
+enter_fuzz_stage "$build"  # the same build folder as CI's stage, configured the same way
 sanitize_build "$build" "${DGQ_JOBS:-$(nproc)}" "${targets[@]}"
 echo "explore: ${#targets[@]} target(s), $seconds s each, $fork_jobs fork-mode job(s), -seed=$seed"
 

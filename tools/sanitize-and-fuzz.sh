@@ -34,6 +34,10 @@ elapsed() { echo "$((SECONDS - start)) s"; }
 source tools/fuzz-common.sh
 source tools/fuzz-classify.sh
 
+# The fuzz counts must not depend on where the checkout is, and they did (docs/robustness.md,
+# "Sanitizers and fuzzing in CI"): the build, the tests and every libFuzzer process go through
+# one fixed folder (enter_fuzz_stage, tools/fuzz-common.sh).
+enter_fuzz_stage "$build"
 sanitize_build "$build" "$jobs" test_sim dgq make_cli_fixtures "${fuzz_targets[@]}"
 echo "sanitize: built in $(elapsed)"
 if [ "${DGQ_SANITIZE_BUILD_ONLY:-0}" = 1 ]; then exit 0; fi
@@ -45,7 +49,7 @@ if [ "${DGQ_SANITIZE_BUILD_ONLY:-0}" = 1 ]; then exit 0; fi
 # options are the fuzz stage's (tools/fuzz-common.sh) with the unwinder switched (the last wins).
 [ "${DGQ_SANITIZE_SKIP_TESTS:-0}" = 1 ] ||
   ASAN_OPTIONS=${DGQ_CTEST_ASAN_OPTIONS:-$ASAN_OPTIONS:fast_unwind_on_malloc=1} \
-    ctest --test-dir "$build" -L '^(sim|cli|fuzz-regression)$' --output-on-failure -j "$jobs"
+    ctest --test-dir "$stage/b" -L '^(sim|cli|fuzz-regression)$' --output-on-failure -j "$jobs"
 echo "sanitize: ASan+UBSan tests (labels sim, cli, fuzz-regression) passed after $(elapsed)"
 if [ "${DGQ_SKIP_FUZZ:-0}" = 1 ]; then
   echo "sanitize: done in $(elapsed) (fuzz stage skipped: DGQ_SKIP_FUZZ=1)"
@@ -123,22 +127,6 @@ judge_exit_leak() {
 
 targets=(${DGQ_FUZZ_TARGETS:-${fuzz_targets[@]}})
 
-# The fuzz counts must not depend on where the checkout is, and they did (docs/robustness.md,
-# "Sanitizers and fuzzing in CI"). What a process of a target can see of that path is closed off
-# here: every path libFuzzer is handed is spelled through one fixed folder (r: the checkout,
-# b: the build), the processes run there with a fixed environment (fuzz_run), and the binaries
-# carry no source or build path (-ffile-prefix-map, tools/fuzz-common.sh). A second run of this
-# stage on the machine waits for the first (flock).
-stage=/tmp/dgq-fuzz-stage-$(id -u)
-exec {stage_lock}>"$stage.lock"
-flock "$stage_lock"
-rm -rf "$stage" && mkdir -p "$stage"
-trap 'rm -rf "$stage"' EXIT
-ln -s "$root" "$stage/r"
-ln -s "$(realpath "$build")" "$stage/b"
-fuzz_cwd=$stage  # fuzz_run (tools/fuzz-common.sh) runs every libFuzzer process there
-cp "$root/tools/lsan-suppressions.txt" "$stage/lsan-suppressions.txt"
-LSAN_OPTIONS=${LSAN_OPTIONS//"$root/tools/lsan-suppressions.txt"/"$stage/lsan-suppressions.txt"}
 # fuzz_target TARGET: the regression replay and the fuzzing of one target; prints its lines and
 # writes "inputs executions known alone status" to build-sanitize/fuzz-work/TARGET.counts.
 fuzz_target() {
