@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prefill throughput of llama.cpp's llama-perplexity and of `dgq eval` on the same model, text,
-# n_ctx and thread count (issue 11, item 9), alternated ROUNDS times so both see the same load.
+# n_ctx and thread count (the model runner's comparison with llama.cpp, docs/benchmarks.md), alternated ROUNDS times so both see the same load.
 # Needs bench/ggml/run.sh --build-only (llama-perplexity), build/sim/dgq, .venv (the GGUFs of the
 # pinned PyPI packages), models/ (tools/make-models.sh) and the texts of docs/eval.md's quick
 # start (out/prompts, out/eval-texts). Not in CI.

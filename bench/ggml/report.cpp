@@ -1,4 +1,4 @@
-// Console and markdown output of the side-by-side run, with the issue-16 targets.
+// Console and markdown output of the side-by-side run, with the targets of the side-by-side benchmark.
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
@@ -194,7 +194,7 @@ void write_markdown(const std::vector<Result>& rs, const Options& o, const std::
     markdown_table(out, kRateHeader, rate_rows(rs, t, ts.front()));
     out << "\n";
   }
-  out << "**Issue-16 targets** (" << ts.front() << " thread unless stated)\n\n| target | measured | goal | met |\n|---|---:|---:|---|\n";
+  out << "**Targets of the ggml side-by-side benchmark** (" << ts.front() << " thread unless stated)\n\n| target | measured | goal | met |\n|---|---:|---:|---|\n";
   for (const auto& t : targets(rs, ts.front(), ts.size() > 1 ? ts[1] : 0, input_mib)) {
     if (t.measured == 0) continue;  // a scheme left out by --only
     const std::string met = t.goal == 0 ? (t.note.empty() ? "-" : t.note) : (t.measured >= t.goal ? "met" : "missed");

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# dgq next to ggml, in one process (issue 16), and llama.cpp's llama-perplexity (issue 11, item 9).
+# dgq next to ggml, in one process, and llama.cpp's llama-perplexity beside `dgq eval` (docs/benchmarks.md).
 # Fetches the pinned llama-cpp-python sdist (requirements-ggml.txt), unpacks it into out/ggml/
 # (ignored), builds ggml + llama-perplexity + the harness dgq-ggml-bench in one tree
 # (bench/ggml/CMakeLists.txt; ggml with GGML_NATIVE=ON and its own flags, dgq with the

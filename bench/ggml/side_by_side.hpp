@@ -1,6 +1,6 @@
 #pragma once
 // dgq's schemes and ggml's runtime quantizers timed in one process on the same buffers
-// (issue 16). Rounds are interleaved: round r runs every entry once, so a slow spell of the
+// (docs/benchmarks.md, "dgq next to ggml"). Rounds are interleaved: round r runs every entry once, so a slow spell of the
 // shared machine hits all entries alike; each figure is the median over the rounds.
 #include <cstdint>
 #include <functional>

@@ -1,4 +1,4 @@
-// What the isolation of hostile HDF5 costs (issue 20, item 2; docs/robustness.md): for each
+// What the isolation of hostile HDF5 costs (docs/robustness.md, "Hostile HDF5 isolated"): for each
 // file, the median over interleaved rounds of
 //   open   plain H5Fopen + H5Fclose in this process,
 //   check  the metadata walk in a forked child (check_metadata_isolated, never remembered),

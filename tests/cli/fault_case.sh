@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 10: fault cases that need a shell around dgq.
+# Hostile-file hardening: fault cases that need a shell around dgq.
 #   fault_case.sh disk-full DGQ FIXTURES   every writer, with files limited to 8 KiB (ulimit -f,
 #       SIGXFSZ ignored: writes fail with EFBIG as on a full disk), must exit 1..127 with one
 #       "dgq: error:" line and leave neither OUTPUT nor OUTPUT.partial behind.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 20, item 3: provenance cases that need more than one dgq call (inputs from
+# Provenance cases that need more than one dgq call (inputs from
 # make_cli_fixtures, FIXTURES/prov/; see provenance_fixtures.hpp).
 #   provenance_case.sh resume-refused DGQ FIXTURES  a sweep resumed over a run of another dgq
 #       version exits 2 with one line naming both versions and leaves the results file as it was.

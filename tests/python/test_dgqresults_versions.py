@@ -1,4 +1,4 @@
-"""The notebooks' loader refuses to combine results of different dgq builds (issue 20, item 3;
+"""The notebooks' loader refuses to combine results of different dgq builds (provenance;
 docs/results-format.md, "Provenance"), as `dgq sweep` and `dgq merge` do, unless called with
 allow_mixed=True, which labels each run with its version. Results files are written with h5py here,
 so no dgq binary is needed. By hand: tests/python/run_pytest.sh -k versions

@@ -1,4 +1,4 @@
-"""Provenance of `dgq eval` and eval sweeps (issue 20, item 3; docs/results-format.md,
+"""Provenance of `dgq eval` and eval sweeps (docs/results-format.md,
 "Provenance"): resuming after the code or the config changed does not mix results. A finished
 chunk, a base logits file or a sweep run of another dgq build is refused with one line naming
 both versions, unless --allow-mixed-versions, which labels the result with every version.

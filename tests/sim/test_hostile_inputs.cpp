@@ -1,4 +1,4 @@
-// Issue 10: what the HDF5 layer does with hostile files and faults (the CLI tests in
+// Hostile-file hardening: what the HDF5 layer does with hostile files and faults (the CLI tests in
 // tests/cli run the committed reproducers in tests/fixtures/hostile end to end).
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// Issue 20, item 2: hostile HDF5 metadata is walked in a forked child first; a child that dies,
+// Hostile HDF5 isolated: hostile HDF5 metadata is walked in a forked child first; a child that dies,
 // fails, stalls or over-allocates becomes one InputError "FILE: damaged HDF5 metadata (...)".
 // The mechanism is tested with children that fail on purpose (deterministic, whatever
 // libhdf5 does); the committed libhdf5 reproducers are then run through the real open.

@@ -1,4 +1,4 @@
-// Resuming a sweep after the code or the config changed (issue 20, item 3): a complete run of
+// Resuming a sweep after the code or the config changed (provenance): a complete run of
 // another dgq version or configuration is refused before any work, unless allow_mixed_versions,
 // which keeps each run's own label. Runs written before provenance count as "unknown".
 #include <catch2/catch.hpp>

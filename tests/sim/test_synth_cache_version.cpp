@@ -1,4 +1,4 @@
-// The sweep's synthetic-trace cache keys on the generator (issue 20, item 3): generated traces
+// The sweep's synthetic-trace cache keys on the generator (provenance): generated traces
 // record generator_version and generator_options, the cache path holds the version, and a cached
 // trace made by another generator or from other options is never reused.
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// bf16 traces (issue 10, docs/trace-format.md): stored as uint16 bits with the dataset
+// bf16 traces (docs/trace-format.md): stored as uint16 bits with the dataset
 // attribute dtype = "bf16"; read back bit for bit, and usable end to end (compress,
 // decompress, replay).
 #include <catch2/catch.hpp>

@@ -43,7 +43,7 @@ struct Range {
 };
 
 // compress never stores a NaN/Inf range or scale: one in a file is corruption, refused at
-// decode time (issue 10) instead of decoding into garbage or non-finite values.
+// decode time (the hostile-file hardening, docs/robustness.md) instead of decoding into garbage or non-finite values.
 inline float finite_stored(float value, const char* what, std::size_t index) {
   if (!std::isfinite(value))
     throw InputError(std::string("stored ") + what + " " + std::to_string(index) + " is " +

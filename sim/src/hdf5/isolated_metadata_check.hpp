@@ -1,5 +1,5 @@
 #pragma once
-// Hostile HDF5 isolated (issue 20, item 2; docs/robustness.md "Hostile HDF5 isolated").
+// Hostile HDF5 isolated (docs/robustness.md "Hostile HDF5 isolated").
 //
 // libhdf5 1.10.8 (Debian 12) crashes, overflows buffers and loops forever on some corrupt
 // metadata, before any check of dgq's can run. So before dgq reads a file that comes from
