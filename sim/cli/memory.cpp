@@ -29,7 +29,8 @@ struct MemoryArgs {
   std::string model;
   Shape shape;
   std::vector<std::int64_t> tokens = {8192, 32768, 131072};
-  std::vector<std::string> schemes;
+  SchemeListArgs scheme_args;        // --scheme SPEC ... (or the deprecated --schemes LIST)
+  std::vector<std::string> schemes;  // resolved from scheme_args; empty: every family
   std::string json_path;  // empty: console only
 };
 
@@ -147,9 +148,12 @@ void register_memory(CLI::App& app) {
   cmd->add_option("--tokens", args->tokens, "context lengths, comma-separated")
       ->delimiter(',')
       ->capture_default_str();
-  cmd->add_option("--scheme", args->schemes, scheme_option_help("scheme specs (repeatable; default: every family)"));
+  add_scheme_list_options(*cmd, args->scheme_args, scheme_option_help("scheme specs (repeatable; default: every family)"));
   cmd->add_option("--json", args->json_path, "also write the rows as JSON here (format dgq-memory)");
-  cmd->callback([args] { run_memory(*args); });
+  cmd->callback([args] {
+    args->schemes = scheme_list(args->scheme_args);
+    run_memory(*args);
+  });
 }
 
 }  // namespace dgq::cli
