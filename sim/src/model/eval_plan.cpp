@@ -1,7 +1,5 @@
 #include "model/eval_plan.hpp"
 
-#include <algorithm>
-
 #include "dgq/errors.hpp"
 #include "model/eval_identity.hpp"
 
@@ -19,16 +17,16 @@ void check_tokens_fit(const TokenText& text, const ModelConfig& c, const std::st
                        std::to_string(text.tokens[i]) + ", outside the vocabulary of " + std::to_string(c.vocab_size));
 }
 
-// Every whole chunk of the text, at most options.max_chunks (when > 0); at least one.
+// eval_chunk_count() (the count the run's identity and config hashes record), refused when
+// --ctx is outside the model's context or the text holds no whole chunk (the count is 0).
 std::int64_t chunks_to_score(const TokenText& text, const EvalOptions& o, const ModelConfig& c) {
   if (o.ctx < 4 || o.ctx > c.context_length)
     throw ParameterError("--ctx " + std::to_string(o.ctx) + ": must be in [4, " + std::to_string(c.context_length) +
                          "] (the model's context length)");
-  std::int64_t chunks = static_cast<std::int64_t>(text.tokens.size()) / o.ctx;
+  const std::int64_t chunks = eval_chunk_count(text, o);
   if (chunks == 0)
     throw InputError(o.text_path + ": " + std::to_string(text.tokens.size()) + " tokens, fewer than one chunk of --ctx " +
                      std::to_string(o.ctx));
-  if (o.max_chunks > 0) chunks = std::min(chunks, o.max_chunks);
   return chunks;
 }
 
