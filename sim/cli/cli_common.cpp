@@ -1,5 +1,6 @@
 #include "cli_common.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "commands.hpp"
@@ -38,6 +39,40 @@ std::string scheme_option_help(const char* what) {
   for (const std::string& f : scheme_families()) families += (families.empty() ? "" : ", ") + f;
   return std::string(what) + ": FAMILY[:key=value,...]; families " + families +
          " (`dgq schemes` lists their parameters)";
+}
+
+void add_scheme_list_options(CLI::App& cmd, SchemeListArgs& args, const std::string& help) {
+  cmd.add_option("--scheme", args.specs, help);
+  cmd.add_option("--schemes", args.lists,
+                 "Deprecated (accepted for one release; use --scheme SPEC, repeated): comma-separated scheme specs");
+}
+
+std::vector<std::string> scheme_list(const SchemeListArgs& args, const char* required_name) {
+  if (!args.specs.empty() && !args.lists.empty())
+    throw ParameterError("give schemes either as --scheme SPEC (repeated) or as --schemes LIST (deprecated), not both");
+  if (args.specs.empty() && args.lists.empty() && required_name) throw CLI::RequiredError(required_name);
+  std::vector<std::string> specs = args.specs;
+  for (const auto& list : args.lists)
+    for (auto& spec : split_scheme_list(list)) specs.push_back(spec);
+  return specs;
+}
+
+std::vector<std::string> split_scheme_list(const std::string& list) {
+  std::vector<std::string> specs;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t end = std::min(list.find(',', start), list.size());
+    const std::string piece = list.substr(start, end - start);
+    if (piece.empty()) throw ParameterError("--schemes '" + list + "': empty scheme name");
+    const bool continues = piece.find('=') != std::string::npos && piece.find(':') == std::string::npos;
+    if (continues && !specs.empty()) {
+      specs.back() += "," + piece;
+    } else {
+      specs.push_back(piece);
+    }
+    start = end + 1;
+  }
+  return specs;
 }
 
 std::string format_bytes(std::uint64_t bytes) {

@@ -1,11 +1,12 @@
 #pragma once
-// Helpers shared by the dgq subcommands: --device / --threads options and scheme creation,
-// number formatting for the summaries.
+// Helpers shared by the dgq subcommands: --device / --threads / scheme list options and scheme
+// creation, number formatting for the summaries.
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "dgq/scheme.hpp"
 
@@ -20,6 +21,28 @@ void add_threads_option(CLI::App& cmd, int& threads);
 // cuda) the CUDA implementation. Errors: "this dgq was built without CUDA" or "no usable
 // CUDA device (...)" (see sim::make_replay_scheme, which this delegates to).
 std::unique_ptr<Scheme> make_scheme_on(const std::string& spec, const std::string& device);
+
+// ---- Scheme lists ---------------------------------------------------------------------------
+// Every command that takes several schemes (replay, eval, memory) takes them one way:
+// --scheme SPEC, repeated. That spelling is canonical because a spec may hold commas
+// (dgq2:kbits=4,vbits=4, turboquant:bits=3,variant=prod): one spec per occurrence needs no
+// splitting rule. --schemes LIST (comma-separated, split by split_scheme_list) is accepted for
+// one release and deprecated; nothing is printed about it (stdout is compared byte for byte and
+// the error tests expect one stderr line).
+struct SchemeListArgs {
+  std::vector<std::string> specs;  // --scheme, in order
+  std::vector<std::string> lists;  // --schemes (deprecated), in order
+};
+// Adds both options to cmd; `help` describes one spec.
+void add_scheme_list_options(CLI::App& cmd, SchemeListArgs& args, const std::string& help);
+// The specs given, in command-line order. ParameterError when both spellings are used (their
+// relative order is lost, and the order of schemes decides a run's identity). When none is
+// given: an empty list, or, with required_name, CLI11's "<required_name> is required" (the
+// name the command has always reported).
+std::vector<std::string> scheme_list(const SchemeListArgs& args, const char* required_name = nullptr);
+// "a,b:k=1,j=2,c" -> a | b:k=1,j=2 | c: a piece with '=' but no ':' continues the previous
+// spec's parameter list, so specs keep their own commas.
+std::vector<std::string> split_scheme_list(const std::string& list);
 
 // "17179869184 B = 16.00 GiB = 17.18 GB".
 std::string format_bytes(std::uint64_t bytes);

@@ -1,4 +1,4 @@
-// `dgq eval --model M.h5 --text T.h5 --ctx N --schemes a,b,... -o OUT.h5`: run a language model
+// `dgq eval --model M.h5 --text T.h5 --ctx N --scheme a --scheme b ... -o OUT.h5`: run a language model
 // with its KV cache through each scheme; perplexity and KL divergence against the base cache
 // (docs/eval.md). Resumable: rerun the same command after an interruption.
 #include <omp.h>
@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli_common.hpp"
 #include "commands.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/sim/eval.hpp"
@@ -17,35 +18,14 @@ namespace {
 
 struct EvalArgs {
   sim::EvalOptions options;
-  std::vector<std::string> scheme_lists;
+  SchemeListArgs schemes;
   std::string query_rounding = "off";
   int threads = 0;
 };
 
-// "a,b:k=1,j=2,c" -> a | b:k=1,j=2 | c: a piece with '=' but no ':' continues the previous
-// spec's parameter list, so specs keep their own commas.
-std::vector<std::string> split_scheme_list(const std::string& list) {
-  std::vector<std::string> specs;
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    const std::size_t end = std::min(list.find(',', start), list.size());
-    const std::string piece = list.substr(start, end - start);
-    if (piece.empty()) throw ParameterError("--schemes '" + list + "': empty scheme name");
-    const bool continues = piece.find('=') != std::string::npos && piece.find(':') == std::string::npos;
-    if (continues && !specs.empty()) {
-      specs.back() += "," + piece;
-    } else {
-      specs.push_back(piece);
-    }
-    start = end + 1;
-  }
-  return specs;
-}
-
 void run_eval_command(EvalArgs& a) {
   if (a.threads > 0) omp_set_num_threads(a.threads);
-  for (const auto& list : a.scheme_lists)
-    for (auto& spec : split_scheme_list(list)) a.options.schemes.push_back(spec);
+  a.options.schemes = scheme_list(a.schemes, "--schemes");  // the name eval has always reported
   a.options.query_rounding = sim::parse_query_rounding(a.query_rounding);
   a.options.progress = isatty(fileno(stderr));
   const sim::EvalResult result = sim::run_eval(a.options);
@@ -64,7 +44,7 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--model", o.model_path, "Model file (docs/model-format.md; tools/make-models.sh)")->required();
   cmd->add_option("--text", o.text_path, "Token file (docs/eval.md; tools/make_eval_texts.py)")->required();
   cmd->add_option("--ctx", o.ctx, "Chunk length n_ctx (llama.cpp's -c)")->required();
-  cmd->add_option("--schemes", args->scheme_lists, "Comma-separated scheme specs; fp32 = exact cache")->required();
+  add_scheme_list_options(*cmd, args->schemes, scheme_option_help("Scheme spec, repeatable; fp32 = exact cache"));
   cmd->add_option("-o,--output", o.output_path, "Results file (HDF5, docs/eval.md)")->required();
   cmd->add_option("--json", o.json_path, "Also write a JSON summary here");
   cmd->add_option("--base", o.base, "The reference cache of the KL divergence (default fp16)");

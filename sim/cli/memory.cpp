@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <memory>
 #include <sstream>
 
@@ -14,32 +13,24 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "dgq/errors.hpp"
+#include "dgq/sim/model_shapes.hpp"
 #include "dgq/sim/text_output.hpp"
 
 namespace dgq::cli {
 
 namespace {
 
-struct ModelShape {
+// A shape as given: --model's entry of the table, then --layers/--kv-heads/--head-dim over it.
+struct Shape {
   int layers = 0, kv_heads = 0, head_dim = 0;
 };
 
-// From each model's config.json (docs/facts.md, "Model shapes").
-const std::map<std::string, ModelShape>& known_models() {
-  static const std::map<std::string, ModelShape> models = {
-      {"llama-3-8b", {32, 8, 128}},
-      {"llama-3.1-8b", {32, 8, 128}},
-      {"llama-3-70b", {80, 8, 128}},
-      {"smollm2-135m", {30, 3, 64}},
-  };
-  return models;
-}
-
 struct MemoryArgs {
   std::string model;
-  ModelShape shape;
+  Shape shape;
   std::vector<std::int64_t> tokens = {8192, 32768, 131072};
-  std::vector<std::string> schemes;
+  SchemeListArgs scheme_args;        // --scheme SPEC ... (or the deprecated --schemes LIST)
+  std::vector<std::string> schemes;  // resolved from scheme_args; empty: every family
   std::string json_path;  // empty: console only
 };
 
@@ -50,15 +41,26 @@ struct MemoryRow {
   double ratio_vs_fp16 = 0.0;
 };
 
-ModelShape resolve_shape(const MemoryArgs& a) {
-  ModelShape s;
-  if (!a.model.empty()) s = known_models().at(a.model);
+Shape resolve_shape(const MemoryArgs& a) {
+  Shape s;
+  if (!a.model.empty()) {  // CLI::IsMember has refused unknown names
+    const sim::ModelShape& known = *sim::find_model_shape(a.model);
+    s = {known.layers, known.kv_heads, known.head_dim};
+  }
   if (a.shape.layers) s.layers = a.shape.layers;
   if (a.shape.kv_heads) s.kv_heads = a.shape.kv_heads;
   if (a.shape.head_dim) s.head_dim = a.shape.head_dim;
   if (s.layers <= 0 || s.kv_heads <= 0 || s.head_dim <= 0)
     throw ParameterError("memory: give --model or all of --layers, --kv-heads, --head-dim (each >= 1)");
   return s;
+}
+
+// "a, b, c or d", the table's names for --help.
+std::string model_option_help(const std::vector<std::string>& names) {
+  std::string help;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    help += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return help;
 }
 
 void print_article_note() {
@@ -68,7 +70,7 @@ void print_article_note() {
       "      fp16 save at most ~2x, not 4x (docs/results.md, claims ledger).\n");
 }
 
-std::vector<MemoryRow> memory_rows(const MemoryArgs& a, const ModelShape& s) {
+std::vector<MemoryRow> memory_rows(const MemoryArgs& a, const Shape& s) {
   std::vector<std::string> specs = a.schemes.empty() ? scheme_families() : a.schemes;
   std::vector<std::unique_ptr<Scheme>> schemes;
   for (const auto& spec : specs) schemes.push_back(make_scheme(spec));
@@ -87,7 +89,7 @@ std::vector<MemoryRow> memory_rows(const MemoryArgs& a, const ModelShape& s) {
   return rows;
 }
 
-void print_rows(const MemoryArgs& a, const ModelShape& s, const std::vector<MemoryRow>& rows) {
+void print_rows(const MemoryArgs& a, const Shape& s, const std::vector<MemoryRow>& rows) {
   std::printf("KV cache of %s%d layers x %d KV heads x head_dim %d, K and V, fp16 input\n",
               a.model.empty() ? "" : (a.model + ": ").c_str(), s.layers, s.kv_heads, s.head_dim);
   int width = 6;
@@ -102,7 +104,7 @@ void print_rows(const MemoryArgs& a, const ModelShape& s, const std::vector<Memo
 // {"format": "dgq-memory", "model", "layers", "kv_heads", "head_dim", "input_dtype",
 //  "rows": [{"tokens", "scheme", "bytes", "gib", "gb", "ratio_vs_fp16"}]}, written to
 // PATH.partial and renamed so that an interrupted run leaves no complete-looking file.
-void write_json(const std::string& path, const MemoryArgs& a, const ModelShape& s, const std::vector<MemoryRow>& rows) {
+void write_json(const std::string& path, const MemoryArgs& a, const Shape& s, const std::vector<MemoryRow>& rows) {
   toml::array out_rows;
   for (const auto& row : rows)
     out_rows.push_back(toml::table{{"tokens", row.tokens},
@@ -120,7 +122,7 @@ void write_json(const std::string& path, const MemoryArgs& a, const ModelShape& 
 }
 
 void run_memory(const MemoryArgs& a) {
-  const ModelShape s = resolve_shape(a);
+  const Shape s = resolve_shape(a);
   const auto rows = memory_rows(a, s);
   print_rows(a, s, rows);
   if (!a.json_path.empty()) write_json(a.json_path, a, s, rows);
@@ -135,9 +137,10 @@ void register_memory(CLI::App& app) {
   auto* cmd = app.add_subcommand("memory", "Exact KV-cache bytes per scheme for a model shape and context lengths");
   auto args = std::make_shared<MemoryArgs>();
   std::vector<std::string> names;
-  for (const auto& [name, shape] : known_models()) names.push_back(name);
-  cmd->add_option("--model", args->model, "llama-3-8b, llama-3.1-8b, llama-3-70b or smollm2-135m")
-      ->check(CLI::IsMember(names));
+  for (const sim::ModelShape& shape : sim::kModelShapes) names.emplace_back(shape.name);
+  const std::string help = model_option_help(names);
+  std::sort(names.begin(), names.end());  // CLI::IsMember's refusal lists them sorted
+  cmd->add_option("--model", args->model, help)->check(CLI::IsMember(names));
   cmd->add_option("--layers", args->shape.layers, "layers (overrides --model)")->check(CLI::PositiveNumber);
   cmd->add_option("--kv-heads", args->shape.kv_heads, "KV heads (overrides --model)")->check(CLI::PositiveNumber);
   cmd->add_option("--head-dim", args->shape.head_dim, "channels per head (overrides --model)")
@@ -145,9 +148,12 @@ void register_memory(CLI::App& app) {
   cmd->add_option("--tokens", args->tokens, "context lengths, comma-separated")
       ->delimiter(',')
       ->capture_default_str();
-  cmd->add_option("--scheme", args->schemes, scheme_option_help("scheme specs (repeatable; default: every family)"));
+  add_scheme_list_options(*cmd, args->scheme_args, scheme_option_help("scheme specs (repeatable; default: every family)"));
   cmd->add_option("--json", args->json_path, "also write the rows as JSON here (format dgq-memory)");
-  cmd->callback([args] { run_memory(*args); });
+  cmd->callback([args] {
+    args->schemes = scheme_list(args->scheme_args);
+    run_memory(*args);
+  });
 }
 
 }  // namespace dgq::cli

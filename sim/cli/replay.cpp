@@ -20,7 +20,8 @@ namespace {
 
 struct ReplayArgs {
   std::vector<std::string> traces;
-  std::vector<std::string> schemes;
+  SchemeListArgs scheme_args;  // --scheme SPEC ... (or the deprecated --schemes LIST)
+  std::vector<std::string> schemes;  // resolved from scheme_args before the run
   std::vector<std::string> names;
   std::string output;
   std::string json;
@@ -108,8 +109,7 @@ void register_replay(CLI::App& app) {
   auto args = std::make_shared<ReplayArgs>();
   CLI::App* cmd = app.add_subcommand("replay", "Replay attention traces through compression schemes and measure the error");
   cmd->add_option("traces", args->traces, "Trace files (HDF5, docs/trace-format.md)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--scheme", args->schemes, scheme_option_help("Scheme spec, repeatable (e.g. dgq:group_ratio=0.5)"))
-      ->required();
+  add_scheme_list_options(*cmd, args->scheme_args, scheme_option_help("Scheme spec, repeatable (e.g. dgq:group_ratio=0.5)"));
   cmd->add_option("-o,--output", args->output, "Results file (HDF5); runs are added to it")->required();
   cmd->add_option("--json", args->json, "Also write a JSON summary here");
   cmd->add_option("--name", args->names, "Run name, one per --scheme (single trace only); default SPEC@TRACE_STEM");
@@ -119,7 +119,10 @@ void register_replay(CLI::App& app) {
   cmd->add_flag("--force", args->force, "Replace runs of the same name");
   cmd->add_flag("--save-decompressed", args->keep_decompressed,
                 "Store the decompressed K and V of every replayed layer in the run (for cross-checks; use with --layers)");
-  cmd->callback([args] { run_replay(*args); });
+  cmd->callback([args] {
+    args->schemes = scheme_list(args->scheme_args, "--scheme");
+    run_replay(*args);
+  });
 }
 
 }  // namespace dgq::cli

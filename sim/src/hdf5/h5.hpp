@@ -10,6 +10,10 @@
 //   strings are written as variable-length UTF-8 and read in either form; integers are
 //   written as int64 and read from any integer type (and h5py's bool enum); fp16 is the IEEE
 //   half layout h5py uses for numpy float16.
+//
+// Defined one concept per file: h5_errors.cpp, handle.cpp, files.cpp, groups.cpp,
+// attributes.cpp, strings.cpp (with read_deadline.hpp), datatypes.cpp, datasets.cpp; helpers
+// they share are in h5_shared.hpp.
 #include <hdf5.h>
 
 #include <cstdint>

@@ -5,20 +5,11 @@
 #include <sstream>
 
 #include "dgq/scheme.hpp"
+#include "model/token_hash.hpp"
 
 namespace dgq::sim {
 
 namespace {
-
-std::uint64_t fnv1a(const std::vector<std::int32_t>& tokens) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (std::int32_t t : tokens)
-    for (int b = 0; b < 4; ++b) {
-      h ^= (static_cast<std::uint32_t>(t) >> (8 * b)) & 0xffu;
-      h *= 1099511628211ull;
-    }
-  return h;
-}
 
 const char* rounding_name(QueryRounding r) { return r == QueryRounding::q8_0 ? "q8_0" : "off"; }
 
@@ -33,8 +24,8 @@ std::string canonical_cache_spec(const std::string& spec) {
 std::string eval_run_identity(const ModelConfig& c, const TokenText& text, const EvalOptions& o, std::int64_t chunks,
                               bool with_schemes) {
   std::ostringstream s;
-  s << "model=" << c.name << ";tokens=" << text.tokens.size() << ":" << std::hex << fnv1a(text.tokens) << std::dec
-    << ";ctx=" << o.ctx << ";chunks=" << chunks << ";base=" << o.base << ";query_rounding=" << rounding_name(o.query_rounding);
+  s << "model=" << c.name << ";tokens=" << text.tokens.size() << ":" << std::hex << token_sequence_hash(text.tokens)
+    << std::dec << ";ctx=" << o.ctx << ";chunks=" << chunks << ";base=" << o.base << ";query_rounding=" << rounding_name(o.query_rounding);
   if (with_schemes) {
     s << ";save_logits=" << o.save_logits << ";schemes=";
     for (const auto& spec : o.schemes) s << spec << "|";
@@ -45,7 +36,7 @@ std::string eval_run_identity(const ModelConfig& c, const TokenText& text, const
 std::string eval_config_text(const ModelConfig& c, const TokenText& text, const EvalOptions& o, std::int64_t chunks,
                              const std::string& spec) {
   std::ostringstream s;
-  s << "eval\nmodel=" << c.name << "\ntokens=" << text.tokens.size() << ":" << std::hex << fnv1a(text.tokens)
+  s << "eval\nmodel=" << c.name << "\ntokens=" << text.tokens.size() << ":" << std::hex << token_sequence_hash(text.tokens)
     << std::dec << "\nctx=" << o.ctx << "\nchunks=" << chunks << "\nbase=" << canonical_cache_spec(o.base)
     << "\nquery_rounding=" << rounding_name(o.query_rounding) << "\nscheme=" << canonical_cache_spec(spec) << "\n";
   return s.str();

@@ -43,4 +43,16 @@ std::string describe_shard(const SlurmShardState& s, std::size_t tasks) {
   return line;
 }
 
+std::size_t expected_runs(const std::vector<SlurmShardState>& shards) {
+  std::size_t n = 0;
+  for (const auto& s : shards) n += s.expected;
+  return n;
+}
+
+std::size_t missing_runs(const std::vector<SlurmShardState>& shards) {
+  std::size_t n = 0;
+  for (const auto& s : shards) n += s.missing.size();
+  return n;
+}
+
 }  // namespace dgq::sim

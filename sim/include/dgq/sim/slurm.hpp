@@ -4,7 +4,8 @@
 // that every shard is complete (naming the ones that are not) and only then merges.
 //
 // Everything here is text and file state, no Slurm calls: the sbatch scripts, the shard
-// files' paths, and which shards are complete. `dgq slurm` (sim/cli/slurm.cpp) submits.
+// files' paths, and which shards are complete. Submitting and querying Slurm are in
+// dgq/sim/slurm_submission.hpp.
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -67,6 +68,9 @@ std::vector<SlurmShardState> slurm_shard_states(const SweepConfig& config, const
 // "shard 3/4: incomplete, 2 of 3 run(s) missing (dgq@a, fp16@b), DIR/shards/shard-3-of-4.h5
 // (no file)"; one line.
 std::string describe_shard(const SlurmShardState& s, std::size_t tasks);
+// The runs of every shard, and those of them not yet complete.
+std::size_t expected_runs(const std::vector<SlurmShardState>& shards);
+std::size_t missing_runs(const std::vector<SlurmShardState>& shards);
 
 // Submitting: `SBATCH --parsable [--dependency=afterany:AFTER] SCRIPT` as one shell command
 // (arguments quoted), and the job id in its output ("123" or "123;cluster").

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "dgq/sim/model_shapes.hpp"
 #include "dgq/sim/trace.hpp"
 #include "dgq/tensor.hpp"
 
@@ -31,9 +32,9 @@ struct SynthOptions {
   std::string kind = "code";  // code | prose | legal | poetry
   std::string model = "synthetic-llama-3-8b-like";
   int layers = 4;
-  int q_heads = 32;
-  int kv_heads = 8;
-  int head_dim = 128;
+  int q_heads = model_shape("llama-3-8b").q_heads;  // the heads of the model it is like
+  int kv_heads = model_shape("llama-3-8b").kv_heads;
+  int head_dim = model_shape("llama-3-8b").head_dim;
   std::int64_t tokens = 2048;  // L
   int probes = 32;             // T query positions, spread over the sequence, the last at L-1
   std::uint64_t seed = 1;

@@ -1,0 +1,64 @@
+#include "model/eval_plan.hpp"
+
+#include "dgq/errors.hpp"
+#include "model/eval_identity.hpp"
+
+namespace dgq::sim {
+
+namespace {
+
+void check_tokens_fit(const TokenText& text, const ModelConfig& c, const std::string& path) {
+  if (text.model != c.name)
+    throw InputError(path + ": tokens were made with the tokenizer of '" + text.model + "', the model is '" + c.name +
+                     "'");
+  for (std::size_t i = 0; i < text.tokens.size(); ++i)
+    if (text.tokens[i] >= c.vocab_size)
+      throw InputError(path + ": dataset /tokens: index " + std::to_string(i) + " holds " +
+                       std::to_string(text.tokens[i]) + ", outside the vocabulary of " + std::to_string(c.vocab_size));
+}
+
+// eval_chunk_count() (the count the run's identity and config hashes record), refused when
+// --ctx is outside the model's context or the text holds no whole chunk (the count is 0).
+std::int64_t chunks_to_score(const TokenText& text, const EvalOptions& o, const ModelConfig& c) {
+  if (o.ctx < 4 || o.ctx > c.context_length)
+    throw ParameterError("--ctx " + std::to_string(o.ctx) + ": must be in [4, " + std::to_string(c.context_length) +
+                         "] (the model's context length)");
+  const std::int64_t chunks = eval_chunk_count(text, o);
+  if (chunks == 0)
+    throw InputError(o.text_path + ": " + std::to_string(text.tokens.size()) + " tokens, fewer than one chunk of --ctx " +
+                     std::to_string(o.ctx));
+  return chunks;
+}
+
+}  // namespace
+
+std::int64_t first_scored_row(std::int64_t ctx) { return ctx / 2; }
+
+EvalPlan::EvalPlan(const EvalOptions& o) {
+  if (o.output_path.empty()) throw ParameterError("eval: an output file (-o) is required");
+  model = load_model(o.model_path);
+  const ModelConfig& c = model.config;
+  text = read_token_file(o.text_path);
+  check_tokens_fit(text, c, o.text_path);
+  chunks = chunks_to_score(text, o, c);
+  if (o.schemes.empty()) throw ParameterError("--schemes: give at least one scheme");
+
+  specs.push_back(o.base);
+  specs.insert(specs.end(), o.schemes.begin(), o.schemes.end());
+  for (const auto& spec : specs)
+    caches.push_back(std::make_unique<SchemeCache>(spec, o.query_rounding));  // bad specs fail here
+  first = first_scored_row(o.ctx);
+  rows = o.ctx - 1 - first;
+  vocab = c.vocab_size;
+  for (auto& cache : caches) {
+    cache->config = &c;
+    cache->first_probe = first;
+    cache->reset_counters();
+  }
+  identity = eval_run_identity(c, text, o, chunks, true);
+  base_identity = eval_run_identity(c, text, o, chunks, false);
+  this_run = this_build(config_hash(identity));
+  for (const auto& spec : specs) scheme_hashes.push_back(config_hash(eval_config_text(c, text, o, chunks, spec)));
+}
+
+}  // namespace dgq::sim
