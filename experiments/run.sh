@@ -138,9 +138,10 @@ e2e_inputs() {
     }
   done
 }
-E2E_SCHEMES="q8_0,int8-token,fp8-e4m3,int4-group64,kivi-4,kivi-2,dgq,dgq:granularity=segment-channel"
+E2E_SCHEMES=(q8_0 int8-token fp8-e4m3 int4-group64 kivi-4 kivi-2 dgq dgq:granularity=segment-channel)
 run_e2e() {
-  local model texts ctx chunks text name
+  local model texts ctx chunks text name scheme scheme_args=()
+  for scheme in "${E2E_SCHEMES[@]}"; do scheme_args+=(--scheme "$scheme"); done
   if ((quick)); then ctx=256; chunks=1; texts=(code-clean legal-clean poetry-clean prose-clean)
   else ctx=1024; chunks=2; texts=(code-clean code-noise10 legal-clean legal-noise10 poetry-clean poetry-noise10 prose-clean prose-noise10)
   fi
@@ -156,7 +157,7 @@ run_e2e() {
       log "e2e $name"
       "$DGQ" eval --model "${DGQ_MODELS_DIR:-models}/${E2E_MODEL_FILES[$model]}" \
         --text "out/eval-texts/$model-$text.h5" --ctx "$ctx" --chunks "$chunks" \
-        --schemes "$E2E_SCHEMES" -o "$OUT/e2e/$name.h5" --json "$OUT/e2e/$name.json" \
+        "${scheme_args[@]}" -o "$OUT/e2e/$name.h5" --json "$OUT/e2e/$name.json" \
         ${MIXED_FLAG[@]+"${MIXED_FLAG[@]}"} > "$OUT/e2e/$name.txt.partial"
       mv "$OUT/e2e/$name.txt.partial" "$OUT/e2e/$name.txt"
     done

@@ -14,6 +14,6 @@ trap 'rm -rf "$out"' EXIT
 declare -A files=([smollm2]=smollm2-135m.h5 [gemma3]=gemma3-270m.h5)
 for model in smollm2 gemma3; do
   "$dgq" eval --threads "${THREADS:-0}" --model "$repo/models/${files[$model]}" \
-    --text "$repo/out/eval-texts/$model-prose-clean.h5" --ctx "$ctx" --chunks 1 --base fp32 --schemes fp32 \
+    --text "$repo/out/eval-texts/$model-prose-clean.h5" --ctx "$ctx" --chunks 1 --base fp32 --scheme fp32 \
     -o "$out/$model.h5" | sed -n "s/^forward pass: /$model n_ctx $ctx: /p"
 done

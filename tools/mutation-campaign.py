@@ -169,7 +169,7 @@ def make_seeds(dgq: str, d: Path) -> dict[str, list[Seed]]:
     model, text = models["llama"]
     base = d / "base-logits-llama.h5"
     run_checked([dgq, "eval", "--model", model.name, "--text", text.name, "--ctx", EVAL_CTX, "--chunks", "1",
-                 "--schemes", "q8_0", "--threads", "1", "--base-logits", base.name, "-o", "eval-scratch.h5"], d)
+                 "--scheme", "q8_0", "--threads", "1", "--base-logits", base.name, "-o", "eval-scratch.h5"], d)
     (d / "eval-scratch.h5").unlink()
     seeds["base-logits"].append(Seed("base-logits", "base-logits-llama", base, {"model": model, "tokens": text}))
 
@@ -662,7 +662,7 @@ def commands_for(seed: Seed, dgq: str) -> list[Cmd]:
                 f'label = "m"\ntexts = ["{text}"]\n')
         cmds += [
             Cmd("eval", [dgq, "eval", "--model", model, "--text", text, "--ctx", EVAL_CTX, "--chunks", "1",
-                         "--schemes", "q8_0", *th, "-o", "eval-out.h5", "--json", "eval-out.json"],
+                         "--scheme", "q8_0", *th, "-o", "eval-out.h5", "--json", "eval-out.json"],
                 ["eval-out.h5", "eval-out.json"]),
             Cmd("sweep-eval", [dgq, "sweep", "sweep-eval.toml", "-o", "sweep-eval-out.h5", *th], ["sweep-eval-out.h5"],
                 prep=[("write", "sweep-eval.toml", toml)]),
@@ -670,7 +670,7 @@ def commands_for(seed: Seed, dgq: str) -> list[Cmd]:
     elif k == "base-logits":
         cmds.append(Cmd("eval-base-logits",
                         [dgq, "eval", "--model", str(seed.extra["model"]), "--text", str(seed.extra["tokens"]),
-                         "--ctx", EVAL_CTX, "--chunks", "1", "--schemes", "q8_0", *th, "--base-logits",
+                         "--ctx", EVAL_CTX, "--chunks", "1", "--scheme", "q8_0", *th, "--base-logits",
                          "base-in.h5", "-o", "eval-out.h5"], ["eval-out.h5"], ["base-in.h5"],
                         prep=[("copy", m, "base-in.h5")]))
     return cmds

@@ -33,7 +33,7 @@ for round in $(seq "$rounds"); do
     --perf -v > "$out/llama.log" 2>&1
   sed -n 's/.*Final estimate: /  llama-perplexity: /p; s/.*prompt eval time = .*(\(.*tokens per second\))/  llama-perplexity prompt eval: \1/p' "$out/llama.log"
   "$dgq" eval --model "$h5" --text "$texts/eval-texts/$model-$kind-clean.h5" --ctx "$ctx" --chunks "$chunks" \
-    --schemes fp16 --threads "$threads" -o "$out/dgq.h5" > "$out/dgq.log" 2>&1
+    --scheme fp16 --threads "$threads" -o "$out/dgq.h5" > "$out/dgq.log" 2>&1
   rm -f "$out/dgq.h5"
   sed -n 's/^fp16 \+[0-9.]\+ \+\([0-9.+-]\+\).*/  dgq eval: PPL \1/p; s/^forward pass: /  dgq eval forward pass: /p' "$out/dgq.log" | sort -u
 done
