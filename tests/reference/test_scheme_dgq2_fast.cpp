@@ -22,7 +22,7 @@
 #include "../../reference/src/schemes/dgq2/range_store.hpp"
 #include "../../reference/src/schemes/dgq2/segments.hpp"
 #include "../../reference/src/schemes/tensor_io.hpp"
-#include "../../reference/src/schemes/uniform_codes.hpp"
+#include "dgq/kernels/uniform_codes.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/rotation.hpp"

@@ -8,15 +8,17 @@
 #include "dgq/byte_io.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/registry.hpp"
+#include "schemes/kernel_families.hpp"
 #include "schemes/tensor_io.hpp"
-#include "schemes/uniform_codes.hpp"
-#include "schemes/uniform_codes_fast.hpp"
+#include "dgq/kernels/uniform_codes.hpp"
+#include "schemes/uniform_code_runs.hpp"
 
 namespace dgq::schemes {
 namespace {
 
 class Int8TokenScheme final : public Scheme {
  public:
+  explicit Int8TokenScheme(const kernels::CpuKernels& k) : k_(k) {}
   std::string spec() const override { return "int8-token"; }
   std::string family() const override { return "int8-token"; }
 
@@ -30,12 +32,13 @@ class Int8TokenScheme final : public Scheme {
     non_finite_errors_first(x, "int8-token", [&] {
       for (std::int64_t t = 0; t < x.tokens && x.channels > 0; ++t) {
         widen_row_checked(x, t, row.data(), "int8-token");
-        const MinMax r = min_max(row.data(), x.channels);
+        const kernels::Extremes e = k_.min_max(row.data(), x.channels);
+          const MinMax r{e.lo, e.hi};
         check_range_finite(r, "int8-token", [t] { return "token " + std::to_string(t); });
         const float lo = r.stored_lo(), hi = r.stored_hi();
         append_range(ranges, lo, hi);
         const float inv = rules::code_inverse_step(lo, hi);
-        rule7_codes(row.data(), x.channels, lo, inv, codes.data() + t * x.channels);
+        k_.rule7_codes(row.data(), x.channels, lo, inv, codes.data() + t * x.channels);
       }
     });
     c.parts.push_back({"codes", std::move(codes)});
@@ -73,17 +76,28 @@ class Int8TokenScheme final : public Scheme {
   static std::uint64_t range_bytes(std::int64_t tokens, std::int64_t channels) {
     return channels > 0 ? static_cast<std::uint64_t>(tokens) * kRangeBytes : 0;
   }
+  const kernels::CpuKernels& k_;
 };
 
-[[maybe_unused]] const bool registered_int8_token = register_scheme_family({
-    .name = "int8-token",
-    .device = Device::cpu,
-    .order = 30,
-    .summary = "int8 codes (rule 7), one min/max range per token",
-    .params = {},
-    .make = [](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Int8TokenScheme>(); },
-});
 
+}  // namespace
+
+std::vector<SchemeFamily> int8_token_families(const kernels::CpuKernels& k, Device device) {
+  return {
+      {
+      .name = "int8-token",
+      .device = device,
+      .order = 30,
+      .summary = "int8 codes (rule 7), one min/max range per token",
+      .params = {},
+      .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Int8TokenScheme>(*kt); },
+      },
+  };
+}
+
+namespace {
+[[maybe_unused]] const bool registered =
+    register_scheme_families(int8_token_families(kernels::reference_kernels(), Device::reference));
 }  // namespace
 
 }  // namespace dgq::schemes

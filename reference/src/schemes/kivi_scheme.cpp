@@ -17,7 +17,7 @@
 #include "dgq/registry.hpp"
 #include "schemes/bit_packing.hpp"
 #include "schemes/tensor_io.hpp"
-#include "schemes/uniform_codes.hpp"
+#include "dgq/kernels/uniform_codes.hpp"
 
 namespace dgq::schemes {
 namespace {

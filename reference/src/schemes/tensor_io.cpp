@@ -6,9 +6,6 @@
 #include <string>
 #include <utility>
 
-#if defined(__F16C__)
-#include <immintrin.h>
-#endif
 
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
@@ -43,28 +40,16 @@ std::uint16_t saturate_infinity(std::uint16_t bits, std::uint16_t infinity_bits)
   return (bits & 0x7fffu) == infinity_bits ? static_cast<std::uint16_t>(bits - 1u) : bits;
 }
 
-// fp16 <-> fp32 for whole buffers. With F16C the hardware conversions are used: fp16 -> fp32
-// is exact and fp32 -> fp16 with _MM_FROUND_TO_NEAREST_INT rounds to nearest even, subnormals
-// included (F16C ignores MXCSR.FTZ/DAZ), i.e. the same bits as dgq::rules.
+// fp16 <-> fp32 for whole buffers: the core's conversions (dgq/tensor.hpp), which are exact and
+// round to nearest even as dgq::rules does (the core uses F16C where compiled in: the hardware
+// conversion is the IEEE one, bit for bit, so it serves the reference and cpu/ alike; the core
+// keeps it because every layer converts tensors, not only the schemes).
 void halves_to_floats(const std::uint16_t* h, float* f, std::int64_t n) {
-  std::int64_t i = 0;
-#if defined(__F16C__)
-  for (; i + 8 <= n; i += 8) {
-    _mm256_storeu_ps(f + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i))));
-  }
-#endif
-  for (; i < n; ++i) f[i] = rules::half_to_float(h[i]);
+  to_float(ConstTensor{h, DType::f16, 1, n}, f);
 }
 
 void floats_to_halves(const float* f, std::uint16_t* h, std::int64_t n) {
-  std::int64_t i = 0;
-#if defined(__F16C__)
-  for (; i + 8 <= n; i += 8) {
-    const __m128i r = _mm256_cvtps_ph(_mm256_loadu_ps(f + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(h + i), r);
-  }
-#endif
-  for (; i < n; ++i) h[i] = rules::float_to_half(f[i]);
+  from_float(f, MutTensor{h, DType::f16, 1, n});
 }
 
 }  // namespace

@@ -5,8 +5,8 @@
 #include "test_scheme_support.hpp"
 
 #include "../../reference/src/schemes/tensor_io.hpp"
-#include "../../reference/src/schemes/uniform_codes.hpp"
-#include "../../reference/src/schemes/uniform_codes_fast.hpp"
+#include "dgq/kernels/uniform_codes.hpp"
+#include "dgq/cpu/kernels.hpp"
 #include "dgq/errors.hpp"
 
 using namespace dgq;
@@ -14,6 +14,39 @@ using namespace dgq::schemes;
 using namespace dgq::test;
 
 namespace {
+
+// cpu/'s runs under the names of the reference's (schemes/uniform_code_runs.hpp), so that each
+// test below reads as the rule it checks.
+const kernels::CpuKernels& fast() { return cpu::fast_kernels(); }
+MinMax min_max(const float* x, std::int64_t n) {
+  const kernels::Extremes e = fast().min_max(x, n);
+  return MinMax{e.lo, e.hi};
+}
+void uniform_codes(const float* x, std::int64_t n, float lo, float inv, int levels, std::uint8_t* q) {
+  fast().uniform_codes(x, n, lo, inv, levels, q);
+}
+void rule7_codes(const float* x, std::int64_t n, float lo, float inv, std::uint8_t* q) {
+  fast().rule7_codes(x, n, lo, inv, q);
+}
+void uniform_codes_per_channel(const float* x, std::int64_t n, const float* lo, const float* inv, int levels,
+                               int offset, std::uint8_t* q) {
+  fast().uniform_codes_per_channel(x, n, lo, inv, levels, offset, q);
+}
+void uniform_codes_offset(const float* x, std::int64_t n, float lo, float inv, int levels, int offset,
+                          std::uint8_t* q) {
+  fast().uniform_codes_offset(x, n, lo, inv, levels, offset, q);
+}
+void uniform_nibbles(const float* x, std::int64_t n, float lo, float inv, int levels, int offset, std::uint8_t* out) {
+  fast().uniform_nibbles(x, n, lo, inv, levels, offset, out);
+}
+void uniform_nibbles_per_channel(const float* x, std::int64_t n, const float* lo, const float* inv, int levels,
+                                 int offset, std::uint8_t* out) {
+  fast().uniform_nibbles_per_channel(x, n, lo, inv, levels, offset, out);
+}
+void uniform_nibbles_row(const void* src, DType dt, std::int64_t n, const float* lo, const float* inv,
+                         bool per_channel, int levels, int offset, std::uint8_t* out) {
+  fast().uniform_nibbles_row(src, dt, n, lo, inv, per_channel, levels, offset, out);
+}
 
 // Values a range's codes meet: integers and .5 ties (exact with lo = 0, inv = 1), zeros of
 // both signs, subnormals, extremes, and random values.
