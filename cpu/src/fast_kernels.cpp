@@ -48,6 +48,7 @@ kernels::CpuKernels make_table() {
 #if defined(__AVX2__) && defined(__F16C__)
   k.store_fp16_ranges8 = store_fp16_ranges8;
 #endif
+  k.dgq2_compress_direct = dgq2_compress_direct;
   return k;
 }
 

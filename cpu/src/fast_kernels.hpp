@@ -3,12 +3,14 @@
 // fast_kernels.cpp puts each in the table where the ISA extension it needs is compiled in and
 // keeps the reference's entry otherwise.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "dgq/baselines/ggml_kv_types.hpp"
 #include "dgq/baselines/q8_0.hpp"
 #include "dgq/kernels/cpu_kernels.hpp"
 #include "dgq/kernels/uniform_codes.hpp"
+#include "dgq/scheme.hpp"
 #include "dgq/tensor.hpp"
 
 namespace dgq::cpu {
@@ -60,6 +62,10 @@ bool quantize_iq4_nl(const float* x, dgq::ggml::BlockIQ4NL& b, std::uint8_t (&in
 }  // namespace ggml
 
 void codebook_cells(const float* u, int d, const float* boundaries, int edges, std::uint8_t* cells);  // AVX2
+
+// dgq2's row-by-row encoder (no ISA condition: its speed is the table's kernels and one read).
+Compressed dgq2_compress_direct(const kernels::CpuKernels& k, const schemes::dgq2::Params& p, const std::string& spec,
+                                ConstTensor x, TensorRole role, const ConstTensor* rotated);
 
 bool store_fp16_ranges8(const float* mins, const float* maxs, int levels, std::vector<std::uint8_t>& out, float* lo,
                         float* inv);  // AVX2 + F16C

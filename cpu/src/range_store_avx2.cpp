@@ -1,7 +1,7 @@
 // The fast table's store_fp16_ranges8 (dgq/kernels/cpu_kernels.hpp): dgq2 rule V4 for eight
 // fp16 ranges at once with F16C, when all sixteen extremes are fp16 numbers (as every extreme
 // of fp16 input is): then rounding outwards changes nothing and the pair is the conversion
-// itself. The reference stores them one by one (reference/src/schemes/dgq2/range_store.hpp).
+// itself. The reference stores them one by one (dgq/schemes/dgq2/range_store.hpp).
 #include <cmath>
 #include <cstdint>
 #include <vector>

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "../../reference/src/schemes/dgq2/range_store.hpp"
+#include "dgq/schemes/dgq2/range_store.hpp"
 #include "dgq/cpu/kernels.hpp"
 #include "test_seed.hpp"
 

@@ -4,7 +4,7 @@
 // bodies plus scalar tails), .5 ties, values past both clamps, zeros, subnormals, extremes.
 #include "test_scheme_support.hpp"
 
-#include "../../reference/src/schemes/tensor_io.hpp"
+#include "dgq/schemes/tensor_io.hpp"
 #include "dgq/kernels/uniform_codes.hpp"
 #include "dgq/cpu/kernels.hpp"
 #include "dgq/errors.hpp"

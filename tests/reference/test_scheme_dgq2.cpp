@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "../../reference/src/schemes/dgq2/packed_codes.hpp"
+#include "dgq/schemes/dgq2/packed_codes.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/rotation.hpp"
 #include "test_scheme_support.hpp"

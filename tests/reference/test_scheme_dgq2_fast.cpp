@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "../../reference/src/schemes/dgq2/layout.hpp"
-#include "../../reference/src/schemes/dgq2/packed_codes.hpp"
-#include "../../reference/src/schemes/dgq2/params.hpp"
-#include "../../reference/src/schemes/dgq2/range_store.hpp"
-#include "../../reference/src/schemes/dgq2/segments.hpp"
-#include "../../reference/src/schemes/tensor_io.hpp"
+#include "dgq/schemes/dgq2/layout.hpp"
+#include "dgq/schemes/dgq2/packed_codes.hpp"
+#include "dgq/schemes/dgq2/params.hpp"
+#include "dgq/schemes/dgq2/range_store.hpp"
+#include "dgq/schemes/dgq2/segments.hpp"
+#include "dgq/schemes/tensor_io.hpp"
 #include "dgq/kernels/uniform_codes.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"

@@ -46,6 +46,7 @@ constexpr CpuKernels kReference{
     .quantize_q4_0 = ggml::quantize_q4_0,
     .quantize_iq4_nl = ggml::quantize_iq4_nl,
     .store_fp16_ranges8 = no_fp16_ranges8,
+    .dgq2_compress_direct = nullptr,
     .turboquant_cells = codebook_cells,
 };
 

@@ -10,7 +10,7 @@
 // the rules written out on a whole-tensor fp32 copy (compress below); the fast CPU
 // implementation's (Device::cpu, registered by cpu/ through dgq/kernels/families.hpp) reads the
 // input, or its rotated rows rounded to the input dtype, row by row with v1's pass 1 and the
-// kernel table's code kernels (dgq2/direct_encode.cpp), except for fp32 input with rotation,
+// kernel table's code kernels (the table's dgq2_compress_direct, in cpu/), except for fp32 input with rotation,
 // which keeps the rules path (a rotation there may overflow to inf, which only that path
 // reports as it always has). tests/reference/test_scheme_cpu_conformance.cpp compares the two
 // registrations; test_scheme_dgq2_fast.cpp compares the direct path with a plain rules copy.
@@ -26,14 +26,13 @@
 #include "schemes/kernel_families.hpp"
 #include "dgq/rotation.hpp"
 #include "dgq/kernels/cpu_kernels.hpp"
-#include "schemes/dgq2/direct_encode.hpp"
-#include "schemes/dgq2/layout.hpp"
-#include "schemes/dgq2/range_where.hpp"
-#include "schemes/dgq2/packed_codes.hpp"
-#include "schemes/dgq2/params.hpp"
-#include "schemes/dgq2/range_store.hpp"
-#include "schemes/dgq2/segments.hpp"
-#include "schemes/tensor_io.hpp"
+#include "dgq/schemes/dgq2/layout.hpp"
+#include "dgq/schemes/dgq2/range_where.hpp"
+#include "dgq/schemes/dgq2/packed_codes.hpp"
+#include "dgq/schemes/dgq2/params.hpp"
+#include "dgq/schemes/dgq2/range_store.hpp"
+#include "dgq/schemes/dgq2/segments.hpp"
+#include "dgq/schemes/tensor_io.hpp"
 #include "dgq/kernels/uniform_codes.hpp"
 
 namespace dgq::schemes {
@@ -63,10 +62,9 @@ std::vector<float>& scratch(int which) {
 
 class Dgq2Scheme final : public Scheme {
  public:
-  // k: the kernels of the rotation; direct: code the input row by row with k (cpu/'s
-  // registration) rather than by the rules on an fp32 copy (the reference's).
-  Dgq2Scheme(const Params& p, const kernels::CpuKernels& k, bool direct)
-      : p_(p), spec_(p.spec()), k_(k), direct_(direct) {}
+  // k: the kernels of the rotation and, in cpu/'s table, the row-by-row encoder
+  // (k.dgq2_compress_direct); the reference's table has none and encodes by the rules.
+  Dgq2Scheme(const Params& p, const kernels::CpuKernels& k) : p_(p), spec_(p.spec()), k_(k) {}
 
   std::string family() const override { return "dgq2"; }
   std::string spec() const override { return spec_; }
@@ -75,10 +73,11 @@ class Dgq2Scheme final : public Scheme {
     check_input_dtype(x, "dgq2");
     check_shape(x.tokens, x.channels);
     const Params p = p_.for_role(role);
-    if (direct_ && !p.rotate) return dgq2::compress_direct(k_, p, spec_, x, role, nullptr);
+    const auto direct = k_.dgq2_compress_direct;
+    if (direct != nullptr && !p.rotate) return direct(k_, p, spec_, x, role, nullptr);
     const int block = p.rotate ? rotation_block(x.channels, role) : 0;
     check_finite(x, "dgq2");  // the first NaN/Inf named, before anything is computed
-    if (direct_ && x.dtype != DType::f32) {
+    if (direct != nullptr && x.dtype != DType::f32) {
       // fp16/bf16: the rotated rows rounded to the input dtype (rule V0) are a tensor of that
       // dtype, built a few rows at a time, and compress_direct codes it like an input. (fp32
       // input keeps the path below: a rotation there may overflow to inf, which only that
@@ -101,7 +100,7 @@ class Dgq2Scheme final : public Scheme {
         narrow_rows_into(rows.data(), r, t0, count);
       }
       const ConstTensor rotated{bytes.data(), x.dtype, quantized, d};
-      return dgq2::compress_direct(k_, p, spec_, x, role, &rotated);
+      return direct(k_, p, spec_, x, role, &rotated);
     }
     std::vector<float>& input = scratch(0);
     to_float(x, input);
@@ -315,7 +314,6 @@ class Dgq2Scheme final : public Scheme {
   Params p_;
   std::string spec_;
   const kernels::CpuKernels& k_;
-  bool direct_;
 };
 
 
@@ -329,8 +327,8 @@ std::vector<SchemeFamily> dgq2_families(const kernels::CpuKernels& k, Device dev
       .summary = "DGQ v2: v1's variance segments with packed 2/3/4/8-bit codes, ranges per segment, segment-channel, "
                  "token or channel group (K and V apart), fp16/fp32 ranges, raw recent tokens (docs/spec.md)",
       .params = dgq2::dgq2_scheme_params(),
-      .make = [kt = &k, device](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
-        return std::make_unique<Dgq2Scheme>(dgq2::params_from_args(args), *kt, device != Device::reference);
+      .make = [kt = &k](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
+        return std::make_unique<Dgq2Scheme>(dgq2::params_from_args(args), *kt);
       },
       .accepts_channels = [](std::int64_t channels) { return channels >= 1; },
       .stored_size = SchemeFamily::StoredSize::at_most,  // v1's segments: their count is the data's

@@ -14,7 +14,7 @@
 #include "dgq/registry.hpp"
 #include "schemes/kernel_families.hpp"
 #include "dgq_v1/shape.hpp"
-#include "schemes/tensor_io.hpp"
+#include "dgq/schemes/tensor_io.hpp"
 
 namespace dgq::schemes {
 namespace {

@@ -9,7 +9,7 @@
 #include "dgq/baselines/fp8_e4m3.hpp"
 #include "dgq/byte_io.hpp"
 #include "dgq/registry.hpp"
-#include "schemes/tensor_io.hpp"
+#include "dgq/schemes/tensor_io.hpp"
 
 namespace dgq::schemes {
 namespace {
@@ -85,7 +85,7 @@ class Fp8E4M3Scheme final : public Scheme {
 
 [[maybe_unused]] const bool registered_fp8_e4m3 = register_scheme_family({
     .name = "fp8-e4m3",
-    .device = Device::cpu,
+    .device = Device::reference,
     .order = 60,
     .summary = "fp8 e4m3 codes with one dynamic per-tensor scale (vLLM's fp8 KV cache)",
     .params = {},

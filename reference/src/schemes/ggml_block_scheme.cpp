@@ -15,7 +15,7 @@
 #include "dgq/errors.hpp"
 #include "dgq/registry.hpp"
 #include "schemes/kernel_families.hpp"
-#include "schemes/tensor_io.hpp"
+#include "dgq/schemes/tensor_io.hpp"
 
 namespace dgq::schemes {
 namespace {

@@ -12,7 +12,7 @@
 #include "dgq/registry.hpp"
 #include "schemes/kernel_families.hpp"
 #include "schemes/bit_packing.hpp"
-#include "schemes/tensor_io.hpp"
+#include "dgq/schemes/tensor_io.hpp"
 #include "dgq/kernels/uniform_codes.hpp"
 #include "schemes/uniform_code_runs.hpp"
 

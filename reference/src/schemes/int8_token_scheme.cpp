@@ -9,7 +9,7 @@
 #include "dgq/element_rules.hpp"
 #include "dgq/registry.hpp"
 #include "schemes/kernel_families.hpp"
-#include "schemes/tensor_io.hpp"
+#include "dgq/schemes/tensor_io.hpp"
 #include "dgq/kernels/uniform_codes.hpp"
 #include "schemes/uniform_code_runs.hpp"
 

@@ -16,7 +16,7 @@
 #include "dgq/byte_io.hpp"
 #include "dgq/registry.hpp"
 #include "schemes/bit_packing.hpp"
-#include "schemes/tensor_io.hpp"
+#include "dgq/schemes/tensor_io.hpp"
 #include "dgq/kernels/uniform_codes.hpp"
 
 namespace dgq::schemes {
@@ -190,7 +190,7 @@ std::unique_ptr<Scheme> make_kivi(const SchemeArgs& args) {
 
 [[maybe_unused]] const bool registered_kivi_4 = register_scheme_family({
     .name = "kivi-4",
-    .device = Device::cpu,
+    .device = Device::reference,
     .order = 80,
     .summary = "KIVI 4-bit: keys per channel over token groups, values per token; the latest tokens raw",
     .params = kKiviParams,
@@ -198,7 +198,7 @@ std::unique_ptr<Scheme> make_kivi(const SchemeArgs& args) {
 });
 [[maybe_unused]] const bool registered_kivi_2 = register_scheme_family({
     .name = "kivi-2",
-    .device = Device::cpu,
+    .device = Device::reference,
     .order = 90,
     .summary = "KIVI 2-bit: keys per channel over token groups, values per token; the latest tokens raw",
     .params = kKiviParams,

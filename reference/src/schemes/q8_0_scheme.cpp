@@ -16,7 +16,7 @@
 #include "dgq/byte_io.hpp"
 #include "dgq/registry.hpp"
 #include "schemes/kernel_families.hpp"
-#include "schemes/tensor_io.hpp"
+#include "dgq/schemes/tensor_io.hpp"
 
 namespace dgq::schemes {
 namespace {

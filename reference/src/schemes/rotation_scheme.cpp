@@ -12,7 +12,7 @@
 #include "dgq/rotation.hpp"
 #include "dgq/kernels/cpu_kernels.hpp"
 #include "dgq/registry.hpp"
-#include "schemes/tensor_io.hpp"
+#include "dgq/schemes/tensor_io.hpp"
 
 namespace dgq::schemes {
 namespace {

@@ -1,4 +1,4 @@
-#include "schemes/tensor_io.hpp"
+#include "dgq/schemes/tensor_io.hpp"
 
 #include <algorithm>
 #include <cmath>

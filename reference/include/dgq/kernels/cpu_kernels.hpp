@@ -8,13 +8,19 @@
 // (tests/reference/test_scheme_conformance.cpp compares the two registrations of each family,
 // and tests/cpu the kernels one by one).
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "dgq/baselines/ggml_kv_types.hpp"
 #include "dgq/baselines/q8_0.hpp"
 #include "dgq/registry.hpp"
+#include "dgq/scheme.hpp"
 #include "dgq/tensor.hpp"
+
+namespace dgq::schemes::dgq2 {
+struct Params;  // dgq/schemes/dgq2/params.hpp
+}
 
 namespace dgq::kernels {
 
@@ -87,10 +93,18 @@ struct CpuKernels {
   bool (*quantize_iq4_nl)(const float* x, ggml::BlockIQ4NL& b, std::uint8_t (&indices)[ggml::kBlockValues]);
 
   // dgq2 rule V4 for eight fp16 ranges at once when all sixteen extremes are fp16 numbers
-  // (schemes/dgq2/range_store.hpp's store_range eight times); false, having written nothing,
+  // (dgq/schemes/dgq2/range_store.hpp's store_range eight times); false, having written nothing,
   // otherwise. The reference's is always false: it stores them one by one.
   bool (*store_fp16_ranges8)(const float* mins, const float* maxs, int levels, std::vector<std::uint8_t>& out,
                              float* lo, float* inv);
+
+  // dgq2's row-by-row encoder (cpu/src/dgq2_direct_encode.cpp): compress() of a dgq2 scheme
+  // with parameters p (for the role) and canonical spec `spec`, reading x (or `rotated`, the
+  // quantized rows of x rotated and rounded to x.dtype, x checked finite) a row at a time, with
+  // no fp32 copy of the tensor. Null in the reference's table: the reference's dgq2 encodes by
+  // the rules on an fp32 copy (reference/src/schemes/dgq2_scheme.cpp), with the same bytes.
+  Compressed (*dgq2_compress_direct)(const CpuKernels& k, const schemes::dgq2::Params& p, const std::string& spec,
+                                     ConstTensor x, TensorRole role, const ConstTensor* rotated);
 
   // TurboQuant's codebook cell of each u[j]: the number of the `edges` sorted boundaries below it.
   void (*turboquant_cells)(const float* u, int d, const float* boundaries, int edges, std::uint8_t* cells);

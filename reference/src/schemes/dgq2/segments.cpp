@@ -1,11 +1,11 @@
-#include "schemes/dgq2/segments.hpp"
+#include "dgq/schemes/dgq2/segments.hpp"
 
 #include <string>
 
 #include "dgq/dgq.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/kernels/dgq_pass_one.hpp"
-#include "schemes/dgq2/packed_codes.hpp"
+#include "dgq/schemes/dgq2/packed_codes.hpp"
 
 namespace dgq::schemes::dgq2 {
 

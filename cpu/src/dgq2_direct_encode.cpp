@@ -1,6 +1,15 @@
-// dgq2's direct encode path (direct_encode.hpp). It uses v1's pass 1 through the public
-// dgq/kernels/dgq_pass_one.hpp, not v1's private pipeline.
-#include "schemes/dgq2/direct_encode.hpp"
+// dgq2's direct encode path, the fast CPU implementation's (the table entry
+// dgq2_compress_direct, dgq/kernels/cpu_kernels.hpp): the input, or its rotated rows rounded to
+// the input dtype, read row by row through the kernel table with no fp32 copy of the tensor. It
+// gives the bytes and errors of the reference's rules path (reference/src/schemes/
+// dgq2_scheme.cpp); tests/reference/test_scheme_cpu_conformance.cpp compares the two. It uses
+// v1's pass 1 through the public dgq/kernels/dgq_pass_one.hpp, not v1's private pipeline.
+//
+// Why catch-and-recheck blocks remain (non_finite_errors_first, check_residual_finite and the
+// catch around scan_tensor): reading row by row meets a range that does not fit, or a NaN of
+// the raw residual rows, before a NaN/Inf further on that the rules (which check the whole
+// tensor first) report instead. Checking the whole tensor up front would cost a pass over it;
+// the catch re-checks only when an error is on its way out, so the fast path keeps one read.
 
 #include <algorithm>
 #include <cmath>
@@ -8,17 +17,21 @@
 #include <vector>
 
 #include "dgq/errors.hpp"
+#include "fast_kernels.hpp"
 #include "dgq/kernels/dgq_pass_one.hpp"
-#include "schemes/dgq2/layout.hpp"
-#include "schemes/dgq2/packed_codes.hpp"
-#include "schemes/dgq2/range_store.hpp"
-#include "schemes/dgq2/range_where.hpp"
-#include "schemes/dgq2/segments.hpp"
-#include "schemes/tensor_io.hpp"
+#include "dgq/schemes/dgq2/layout.hpp"
+#include "dgq/schemes/dgq2/packed_codes.hpp"
+#include "dgq/schemes/dgq2/range_store.hpp"
+#include "dgq/schemes/dgq2/range_where.hpp"
+#include "dgq/schemes/dgq2/segments.hpp"
+#include "dgq/schemes/tensor_io.hpp"
 #include "dgq/kernels/uniform_codes.hpp"
 
-namespace dgq::schemes::dgq2 {
+namespace dgq::cpu {
 namespace {
+
+using namespace schemes;
+using namespace schemes::dgq2;
 
 // The first NaN/Inf of the raw rows (tokens quantized.. of x), named by its token in x.
 void check_residual_finite(ConstTensor x, std::int64_t quantized) {
@@ -207,7 +220,7 @@ void encode_spans_direct(const kernels::CpuKernels& k, const Params& p, ConstTen
 // With `rotated` (the quantized rows of x rotated and rounded to x.dtype, rule V0; x checked
 // finite) the codes describe it instead, and the segments are cut on it or, with
 // seg_on=input, on x (then every span's extremes come from its rows).
-Compressed compress_direct(const kernels::CpuKernels& k, const Params& p, const std::string& spec, ConstTensor x,
+Compressed dgq2_compress_direct(const kernels::CpuKernels& k, const Params& p, const std::string& spec, ConstTensor x,
                            TensorRole role, const ConstTensor* rotated) {
   Compressed c = start_compressed(spec, x, role);
   const std::int64_t d = x.channels, quantized = quantized_tokens(x.tokens, p.residual);
@@ -262,4 +275,4 @@ Compressed compress_direct(const kernels::CpuKernels& k, const Params& p, const 
   return c;
 }
 
-}  // namespace dgq::schemes::dgq2
+}  // namespace dgq::cpu

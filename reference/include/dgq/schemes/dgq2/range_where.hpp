@@ -4,8 +4,8 @@
 #include <cstddef>
 #include <string>
 
-#include "schemes/dgq2/params.hpp"
-#include "schemes/dgq2/segments.hpp"
+#include "dgq/schemes/dgq2/params.hpp"
+#include "dgq/schemes/dgq2/segments.hpp"
 
 namespace dgq::schemes::dgq2 {
 
