@@ -13,7 +13,6 @@
 
 namespace dgq::cpu {
 
-
 #if defined(__AVX2__)
 namespace {
 

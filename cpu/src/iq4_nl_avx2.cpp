@@ -124,5 +124,4 @@ bool quantize_iq4_nl(const float* x, BlockIQ4NL& b, std::uint8_t (&indices)[kBlo
   return (b.d & 0x7c00u) != 0x7c00u;
 }
 
-
 }  // namespace dgq::cpu::ggml

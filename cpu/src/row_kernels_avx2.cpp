@@ -372,7 +372,6 @@ void dequantize_row(const std::int8_t* codes, std::int64_t n, const float* lo, c
   for (; d < n; ++d) store_element(view, d, rules::dequantize_code(codes[d], lo[d], scale[d]));
 }
 
-
 #endif
 
 }  // namespace dgq::cpu::row

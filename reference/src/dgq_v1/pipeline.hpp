@@ -22,7 +22,6 @@ DgqAnalysis analyze_pass(const PassOne& pass, std::int64_t tokens, const DgqPara
 // Rule 1's v_t from a row's sums; throws InputError if the variance is not finite.
 float token_variance(const kernels::RowStats& st, std::int64_t channels, float min_var, std::int64_t token);
 
-
 // Segment edges [0, e1, ..., L] from the interior edges.
 std::vector<std::uint32_t> with_ends(const std::vector<std::uint32_t>& interior, std::int64_t tokens);
 

@@ -316,22 +316,21 @@ class Dgq2Scheme final : public Scheme {
   const kernels::CpuKernels& k_;
 };
 
-
 }  // namespace
 std::vector<SchemeFamily> dgq2_families(const kernels::CpuKernels& k, Device device) {
   return {
       {
-      .name = "dgq2",
-      .device = device,
-      .order = 160,
-      .summary = "DGQ v2: v1's variance segments with packed 2/3/4/8-bit codes, ranges per segment, segment-channel, "
-                 "token or channel group (K and V apart), fp16/fp32 ranges, raw recent tokens (docs/spec.md)",
-      .params = dgq2::dgq2_scheme_params(),
-      .make = [kt = &k](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
-        return std::make_unique<Dgq2Scheme>(dgq2::params_from_args(args), *kt);
-      },
-      .accepts_channels = [](std::int64_t channels) { return channels >= 1; },
-      .stored_size = SchemeFamily::StoredSize::at_most,  // v1's segments: their count is the data's
+          .name = "dgq2",
+          .device = device,
+          .order = 160,
+          .summary = "DGQ v2: v1's variance segments with packed 2/3/4/8-bit codes, ranges per segment, segment-channel, "
+                     "token or channel group (K and V apart), fp16/fp32 ranges, raw recent tokens (docs/spec.md)",
+          .params = dgq2::dgq2_scheme_params(),
+          .make = [kt = &k](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
+            return std::make_unique<Dgq2Scheme>(dgq2::params_from_args(args), *kt);
+          },
+          .accepts_channels = [](std::int64_t channels) { return channels >= 1; },
+          .stored_size = SchemeFamily::StoredSize::at_most,  // v1's segments: their count is the data's
       },
   };
 }

@@ -72,22 +72,21 @@ class DgqScheme final : public Scheme {
   const kernels::CpuKernels& k_;
 };
 
-
 }  // namespace
 
 std::vector<SchemeFamily> dgq_families(const kernels::CpuKernels& k, Device device) {
   return {
       {
-      .name = "dgq",
-      .device = device,
-      .order = 10,
-      .summary = "DGQ v1: 1..8 variance-driven segments per head, int8 codes with one range per segment (docs/spec.md)",
-      .params = dgq_scheme_params(),
-      .make = [kt = &k](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
-        return std::make_unique<DgqScheme>(dgq_params_from_args(args), *kt);
-      },
-      .accepts_channels = [](std::int64_t channels) { return channels >= 1; },
-      .stored_size = SchemeFamily::StoredSize::at_most,  // one range per segment, 1..max_groups of them
+          .name = "dgq",
+          .device = device,
+          .order = 10,
+          .summary = "DGQ v1: 1..8 variance-driven segments per head, int8 codes with one range per segment (docs/spec.md)",
+          .params = dgq_scheme_params(),
+          .make = [kt = &k](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
+            return std::make_unique<DgqScheme>(dgq_params_from_args(args), *kt);
+          },
+          .accepts_channels = [](std::int64_t channels) { return channels >= 1; },
+          .stored_size = SchemeFamily::StoredSize::at_most,  // one range per segment, 1..max_groups of them
       },
   };
 }

@@ -151,51 +151,49 @@ class GgmlBlockScheme final : public Scheme {
   const kernels::CpuKernels& k_;
 };
 
-
-
 }  // namespace
 
 std::vector<SchemeFamily> ggml_block_families(const kernels::CpuKernels& k, Device device) {
   std::vector<SchemeFamily> all = {
       {
-      .name = "q4_0",
-      .device = device,
-      .order = 100,
-      .summary = "llama.cpp's q4_0: blocks of 32 4-bit codes with an fp16 scale (byte-identical to ggml)",
-      .params = {},
-      .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ4_0, *kt); },
+          .name = "q4_0",
+          .device = device,
+          .order = 100,
+          .summary = "llama.cpp's q4_0: blocks of 32 4-bit codes with an fp16 scale (byte-identical to ggml)",
+          .params = {},
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ4_0, *kt); },
       },
       {
-      .name = "q4_1",
-      .device = device,
-      .order = 110,
-      .summary = "llama.cpp's q4_1: blocks of 32 4-bit codes with fp16 scale and minimum (byte-identical to ggml)",
-      .params = {},
-      .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ4_1, *kt); },
+          .name = "q4_1",
+          .device = device,
+          .order = 110,
+          .summary = "llama.cpp's q4_1: blocks of 32 4-bit codes with fp16 scale and minimum (byte-identical to ggml)",
+          .params = {},
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ4_1, *kt); },
       },
       {
-      .name = "q5_0",
-      .device = device,
-      .order = 120,
-      .summary = "llama.cpp's q5_0: blocks of 32 5-bit codes with an fp16 scale (byte-identical to ggml)",
-      .params = {},
-      .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ5_0, *kt); },
+          .name = "q5_0",
+          .device = device,
+          .order = 120,
+          .summary = "llama.cpp's q5_0: blocks of 32 5-bit codes with an fp16 scale (byte-identical to ggml)",
+          .params = {},
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ5_0, *kt); },
       },
       {
-      .name = "q5_1",
-      .device = device,
-      .order = 130,
-      .summary = "llama.cpp's q5_1: blocks of 32 5-bit codes with fp16 scale and minimum (byte-identical to ggml)",
-      .params = {},
-      .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ5_1, *kt); },
+          .name = "q5_1",
+          .device = device,
+          .order = 130,
+          .summary = "llama.cpp's q5_1: blocks of 32 5-bit codes with fp16 scale and minimum (byte-identical to ggml)",
+          .params = {},
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ5_1, *kt); },
       },
       {
-      .name = "iq4_nl",
-      .device = device,
-      .order = 140,
-      .summary = "llama.cpp's iq4_nl: blocks of 32 4-bit indices into a non-linear grid, fp16 scale (byte-identical to ggml)",
-      .params = {},
-      .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kIQ4NL, *kt); },
+          .name = "iq4_nl",
+          .device = device,
+          .order = 140,
+          .summary = "llama.cpp's iq4_nl: blocks of 32 4-bit indices into a non-linear grid, fp16 scale (byte-identical to ggml)",
+          .params = {},
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kIQ4NL, *kt); },
       },
   };
   if (device == Device::reference) return all;

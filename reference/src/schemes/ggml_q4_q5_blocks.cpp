@@ -8,7 +8,6 @@
 #include "dgq/baselines/ggml_kv_types.hpp"
 #include "dgq/element_rules.hpp"
 
-
 namespace dgq::ggml {
 namespace {
 
@@ -88,7 +87,6 @@ void unpack_codes(const std::uint8_t* qs, const std::uint8_t* qh, int* codes) {
     codes[j + kHalf] = (qs[j] >> 4) | static_cast<int>((bits >> (j + 12)) & 0x10u);
   }
 }
-
 
 }  // namespace
 

@@ -136,26 +136,25 @@ class Group64Scheme final : public Scheme {
   const kernels::CpuKernels& k_;
 };
 
-
 }  // namespace
 
 std::vector<SchemeFamily> group64_families(const kernels::CpuKernels& k, Device device) {
   return {
       {
-      .name = "int8-group64",
-      .device = device,
-      .order = 40,
-      .summary = "int8 codes (rule 7), one min/max range per 64 channels of a token",
-      .params = {},
-      .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Group64Scheme>(8, *kt); },
+          .name = "int8-group64",
+          .device = device,
+          .order = 40,
+          .summary = "int8 codes (rule 7), one min/max range per 64 channels of a token",
+          .params = {},
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Group64Scheme>(8, *kt); },
       },
       {
-      .name = "int4-group64",
-      .device = device,
-      .order = 50,
-      .summary = "4-bit codes, one min/max range per 64 channels of a token",
-      .params = {},
-      .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Group64Scheme>(4, *kt); },
+          .name = "int4-group64",
+          .device = device,
+          .order = 50,
+          .summary = "4-bit codes, one min/max range per 64 channels of a token",
+          .params = {},
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Group64Scheme>(4, *kt); },
       },
   };
 }

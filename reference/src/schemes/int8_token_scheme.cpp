@@ -79,18 +79,17 @@ class Int8TokenScheme final : public Scheme {
   const kernels::CpuKernels& k_;
 };
 
-
 }  // namespace
 
 std::vector<SchemeFamily> int8_token_families(const kernels::CpuKernels& k, Device device) {
   return {
       {
-      .name = "int8-token",
-      .device = device,
-      .order = 30,
-      .summary = "int8 codes (rule 7), one min/max range per token",
-      .params = {},
-      .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Int8TokenScheme>(*kt); },
+          .name = "int8-token",
+          .device = device,
+          .order = 30,
+          .summary = "int8 codes (rule 7), one min/max range per token",
+          .params = {},
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Int8TokenScheme>(*kt); },
       },
   };
 }

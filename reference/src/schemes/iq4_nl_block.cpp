@@ -14,7 +14,6 @@
 #include "dgq/baselines/ggml_kv_types.hpp"
 #include "dgq/element_rules.hpp"
 
-
 namespace dgq::ggml {
 namespace {
 
@@ -39,7 +38,6 @@ int grid_values_at_most(float x) {
   const int ml = count < 1 ? 0 : (count > 15 ? 14 : count - 1);
   return x - kGrid[ml] < kGrid[ml + 1] - x ? ml : ml + 1;
 }
-
 
 // indices[j] = best_index(id * x[j]) for the block.
 void grid_indices(const float* x, float id, std::uint8_t* indices) {

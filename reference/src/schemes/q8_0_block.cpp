@@ -7,7 +7,6 @@
 #include "dgq/baselines/q8_0.hpp"
 #include "dgq/element_rules.hpp"
 
-
 namespace dgq::q8_0 {
 namespace {
 
@@ -21,7 +20,6 @@ inline float float_of(std::uint16_t h) {
 }
 
 bool finite_half(std::uint16_t h) { return (h & 0x7c00u) != 0x7c00u; }
-
 
 }  // namespace
 

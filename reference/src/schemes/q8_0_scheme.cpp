@@ -129,18 +129,17 @@ class Q80Scheme final : public Scheme {
   const kernels::CpuKernels& k_;
 };
 
-
 }  // namespace
 
 std::vector<SchemeFamily> q8_0_families(const kernels::CpuKernels& k, Device device) {
   return {
       {
-      .name = "q8_0",
-      .device = device,
-      .order = 70,
-      .summary = "llama.cpp's q8_0: blocks of 32 int8 codes with an fp16 scale (byte-identical to ggml)",
-      .params = {},
-      .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Q80Scheme>(*kt); },
+          .name = "q8_0",
+          .device = device,
+          .order = 70,
+          .summary = "llama.cpp's q8_0: blocks of 32 int8 codes with an fp16 scale (byte-identical to ggml)",
+          .params = {},
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Q80Scheme>(*kt); },
       },
   };
 }

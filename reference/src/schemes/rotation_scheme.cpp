@@ -83,7 +83,6 @@ class HadamardRotatedScheme final : public Scheme {
   const kernels::CpuKernels& k_;
 };
 
-
 void check_rotation(std::string_view v) {
   if (v != "none" && v != "hadamard") {
     throw ParameterError("parameter 'rot' = '" + std::string(v) + "' is not one of none, hadamard");

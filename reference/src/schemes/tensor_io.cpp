@@ -6,7 +6,6 @@
 #include <string>
 #include <utility>
 
-
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
 

@@ -16,7 +16,6 @@
 #include "schemes/kernel_families.hpp"
 #include "dgq/schemes/tensor_io.hpp"
 
-
 namespace dgq::schemes {
 namespace {
 
@@ -203,7 +202,6 @@ class TurboQuantScheme final : public Scheme {
   const kernels::CpuKernels& k_;
 };
 
-
 using Kind = SchemeParam::Kind;
 
 void check_variant(std::string_view v) {
@@ -219,22 +217,21 @@ constexpr SchemeParam kTurboQuantParams[] = {
      check_variant},
 };
 
-
 }  // namespace
 
 std::vector<SchemeFamily> turboquant_families(const kernels::CpuKernels& k, Device device) {
   return {
       {
-      .name = "turboquant",
-      .device = device,
-      .order = 150,
-      .summary = "TurboQuant (arXiv 2504.19874): random rotation, per-token fp32 norm, Lloyd-Max codes per coordinate",
-      .params = kTurboQuantParams,
-      .make = [kt = &k](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
-        return std::make_unique<TurboQuantScheme>(args.integer("bits"), static_cast<std::uint32_t>(args.integer("seed")),
-                                                  args.word("variant") == "prod", *kt);
-      },
-      .accepts_channels = supported_dim,
+          .name = "turboquant",
+          .device = device,
+          .order = 150,
+          .summary = "TurboQuant (arXiv 2504.19874): random rotation, per-token fp32 norm, Lloyd-Max codes per coordinate",
+          .params = kTurboQuantParams,
+          .make = [kt = &k](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
+            return std::make_unique<TurboQuantScheme>(args.integer("bits"), static_cast<std::uint32_t>(args.integer("seed")),
+                                                      args.word("variant") == "prod", *kt);
+          },
+          .accepts_channels = supported_dim,
       },
   };
 }

@@ -2,10 +2,8 @@
 
 #include "dgq/element_rules.hpp"
 
-
 namespace dgq::schemes {
 namespace {
-
 
 template <class Src, class Lo, class Inv>
 void nibbles(Src x, std::int64_t n, Lo lo_at, Inv inv_at, int levels, int offset, std::uint8_t* out) {

@@ -14,7 +14,6 @@ inline std::string span_name(RangeGranularity g, const TokenSpan& s) {
   return g == RangeGranularity::token ? "token " + std::to_string(s.first) : "tokens " + tokens;
 }
 
-
 // Where a range lies, for rule V4's error messages: "token t", or "segment s (tokens a..b)",
 // then ", channel d" for per-channel ranges. Built only when a range is refused.
 inline std::string range_where(RangeGranularity g, const TokenSpan& s, std::size_t segment, bool channelwise,

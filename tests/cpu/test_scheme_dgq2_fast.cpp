@@ -1,4 +1,4 @@
-// dgq2 without rotation compresses straight from the input (v1's pass 1 on the input's own
+// cpu/'s dgq2 (Device::cpu) without rotation compresses straight from the input (v1's pass 1 on the input's own
 // dtype, extremes folded from whole blocks, AVX2 codes packed a row at a time). Its bytes and
 // errors must be those of the rules written out plainly: the tensor widened to fp32, the
 // edges of choose_edges on the copy, every span's extremes taken element by element, every
