@@ -193,21 +193,17 @@ std::vector<float> to_float(ConstTensor t) {
 }
 
 void to_float(ConstTensor t, std::vector<float>& out) {
-  out.resize(static_cast<std::size_t>(t.tokens * t.channels));
-  to_float(t, out.data());
-}
-
-void to_float(ConstTensor t, float* out) {
   const std::int64_t n = t.tokens * t.channels;
+  out.resize(static_cast<std::size_t>(n));
   switch (t.dtype) {
     case DType::f16:
-      widen_halves(static_cast<const std::uint16_t*>(t.data), out, n);
+      widen_halves(static_cast<const std::uint16_t*>(t.data), out.data(), n);
       break;
     case DType::bf16:
-      widen_bf16(static_cast<const std::uint16_t*>(t.data), out, n);
+      widen_bf16(static_cast<const std::uint16_t*>(t.data), out.data(), n);
       break;
     case DType::f32:
-      if (n > 0) std::memcpy(out, t.data, static_cast<std::size_t>(n) * sizeof(float));
+      if (n > 0) std::memcpy(out.data(), t.data, static_cast<std::size_t>(n) * sizeof(float));
       break;
   }
 }

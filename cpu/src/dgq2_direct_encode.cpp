@@ -65,7 +65,7 @@ void encode_tokens_direct(const kernels::CpuKernels& k, const Params& p, ConstTe
   for (std::int64_t t0 = 0; t0 < quantized; t0 += kRows) {
     const std::int64_t count = std::min(kRows, quantized - t0);
     for (std::int64_t r = 0; r < count; ++r) {
-      widen_row_checked(x, t0 + r, rows.data() + r * d, "dgq2");
+      widen_row_checked(k, x, t0 + r, rows.data() + r * d, "dgq2");
       const kernels::Extremes m = k.min_max(rows.data() + r * d, d);
       mins[r] = m.lo;
       maxs[r] = m.hi;

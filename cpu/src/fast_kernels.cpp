@@ -45,6 +45,10 @@ kernels::CpuKernels make_table() {
   k.quantize_iq4_nl = ggml::quantize_iq4_nl;
   k.turboquant_cells = codebook_cells;
 #endif
+#if defined(__F16C__)
+  k.halves_to_floats = halves_to_floats;
+  k.floats_to_halves = floats_to_halves;
+#endif
 #if defined(__AVX2__) && defined(__F16C__)
   k.store_fp16_ranges8 = store_fp16_ranges8;
 #endif

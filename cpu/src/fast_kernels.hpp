@@ -15,6 +15,10 @@
 
 namespace dgq::cpu {
 
+// fp16 <-> fp32 buffers (F16C)
+void halves_to_floats(const std::uint16_t* h, float* f, std::int64_t n);
+void floats_to_halves(const float* f, std::uint16_t* h, std::int64_t n);
+
 namespace row {  // DGQ v1's row loops (AVX2 + F16C + FMA)
 bool fast_is_vectorized();
 void load_row(const void* src, DType dt, std::int64_t n, float* row);

@@ -44,7 +44,7 @@ dgq2::Params params_of(const std::string& spec) {
 Compressed plain_compress(const std::string& spec, ConstTensor x, TensorRole role) {
   const dgq2::Params p = params_of(spec).for_role(role);
   check_finite(x, "dgq2");
-  const std::vector<float> input = widen_checked(x, "dgq2");
+  const std::vector<float> input = widen_checked(kernels::reference_kernels(), x, "dgq2");
   const std::int64_t d = x.channels, quantized = dgq2::quantized_tokens(x.tokens, p.residual);
   // Rule V0: the quantized rows rotated in fp32 and rounded to the input dtype.
   std::vector<float> v = input;
@@ -54,7 +54,7 @@ Compressed plain_compress(const std::string& spec, ConstTensor x, TensorRole rol
     std::vector<float> head(v.begin(), v.begin() + quantized * d);
     const OwnedTensor rounded = [&] {
       OwnedTensor r(x.dtype, quantized, d);
-      narrow_into(head.data(), r.mut());
+      narrow_into(kernels::reference_kernels(), head.data(), r.mut());
       return r;
     }();
     for (std::int64_t i = 0; i < quantized * d; ++i) v[i] = rounded.at(i);

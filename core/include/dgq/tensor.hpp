@@ -55,8 +55,6 @@ std::vector<float> to_float(ConstTensor t);
 // The same into out (resized to tokens*channels), so a caller converting many tensors of one
 // shape reuses its buffer.
 void to_float(ConstTensor t, std::vector<float>& out);
-// The same into out[0 .. tokens*channels), for a caller that owns the buffer.
-void to_float(ConstTensor t, float* out);
 // Fill t from fp32 values with round-to-nearest-even.
 void from_float(const float* values, MutTensor t);
 

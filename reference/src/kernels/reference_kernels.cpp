@@ -21,8 +21,18 @@ void codebook_cells(const float* u, int d, const float* boundaries, int edges, s
 
 bool no_fp16_ranges8(const float*, const float*, int, std::vector<std::uint8_t>&, float*, float*) { return false; }
 
+void halves_to_floats(const std::uint16_t* h, float* f, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) f[i] = rules::half_to_float(h[i]);
+}
+
+void floats_to_halves(const float* f, std::uint16_t* h, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) h[i] = rules::float_to_half(f[i]);
+}
+
 constexpr CpuKernels kReference{
     .name = "reference",
+    .halves_to_floats = halves_to_floats,
+    .floats_to_halves = floats_to_halves,
     .load_row = scalar::load_row,
     .canonical_sum = scalar::canonical_sum,
     .canonical_sum_of_squares = scalar::canonical_sum_of_squares,

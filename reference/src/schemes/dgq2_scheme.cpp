@@ -43,12 +43,12 @@ using dgq2::RangeGranularity;
 
 // Rule V0: the rows rounded to dtype after each step a cache of that dtype would round at, as
 // the rot modifier does (widen, rotate, round to the input dtype, widen).
-void round_through(std::vector<float>& values, std::int64_t tokens, std::int64_t channels, DType dtype) {
+void round_through(const kernels::CpuKernels& k, std::vector<float>& values, std::int64_t tokens, std::int64_t channels, DType dtype) {
   if (dtype == DType::f32 || tokens == 0) return;
   thread_local std::vector<std::uint8_t> bytes;  // scratch, as scratch() below
   bytes.resize(static_cast<std::size_t>(tokens * channels) * dtype_size(dtype));
   const MutTensor t{bytes.data(), dtype, tokens, channels};
-  narrow_into(values.data(), t);
+  narrow_into(k, values.data(), t);
   to_float(ConstTensor(t), values);
 }
 
@@ -97,7 +97,7 @@ class Dgq2Scheme final : public Scheme {
           k_.load_row(raw + (t0 + k) * row_bytes, x.dtype, d, row);
           hadamard_rotate_row(k_, row, d, block);
         }
-        narrow_rows_into(rows.data(), r, t0, count);
+        narrow_rows_into(k_, rows.data(), r, t0, count);
       }
       const ConstTensor rotated{bytes.data(), x.dtype, quantized, d};
       return direct(k_, p, spec_, x, role, &rotated);
@@ -113,7 +113,7 @@ class Dgq2Scheme final : public Scheme {
     if (p.rotate) {
       rotated.assign(input.begin(), input.begin() + n);
       for (std::int64_t t = 0; t < quantized; ++t) hadamard_rotate_row(k_, rotated.data() + t * d, d, block);
-      round_through(rotated, quantized, d, x.dtype);
+      round_through(k_, rotated, quantized, d, x.dtype);
     }
     const float* v = p.rotate ? rotated.data() : input.data();
 
@@ -203,10 +203,10 @@ class Dgq2Scheme final : public Scheme {
     const MutTensor head{out.data, out.dtype, quantized, d};
     if (p.rotate) {
       // The modifier's decode (rule V0): round to the dtype, rotate back in fp32, round.
-      round_through(values, quantized, d, c.dtype);
+      round_through(k_, values, quantized, d, c.dtype);
       for (std::int64_t t = 0; t < quantized; ++t) hadamard_rotate_row(k_, values.data() + t * d, d, block);
     }
-    narrow_into(values.data(), head);
+    narrow_into(k_, values.data(), head);
     if (!residual.bytes.empty()) {
       std::memcpy(static_cast<std::uint8_t*>(out.data) + quantized * row_bytes, residual.bytes.data(),
                   residual.bytes.size());

@@ -95,8 +95,8 @@ class GgmlBlockScheme final : public Scheme {
         const std::int64_t rows = std::min(step, x.tokens - t0);
         for (std::int64_t t = t0; t < t0 + rows; ++t) {
           // Whole blocks read an fp32 input in place; a partial last block needs the padded row.
-          const float* values = x.channels % kBlock == 0 ? row_as_float(x, t, row.data(), type_.name)
-                                                         : (widen_row_checked(x, t, row.data(), type_.name), row.data());
+          const float* values = x.channels % kBlock == 0 ? row_as_float(k_, x, t, row.data(), type_.name)
+                                                         : (widen_row_checked(k_, x, t, row.data(), type_.name), row.data());
           std::uint8_t* out = staged.data() + (t - t0) * row_bytes;
           for (std::int64_t b = 0; b < blocks; ++b) {
             if (!type_.quantize(k_, values + b * kBlock, out + b * type_.bytes, carry)) {
@@ -138,7 +138,7 @@ class GgmlBlockScheme final : public Scheme {
           }
         }
       }
-      if (!direct) narrow_rows_into(values.data(), out, t0, rows);
+      if (!direct) narrow_rows_into(k_, values.data(), out, t0, rows);
     }
   }
 

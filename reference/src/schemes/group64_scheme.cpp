@@ -42,7 +42,7 @@ class Group64Scheme final : public Scheme {
     std::vector<float> row(static_cast<std::size_t>(x.channels));
     non_finite_errors_first(x, name, [&] {
       for (std::int64_t t = 0; t < x.tokens && x.channels > 0; ++t) {
-        widen_row_checked(x, t, row.data(), name);
+        widen_row_checked(k_, x, t, row.data(), name);
         for (std::int64_t g = 0; g < groups; ++g) {
           const float* group = row.data() + g * kGroup;
           const std::int64_t count = std::min(kGroup, x.channels - g * kGroup);
@@ -82,7 +82,7 @@ class Group64Scheme final : public Scheme {
           decode_group(codes.bytes.data(), first, count, r, values.data() + (first - t0 * c.channels));
         }
       }
-      narrow_rows_into(values.data(), out, t0, rows);
+      narrow_rows_into(k_, values.data(), out, t0, rows);
     }
   }
 

@@ -31,7 +31,7 @@ class Int8TokenScheme final : public Scheme {
     std::vector<float> row(static_cast<std::size_t>(x.channels));
     non_finite_errors_first(x, "int8-token", [&] {
       for (std::int64_t t = 0; t < x.tokens && x.channels > 0; ++t) {
-        widen_row_checked(x, t, row.data(), "int8-token");
+        widen_row_checked(k_, x, t, row.data(), "int8-token");
         const kernels::Extremes e = k_.min_max(row.data(), x.channels);
           const MinMax r{e.lo, e.hi};
         check_range_finite(r, "int8-token", [t] { return "token " + std::to_string(t); });
@@ -63,7 +63,7 @@ class Int8TokenScheme final : public Scheme {
         const std::uint8_t* src = codes.bytes.data() + t * c.channels;
         for (std::int64_t d = 0; d < c.channels; ++d) dst[d] = rules::dequantize_code(static_cast<std::int8_t>(src[d]), r.lo, scale);
       }
-      narrow_rows_into(values.data(), out, t0, rows);
+      narrow_rows_into(k_, values.data(), out, t0, rows);
     }
   }
 

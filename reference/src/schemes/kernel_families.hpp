@@ -17,6 +17,8 @@ std::vector<SchemeFamily> q8_0_families(const kernels::CpuKernels& k, Device dev
 std::vector<SchemeFamily> ggml_block_families(const kernels::CpuKernels& k, Device device);
 std::vector<SchemeFamily> group64_families(const kernels::CpuKernels& k, Device device);
 std::vector<SchemeFamily> int8_token_families(const kernels::CpuKernels& k, Device device);
+std::vector<SchemeFamily> fp8_e4m3_families(const kernels::CpuKernels& k, Device device);
+std::vector<SchemeFamily> kivi_families(const kernels::CpuKernels& k, Device device);
 std::vector<SchemeFamily> turboquant_families(const kernels::CpuKernels& k, Device device);
 
 }  // namespace dgq::schemes

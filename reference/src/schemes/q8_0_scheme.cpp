@@ -90,9 +90,9 @@ class Q80Scheme final : public Scheme {
         for (std::int64_t t = t0; t < t0 + rows; ++t) {
           // The kernel tests finiteness; only a row with a NaN/Inf goes through row_as_float,
           // which throws the message naming its first bad element.
-          const float* values = row_as_float_unchecked(x, t, row.data());
+          const float* values = row_as_float_unchecked(k_, x, t, row.data());
           const q8_0::RowStatus status = k_.q8_0_quantize_row(values, x.channels, dst + (t - t0) * row_bytes);
-          if (status == q8_0::RowStatus::non_finite_input) row_as_float(x, t, row.data(), "q8_0");
+          if (status == q8_0::RowStatus::non_finite_input) row_as_float(k_, x, t, row.data(), "q8_0");
           if (status != q8_0::RowStatus::ok) throw_scale_overflow(values, x.channels, t);
         }
         if (!in_place) bytes.insert(bytes.end(), staged.begin(), staged.begin() + static_cast<std::ptrdiff_t>(rows * row_bytes));
@@ -118,7 +118,7 @@ class Q80Scheme final : public Scheme {
         const std::uint8_t* row = part.bytes.data() + t * blocks * q8_0::kBlockBytes;
         if (!k_.q8_0_dequantize_row(row, c.channels, dst + (t - t0) * c.channels)) throw_bad_scale(row, blocks, t);
       }
-      if (!direct) narrow_rows_into(values.data(), out, t0, rows);
+      if (!direct) narrow_rows_into(k_, values.data(), out, t0, rows);
     }
   }
 

@@ -42,9 +42,9 @@ class HadamardRotatedScheme final : public Scheme {
     const MutTensor out{rotated.data(), x.dtype, x.tokens, x.channels};
     std::vector<float> row(static_cast<std::size_t>(x.channels));
     for (std::int64_t t = 0; t < x.tokens; ++t) {
-      widen_row_checked(x, t, row.data(), spec_);
+      widen_row_checked(k_, x, t, row.data(), spec_);
       hadamard_rotate_row(k_, row.data(), x.channels, block);
-      narrow_into(row.data(), MutTensor{rotated.data() + t * x.channels * dtype_size(x.dtype), x.dtype, 1, x.channels});
+      narrow_into(k_, row.data(), MutTensor{rotated.data() + t * x.channels * dtype_size(x.dtype), x.dtype, 1, x.channels});
     }
     Compressed c = inner_->compress(ConstTensor{out.data, out.dtype, out.tokens, out.channels}, role);
     c.scheme = spec_;
@@ -61,7 +61,7 @@ class HadamardRotatedScheme final : public Scheme {
     thread_local std::vector<float> values;
     to_float(ConstTensor{decoded.data(), c.dtype, c.tokens, c.channels}, values);
     for (std::int64_t t = 0; t < c.tokens; ++t) hadamard_rotate_row(k_, values.data() + t * c.channels, c.channels, block);
-    narrow_into(values.data(), out);
+    narrow_into(k_, values.data(), out);
   }
 
   std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType dtype, TensorRole role) const override {

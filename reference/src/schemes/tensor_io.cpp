@@ -39,27 +39,15 @@ std::uint16_t saturate_infinity(std::uint16_t bits, std::uint16_t infinity_bits)
   return (bits & 0x7fffu) == infinity_bits ? static_cast<std::uint16_t>(bits - 1u) : bits;
 }
 
-// fp16 <-> fp32 for whole buffers: the core's conversions (dgq/tensor.hpp), which are exact and
-// round to nearest even as dgq::rules does (the core uses F16C where compiled in: the hardware
-// conversion is the IEEE one, bit for bit, so it serves the reference and cpu/ alike; the core
-// keeps it because every layer converts tensors, not only the schemes).
-void halves_to_floats(const std::uint16_t* h, float* f, std::int64_t n) {
-  to_float(ConstTensor{h, DType::f16, 1, n}, f);
-}
-
-void floats_to_halves(const float* f, std::uint16_t* h, std::int64_t n) {
-  from_float(f, MutTensor{h, DType::f16, 1, n});
-}
-
 }  // namespace
 
-std::vector<float> widen_checked(ConstTensor x, std::string_view scheme) {
+std::vector<float> widen_checked(const kernels::CpuKernels& k, ConstTensor x, std::string_view scheme) {
   const std::int64_t n = x.tokens * x.channels;
   switch (x.dtype) {
     case DType::f16: {
       check_finite(x, scheme);
       std::vector<float> out(static_cast<std::size_t>(n));
-      halves_to_floats(static_cast<const std::uint16_t*>(x.data), out.data(), n);
+      k.halves_to_floats(static_cast<const std::uint16_t*>(x.data), out.data(), n);
       return out;
     }
     case DType::bf16: {
@@ -115,12 +103,12 @@ void check_input_dtype(ConstTensor x, std::string_view scheme) {
   }
 }
 
-void widen_row_checked(ConstTensor x, std::int64_t t, float* row, std::string_view scheme) {
+void widen_row_checked(const kernels::CpuKernels& k, ConstTensor x, std::int64_t t, float* row, std::string_view scheme) {
   const std::int64_t n = x.channels;
   const std::size_t first = static_cast<std::size_t>(t * n);
   switch (x.dtype) {
     case DType::f16:
-      halves_to_floats(static_cast<const std::uint16_t*>(x.data) + first, row, n);
+      k.halves_to_floats(static_cast<const std::uint16_t*>(x.data) + first, row, n);
       break;
     case DType::bf16: {
       const auto* b = static_cast<const std::uint16_t*>(x.data) + first;
@@ -143,9 +131,9 @@ void widen_row_checked(ConstTensor x, std::int64_t t, float* row, std::string_vi
   }
 }
 
-const float* row_as_float(ConstTensor x, std::int64_t t, float* row, std::string_view scheme) {
+const float* row_as_float(const kernels::CpuKernels& k, ConstTensor x, std::int64_t t, float* row, std::string_view scheme) {
   if (x.dtype != DType::f32) {
-    widen_row_checked(x, t, row, scheme);
+    widen_row_checked(k, x, t, row, scheme);
     return row;
   }
   const std::int64_t n = x.channels;
@@ -160,12 +148,12 @@ const float* row_as_float(ConstTensor x, std::int64_t t, float* row, std::string
   return in;
 }
 
-const float* row_as_float_unchecked(ConstTensor x, std::int64_t t, float* row) {
+const float* row_as_float_unchecked(const kernels::CpuKernels& k, ConstTensor x, std::int64_t t, float* row) {
   const std::int64_t n = x.channels;
   const std::size_t first = static_cast<std::size_t>(t * n);
   switch (x.dtype) {
     case DType::f16:
-      halves_to_floats(static_cast<const std::uint16_t*>(x.data) + first, row, n);
+      k.halves_to_floats(static_cast<const std::uint16_t*>(x.data) + first, row, n);
       return row;
     case DType::bf16: {
       const auto* b = static_cast<const std::uint16_t*>(x.data) + first;
@@ -178,12 +166,12 @@ const float* row_as_float_unchecked(ConstTensor x, std::int64_t t, float* row) {
   return static_cast<const float*>(x.data) + first;
 }
 
-void narrow_into(const float* values, MutTensor out) {
+void narrow_into(const kernels::CpuKernels& k, const float* values, MutTensor out) {
   const std::int64_t n = out.tokens * out.channels;
   switch (out.dtype) {
     case DType::f16: {
       auto* h = static_cast<std::uint16_t*>(out.data);
-      floats_to_halves(values, h, n);
+      k.floats_to_halves(values, h, n);
       for (std::int64_t i = 0; i < n; ++i) h[i] = saturate_infinity(h[i], 0x7c00u);
       return;
     }
@@ -198,9 +186,9 @@ void narrow_into(const float* values, MutTensor out) {
   }
 }
 
-void narrow_rows_into(const float* values, MutTensor out, std::int64_t first, std::int64_t count) {
+void narrow_rows_into(const kernels::CpuKernels& k, const float* values, MutTensor out, std::int64_t first, std::int64_t count) {
   const std::size_t offset = static_cast<std::size_t>(first * out.channels) * dtype_size(out.dtype);
-  narrow_into(values, MutTensor{static_cast<std::byte*>(out.data) + offset, out.dtype, count, out.channels});
+  narrow_into(k, values, MutTensor{static_cast<std::byte*>(out.data) + offset, out.dtype, count, out.channels});
 }
 
 std::vector<std::uint8_t> take_part_buffer(Compressed& c, std::string_view name) {

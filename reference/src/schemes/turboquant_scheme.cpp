@@ -84,7 +84,7 @@ class TurboQuantScheme final : public Scheme {
     std::vector<float> xr(static_cast<std::size_t>(d)), y(xr.size()), r(xr.size());
     std::vector<std::uint8_t> cells(static_cast<std::size_t>(d), 0);
     for (std::int64_t t = 0; t < x.tokens; ++t) {
-      widen_row_checked(x, t, xr.data(), "turboquant");
+      widen_row_checked(k_, x, t, xr.data(), "turboquant");
       const float g = checked_norm(xr.data(), d, t, "L2 norm");
       std::memcpy(norms.data() + t * 4, &g, 4);
       if (mse_bits_ > 0) {
@@ -160,7 +160,7 @@ class TurboQuantScheme final : public Scheme {
       const float scale = kSqrtHalfPi / static_cast<float>(d) * gamma;
       for (int j = 0; j < d; ++j) y[j] = y[j] + scale * z[j];
     }
-    narrow_into(values.data(), out);
+    narrow_into(k_, values.data(), out);
   }
 
   std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType, TensorRole) const override {

@@ -43,6 +43,11 @@ struct Extremes {
 struct CpuKernels {
   std::string_view name;  // "reference", "avx2" (reported by dgq-bench)
 
+  // fp16 <-> fp32 over a buffer (docs/spec.md rule 0): exact widening; narrowing to nearest
+  // even, subnormals and overflow to inf included (the bits of dgq::rules).
+  void (*halves_to_floats)(const std::uint16_t* h, float* f, std::int64_t n);
+  void (*floats_to_halves)(const float* f, std::uint16_t* h, std::int64_t n);
+
   // DGQ v1's per-row loops (docs/spec.md rules 0, 1, 6, 7).
   void (*load_row)(const void* src, DType dt, std::int64_t n, float* row);  // widen n elements exactly
   float (*canonical_sum)(const float* x, std::int64_t n);
