@@ -2,33 +2,86 @@ if(CMAKE_SCRIPT_MODE_FILE)
   cmake_minimum_required(VERSION 3.25)  # the policies of the project (IN_LIST) when run with -P
 endif()
 
-# The never-rule of the layout (docs/architecture.md): cuda/ includes nothing of the CPU
-# reference (reference/include or reference/src) and dgq_cuda does not link dgq_reference;
-# the two backends share only the core and meet in tests/gpu. Checked at configure time
-# (cuda/CMakeLists.txt) and by the ctest layout:cuda-independent, which runs this file as a
-# script: cmake -DCUDA_DIR=... -DREFERENCE_DIR=... -P cmake/DgqLayoutCheck.cmake
+# The never-rules of the layout (docs/architecture.md). The three implementations meet only
+# through the core and the registry (and, for cpu/, the reference's public headers):
+#   - cuda/ includes nothing of the CPU reference (reference/include or reference/src) and
+#     dgq_cuda does not link dgq_reference;
+#   - reference/ includes nothing of cpu/ or cuda/: the oracle depends on no implementation;
+#   - cpu/ and cuda/ do not include each other;
+#   - reference/ holds no SIMD intrinsics (immintrin.h, __AVX*, _mm256_*): it is the rules
+#     written out; vectorized code lives in cpu/.
+# Checked at configure time (cuda/CMakeLists.txt, cpu/CMakeLists.txt) and by the ctests
+# layout:*, which run this file as a script:
+#   cmake -DCUDA_DIR=... -DREFERENCE_DIR=... -P cmake/DgqLayoutCheck.cmake   (cuda/ vs reference/)
+#   cmake -DRULES=all -DSOURCE_DIR=... -P cmake/DgqLayoutCheck.cmake          (every rule)
+#   cmake -DRULES=no-simd -DREFERENCE_DIR=... -P ...                          (one rule)
 
-# Fails (FATAL_ERROR) naming the file, line and header for every #include in cuda_dir that
-# names a header of reference_dir, by path ("dgq/dgq.hpp", "schemes/tensor_io.hpp") or by a
-# relative path into reference/.
-function(dgq_check_cuda_independent cuda_dir reference_dir)
-  file(GLOB_RECURSE reference_headers RELATIVE "${reference_dir}/include" "${reference_dir}/include/*.hpp")
-  file(GLOB_RECURSE private_headers RELATIVE "${reference_dir}/src" "${reference_dir}/src/*.hpp")
-  list(APPEND reference_headers ${private_headers})
-  file(GLOB_RECURSE cuda_files "${cuda_dir}/*.cu" "${cuda_dir}/*.cuh" "${cuda_dir}/*.cpp" "${cuda_dir}/*.hpp")
+# The #include lines of every source under dir that name a header of `other` (by its path
+# under other/include or other/src, as "dgq/dgq.hpp" or "schemes/tensor_io.hpp") or a relative
+# path into other/ (named by other_name, e.g. "reference"); appended to `violations` as
+# "\n  <path>: #include \"<header>\"".
+function(dgq_includes_of dir other other_name out_var)
+  file(GLOB_RECURSE other_headers RELATIVE "${other}/include" "${other}/include/*.hpp" "${other}/include/*.cuh")
+  file(GLOB_RECURSE private_headers RELATIVE "${other}/src" "${other}/src/*.hpp" "${other}/src/*.cuh")
+  list(APPEND other_headers ${private_headers})
+  file(GLOB_RECURSE files "${dir}/*.cu" "${dir}/*.cuh" "${dir}/*.cpp" "${dir}/*.hpp")
   set(violations "")
-  foreach(f IN LISTS cuda_files)
+  foreach(f IN LISTS files)
     file(STRINGS "${f}" includes REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<]")
     foreach(line IN LISTS includes)
       string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*[\"<]([^\">]*)[\">].*$" "\\1" header "${line}")
-      if(header MATCHES "(^|/)reference/" OR header IN_LIST reference_headers)
-        file(RELATIVE_PATH rel "${cuda_dir}/.." "${f}")
+      if(header MATCHES "(^|/)${other_name}/" OR header IN_LIST other_headers)
+        file(RELATIVE_PATH rel "${dir}/.." "${f}")
         string(APPEND violations "\n  ${rel}: #include \"${header}\"")
       endif()
     endforeach()
   endforeach()
+  set(${out_var} "${violations}" PARENT_SCOPE)
+endfunction()
+
+# Fails (FATAL_ERROR) naming the file, line and header for every #include in cuda_dir that
+# names a header of reference_dir.
+function(dgq_check_cuda_independent cuda_dir reference_dir)
+  dgq_includes_of("${cuda_dir}" "${reference_dir}" reference violations)
   if(violations)
     message(FATAL_ERROR "cuda/ must include nothing of the CPU reference (docs/architecture.md); found:${violations}")
+  endif()
+endfunction()
+
+# reference/ includes nothing of cpu/ or cuda/.
+function(dgq_check_reference_independent reference_dir cpu_dir cuda_dir)
+  dgq_includes_of("${reference_dir}" "${cpu_dir}" cpu from_cpu)
+  dgq_includes_of("${reference_dir}" "${cuda_dir}" cuda from_cuda)
+  if(from_cpu OR from_cuda)
+    message(FATAL_ERROR "reference/ must include nothing of cpu/ or cuda/ (docs/architecture.md); found:${from_cpu}${from_cuda}")
+  endif()
+endfunction()
+
+# cpu/ and cuda/ do not include each other.
+function(dgq_check_backends_apart cpu_dir cuda_dir)
+  dgq_includes_of("${cpu_dir}" "${cuda_dir}" cuda cpu_to_cuda)
+  dgq_includes_of("${cuda_dir}" "${cpu_dir}" cpu cuda_to_cpu)
+  if(cpu_to_cuda OR cuda_to_cpu)
+    message(FATAL_ERROR "cpu/ and cuda/ must not include each other (docs/architecture.md); found:${cpu_to_cuda}${cuda_to_cpu}")
+  endif()
+endfunction()
+
+# reference/ holds no SIMD intrinsics: no immintrin.h (or another x86 intrinsics header), no
+# branch on __AVX*/__F16C__/__FMA__, no _mm256_/_mm_ call. Plain loops the compiler may
+# vectorize are fine (-ffp-contract=off keeps their bits).
+function(dgq_check_no_simd reference_dir)
+  file(GLOB_RECURSE files "${reference_dir}/*.cpp" "${reference_dir}/*.hpp")
+  set(violations "")
+  foreach(f IN LISTS files)
+    file(STRINGS "${f}" lines REGEX "[a-z]*intrin\\.h|__AVX|__F16C__|__FMA__|_mm256_|_mm_[a-z]")
+    foreach(line IN LISTS lines)
+      file(RELATIVE_PATH rel "${reference_dir}/.." "${f}")
+      string(STRIP "${line}" line)
+      string(APPEND violations "\n  ${rel}: ${line}")
+    endforeach()
+  endforeach()
+  if(violations)
+    message(FATAL_ERROR "reference/ must hold no SIMD code, which belongs in cpu/ (docs/architecture.md); found:${violations}")
   endif()
 endfunction()
 
@@ -44,6 +97,20 @@ function(dgq_check_cuda_links)
 endfunction()
 
 if(CMAKE_SCRIPT_MODE_FILE)
-  dgq_check_cuda_independent("${CUDA_DIR}" "${REFERENCE_DIR}")
-  message(STATUS "cuda/ includes nothing of the CPU reference")
+  if(NOT DEFINED RULES)
+    dgq_check_cuda_independent("${CUDA_DIR}" "${REFERENCE_DIR}")
+    message(STATUS "cuda/ includes nothing of the CPU reference")
+  elseif(RULES STREQUAL "all")
+    dgq_check_cuda_independent("${SOURCE_DIR}/cuda" "${SOURCE_DIR}/reference")
+    dgq_check_reference_independent("${SOURCE_DIR}/reference" "${SOURCE_DIR}/cpu" "${SOURCE_DIR}/cuda")
+    dgq_check_backends_apart("${SOURCE_DIR}/cpu" "${SOURCE_DIR}/cuda")
+    dgq_check_no_simd("${SOURCE_DIR}/reference")
+    message(STATUS "layout: every rule holds")
+  elseif(RULES STREQUAL "reference-independent")
+    dgq_check_reference_independent("${REFERENCE_DIR}" "${CPU_DIR}" "${CUDA_DIR}")
+  elseif(RULES STREQUAL "no-simd")
+    dgq_check_no_simd("${REFERENCE_DIR}")
+  else()
+    message(FATAL_ERROR "RULES=${RULES}: expected all, reference-independent or no-simd")
+  endif()
 endif()

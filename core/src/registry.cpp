@@ -33,6 +33,18 @@ bool listed_before(const SchemeFamily& a, const SchemeFamily& b) {
   return a.device < b.device;
 }
 
+// The names whose Device::cpu entry is their reference's, listed under cpu until cpu/
+// registers its own implementation (static initializers run in any order).
+std::vector<std::string>& derived_cpu_names() {
+  static std::vector<std::string> names;
+  return names;
+}
+
+void insert_sorted(const SchemeFamily& f) {
+  auto& list = families();
+  list.insert(std::upper_bound(list.begin(), list.end(), f, listed_before), f);
+}
+
 std::string_view kind_name(SchemeParam::Kind k) {
   switch (k) {
     case SchemeParam::Kind::integer:
@@ -96,7 +108,17 @@ std::string known_names(Device device) {
 
 }  // namespace
 
-std::string_view device_name(Device d) { return d == Device::cpu ? "cpu" : "cuda"; }
+std::string_view device_name(Device d) {
+  switch (d) {
+    case Device::cpu:
+      return "cpu";
+    case Device::cuda:
+      return "cuda";
+    case Device::reference:
+      return "reference";
+  }
+  return "?";
+}
 
 const SchemeArgs::Value& SchemeArgs::at(std::string_view key) const {
   const auto it = values_.find(key);
@@ -109,13 +131,29 @@ float SchemeArgs::number(std::string_view key) const { return std::get<float>(at
 const std::string& SchemeArgs::word(std::string_view key) const { return std::get<std::string>(at(key)); }
 
 bool register_scheme_family(const SchemeFamily& f) {
+  auto& derived = derived_cpu_names();
+  const auto derived_it = std::find(derived.begin(), derived.end(), f.name);
+  if (f.device == Device::cpu && derived_it != derived.end()) {
+    // The fast implementation replaces the reference's entry listed under cpu.
+    auto& list = families();
+    list.erase(std::find_if(list.begin(), list.end(),
+                            [&](const SchemeFamily& g) { return g.name == f.name && g.device == Device::cpu; }));
+    derived.erase(derived_it);
+    insert_sorted(f);
+    return true;
+  }
   if (find_scheme_family(f.name, f.device) != nullptr) {
     std::fprintf(stderr, "dgq: scheme family '%.*s' is registered twice for %.*s\n", static_cast<int>(f.name.size()),
                  f.name.data(), static_cast<int>(device_name(f.device).size()), device_name(f.device).data());
     std::abort();
   }
-  auto& list = families();
-  list.insert(std::upper_bound(list.begin(), list.end(), f, listed_before), f);
+  insert_sorted(f);
+  if (f.device == Device::reference && find_scheme_family(f.name, Device::cpu) == nullptr) {
+    SchemeFamily on_cpu = f;
+    on_cpu.device = Device::cpu;
+    insert_sorted(on_cpu);
+    derived.emplace_back(f.name);
+  }
   return true;
 }
 
@@ -151,6 +189,12 @@ const SchemeFamily* find_scheme_family(std::string_view name, Device device) {
   return nullptr;
 }
 
+bool has_fast_cpu_implementation(std::string_view name) {
+  const auto& derived = derived_cpu_names();
+  return find_scheme_family(name, Device::cpu) != nullptr && find_scheme_family(name, Device::reference) != nullptr &&
+         std::find(derived.begin(), derived.end(), name) == derived.end();
+}
+
 std::string scheme_family_of(std::string_view spec) {
   std::string_view family = spec.substr(0, spec.find(':'));
   while (!family.empty() && family.front() == ' ') family.remove_prefix(1);
@@ -177,7 +221,7 @@ std::unique_ptr<Scheme> make_scheme(std::string_view spec, Device device) {
   std::unique_ptr<Scheme> scheme = f->make(typed);
   args.finish();
   for (std::size_t i = 0; i < modifier_values.size(); ++i) {
-    if (modifier_values[i] != modifiers()[i].default_value) scheme = modifiers()[i].wrap(std::move(scheme), modifier_values[i]);
+    if (modifier_values[i] != modifiers()[i].default_value) scheme = modifiers()[i].wrap(std::move(scheme), modifier_values[i], device);
   }
   return scheme;
 }

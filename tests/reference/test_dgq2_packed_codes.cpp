@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "../../reference/src/schemes/dgq2/packed_codes.hpp"
+#include "dgq/schemes/dgq2/packed_codes.hpp"
 #include "test_seed.hpp"
 
 using dgq::schemes::dgq2::pack_codes;

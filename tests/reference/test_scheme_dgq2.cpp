@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "../../reference/src/schemes/dgq2/packed_codes.hpp"
+#include "dgq/schemes/dgq2/packed_codes.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/rotation.hpp"
 #include "test_scheme_support.hpp"
@@ -377,7 +377,7 @@ TEST_CASE("dgq2 rot=hadamard,seg_on=rotated is the generic rot modifier around d
   REQUIRE(rot != nullptr);
   for (const std::string inner : {"dgq2:bits=4", "dgq2:bits=3,kgran=segment-channel-group,kgroup=32,markers=inband",
                                    "dgq2:bits=2,kgran=segment,vgran=segment-channel,markers=bitmap"}) {
-    const auto wrapped = rot->wrap(make_scheme(inner), "hadamard");
+    const auto wrapped = rot->wrap(make_scheme(inner), "hadamard", Device::cpu);
     const auto own = make_scheme(inner + ",rot=hadamard,seg_on=rotated");
     for (const DType dtype : {DType::f16, DType::f32}) {
       for (const TensorRole role : {TensorRole::key, TensorRole::value}) {

@@ -44,7 +44,7 @@ class TaggedScheme final : public Scheme {
         [](std::string_view v) {
           if (v != "none" && v != "x") throw ParameterError("parameter tag='" + std::string(v) + "' is unknown");
         },
-    .wrap = [](std::unique_ptr<Scheme> inner, const std::string& value) -> std::unique_ptr<Scheme> {
+    .wrap = [](std::unique_ptr<Scheme> inner, const std::string& value, Device) -> std::unique_ptr<Scheme> {
       return std::make_unique<TaggedScheme>(std::move(inner), value);
     },
 });

@@ -7,8 +7,18 @@
 // families from here. How to add a family: docs/adding-a-scheme.md.
 //
 // Registration runs from static initializers in the family's own file. Nothing else refers to
-// that file, so a plain static-library link would drop it; dgq_reference and dgq_cuda are
-// therefore linked whole-archive (reference/CMakeLists.txt says why).
+// that file, so a plain static-library link would drop it; dgq_reference, dgq_cpu and dgq_cuda
+// are therefore linked whole-archive (reference/CMakeLists.txt says why).
+//
+// Three devices. `reference` is the literal rules of docs/spec.md (reference/: scalar, the
+// oracle); `cpu` is what a user gets on the CPU (the default): the family's fast implementation
+// when cpu/ registers one, else its reference; `cuda` is the GPU (cuda/). Why a device of its
+// own for the reference rather than a flag of the cpu entry: the oracle must be reachable on
+// purpose (make_scheme(spec, Device::reference)) exactly as the GPU is, so that one conformance
+// test compares any implementation with it the same way (tests/reference for cpu,
+// tests/gpu for cuda), and a fast path is then one more registration, never a branch inside
+// the reference. A family registered only for `reference` is listed (and found) for `cpu` too,
+// as the same entry under Device::cpu; cpu/'s registration of the name replaces that entry.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -24,8 +34,8 @@
 
 namespace dgq {
 
-enum class Device : std::uint8_t { cpu, cuda };
-std::string_view device_name(Device d);  // "cpu", "cuda"
+enum class Device : std::uint8_t { cpu, cuda, reference };
+std::string_view device_name(Device d);  // "cpu", "cuda", "reference"
 
 // One key of a family's spec, e.g. win in "dgq:win=16".
 struct SchemeParam {
@@ -71,7 +81,9 @@ struct SchemeFamily {
   int order = 0;
   std::string_view summary;             // one line: what it stores
   std::span<const SchemeParam> params;  // read (and their errors reported) in this order
-  std::unique_ptr<Scheme> (*make)(const SchemeArgs& args) = nullptr;
+  // A std::function rather than a plain pointer so that one family class can be registered for
+  // the reference and for cpu/ with the kernels of each bound in (dgq/kernels/cpu_kernels.hpp).
+  std::function<std::unique_ptr<Scheme>(const SchemeArgs& args)> make;
   // The head dims (channels) the family can compress; nullptr: any (0 included). compress of
   // another channel count throws InputError naming it. The conformance tests use it to pick
   // shapes the family takes and to check that the others are refused.
@@ -89,7 +101,8 @@ struct SchemeFamily {
 
 // Adds f (its params must outlive the program: a static array). Returns true, so that a family
 // file registers with `const bool registered = register_scheme_family({...});`. Registering
-// one (name, device) twice aborts with a message at start-up.
+// one (name, device) twice aborts with a message at start-up (cpu/'s registration of a name
+// that so far had only its reference is not a second one: it replaces the derived cpu entry).
 bool register_scheme_family(const SchemeFamily& f);
 
 // A key that every family accepts and that is applied around the family's scheme, such as a
@@ -104,23 +117,31 @@ struct SchemeModifier {
   std::string_view values;         // the accepted values in words, for help
   std::string_view help;
   void (*check)(std::string_view value) = nullptr;  // throws ParameterError for an unknown value
-  std::unique_ptr<Scheme> (*wrap)(std::unique_ptr<Scheme> inner, const std::string& value) = nullptr;
+  // device: the one make_scheme was asked for, so that the wrapper computes with that
+  // backend's kernels (the reference's for Device::reference, cpu/'s otherwise).
+  std::unique_ptr<Scheme> (*wrap)(std::unique_ptr<Scheme> inner, const std::string& value, Device device) = nullptr;
 };
 bool register_scheme_modifier(const SchemeModifier& m);  // aborts at start-up on a key given twice
 const std::vector<SchemeModifier>& scheme_modifier_list();
 // spec with ",key=value" appended (":key=value" when spec has no parameters).
 std::string spec_with_key(std::string_view spec, std::string_view key, std::string_view value);
 
-// Every registered family, sorted by (order, name, device).
+// Every registered family, sorted by (order, name, device); every family has a Device::cpu
+// entry (its fast implementation, or its reference's entry under Device::cpu).
 const std::vector<SchemeFamily>& scheme_family_list();
 // nullptr when (name, device) is not registered.
 const SchemeFamily* find_scheme_family(std::string_view name, Device device);
+// True when cpu/ registered its own implementation of the family for Device::cpu (a fast
+// path), false when Device::cpu runs the family's reference. The conformance tests compare the
+// two registrations of every family for which it is true.
+bool has_fast_cpu_implementation(std::string_view name);
 // The family name of a spec: the text before ':' without surrounding spaces.
 std::string scheme_family_of(std::string_view spec);
 
 // Parses spec for `device`'s implementation of its family: malformed lists, unknown families
 // and keys, and out-of-range values throw ParameterError naming the family, key and value.
-// make_scheme(spec) (dgq/scheme.hpp) is make_scheme(spec, Device::cpu).
+// make_scheme(spec) (dgq/scheme.hpp) is make_scheme(spec, Device::cpu); make_scheme(spec,
+// Device::reference) runs the oracle.
 std::unique_ptr<Scheme> make_scheme(std::string_view spec, Device device);
 
 // make_scheme's parse without a Scheme, for callers that need a family's typed parameters

@@ -2,8 +2,8 @@
 // The unnormalised fast Walsh-Hadamard transform in the butterfly order of docs/spec.md
 // ("Hadamard rotation"): stages h = 1, 2, ..., n/2, each pair (x[j], x[j+h]) with (j & h) == 0
 // becoming (x[j] + x[j+h], x[j] - x[j+h]) (rules::hadamard_butterfly). Every output element
-// is one fp32 add or subtract of the same two inputs, so the AVX2 path and the scalar one
-// give the same bits (tests/reference/test_fwht.cpp checks it).
+// is one fp32 add or subtract of the same two inputs, so cpu/'s AVX2 transform and this one
+// give the same bits (tests/cpu/test_ggml_blocks_fast.cpp checks it).
 namespace dgq {
 
 // n a power of two >= 1.

@@ -23,7 +23,7 @@ DgqAnalysis dgq_analyze(const float* x, std::int64_t tokens, std::int64_t channe
   const ConstTensor view{x, DType::f32, tokens, channels};
   detail::check_shape(view);
   if (tokens == 0) return {};
-  return detail::analyze_pass(detail::scan_tensor(view, p), tokens, p);
+  return detail::analyze_pass(detail::scan_tensor(kernels::kernels_for(Device::cpu), view, p), tokens, p);
 }
 
 }  // namespace dgq

@@ -45,7 +45,7 @@ std::vector<std::uint32_t> edges_from_markers(const DgqEncoded& header, const st
   return dgq_segment_edges(markers);
 }
 
-void decode_segments(const DgqEncoded& enc, const std::int8_t* codes, const std::vector<std::uint32_t>& edges,
+void decode_segments(const kernels::CpuKernels& k, const DgqEncoded& enc, const std::int8_t* codes, const std::vector<std::uint32_t>& edges,
                      MutTensor out) {
   check_decode_shapes(enc, out);
   const std::int64_t D = enc.channels;
@@ -55,7 +55,7 @@ void decode_segments(const DgqEncoded& enc, const std::int8_t* codes, const std:
     detail::segment_row_params(enc, s, lo, scale, /*inverse=*/false);
     for (std::int64_t t = edges[s]; t < edges[s + 1]; ++t) {
       void* row = static_cast<unsigned char*>(out.data) + static_cast<std::size_t>(t) * row_bytes;
-      kernels::fast::dequantize_row(codes + t * D, D, lo.data(), scale.data(), enc.dtype, row);
+      k.dequantize_row(codes + t * D, D, lo.data(), scale.data(), enc.dtype, row);
     }
     if (s > 0 && enc.params.markers == Markers::inband) {
       // The segment's first channel-0 code carries the marker: decode it unmarked (lossy).
@@ -70,12 +70,12 @@ void decode_segments(const DgqEncoded& enc, const std::int8_t* codes, const std:
 
 void dgq_decode(const DgqEncoded& enc, MutTensor out) {
   const std::vector<std::uint32_t> edges = dgq_segment_edges(enc);
-  decode_segments(enc, enc.codes.data(), edges, out);
+  decode_segments(kernels::kernels_for(Device::cpu), enc, enc.codes.data(), edges, out);
 }
 
-void detail::dgq_decode_codes(const DgqEncoded& header, const std::int8_t* codes, MutTensor out) {
+void detail::dgq_decode_codes(const kernels::CpuKernels& k, const DgqEncoded& header, const std::int8_t* codes, MutTensor out) {
   const std::vector<std::uint32_t> edges = edges_from_markers(header, codes);
-  decode_segments(header, codes, edges, out);
+  decode_segments(k, header, codes, edges, out);
 }
 
 }  // namespace dgq

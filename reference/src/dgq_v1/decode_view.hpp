@@ -5,12 +5,13 @@
 #include <cstdint>
 
 #include "dgq/dgq.hpp"
+#include "dgq/kernels/cpu_kernels.hpp"
 #include "dgq/tensor.hpp"
 
 namespace dgq::detail {
 
 // The same output and errors as dgq_decode(enc, out) where enc is `header` with its codes
 // set to codes[0 .. tokens*channels). header.codes is ignored (leave it empty).
-void dgq_decode_codes(const DgqEncoded& header, const std::int8_t* codes, MutTensor out);
+void dgq_decode_codes(const kernels::CpuKernels& k, const DgqEncoded& header, const std::int8_t* codes, MutTensor out);
 
 }  // namespace dgq::detail

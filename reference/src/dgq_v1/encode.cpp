@@ -6,7 +6,7 @@
 namespace dgq {
 namespace detail {
 
-std::vector<std::uint32_t> encode_parts(ConstTensor x, const DgqParams& p, DgqEncoded& enc, std::int8_t* codes) {
+std::vector<std::uint32_t> encode_parts(const kernels::CpuKernels& k, ConstTensor x, const DgqParams& p, DgqEncoded& enc, std::int8_t* codes) {
   p.validate();
   check_shape(x);
   enc.tokens = x.tokens;
@@ -20,12 +20,12 @@ std::vector<std::uint32_t> encode_parts(ConstTensor x, const DgqParams& p, DgqEn
   enc.hi.clear();
   if (x.tokens == 0) return with_ends({}, 0);  // rule 4: no segment, no codes
 
-  const PassOne pass = scan_tensor(x, p);
+  const PassOne pass = scan_tensor(k, x, p);
   const DgqAnalysis analysis = analyze_pass(pass, x.tokens, p);
   std::vector<std::uint32_t> edges = with_ends(analysis.edges, x.tokens);
   enc.segments = static_cast<int>(edges.size()) - 1;
   segment_ranges(pass, edges, p.win, enc);
-  quantize_segments(x, edges, enc, codes);
+  quantize_segments(k, x, edges, enc, codes);
   store_markers(edges, enc, codes);
   return edges;
 }
@@ -38,7 +38,7 @@ void dgq_encode_into(ConstTensor x, const DgqParams& p, DgqEncoded& out) {
   p.validate();
   detail::check_shape(x);
   out.codes.resize(static_cast<std::size_t>(x.tokens * x.channels));
-  detail::encode_parts(x, p, out, out.codes.data());
+  detail::encode_parts(kernels::kernels_for(Device::cpu), x, p, out, out.codes.data());
 }
 
 DgqEncoded dgq_encode(ConstTensor x, const DgqParams& p) {

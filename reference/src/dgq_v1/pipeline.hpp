@@ -4,33 +4,23 @@
 #include <vector>
 
 #include "dgq/dgq.hpp"
+#include "dgq/kernels/dgq_pass_one.hpp"
 #include "row_kernels.hpp"
 
 namespace dgq::detail {
 
-// Pass 1 over the tensor: rule 0 (conversion, finiteness), rule 1 (token variances) and the
-// min/max of every block of `win` tokens, per channel (C = channels) or over the block (C = 1),
-// from which rule 6 builds segment ranges without reading the tensor again (segment edges
-// always sit on block edges).
-struct PassOne {
-  std::vector<float> token_var;         // v_t
-  std::int64_t range_channels = 1;      // C
-  std::vector<float> block_lo, block_hi;  // [blocks][C]
-};
-PassOne scan_tensor(ConstTensor x, const DgqParams& p);
+// Pass 1 and rules 2-3 are public (dgq/kernels/dgq_pass_one.hpp): dgq2 segments with them.
+using kernels::block_means;
+using kernels::block_ratios;
+using kernels::PassOne;
+using kernels::scan_tensor;
+using kernels::select_edges;
 
 // Rules 2-5 on pass 1's result.
 DgqAnalysis analyze_pass(const PassOne& pass, std::int64_t tokens, const DgqParams& p);
 
 // Rule 1's v_t from a row's sums; throws InputError if the variance is not finite.
 float token_variance(const kernels::RowStats& st, std::int64_t channels, float min_var, std::int64_t token);
-
-// Rule 2.
-std::vector<float> block_means(const std::vector<float>& token_var, int win);
-// Rule 3: r_b for b = 1..blocks-1 at index b-1.
-std::vector<float> block_ratios(const std::vector<float>& means);
-// Rule 5: accepted interior edges (token indices), increasing.
-std::vector<std::uint32_t> select_edges(const std::vector<float>& ratios, int budget, float group_ratio, int win);
 
 // Segment edges [0, e1, ..., L] from the interior edges.
 std::vector<std::uint32_t> with_ends(const std::vector<std::uint32_t>& interior, std::int64_t tokens);
@@ -39,7 +29,7 @@ std::vector<std::uint32_t> with_ends(const std::vector<std::uint32_t>& interior,
 void segment_ranges(const PassOne& pass, const std::vector<std::uint32_t>& edges, int win, DgqEncoded& enc);
 
 // Rule 7: codes of every segment (second pass over the tensor) into codes[tokens*channels].
-void quantize_segments(ConstTensor x, const std::vector<std::uint32_t>& edges, const DgqEncoded& enc,
+void quantize_segments(const kernels::CpuKernels& k, ConstTensor x, const std::vector<std::uint32_t>& edges, const DgqEncoded& enc,
                        std::int8_t* codes);
 
 // Rule 8: stores the segment edges in the marker mode's form (in-band: into `codes`).
@@ -48,7 +38,7 @@ void store_markers(const std::vector<std::uint32_t>& edges, DgqEncoded& enc, std
 // Rules 0-8 into `enc` (its buffers reused), with the codes written to codes[tokens*channels]
 // rather than enc.codes, which is left untouched (the Scheme stores them in its own part
 // without a copy). Returns the segment edges [0, ..., tokens].
-std::vector<std::uint32_t> encode_parts(ConstTensor x, const DgqParams& p, DgqEncoded& enc, std::int8_t* codes);
+std::vector<std::uint32_t> encode_parts(const kernels::CpuKernels& k, ConstTensor x, const DgqParams& p, DgqEncoded& enc, std::int8_t* codes);
 
 // Per-channel views of segment s's range (C entries broadcast to `channels`).
 void segment_row_params(const DgqEncoded& enc, int s, std::vector<float>& lo, std::vector<float>& step,

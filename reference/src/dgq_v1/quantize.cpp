@@ -3,7 +3,7 @@
 
 namespace dgq::detail {
 
-void quantize_segments(ConstTensor x, const std::vector<std::uint32_t>& edges, const DgqEncoded& enc,
+void quantize_segments(const kernels::CpuKernels& k, ConstTensor x, const std::vector<std::uint32_t>& edges, const DgqEncoded& enc,
                        std::int8_t* codes) {
   const std::int64_t D = x.channels;
   const std::size_t row_bytes = static_cast<std::size_t>(D) * dtype_size(x.dtype);
@@ -12,7 +12,7 @@ void quantize_segments(ConstTensor x, const std::vector<std::uint32_t>& edges, c
     segment_row_params(enc, s, lo, inv, /*inverse=*/true);
     const std::int64_t first = edges[s];
     const void* rows = static_cast<const unsigned char*>(x.data) + static_cast<std::size_t>(first) * row_bytes;
-    kernels::fast::quantize_rows(rows, x.dtype, edges[s + 1] - first, D, lo.data(), inv.data(),
+    k.quantize_rows(rows, x.dtype, edges[s + 1] - first, D, lo.data(), inv.data(),
                                  codes + first * D);
   }
 }

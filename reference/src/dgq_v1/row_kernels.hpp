@@ -1,23 +1,13 @@
 #pragma once
-// The per-row loops of DGQ's two passes (docs/spec.md rules 0, 1, 6, 7). Two
-// implementations with identical bits: `scalar` (the spec written out, the oracle) and
-// `fast` (AVX2/F16C/FMA when compiled with them, else the scalar code). The encoder and
-// decoder call `fast`; tests compare the two on random and adversarial rows.
+// The per-row loops of DGQ's two passes (docs/spec.md rules 0, 1, 6, 7), the spec written out
+// (the oracle): the reference's entries of dgq/kernels/cpu_kernels.hpp. cpu/ has the AVX2
+// ones with identical bits; the encoder and decoder call whichever table their scheme holds.
 #include <cstdint>
 
+#include "dgq/kernels/cpu_kernels.hpp"  // RowStats, RangeShape
 #include "dgq/tensor.hpp"
 
 namespace dgq::kernels {
-
-// Pass-1 statistics of one row.
-struct RowStats {
-  float sum = 0.0f;         // canonical sum S (rule 1)
-  float sum_squares = 0.0f; // canonical S2 of (x - S/D)
-  bool finite = true;       // false if any element is NaN or +-Inf
-};
-
-// Whether scan_row tracks min/max per channel (segment-channel) or over the row (segment).
-enum class RangeShape { per_channel, whole_row };
 
 #define DGQ_ROW_KERNELS                                                                              \
   /* Converts n elements of `src` (dtype dt) to fp32 in `row`. */                                  \
@@ -47,12 +37,6 @@ enum class RangeShape { per_channel, whole_row };
 namespace scalar {
 DGQ_ROW_KERNELS
 }
-namespace fast {
-DGQ_ROW_KERNELS
-}
 #undef DGQ_ROW_KERNELS
-
-// True when `fast` uses vector instructions (reported by dgq-bench).
-bool fast_is_vectorized();
 
 }  // namespace dgq::kernels

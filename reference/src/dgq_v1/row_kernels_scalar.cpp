@@ -1,4 +1,4 @@
-// The row loops written exactly as docs/spec.md states them: the oracle for the fast path.
+// The row loops written exactly as docs/spec.md states them: the oracle for cpu/'s vectorized ones.
 #include <cmath>
 #include <cstring>
 

@@ -8,7 +8,8 @@
 #include "dgq/errors.hpp"
 #include "pipeline.hpp"
 
-namespace dgq::detail {
+namespace dgq::kernels {
+using detail::token_variance;
 namespace {
 
 // Rule 0's error: the first non-finite element of row t, named by token and channel.
@@ -29,7 +30,7 @@ const void* row_pointer(ConstTensor x, std::int64_t t) {
 
 }  // namespace
 
-PassOne scan_tensor(ConstTensor x, const DgqParams& p) {
+PassOne scan_tensor(const CpuKernels& k, ConstTensor x, const DgqParams& p) {
   const std::int64_t L = x.tokens, D = x.channels;
   const std::int64_t blocks = (L + p.win - 1) / p.win;
   PassOne out;
@@ -38,9 +39,9 @@ PassOne scan_tensor(ConstTensor x, const DgqParams& p) {
   out.block_lo.resize(static_cast<std::size_t>(blocks * out.range_channels));
   out.block_hi.resize(out.block_lo.size());
 
-  const auto shape = out.range_channels == 1 ? kernels::RangeShape::whole_row : kernels::RangeShape::per_channel;
+  const auto shape = out.range_channels == 1 ? RangeShape::whole_row : RangeShape::per_channel;
   std::vector<float> row(static_cast<std::size_t>(D));
-  std::vector<kernels::RowStats> stats(static_cast<std::size_t>(std::min<std::int64_t>(L, p.win)));
+  std::vector<RowStats> stats(static_cast<std::size_t>(std::min<std::int64_t>(L, p.win)));
   for (std::int64_t b = 0; b < blocks; ++b) {
     // The block's extremes are accumulated in place, starting from +-inf.
     float* lo = out.block_lo.data() + b * out.range_channels;
@@ -49,7 +50,7 @@ PassOne scan_tensor(ConstTensor x, const DgqParams& p) {
     std::fill(hi, hi + out.range_channels, -std::numeric_limits<float>::infinity());
     const std::int64_t first = b * p.win, rows = std::min(L, first + p.win) - first;
     const std::int64_t scanned =
-        kernels::fast::scan_rows(row_pointer(x, first), x.dtype, rows, D, row.data(), lo, hi, shape, stats.data());
+        k.scan_rows(row_pointer(x, first), x.dtype, rows, D, row.data(), lo, hi, shape, stats.data());
     // Rows before a non-finite one are judged first, as a row-by-row scan would.
     for (std::int64_t r = 0; r < scanned; ++r)
       out.token_var[static_cast<std::size_t>(first + r)] = token_variance(stats[r], D, p.min_var, first + r);

@@ -5,7 +5,7 @@
 #include "dgq/element_rules.hpp"
 #include "pipeline.hpp"
 
-namespace dgq::detail {
+namespace dgq::kernels {
 
 std::vector<float> block_means(const std::vector<float>& token_var, int win) {
   const std::size_t L = token_var.size();
@@ -25,7 +25,6 @@ std::vector<float> block_ratios(const std::vector<float>& means) {
   for (std::size_t b = 1; b < means.size(); ++b) ratios.push_back(rules::block_ratio(means[b - 1], means[b]));
   return ratios;
 }
-
 std::vector<std::uint32_t> select_edges(const std::vector<float>& ratios, int budget, float group_ratio, int win) {
   // ratios[i] belongs to block edge b = i + 1.
   std::vector<std::size_t> candidates;
@@ -42,6 +41,10 @@ std::vector<std::uint32_t> select_edges(const std::vector<float>& ratios, int bu
   std::sort(edges.begin(), edges.end());
   return edges;
 }
+
+}  // namespace dgq::kernels
+
+namespace dgq::detail {
 
 std::vector<std::uint32_t> with_ends(const std::vector<std::uint32_t>& interior, std::int64_t tokens) {
   std::vector<std::uint32_t> edges{0};  // L = 0: just {0}, i.e. no segment

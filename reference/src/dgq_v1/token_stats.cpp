@@ -9,10 +9,10 @@
 
 namespace dgq {
 
-float canonical_sum(const float* x, std::int64_t n) { return kernels::fast::canonical_sum(x, n); }
+float canonical_sum(const float* x, std::int64_t n) { return kernels::kernels_for(Device::cpu).canonical_sum(x, n); }
 
 float canonical_sum_of_squares(const float* x, std::int64_t n, float mean) {
-  return kernels::fast::canonical_sum_of_squares(x, n, mean);
+  return kernels::kernels_for(Device::cpu).canonical_sum_of_squares(x, n, mean);
 }
 
 namespace detail {

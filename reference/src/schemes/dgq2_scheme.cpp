@@ -6,11 +6,14 @@
 // the boundary table or bitmap; empty for inband and for a role that does not segment) and
 // "residual" (V1). The helpers are in schemes/dgq2/.
 //
-// Two paths with the same bytes: compress_direct (no rotation, or rotation of fp16/bf16 input)
-// reads the input, or its rotated rows rounded to the input dtype, row by row with v1's pass-1
-// kernels and AVX2 code kernels; the fp32-copy path (fp32 input with rotation) is the rules
-// written out on a whole-tensor fp32 copy. tests/reference/test_scheme_dgq2_fast.cpp compares
-// the first with the plain rules.
+// One encode path per backend, with the same bytes: the reference's (Device::reference) is
+// the rules written out on a whole-tensor fp32 copy (compress below); the fast CPU
+// implementation's (Device::cpu, registered by cpu/ through dgq/kernels/families.hpp) reads the
+// input, or its rotated rows rounded to the input dtype, row by row with v1's pass 1 and the
+// kernel table's code kernels (the table's dgq2_compress_direct, in cpu/), except for fp32 input with rotation,
+// which keeps the rules path (a rotation there may overflow to inf, which only that path
+// reports as it always has). tests/reference/test_scheme_cpu_conformance.cpp compares the two
+// registrations; test_scheme_dgq2_fast.cpp compares the direct path with a plain rules copy.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -20,16 +23,17 @@
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/registry.hpp"
+#include "schemes/kernel_families.hpp"
 #include "dgq/rotation.hpp"
-#include "dgq_v1/pipeline.hpp"
-#include "schemes/dgq2/layout.hpp"
-#include "schemes/dgq2/packed_codes.hpp"
-#include "schemes/dgq2/params.hpp"
-#include "schemes/dgq2/range_store.hpp"
-#include "schemes/dgq2/segments.hpp"
-#include "schemes/tensor_io.hpp"
-#include "schemes/uniform_codes.hpp"
-#include "schemes/uniform_codes_fast.hpp"
+#include "dgq/kernels/cpu_kernels.hpp"
+#include "dgq/schemes/dgq2/layout.hpp"
+#include "dgq/schemes/dgq2/range_where.hpp"
+#include "dgq/schemes/dgq2/packed_codes.hpp"
+#include "dgq/schemes/dgq2/params.hpp"
+#include "dgq/schemes/dgq2/range_store.hpp"
+#include "dgq/schemes/dgq2/segments.hpp"
+#include "dgq/schemes/tensor_io.hpp"
+#include "dgq/kernels/uniform_codes.hpp"
 
 namespace dgq::schemes {
 namespace {
@@ -39,12 +43,12 @@ using dgq2::RangeGranularity;
 
 // Rule V0: the rows rounded to dtype after each step a cache of that dtype would round at, as
 // the rot modifier does (widen, rotate, round to the input dtype, widen).
-void round_through(std::vector<float>& values, std::int64_t tokens, std::int64_t channels, DType dtype) {
+void round_through(const kernels::CpuKernels& k, std::vector<float>& values, std::int64_t tokens, std::int64_t channels, DType dtype) {
   if (dtype == DType::f32 || tokens == 0) return;
   thread_local std::vector<std::uint8_t> bytes;  // scratch, as scratch() below
   bytes.resize(static_cast<std::size_t>(tokens * channels) * dtype_size(dtype));
   const MutTensor t{bytes.data(), dtype, tokens, channels};
-  narrow_into(values.data(), t);
+  narrow_into(k, values.data(), t);
   to_float(ConstTensor(t), values);
 }
 
@@ -56,24 +60,11 @@ std::vector<float>& scratch(int which) {
   return buffers[which];
 }
 
-std::string span_name(RangeGranularity g, const dgq2::TokenSpan& s) {
-  const std::string tokens = std::to_string(s.first) + ".." + std::to_string(s.end - 1);
-  return g == RangeGranularity::token ? "token " + std::to_string(s.first) : "tokens " + tokens;
-}
-
-// Where a range lies, for rule V4's error messages: "token t", or "segment s (tokens a..b)",
-// then ", channel d" for per-channel ranges. Built only when a range is refused.
-std::string range_where(RangeGranularity g, const dgq2::TokenSpan& s, std::size_t segment, bool channelwise,
-                        std::size_t channel) {
-  const std::string where = g == RangeGranularity::token
-                                ? span_name(g, s)
-                                : "segment " + std::to_string(segment) + " (" + span_name(g, s) + ")";
-  return channelwise ? where + ", channel " + std::to_string(channel) : where;
-}
-
 class Dgq2Scheme final : public Scheme {
  public:
-  explicit Dgq2Scheme(const Params& p) : p_(p), spec_(p.spec()) {}
+  // k: the kernels of the rotation and, in cpu/'s table, the row-by-row encoder
+  // (k.dgq2_compress_direct); the reference's table has none and encodes by the rules.
+  Dgq2Scheme(const Params& p, const kernels::CpuKernels& k) : p_(p), spec_(p.spec()), k_(k) {}
 
   std::string family() const override { return "dgq2"; }
   std::string spec() const override { return spec_; }
@@ -82,10 +73,11 @@ class Dgq2Scheme final : public Scheme {
     check_input_dtype(x, "dgq2");
     check_shape(x.tokens, x.channels);
     const Params p = p_.for_role(role);
-    if (!p.rotate) return compress_direct(x, role, p, nullptr);
-    const int block = rotation_block(x.channels, role);
+    const auto direct = k_.dgq2_compress_direct;
+    if (direct != nullptr && !p.rotate) return direct(k_, p, spec_, x, role, nullptr);
+    const int block = p.rotate ? rotation_block(x.channels, role) : 0;
     check_finite(x, "dgq2");  // the first NaN/Inf named, before anything is computed
-    if (x.dtype != DType::f32) {
+    if (direct != nullptr && x.dtype != DType::f32) {
       // fp16/bf16: the rotated rows rounded to the input dtype (rule V0) are a tensor of that
       // dtype, built a few rows at a time, and compress_direct codes it like an input. (fp32
       // input keeps the path below: a rotation there may overflow to inf, which only that
@@ -102,13 +94,13 @@ class Dgq2Scheme final : public Scheme {
         const std::int64_t count = std::min(step, quantized - t0);
         for (std::int64_t k = 0; k < count; ++k) {
           float* row = rows.data() + k * d;
-          kernels::fast::load_row(raw + (t0 + k) * row_bytes, x.dtype, d, row);
-          hadamard_rotate_row(row, d, block);
+          k_.load_row(raw + (t0 + k) * row_bytes, x.dtype, d, row);
+          hadamard_rotate_row(k_, row, d, block);
         }
-        narrow_rows_into(rows.data(), r, t0, count);
+        narrow_rows_into(k_, rows.data(), r, t0, count);
       }
       const ConstTensor rotated{bytes.data(), x.dtype, quantized, d};
-      return compress_direct(x, role, p, &rotated);
+      return direct(k_, p, spec_, x, role, &rotated);
     }
     std::vector<float>& input = scratch(0);
     to_float(x, input);
@@ -120,8 +112,8 @@ class Dgq2Scheme final : public Scheme {
     std::vector<float>& rotated = scratch(1);
     if (p.rotate) {
       rotated.assign(input.begin(), input.begin() + n);
-      for (std::int64_t t = 0; t < quantized; ++t) hadamard_rotate_row(rotated.data() + t * d, d, block);
-      round_through(rotated, quantized, d, x.dtype);
+      for (std::int64_t t = 0; t < quantized; ++t) hadamard_rotate_row(k_, rotated.data() + t * d, d, block);
+      round_through(k_, rotated, quantized, d, x.dtype);
     }
     const float* v = p.rotate ? rotated.data() : input.data();
 
@@ -211,10 +203,10 @@ class Dgq2Scheme final : public Scheme {
     const MutTensor head{out.data, out.dtype, quantized, d};
     if (p.rotate) {
       // The modifier's decode (rule V0): round to the dtype, rotate back in fp32, round.
-      round_through(values, quantized, d, c.dtype);
-      for (std::int64_t t = 0; t < quantized; ++t) hadamard_rotate_row(values.data() + t * d, d, block);
+      round_through(k_, values, quantized, d, c.dtype);
+      for (std::int64_t t = 0; t < quantized; ++t) hadamard_rotate_row(k_, values.data() + t * d, d, block);
     }
-    narrow_into(values.data(), head);
+    narrow_into(k_, values.data(), head);
     if (!residual.bytes.empty()) {
       std::memcpy(static_cast<std::uint8_t*>(out.data) + quantized * row_bytes, residual.bytes.data(),
                   residual.bytes.size());
@@ -319,262 +311,33 @@ class Dgq2Scheme final : public Scheme {
     }
   }
 
-  // compress() without rotation: the codes describe the input itself, so it is read in its own
-  // dtype, row by row, with no fp32 copy of the tensor: v1's pass 1 (scan_tensor: rule 0's
-  // finiteness, rule 1's variances and the extremes of every win-token block) on the
-  // quantized rows, then per span its extremes (from the block extremes when the span is made
-  // of whole blocks, else from its rows) and its codes, a row at a time through a buffer that
-  // stays in L1. The same values reach the same rules as in the fp32-copy path (widening is
-  // exact; min and max do not depend on the order, and the stored endpoints drop the sign of
-  // a zero), and the errors are raised in the same order: the first NaN/Inf of the whole
-  // tensor before a variance that overflows, both before a range that does not fit.
-  // With `rotated` (the quantized rows of x rotated and rounded to x.dtype, rule V0; x checked
-  // finite) the codes describe it instead, and the segments are cut on it or, with
-  // seg_on=input, on x (then every span's extremes come from its rows).
-  Compressed compress_direct(ConstTensor x, TensorRole role, const Params& p, const ConstTensor* rotated) const {
-    Compressed c = start_compressed(spec_, x, role);
-    const std::int64_t d = x.channels, quantized = dgq2::quantized_tokens(x.tokens, p.residual);
-    const std::int64_t n = quantized * d;
-    const ConstTensor input_head{x.data, x.dtype, quantized, d};
-    const ConstTensor head = rotated != nullptr ? *rotated : input_head;
-    const bool basis_is_head = rotated == nullptr || !p.segment_on_input;
-    const std::size_t row_bytes = static_cast<std::size_t>(d) * dtype_size(x.dtype);
-    const auto* raw = static_cast<const std::uint8_t*>(x.data);
-
-    const RangeGranularity g = p.granularity(role);
-    const bool segments = dgq2::uses_segments(g);
-    std::vector<std::uint32_t> edges{0};
-    detail::PassOne pass;
-    if (segments && quantized > 0) {
-      DgqParams v1 = p.seg;
-      v1.max_groups = 1;
-      v1.granularity = dgq2::per_channel(g) ? Granularity::segment_channel : Granularity::segment;
-      v1.validate();
-      try {
-        pass = detail::scan_tensor(basis_is_head ? head : input_head, v1);
-      } catch (const InputError& e) {
-        check_finite(x, "dgq2");  // a NaN/Inf anywhere is named first, as when checked up front
-        throw InputError(std::string("dgq2: ") + e.what());
-      }
-      edges = dgq2::edges_from_ratios(detail::block_ratios(detail::block_means(pass.token_var, v1.win)), quantized, p);
-      check_residual_finite(x, quantized);
-    } else if (segments) {
-      check_finite(x, "dgq2");  // no quantized rows
-    } else if (quantized > 0) {
-      edges.push_back(static_cast<std::uint32_t>(quantized));
-    }
-
-    std::vector<std::uint8_t> codes(dgq2::packed_code_bytes(static_cast<std::uint64_t>(n), p.bits), 0);
-    std::vector<std::uint8_t> ranges;
-    if (segments) {
-      encode_spans_direct(p, head, g, p.group(role), edges, basis_is_head ? &pass : nullptr, codes, ranges);
-    } else {
-      // Rows checked as they are widened; an error of an earlier row (a range that does not
-      // fit) gives way to the tensor's first NaN/Inf, as when the tensor was checked first.
-      non_finite_errors_first(x, "dgq2", [&] { encode_tokens_direct(p, head, codes, ranges); });
-      check_residual_finite(x, quantized);
-    }
-
-    std::vector<std::uint8_t> residual(raw + quantized * row_bytes, raw + x.tokens * row_bytes);
-    c.parts.push_back({"codes", std::move(codes)});
-    c.parts.push_back({"ranges", std::move(ranges)});
-    c.parts.push_back(
-        {"markers", segments ? dgq2::marker_part(edges, quantized, p.seg.markers) : std::vector<std::uint8_t>{}});
-    c.parts.push_back({"residual", std::move(residual)});
-    if (segments) c.segment_edges = std::move(edges);
-    return c;
-  }
-
-  // The first NaN/Inf of the raw rows (tokens quantized.. of x), named by its token in x.
-  static void check_residual_finite(ConstTensor x, std::int64_t quantized) {
-    if (x.tokens <= quantized) return;
-    const std::size_t row_bytes = static_cast<std::size_t>(x.channels) * dtype_size(x.dtype);
-    const ConstTensor rest{static_cast<const std::uint8_t*>(x.data) + quantized * row_bytes, x.dtype,
-                           x.tokens - quantized, x.channels};
-    try {
-      check_finite(rest, "dgq2");
-    } catch (const InputError&) {
-      check_finite(x, "dgq2");  // the same NaN/Inf, named by its token in x
-      throw;
-    }
-  }
-
-  // encode_spans for granularity token on the rows of x: eight rows at a time are widened
-  // (with the NaN/Inf check of check_finite, row by row), their extremes taken, their ranges
-  // stored (eight at once when they are fp16 numbers, else one by one in token order) and
-  // their codes packed.
-  static void encode_tokens_direct(const Params& p, ConstTensor x, std::vector<std::uint8_t>& codes,
-                                   std::vector<std::uint8_t>& ranges) {
-    const std::int64_t d = x.channels, quantized = x.tokens;
-    ranges.reserve(static_cast<std::size_t>(quantized) * dgq2::range_pair_bytes(p.range_dtype));
-    const int levels = p.levels();
-    const int offset = p.seg.markers == Markers::inband ? 1 : 0;
-    const bool nibble_rows = p.bits == 4 && d % 2 == 0;
-    constexpr std::int64_t kRows = 8;
-    std::vector<float> rows(static_cast<std::size_t>(kRows * d));
-    std::vector<std::uint8_t> q(static_cast<std::size_t>(d));
-    float mins[kRows], maxs[kRows], lo[kRows], inv[kRows];
-    for (std::int64_t t0 = 0; t0 < quantized; t0 += kRows) {
-      const std::int64_t count = std::min(kRows, quantized - t0);
-      for (std::int64_t r = 0; r < count; ++r) {
-        widen_row_checked(x, t0 + r, rows.data() + r * d, "dgq2");
-        const MinMax m = min_max(rows.data() + r * d, d);
-        mins[r] = m.lo;
-        maxs[r] = m.hi;
-      }
-      std::int64_t first_scalar = 0;
-      if (count == kRows && p.range_dtype == dgq2::RangeDtype::fp16 &&
-          dgq2::store_fp16_ranges8(mins, maxs, levels, ranges, lo, inv)) {
-        first_scalar = kRows;
-      }
-      for (std::int64_t r = first_scalar; r < count; ++r) {
-        const dgq2::StoredRange sr = dgq2::store_range(MinMax{mins[r], maxs[r]}, p.range_dtype, ranges,
-                                                       [&] { return "token " + std::to_string(t0 + r); });
-        lo[r] = sr.lo;
-        inv[r] = uniform_inverse(sr.lo, sr.hi, levels);
-      }
-      for (std::int64_t r = 0; r < count; ++r) {
-        const std::int64_t t = t0 + r;
-        if (nibble_rows) {
-          uniform_nibbles(rows.data() + r * d, d, lo[r], inv[r], levels, offset, codes.data() + t * (d / 2));
-          continue;
-        }
-        uniform_codes_offset(rows.data() + r * d, d, lo[r], inv[r], levels, offset, q.data());
-        dgq2::pack_codes(codes.data(), static_cast<std::uint64_t>(t * d), q.data(), static_cast<std::uint64_t>(d),
-                         p.bits);
-      }
-    }
-  }
-
-  // encode_spans on the rows of x (already checked finite), widened a row at a time; `pass`
-  // (v1's pass 1 on x, or null) gives the extremes of spans made of whole win-token blocks.
-  static void encode_spans_direct(const Params& p, ConstTensor x, RangeGranularity g, int group,
-                                  const std::vector<std::uint32_t>& edges, const detail::PassOne* pass,
-                                  std::vector<std::uint8_t>& codes, std::vector<std::uint8_t>& ranges) {
-    const std::int64_t d = x.channels, quantized = edges.back();
-    const std::vector<dgq2::TokenSpan> spans = dgq2::range_spans(g, group, edges, quantized);
-    const bool channelwise = dgq2::per_channel(g);
-    ranges.reserve(spans.size() * (channelwise ? static_cast<std::size_t>(d) : 1) *
-                   dgq2::range_pair_bytes(p.range_dtype));
-    const bool inband = p.seg.markers == Markers::inband;
-    const int levels = p.levels();
-    const int offset = inband ? 1 : 0;
-    const std::int64_t win = p.seg.win;
-    const std::size_t row_bytes = static_cast<std::size_t>(d) * dtype_size(x.dtype);
-    const auto* raw = static_cast<const std::uint8_t*>(x.data);
-    std::vector<float> lo(static_cast<std::size_t>(d)), inv(lo.size());
-    std::vector<float> mins(static_cast<std::size_t>(d)), maxs(mins.size()), row(mins.size());
-    std::vector<MinMax> extremes(channelwise ? static_cast<std::size_t>(d) : 1);
-    std::vector<std::uint8_t> q(static_cast<std::size_t>(d));
-    const bool nibble_rows = p.bits == 4 && d % 2 == 0;
-    std::size_t next_edge = 1;  // edges[next_edge] is the next segment start to mark in-band
-    std::size_t segment = 0;
-    for (const dgq2::TokenSpan& s : spans) {
-      while (segment + 1 < edges.size() && edges[segment + 1] <= s.first) ++segment;
-      const std::int64_t extreme_channels = channelwise ? d : 1;
-      const bool whole_blocks = pass != nullptr && pass->range_channels == extreme_channels && s.first % win == 0 &&
-                                (s.end % win == 0 || s.end == quantized);
-      if (whole_blocks) {
-        // Pass 1's block extremes, folded over the span's blocks.
-        std::fill(mins.begin(), mins.end(), INFINITY);
-        std::fill(maxs.begin(), maxs.end(), -INFINITY);
-        float* mn = mins.data();
-        float* mx = maxs.data();
-        for (std::int64_t b = s.first / win; b * win < s.end; ++b) {
-          const float* bl = pass->block_lo.data() + b * extreme_channels;
-          const float* bh = pass->block_hi.data() + b * extreme_channels;
-          for (std::int64_t j = 0; j < extreme_channels; ++j) {
-            mn[j] = bl[j] < mn[j] ? bl[j] : mn[j];
-            mx[j] = bh[j] > mx[j] ? bh[j] : mx[j];
-          }
-        }
-        for (std::int64_t j = 0; j < extreme_channels; ++j) extremes[j] = MinMax{mn[j], mx[j]};
-      } else if (channelwise) {
-        std::fill(mins.begin(), mins.end(), INFINITY);
-        std::fill(maxs.begin(), maxs.end(), -INFINITY);
-        float* mn = mins.data();
-        float* mx = maxs.data();
-        for (std::int64_t t = s.first; t < s.end; ++t) {
-          kernels::fast::load_row(raw + t * row_bytes, x.dtype, d, row.data());
-          const float* r = row.data();
-          for (std::int64_t j = 0; j < d; ++j) {
-            mn[j] = r[j] < mn[j] ? r[j] : mn[j];
-            mx[j] = r[j] > mx[j] ? r[j] : mx[j];
-          }
-        }
-        for (std::int64_t j = 0; j < d; ++j) extremes[j] = MinMax{mn[j], mx[j]};
-      } else {
-        MinMax all;
-        for (std::int64_t t = s.first; t < s.end; ++t) {
-          kernels::fast::load_row(raw + t * row_bytes, x.dtype, d, row.data());
-          const MinMax m = min_max(row.data(), d);
-          all.add(m.lo);
-          all.add(m.hi);
-        }
-        extremes[0] = all;
-      }
-      std::size_t first_scalar = 0;
-      if (channelwise && p.range_dtype == dgq2::RangeDtype::fp16) {
-        // Eight channels at a time while their extremes are fp16 numbers; the rest (and any
-        // range that must round outwards or does not fit) one at a time, in order.
-        while (first_scalar + 8 <= extremes.size() &&
-               dgq2::store_fp16_ranges8(mins.data() + first_scalar, maxs.data() + first_scalar, levels, ranges,
-                                        lo.data() + first_scalar, inv.data() + first_scalar)) {
-          first_scalar += 8;
-        }
-      }
-      for (std::size_t k = first_scalar; k < extremes.size(); ++k) {
-        const dgq2::StoredRange r = dgq2::store_range(extremes[k], p.range_dtype, ranges, [&] { return range_where(g, s, segment, channelwise, k); });
-        lo[k] = r.lo;  // k = 0 only when one range covers the span
-        inv[k] = uniform_inverse(r.lo, r.hi, levels);
-      }
-      for (std::int64_t t = s.first; t < s.end; ++t) {
-        const bool mark = inband && next_edge + 1 < edges.size() && edges[next_edge] == t;
-        if (nibble_rows) {
-          // Rule V5's bytes of the row, from the input row, written directly (it starts on a
-          // byte: d is even).
-          std::uint8_t* out = codes.data() + t * (d / 2);
-          uniform_nibbles_row(raw + t * row_bytes, x.dtype, d, lo.data(), inv.data(), channelwise, levels, offset, out);
-          if (mark) {
-            out[0] = static_cast<std::uint8_t>((out[0] & 0xf0u) | dgq2::inband_mark(out[0] & 0x0fu, p.bits));
-            ++next_edge;
-          }
-          continue;
-        }
-        // A one-token span's row is still in the buffer from its extremes.
-        if (whole_blocks || s.end - s.first != 1) kernels::fast::load_row(raw + t * row_bytes, x.dtype, d, row.data());
-        if (channelwise) {
-          uniform_codes_per_channel(row.data(), d, lo.data(), inv.data(), levels, offset, q.data());
-        } else {
-          uniform_codes_offset(row.data(), d, lo[0], inv[0], levels, offset, q.data());
-        }
-        if (mark) {
-          q[0] = dgq2::inband_mark(q[0], p.bits);
-          ++next_edge;
-        }
-        dgq2::pack_codes(codes.data(), static_cast<std::uint64_t>(t * d), q.data(), static_cast<std::uint64_t>(d),
-                         p.bits);
-      }
-    }
-  }
-
   Params p_;
   std::string spec_;
+  const kernels::CpuKernels& k_;
 };
 
-[[maybe_unused]] const bool registered_dgq2 = register_scheme_family({
-    .name = "dgq2",
-    .device = Device::cpu,
-    .order = 160,
-    .summary = "DGQ v2: v1's variance segments with packed 2/3/4/8-bit codes, ranges per segment, segment-channel, "
-               "token or channel group (K and V apart), fp16/fp32 ranges, raw recent tokens (docs/spec.md)",
-    .params = dgq2::dgq2_scheme_params(),
-    .make = [](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
-      return std::make_unique<Dgq2Scheme>(dgq2::params_from_args(args));
-    },
-    .accepts_channels = [](std::int64_t channels) { return channels >= 1; },
-    .stored_size = SchemeFamily::StoredSize::at_most,  // v1's segments: their count is the data's
-});
-
 }  // namespace
+std::vector<SchemeFamily> dgq2_families(const kernels::CpuKernels& k, Device device) {
+  return {
+      {
+          .name = "dgq2",
+          .device = device,
+          .order = 160,
+          .summary = "DGQ v2: v1's variance segments with packed 2/3/4/8-bit codes, ranges per segment, segment-channel, "
+                     "token or channel group (K and V apart), fp16/fp32 ranges, raw recent tokens (docs/spec.md)",
+          .params = dgq2::dgq2_scheme_params(),
+          .make = [kt = &k](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
+            return std::make_unique<Dgq2Scheme>(dgq2::params_from_args(args), *kt);
+          },
+          .accepts_channels = [](std::int64_t channels) { return channels >= 1; },
+          .stored_size = SchemeFamily::StoredSize::at_most,  // v1's segments: their count is the data's
+      },
+  };
+}
+
+namespace {
+[[maybe_unused]] const bool registered =
+    register_scheme_families(dgq2_families(kernels::reference_kernels(), Device::reference));
+}  // namespace
+
 }  // namespace dgq::schemes

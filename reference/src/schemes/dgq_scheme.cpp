@@ -12,15 +12,16 @@
 #include "dgq/errors.hpp"
 #include "dgq_v1/pipeline.hpp"
 #include "dgq/registry.hpp"
+#include "schemes/kernel_families.hpp"
 #include "dgq_v1/shape.hpp"
-#include "schemes/tensor_io.hpp"
+#include "dgq/schemes/tensor_io.hpp"
 
 namespace dgq::schemes {
 namespace {
 
 class DgqScheme final : public Scheme {
  public:
-  explicit DgqScheme(const DgqParams& p) : params_(p) {}
+  DgqScheme(const DgqParams& p, const kernels::CpuKernels& k) : params_(p), k_(k) {}
 
   std::string family() const override { return "dgq"; }
   std::string spec() const override { return dgq_spec_of(params_); }
@@ -42,7 +43,7 @@ class DgqScheme final : public Scheme {
     try {
       detail::check_shape(x);  // before sizing the codes by it
       codes.resize(static_cast<std::size_t>(x.tokens * x.channels));
-      c.segment_edges = detail::encode_parts(x, params_, enc, reinterpret_cast<std::int8_t*>(codes.data()));
+      c.segment_edges = detail::encode_parts(k_, x, params_, enc, reinterpret_cast<std::int8_t*>(codes.data()));
     } catch (const InputError&) {
       // dgq_encode rejects NaN/Inf itself, in its own words and possibly after another error
       // (an overflowing row before it); the scheme reports the first non-finite element in
@@ -57,7 +58,7 @@ class DgqScheme final : public Scheme {
     check_decompress_target(c, out, spec());
     const DgqPartsView parts = view_dgq_parts(c, params_);
     // Decoded straight from the "codes" part; the header's codes stay empty.
-    detail::dgq_decode_codes(parts.header, parts.codes, out);
+    detail::dgq_decode_codes(k_, parts.header, parts.codes, out);
   }
 
   // Data-dependent: the upper bound, every tensor using its full segment budget (rule 4).
@@ -68,21 +69,31 @@ class DgqScheme final : public Scheme {
 
  private:
   DgqParams params_;
+  const kernels::CpuKernels& k_;
 };
 
-[[maybe_unused]] const bool registered_dgq = register_scheme_family({
-    .name = "dgq",
-    .device = Device::cpu,
-    .order = 10,
-    .summary = "DGQ v1: 1..8 variance-driven segments per head, int8 codes with one range per segment (docs/spec.md)",
-    .params = dgq_scheme_params(),
-    .make = [](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
-      return std::make_unique<DgqScheme>(dgq_params_from_args(args));
-    },
-    .accepts_channels = [](std::int64_t channels) { return channels >= 1; },
-    .stored_size = SchemeFamily::StoredSize::at_most,  // one range per segment, 1..max_groups of them
-});
+}  // namespace
 
+std::vector<SchemeFamily> dgq_families(const kernels::CpuKernels& k, Device device) {
+  return {
+      {
+          .name = "dgq",
+          .device = device,
+          .order = 10,
+          .summary = "DGQ v1: 1..8 variance-driven segments per head, int8 codes with one range per segment (docs/spec.md)",
+          .params = dgq_scheme_params(),
+          .make = [kt = &k](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
+            return std::make_unique<DgqScheme>(dgq_params_from_args(args), *kt);
+          },
+          .accepts_channels = [](std::int64_t channels) { return channels >= 1; },
+          .stored_size = SchemeFamily::StoredSize::at_most,  // one range per segment, 1..max_groups of them
+      },
+  };
+}
+
+namespace {
+[[maybe_unused]] const bool registered =
+    register_scheme_families(dgq_families(kernels::reference_kernels(), Device::reference));
 }  // namespace
 
 }  // namespace dgq::schemes

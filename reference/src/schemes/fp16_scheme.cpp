@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "dgq/registry.hpp"
-#include "schemes/tensor_io.hpp"
+#include "dgq/schemes/tensor_io.hpp"
 
 namespace dgq::schemes {
 namespace {
@@ -35,7 +35,7 @@ class Fp16Scheme final : public Scheme {
 
 [[maybe_unused]] const bool registered_fp16 = register_scheme_family({
     .name = "fp16",
-    .device = Device::cpu,
+    .device = Device::reference,
     .order = 20,
     .summary = "the input bytes unchanged (the uncompressed baseline)",
     .params = {},

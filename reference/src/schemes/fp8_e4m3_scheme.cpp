@@ -9,13 +9,15 @@
 #include "dgq/baselines/fp8_e4m3.hpp"
 #include "dgq/byte_io.hpp"
 #include "dgq/registry.hpp"
-#include "schemes/tensor_io.hpp"
+#include "schemes/kernel_families.hpp"
+#include "dgq/schemes/tensor_io.hpp"
 
 namespace dgq::schemes {
 namespace {
 
 class Fp8E4M3Scheme final : public Scheme {
  public:
+  explicit Fp8E4M3Scheme(const kernels::CpuKernels& k) : k_(k) {}
   std::string spec() const override { return "fp8-e4m3"; }
   std::string family() const override { return "fp8-e4m3"; }
 
@@ -31,7 +33,7 @@ class Fp8E4M3Scheme final : public Scheme {
       std::vector<float> row(static_cast<std::size_t>(x.channels));
       float amax = 0.0f;
       for (std::int64_t t = 0; t < x.tokens; ++t) {
-        widen_row_checked(x, t, row.data(), "fp8-e4m3");
+        widen_row_checked(k_, x, t, row.data(), "fp8-e4m3");
         for (const float e : row) amax = std::fabs(e) > amax ? std::fabs(e) : amax;  // finite input: same as fmax, inlined
       }
       const float scale = amax / fp8::kE4M3Max;
@@ -42,7 +44,7 @@ class Fp8E4M3Scheme final : public Scheme {
       append_le(scale_part, scale);
       if (scale != 0.0f) {
         for (std::int64_t t = 0; t < x.tokens; ++t) {
-          widen_row_checked(x, t, row.data(), "fp8-e4m3");
+          widen_row_checked(k_, x, t, row.data(), "fp8-e4m3");
           std::uint8_t* out = codes.data() + t * x.channels;
           for (std::int64_t d = 0; d < x.channels; ++d) out[d] = fp8::float_to_e4m3(row[d] / scale);
         }
@@ -69,7 +71,7 @@ class Fp8E4M3Scheme final : public Scheme {
       const std::int64_t rows = std::min(step, c.tokens - t0);
       const std::uint8_t* src = codes.bytes.data() + t0 * c.channels;
       for (std::int64_t i = 0; i < rows * c.channels; ++i) values[i] = table[src[i]] * scale;
-      narrow_rows_into(values.data(), out, t0, rows);
+      narrow_rows_into(k_, values.data(), out, t0, rows);
     }
   }
 
@@ -81,17 +83,30 @@ class Fp8E4M3Scheme final : public Scheme {
 
  private:
   static std::uint64_t scale_bytes(std::uint64_t elements) { return elements > 0 ? sizeof(float) : 0; }
+
+  const kernels::CpuKernels& k_;
 };
 
-[[maybe_unused]] const bool registered_fp8_e4m3 = register_scheme_family({
-    .name = "fp8-e4m3",
-    .device = Device::cpu,
-    .order = 60,
-    .summary = "fp8 e4m3 codes with one dynamic per-tensor scale (vLLM's fp8 KV cache)",
-    .params = {},
-    .make = [](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Fp8E4M3Scheme>(); },
-});
 
+}  // namespace
+
+// Its fast path is the kernel table's fp16 conversions (tensor_io).
+std::vector<SchemeFamily> fp8_e4m3_families(const kernels::CpuKernels& k, Device device) {
+  return {
+      {
+          .name = "fp8-e4m3",
+          .device = device,
+          .order = 60,
+          .summary = "fp8 e4m3 codes with one dynamic per-tensor scale (vLLM's fp8 KV cache)",
+          .params = {},
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Fp8E4M3Scheme>(*kt); },
+      },
+  };
+}
+
+namespace {
+[[maybe_unused]] const bool registered =
+    register_scheme_families(fp8_e4m3_families(kernels::reference_kernels(), Device::reference));
 }  // namespace
 
 }  // namespace dgq::schemes

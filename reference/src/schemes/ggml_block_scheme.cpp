@@ -14,7 +14,8 @@
 #include "dgq/baselines/ggml_kv_types.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/registry.hpp"
-#include "schemes/tensor_io.hpp"
+#include "schemes/kernel_families.hpp"
+#include "dgq/schemes/tensor_io.hpp"
 
 namespace dgq::schemes {
 namespace {
@@ -26,7 +27,8 @@ constexpr int kBlock = ggml::kBlockValues;
 struct BlockType {
   const char* name;
   int bytes;
-  bool (*quantize)(const float* x, std::uint8_t* block, std::uint8_t (&carry)[kBlock]);
+  // k: q4_0 and iq4_nl quantize through its table (the only two with a fast path).
+  bool (*quantize)(const kernels::CpuKernels& k, const float* x, std::uint8_t* block, std::uint8_t (&carry)[kBlock]);
   void (*dequantize)(const std::uint8_t* block, float* out);
 };
 
@@ -35,12 +37,17 @@ struct BlockType {
 // that would re-read its separate field stores. Block offsets are multiples of the (even) block
 // size from an operator-new buffer, so the 2-byte fields are aligned.
 template <class Block, bool (*Quantize)(const float*, Block&)>
-bool quantize_as(const float* x, std::uint8_t* block, std::uint8_t (&)[kBlock]) {
+bool quantize_as(const kernels::CpuKernels&, const float* x, std::uint8_t* block, std::uint8_t (&)[kBlock]) {
   return Quantize(x, *new (block) Block);
 }
 
-bool quantize_iq4_nl_as(const float* x, std::uint8_t* block, std::uint8_t (&carry)[kBlock]) {
-  return ggml::quantize_iq4_nl(x, *new (block) ggml::BlockIQ4NL, carry);
+bool quantize_q4_0_as(const kernels::CpuKernels& k, const float* x, std::uint8_t* block, std::uint8_t (&)[kBlock]) {
+  return k.quantize_q4_0(x, *new (block) ggml::BlockQ4_0);
+}
+
+bool quantize_iq4_nl_as(const kernels::CpuKernels& k, const float* x, std::uint8_t* block,
+                        std::uint8_t (&carry)[kBlock]) {
+  return k.quantize_iq4_nl(x, *new (block) ggml::BlockIQ4NL, carry);
 }
 
 template <class Block, void (*Dequantize)(const Block&, float*)>
@@ -50,7 +57,7 @@ void dequantize_as(const std::uint8_t* block, float* out) {
   Dequantize(b, out);
 }
 
-constexpr BlockType kQ4_0{"q4_0", 18, quantize_as<ggml::BlockQ4_0, ggml::quantize_q4_0>,
+constexpr BlockType kQ4_0{"q4_0", 18, quantize_q4_0_as,
                           dequantize_as<ggml::BlockQ4_0, ggml::dequantize_q4_0>};
 constexpr BlockType kQ4_1{"q4_1", 20, quantize_as<ggml::BlockQ4_1, ggml::quantize_q4_1>,
                           dequantize_as<ggml::BlockQ4_1, ggml::dequantize_q4_1>};
@@ -65,7 +72,7 @@ std::int64_t blocks_per_token(std::int64_t channels) { return (channels + kBlock
 
 class GgmlBlockScheme final : public Scheme {
  public:
-  explicit GgmlBlockScheme(const BlockType& type) : type_(type) {}
+  GgmlBlockScheme(const BlockType& type, const kernels::CpuKernels& k) : type_(type), k_(k) {}
 
   std::string spec() const override { return type_.name; }
   std::string family() const override { return type_.name; }
@@ -88,11 +95,11 @@ class GgmlBlockScheme final : public Scheme {
         const std::int64_t rows = std::min(step, x.tokens - t0);
         for (std::int64_t t = t0; t < t0 + rows; ++t) {
           // Whole blocks read an fp32 input in place; a partial last block needs the padded row.
-          const float* values = x.channels % kBlock == 0 ? row_as_float(x, t, row.data(), type_.name)
-                                                         : (widen_row_checked(x, t, row.data(), type_.name), row.data());
+          const float* values = x.channels % kBlock == 0 ? row_as_float(k_, x, t, row.data(), type_.name)
+                                                         : (widen_row_checked(k_, x, t, row.data(), type_.name), row.data());
           std::uint8_t* out = staged.data() + (t - t0) * row_bytes;
           for (std::int64_t b = 0; b < blocks; ++b) {
-            if (!type_.quantize(values + b * kBlock, out + b * type_.bytes, carry)) {
+            if (!type_.quantize(k_, values + b * kBlock, out + b * type_.bytes, carry)) {
               const std::int64_t first = b * kBlock, last = std::min<std::int64_t>(first + kBlock, x.channels) - 1;
               throw InputError(std::string(type_.name) + ": a block scale overflows fp16 at token " +
                                std::to_string(t) + ", channels " + std::to_string(first) + ".." +
@@ -131,7 +138,7 @@ class GgmlBlockScheme final : public Scheme {
           }
         }
       }
-      if (!direct) narrow_rows_into(values.data(), out, t0, rows);
+      if (!direct) narrow_rows_into(k_, values.data(), out, t0, rows);
     }
   }
 
@@ -141,50 +148,63 @@ class GgmlBlockScheme final : public Scheme {
 
  private:
   const BlockType& type_;
+  const kernels::CpuKernels& k_;
 };
 
+}  // namespace
 
-[[maybe_unused]] const bool registered_q4_0 = register_scheme_family({
-    .name = "q4_0",
-    .device = Device::cpu,
-    .order = 100,
-    .summary = "llama.cpp's q4_0: blocks of 32 4-bit codes with an fp16 scale (byte-identical to ggml)",
-    .params = {},
-    .make = [](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ4_0); },
-});
-[[maybe_unused]] const bool registered_q4_1 = register_scheme_family({
-    .name = "q4_1",
-    .device = Device::cpu,
-    .order = 110,
-    .summary = "llama.cpp's q4_1: blocks of 32 4-bit codes with fp16 scale and minimum (byte-identical to ggml)",
-    .params = {},
-    .make = [](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ4_1); },
-});
-[[maybe_unused]] const bool registered_q5_0 = register_scheme_family({
-    .name = "q5_0",
-    .device = Device::cpu,
-    .order = 120,
-    .summary = "llama.cpp's q5_0: blocks of 32 5-bit codes with an fp16 scale (byte-identical to ggml)",
-    .params = {},
-    .make = [](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ5_0); },
-});
-[[maybe_unused]] const bool registered_q5_1 = register_scheme_family({
-    .name = "q5_1",
-    .device = Device::cpu,
-    .order = 130,
-    .summary = "llama.cpp's q5_1: blocks of 32 5-bit codes with fp16 scale and minimum (byte-identical to ggml)",
-    .params = {},
-    .make = [](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ5_1); },
-});
-[[maybe_unused]] const bool registered_iq4_nl = register_scheme_family({
-    .name = "iq4_nl",
-    .device = Device::cpu,
-    .order = 140,
-    .summary = "llama.cpp's iq4_nl: blocks of 32 4-bit indices into a non-linear grid, fp16 scale (byte-identical to ggml)",
-    .params = {},
-    .make = [](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kIQ4NL); },
-});
+std::vector<SchemeFamily> ggml_block_families(const kernels::CpuKernels& k, Device device) {
+  std::vector<SchemeFamily> all = {
+      {
+          .name = "q4_0",
+          .device = device,
+          .order = 100,
+          .summary = "llama.cpp's q4_0: blocks of 32 4-bit codes with an fp16 scale (byte-identical to ggml)",
+          .params = {},
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ4_0, *kt); },
+      },
+      {
+          .name = "q4_1",
+          .device = device,
+          .order = 110,
+          .summary = "llama.cpp's q4_1: blocks of 32 4-bit codes with fp16 scale and minimum (byte-identical to ggml)",
+          .params = {},
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ4_1, *kt); },
+      },
+      {
+          .name = "q5_0",
+          .device = device,
+          .order = 120,
+          .summary = "llama.cpp's q5_0: blocks of 32 5-bit codes with an fp16 scale (byte-identical to ggml)",
+          .params = {},
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ5_0, *kt); },
+      },
+      {
+          .name = "q5_1",
+          .device = device,
+          .order = 130,
+          .summary = "llama.cpp's q5_1: blocks of 32 5-bit codes with fp16 scale and minimum (byte-identical to ggml)",
+          .params = {},
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ5_1, *kt); },
+      },
+      {
+          .name = "iq4_nl",
+          .device = device,
+          .order = 140,
+          .summary = "llama.cpp's iq4_nl: blocks of 32 4-bit indices into a non-linear grid, fp16 scale (byte-identical to ggml)",
+          .params = {},
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kIQ4NL, *kt); },
+      },
+  };
+  if (device == Device::reference) return all;
+  // q4_1, q5_0 and q5_1 have no fast path: Device::cpu runs their reference.
+  std::erase_if(all, [](const SchemeFamily& f) { return f.name != "q4_0" && f.name != "iq4_nl"; });
+  return all;
+}
 
+namespace {
+[[maybe_unused]] const bool registered =
+    register_scheme_families(ggml_block_families(kernels::reference_kernels(), Device::reference));
 }  // namespace
 
 }  // namespace dgq::schemes

@@ -10,10 +10,11 @@
 #include "dgq/byte_io.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/registry.hpp"
+#include "schemes/kernel_families.hpp"
 #include "schemes/bit_packing.hpp"
-#include "schemes/tensor_io.hpp"
-#include "schemes/uniform_codes.hpp"
-#include "schemes/uniform_codes_fast.hpp"
+#include "dgq/schemes/tensor_io.hpp"
+#include "dgq/kernels/uniform_codes.hpp"
+#include "schemes/uniform_code_runs.hpp"
 
 namespace dgq::schemes {
 namespace {
@@ -24,7 +25,7 @@ std::int64_t groups_per_token(std::int64_t channels) { return (channels + kGroup
 
 class Group64Scheme final : public Scheme {
  public:
-  explicit Group64Scheme(int bits) : bits_(bits) {}
+  Group64Scheme(int bits, const kernels::CpuKernels& k) : bits_(bits), k_(k) {}
 
   std::string spec() const override { return family(); }
   std::string family() const override { return bits_ == 8 ? "int8-group64" : "int4-group64"; }
@@ -41,11 +42,12 @@ class Group64Scheme final : public Scheme {
     std::vector<float> row(static_cast<std::size_t>(x.channels));
     non_finite_errors_first(x, name, [&] {
       for (std::int64_t t = 0; t < x.tokens && x.channels > 0; ++t) {
-        widen_row_checked(x, t, row.data(), name);
+        widen_row_checked(k_, x, t, row.data(), name);
         for (std::int64_t g = 0; g < groups; ++g) {
           const float* group = row.data() + g * kGroup;
           const std::int64_t count = std::min(kGroup, x.channels - g * kGroup);
-          const MinMax r = min_max(group, count);
+          const kernels::Extremes e = k_.min_max(group, count);
+          const MinMax r{e.lo, e.hi};
           check_range_finite(r, name, [&] {
             return "token " + std::to_string(t) + ", channels " + std::to_string(g * kGroup) + ".." +
                    std::to_string(g * kGroup + count - 1);
@@ -80,7 +82,7 @@ class Group64Scheme final : public Scheme {
           decode_group(codes.bytes.data(), first, count, r, values.data() + (first - t0 * c.channels));
         }
       }
-      narrow_rows_into(values.data(), out, t0, rows);
+      narrow_rows_into(k_, values.data(), out, t0, rows);
     }
   }
 
@@ -97,9 +99,9 @@ class Group64Scheme final : public Scheme {
                     BitPacker& packer) const {
     std::uint8_t q[kGroup];
     if (bits_ == 8) {
-      rule7_codes(x, count, lo, rules::code_inverse_step(lo, hi), q);
+      k_.rule7_codes(x, count, lo, rules::code_inverse_step(lo, hi), q);
     } else {
-      uniform_codes(x, count, lo, uniform_inverse(lo, hi, kInt4Levels), kInt4Levels, q);
+      k_.uniform_codes(x, count, lo, uniform_inverse(lo, hi, kInt4Levels), kInt4Levels, q);
     }
     packer.put_run(static_cast<std::uint64_t>(first), q, static_cast<std::uint64_t>(count));
   }
@@ -131,25 +133,35 @@ class Group64Scheme final : public Scheme {
   }
 
   int bits_;
+  const kernels::CpuKernels& k_;
 };
 
-[[maybe_unused]] const bool registered_int8_group64 = register_scheme_family({
-    .name = "int8-group64",
-    .device = Device::cpu,
-    .order = 40,
-    .summary = "int8 codes (rule 7), one min/max range per 64 channels of a token",
-    .params = {},
-    .make = [](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Group64Scheme>(8); },
-});
-[[maybe_unused]] const bool registered_int4_group64 = register_scheme_family({
-    .name = "int4-group64",
-    .device = Device::cpu,
-    .order = 50,
-    .summary = "4-bit codes, one min/max range per 64 channels of a token",
-    .params = {},
-    .make = [](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Group64Scheme>(4); },
-});
+}  // namespace
 
+std::vector<SchemeFamily> group64_families(const kernels::CpuKernels& k, Device device) {
+  return {
+      {
+          .name = "int8-group64",
+          .device = device,
+          .order = 40,
+          .summary = "int8 codes (rule 7), one min/max range per 64 channels of a token",
+          .params = {},
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Group64Scheme>(8, *kt); },
+      },
+      {
+          .name = "int4-group64",
+          .device = device,
+          .order = 50,
+          .summary = "4-bit codes, one min/max range per 64 channels of a token",
+          .params = {},
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Group64Scheme>(4, *kt); },
+      },
+  };
+}
+
+namespace {
+[[maybe_unused]] const bool registered =
+    register_scheme_families(group64_families(kernels::reference_kernels(), Device::reference));
 }  // namespace
 
 }  // namespace dgq::schemes

@@ -8,15 +8,17 @@
 #include "dgq/byte_io.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/registry.hpp"
-#include "schemes/tensor_io.hpp"
-#include "schemes/uniform_codes.hpp"
-#include "schemes/uniform_codes_fast.hpp"
+#include "schemes/kernel_families.hpp"
+#include "dgq/schemes/tensor_io.hpp"
+#include "dgq/kernels/uniform_codes.hpp"
+#include "schemes/uniform_code_runs.hpp"
 
 namespace dgq::schemes {
 namespace {
 
 class Int8TokenScheme final : public Scheme {
  public:
+  explicit Int8TokenScheme(const kernels::CpuKernels& k) : k_(k) {}
   std::string spec() const override { return "int8-token"; }
   std::string family() const override { return "int8-token"; }
 
@@ -29,13 +31,14 @@ class Int8TokenScheme final : public Scheme {
     std::vector<float> row(static_cast<std::size_t>(x.channels));
     non_finite_errors_first(x, "int8-token", [&] {
       for (std::int64_t t = 0; t < x.tokens && x.channels > 0; ++t) {
-        widen_row_checked(x, t, row.data(), "int8-token");
-        const MinMax r = min_max(row.data(), x.channels);
+        widen_row_checked(k_, x, t, row.data(), "int8-token");
+        const kernels::Extremes e = k_.min_max(row.data(), x.channels);
+          const MinMax r{e.lo, e.hi};
         check_range_finite(r, "int8-token", [t] { return "token " + std::to_string(t); });
         const float lo = r.stored_lo(), hi = r.stored_hi();
         append_range(ranges, lo, hi);
         const float inv = rules::code_inverse_step(lo, hi);
-        rule7_codes(row.data(), x.channels, lo, inv, codes.data() + t * x.channels);
+        k_.rule7_codes(row.data(), x.channels, lo, inv, codes.data() + t * x.channels);
       }
     });
     c.parts.push_back({"codes", std::move(codes)});
@@ -60,7 +63,7 @@ class Int8TokenScheme final : public Scheme {
         const std::uint8_t* src = codes.bytes.data() + t * c.channels;
         for (std::int64_t d = 0; d < c.channels; ++d) dst[d] = rules::dequantize_code(static_cast<std::int8_t>(src[d]), r.lo, scale);
       }
-      narrow_rows_into(values.data(), out, t0, rows);
+      narrow_rows_into(k_, values.data(), out, t0, rows);
     }
   }
 
@@ -73,17 +76,27 @@ class Int8TokenScheme final : public Scheme {
   static std::uint64_t range_bytes(std::int64_t tokens, std::int64_t channels) {
     return channels > 0 ? static_cast<std::uint64_t>(tokens) * kRangeBytes : 0;
   }
+  const kernels::CpuKernels& k_;
 };
 
-[[maybe_unused]] const bool registered_int8_token = register_scheme_family({
-    .name = "int8-token",
-    .device = Device::cpu,
-    .order = 30,
-    .summary = "int8 codes (rule 7), one min/max range per token",
-    .params = {},
-    .make = [](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Int8TokenScheme>(); },
-});
+}  // namespace
 
+std::vector<SchemeFamily> int8_token_families(const kernels::CpuKernels& k, Device device) {
+  return {
+      {
+          .name = "int8-token",
+          .device = device,
+          .order = 30,
+          .summary = "int8 codes (rule 7), one min/max range per token",
+          .params = {},
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Int8TokenScheme>(*kt); },
+      },
+  };
+}
+
+namespace {
+[[maybe_unused]] const bool registered =
+    register_scheme_families(int8_token_families(kernels::reference_kernels(), Device::reference));
 }  // namespace
 
 }  // namespace dgq::schemes

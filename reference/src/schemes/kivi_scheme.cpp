@@ -15,9 +15,10 @@
 
 #include "dgq/byte_io.hpp"
 #include "dgq/registry.hpp"
+#include "schemes/kernel_families.hpp"
 #include "schemes/bit_packing.hpp"
-#include "schemes/tensor_io.hpp"
-#include "schemes/uniform_codes.hpp"
+#include "dgq/schemes/tensor_io.hpp"
+#include "dgq/kernels/uniform_codes.hpp"
 
 namespace dgq::schemes {
 namespace {
@@ -29,7 +30,8 @@ struct KiviLayout {
 
 class KiviScheme final : public Scheme {
  public:
-  KiviScheme(int bits, int group, int residual) : bits_(bits), group_(group), residual_(residual) {}
+  KiviScheme(int bits, int group, int residual, const kernels::CpuKernels& k)
+      : bits_(bits), group_(group), residual_(residual), k_(k) {}
 
   std::string family() const override { return "kivi-" + std::to_string(bits_); }
   std::string spec() const override {
@@ -38,7 +40,7 @@ class KiviScheme final : public Scheme {
 
   Compressed compress(ConstTensor x, TensorRole role) const override {
     const std::string name = family();
-    const std::vector<float> v = widen_checked(x, name);
+    const std::vector<float> v = widen_checked(k_, x, name);
     Compressed c = start_compressed(spec(), x, role);
     const KiviLayout layout = layout_for(x.tokens, x.channels, role);
     const std::int64_t qn = layout.quantized_tokens * x.channels;
@@ -93,7 +95,7 @@ class KiviScheme final : public Scheme {
         float* dst = values.data() + (t - t0) * c.channels;
         for (std::int64_t d = 0; d < c.channels; ++d) dst[d] = uniform_value(row_codes[d], lo[d], scale[d]);
       }
-      narrow_rows_into(values.data(), out, t0, rows);
+      narrow_rows_into(k_, values.data(), out, t0, rows);
     }
     if (!residual.bytes.empty()) {
       std::memcpy(static_cast<std::uint8_t*>(out.data) + layout.quantized_tokens * row_bytes, residual.bytes.data(),
@@ -172,6 +174,7 @@ class KiviScheme final : public Scheme {
   int bits_;
   int group_;
   int residual_;
+  const kernels::CpuKernels& k_;
 };
 
 constexpr int kMaxKiviLength = 1 << 30;
@@ -183,28 +186,37 @@ constexpr SchemeParam kKiviParams[] = {
     {"residual", Kind::integer, "32", 0, kMaxKiviLength, "", "most recent tokens kept in the input dtype", nullptr},
 };
 
-template <int Bits>
-std::unique_ptr<Scheme> make_kivi(const SchemeArgs& args) {
-  return std::make_unique<KiviScheme>(Bits, args.integer("group"), args.integer("residual"));
+}  // namespace
+
+// Its fast path is the kernel table's fp16 conversions (tensor_io).
+std::vector<SchemeFamily> kivi_families(const kernels::CpuKernels& k, Device device) {
+  return {
+      {
+          .name = "kivi-4",
+          .device = device,
+          .order = 80,
+          .summary = "KIVI 4-bit: keys per channel over token groups, values per token; the latest tokens raw",
+          .params = kKiviParams,
+          .make = [kt = &k](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
+            return std::make_unique<KiviScheme>(4, args.integer("group"), args.integer("residual"), *kt);
+          },
+      },
+      {
+          .name = "kivi-2",
+          .device = device,
+          .order = 90,
+          .summary = "KIVI 2-bit: keys per channel over token groups, values per token; the latest tokens raw",
+          .params = kKiviParams,
+          .make = [kt = &k](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
+            return std::make_unique<KiviScheme>(2, args.integer("group"), args.integer("residual"), *kt);
+          },
+      },
+  };
 }
 
-[[maybe_unused]] const bool registered_kivi_4 = register_scheme_family({
-    .name = "kivi-4",
-    .device = Device::cpu,
-    .order = 80,
-    .summary = "KIVI 4-bit: keys per channel over token groups, values per token; the latest tokens raw",
-    .params = kKiviParams,
-    .make = make_kivi<4>,
-});
-[[maybe_unused]] const bool registered_kivi_2 = register_scheme_family({
-    .name = "kivi-2",
-    .device = Device::cpu,
-    .order = 90,
-    .summary = "KIVI 2-bit: keys per channel over token groups, values per token; the latest tokens raw",
-    .params = kKiviParams,
-    .make = make_kivi<2>,
-});
-
+namespace {
+[[maybe_unused]] const bool registered =
+    register_scheme_families(kivi_families(kernels::reference_kernels(), Device::reference));
 }  // namespace
 
 }  // namespace dgq::schemes

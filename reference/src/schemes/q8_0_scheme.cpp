@@ -15,7 +15,8 @@
 #include "dgq/errors.hpp"
 #include "dgq/byte_io.hpp"
 #include "dgq/registry.hpp"
-#include "schemes/tensor_io.hpp"
+#include "schemes/kernel_families.hpp"
+#include "dgq/schemes/tensor_io.hpp"
 
 namespace dgq::schemes {
 namespace {
@@ -51,6 +52,7 @@ std::int64_t blocks_per_token(std::int64_t channels) {
 
 class Q80Scheme final : public Scheme {
  public:
+  explicit Q80Scheme(const kernels::CpuKernels& k) : k_(k) {}
   std::string spec() const override { return "q8_0"; }
   std::string family() const override { return "q8_0"; }
 
@@ -88,9 +90,9 @@ class Q80Scheme final : public Scheme {
         for (std::int64_t t = t0; t < t0 + rows; ++t) {
           // The kernel tests finiteness; only a row with a NaN/Inf goes through row_as_float,
           // which throws the message naming its first bad element.
-          const float* values = row_as_float_unchecked(x, t, row.data());
-          const q8_0::RowStatus status = q8_0::quantize_row_into(values, x.channels, dst + (t - t0) * row_bytes);
-          if (status == q8_0::RowStatus::non_finite_input) row_as_float(x, t, row.data(), "q8_0");
+          const float* values = row_as_float_unchecked(k_, x, t, row.data());
+          const q8_0::RowStatus status = k_.q8_0_quantize_row(values, x.channels, dst + (t - t0) * row_bytes);
+          if (status == q8_0::RowStatus::non_finite_input) row_as_float(k_, x, t, row.data(), "q8_0");
           if (status != q8_0::RowStatus::ok) throw_scale_overflow(values, x.channels, t);
         }
         if (!in_place) bytes.insert(bytes.end(), staged.begin(), staged.begin() + static_cast<std::ptrdiff_t>(rows * row_bytes));
@@ -114,9 +116,9 @@ class Q80Scheme final : public Scheme {
       float* dst = direct ? static_cast<float*>(out.data) + t0 * c.channels : values.data();
       for (std::int64_t t = t0; t < t0 + rows; ++t) {
         const std::uint8_t* row = part.bytes.data() + t * blocks * q8_0::kBlockBytes;
-        if (!q8_0::dequantize_row(row, c.channels, dst + (t - t0) * c.channels)) throw_bad_scale(row, blocks, t);
+        if (!k_.q8_0_dequantize_row(row, c.channels, dst + (t - t0) * c.channels)) throw_bad_scale(row, blocks, t);
       }
-      if (!direct) narrow_rows_into(values.data(), out, t0, rows);
+      if (!direct) narrow_rows_into(k_, values.data(), out, t0, rows);
     }
   }
 
@@ -124,17 +126,27 @@ class Q80Scheme final : public Scheme {
                               TensorRole) const override {
     return static_cast<std::uint64_t>(tokens * blocks_per_token(channels)) * q8_0::kBlockBytes;
   }
+  const kernels::CpuKernels& k_;
 };
 
-[[maybe_unused]] const bool registered_q8_0 = register_scheme_family({
-    .name = "q8_0",
-    .device = Device::cpu,
-    .order = 70,
-    .summary = "llama.cpp's q8_0: blocks of 32 int8 codes with an fp16 scale (byte-identical to ggml)",
-    .params = {},
-    .make = [](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Q80Scheme>(); },
-});
+}  // namespace
 
+std::vector<SchemeFamily> q8_0_families(const kernels::CpuKernels& k, Device device) {
+  return {
+      {
+          .name = "q8_0",
+          .device = device,
+          .order = 70,
+          .summary = "llama.cpp's q8_0: blocks of 32 int8 codes with an fp16 scale (byte-identical to ggml)",
+          .params = {},
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Q80Scheme>(*kt); },
+      },
+  };
+}
+
+namespace {
+[[maybe_unused]] const bool registered =
+    register_scheme_families(q8_0_families(kernels::reference_kernels(), Device::reference));
 }  // namespace
 
 }  // namespace dgq::schemes

@@ -10,8 +10,9 @@
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/rotation.hpp"
+#include "dgq/kernels/cpu_kernels.hpp"
 #include "dgq/registry.hpp"
-#include "schemes/tensor_io.hpp"
+#include "dgq/schemes/tensor_io.hpp"
 
 namespace dgq::schemes {
 namespace {
@@ -27,7 +28,7 @@ std::vector<std::uint8_t>& scratch_bytes(std::size_t n) {
 
 class HadamardRotatedScheme final : public Scheme {
  public:
-  explicit HadamardRotatedScheme(std::unique_ptr<Scheme> inner) : inner_(std::move(inner)) {
+  HadamardRotatedScheme(std::unique_ptr<Scheme> inner, const kernels::CpuKernels& k) : inner_(std::move(inner)), k_(k) {
     spec_ = spec_with_key(inner_->spec(), "rot", "hadamard");
   }
 
@@ -41,9 +42,9 @@ class HadamardRotatedScheme final : public Scheme {
     const MutTensor out{rotated.data(), x.dtype, x.tokens, x.channels};
     std::vector<float> row(static_cast<std::size_t>(x.channels));
     for (std::int64_t t = 0; t < x.tokens; ++t) {
-      widen_row_checked(x, t, row.data(), spec_);
-      hadamard_rotate_row(row.data(), x.channels, block);
-      narrow_into(row.data(), MutTensor{rotated.data() + t * x.channels * dtype_size(x.dtype), x.dtype, 1, x.channels});
+      widen_row_checked(k_, x, t, row.data(), spec_);
+      hadamard_rotate_row(k_, row.data(), x.channels, block);
+      narrow_into(k_, row.data(), MutTensor{rotated.data() + t * x.channels * dtype_size(x.dtype), x.dtype, 1, x.channels});
     }
     Compressed c = inner_->compress(ConstTensor{out.data, out.dtype, out.tokens, out.channels}, role);
     c.scheme = spec_;
@@ -59,8 +60,8 @@ class HadamardRotatedScheme final : public Scheme {
     inner_->decompress(inner_c, MutTensor{decoded.data(), c.dtype, c.tokens, c.channels});
     thread_local std::vector<float> values;
     to_float(ConstTensor{decoded.data(), c.dtype, c.tokens, c.channels}, values);
-    for (std::int64_t t = 0; t < c.tokens; ++t) hadamard_rotate_row(values.data() + t * c.channels, c.channels, block);
-    narrow_into(values.data(), out);
+    for (std::int64_t t = 0; t < c.tokens; ++t) hadamard_rotate_row(k_, values.data() + t * c.channels, c.channels, block);
+    narrow_into(k_, values.data(), out);
   }
 
   std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType dtype, TensorRole role) const override {
@@ -79,8 +80,8 @@ class HadamardRotatedScheme final : public Scheme {
 
   std::unique_ptr<Scheme> inner_;
   std::string spec_;
+  const kernels::CpuKernels& k_;
 };
-
 
 void check_rotation(std::string_view v) {
   if (v != "none" && v != "hadamard") {
@@ -96,8 +97,8 @@ void check_rotation(std::string_view v) {
     .values = "none or hadamard",
     .help = "llama.cpp's block-diagonal Walsh-Hadamard rotation around the scheme (docs/spec.md)",
     .check = check_rotation,
-    .wrap = [](std::unique_ptr<Scheme> inner, const std::string&) -> std::unique_ptr<Scheme> {
-      return std::make_unique<HadamardRotatedScheme>(std::move(inner));
+    .wrap = [](std::unique_ptr<Scheme> inner, const std::string&, Device device) -> std::unique_ptr<Scheme> {
+      return std::make_unique<HadamardRotatedScheme>(std::move(inner), kernels::kernels_for(device));
     },
 });
 

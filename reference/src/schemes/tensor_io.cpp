@@ -1,14 +1,10 @@
-#include "schemes/tensor_io.hpp"
+#include "dgq/schemes/tensor_io.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
 #include <utility>
-
-#if defined(__F16C__)
-#include <immintrin.h>
-#endif
 
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
@@ -43,39 +39,15 @@ std::uint16_t saturate_infinity(std::uint16_t bits, std::uint16_t infinity_bits)
   return (bits & 0x7fffu) == infinity_bits ? static_cast<std::uint16_t>(bits - 1u) : bits;
 }
 
-// fp16 <-> fp32 for whole buffers. With F16C the hardware conversions are used: fp16 -> fp32
-// is exact and fp32 -> fp16 with _MM_FROUND_TO_NEAREST_INT rounds to nearest even, subnormals
-// included (F16C ignores MXCSR.FTZ/DAZ), i.e. the same bits as dgq::rules.
-void halves_to_floats(const std::uint16_t* h, float* f, std::int64_t n) {
-  std::int64_t i = 0;
-#if defined(__F16C__)
-  for (; i + 8 <= n; i += 8) {
-    _mm256_storeu_ps(f + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i))));
-  }
-#endif
-  for (; i < n; ++i) f[i] = rules::half_to_float(h[i]);
-}
-
-void floats_to_halves(const float* f, std::uint16_t* h, std::int64_t n) {
-  std::int64_t i = 0;
-#if defined(__F16C__)
-  for (; i + 8 <= n; i += 8) {
-    const __m128i r = _mm256_cvtps_ph(_mm256_loadu_ps(f + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(h + i), r);
-  }
-#endif
-  for (; i < n; ++i) h[i] = rules::float_to_half(f[i]);
-}
-
 }  // namespace
 
-std::vector<float> widen_checked(ConstTensor x, std::string_view scheme) {
+std::vector<float> widen_checked(const kernels::CpuKernels& k, ConstTensor x, std::string_view scheme) {
   const std::int64_t n = x.tokens * x.channels;
   switch (x.dtype) {
     case DType::f16: {
       check_finite(x, scheme);
       std::vector<float> out(static_cast<std::size_t>(n));
-      halves_to_floats(static_cast<const std::uint16_t*>(x.data), out.data(), n);
+      k.halves_to_floats(static_cast<const std::uint16_t*>(x.data), out.data(), n);
       return out;
     }
     case DType::bf16: {
@@ -131,12 +103,12 @@ void check_input_dtype(ConstTensor x, std::string_view scheme) {
   }
 }
 
-void widen_row_checked(ConstTensor x, std::int64_t t, float* row, std::string_view scheme) {
+void widen_row_checked(const kernels::CpuKernels& k, ConstTensor x, std::int64_t t, float* row, std::string_view scheme) {
   const std::int64_t n = x.channels;
   const std::size_t first = static_cast<std::size_t>(t * n);
   switch (x.dtype) {
     case DType::f16:
-      halves_to_floats(static_cast<const std::uint16_t*>(x.data) + first, row, n);
+      k.halves_to_floats(static_cast<const std::uint16_t*>(x.data) + first, row, n);
       break;
     case DType::bf16: {
       const auto* b = static_cast<const std::uint16_t*>(x.data) + first;
@@ -159,9 +131,9 @@ void widen_row_checked(ConstTensor x, std::int64_t t, float* row, std::string_vi
   }
 }
 
-const float* row_as_float(ConstTensor x, std::int64_t t, float* row, std::string_view scheme) {
+const float* row_as_float(const kernels::CpuKernels& k, ConstTensor x, std::int64_t t, float* row, std::string_view scheme) {
   if (x.dtype != DType::f32) {
-    widen_row_checked(x, t, row, scheme);
+    widen_row_checked(k, x, t, row, scheme);
     return row;
   }
   const std::int64_t n = x.channels;
@@ -176,12 +148,12 @@ const float* row_as_float(ConstTensor x, std::int64_t t, float* row, std::string
   return in;
 }
 
-const float* row_as_float_unchecked(ConstTensor x, std::int64_t t, float* row) {
+const float* row_as_float_unchecked(const kernels::CpuKernels& k, ConstTensor x, std::int64_t t, float* row) {
   const std::int64_t n = x.channels;
   const std::size_t first = static_cast<std::size_t>(t * n);
   switch (x.dtype) {
     case DType::f16:
-      halves_to_floats(static_cast<const std::uint16_t*>(x.data) + first, row, n);
+      k.halves_to_floats(static_cast<const std::uint16_t*>(x.data) + first, row, n);
       return row;
     case DType::bf16: {
       const auto* b = static_cast<const std::uint16_t*>(x.data) + first;
@@ -194,12 +166,12 @@ const float* row_as_float_unchecked(ConstTensor x, std::int64_t t, float* row) {
   return static_cast<const float*>(x.data) + first;
 }
 
-void narrow_into(const float* values, MutTensor out) {
+void narrow_into(const kernels::CpuKernels& k, const float* values, MutTensor out) {
   const std::int64_t n = out.tokens * out.channels;
   switch (out.dtype) {
     case DType::f16: {
       auto* h = static_cast<std::uint16_t*>(out.data);
-      floats_to_halves(values, h, n);
+      k.floats_to_halves(values, h, n);
       for (std::int64_t i = 0; i < n; ++i) h[i] = saturate_infinity(h[i], 0x7c00u);
       return;
     }
@@ -214,9 +186,9 @@ void narrow_into(const float* values, MutTensor out) {
   }
 }
 
-void narrow_rows_into(const float* values, MutTensor out, std::int64_t first, std::int64_t count) {
+void narrow_rows_into(const kernels::CpuKernels& k, const float* values, MutTensor out, std::int64_t first, std::int64_t count) {
   const std::size_t offset = static_cast<std::size_t>(first * out.channels) * dtype_size(out.dtype);
-  narrow_into(values, MutTensor{static_cast<std::byte*>(out.data) + offset, out.dtype, count, out.channels});
+  narrow_into(k, values, MutTensor{static_cast<std::byte*>(out.data) + offset, out.dtype, count, out.channels});
 }
 
 std::vector<std::uint8_t> take_part_buffer(Compressed& c, std::string_view name) {

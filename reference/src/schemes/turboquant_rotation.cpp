@@ -9,8 +9,6 @@
 namespace dgq::turboquant {
 namespace {
 
-void fwht(float* x, int n) { fwht_in_place(x, n); }
-
 std::vector<float> draw_signs(int d, std::uint64_t& state) {
   std::vector<float> s(static_cast<std::size_t>(d));
   std::uint64_t word = 0;
@@ -23,7 +21,7 @@ std::vector<float> draw_signs(int d, std::uint64_t& state) {
 
 }  // namespace
 
-Rotation::Rotation(int d, std::uint64_t stream) : d_(d) {
+Rotation::Rotation(int d, std::uint64_t stream, const kernels::CpuKernels& k) : d_(d), k_(&k) {
   assert(d >= 2 && (d & (d - 1)) == 0);
   std::uint64_t state = stream;
   s1_ = draw_signs(d, state);
@@ -33,17 +31,17 @@ Rotation::Rotation(int d, std::uint64_t stream) : d_(d) {
 void Rotation::forward(float* x) const {
   const float scale = 1.0f / static_cast<float>(d_);  // a power of two: exact
   for (int j = 0; j < d_; ++j) x[j] *= s1_[j];
-  fwht(x, d_);
+  k_->fwht_in_place(x, d_);
   for (int j = 0; j < d_; ++j) x[j] *= s2_[j];
-  fwht(x, d_);
+  k_->fwht_in_place(x, d_);
   for (int j = 0; j < d_; ++j) x[j] *= scale;
 }
 
 void Rotation::inverse(float* x) const {
   const float scale = 1.0f / static_cast<float>(d_);
-  fwht(x, d_);
+  k_->fwht_in_place(x, d_);
   for (int j = 0; j < d_; ++j) x[j] *= s2_[j];
-  fwht(x, d_);
+  k_->fwht_in_place(x, d_);
   for (int j = 0; j < d_; ++j) x[j] *= s1_[j] * scale;  // sign times power of two: exact
 }
 

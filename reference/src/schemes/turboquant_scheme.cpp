@@ -13,11 +13,8 @@
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/registry.hpp"
-#include "schemes/tensor_io.hpp"
-
-#if defined(__AVX2__)
-#include <immintrin.h>
-#endif
+#include "schemes/kernel_families.hpp"
+#include "dgq/schemes/tensor_io.hpp"
 
 namespace dgq::schemes {
 namespace {
@@ -38,24 +35,6 @@ unsigned get_code(const std::uint8_t* row, int j, int bits, std::int64_t row_byt
   unsigned window = row[bit / 8];
   if (bit / 8 + 1 < row_bytes) window |= static_cast<unsigned>(row[bit / 8 + 1]) << 8;
   return (window >> (bit % 8)) & ((1u << bits) - 1u);
-}
-
-// rules::codebook_cell (the number of edges <= u) for a row: the count does not depend on the
-// order of the comparisons, so AVX2 compares u with all (at most 15) edges at once.
-void codebook_cells(const float* u, int d, const float* boundaries, int edges, std::uint8_t* cells) {
-#if defined(__AVX2__)
-  float padded[16];
-  for (int k = 0; k < 16; ++k) padded[k] = k < edges ? boundaries[k] : INFINITY;  // never <= a finite u
-  const __m256 lo = _mm256_loadu_ps(padded), hi = _mm256_loadu_ps(padded + 8);
-  for (int j = 0; j < d; ++j) {
-    const __m256 v = _mm256_set1_ps(u[j]);
-    const unsigned mask = static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(lo, v, _CMP_LE_OQ))) |
-                          static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(hi, v, _CMP_LE_OQ))) << 8;
-    cells[j] = static_cast<std::uint8_t>(__builtin_popcount(mask));
-  }
-#else
-  for (int j = 0; j < d; ++j) cells[j] = static_cast<std::uint8_t>(rules::codebook_cell(u[j], boundaries, edges));
-#endif
 }
 
 // sqrt(sum x_j^2), the squares accumulated with fma in channel order.
@@ -80,8 +59,8 @@ constexpr float kSqrtHalfPi = 1.2533141373155003f;  // sqrt(pi/2), the QJL de-qu
 
 class TurboQuantScheme final : public Scheme {
  public:
-  TurboQuantScheme(int bits, std::uint32_t seed, bool prod)
-      : bits_(bits), mse_bits_(prod ? bits - 1 : bits), seed_(seed), prod_(prod) {}
+  TurboQuantScheme(int bits, std::uint32_t seed, bool prod, const kernels::CpuKernels& k)
+      : bits_(bits), mse_bits_(prod ? bits - 1 : bits), seed_(seed), prod_(prod), k_(k) {}
 
   std::string spec() const override {
     return "turboquant:bits=" + std::to_string(bits_) + ",seed=" + std::to_string(seed_) + (prod_ ? ",variant=prod" : "");
@@ -93,7 +72,7 @@ class TurboQuantScheme final : public Scheme {
     Compressed c = start_compressed(spec(), x, role);
     const int d = checked_dim(x.channels);
     const bool key = role == TensorRole::key;
-    const turboquant::Rotation rot(d, turboquant::rotation_stream(seed_, key));
+    const turboquant::Rotation rot(d, turboquant::rotation_stream(seed_, key), k_);
     const turboquant::CodebookView book = turboquant::codebook(d, mse_bits_);
     const std::vector<float> s = prod_ ? turboquant::qjl_matrix(d, turboquant::qjl_stream(seed_, key)) : std::vector<float>();
     const int edges = (1 << mse_bits_) - 1;
@@ -105,7 +84,7 @@ class TurboQuantScheme final : public Scheme {
     std::vector<float> xr(static_cast<std::size_t>(d)), y(xr.size()), r(xr.size());
     std::vector<std::uint8_t> cells(static_cast<std::size_t>(d), 0);
     for (std::int64_t t = 0; t < x.tokens; ++t) {
-      widen_row_checked(x, t, xr.data(), "turboquant");
+      widen_row_checked(k_, x, t, xr.data(), "turboquant");
       const float g = checked_norm(xr.data(), d, t, "L2 norm");
       std::memcpy(norms.data() + t * 4, &g, 4);
       if (mse_bits_ > 0) {
@@ -113,7 +92,7 @@ class TurboQuantScheme final : public Scheme {
         rot.forward(y.data());
         const float inv = g > 0.0f ? 1.0f / g : 0.0f;
         for (int j = 0; j < d; ++j) y[j] *= inv;
-        codebook_cells(y.data(), d, book.boundaries, edges, cells.data());
+        k_.turboquant_cells(y.data(), d, book.boundaries, edges, cells.data());
         std::uint8_t* row = codes.data() + t * row_bytes;
         for (int j = 0; j < d; ++j) put_code(row, j, mse_bits_, cells[j]);
       }
@@ -149,7 +128,7 @@ class TurboQuantScheme final : public Scheme {
     const Part& codes = expect_part(c, "codes", static_cast<std::uint64_t>(c.tokens * row_bytes));
     const Part* signs = prod_ ? &expect_part(c, "qjl", static_cast<std::uint64_t>(c.tokens * sign_bytes)) : nullptr;
     const Part* residual_norms = prod_ ? &expect_part(c, "residual_norms", static_cast<std::uint64_t>(c.tokens) * 4) : nullptr;
-    const turboquant::Rotation rot(d, turboquant::rotation_stream(seed_, key));
+    const turboquant::Rotation rot(d, turboquant::rotation_stream(seed_, key), k_);
     const turboquant::CodebookView book = turboquant::codebook(d, mse_bits_);
     const std::vector<float> s = prod_ ? turboquant::qjl_matrix(d, turboquant::qjl_stream(seed_, key)) : std::vector<float>();
     std::vector<float> values(static_cast<std::size_t>(c.tokens * d));
@@ -181,7 +160,7 @@ class TurboQuantScheme final : public Scheme {
       const float scale = kSqrtHalfPi / static_cast<float>(d) * gamma;
       for (int j = 0; j < d; ++j) y[j] = y[j] + scale * z[j];
     }
-    narrow_into(values.data(), out);
+    narrow_into(k_, values.data(), out);
   }
 
   std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType, TensorRole) const override {
@@ -220,8 +199,8 @@ class TurboQuantScheme final : public Scheme {
   int bits_, mse_bits_;
   std::uint32_t seed_;
   bool prod_;
+  const kernels::CpuKernels& k_;
 };
-
 
 using Kind = SchemeParam::Kind;
 
@@ -238,19 +217,28 @@ constexpr SchemeParam kTurboQuantParams[] = {
      check_variant},
 };
 
-[[maybe_unused]] const bool registered_turboquant = register_scheme_family({
-    .name = "turboquant",
-    .device = Device::cpu,
-    .order = 150,
-    .summary = "TurboQuant (arXiv 2504.19874): random rotation, per-token fp32 norm, Lloyd-Max codes per coordinate",
-    .params = kTurboQuantParams,
-    .make = [](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
-      return std::make_unique<TurboQuantScheme>(args.integer("bits"), static_cast<std::uint32_t>(args.integer("seed")),
-                                                args.word("variant") == "prod");
-    },
-    .accepts_channels = supported_dim,
-});
+}  // namespace
 
+std::vector<SchemeFamily> turboquant_families(const kernels::CpuKernels& k, Device device) {
+  return {
+      {
+          .name = "turboquant",
+          .device = device,
+          .order = 150,
+          .summary = "TurboQuant (arXiv 2504.19874): random rotation, per-token fp32 norm, Lloyd-Max codes per coordinate",
+          .params = kTurboQuantParams,
+          .make = [kt = &k](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
+            return std::make_unique<TurboQuantScheme>(args.integer("bits"), static_cast<std::uint32_t>(args.integer("seed")),
+                                                      args.word("variant") == "prod", *kt);
+          },
+          .accepts_channels = supported_dim,
+      },
+  };
+}
+
+namespace {
+[[maybe_unused]] const bool registered =
+    register_scheme_families(turboquant_families(kernels::reference_kernels(), Device::reference));
 }  // namespace
 
 }  // namespace dgq::schemes

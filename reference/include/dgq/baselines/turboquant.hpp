@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "dgq/kernels/cpu_kernels.hpp"
+
 namespace dgq::turboquant {
 
 // Pi = (1/d) H D2 H D1: H the unnormalised Walsh-Hadamard matrix of order d (H H = d I), D1 and
@@ -15,7 +17,8 @@ namespace dgq::turboquant {
 class Rotation {
  public:
   // d a power of two >= 2.
-  Rotation(int d, std::uint64_t stream);
+  // k: whose Walsh-Hadamard transform forward/inverse use (the reference's by default).
+  Rotation(int d, std::uint64_t stream, const kernels::CpuKernels& k = kernels::reference_kernels());
   int dim() const { return d_; }
   void forward(float* x) const;  // x <- Pi x
   void inverse(float* x) const;  // x <- Pi^T x
@@ -25,6 +28,7 @@ class Rotation {
  private:
   int d_;
   std::vector<float> s1_, s2_;
+  const kernels::CpuKernels* k_;
 };
 
 // The rotation stream of a (seed, role): seed * 2 + (0 for K, 1 for V).

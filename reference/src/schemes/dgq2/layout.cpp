@@ -1,9 +1,9 @@
-#include "schemes/dgq2/layout.hpp"
+#include "dgq/schemes/dgq2/layout.hpp"
 
 #include <algorithm>
 
 #include "dgq/element_rules.hpp"
-#include "schemes/dgq2/packed_codes.hpp"
+#include "dgq/schemes/dgq2/packed_codes.hpp"
 
 namespace dgq::schemes::dgq2 {
 

@@ -1,5 +1,5 @@
 // DGQ v2's parameters: declaration (for the registry), parsing and the canonical spec.
-#include "schemes/dgq2/params.hpp"
+#include "dgq/schemes/dgq2/params.hpp"
 
 #include <algorithm>
 #include <charconv>

@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "../../reference/src/schemes/dgq2/range_store.hpp"
+#include "dgq/schemes/dgq2/range_store.hpp"
+#include "dgq/cpu/kernels.hpp"
 #include "test_seed.hpp"
 
 namespace dgq2 = dgq::schemes::dgq2;
@@ -114,7 +115,7 @@ TEST_CASE("store_fp16_ranges8 stores eight fp16-exact ranges as store_range does
     for (const int levels : {15, 13, 3, 255}) {
       std::vector<std::uint8_t> fast{0xEE}, plain{0xEE};
       float lo[8], inv[8];
-      const bool done = dgq2::store_fp16_ranges8(mins, maxs, levels, fast, lo, inv);
+      const bool done = dgq::cpu::fast_kernels().store_fp16_ranges8(mins, maxs, levels, fast, lo, inv);
       bool all_exact = true;
       for (int k = 0; k < 8; ++k) {
         all_exact = all_exact && half_to_float(dgq::rules::float_to_half(mins[k])) == mins[k] &&

@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "../../reference/src/dgq_v1/row_kernels.hpp"
+#include "kernel_pairs.hpp"
 #include "dgq/element_rules.hpp"
 #include "test_dgq_support.hpp"
 #include "test_seed.hpp"

@@ -1,12 +1,13 @@
 #pragma once
-// Whole-run versions of uniform_codes.hpp's per-element rules (AVX2 where available). They
+// Whole-run versions of dgq/kernels/uniform_codes.hpp's per-element rules, scalar: the
+// reference's entries of dgq/kernels/cpu_kernels.hpp (cpu/ has the AVX2 ones, which
 // give exactly the bytes of the scalar rules: the same sub, mul and rint per element (no
 // fused multiply-add), clamps that commute with the conversion, and min/max whose only
 // order dependence is the sign of a zero extreme, which MinMax's stored endpoints drop.
 #include <cstdint>
 
 #include "dgq/tensor.hpp"
-#include "uniform_codes.hpp"
+#include "dgq/kernels/uniform_codes.hpp"
 
 namespace dgq::schemes {
 

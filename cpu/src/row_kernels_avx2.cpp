@@ -8,19 +8,21 @@
 #include <cstring>
 
 #include "dgq/element_rules.hpp"
-#include "row_kernels.hpp"
+#include "dgq/kernels/cpu_kernels.hpp"
+#include "fast_kernels.hpp"
 
 #if defined(__AVX2__) && defined(__F16C__) && defined(__FMA__)
 #include <immintrin.h>
 #define DGQ_FAST_AVX2 1
 #endif
 
-namespace dgq::kernels {
+namespace dgq::cpu::row {
+using kernels::RangeShape;
+using kernels::RowStats;
 
 #ifdef DGQ_FAST_AVX2
 bool fast_is_vectorized() { return true; }
 
-namespace fast {
 namespace {
 
 constexpr int kLanes = rules::kCanonicalLanes;
@@ -370,37 +372,6 @@ void dequantize_row(const std::int8_t* codes, std::int64_t n, const float* lo, c
   for (; d < n; ++d) store_element(view, d, rules::dequantize_code(codes[d], lo[d], scale[d]));
 }
 
-}  // namespace fast
-
-#else  // no AVX2/F16C/FMA: the scalar loops are the fast path.
-
-bool fast_is_vectorized() { return false; }
-
-namespace fast {
-void load_row(const void* src, DType dt, std::int64_t n, float* row) { scalar::load_row(src, dt, n, row); }
-float canonical_sum(const float* x, std::int64_t n) { return scalar::canonical_sum(x, n); }
-float canonical_sum_of_squares(const float* x, std::int64_t n, float mean) {
-  return scalar::canonical_sum_of_squares(x, n, mean);
-}
-RowStats scan_row(const void* src, DType dt, std::int64_t n, float* row, float* lo, float* hi, RangeShape shape) {
-  return scalar::scan_row(src, dt, n, row, lo, hi, shape);
-}
-std::int64_t scan_rows(const void* src, DType dt, std::int64_t rows, std::int64_t n, float* row, float* lo, float* hi,
-                       RangeShape shape, RowStats* stats) {
-  return scalar::scan_rows(src, dt, rows, n, row, lo, hi, shape, stats);
-}
-void quantize_rows(const void* src, DType dt, std::int64_t rows, std::int64_t n, const float* lo, const float* inv,
-                   std::int8_t* codes) {
-  scalar::quantize_rows(src, dt, rows, n, lo, inv, codes);
-}
-void quantize_row(const void* src, DType dt, std::int64_t n, const float* lo, const float* inv, std::int8_t* codes) {
-  scalar::quantize_row(src, dt, n, lo, inv, codes);
-}
-void dequantize_row(const std::int8_t* codes, std::int64_t n, const float* lo, const float* scale, DType dt,
-                    void* out) {
-  scalar::dequantize_row(codes, n, lo, scale, dt, out);
-}
-}  // namespace fast
 #endif
 
-}  // namespace dgq::kernels
+}  // namespace dgq::cpu::row

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "../../reference/src/dgq_v1/row_kernels.hpp"
+#include "kernel_pairs.hpp"
 #include "dgq/dgq.hpp"
 #include "dgq/element_rules.hpp"
 #include "test_dgq_support.hpp"
@@ -119,7 +119,7 @@ TEST_CASE("row kernels: the fast path gives the scalar oracle's bits for every r
         REQUIRE(hi_s == hi_f);
       }
       std::vector<float> row_s(n);
-      dgq::kernels::scalar::load_row(src.bytes.data(), dt, n, row_s.data());
+      scalar::load_row(src.bytes.data(), dt, n, row_s.data());
       // Per-channel ranges, some flat, some narrow, some wide.
       std::vector<float> lo(n), inv(n), scale(n);
       dgq::test::SplitMix64 rng(n);

@@ -1,4 +1,7 @@
-#include "schemes/uniform_codes_fast.hpp"
+// The fast table's uniform-code runs: AVX2, the bytes of the reference's scalar runs
+// (reference/src/schemes/uniform_code_runs.cpp).
+#include "dgq/kernels/uniform_codes.hpp"
+#include "fast_kernels.hpp"
 
 #include "dgq/element_rules.hpp"
 
@@ -6,7 +9,10 @@
 #include <immintrin.h>
 #endif
 
-namespace dgq::schemes {
+namespace dgq::cpu::codes {
+using schemes::MinMax;
+using schemes::rule7_code;
+using schemes::uniform_code;
 namespace {
 
 #if defined(__AVX2__)
@@ -229,4 +235,4 @@ void rule7_codes(const float* x, std::int64_t n, float lo, float inv, std::uint8
   for (; j < n; ++j) q[j] = static_cast<std::uint8_t>(rule7_code(x[j], lo, inv));
 }
 
-}  // namespace dgq::schemes
+}  // namespace dgq::cpu::codes

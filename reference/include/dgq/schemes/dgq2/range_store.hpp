@@ -13,7 +13,7 @@
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
 #include "params.hpp"
-#include "../uniform_codes.hpp"
+#include "dgq/kernels/uniform_codes.hpp"
 
 namespace dgq::schemes::dgq2 {
 
@@ -65,14 +65,6 @@ StoredRange store_range(const MinMax& r, RangeDtype t, std::vector<std::uint8_t>
   append_le(out, hi);
   return {rules::half_to_float(lo), rules::half_to_float(hi)};
 }
-
-// store_range(MinMax{mins[k], maxs[k]}, RangeDtype::fp16, out, ...) for k = 0..7, with
-// lo[k] = the stored lo and inv[k] = uniform_inverse(stored lo, stored hi, levels), when all
-// sixteen extremes are fp16 numbers (as every extreme of fp16 input is): then rounding
-// outwards changes nothing and the pair is the conversion itself, eight at a time (F16C).
-// Returns false, having appended and written nothing, otherwise (or without F16C).
-bool store_fp16_ranges8(const float* mins, const float* maxs, int levels, std::vector<std::uint8_t>& out, float* lo,
-                        float* inv);
 
 inline StoredRange load_range(const std::vector<std::uint8_t>& bytes, std::size_t index, RangeDtype t) {
   if (t == RangeDtype::fp32) {

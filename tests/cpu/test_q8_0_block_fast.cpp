@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "dgq/baselines/q8_0.hpp"
+#include "dgq/cpu/kernels.hpp"
 #include "dgq/element_rules.hpp"
 #include "test_dgq_support.hpp"
 #include "test_seed.hpp"
@@ -72,7 +73,7 @@ TEST_CASE("q8_0 quantize_row_into / dequantize_row equal the block functions blo
       finite = finite && (block.d & 0x7fffu) != 0x7c00u;
     }
     using dgq::q8_0::RowStatus;
-    REQUIRE(dgq::q8_0::quantize_row_into(x.data(), n, row.data()) == (finite ? RowStatus::ok : RowStatus::scale_overflow));
+    REQUIRE(dgq::cpu::fast_kernels().q8_0_quantize_row(x.data(), n, row.data()) == (finite ? RowStatus::ok : RowStatus::scale_overflow));
     REQUIRE(row == expected);
     // A NaN or Inf anywhere, in a full or a partial block, is reported before a scale overflow.
     for (const float bad : {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::infinity()}) {
@@ -80,10 +81,10 @@ TEST_CASE("q8_0 quantize_row_into / dequantize_row equal the block functions blo
         std::vector<float> y = x;
         y[static_cast<std::size_t>(at)] = bad;
         CAPTURE(at, bad);
-        REQUIRE(dgq::q8_0::quantize_row_into(y.data(), n, row.data()) == RowStatus::non_finite_input);
+        REQUIRE(dgq::cpu::fast_kernels().q8_0_quantize_row(y.data(), n, row.data()) == RowStatus::non_finite_input);
       }
     }
-    REQUIRE(dgq::q8_0::quantize_row_into(x.data(), n, row.data()) == (finite ? RowStatus::ok : RowStatus::scale_overflow));
+    REQUIRE(dgq::cpu::fast_kernels().q8_0_quantize_row(x.data(), n, row.data()) == (finite ? RowStatus::ok : RowStatus::scale_overflow));
 
     if (n > 64) std::memcpy(row.data() + 2 * 34, "\x00\x7e", 2);  // block 2's stored d is NaN
     std::vector<float> got(static_cast<std::size_t>(n)), want(static_cast<std::size_t>(n));
@@ -94,7 +95,7 @@ TEST_CASE("q8_0 quantize_row_into / dequantize_row equal the block functions blo
       want_finite = want_finite && (block.d & 0x7c00u) != 0x7c00u;
       dgq::q8_0::dequantize_block(block, static_cast<int>(std::min<std::int64_t>(32, n - b * 32)), want.data() + b * 32);
     }
-    REQUIRE(dgq::q8_0::dequantize_row(row.data(), n, got.data()) == want_finite);
+    REQUIRE(dgq::cpu::fast_kernels().q8_0_dequantize_row(row.data(), n, got.data()) == want_finite);
     REQUIRE(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
   }
 }

@@ -4,9 +4,9 @@
 // bodies plus scalar tails), .5 ties, values past both clamps, zeros, subnormals, extremes.
 #include "test_scheme_support.hpp"
 
-#include "../../reference/src/schemes/tensor_io.hpp"
-#include "../../reference/src/schemes/uniform_codes.hpp"
-#include "../../reference/src/schemes/uniform_codes_fast.hpp"
+#include "dgq/schemes/tensor_io.hpp"
+#include "dgq/kernels/uniform_codes.hpp"
+#include "dgq/cpu/kernels.hpp"
 #include "dgq/errors.hpp"
 
 using namespace dgq;
@@ -14,6 +14,39 @@ using namespace dgq::schemes;
 using namespace dgq::test;
 
 namespace {
+
+// cpu/'s runs under the names of the reference's (schemes/uniform_code_runs.hpp), so that each
+// test below reads as the rule it checks.
+const kernels::CpuKernels& cpu_table() { return cpu::fast_kernels(); }
+MinMax min_max(const float* x, std::int64_t n) {
+  const kernels::Extremes e = cpu_table().min_max(x, n);
+  return MinMax{e.lo, e.hi};
+}
+void uniform_codes(const float* x, std::int64_t n, float lo, float inv, int levels, std::uint8_t* q) {
+  cpu_table().uniform_codes(x, n, lo, inv, levels, q);
+}
+void rule7_codes(const float* x, std::int64_t n, float lo, float inv, std::uint8_t* q) {
+  cpu_table().rule7_codes(x, n, lo, inv, q);
+}
+void uniform_codes_per_channel(const float* x, std::int64_t n, const float* lo, const float* inv, int levels,
+                               int offset, std::uint8_t* q) {
+  cpu_table().uniform_codes_per_channel(x, n, lo, inv, levels, offset, q);
+}
+void uniform_codes_offset(const float* x, std::int64_t n, float lo, float inv, int levels, int offset,
+                          std::uint8_t* q) {
+  cpu_table().uniform_codes_offset(x, n, lo, inv, levels, offset, q);
+}
+void uniform_nibbles(const float* x, std::int64_t n, float lo, float inv, int levels, int offset, std::uint8_t* out) {
+  cpu_table().uniform_nibbles(x, n, lo, inv, levels, offset, out);
+}
+void uniform_nibbles_per_channel(const float* x, std::int64_t n, const float* lo, const float* inv, int levels,
+                                 int offset, std::uint8_t* out) {
+  cpu_table().uniform_nibbles_per_channel(x, n, lo, inv, levels, offset, out);
+}
+void uniform_nibbles_row(const void* src, DType dt, std::int64_t n, const float* lo, const float* inv,
+                         bool per_channel, int levels, int offset, std::uint8_t* out) {
+  cpu_table().uniform_nibbles_row(src, dt, n, lo, inv, per_channel, levels, offset, out);
+}
 
 // Values a range's codes meet: integers and .5 ties (exact with lo = 0, inv = 1), zeros of
 // both signs, subnormals, extremes, and random values.
@@ -160,10 +193,10 @@ TEST_CASE("widen_row_checked gives widen_checked's values and NaN/Inf messages, 
       for (std::int64_t i = 0; i < x.size(); ++i) {
         if (!std::isfinite(x.at(i))) store_element(x.mut(), i, 65504.0f);  // fp16 has no 3e38
       }
-      const std::vector<float> whole = widen_checked(x.view(), "s");
+      const std::vector<float> whole = widen_checked(kernels::reference_kernels(), x.view(), "s");
       std::vector<float> row(static_cast<std::size_t>(d));
       for (std::int64_t t = 0; t < l; ++t) {
-        widen_row_checked(x.view(), t, row.data(), "s");
+        widen_row_checked(cpu_table(), x.view(), t, row.data(), "s");
         for (std::int64_t j = 0; j < d; ++j) REQUIRE(rules::float_bits(row[j]) == rules::float_bits(whole[t * d + j]));
       }
       // Two bad elements in the last row: the first one is named, as by widen_checked.
@@ -172,12 +205,12 @@ TEST_CASE("widen_row_checked gives widen_checked's values and NaN/Inf messages, 
       if (first_bad + 1 < l * d) store_element(x.mut(), first_bad + 1, NAN);
       std::string want;
       try {
-        (void)widen_checked(x.view(), "s");
+        (void)widen_checked(kernels::reference_kernels(), x.view(), "s");
       } catch (const InputError& e) {
         want = e.what();
       }
       REQUIRE_FALSE(want.empty());
-      CHECK_THROWS_WITH(widen_row_checked(x.view(), l - 1, row.data(), "s"), want);
+      CHECK_THROWS_WITH(widen_row_checked(cpu_table(), x.view(), l - 1, row.data(), "s"), want);
     }
   }
 }

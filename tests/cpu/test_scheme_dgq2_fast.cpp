@@ -1,4 +1,4 @@
-// dgq2 without rotation compresses straight from the input (v1's pass 1 on the input's own
+// cpu/'s dgq2 (Device::cpu) without rotation compresses straight from the input (v1's pass 1 on the input's own
 // dtype, extremes folded from whole blocks, AVX2 codes packed a row at a time). Its bytes and
 // errors must be those of the rules written out plainly: the tensor widened to fp32, the
 // edges of choose_edges on the copy, every span's extremes taken element by element, every
@@ -16,13 +16,13 @@
 #include <string>
 #include <vector>
 
-#include "../../reference/src/schemes/dgq2/layout.hpp"
-#include "../../reference/src/schemes/dgq2/packed_codes.hpp"
-#include "../../reference/src/schemes/dgq2/params.hpp"
-#include "../../reference/src/schemes/dgq2/range_store.hpp"
-#include "../../reference/src/schemes/dgq2/segments.hpp"
-#include "../../reference/src/schemes/tensor_io.hpp"
-#include "../../reference/src/schemes/uniform_codes.hpp"
+#include "dgq/schemes/dgq2/layout.hpp"
+#include "dgq/schemes/dgq2/packed_codes.hpp"
+#include "dgq/schemes/dgq2/params.hpp"
+#include "dgq/schemes/dgq2/range_store.hpp"
+#include "dgq/schemes/dgq2/segments.hpp"
+#include "dgq/schemes/tensor_io.hpp"
+#include "dgq/kernels/uniform_codes.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/rotation.hpp"
@@ -44,7 +44,7 @@ dgq2::Params params_of(const std::string& spec) {
 Compressed plain_compress(const std::string& spec, ConstTensor x, TensorRole role) {
   const dgq2::Params p = params_of(spec).for_role(role);
   check_finite(x, "dgq2");
-  const std::vector<float> input = widen_checked(x, "dgq2");
+  const std::vector<float> input = widen_checked(kernels::reference_kernels(), x, "dgq2");
   const std::int64_t d = x.channels, quantized = dgq2::quantized_tokens(x.tokens, p.residual);
   // Rule V0: the quantized rows rotated in fp32 and rounded to the input dtype.
   std::vector<float> v = input;
@@ -54,7 +54,7 @@ Compressed plain_compress(const std::string& spec, ConstTensor x, TensorRole rol
     std::vector<float> head(v.begin(), v.begin() + quantized * d);
     const OwnedTensor rounded = [&] {
       OwnedTensor r(x.dtype, quantized, d);
-      narrow_into(head.data(), r.mut());
+      narrow_into(kernels::reference_kernels(), head.data(), r.mut());
       return r;
     }();
     for (std::int64_t i = 0; i < quantized * d; ++i) v[i] = rounded.at(i);

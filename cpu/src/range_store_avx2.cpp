@@ -1,8 +1,18 @@
+// The fast table's store_fp16_ranges8 (dgq/kernels/cpu_kernels.hpp): dgq2 rule V4 for eight
+// fp16 ranges at once with F16C, when all sixteen extremes are fp16 numbers (as every extreme
+// of fp16 input is): then rounding outwards changes nothing and the pair is the conversion
+// itself. The reference stores them one by one (dgq/schemes/dgq2/range_store.hpp).
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#if defined(__AVX2__) && defined(__F16C__)
 #include <immintrin.h>
+#endif
 
-#include "schemes/dgq2/range_store.hpp"
+#include "fast_kernels.hpp"
 
-namespace dgq::schemes::dgq2 {
+namespace dgq::cpu {
 
 bool store_fp16_ranges8(const float* mins, const float* maxs, int levels, std::vector<std::uint8_t>& out, float* lo,
                         float* inv) {
@@ -37,4 +47,4 @@ bool store_fp16_ranges8(const float* mins, const float* maxs, int levels, std::v
 #endif
 }
 
-}  // namespace dgq::schemes::dgq2
+}  // namespace dgq::cpu

@@ -11,6 +11,7 @@
 
 #include "dgq/baselines/ggml_kv_types.hpp"
 #include "dgq/element_rules.hpp"
+#include "dgq/cpu/kernels.hpp"
 #include "dgq/fwht.hpp"
 #include "test_dgq_support.hpp"
 #include "test_seed.hpp"
@@ -88,7 +89,7 @@ TEST_CASE("q4_0 fast block equals ggml's scalar loop, ties, signed zeros and ext
     float x[32];
     adversarial_block(rng, trial, x);
     dgq::ggml::BlockQ4_0 fast, rule;
-    dgq::ggml::quantize_q4_0(x, fast);
+    dgq::cpu::fast_kernels().quantize_q4_0(x, fast);
     dgq::ggml::quantize_q4_0_scalar(x, rule);
     CAPTURE(trial);
     REQUIRE(std::memcmp(&fast, &rule, sizeof fast) == 0);
@@ -110,7 +111,7 @@ TEST_CASE("iq4_nl grid search equals ggml's binary search on whole blocks, midpo
       }
     }
     dgq::ggml::BlockIQ4NL got, want;
-    dgq::ggml::quantize_iq4_nl(x, got, carry);
+    dgq::cpu::fast_kernels().quantize_iq4_nl(x, got, carry);
     ggml_iq4_nl_block(x, want, L);
     CAPTURE(trial);
     REQUIRE(std::memcmp(&got, &want, sizeof got) == 0);
@@ -124,7 +125,7 @@ TEST_CASE("fast Walsh-Hadamard transform equals the butterfly rule bit for bit",
       std::vector<float> a(static_cast<std::size_t>(n));
       for (float& e : a) e = trial % 2 ? rng.symmetric(1e4f) : static_cast<float>(static_cast<int>(rng.next() % 9) - 4);
       std::vector<float> b = a, c = a;
-      dgq::fwht_in_place(a.data(), n);
+      dgq::cpu::fast_kernels().fwht_in_place(a.data(), n);
       dgq::fwht_in_place_scalar(b.data(), n);
       CAPTURE(n, trial);
       REQUIRE(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);

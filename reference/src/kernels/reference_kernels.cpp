@@ -1,0 +1,82 @@
+// The reference's kernel table (dgq/kernels/cpu_kernels.hpp): the scalar functions that write
+// the rules out, and the slot through which cpu/ makes its fast table the CPU's.
+#include "dgq/kernels/cpu_kernels.hpp"
+
+#include "dgq/element_rules.hpp"
+#include "dgq/fwht.hpp"
+#include "dgq_v1/row_kernels.hpp"
+#include "schemes/uniform_code_runs.hpp"
+
+namespace dgq::kernels {
+namespace {
+
+Extremes min_max_extremes(const float* x, std::int64_t n) {
+  const schemes::MinMax m = schemes::min_max(x, n);
+  return {m.lo, m.hi};
+}
+
+void codebook_cells(const float* u, int d, const float* boundaries, int edges, std::uint8_t* cells) {
+  for (int j = 0; j < d; ++j) cells[j] = static_cast<std::uint8_t>(rules::codebook_cell(u[j], boundaries, edges));
+}
+
+bool no_fp16_ranges8(const float*, const float*, int, std::vector<std::uint8_t>&, float*, float*) { return false; }
+
+void halves_to_floats(const std::uint16_t* h, float* f, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) f[i] = rules::half_to_float(h[i]);
+}
+
+void floats_to_halves(const float* f, std::uint16_t* h, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) h[i] = rules::float_to_half(f[i]);
+}
+
+constexpr CpuKernels kReference{
+    .name = "reference",
+    .halves_to_floats = halves_to_floats,
+    .floats_to_halves = floats_to_halves,
+    .load_row = scalar::load_row,
+    .canonical_sum = scalar::canonical_sum,
+    .canonical_sum_of_squares = scalar::canonical_sum_of_squares,
+    .scan_row = scalar::scan_row,
+    .scan_rows = scalar::scan_rows,
+    .quantize_rows = scalar::quantize_rows,
+    .quantize_row = scalar::quantize_row,
+    .dequantize_row = scalar::dequantize_row,
+    .min_max = min_max_extremes,
+    .uniform_codes = schemes::uniform_codes,
+    .uniform_codes_per_channel = schemes::uniform_codes_per_channel,
+    .uniform_codes_offset = schemes::uniform_codes_offset,
+    .uniform_nibbles = schemes::uniform_nibbles,
+    .uniform_nibbles_per_channel = schemes::uniform_nibbles_per_channel,
+    .uniform_nibbles_row = schemes::uniform_nibbles_row,
+    .rule7_codes = schemes::rule7_codes,
+    .fwht_in_place = fwht_in_place,
+    .fwht_scaled_in_place = fwht_scaled_in_place,
+    .q8_0_quantize_row = q8_0::quantize_row_into,
+    .q8_0_dequantize_row = q8_0::dequantize_row,
+    .quantize_q4_0 = ggml::quantize_q4_0,
+    .quantize_iq4_nl = ggml::quantize_iq4_nl,
+    .store_fp16_ranges8 = no_fp16_ranges8,
+    .dgq2_compress_direct = nullptr,
+    .turboquant_cells = codebook_cells,
+};
+
+const CpuKernels*& fast_slot() {
+  static const CpuKernels* fast = nullptr;
+  return fast;
+}
+
+}  // namespace
+
+const CpuKernels& reference_kernels() { return kReference; }
+
+const CpuKernels& kernels_for(Device device) {
+  if (device == Device::reference || fast_slot() == nullptr) return kReference;
+  return *fast_slot();
+}
+
+bool install_fast_kernels(const CpuKernels& k) {
+  fast_slot() = &k;
+  return true;
+}
+
+}  // namespace dgq::kernels
