@@ -84,15 +84,15 @@ std::vector<Figure> run_cpu(const CpuOptions& o, std::ostream& log) {
     // DGQ through its own API (what the CUDA kernels are compared with).
     std::vector<ConstTensor> units;
     for (int h = 0; h < o.heads; ++h) units.push_back(layer.head(h));
-    const DgqParams p;
-    std::vector<DgqEncoded> enc;
+    const DgqV1Params p;
+    std::vector<DgqV1Encoded> enc;
     figures.push_back(figure("dgq (direct)", "compress", threads,
                              median_seconds(o.repetitions, [&] { enc = dgq_encode_batch(units, p); }), input_bytes,
                              5 * elements));
     // The same encode into the previous call's buffers: what a caller that keeps its output
     // (a KV cache compressing layer after layer) pays, without fresh 32 MiB of zero-filled,
     // page-faulting codes per call.
-    std::vector<DgqEncoded> reused;
+    std::vector<DgqV1Encoded> reused;
     figures.push_back(figure("dgq (reused)", "compress", threads,
                              median_seconds(o.repetitions, [&] { dgq_encode_batch_into(units, p, reused); }),
                              input_bytes, 5 * elements));

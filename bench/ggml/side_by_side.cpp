@@ -160,10 +160,10 @@ std::vector<Entry> make_entries(const Options& o, Buffers& b) {
   if (!wanted("dgq")) return entries;
   std::vector<ConstTensor> units;
   for (int h = 0; h < o.heads; ++h) units.push_back(b.f16.head(h));
-  auto reused = std::make_shared<std::vector<DgqEncoded>>();
+  auto reused = std::make_shared<std::vector<DgqV1Encoded>>();
   const double stored = static_cast<double>(elements);  // one int8 code per element (+ small tables)
   entries.push_back({"dgq", "dgq (reused out)", "compress", "f16", 2 * n + stored,
-                     [units, reused] { dgq_encode_batch_into(units, DgqParams{}, *reused); }});
+                     [units, reused] { dgq_encode_batch_into(units, DgqV1Params{}, *reused); }});
   return entries;
 }
 

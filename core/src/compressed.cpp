@@ -39,6 +39,11 @@ const Part* Compressed::find(std::string_view name) const {
   return nullptr;
 }
 
+const std::vector<std::uint32_t>& Compressed::segment_edges() const {
+  static const std::vector<std::uint32_t> none;
+  return diagnostics.segments ? diagnostics.segments->edges : none;
+}
+
 }  // namespace dgq
 
 namespace dgq::schemes {

@@ -1,10 +1,10 @@
 // Rule 9: exact bytes stored per part. Per-tensor metadata (shape, dtype, params, segment
 // count, about 16 bytes) is not counted.
-#include "dgq/dgq_params.hpp"
+#include "dgq/dgq_v1_params.hpp"
 
 namespace dgq {
 
-DgqEncoded::Bytes DgqEncoded::stored_bytes() const {
+DgqV1Encoded::Bytes DgqV1Encoded::stored_bytes() const {
   Bytes b;
   const std::uint64_t C = params.granularity == Granularity::segment_channel ? static_cast<std::uint64_t>(channels) : 1;
   const std::uint64_t S = static_cast<std::uint64_t>(segments);

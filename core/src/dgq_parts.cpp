@@ -1,4 +1,4 @@
-// The DGQ part layout (dgq/dgq_parts.hpp): writing a DgqEncoded into parts and reading it back
+// The DGQ part layout (dgq/dgq_parts.hpp): writing a DgqV1Encoded into parts and reading it back
 // with every size checked before a byte is read.
 #include "dgq/dgq_parts.hpp"
 
@@ -13,18 +13,18 @@
 namespace dgq {
 namespace {
 
-std::uint64_t range_entries_per_segment(const DgqParams& p, std::int64_t channels) {
+std::uint64_t range_entries_per_segment(const DgqV1Params& p, std::int64_t channels) {
   return p.granularity == Granularity::segment_channel ? static_cast<std::uint64_t>(channels) : 1;
 }
 
-std::vector<std::uint8_t> range_part_bytes(const DgqEncoded& enc) {
+std::vector<std::uint8_t> range_part_bytes(const DgqV1Encoded& enc) {
   std::vector<std::uint8_t> ranges;
   ranges.reserve(enc.lo.size() * schemes::kRangeBytes);
   for (std::size_t i = 0; i < enc.lo.size(); ++i) schemes::append_range(ranges, enc.lo[i], enc.hi[i]);
   return ranges;
 }
 
-std::vector<std::uint8_t> boundary_part_bytes(const DgqEncoded& enc) {
+std::vector<std::uint8_t> boundary_part_bytes(const DgqV1Encoded& enc) {
   std::vector<std::uint8_t> boundaries;
   boundaries.reserve(enc.boundaries.size() * sizeof(std::uint32_t));
   for (const std::uint32_t b : enc.boundaries) schemes::append_le(boundaries, b);
@@ -32,7 +32,7 @@ std::vector<std::uint8_t> boundary_part_bytes(const DgqEncoded& enc) {
 }
 
 // Segments = entries of "ranges" / C; must be 0 for an empty tensor, else in [1, segment budget].
-int segments_from_ranges(const Compressed& c, const DgqParams& p) {
+int segments_from_ranges(const Compressed& c, const DgqV1Params& p) {
   const Part* ranges = c.find("ranges");
   if (ranges == nullptr) throw InputError(c.scheme + ": part 'ranges' is missing");
   const std::uint64_t per_segment = range_entries_per_segment(p, c.channels) * schemes::kRangeBytes;
@@ -47,7 +47,7 @@ int segments_from_ranges(const Compressed& c, const DgqParams& p) {
   return static_cast<int>(n / per_segment);
 }
 
-void read_ranges(const Part& ranges, DgqEncoded& enc) {
+void read_ranges(const Part& ranges, DgqV1Encoded& enc) {
   const std::size_t entries = ranges.bytes.size() / schemes::kRangeBytes;
   enc.lo.resize(entries);
   enc.hi.resize(entries);
@@ -58,7 +58,7 @@ void read_ranges(const Part& ranges, DgqEncoded& enc) {
   }
 }
 
-void read_markers(const Compressed& c, DgqEncoded& enc) {
+void read_markers(const Compressed& c, DgqV1Encoded& enc) {
   if (enc.params.markers == Markers::table) {
     const std::uint64_t count = enc.segments > 0 ? static_cast<std::uint64_t>(enc.segments - 1) : 0;
     const Part& b = schemes::expect_part(c, "boundaries", count * sizeof(std::uint32_t));
@@ -71,11 +71,11 @@ void read_markers(const Compressed& c, DgqEncoded& enc) {
 
 }  // namespace
 
-void append_dgq_parts(const DgqEncoded& enc, Compressed& c) {
+void append_dgq_parts(const DgqV1Encoded& enc, Compressed& c) {
   append_dgq_parts(enc, std::vector<std::uint8_t>(enc.codes.begin(), enc.codes.end()), c);
 }
 
-void append_dgq_parts(const DgqEncoded& enc, std::vector<std::uint8_t> codes, Compressed& c) {
+void append_dgq_parts(const DgqV1Encoded& enc, std::vector<std::uint8_t> codes, Compressed& c) {
   c.parts.push_back({"codes", std::move(codes)});
   c.parts.push_back({"ranges", range_part_bytes(enc)});
   if (enc.params.markers == Markers::table) {
@@ -85,14 +85,14 @@ void append_dgq_parts(const DgqEncoded& enc, std::vector<std::uint8_t> codes, Co
   }
 }
 
-DgqPartsView view_dgq_parts(const Compressed& c, const DgqParams& p) {
+DgqPartsView view_dgq_parts(const Compressed& c, const DgqV1Params& p) {
   // Sizes below are products of the shape: a negative one must not wrap into a huge size.
   if (c.tokens < 0 || c.channels < 0) {
     throw InputError(c.scheme + ": negative shape [" + std::to_string(c.tokens) + ", " + std::to_string(c.channels) +
                      "]");
   }
   DgqPartsView view;
-  DgqEncoded& enc = view.header;
+  DgqV1Encoded& enc = view.header;
   enc.tokens = c.tokens;
   enc.channels = c.channels;
   enc.dtype = c.dtype;
@@ -106,7 +106,7 @@ DgqPartsView view_dgq_parts(const Compressed& c, const DgqParams& p) {
   return view;
 }
 
-DgqEncoded dgq_encoded_from_parts(const Compressed& c, const DgqParams& p) {
+DgqV1Encoded dgq_encoded_from_parts(const Compressed& c, const DgqV1Params& p) {
   DgqPartsView view = view_dgq_parts(c, p);
   view.header.codes.assign(view.codes, view.codes + c.tokens * c.channels);
   return std::move(view.header);

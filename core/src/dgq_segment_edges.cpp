@@ -3,7 +3,7 @@
 // decoder and the CUDA scheme's diagnostics read the markers through this one function.
 #include <string>
 
-#include "dgq/dgq_params.hpp"
+#include "dgq/dgq_v1_params.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
 
@@ -13,7 +13,7 @@ namespace {
 
 [[noreturn]] void corrupt(const std::string& what) { throw InputError("corrupt DGQ data: " + what); }
 
-std::vector<std::uint32_t> interior_from_table(const DgqEncoded& enc) {
+std::vector<std::uint32_t> interior_from_table(const DgqV1Encoded& enc) {
   for (std::size_t i = 0; i < enc.boundaries.size(); ++i) {
     const std::uint32_t e = enc.boundaries[i];
     const std::uint32_t prev = i == 0 ? 0 : enc.boundaries[i - 1];
@@ -24,7 +24,7 @@ std::vector<std::uint32_t> interior_from_table(const DgqEncoded& enc) {
   return enc.boundaries;
 }
 
-std::vector<std::uint32_t> interior_from_bitmap(const DgqEncoded& enc) {
+std::vector<std::uint32_t> interior_from_bitmap(const DgqV1Encoded& enc) {
   if (enc.bitmap.size() != static_cast<std::size_t>((enc.tokens + 7) / 8))
     corrupt("bitmap has " + std::to_string(enc.bitmap.size()) + " bytes, expected ceil(tokens/8) = " +
             std::to_string((enc.tokens + 7) / 8));
@@ -36,7 +36,7 @@ std::vector<std::uint32_t> interior_from_bitmap(const DgqEncoded& enc) {
   return interior;
 }
 
-std::vector<std::uint32_t> interior_from_inband(const DgqEncoded& enc) {
+std::vector<std::uint32_t> interior_from_inband(const DgqV1Encoded& enc) {
   std::vector<std::uint32_t> interior;
   for (std::int64_t t = 0; t < enc.tokens; ++t) {
     if (!rules::is_inband_marker(enc.codes[static_cast<std::size_t>(t * enc.channels)])) continue;
@@ -49,7 +49,7 @@ std::vector<std::uint32_t> interior_from_inband(const DgqEncoded& enc) {
 }  // namespace
 }  // namespace detail
 
-std::vector<std::uint32_t> dgq_segment_edges(const DgqEncoded& enc) {
+std::vector<std::uint32_t> dgq_segment_edges(const DgqV1Encoded& enc) {
   if (enc.codes.size() != static_cast<std::size_t>(enc.tokens * enc.channels))
     detail::corrupt("codes has " + std::to_string(enc.codes.size()) + " bytes, expected tokens*channels = " +
                     std::to_string(enc.tokens * enc.channels));

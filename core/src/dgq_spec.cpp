@@ -15,7 +15,7 @@ void check_markers(std::string_view v) { (void)parse_markers(v); }
 
 using Kind = SchemeParam::Kind;
 
-// Defaults: DgqParams{} (checked by the conformance tests: the default spec is DgqParams{}'s).
+// Defaults: DgqV1Params{} (checked by the conformance tests: the default spec is DgqV1Params{}'s).
 constexpr SchemeParam kDgqParams[] = {
     {"win", Kind::integer, "16", 1, 65536, "", "tokens per block (rule 2)", nullptr},
     {"group_ratio", Kind::number, "0.75", 0, 0, "(0, 1]", "block variance ratio that starts a new segment (rule 5)",
@@ -32,8 +32,8 @@ constexpr SchemeParam kDgqParams[] = {
 
 std::span<const SchemeParam> dgq_scheme_params() { return kDgqParams; }
 
-DgqParams dgq_params_from_args(const SchemeArgs& args) {
-  DgqParams p;
+DgqV1Params dgq_v1_params_from_args(const SchemeArgs& args) {
+  DgqV1Params p;
   p.win = args.integer("win");
   p.group_ratio = args.number("group_ratio");
   p.min_var = args.number("min_var");
@@ -44,10 +44,10 @@ DgqParams dgq_params_from_args(const SchemeArgs& args) {
   return p;
 }
 
-std::string dgq_spec_of(const DgqParams& p) { return "dgq:" + p.to_string(); }
+std::string dgq_spec_of(const DgqV1Params& p) { return "dgq:" + p.to_string(); }
 
-std::uint64_t dgq_planned_bytes(std::int64_t tokens, std::int64_t channels, const DgqParams& p) {
-  DgqEncoded shape;
+std::uint64_t dgq_planned_bytes(std::int64_t tokens, std::int64_t channels, const DgqV1Params& p) {
+  DgqV1Encoded shape;
   shape.tokens = tokens;
   shape.channels = channels;
   shape.params = p;
@@ -55,14 +55,14 @@ std::uint64_t dgq_planned_bytes(std::int64_t tokens, std::int64_t channels, cons
   return shape.stored_bytes().total();
 }
 
-DgqParams dgq_params_from_spec(std::string_view spec) {
+DgqV1Params dgq_v1_params_from_spec(std::string_view spec) {
   const std::string family = scheme_family_of(spec);
   if (family != "dgq") {
     throw ParameterError("scheme spec '" + std::string(spec) + "' is of family '" + family + "', not dgq");
   }
   // make_scheme's order: the declared keys, the family's validation, then the leftover-key check.
-  DgqParams p;
-  parse_scheme_args(spec, kDgqParams, [&p](const SchemeArgs& args) { p = dgq_params_from_args(args); });
+  DgqV1Params p;
+  parse_scheme_args(spec, kDgqParams, [&p](const SchemeArgs& args) { p = dgq_v1_params_from_args(args); });
   return p;
 }
 

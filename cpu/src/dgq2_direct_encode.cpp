@@ -236,7 +236,7 @@ Compressed dgq2_compress_direct(const kernels::CpuKernels& k, const Params& p, c
   std::vector<std::uint32_t> edges{0};
   kernels::PassOne pass;
   if (segments && quantized > 0) {
-    DgqParams v1 = p.seg;
+    DgqV1Params v1 = p.seg;
     v1.max_groups = 1;
     v1.granularity = per_channel(g) ? Granularity::segment_channel : Granularity::segment;
     v1.validate();
@@ -271,7 +271,7 @@ Compressed dgq2_compress_direct(const kernels::CpuKernels& k, const Params& p, c
   c.parts.push_back(
       {"markers", segments ? marker_part(edges, quantized, p.seg.markers) : std::vector<std::uint8_t>{}});
   c.parts.push_back({"residual", std::move(residual)});
-  if (segments) c.segment_edges = std::move(edges);
+  if (segments) c.diagnostics.segments = SegmentDiagnostics{std::move(edges)};
   return c;
 }
 

@@ -91,7 +91,7 @@ Row measure(std::int64_t tokens, const BenchOptions& o, Timer& timer) {
   out.reserve(bytes);
   fill_input(x, n);
   DeviceEncoded enc;
-  const DgqParams p;
+  const DgqV1Params p;
   const int warmup = 3;
 
   Row r;

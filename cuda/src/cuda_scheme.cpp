@@ -16,7 +16,7 @@ namespace {
 
 class CudaDgqScheme final : public Scheme {
  public:
-  explicit CudaDgqScheme(const DgqParams& p) : params_(p) {}
+  explicit CudaDgqScheme(const DgqV1Params& p) : params_(p) {}
 
   std::string spec() const override { return dgq_spec_of(params_); }
   std::string family() const override { return "dgq"; }
@@ -25,10 +25,10 @@ class CudaDgqScheme final : public Scheme {
   }
 
   Compressed compress(ConstTensor x, TensorRole role) const override {
-    const DgqEncoded enc = encode_batch({x}, params_).front();
+    const DgqV1Encoded enc = encode_batch({x}, params_).front();
     Compressed c = start_compressed(spec(), x, role);
     append_dgq_parts(enc, c);
-    c.segment_edges = dgq_segment_edges(enc);  // diagnostics, as the CPU scheme reports them
+    c.diagnostics.segments = SegmentDiagnostics{dgq_segment_edges(enc)};  // diagnostics, as the CPU scheme reports them
     return c;
   }
 
@@ -38,7 +38,7 @@ class CudaDgqScheme final : public Scheme {
   }
 
  private:
-  DgqParams params_;
+  DgqV1Params params_;
 };
 
 [[maybe_unused]] const bool registered = register_scheme_family({
@@ -48,7 +48,7 @@ class CudaDgqScheme final : public Scheme {
     .summary = "DGQ v1 on the GPU: the same bytes as the CPU reference (docs/cuda.md)",
     .params = dgq_scheme_params(),
     .make = [](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
-      return std::make_unique<CudaDgqScheme>(dgq_params_from_args(args));
+      return std::make_unique<CudaDgqScheme>(dgq_v1_params_from_args(args));
     },
     .stored_size = SchemeFamily::StoredSize::at_most,
 });

@@ -1,4 +1,4 @@
-// decode_batch: DgqEncoded in, host tensors out (bit for bit what dgq_decode writes).
+// decode_batch: DgqV1Encoded in, host tensors out (bit for bit what dgq_decode writes).
 // The stored parts are checked on the host first (sizes, boundary order, marker positions),
 // then units of equal shape, dtype and layout decode in one launch sequence.
 #include <cuda_runtime_api.h>
@@ -18,7 +18,7 @@ namespace {
 
 using LayoutKey = std::tuple<int, std::int64_t, std::int64_t, int, int>;
 
-std::int64_t range_channels(const DgqEncoded& e) {
+std::int64_t range_channels(const DgqV1Encoded& e) {
   return e.params.granularity == Granularity::segment_channel ? e.channels : 1;
 }
 
@@ -27,7 +27,7 @@ std::int64_t range_channels(const DgqEncoded& e) {
 }
 
 // The checks and words of dgq_segment_edges (core/src/dgq_segment_edges.cpp), in its order.
-void check_table(const DgqEncoded& e, std::size_t index) {
+void check_table(const DgqV1Encoded& e, std::size_t index) {
   for (std::size_t i = 0; i < e.boundaries.size(); ++i) {
     const std::uint32_t prev = i == 0 ? 0 : e.boundaries[i - 1];
     if (e.boundaries[i] <= prev || e.boundaries[i] >= e.tokens)
@@ -40,7 +40,7 @@ void check_table(const DgqEncoded& e, std::size_t index) {
                        std::to_string(e.segments));
 }
 
-void check_encoded(const DgqEncoded& e, const MutTensor& out, std::size_t index) {
+void check_encoded(const DgqV1Encoded& e, const MutTensor& out, std::size_t index) {
   if (out.tokens != e.tokens || out.channels != e.channels || out.dtype != e.dtype)
     throw InputError("unit " + std::to_string(index) + ": decode target is [" + std::to_string(out.tokens) + " x " +
                      std::to_string(out.channels) + "] " + std::string(dtype_name(out.dtype)) +
@@ -80,9 +80,9 @@ void upload(DeviceBuffer& buffer, std::size_t offset_items, const T* data, std::
              "cudaMemcpy(encoded parts)");
 }
 
-void decode_group(const std::vector<DgqEncoded>& encoded, const std::vector<MutTensor>& out,
+void decode_group(const std::vector<DgqV1Encoded>& encoded, const std::vector<MutTensor>& out,
                   const std::vector<std::size_t>& members) {
-  const DgqEncoded& first = encoded[members.front()];
+  const DgqV1Encoded& first = encoded[members.front()];
   DeviceEncoded dev;
   dev.shape = {static_cast<std::int64_t>(members.size()), first.tokens, first.channels, first.dtype};
   dev.params = first.params;
@@ -100,7 +100,7 @@ void decode_group(const std::vector<DgqEncoded>& encoded, const std::vector<MutT
   dev.bitmap.reserve(bitmap_bytes * members.size());
 
   for (std::size_t i = 0; i < members.size(); ++i) {
-    const DgqEncoded& e = encoded[members[i]];
+    const DgqV1Encoded& e = encoded[members[i]];
     upload(dev.codes, i * per_unit, e.codes.data(), e.codes.size());
     upload(dev.lo, i * slots, e.lo.data(), e.lo.size());
     upload(dev.hi, i * slots, e.hi.data(), e.hi.size());
@@ -129,12 +129,12 @@ void decode_group(const std::vector<DgqEncoded>& encoded, const std::vector<MutT
 
 }  // namespace
 
-void decode_batch(const std::vector<DgqEncoded>& encoded, const std::vector<MutTensor>& out) {
+void decode_batch(const std::vector<DgqV1Encoded>& encoded, const std::vector<MutTensor>& out) {
   if (encoded.size() != out.size())
     throw InputError("decode_batch: " + std::to_string(encoded.size()) + " encoded units but " +
                      std::to_string(out.size()) + " outputs");
   for (std::size_t i = 0; i < encoded.size(); ++i) check_encoded(encoded[i], out[i], i);
-  const auto groups = group_indices<LayoutKey>(encoded, [](const DgqEncoded& e) {
+  const auto groups = group_indices<LayoutKey>(encoded, [](const DgqV1Encoded& e) {
     return LayoutKey{static_cast<int>(e.dtype), e.tokens, e.channels, static_cast<int>(e.params.markers),
                      static_cast<int>(e.params.granularity)};
   });

@@ -1,4 +1,4 @@
-// encode_batch: host tensors in, DgqEncoded out (byte for byte what dgq_encode returns).
+// encode_batch: host tensors in, DgqV1Encoded out (byte for byte what dgq_encode returns).
 // Units of equal shape and dtype share one device buffer and one launch sequence.
 #include <cuda_runtime_api.h>
 
@@ -52,7 +52,7 @@ std::vector<T> download(const DeviceBuffer& buffer, std::size_t count, const cha
 
 // Rule 8's parts of one unit, as dgq_encode stores them.
 void store_markers(const std::vector<std::uint32_t>& edges, int segments, const std::uint8_t* bitmap,
-                   std::int64_t bitmap_bytes, DgqEncoded& enc) {
+                   std::int64_t bitmap_bytes, DgqV1Encoded& enc) {
   if (enc.params.markers == Markers::table && segments > 1) {
     enc.boundaries.assign(edges.begin() + 1, edges.begin() + segments);
   }
@@ -61,8 +61,8 @@ void store_markers(const std::vector<std::uint32_t>& edges, int segments, const 
   }
 }
 
-void encode_group(const std::vector<ConstTensor>& units, const std::vector<std::size_t>& members, const DgqParams& p,
-                  std::vector<DgqEncoded>& results, FirstFault& first_fault) {
+void encode_group(const std::vector<ConstTensor>& units, const std::vector<std::size_t>& members, const DgqV1Params& p,
+                  std::vector<DgqV1Encoded>& results, FirstFault& first_fault) {
   const ConstTensor& first = units[members.front()];
   DeviceShape shape{static_cast<std::int64_t>(members.size()), first.tokens, first.channels, first.dtype};
   const std::size_t unit_bytes = first.bytes();
@@ -97,7 +97,7 @@ void encode_group(const std::vector<ConstTensor>& units, const std::vector<std::
                           : std::vector<std::uint8_t>{};
 
   for (std::size_t i = 0; i < members.size(); ++i) {
-    DgqEncoded& out = results[members[i]];
+    DgqV1Encoded& out = results[members[i]];
     out.tokens = shape.tokens;
     out.channels = shape.channels;
     out.dtype = shape.dtype;
@@ -119,10 +119,10 @@ void encode_group(const std::vector<ConstTensor>& units, const std::vector<std::
 
 }  // namespace
 
-std::vector<DgqEncoded> encode_batch(const std::vector<ConstTensor>& units, const DgqParams& p) {
+std::vector<DgqV1Encoded> encode_batch(const std::vector<ConstTensor>& units, const DgqV1Params& p) {
   p.validate();
   for (std::size_t i = 0; i < units.size(); ++i) check_unit(units[i], i);
-  std::vector<DgqEncoded> results(units.size());
+  std::vector<DgqV1Encoded> results(units.size());
   const auto groups = group_indices<ShapeKey>(units, [](const ConstTensor& x) {
     return ShapeKey{static_cast<int>(x.dtype), x.tokens, x.channels};
   });

@@ -53,7 +53,7 @@ void reserve_buffers(DeviceEncoded& e) {
 
 }  // namespace
 
-void encode_device(const void* x, const DeviceShape& shape, const DgqParams& p, DeviceEncoded& out,
+void encode_device(const void* x, const DeviceShape& shape, const DgqV1Params& p, DeviceEncoded& out,
                    cudaStream_t stream) {
   p.validate();
   check_device_shape(shape);

@@ -24,7 +24,7 @@ struct EncodeFault {
 // lowest faulty unit: within a unit a token fault comes first, as in the reference, which
 // computes ranges only after every token passed.
 EncodeFault read_encode_fault(const DeviceEncoded& enc, cudaStream_t stream);
-// The reference's message (reference/src/dgq_v1/scan.cpp, token_stats.cpp, ranges.cpp) with
+// The reference's message (reference/src/schemes/dgq_v1/scan.cpp, token_stats.cpp, ranges.cpp) with
 // dgq_encode_batch's "unit <label>: " prefix.
 std::string describe(const EncodeFault& f, std::int64_t unit_label);
 

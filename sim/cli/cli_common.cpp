@@ -15,8 +15,10 @@ constexpr long long kMaxThreads = 1024;
 }  // namespace
 
 void add_device_option(CLI::App& cmd, std::string& device) {
-  cmd.add_option("--device", device, "cpu (the reference), or cuda (dgq schemes on the GPU)")
-      ->check(CLI::IsMember({"cpu", "cuda"}))
+  cmd.add_option("--device", device,
+                 "cpu (a family's fast CPU path where it has one, else its reference), reference (the literal "
+                 "rules of docs/spec.md, slow: the oracle; same bytes), or cuda (dgq schemes on the GPU)")
+      ->check(CLI::IsMember({"cpu", "reference", "cuda"}))
       ->capture_default_str();
 }
 

@@ -12,13 +12,13 @@
 
 namespace dgq::cli {
 
-// Adds --device cpu|cuda (default cpu) bound to `device`.
+// Adds --device cpu|reference|cuda (default cpu) bound to `device`.
 void add_device_option(CLI::App& cmd, std::string& device);
 // Adds --threads N (0 = OpenMP's default) bound to `threads`.
 void add_threads_option(CLI::App& cmd, int& threads);
 
-// The scheme for a spec on a device: the CPU reference, or (for dgq specs with --device
-// cuda) the CUDA implementation. Errors: "this dgq was built without CUDA" or "no usable
+// The scheme for a spec on a device: the CPU (fast paths where a family has them), the literal
+// reference, or (for dgq specs with --device cuda) the CUDA implementation. Errors: "this dgq was built without CUDA" or "no usable
 // CUDA device (...)" (see sim::make_replay_scheme, which this delegates to).
 std::unique_ptr<Scheme> make_scheme_on(const std::string& spec, const std::string& device);
 

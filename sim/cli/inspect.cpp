@@ -73,10 +73,10 @@ void inspect_compressed(const std::string& path, const sim::FileProvenance& prov
         const Compressed c = reader.read_unit(layer, role, head);
         std::string line = "layer " + std::to_string(layer) + " " + std::string(role_name(role)) + " head " +
                            std::to_string(head) + ": ";
-        if (c.segment_edges.size() >= 2) {
-          line += std::to_string(c.segment_edges.size() - 1) + " segments, lengths [";
-          for (std::size_t s = 0; s + 1 < c.segment_edges.size(); ++s)
-            line += (s ? ", " : "") + std::to_string(c.segment_edges[s + 1] - c.segment_edges[s]);
+        if (c.segment_edges().size() >= 2) {
+          line += std::to_string(c.segment_edges().size() - 1) + " segments, lengths [";
+          for (std::size_t s = 0; s + 1 < c.segment_edges().size(); ++s)
+            line += (s ? ", " : "") + std::to_string(c.segment_edges()[s + 1] - c.segment_edges()[s]);
           line += "]";
         } else {
           line += "no segments";

@@ -1,4 +1,4 @@
-// `dgq sweep CONFIG.toml -o RESULTS.h5 [--shard i/n] [--threads N] [--device cpu|cuda] [--progress]`:
+// `dgq sweep CONFIG.toml -o RESULTS.h5 [--shard i/n] [--threads N] [--device cpu|reference|cuda] [--progress]`:
 // every grid point x trace of the config as one run (docs/replay.md, "Sweeps"); resumable.
 #include <unistd.h>
 

@@ -58,7 +58,7 @@ TEST_CASE("canonical_sum_of_squares: accumulates with fma(delta, delta, acc)", "
 TEST_CASE("token variance: hand-computed var and the min_var floor", "[dgq][rule1]") {
   // Row [1,2,3,4]: S = (1+3) + (2+4) = 10, mean 2.5, deltas +-1.5, +-0.5: S2 = 5, var = 1.25.
   const float x[8] = {1, 2, 3, 4, 7, 7, 7, 7};
-  dgq::DgqParams p;
+  dgq::DgqV1Params p;
   p.min_var = 0.0f;
   p.win = 1;
   auto a = dgq::dgq_analyze(x, 2, 4, p);
@@ -70,7 +70,7 @@ TEST_CASE("token variance: hand-computed var and the min_var floor", "[dgq][rule
 
 TEST_CASE("token variance: a row whose statistics overflow fp32 is rejected, naming the token", "[dgq][rule1]") {
   const float x[4] = {1, 2, 3e38f, 3e38f};  // token 1: S = 6e38 overflows
-  dgq::DgqParams p;
+  dgq::DgqV1Params p;
   REQUIRE_THROWS_AS(dgq::dgq_analyze(x, 2, 2, p), dgq::InputError);
   REQUIRE_THROWS_WITH(dgq::dgq_analyze(x, 2, 2, p), Catch::Contains("token 1"));
 }

@@ -115,7 +115,7 @@ Compressed plain_compress(const std::string& spec, ConstTensor x, TensorRole rol
   const std::size_t row_bytes = static_cast<std::size_t>(d) * dtype_size(x.dtype);
   const auto* raw = static_cast<const std::uint8_t*>(x.data);
   c.parts.push_back({"residual", std::vector<std::uint8_t>(raw + quantized * row_bytes, raw + x.tokens * row_bytes)});
-  if (dgq2::uses_segments(g)) c.segment_edges = edges;
+  if (dgq2::uses_segments(g)) c.diagnostics.segments = SegmentDiagnostics{edges};
   return c;
 }
 
@@ -138,7 +138,7 @@ void check_same(const Compressed& fast, const Compressed& plain) {
     CHECK(fast.parts[i].name == plain.parts[i].name);
     CHECK(fast.parts[i].bytes == plain.parts[i].bytes);
   }
-  CHECK(fast.segment_edges == plain.segment_edges);
+  CHECK(fast.segment_edges() == plain.segment_edges());
 }
 
 }  // namespace

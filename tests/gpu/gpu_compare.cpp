@@ -51,7 +51,7 @@ std::string compare_ranges(const char* what, const std::vector<float>& ref, cons
   return {};
 }
 
-std::string compare_codes(const DgqEncoded& ref, const DgqEncoded& gpu) {
+std::string compare_codes(const DgqV1Encoded& ref, const DgqV1Encoded& gpu) {
   if (auto d = compare_sizes("codes", ref.codes, gpu.codes); !d.empty()) return d;
   for (std::size_t i = 0; i < ref.codes.size(); ++i) {
     if (ref.codes[i] == gpu.codes[i]) continue;
@@ -79,13 +79,13 @@ std::string compare_bytes(const std::string& what, const std::vector<std::byte>&
 
 // What one side produced: the encodings, or the error it threw.
 struct Outcome {
-  std::vector<DgqEncoded> encoded;
+  std::vector<DgqV1Encoded> encoded;
   std::string error;
 };
 
 // Through dgq_encode_batch, whose error names the lowest failing unit ("unit i: ..."), the
 // contract cuda::encode_batch's errors are compared against word for word.
-Outcome encode_reference(const std::vector<HostUnit>& units, const DgqParams& p) {
+Outcome encode_reference(const std::vector<HostUnit>& units, const DgqV1Params& p) {
   Outcome o;
   std::vector<ConstTensor> views;
   for (const auto& u : units) views.push_back(u.view());
@@ -97,7 +97,7 @@ Outcome encode_reference(const std::vector<HostUnit>& units, const DgqParams& p)
   return o;
 }
 
-Outcome encode_cuda(const std::vector<HostUnit>& units, const DgqParams& p) {
+Outcome encode_cuda(const std::vector<HostUnit>& units, const DgqV1Params& p) {
   Outcome o;
   std::vector<ConstTensor> views;
   for (const auto& u : units) views.push_back(u.view());
@@ -109,8 +109,8 @@ Outcome encode_cuda(const std::vector<HostUnit>& units, const DgqParams& p) {
   return o;
 }
 
-std::string compare_decoded(const std::vector<HostUnit>& units, const std::vector<DgqEncoded>& ref,
-                            const std::vector<DgqEncoded>& gpu) {
+std::string compare_decoded(const std::vector<HostUnit>& units, const std::vector<DgqV1Encoded>& ref,
+                            const std::vector<DgqV1Encoded>& gpu) {
   std::vector<HostUnit> ref_out, gpu_out;
   std::vector<MutTensor> gpu_views;
   for (const auto& u : units) {
@@ -132,7 +132,7 @@ std::string compare_decoded(const std::vector<HostUnit>& units, const std::vecto
   return {};
 }
 
-std::string compare_all(const std::vector<HostUnit>& units, const DgqParams& p) {
+std::string compare_all(const std::vector<HostUnit>& units, const DgqV1Params& p) {
   const Outcome ref = encode_reference(units, p);
   const Outcome gpu = encode_cuda(units, p);
   if (!ref.error.empty() || !gpu.error.empty()) {
@@ -148,7 +148,7 @@ std::string compare_all(const std::vector<HostUnit>& units, const DgqParams& p) 
 
 }  // namespace
 
-std::string first_difference(const DgqEncoded& ref, const DgqEncoded& gpu) {
+std::string first_difference(const DgqV1Encoded& ref, const DgqV1Encoded& gpu) {
   std::ostringstream s;
   if (ref.tokens != gpu.tokens || ref.channels != gpu.channels || ref.dtype != gpu.dtype) {
     s << "shape: reference [" << ref.tokens << " x " << ref.channels << "], CUDA [" << gpu.tokens << " x "
@@ -181,7 +181,7 @@ std::string first_difference(const DgqEncoded& ref, const DgqEncoded& gpu) {
   return compare_codes(ref, gpu);  // in-band markers live in the codes
 }
 
-std::string write_reproducer(const std::string& case_name, const std::vector<HostUnit>& units, const DgqParams& p,
+std::string write_reproducer(const std::string& case_name, const std::vector<HostUnit>& units, const DgqV1Params& p,
                              const std::string& difference) {
   std::string safe = case_name;
   for (char& c : safe)
@@ -200,7 +200,7 @@ std::string write_reproducer(const std::string& case_name, const std::vector<Hos
 }
 
 std::string differential_mismatch(const std::string& case_name, const std::vector<HostUnit>& units,
-                                  const DgqParams& p) {
+                                  const DgqV1Params& p) {
   std::vector<std::vector<std::byte>> before;
   for (const auto& u : units) before.push_back(u.bytes);
   std::string difference = compare_all(units, p);

@@ -16,13 +16,13 @@ inline constexpr const char* kExactBytes = "exact bytes";
 // Empty when reference and CUDA agree on every byte; otherwise the first difference, naming
 // unit, token, channel and both values, and the reproducer file written under the build dir.
 std::string differential_mismatch(const std::string& case_name, const std::vector<HostUnit>& units,
-                                  const DgqParams& p);
+                                  const DgqV1Params& p);
 
 // First difference between two encodings (empty if identical).
-std::string first_difference(const DgqEncoded& ref, const DgqEncoded& gpu);
+std::string first_difference(const DgqV1Encoded& ref, const DgqV1Encoded& gpu);
 
 // Writes inputs, parameters and the difference to <build>/gpu-mismatch-<case>.bin/.txt; returns the .txt path.
-std::string write_reproducer(const std::string& case_name, const std::vector<HostUnit>& units, const DgqParams& p,
+std::string write_reproducer(const std::string& case_name, const std::vector<HostUnit>& units, const DgqV1Params& p,
                              const std::string& difference);
 
 }  // namespace dgq::gpu_test

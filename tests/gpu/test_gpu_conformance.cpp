@@ -63,7 +63,7 @@ TEST_CASE("gpu: every CUDA family stores its CPU family's bytes (registry-driven
             const Compressed b = gpu->compress(x.view(), role);
             REQUIRE(a.scheme == b.scheme);
             REQUIRE(a.parts == b.parts);
-            REQUIRE(a.segment_edges == b.segment_edges);
+            REQUIRE(a.segment_edges() == b.segment_edges());
             HostUnit from_cpu = x, from_gpu = x;
             cpu->decompress(b, from_cpu.view());
             gpu->decompress(a, from_gpu.view());

@@ -23,9 +23,9 @@ void require_cuda(cudaError_t status) { REQUIRE(status == cudaSuccess); }
 TEST_CASE("gpu: encode_device and decode_device on unaligned device pointers match the reference", "[gpu][device]") {
   const std::int64_t L = 1000, D = 37;  // odd D: rows are not 16-byte multiples
   const HostUnit x = make_unit(DType::f16, L, D, variance_steps(test::seed() + 81, 250));
-  DgqParams p;
+  DgqV1Params p;
   p.markers = Markers::inband;
-  const DgqEncoded ref = dgq_encode(x.view(), p);
+  const DgqV1Encoded ref = dgq_encode(x.view(), p);
   HostUnit ref_out = x;
   dgq_decode(ref, ref_out.view());
 
@@ -53,11 +53,11 @@ TEST_CASE("gpu: encode_device and decode_device on unaligned device pointers mat
 TEST_CASE("gpu: the reference's encodings decode identically on the GPU", "[gpu][device]") {
   for (const Markers m : {Markers::table, Markers::bitmap, Markers::inband}) {
     for (const Granularity g : {Granularity::segment, Granularity::segment_channel}) {
-      DgqParams p;
+      DgqV1Params p;
       p.markers = m;
       p.granularity = g;
       const HostUnit x = make_unit(DType::bf16, 2500, 50, variance_steps(test::seed() + 91, 333));
-      const DgqEncoded ref = dgq_encode(x.view(), p);
+      const DgqV1Encoded ref = dgq_encode(x.view(), p);
       HostUnit ref_out = x, gpu_out = x;
       dgq_decode(ref, ref_out.view());
       cuda::decode_batch({ref}, {gpu_out.view()});

@@ -13,7 +13,7 @@ TEST_CASE("gpu: empty and single-token tensors match the reference", "[gpu][shap
     for (std::int64_t L : {0, 1}) {
       CAPTURE(L, D);
       const std::vector<HostUnit> units{make_unit(DType::f16, L, D, normal_pattern(test::seed() + D))};
-      REQUIRE(differential_mismatch("empty_single", units, DgqParams{}) == "");
+      REQUIRE(differential_mismatch("empty_single", units, DgqV1Params{}) == "");
     }
   }
 }
@@ -27,7 +27,7 @@ TEST_CASE("gpu: every edge shape matches the reference byte for byte", "[gpu][sh
       // Two units per batch so that unit offsets are exercised as well.
       const std::vector<HostUnit> units{make_unit(DType::f16, L, D, variance_steps(test::seed() + L * 1000 + D, 48)),
                                         make_unit(DType::f16, L, D, normal_pattern(test::seed() + L * 1000 + D + 1))};
-      REQUIRE(differential_mismatch("edge_shapes", units, DgqParams{}) == "");
+      REQUIRE(differential_mismatch("edge_shapes", units, DgqV1Params{}) == "");
     }
   }
 }
@@ -36,7 +36,7 @@ TEST_CASE("gpu: long contexts (>= 131072 tokens, partial last block) match the r
   const std::int64_t L = 131072 + 3;
   const std::vector<HostUnit> units{make_unit(DType::f16, L, 128, variance_steps(test::seed() + 7, 4096)),
                                     make_unit(DType::f16, L, 128, normal_pattern(test::seed() + 8))};
-  DgqParams p;
+  DgqV1Params p;
   p.max_groups = 8;
   REQUIRE(differential_mismatch("long_context", units, p) == "");
 }
@@ -47,5 +47,5 @@ TEST_CASE("gpu: a batch mixing shapes and dtypes matches the reference unit by u
                                     make_unit(DType::bf16, 100, 33, outlier_channels(test::seed() + 13)),
                                     make_unit(DType::f16, 0, 8, normal_pattern(test::seed() + 14)),
                                     make_unit(DType::f16, 100, 33, constant_rows(test::seed() + 15))};
-  REQUIRE(differential_mismatch("mixed_batch", units, DgqParams{}) == "");
+  REQUIRE(differential_mismatch("mixed_batch", units, DgqV1Params{}) == "");
 }

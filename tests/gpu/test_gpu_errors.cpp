@@ -15,7 +15,7 @@ using namespace dgq::gpu_test;
 
 namespace {
 
-std::string cuda_error(const std::vector<HostUnit>& units, const DgqParams& p = {}) {
+std::string cuda_error(const std::vector<HostUnit>& units, const DgqV1Params& p = {}) {
   std::vector<ConstTensor> views;
   for (const auto& u : units) views.push_back(u.view());
   try {
@@ -27,7 +27,7 @@ std::string cuda_error(const std::vector<HostUnit>& units, const DgqParams& p = 
 }
 
 // dgq_encode_batch's message for the same batch: the words the CUDA path must reproduce.
-std::string reference_error(const std::vector<HostUnit>& units, const DgqParams& p = {}) {
+std::string reference_error(const std::vector<HostUnit>& units, const DgqV1Params& p = {}) {
   std::vector<ConstTensor> views;
   for (const auto& u : units) views.push_back(u.view());
   try {
@@ -53,7 +53,7 @@ TEST_CASE("gpu: NaN and Inf are rejected naming the first bad unit, token and ch
     // Two bad elements: the one earlier in flat order must be named, whichever thread sees it first.
     const HostUnit bad = with_value(with_value(clean, 200, 3, inf), 17, 65, nan);
     CAPTURE(dtype_name(dtype));
-    REQUIRE_THROWS_AS(dgq_encode(bad.view(), DgqParams{}), InputError);
+    REQUIRE_THROWS_AS(dgq_encode(bad.view(), DgqV1Params{}), InputError);
     const std::string msg = cuda_error({clean, bad});
     CHECK(msg.find("unit 1: non-finite value nan at token 17, channel 65") != std::string::npos);
     CHECK(msg == reference_error({clean, bad}));
@@ -81,7 +81,7 @@ TEST_CASE("gpu: the lowest failing unit is named, whatever its fault and launch 
 TEST_CASE("gpu: an fp32 variance overflow is rejected like the reference", "[gpu][errors]") {
   const HostUnit huge = make_unit(DType::f32, 40, 64, all_equal(3.0e38f));
   const HostUnit bad = with_value(huge, 5, 0, -3.0e38f);
-  REQUIRE_THROWS_AS(dgq_encode(bad.view(), DgqParams{}), InputError);
+  REQUIRE_THROWS_AS(dgq_encode(bad.view(), DgqV1Params{}), InputError);
   const std::string msg = cuda_error({bad});
   // 64 x 3e38 overflows every row's sum, so token 0 is the first.
   CHECK(msg == "unit 0: variance of token 0 overflows fp32 (values too large)");
@@ -91,9 +91,9 @@ TEST_CASE("gpu: an fp32 variance overflow is rejected like the reference", "[gpu
 TEST_CASE("gpu: a segment range that overflows fp32 is rejected like the reference", "[gpu][errors]") {
   // D = 1 keeps every variance 0 (finite); the range hi - lo = 6e38 overflows.
   const HostUnit bad = with_value(make_unit(DType::f32, 40, 1, all_equal(3.0e38f)), 30, 0, -3.0e38f);
-  REQUIRE_THROWS_AS(dgq_encode(bad.view(), DgqParams{}), InputError);
+  REQUIRE_THROWS_AS(dgq_encode(bad.view(), DgqV1Params{}), InputError);
   for (const Granularity g : {Granularity::segment, Granularity::segment_channel}) {
-    DgqParams p;
+    DgqV1Params p;
     p.granularity = g;
     const std::string msg = cuda_error({bad}, p);
     CAPTURE(granularity_name(g));
@@ -106,7 +106,7 @@ TEST_CASE("gpu: a segment range that overflows fp32 is rejected like the referen
 TEST_CASE("gpu: shapes outside the CUDA path's range are rejected before any launch", "[gpu][errors]") {
   const HostUnit wide = make_unit(DType::f16, 4, 257, all_equal(1.0f));
   CHECK(cuda_error({wide}).find("channels=257") != std::string::npos);
-  DgqParams bad_params;
+  DgqV1Params bad_params;
   bad_params.group_ratio = 0.0f;
   REQUIRE_THROWS_AS(cuda::encode_batch({make_unit(DType::f16, 4, 4, all_equal(1.0f)).view()}, bad_params),
                     ParameterError);
@@ -115,7 +115,7 @@ TEST_CASE("gpu: shapes outside the CUDA path's range are rejected before any lau
 namespace {
 
 // "unit 0: " + dgq_decode's message: the CUDA batch decoder's words for a one-unit batch.
-std::string reference_decode_error(const DgqEncoded& enc, HostUnit out) {
+std::string reference_decode_error(const DgqV1Encoded& enc, HostUnit out) {
   try {
     dgq_decode(enc, out.view());
   } catch (const InputError& e) {
@@ -124,7 +124,7 @@ std::string reference_decode_error(const DgqEncoded& enc, HostUnit out) {
   return "no error";
 }
 
-std::string cuda_decode_error(const DgqEncoded& enc, HostUnit out) {
+std::string cuda_decode_error(const DgqV1Encoded& enc, HostUnit out) {
   try {
     cuda::decode_batch({enc}, {out.view()});
   } catch (const InputError& e) {
@@ -138,13 +138,13 @@ std::string cuda_decode_error(const DgqEncoded& enc, HostUnit out) {
 TEST_CASE("gpu: corrupt markers are rejected by both decoders in the same words", "[gpu][errors]") {
   const HostUnit x = make_unit(DType::f16, 3000, 16, variance_steps(test::seed() + 71, 100));  // budget 3
   for (const Markers m : {Markers::table, Markers::bitmap, Markers::inband}) {
-    DgqParams p;
+    DgqV1Params p;
     p.markers = m;
-    const DgqEncoded clean = dgq_encode(x.view(), p);
+    const DgqV1Encoded clean = dgq_encode(x.view(), p);
     REQUIRE(clean.segments > 2);
     CAPTURE(p.to_string());
 
-    DgqEncoded extra_segment = clean;  // the header disagrees with the markers
+    DgqV1Encoded extra_segment = clean;  // the header disagrees with the markers
     extra_segment.segments += 1;
     extra_segment.lo.push_back(0.0f);
     extra_segment.hi.push_back(1.0f);
@@ -152,7 +152,7 @@ TEST_CASE("gpu: corrupt markers are rejected by both decoders in the same words"
     CHECK(count_error.find("the stored markers give") != std::string::npos);
     CHECK(count_error == reference_decode_error(extra_segment, x));
 
-    DgqEncoded bad_marker = clean;
+    DgqV1Encoded bad_marker = clean;
     if (m == Markers::table) bad_marker.boundaries[1] = bad_marker.boundaries[0];  // not increasing
     if (m == Markers::bitmap) bad_marker.bitmap[0] ^= 1u;                       // token 0 in parity 1
     if (m == Markers::inband) bad_marker.codes[0] = 127;                         // a marker at token 0

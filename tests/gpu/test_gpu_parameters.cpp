@@ -15,7 +15,7 @@ TEST_CASE("gpu: every ratio x min_var x granularity x markers corner matches the
     for (const float min_var : {0.0f, 0.05f, 1e6f}) {
       for (const Granularity g : {Granularity::segment, Granularity::segment_channel}) {
         for (const Markers m : {Markers::table, Markers::bitmap, Markers::inband}) {
-          DgqParams p;
+          DgqV1Params p;
           p.group_ratio = ratio;
           p.min_var = min_var;
           p.granularity = g;
@@ -34,7 +34,7 @@ TEST_CASE("gpu: max_groups 1..8 with every marker mode matches the reference at 
   for (int groups = 1; groups <= 8; ++groups) {
     for (const Markers m : {Markers::table, Markers::bitmap, Markers::inband}) {
       for (const Granularity g : {Granularity::segment, Granularity::segment_channel}) {
-        DgqParams p;
+        DgqV1Params p;
         p.max_groups = groups;
         p.markers = m;
         p.granularity = g;
@@ -48,7 +48,7 @@ TEST_CASE("gpu: max_groups 1..8 with every marker mode matches the reference at 
 TEST_CASE("gpu: block widths other than 16 match the reference", "[gpu][params]") {
   const std::vector<HostUnit> units{make_unit(DType::bf16, 4099, 64, variance_steps(test::seed() + 51, 100))};
   for (const int win : {1, 7, 16, 64, 5000}) {
-    DgqParams p;
+    DgqV1Params p;
     p.win = win;
     p.markers = Markers::bitmap;
     CAPTURE(p.to_string());

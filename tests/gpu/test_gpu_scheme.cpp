@@ -32,7 +32,7 @@ TEST_CASE("gpu: the CUDA dgq scheme stores the CPU scheme's parts byte for byte"
       CAPTURE(a.parts[i].name);
       REQUIRE(a.parts[i] == b.parts[i]);
     }
-    REQUIRE(a.segment_edges == b.segment_edges);
+    REQUIRE(a.segment_edges() == b.segment_edges());
     HostUnit from_cpu = x, from_gpu = x;
     cpu->decompress(b, from_cpu.view());
     gpu->decompress(a, from_gpu.view());

@@ -34,7 +34,7 @@ TEST_CASE("gpu: value patterns match the reference in fp16, bf16 and fp32", "[gp
     for (const auto& [name, pattern] : patterns(test::seed())) {
       for (const Granularity g : {Granularity::segment, Granularity::segment_channel}) {
         CAPTURE(dtype_name(dtype), name, granularity_name(g), test::seed());
-        DgqParams p;
+        DgqV1Params p;
         p.granularity = g;
         const std::vector<HostUnit> units{make_unit(dtype, 3001, 96, pattern), make_unit(dtype, 3001, 96, pattern)};
         REQUIRE(differential_mismatch(std::string("patterns_") + name, units, p) == "");
@@ -45,7 +45,7 @@ TEST_CASE("gpu: value patterns match the reference in fp16, bf16 and fp32", "[gp
 
 TEST_CASE("gpu: fp32 denormal inputs are kept, not flushed, exactly like the reference", "[gpu][values]") {
   for (const Granularity g : {Granularity::segment, Granularity::segment_channel}) {
-    DgqParams p;
+    DgqV1Params p;
     p.granularity = g;
     p.min_var = 0.0f;
     const std::vector<HostUnit> units{make_unit(DType::f32, 517, 40, fp32_denormals(test::seed() + 21))};
@@ -61,6 +61,6 @@ TEST_CASE("gpu: random normal tensors over many seeds match the reference", "[gp
     const DType dtype = static_cast<DType>(shapes.next() % 3);
     CAPTURE(i, L, D, dtype_name(dtype), test::seed());
     const std::vector<HostUnit> units{make_unit(dtype, L, D, variance_steps(test::seed() + 1000 + i, 16 + i * 7))};
-    REQUIRE(differential_mismatch("random_" + std::to_string(i), units, DgqParams{}) == "");
+    REQUIRE(differential_mismatch("random_" + std::to_string(i), units, DgqV1Params{}) == "");
   }
 }

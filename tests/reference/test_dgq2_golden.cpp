@@ -56,7 +56,7 @@ TEST_CASE("dgq2 golden vectors: digests of the stored parts for fixed inputs", "
     const auto x = dgq::test::random_tensor(g.dtype, 2500, 64, g.seed, amplitude);
     const dgq::Compressed c = dgq::make_scheme(g.spec)->compress(x.view(), g.role);
     const std::string digest = digest_of(c);
-    const std::size_t segments = c.segment_edges.empty() ? 0 : c.segment_edges.size() - 1;
+    const std::size_t segments = c.segment_edges().empty() ? 0 : c.segment_edges().size() - 1;
     if (print) {
       std::cout << g.spec << " " << dgq::dtype_name(g.dtype) << " " << dgq::role_name(g.role) << " " << digest
                 << " segments=" << segments << "\n";

@@ -23,14 +23,14 @@ const dgq::Granularity kAllGranularities[] = {dgq::Granularity::segment, dgq::Gr
 float stepped(std::int64_t t) { return (t / 512) % 3 == 1 ? 20.0f : 1.0f; }
 
 // dgq_decode's bytes equal the scalar decoder fed with the encoder's own edges.
-void require_round_trip(const OwnedTensor& x, const dgq::DgqEncoded& enc, const std::vector<std::uint32_t>& edges) {
+void require_round_trip(const OwnedTensor& x, const dgq::DgqV1Encoded& enc, const std::vector<std::uint32_t>& edges) {
   REQUIRE(dgq::dgq_segment_edges(enc) == edges);
   OwnedTensor y(x.dtype, x.tokens, x.channels);
   dgq::dgq_decode(enc, y.mut());
   REQUIRE(y.bytes == dgq::test::scalar_decode(enc, edges).bytes);
 }
 
-std::vector<std::uint32_t> encoder_edges(const OwnedTensor& x, const dgq::DgqParams& p) {
+std::vector<std::uint32_t> encoder_edges(const OwnedTensor& x, const dgq::DgqV1Params& p) {
   const auto xf = dgq::to_float(x.view());
   const auto a = dgq::dgq_analyze(xf.data(), x.tokens, x.channels, p);
   std::vector<std::uint32_t> edges{0};

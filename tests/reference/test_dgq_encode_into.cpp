@@ -18,8 +18,8 @@ dgq::test::OwnedTensor stepped(dgq::DType dt, std::int64_t tokens, std::int64_t 
                                   [=](std::int64_t t) { return t < tokens / 3 ? 1.0f : (t < tokens / 2 ? 8.0f : 2.0f); });
 }
 
-dgq::DgqParams params(dgq::Markers m, dgq::Granularity g) {
-  dgq::DgqParams p;
+dgq::DgqV1Params params(dgq::Markers m, dgq::Granularity g) {
+  dgq::DgqV1Params p;
   p.markers = m;
   p.granularity = g;
   p.win = 4;
@@ -36,7 +36,7 @@ TEST_CASE("dgq_encode_into: a reused output equals a fresh encode whatever it he
   struct Case {
     dgq::DType dt;
     std::int64_t tokens, channels;
-    dgq::DgqParams p;
+    dgq::DgqV1Params p;
   };
   const std::vector<Case> cases = {
       {dgq::DType::f16, 200, 40, params(Markers::inband, Granularity::segment_channel)},
@@ -45,13 +45,13 @@ TEST_CASE("dgq_encode_into: a reused output equals a fresh encode whatever it he
       {dgq::DType::f16, 64, 128, params(Markers::table, Granularity::segment_channel)},
       {dgq::DType::f32, 300, 7, params(Markers::inband, Granularity::segment)},
   };
-  dgq::DgqEncoded reused;
+  dgq::DgqV1Encoded reused;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     CAPTURE(i);
     const Case& c = cases[i];
     const auto x = stepped(c.dt, c.tokens, c.channels, dgq::test::seed() + i);
     dgq::dgq_encode_into(x.view(), c.p, reused);
-    const dgq::DgqEncoded fresh = dgq::dgq_encode(x.view(), c.p);
+    const dgq::DgqV1Encoded fresh = dgq::dgq_encode(x.view(), c.p);
     REQUIRE(fresh.segments >= (c.tokens > 0 ? 2 : 0));  // the steps make segments
     REQUIRE(reused == fresh);
   }
@@ -63,7 +63,7 @@ TEST_CASE("dgq_encode_batch_into: equals dgq_encode_batch, also into a longer ve
   for (int u = 0; u < 5; ++u) owned.push_back(stepped(dgq::DType::f16, 100 + 17 * u, 24, dgq::test::seed() + 31 * u));
   for (const auto& t : owned) units.push_back(t.view());
   const auto p = params(dgq::Markers::inband, dgq::Granularity::segment);
-  std::vector<dgq::DgqEncoded> out;
+  std::vector<dgq::DgqV1Encoded> out;
   dgq::dgq_encode_batch_into(units, p, out);
   REQUIRE(out == dgq::dgq_encode_batch(units, p));
   std::reverse(units.begin(), units.end());

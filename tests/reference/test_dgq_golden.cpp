@@ -24,7 +24,7 @@ struct DgqV1Golden {
 
 float golden_amplitude(std::int64_t t) { return t < 1024 ? 1.5f : (t < 3072 ? 12.0f : 0.2f); }
 
-std::string digest_of(const dgq::DgqEncoded& e) {
+std::string digest_of(const dgq::DgqV1Encoded& e) {
   std::uint64_t h = dgq::test::fnv1a(e.codes.data(), e.codes.size());
   h = dgq::test::fnv1a(e.lo.data(), e.lo.size() * sizeof(float), h);
   h = dgq::test::fnv1a(e.hi.data(), e.hi.size() * sizeof(float), h);

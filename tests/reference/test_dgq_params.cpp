@@ -7,20 +7,20 @@
 #include "dgq/errors.hpp"
 
 namespace {
-void require_rejected(dgq::DgqParams p, const char* fragment) {
+void require_rejected(dgq::DgqV1Params p, const char* fragment) {
   REQUIRE_THROWS_AS(p.validate(), dgq::ParameterError);
   REQUIRE_THROWS_WITH(p.validate(), Catch::Contains(fragment));
 }
 }  // namespace
 
 TEST_CASE("params: defaults are valid and print canonically", "[dgq][params]") {
-  const dgq::DgqParams p;
+  const dgq::DgqV1Params p;
   REQUIRE_NOTHROW(p.validate());
   REQUIRE(p.to_string() == "win=16,group_ratio=0.75,min_var=0.05,max_groups=5,granularity=segment,markers=table");
 }
 
 TEST_CASE("params: each bound is enforced at its edge", "[dgq][params]") {
-  dgq::DgqParams p;
+  dgq::DgqV1Params p;
   p.win = 0;
   require_rejected(p, "win=0");
   p.win = 65537;
@@ -65,7 +65,7 @@ TEST_CASE("params: granularity and marker names parse and print back", "[dgq][pa
     REQUIRE(dgq::parse_markers(dgq::markers_name(m)) == m);
   REQUIRE_THROWS_WITH(dgq::parse_granularity("channel"), Catch::Contains("granularity='channel'"));
   REQUIRE_THROWS_WITH(dgq::parse_markers("bits"), Catch::Contains("markers='bits'"));
-  dgq::DgqParams p;
+  dgq::DgqV1Params p;
   p.group_ratio = 0.1f;
   p.granularity = dgq::Granularity::segment_channel;
   p.markers = dgq::Markers::inband;
@@ -73,7 +73,7 @@ TEST_CASE("params: granularity and marker names parse and print back", "[dgq][pa
 }
 
 TEST_CASE("params: dgq_encode rejects invalid params before touching data", "[dgq][params]") {
-  dgq::DgqParams p;
+  dgq::DgqV1Params p;
   p.max_groups = 12;
   const float x[2] = {1, 2};
   REQUIRE_THROWS_AS(dgq::dgq_encode(dgq::ConstTensor{x, dgq::DType::f32, 1, 2}, p), dgq::ParameterError);

@@ -29,7 +29,7 @@ double error_bound(float lo, float hi, dgq::DType dt) {
 
 // Checks every element (except in-band marker positions) against the bound; returns the
 // largest error measured in units of the segment's scale.
-double check_bound(const OwnedTensor& x, const dgq::DgqEncoded& enc) {
+double check_bound(const OwnedTensor& x, const dgq::DgqV1Encoded& enc) {
   dgq::test::OwnedTensor y(x.dtype, x.tokens, x.channels);
   dgq::dgq_decode(enc, y.mut());
   const auto edges = dgq::dgq_segment_edges(enc);
@@ -58,7 +58,7 @@ double check_bound(const OwnedTensor& x, const dgq::DgqEncoded& enc) {
 
 TEST_CASE("codes: a hand-computed row (lo = 0, hi = 253, inv = 1)", "[dgq][rule7]") {
   const float x[6] = {0.0f, 253.0f, 1.5f, 2.5f, 126.5f, 100.25f};
-  const auto enc = dgq::dgq_encode(dgq::ConstTensor{x, dgq::DType::f32, 1, 6}, dgq::DgqParams{});
+  const auto enc = dgq::dgq_encode(dgq::ConstTensor{x, dgq::DType::f32, 1, 6}, dgq::DgqV1Params{});
   REQUIRE(enc.segments == 1);
   REQUIRE(enc.lo == std::vector<float>{0.0f});
   REQUIRE(enc.hi == std::vector<float>{253.0f});
@@ -68,7 +68,7 @@ TEST_CASE("codes: a hand-computed row (lo = 0, hi = 253, inv = 1)", "[dgq][rule7
 TEST_CASE("ranges: whole-segment min/max, per channel in segment-channel mode", "[dgq][rule6]") {
   const float x[6] = {1.0f, -2.0f, 3.0f,  //
                       4.0f, 0.5f, -6.0f};
-  auto enc = dgq::dgq_encode(dgq::ConstTensor{x, dgq::DType::f32, 2, 3}, dgq::DgqParams{});
+  auto enc = dgq::dgq_encode(dgq::ConstTensor{x, dgq::DType::f32, 2, 3}, dgq::DgqV1Params{});
   REQUIRE(enc.lo == std::vector<float>{-6.0f});
   REQUIRE(enc.hi == std::vector<float>{4.0f});
   enc = dgq::dgq_encode(dgq::ConstTensor{x, dgq::DType::f32, 2, 3},
@@ -87,7 +87,7 @@ TEST_CASE("ranges: a -0.0 extreme is stored as +0.0", "[dgq][rule6]") {
 TEST_CASE("ranges: hi - lo overflowing fp32 is an InputError naming segment (and channel)", "[dgq][rule6]") {
   // One value per row (D = 1): every token's statistics are finite, only the range overflows.
   const float column[3] = {3e38f, -3e38f, 0.0f};
-  dgq::DgqParams p;
+  dgq::DgqV1Params p;
   REQUIRE_THROWS_AS(dgq::dgq_encode({column, dgq::DType::f32, 3, 1}, p), dgq::InputError);
   REQUIRE_THROWS_WITH(dgq::dgq_encode({column, dgq::DType::f32, 3, 1}, p), Catch::Contains("segment 0"));
   p.granularity = dgq::Granularity::segment_channel;

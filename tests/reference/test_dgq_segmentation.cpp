@@ -19,7 +19,7 @@ std::vector<float> rows_with_amplitudes(const std::vector<float>& a) {
   return x;
 }
 
-dgq::DgqAnalysis analyze_amplitudes(const std::vector<float>& a, const dgq::DgqParams& p) {
+dgq::DgqAnalysis analyze_amplitudes(const std::vector<float>& a, const dgq::DgqV1Params& p) {
   const std::vector<float> x = rows_with_amplitudes(a);
   return dgq::dgq_analyze(x.data(), static_cast<std::int64_t>(a.size()), 2, p);
 }
@@ -36,7 +36,7 @@ std::vector<float> steps(std::int64_t tokens, const std::vector<std::pair<std::i
 }  // namespace
 
 TEST_CASE("block means: sequential fp32 sum over the block, divided by its (partial) length", "[dgq][rule2]") {
-  dgq::DgqParams p;
+  dgq::DgqV1Params p;
   p.min_var = 0.0f;
   p.win = 2;
   auto a = analyze_amplitudes({1, 2, 3, 4, 5}, p);  // v = 1, 4, 9, 16, 25
@@ -50,7 +50,7 @@ TEST_CASE("block means: sequential fp32 sum over the block, divided by its (part
 }
 
 TEST_CASE("candidates: r_b = min/max of neighbouring means; only r_b < group_ratio counts", "[dgq][rule3]") {
-  dgq::DgqParams p;
+  dgq::DgqV1Params p;
   p.min_var = 0.0f;
   p.win = 1;
   p.group_ratio = 0.5f;
@@ -69,7 +69,7 @@ TEST_CASE("candidates: r_b = min/max of neighbouring means; only r_b < group_rat
 }
 
 TEST_CASE("selection: equal ratios go to the smaller block index", "[dgq][rule5]") {
-  dgq::DgqParams p;
+  dgq::DgqV1Params p;
   p.min_var = 0.0f;
   p.win = 16;
   // Three levels 1, 2, 4 (v = 1, 4, 16): r = 0.25 at b = 2 and at b = 5; budget 2 -> b = 2 only.
@@ -80,7 +80,7 @@ TEST_CASE("selection: equal ratios go to the smaller block index", "[dgq][rule5]
 }
 
 TEST_CASE("selection: the first budget-1 candidates by ratio, edges reported increasing", "[dgq][rule4][rule5]") {
-  dgq::DgqParams p;
+  dgq::DgqV1Params p;
   p.min_var = 0.0f;
   // L = 2048: budget 3. Steps at 160 (v 1 -> 16, r 1/16), 800 (16 -> 4, r 1/4), 1600 (4 -> 2, r 1/2).
   const auto a = analyze_amplitudes(steps(2048, {{0, 1}, {160, 4}, {800, 2}, {1600, std::sqrt(2.0f)}}), p);
@@ -93,7 +93,7 @@ TEST_CASE("selection: the first budget-1 candidates by ratio, edges reported inc
 }
 
 TEST_CASE("selection: a step inside a block moves to a block edge next to it", "[dgq][rule3][rule5]") {
-  dgq::DgqParams p;
+  dgq::DgqV1Params p;
   p.min_var = 0.0f;
   // v = 1 for t < 40, 9 from 40 on, win 16: means 1, 1, 5 (block 32..47: 8 ones, 8 nines), 9.
   // r: b=1: 1, b=2: 0.2, b=3: 5/9. The edge is at 32.
@@ -103,7 +103,7 @@ TEST_CASE("selection: a step inside a block moves to a block edge next to it", "
 }
 
 TEST_CASE("segments: none on flat data, none below 2*win tokens, none when max_groups = 1", "[dgq][rule4]") {
-  dgq::DgqParams p;
+  dgq::DgqV1Params p;
   // Random data of one amplitude: variances within a few % of each other.
   const auto flat = dgq::test::random_tensor(dgq::DType::f32, 4096, 128, 11, 3.0f);
   const auto a = dgq::dgq_analyze(static_cast<const float*>(flat.view().data), 4096, 128, p);
@@ -123,13 +123,13 @@ TEST_CASE("segments: variance steps on random data are found exactly at the step
   auto amp = [](std::int64_t t) { return (t >= 4096 && t < 12288) ? 8.0f : 1.0f; };
   const auto x = dgq::test::random_tensor(dgq::DType::f16, 16384, 64, 5, amp);
   const auto xf = dgq::to_float(x.view());
-  const auto a = dgq::dgq_analyze(xf.data(), 16384, 64, dgq::DgqParams{});
+  const auto a = dgq::dgq_analyze(xf.data(), 16384, 64, dgq::DgqV1Params{});
   REQUIRE(a.budget == 5);
   REQUIRE(a.edges == std::vector<std::uint32_t>{4096, 12288});
 }
 
 TEST_CASE("segments: the all-zero tensor is one segment (r = 1 when both means are 0)", "[dgq][rule3]") {
-  dgq::DgqParams p;
+  dgq::DgqV1Params p;
   p.min_var = 0.0f;
   const std::vector<float> zeros(64 * 8, 0.0f);
   const auto a = dgq::dgq_analyze(zeros.data(), 64, 8, p);

@@ -65,7 +65,7 @@ inline std::string hex64(std::uint64_t v) {
 
 // An independent decoder written straight from docs/spec.md rules 7-8, element by element,
 // with the edges given explicitly (the round-trip tests compare dgq_decode with it).
-inline OwnedTensor scalar_decode(const DgqEncoded& enc, const std::vector<std::uint32_t>& edges) {
+inline OwnedTensor scalar_decode(const DgqV1Encoded& enc, const std::vector<std::uint32_t>& edges) {
   OwnedTensor out(enc.dtype, enc.tokens, enc.channels);
   const bool per_channel = enc.params.granularity == Granularity::segment_channel;
   for (int s = 0; s < enc.segments; ++s) {
@@ -82,8 +82,8 @@ inline OwnedTensor scalar_decode(const DgqEncoded& enc, const std::vector<std::u
   return out;
 }
 
-inline DgqParams params_with(Granularity g, Markers m) {
-  DgqParams p;
+inline DgqV1Params params_with(Granularity g, Markers m) {
+  DgqV1Params p;
   p.granularity = g;
   p.markers = m;
   return p;

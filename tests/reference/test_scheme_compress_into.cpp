@@ -20,7 +20,7 @@ void check_same_as_compress(const Compressed& got, const Compressed& want) {
   CHECK(got.dtype == want.dtype);
   CHECK(got.role == want.role);
   CHECK(got.parts == want.parts);
-  CHECK(got.segment_edges == want.segment_edges);
+  CHECK(got.segment_edges() == want.segment_edges());
 }
 
 }  // namespace

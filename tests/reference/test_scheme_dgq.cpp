@@ -30,7 +30,7 @@ OwnedTensor variance_steps(std::int64_t l, std::int64_t d, std::uint64_t stream)
   return tensor_from(v, l, d);
 }
 
-std::vector<std::uint8_t> range_bytes(const DgqEncoded& enc) {
+std::vector<std::uint8_t> range_bytes(const DgqV1Encoded& enc) {
   std::vector<std::uint8_t> out;
   for (std::size_t i = 0; i < enc.lo.size(); ++i) {
     for (const float f : {enc.lo[i], enc.hi[i]}) {
@@ -85,8 +85,8 @@ TEST_CASE("dgq of an empty tensor has empty parts and plans 0 bytes", "[scheme][
 TEST_CASE("dgq parts are the encoder's bytes and decompress is dgq_decode", "[scheme][dgq][roundtrip]") {
   for (const std::string& mode : kModes) {
     const auto s = make_scheme("dgq:" + mode);
-    const DgqParams p = [&] {
-      DgqParams q;
+    const DgqV1Params p = [&] {
+      DgqV1Params q;
       q.granularity = mode.find("segment-channel") != std::string::npos ? Granularity::segment_channel
                                                                           : Granularity::segment;
       q.markers = mode.find("bitmap") != std::string::npos   ? Markers::bitmap
@@ -98,13 +98,13 @@ TEST_CASE("dgq parts are the encoder's bytes and decompress is dgq_decode", "[sc
       for (const std::int64_t d : {1, 31, 64, 128}) {
         CAPTURE(mode, l, d);
         const OwnedTensor x = variance_steps(l, d, static_cast<std::uint64_t>(l * 7 + d));
-        const DgqEncoded enc = dgq_encode(x.view(), p);
+        const DgqV1Encoded enc = dgq_encode(x.view(), p);
         const Compressed c = s->compress(x.view(), TensorRole::key);
         REQUIRE(c.find("codes") != nullptr);
         CHECK(c.find("codes")->bytes == std::vector<std::uint8_t>(enc.codes.begin(), enc.codes.end()));
         CHECK(c.find("ranges")->bytes == range_bytes(enc));
         CHECK(c.total_bytes() == enc.stored_bytes().total());
-        CHECK(c.segment_edges == dgq_segment_edges(enc));
+        CHECK(c.segment_edges() == dgq_segment_edges(enc));
         CHECK((c.find("boundaries") != nullptr) == (p.markers == Markers::table));
         CHECK((c.find("bitmap") != nullptr) == (p.markers == Markers::bitmap));
         if (p.markers == Markers::bitmap) CHECK(c.find("bitmap")->bytes == enc.bitmap);
@@ -124,14 +124,14 @@ TEST_CASE("dgq planned_bytes is reached when the tensor uses its whole segment b
     // L = 3000 has budget 3 (rule 4) and the data has exactly two variance steps.
     const OwnedTensor x = variance_steps(3000, 128, 99);
     const Compressed c = s->compress(x.view(), TensorRole::value);
-    REQUIRE(c.segment_edges.size() == 4);
+    REQUIRE(c.segment_edges().size() == 4);
     CHECK(c.total_bytes() == s->planned_bytes(3000, 128, DType::f16, TensorRole::value));
   }
   // A flat tensor uses one segment and stays below the plan.
   const auto s = make_scheme("dgq");
   const OwnedTensor flat(DType::f16, 3000, 128);
   const Compressed c = s->compress(flat.view(), TensorRole::value);
-  CHECK(c.segment_edges == std::vector<std::uint32_t>{0, 3000});
+  CHECK(c.segment_edges() == std::vector<std::uint32_t>{0, 3000});
   CHECK(c.total_bytes() == 3000u * 128u + 8u);
   CHECK(s->planned_bytes(3000, 128, DType::f16, TensorRole::value) == 3000u * 128u + 3u * 8u + 2u * 4u);
 }
@@ -150,7 +150,7 @@ TEST_CASE("dgq decompress rejects corrupt parts", "[scheme][dgq][errors]") {
     const auto s = make_scheme("dgq:" + mode);
     const OwnedTensor x = variance_steps(300, 64, 5);
     const Compressed good = s->compress(x.view(), TensorRole::key);
-    REQUIRE(good.segment_edges.size() >= 3);  // a boundary, so every marker part is non-empty
+    REQUIRE(good.segment_edges().size() >= 3);  // a boundary, so every marker part is non-empty
     OwnedTensor out(DType::f16, 300, 64);
     for (std::size_t p = 0; p < good.parts.size(); ++p) {
       CAPTURE(good.parts[p].name);

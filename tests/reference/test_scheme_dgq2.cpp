@@ -1,7 +1,8 @@
 // dgq2 (DGQ v2, docs/spec.md "DGQ v2"): the layout and byte count of every part against the
 // rules written out here independently, the per-element error bound of rule V4/V5 on every
 // element, the residual tokens bit for bit, in-band/table/bitmap markers, the fixed-boundary
-// ablation, the rotation against the generic rot modifier, thread independence, and the errors.
+// ablation, the rotation against the generic rot modifier, thread independence
+// (markers and errors: test_scheme_dgq2_errors.cpp).
 #include <omp.h>
 
 #include <algorithm>
@@ -14,10 +15,12 @@
 #include "dgq/schemes/dgq2/packed_codes.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/rotation.hpp"
+#include "test_scheme_dgq2_support.hpp"
 #include "test_scheme_support.hpp"
 
 using namespace dgq;
 using namespace dgq::test;
+using namespace dgq::test::dgq2_tests;
 
 namespace {
 
@@ -83,10 +86,6 @@ std::vector<Span> spans_of(const std::string& gran, std::int64_t group, const st
   return spans;
 }
 
-// t is the first token of a segment other than the first (where in-band markers go).
-bool starts_segment(const std::vector<std::uint32_t>& edges, std::int64_t t) {
-  return edges.size() > 2 && std::find(edges.begin() + 1, edges.end() - 1, static_cast<std::uint32_t>(t)) != edges.end() - 1;
-}
 
 bool channelwise(const std::string& gran) { return gran == "segment-channel" || gran == "segment-channel-group"; }
 
@@ -114,16 +113,6 @@ const std::vector<std::string> kConfigs{
     "dgq2:bits=2,kgran=segment,vgran=segment-channel,markers=bitmap,budget=max_groups,max_groups=64,win=1",
 };
 
-// A tensor whose spread steps up and down, so that v1's rule cuts it into several segments.
-OwnedTensor stepped_tensor(std::int64_t tokens, std::int64_t channels, std::uint64_t stream, DType dtype) {
-  const std::vector<float> g = gaussian_values(tokens * channels, stream);
-  std::vector<float> v(g.size());
-  for (std::int64_t t = 0; t < tokens; ++t) {
-    const float spread = (t / 48) % 3 == 1 ? 8.0f : ((t / 48) % 3 == 2 ? 0.3f : 1.5f);
-    for (std::int64_t d = 0; d < channels; ++d) v[t * channels + d] = spread * g[t * channels + d] + (d % 7 == 0 ? 3.0f : 0.0f);
-  }
-  return tensor_from(v, tokens, channels, dtype);
-}
 
 // Checks every part of c against rules V1 and V3-V7 and every decoded element against the
 // error bound.
@@ -134,7 +123,7 @@ void check_layout_and_bound(const Config& cfg, const OwnedTensor& x, TensorRole 
   const std::int64_t group = role == TensorRole::key ? cfg.kgroup : cfg.vgroup;
   const bool segments_used = gran != "token";
   // Segments: only for segmenting roles, covering [0, quantized).
-  std::vector<std::uint32_t> edges = c.segment_edges;
+  std::vector<std::uint32_t> edges = c.segment_edges();
   if (!segments_used) {
     CHECK(edges.empty());
     edges = quantized > 0 ? std::vector<std::uint32_t>{0, static_cast<std::uint32_t>(quantized)}
@@ -185,14 +174,6 @@ void check_layout_and_bound(const Config& cfg, const OwnedTensor& x, TensorRole 
   }
 }
 
-std::string error_text_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
 
 }  // namespace
 
@@ -229,11 +210,11 @@ TEST_CASE("dgq2 layout and error bound on every element, every config, dtype and
         const OwnedTensor y = decompressed(*s, c);
         check_layout_and_bound(cfg, x, role, c, y);
         const std::uint64_t planned = s->planned_bytes(x.tokens, x.channels, dtype, role);
-        if (c.segment_edges.empty()) {
+        if (c.segment_edges().empty()) {
           CHECK(c.total_bytes() == planned);  // token granularity: no data-dependent size
         } else {
           CHECK(c.total_bytes() <= planned);
-          CHECK(c.segment_edges.size() >= 3);  // the stepped spread makes v1 cut it
+          CHECK(c.segment_edges().size() >= 3);  // the stepped spread makes v1 cut it
         }
       }
     }
@@ -331,10 +312,10 @@ TEST_CASE("dgq2 boundaries=fixed: the adaptive segment count at equal lengths, e
       const OwnedTensor x = stepped_tensor(l, 32, 12, DType::f16);
       const Compressed a = adaptive->compress(x.view(), TensorRole::key);
       const Compressed f = fixed->compress(x.view(), TensorRole::key);
-      REQUIRE(a.segment_edges.size() == f.segment_edges.size());
-      const std::size_t s = f.segment_edges.size() - 1;
-      for (std::size_t k = 0; k < f.segment_edges.size(); ++k) {
-        CHECK(f.segment_edges[k] == static_cast<std::uint32_t>(k * static_cast<std::size_t>(l) / std::max<std::size_t>(s, 1)));
+      REQUIRE(a.segment_edges().size() == f.segment_edges().size());
+      const std::size_t s = f.segment_edges().size() - 1;
+      for (std::size_t k = 0; k < f.segment_edges().size(); ++k) {
+        CHECK(f.segment_edges()[k] == static_cast<std::uint32_t>(k * static_cast<std::size_t>(l) / std::max<std::size_t>(s, 1)));
       }
       CHECK(f.part_bytes("markers") == a.part_bytes("markers"));
       CHECK(f.part_bytes("codes") == a.part_bytes("codes"));
@@ -349,7 +330,7 @@ TEST_CASE("dgq2 budget=max_groups: up to max_groups segments at any length, v1's
           "[scheme][dgq2][budget]") {
   const OwnedTensor x = stepped_tensor(1024, 32, 61, DType::f16);  // a spread step every 48 tokens
   const auto segments = [&](const std::string& spec) {
-    return make_scheme(spec)->compress(x.view(), TensorRole::key).segment_edges.size() - 1;
+    return make_scheme(spec)->compress(x.view(), TensorRole::key).segment_edges().size() - 1;
   };
   CHECK(segments("dgq2:max_groups=8") == 2);  // v1 rule 4: 2 segments below 2048 tokens
   CHECK(segments("dgq2:max_groups=8,budget=max_groups") == 8);
@@ -359,11 +340,11 @@ TEST_CASE("dgq2 budget=max_groups: up to max_groups segments at any length, v1's
   // With the same budget the edges are v1's rule 5: budget=length is exactly dgq's selection.
   const Compressed v2 = make_scheme("dgq2:max_groups=3")->compress(x.view(), TensorRole::key);
   const Compressed v1 = make_scheme("dgq:max_groups=3")->compress(x.view(), TensorRole::key);
-  CHECK(v2.segment_edges == v1.segment_edges);
+  CHECK(v2.segment_edges() == v1.segment_edges());
   // The fixed ablation follows the count whatever the budget.
   CHECK(make_scheme("dgq2:max_groups=20,budget=max_groups,boundaries=fixed")
             ->compress(x.view(), TensorRole::key)
-            .segment_edges.size() == 21);
+            .segment_edges().size() == 21);
   CHECK(error_text_of([] { (void)make_scheme("dgq2:budget=all"); }) ==
         "dgq2: parameter 'budget' = 'all' is not one of length, max_groups");
 }
@@ -386,7 +367,7 @@ TEST_CASE("dgq2 rot=hadamard,seg_on=rotated is the generic rot modifier around d
         const Compressed a = wrapped->compress(x.view(), role);
         const Compressed b = own->compress(x.view(), role);
         CHECK(a.parts == b.parts);
-        CHECK(a.segment_edges == b.segment_edges);
+        CHECK(a.segment_edges() == b.segment_edges());
         CHECK(decompressed(*wrapped, a).bytes == decompressed(*own, b).bytes);
       }
     }
@@ -400,7 +381,7 @@ TEST_CASE("dgq2 seg_on=input cuts where dgq2 without rotation cuts; the residual
   const auto on_input = make_scheme("dgq2:bits=4,residual=10,rot=hadamard,seg_on=input");
   const Compressed p = plain->compress(x.view(), TensorRole::key);
   const Compressed r = on_input->compress(x.view(), TensorRole::key);
-  CHECK(r.segment_edges == p.segment_edges);
+  CHECK(r.segment_edges() == p.segment_edges());
   CHECK(r.find("markers")->bytes == p.find("markers")->bytes);
   CHECK(r.find("residual")->bytes == p.find("residual")->bytes);
   CHECK(r.find("codes")->bytes != p.find("codes")->bytes);  // the codes are of the rotated rows
@@ -431,89 +412,4 @@ TEST_CASE("dgq2 kbits/vbits and rot_on: each role is the single-width, single-ro
   }
   CHECK(error_text_of([] { (void)make_scheme("dgq2:kbits=5"); }) == "dgq2: parameter 'kbits' = '5' is not one of 0, 2, 3, 4, 8");
   CHECK(error_text_of([] { (void)make_scheme("dgq2:rot_on=q"); }) == "dgq2: parameter 'rot_on' = 'q' is not one of kv, k, v");
-}
-
-TEST_CASE("dgq2 in-band markers: extreme codes on channel 0 of each segment start, nowhere else",
-          "[scheme][dgq2][markers]") {
-  for (const int bits : {2, 3, 4, 8}) {
-    CAPTURE(bits);
-    const auto s = make_scheme("dgq2:kgran=segment-channel,markers=inband,bits=" + std::to_string(bits));
-    const OwnedTensor x = stepped_tensor(300, 16, 8, DType::f16);
-    const Compressed c = s->compress(x.view(), TensorRole::key);
-    REQUIRE(c.segment_edges.size() >= 3);
-    const std::vector<std::uint8_t>& stream = c.find("codes")->bytes;
-    std::vector<std::uint8_t> codes(static_cast<std::size_t>(x.size()));
-    dgq::schemes::dgq2::unpack_codes(stream.data(), stream.size(), 0, codes.data(), codes.size(), bits);
-    const unsigned top = (1u << bits) - 1u;
-    for (std::int64_t t = 0; t < x.tokens; ++t) {
-      for (std::int64_t j = 0; j < x.channels; ++j) {
-        const unsigned u = codes[static_cast<std::size_t>(t * x.channels + j)];
-        const bool start = j == 0 && starts_segment(c.segment_edges, t);
-        CAPTURE(t, j, u);
-        REQUIRE((u == 0 || u == top) == start);
-      }
-    }
-  }
-}
-
-TEST_CASE("dgq2 rejects corrupt markers, naming what is wrong", "[scheme][dgq2][errors]") {
-  const OwnedTensor x = stepped_tensor(2100, 16, 8, DType::f16);  // >= 2048 tokens: a budget of 3 segments
-  const auto table = make_scheme("dgq2:markers=table");
-  Compressed c = table->compress(x.view(), TensorRole::key);
-  REQUIRE(c.part_bytes("markers") >= 8);
-  OwnedTensor out(c.dtype, c.tokens, c.channels);
-  Compressed swapped = c;
-  std::swap_ranges(swapped.parts[2].bytes.begin(), swapped.parts[2].bytes.begin() + 4, swapped.parts[2].bytes.begin() + 4);
-  CHECK(error_text_of([&] { table->decompress(swapped, out.mut()); }).find(": corrupt dgq2 data: boundary ") !=
-        std::string::npos);
-  Compressed ragged = c;
-  ragged.parts[2].bytes.pop_back();
-  CHECK(error_text_of([&] { table->decompress(ragged, out.mut()); }).find(" bytes, not a boundary table (4 per boundary)") !=
-        std::string::npos);
-  const auto bitmap = make_scheme("dgq2:markers=bitmap");
-  Compressed b = bitmap->compress(x.view(), TensorRole::key);
-  b.parts[2].bytes[0] |= 1u;
-  CHECK(error_text_of([&] { bitmap->decompress(b, out.mut()); }).find("corrupt dgq2 data: token 0 is marked") !=
-        std::string::npos);
-  // A stored fp32 range wider than fp32 (compress never writes one) would decode 0 * inf = NaN.
-  const auto fp32 = make_scheme("dgq2:range_dtype=fp32");
-  Compressed wide = fp32->compress(x.view(), TensorRole::value);
-  const float huge[2] = {-3e38f, 3e38f};
-  std::memcpy(wide.parts[1].bytes.data() + 8 * 5, huge, 8);
-  CHECK(error_text_of([&] { fp32->decompress(wide, out.mut()); }).find("corrupt dgq2 data: range 5 is wider than fp32") !=
-        std::string::npos);
-  // Token granularity stores no markers.
-  Compressed v = table->compress(x.view(), TensorRole::value);
-  CHECK(v.part_bytes("markers") == 0);
-  v.parts[2].bytes.push_back(0);
-  CHECK(error_text_of([&] { table->decompress(v, out.mut()); }).find("corrupt dgq2 data: markers for a role without segments") !=
-        std::string::npos);
-}
-
-TEST_CASE("dgq2 parameter errors name the key and the accepted values", "[scheme][dgq2][errors]") {
-  CHECK(error_text_of([] { (void)make_scheme("dgq2:bits=5"); }) == "dgq2: parameter 'bits' = '5' is not one of 2, 3, 4, 8");
-  CHECK(error_text_of([] { (void)make_scheme("dgq2:kgran=channel"); }) ==
-        "dgq2: parameter 'kgran' = 'channel' is not one of segment, segment-channel, token, segment-channel-group");
-  CHECK(error_text_of([] { (void)make_scheme("dgq2:vgran=x"); }).find("'vgran' = 'x'") != std::string::npos);
-  CHECK(error_text_of([] { (void)make_scheme("dgq2:range_dtype=bf16"); }) ==
-        "dgq2: parameter 'range_dtype' = 'bf16' is not one of fp16, fp32");
-  CHECK(error_text_of([] { (void)make_scheme("dgq2:boundaries=equal"); }) ==
-        "dgq2: parameter 'boundaries' = 'equal' is not one of adaptive, fixed");
-  CHECK(error_text_of([] { (void)make_scheme("dgq2:seg_on=k"); }) == "dgq2: parameter 'seg_on' = 'k' is not one of rotated, input");
-  CHECK(error_text_of([] { (void)make_scheme("dgq2:rot=walsh"); }) == "dgq2: parameter 'rot' = 'walsh' is not one of none, hadamard");
-  CHECK(error_text_of([] { (void)make_scheme("dgq2:group_ratio=1.5"); }).find("dgq2: parameter group_ratio=1.5") == 0);
-  // rot is dgq2's own key: the spec names it once, and no modifier is stacked on top.
-  CHECK(make_scheme("dgq2:rot=hadamard")->spec().find("rot=hadamard") != std::string::npos);
-  const std::string spec = make_scheme("dgq2:rot=hadamard")->spec();
-  CHECK(spec.find("rot=") == spec.rfind("rot="));
-}
-
-TEST_CASE("dgq2 names the first NaN/Inf also in the residual tokens and with rotation", "[scheme][dgq2][errors]") {
-  for (const std::string spec : {"dgq2:residual=8", "dgq2:rot=hadamard,seg_on=input,residual=3"}) {
-    OwnedTensor x = random_tensor(20, 64, 4);
-    store_element(x.mut(), 17 * 64 + 9, std::numeric_limits<float>::quiet_NaN());
-    CAPTURE(spec);
-    CHECK(error_text_of([&] { (void)make_scheme(spec)->compress(x.view(), TensorRole::key); }) ==
-          "dgq2: non-finite value nan at token 17, channel 9");
-  }
 }

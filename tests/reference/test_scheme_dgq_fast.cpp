@@ -1,5 +1,5 @@
 // The dgq Scheme decodes straight from its "codes" part (detail::dgq_decode_codes) instead of
-// copying the codes into a DgqEncoded for dgq_decode. Both must give the same bytes, or the
+// copying the codes into a DgqV1Encoded for dgq_decode. Both must give the same bytes, or the
 // same error, for stored data the encoder never makes: random codes including the in-band
 // marker values, ranges with zeros, subnormals and extremes, every marker mode and
 // granularity, f16/bf16/f32 outputs, and corrupt markers.
@@ -37,11 +37,11 @@ float adversarial_endpoint(std::mt19937_64& gen) {
   return pool[gen() % (sizeof(pool) / sizeof(pool[0]))];
 }
 
-// A DgqEncoded as a decoder may receive it: `interior` edges stored in the mode's form, any
+// A DgqV1Encoded as a decoder may receive it: `interior` edges stored in the mode's form, any
 // code values (channel 0 carries markers exactly at the edges in in-band mode).
-DgqEncoded stored_data(std::int64_t l, std::int64_t d, DType dt, const Mode& mode,
+DgqV1Encoded stored_data(std::int64_t l, std::int64_t d, DType dt, const Mode& mode,
                        const std::vector<std::uint32_t>& interior, std::mt19937_64& gen) {
-  DgqEncoded enc;
+  DgqV1Encoded enc;
   enc.tokens = l;
   enc.channels = d;
   enc.dtype = dt;
@@ -79,7 +79,7 @@ DgqEncoded stored_data(std::int64_t l, std::int64_t d, DType dt, const Mode& mod
   return enc;
 }
 
-Compressed as_parts(const DgqEncoded& enc, const Scheme& s) {
+Compressed as_parts(const DgqV1Encoded& enc, const Scheme& s) {
   Compressed c;
   c.scheme = s.spec();
   c.tokens = enc.tokens;
@@ -113,7 +113,7 @@ std::string decode_or_message(Decode decode, OwnedTensor& out) {
   return "";
 }
 
-void require_same_as_dgq_decode(const DgqEncoded& enc, const Mode& mode) {
+void require_same_as_dgq_decode(const DgqV1Encoded& enc, const Mode& mode) {
   const auto s = make_scheme("dgq:win=1,max_groups=8," + mode.spec);
   const Compressed c = as_parts(enc, *s);
   OwnedTensor expected(enc.dtype, enc.tokens, enc.channels), got(enc.dtype, enc.tokens, enc.channels);
@@ -146,7 +146,7 @@ TEST_CASE("dgq scheme decompress from its parts equals dgq_decode on arbitrary s
       for (std::int64_t l = 1; l <= 300; l += (l < 40 ? 1 : 37)) {
         for (const std::int64_t d : {1, 3, 31, 33, 128}) {
           CAPTURE(mode.spec, dtype_name(dt), l, d);
-          const DgqEncoded enc = stored_data(l, d, dt, mode, random_interior(l, gen), gen);
+          const DgqV1Encoded enc = stored_data(l, d, dt, mode, random_interior(l, gen), gen);
           require_same_as_dgq_decode(enc, mode);
         }
       }
@@ -159,7 +159,7 @@ TEST_CASE("dgq scheme decompress from its parts reports corrupt markers as dgq_d
   for (const Mode& mode : kFastModes) {
     CAPTURE(mode.spec);
     const std::int64_t l = 40, d = 5;
-    DgqEncoded enc = stored_data(l, d, DType::f16, mode, {10}, gen);
+    DgqV1Encoded enc = stored_data(l, d, DType::f16, mode, {10}, gen);
     if (mode.markers == Markers::table) {
       enc.boundaries = {static_cast<std::uint32_t>(l)};  // not inside (0, tokens)
     } else if (mode.markers == Markers::bitmap) {
@@ -176,7 +176,7 @@ TEST_CASE("dgq scheme decompress from its parts reports corrupt markers as dgq_d
     // More ranges than the markers describe: both name the segment counts. (In table mode the
     // scheme sizes "boundaries" by the ranges first, before any decoding.)
     if (mode.markers == Markers::table) continue;
-    DgqEncoded extra = stored_data(l, d, DType::f16, mode, {}, gen);
+    DgqV1Encoded extra = stored_data(l, d, DType::f16, mode, {}, gen);
     const std::int64_t C = mode.granularity == Granularity::segment_channel ? d : 1;
     extra.segments += 1;
     for (std::int64_t i = 0; i < C; ++i) {

@@ -1,5 +1,5 @@
 // dgq/dgq_parts.hpp, the one declaration of DGQ's part layout that the CPU and CUDA dgq schemes
-// share: parts round-trip a DgqEncoded exactly in every marker mode and granularity, the CPU
+// share: parts round-trip a DgqV1Encoded exactly in every marker mode and granularity, the CPU
 // scheme stores exactly these parts, spec parsing is make_scheme's, and corrupt part sizes give
 // the scheme's own messages.
 #include "test_scheme_support.hpp"
@@ -15,11 +15,11 @@ using Catch::Matchers::Contains;
 namespace {
 
 // Every marker mode with every granularity.
-std::vector<DgqParams> all_modes() {
-  std::vector<DgqParams> modes;
+std::vector<DgqV1Params> all_modes() {
+  std::vector<DgqV1Params> modes;
   for (const Granularity g : {Granularity::segment, Granularity::segment_channel}) {
     for (const Markers m : {Markers::table, Markers::bitmap, Markers::inband}) {
-      DgqParams p;
+      DgqV1Params p;
       p.granularity = g;
       p.markers = m;
       modes.push_back(p);
@@ -28,7 +28,7 @@ std::vector<DgqParams> all_modes() {
   return modes;
 }
 
-std::string spec_of(const DgqParams& p) { return "dgq:" + p.to_string(); }
+std::string spec_of(const DgqV1Params& p) { return "dgq:" + p.to_string(); }
 
 // Quiet tokens, loud ones, quiet again: two segment edges for tensors long enough.
 OwnedTensor two_steps(std::int64_t l, std::int64_t d, std::uint64_t stream) {
@@ -42,7 +42,7 @@ OwnedTensor two_steps(std::int64_t l, std::int64_t d, std::uint64_t stream) {
   return tensor_from(v, l, d);
 }
 
-Compressed parts_of(const DgqEncoded& enc) {
+Compressed parts_of(const DgqV1Encoded& enc) {
   Compressed c;
   c.scheme = spec_of(enc.params);
   c.tokens = enc.tokens;
@@ -80,7 +80,7 @@ std::string parameter_error_of(Body body) {
 }
 
 // The error the CPU scheme's decompress gives for c, and the one dgq_encoded_from_parts gives.
-void require_same_message(const Compressed& c, const DgqParams& p, const std::string& expected) {
+void require_same_message(const Compressed& c, const DgqV1Params& p, const std::string& expected) {
   const auto scheme = make_scheme(spec_of(p));
   OwnedTensor out(c.dtype, c.tokens, c.channels);
   const std::string from_scheme = input_error_of([&] { scheme->decompress(c, out.mut()); });
@@ -93,10 +93,10 @@ void require_same_message(const Compressed& c, const DgqParams& p, const std::st
 }  // namespace
 
 TEST_CASE("dgq parts of an empty tensor are empty and read back", "[scheme][dgq][parts][edge]") {
-  for (const DgqParams& p : all_modes()) {
+  for (const DgqV1Params& p : all_modes()) {
     CAPTURE(p.to_string());
     const OwnedTensor x(DType::f16, 0, 64);
-    const DgqEncoded enc = dgq_encode(x.view(), p);
+    const DgqV1Encoded enc = dgq_encode(x.view(), p);
     const Compressed c = parts_of(enc);
     CHECK(c.total_bytes() == 0);
     CHECK(dgq_encoded_from_parts(c, p) == enc);
@@ -105,23 +105,23 @@ TEST_CASE("dgq parts of an empty tensor are empty and read back", "[scheme][dgq]
 
 TEST_CASE("dgq parts reject a negative shape before sizing anything by it", "[scheme][dgq][parts][errors]") {
   Compressed c;
-  c.scheme = spec_of(DgqParams{});
+  c.scheme = spec_of(DgqV1Params{});
   c.tokens = -3;
   c.channels = 0;
   c.parts.push_back({"codes", {}});
   c.parts.push_back({"ranges", {}});
-  CHECK(input_error_of([&] { (void)dgq_encoded_from_parts(c, DgqParams{}); }) ==
+  CHECK(input_error_of([&] { (void)dgq_encoded_from_parts(c, DgqV1Params{}); }) ==
         c.scheme + ": negative shape [-3, 0]");
 }
 
 TEST_CASE("dgq parts round-trip the encoder's output in every marker mode and granularity",
           "[scheme][dgq][parts][roundtrip]") {
-  for (const DgqParams& p : all_modes()) {
+  for (const DgqV1Params& p : all_modes()) {
     for (const std::int64_t l : {1, 16, 17, 300}) {
       for (const std::int64_t d : {1, 31, 64}) {
         CAPTURE(p.to_string(), l, d);
         const OwnedTensor x = two_steps(l, d, static_cast<std::uint64_t>(l * 7 + d));
-        const DgqEncoded enc = dgq_encode(x.view(), p);
+        const DgqV1Encoded enc = dgq_encode(x.view(), p);
         const Compressed c = parts_of(enc);
         const std::vector<std::string> expected_names =
             p.markers == Markers::table    ? std::vector<std::string>{"codes", "ranges", "boundaries"}
@@ -134,7 +134,7 @@ TEST_CASE("dgq parts round-trip the encoder's output in every marker mode and gr
         const DgqPartsView view = view_dgq_parts(c, p);
         CHECK(view.header.codes.empty());
         CHECK(view.codes == reinterpret_cast<const std::int8_t*>(c.find("codes")->bytes.data()));
-        DgqEncoded header = enc;
+        DgqV1Encoded header = enc;
         header.codes.clear();
         CHECK(view.header == header);
       }
@@ -143,9 +143,9 @@ TEST_CASE("dgq parts round-trip the encoder's output in every marker mode and gr
 }
 
 TEST_CASE("dgq parts with codes moved in equal the parts with codes copied", "[scheme][dgq][parts]") {
-  for (const DgqParams& p : all_modes()) {
+  for (const DgqV1Params& p : all_modes()) {
     CAPTURE(p.to_string());
-    const DgqEncoded enc = dgq_encode(two_steps(300, 32, 11).view(), p);
+    const DgqV1Encoded enc = dgq_encode(two_steps(300, 32, 11).view(), p);
     Compressed moved;
     append_dgq_parts(enc, std::vector<std::uint8_t>(enc.codes.begin(), enc.codes.end()), moved);
     CHECK(moved.parts == parts_of(enc).parts);
@@ -153,24 +153,24 @@ TEST_CASE("dgq parts with codes moved in equal the parts with codes copied", "[s
 }
 
 TEST_CASE("the CPU dgq scheme stores exactly the declared parts", "[scheme][dgq][parts]") {
-  for (const DgqParams& p : all_modes()) {
+  for (const DgqV1Params& p : all_modes()) {
     CAPTURE(p.to_string());
     const OwnedTensor x = two_steps(300, 64, 5);
     const Compressed from_scheme = make_scheme(spec_of(p))->compress(x.view(), TensorRole::key);
     const Compressed declared = parts_of(dgq_encode(x.view(), p));
-    REQUIRE(from_scheme.segment_edges.size() >= 3);  // a boundary, so every marker part is non-empty
+    REQUIRE(from_scheme.segment_edges().size() >= 3);  // a boundary, so every marker part is non-empty
     CHECK(from_scheme.parts == declared.parts);
     CHECK(from_scheme.scheme == declared.scheme);
   }
 }
 
-TEST_CASE("dgq_params_from_spec reads a spec as make_scheme does", "[scheme][dgq][parts][registry]") {
+TEST_CASE("dgq_v1_params_from_spec reads a spec as make_scheme does", "[scheme][dgq][parts][registry]") {
   for (const std::string spec :
        {"dgq", "dgq:markers=bitmap", "dgq: win = 32 , granularity=segment-channel",
         "dgq:markers=inband,min_var=1e-40,max_groups=8,group_ratio=0.123456789,win=65536"}) {
     CAPTURE(spec);
-    CHECK(spec_of(dgq_params_from_spec(spec)) == make_scheme(spec)->spec());
-    CHECK(dgq_params_from_spec(make_scheme(spec)->spec()) == dgq_params_from_spec(spec));
+    CHECK(spec_of(dgq_v1_params_from_spec(spec)) == make_scheme(spec)->spec());
+    CHECK(dgq_v1_params_from_spec(make_scheme(spec)->spec()) == dgq_v1_params_from_spec(spec));
   }
   for (const std::string spec : {"dgq:max_groups=9", "dgq:win=0", "dgq:win=16.5", "dgq:group_ratio=nan",
                                  "dgq:min_var=-1", "dgq:markers=morse", "dgq:granularity=token", "dgq:window=16",
@@ -178,14 +178,14 @@ TEST_CASE("dgq_params_from_spec reads a spec as make_scheme does", "[scheme][dgq
     CAPTURE(spec);
     const std::string expected = parameter_error_of([&] { (void)make_scheme(spec); });
     REQUIRE_FALSE(expected.empty());
-    CHECK(parameter_error_of([&] { (void)dgq_params_from_spec(spec); }) == expected);
+    CHECK(parameter_error_of([&] { (void)dgq_v1_params_from_spec(spec); }) == expected);
   }
-  CHECK(parameter_error_of([] { (void)dgq_params_from_spec("q8_0"); }) ==
+  CHECK(parameter_error_of([] { (void)dgq_v1_params_from_spec("q8_0"); }) ==
         "scheme spec 'q8_0' is of family 'q8_0', not dgq");
 }
 
 TEST_CASE("dgq parts with a wrong size give the CPU scheme's messages", "[scheme][dgq][parts][errors]") {
-  for (const DgqParams& p : all_modes()) {
+  for (const DgqV1Params& p : all_modes()) {
     CAPTURE(p.to_string());
     const OwnedTensor x = two_steps(300, 64, 5);
     const Compressed good = parts_of(dgq_encode(x.view(), p));
@@ -206,7 +206,7 @@ TEST_CASE("dgq parts with a wrong size give the CPU scheme's messages", "[scheme
 
 TEST_CASE("dgq ranges outside the segment budget give the CPU scheme's message", "[scheme][dgq][parts][errors]") {
   // L = 300 (under 2048 tokens): a budget of 2 segments (rule 4), 8 bytes each at granularity=segment.
-  const DgqParams p;
+  const DgqV1Params p;
   const Compressed good = parts_of(dgq_encode(two_steps(300, 8, 3).view(), p));
   Compressed too_many = good;
   too_many.parts[1].bytes.assign(24, 0);

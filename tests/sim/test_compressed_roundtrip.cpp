@@ -55,7 +55,7 @@ TEST_CASE("compressed file: units equal Scheme::compress, decompress equals Sche
         const Compressed direct = scheme->compress(source.head(head), role);
         const Compressed stored_unit = reader.read_unit(layer, role, head);
         REQUIRE(stored_unit.parts == direct.parts);
-        REQUIRE(stored_unit.segment_edges == direct.segment_edges);
+        REQUIRE(stored_unit.segment_edges() == direct.segment_edges());
         REQUIRE(stored_unit.tokens == direct.tokens);
         REQUIRE(stored_unit.dtype == direct.dtype);
         stored += direct.total_bytes();

@@ -21,7 +21,7 @@ class DamageScheme : public Scheme {
     std::memcpy(body.bytes.data(), x.data, x.bytes());
     c.parts.push_back(std::move(body));
     c.parts.push_back(Part{"header", std::vector<std::uint8_t>(role == TensorRole::key ? 3 : 5)});
-    c.segment_edges = {0, static_cast<std::uint32_t>(x.tokens / 2), static_cast<std::uint32_t>(x.tokens)};
+    c.diagnostics.segments = SegmentDiagnostics{{0, static_cast<std::uint32_t>(x.tokens / 2), static_cast<std::uint32_t>(x.tokens)}};
     return c;
   }
   void decompress(const Compressed& c, MutTensor out) const override {

@@ -145,7 +145,7 @@ std::string scheme_family_of(std::string_view spec);
 std::unique_ptr<Scheme> make_scheme(std::string_view spec, Device device);
 
 // make_scheme's parse without a Scheme, for callers that need a family's typed parameters
-// (dgq_params_from_spec): `use` runs where make_scheme runs the factory, between reading the
+// (dgq_v1_params_from_spec): `use` runs where make_scheme runs the factory, between reading the
 // declared keys and rejecting unknown ones, so the errors come in the same order.
 void parse_scheme_args(std::string_view spec, std::span<const SchemeParam> params,
                        const std::function<void(const SchemeArgs&)>& use);

@@ -3,6 +3,7 @@
 // benchmarks compare schemes through the same calls.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,18 +23,35 @@ struct Part {
   bool operator==(const Part&) const = default;
 };
 
+// What a segmenting scheme (DGQ v1; dgq2 for the roles it segments) reports about the
+// segments it chose: the edges [0, e1, ..., tokens].
+struct SegmentDiagnostics {
+  std::vector<std::uint32_t> edges;
+  bool operator==(const SegmentDiagnostics&) const = default;
+};
+
+// Facts a family may report beside its bytes, for inspection and the replay's tables: never
+// stored as parts, never counted in total_bytes(). Each is typed and optional (std::nullopt:
+// the family has no such fact), so that a family-specific diagnostic is a new member here
+// rather than a field every Compressed carries and most leave empty.
+struct CompressionDiagnostics {
+  std::optional<SegmentDiagnostics> segments;
+  bool operator==(const CompressionDiagnostics&) const = default;
+};
+
 struct Compressed {
   std::string scheme;  // canonical spec of the scheme that made it (Scheme::spec())
   std::int64_t tokens = 0, channels = 0;
   DType dtype = DType::f16;
   TensorRole role = TensorRole::key;
   std::vector<Part> parts;
-  // Diagnostics, not stored: segment edges [0, ..., tokens] for segmenting schemes.
-  std::vector<std::uint32_t> segment_edges;
+  CompressionDiagnostics diagnostics;
 
   std::uint64_t total_bytes() const;
   std::uint64_t part_bytes(std::string_view name) const;  // 0 if absent
   const Part* find(std::string_view name) const;
+  // diagnostics.segments' edges, or an empty list when the scheme reported none.
+  const std::vector<std::uint32_t>& segment_edges() const;
 };
 
 // A Compressed with the metadata of x (shape, dtype, role) and the scheme's spec filled in and

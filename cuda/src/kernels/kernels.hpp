@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "dgq/dgq_params.hpp"
+#include "dgq/dgq_v1_params.hpp"
 #include "dgq/cuda/dgq_cuda.hpp"
 
 namespace dgq::cuda::detail {
@@ -34,7 +34,7 @@ void launch_block_stats(const float* var, const float* tmin, const float* tmax, 
 // Rules 3-5 per unit (one thread block per unit): edges[u][0..segments] and segments[u];
 // with granularity=segment also the ranges (rule 6) and inv (rule 7).
 void launch_select_segments(const float* bmean, const float* bmin, const float* bmax, const DeviceShape& shape,
-                            const DgqParams& p, std::uint32_t* edges, int* segments, float* lo, float* hi,
+                            const DgqV1Params& p, std::uint32_t* edges, int* segments, float* lo, float* hi,
                             float* inv, unsigned long long* status, cudaStream_t stream);
 
 // granularity=segment-channel: per segment and channel min/max from the tensor (rule 6).

@@ -111,7 +111,7 @@ __global__ void select_segments_kernel(const float* __restrict__ bmean, const fl
 }  // namespace
 
 void launch_select_segments(const float* bmean, const float* bmin, const float* bmax, const DeviceShape& shape,
-                            const DgqParams& p, std::uint32_t* edges, int* segments, float* lo, float* hi,
+                            const DgqV1Params& p, std::uint32_t* edges, int* segments, float* lo, float* hi,
                             float* inv, unsigned long long* status, cudaStream_t stream) {
   if (shape.units == 0 || shape.tokens == 0) return;
   SelectArgs a{};

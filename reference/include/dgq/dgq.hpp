@@ -1,12 +1,12 @@
 #pragma once
 // DGQ v1, the CPU reference. docs/spec.md defines every byte these functions produce;
-// rule numbers below refer to it. The parameter and stored-layout types (DgqParams,
-// DgqEncoded) are the core's, shared with every backend: dgq/dgq_params.hpp.
+// rule numbers below refer to it. The parameter and stored-layout types (DgqV1Params,
+// DgqV1Encoded) are the core's, shared with every backend: dgq/dgq_v1_params.hpp.
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "dgq/dgq_params.hpp"
+#include "dgq/dgq_v1_params.hpp"
 #include "dgq/tensor.hpp"
 
 namespace dgq {
@@ -22,7 +22,7 @@ struct DgqAnalysis {
 };
 
 // Rules 1-5 on fp32 data ([tokens][channels] row-major).
-DgqAnalysis dgq_analyze(const float* x, std::int64_t tokens, std::int64_t channels, const DgqParams& p);
+DgqAnalysis dgq_analyze(const float* x, std::int64_t tokens, std::int64_t channels, const DgqV1Params& p);
 
 // The canonical sums of rule 1 over one row (exposed for tests and the CUDA comparison).
 float canonical_sum(const float* x, std::int64_t n);
@@ -30,21 +30,21 @@ float canonical_sum_of_squares(const float* x, std::int64_t n, float mean);
 
 // Full encode (rules 1-8). Throws InputError for NaN/Inf (naming token and channel) or a
 // segment whose value range overflows fp32; ParameterError for bad params.
-DgqEncoded dgq_encode(ConstTensor x, const DgqParams& p);
+DgqV1Encoded dgq_encode(ConstTensor x, const DgqV1Params& p);
 // The same bytes written into `out`, reusing its vectors' capacity: encoding tensors of one
 // size over and over allocates nothing. Throws as dgq_encode; `out` is then unspecified.
-void dgq_encode_into(ConstTensor x, const DgqParams& p, DgqEncoded& out);
+void dgq_encode_into(ConstTensor x, const DgqV1Params& p, DgqV1Encoded& out);
 
 // Decode into out (same shape, out.dtype == enc.dtype). Uses only the stored parts: bitmap
 // and in-band modes recover the boundaries from the bitmap or the markers.
-void dgq_decode(const DgqEncoded& enc, MutTensor out);
+void dgq_decode(const DgqV1Encoded& enc, MutTensor out);
 
 }  // namespace dgq
 
 namespace dgq {
 // Every unit (layer x head x K/V) encoded independently, OpenMP over units; the bytes do not
 // depend on the thread count.
-std::vector<DgqEncoded> dgq_encode_batch(const std::vector<ConstTensor>& units, const DgqParams& p);
+std::vector<DgqV1Encoded> dgq_encode_batch(const std::vector<ConstTensor>& units, const DgqV1Params& p);
 // The same into `out` (resized to units.size()), reusing each entry's buffers (dgq_encode_into).
-void dgq_encode_batch_into(const std::vector<ConstTensor>& units, const DgqParams& p, std::vector<DgqEncoded>& out);
+void dgq_encode_batch_into(const std::vector<ConstTensor>& units, const DgqV1Params& p, std::vector<DgqV1Encoded>& out);
 }  // namespace dgq

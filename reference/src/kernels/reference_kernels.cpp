@@ -4,7 +4,7 @@
 
 #include "dgq/element_rules.hpp"
 #include "dgq/fwht.hpp"
-#include "dgq_v1/row_kernels.hpp"
+#include "schemes/dgq_v1/row_kernels.hpp"
 #include "schemes/uniform_code_runs.hpp"
 
 namespace dgq::kernels {

@@ -138,7 +138,7 @@ class Dgq2Scheme final : public Scheme {
     c.parts.push_back(
         {"markers", dgq2::uses_segments(g) ? dgq2::marker_part(edges, quantized, p.seg.markers) : std::vector<std::uint8_t>{}});
     c.parts.push_back({"residual", std::move(residual)});
-    if (dgq2::uses_segments(g)) c.segment_edges = std::move(edges);
+    if (dgq2::uses_segments(g)) c.diagnostics.segments = SegmentDiagnostics{std::move(edges)};
     return c;
   }
 

@@ -5,15 +5,15 @@
 #include <utility>
 #include <vector>
 
-#include "dgq_v1/decode_view.hpp"
+#include "schemes/dgq_v1/decode_view.hpp"
 #include "dgq/dgq.hpp"
 #include "dgq/dgq_parts.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
-#include "dgq_v1/pipeline.hpp"
+#include "schemes/dgq_v1/pipeline.hpp"
 #include "dgq/registry.hpp"
 #include "schemes/kernel_families.hpp"
-#include "dgq_v1/shape.hpp"
+#include "schemes/dgq_v1/shape.hpp"
 #include "dgq/schemes/tensor_io.hpp"
 
 namespace dgq::schemes {
@@ -21,7 +21,7 @@ namespace {
 
 class DgqScheme final : public Scheme {
  public:
-  DgqScheme(const DgqParams& p, const kernels::CpuKernels& k) : params_(p), k_(k) {}
+  DgqScheme(const DgqV1Params& p, const kernels::CpuKernels& k) : params_(p), k_(k) {}
 
   std::string family() const override { return "dgq"; }
   std::string spec() const override { return dgq_spec_of(params_); }
@@ -39,11 +39,12 @@ class DgqScheme final : public Scheme {
     c = start_compressed(spec(), x, role);
     // The encoder writes the codes straight into their part (int8 through the unsigned
     // bytes: same object, signed view).
-    DgqEncoded enc;
+    DgqV1Encoded enc;
     try {
       detail::check_shape(x);  // before sizing the codes by it
       codes.resize(static_cast<std::size_t>(x.tokens * x.channels));
-      c.segment_edges = detail::encode_parts(k_, x, params_, enc, reinterpret_cast<std::int8_t*>(codes.data()));
+      auto* code_bytes = reinterpret_cast<std::int8_t*>(codes.data());
+      c.diagnostics.segments = SegmentDiagnostics{detail::encode_parts(k_, x, params_, enc, code_bytes)};
     } catch (const InputError&) {
       // dgq_encode rejects NaN/Inf itself, in its own words and possibly after another error
       // (an overflowing row before it); the scheme reports the first non-finite element in
@@ -68,7 +69,7 @@ class DgqScheme final : public Scheme {
   }
 
  private:
-  DgqParams params_;
+  DgqV1Params params_;
   const kernels::CpuKernels& k_;
 };
 
@@ -83,7 +84,7 @@ std::vector<SchemeFamily> dgq_families(const kernels::CpuKernels& k, Device devi
           .summary = "DGQ v1: 1..8 variance-driven segments per head, int8 codes with one range per segment (docs/spec.md)",
           .params = dgq_scheme_params(),
           .make = [kt = &k](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
-            return std::make_unique<DgqScheme>(dgq_params_from_args(args), *kt);
+            return std::make_unique<DgqScheme>(dgq_v1_params_from_args(args), *kt);
           },
           .accepts_channels = [](std::int64_t channels) { return channels >= 1; },
           .stored_size = SchemeFamily::StoredSize::at_most,  // one range per segment, 1..max_groups of them

@@ -26,7 +26,7 @@ void write_unit(hid_t file, int layer, int head, const Compressed& c) {
   for (const Part& part : c.parts) names += (names.empty() ? "" : ",") + part.name;
   h5::write_string_attribute(group.get(), compressed::kAttrParts, names);
   h5::write_int_array_attribute(group.get(), compressed::kAttrSegmentEdges,
-                                std::vector<std::int64_t>(c.segment_edges.begin(), c.segment_edges.end()));
+                                std::vector<std::int64_t>(c.segment_edges().begin(), c.segment_edges().end()));
   for (const Part& part : c.parts) {
     const std::string context = group_path + "/" + part.name;
     // Contiguous and unfiltered: the file holds the scheme's bytes as they are.
@@ -70,8 +70,8 @@ void add_to_summary(CompressionSummary& s, const Compressed& c, std::int64_t& se
     it->second += part.bytes.size();
     s.stored_bytes += part.bytes.size();
   }
-  if (!c.segment_edges.empty()) {
-    segments += static_cast<double>(c.segment_edges.size() - 1);
+  if (!c.segment_edges().empty()) {
+    segments += static_cast<double>(c.segment_edges().size() - 1);
     ++segment_units;
   }
 }

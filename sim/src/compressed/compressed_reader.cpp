@@ -121,9 +121,12 @@ Compressed CompressedReader::read_unit(int layer, TensorRole role, int head) con
   if (static_cast<std::uint64_t>(elements) > 8 * stored)
     throw InputError(context + ": " + std::to_string(c.tokens) + " tokens x " + std::to_string(c.channels) +
                      " channels but only " + std::to_string(stored) + " bytes stored (corrupt?)");
-  if (h5::has_attribute(group.get(), compressed::kAttrSegmentEdges))
+  if (h5::has_attribute(group.get(), compressed::kAttrSegmentEdges)) {
+    SegmentDiagnostics segments;
     for (std::int64_t e : h5::read_int_array_attribute(group.get(), compressed::kAttrSegmentEdges, context))
-      c.segment_edges.push_back(static_cast<std::uint32_t>(e));
+      segments.edges.push_back(static_cast<std::uint32_t>(e));
+    c.diagnostics.segments = std::move(segments);
+  }
   return c;
 }
 

@@ -107,9 +107,9 @@ void replay_tensor(const Scheme& scheme, ConstTensor x, TensorRole role, MutTens
   table.rel_fro[row] = m.rel_fro;
   table.bytes[row] = c.total_bytes();
   table.original_bytes[row] = x.bytes();
-  table.segment_count[row] = c.segment_edges.empty() ? 0 : static_cast<std::int32_t>(c.segment_edges.size() - 1);
+  table.segment_count[row] = c.segment_edges().empty() ? 0 : static_cast<std::int32_t>(c.segment_edges().size() - 1);
   for (const Part& p : c.parts) unit.parts.emplace_back(p.name, p.bytes.size());
-  unit.edges = std::move(c.segment_edges);
+  if (c.diagnostics.segments) unit.edges = std::move(c.diagnostics.segments->edges);
 }
 
 void rethrow_first(const std::vector<std::exception_ptr>& errors) {

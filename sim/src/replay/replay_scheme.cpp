@@ -1,4 +1,5 @@
-// Scheme construction for replays: the CPU reference, or the CUDA implementation of DGQ.
+// Scheme construction for replays: the CPU (fast paths where a family has them), the literal
+// reference, or the CUDA implementation of DGQ.
 #include "dgq/errors.hpp"
 #include "dgq/registry.hpp"
 #include "dgq/sim/replay.hpp"
@@ -12,11 +13,13 @@ namespace dgq::sim {
 ReplayDevice parse_replay_device(std::string_view s) {
   if (s == "cpu") return ReplayDevice::cpu;
   if (s == "cuda") return ReplayDevice::cuda;
-  throw ParameterError("--device: '" + std::string(s) + "' is not one of cpu, cuda");
+  if (s == "reference") return ReplayDevice::reference;
+  throw ParameterError("--device: '" + std::string(s) + "' is not one of cpu, reference, cuda");
 }
 
 std::unique_ptr<Scheme> make_replay_scheme(std::string_view spec, ReplayDevice device) {
   if (device == ReplayDevice::cpu) return make_scheme(spec);
+  if (device == ReplayDevice::reference) return make_scheme(spec, Device::reference);
 #ifdef DGQ_WITH_CUDA
   // Families without a CUDA implementation in the registry run on the CPU.
   if (find_scheme_family(scheme_family_of(spec), Device::cuda) == nullptr) return make_scheme(spec);

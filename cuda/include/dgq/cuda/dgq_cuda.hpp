@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "dgq/dgq_params.hpp"
+#include "dgq/dgq_v1_params.hpp"
 #include "dgq/scheme.hpp"
 
 namespace dgq::cuda {
@@ -19,8 +19,8 @@ bool device_available(std::string* why = nullptr);
 
 // Host convenience calls, batched: every unit (layer x head x K/V) in one launch sequence.
 // Throws dgq::Error with the CUDA error string on failure (no device, OOM, bad shape).
-std::vector<DgqEncoded> encode_batch(const std::vector<ConstTensor>& units, const DgqParams& p);
-void decode_batch(const std::vector<DgqEncoded>& encoded, const std::vector<MutTensor>& out);
+std::vector<DgqV1Encoded> encode_batch(const std::vector<ConstTensor>& units, const DgqV1Params& p);
+void decode_batch(const std::vector<DgqV1Encoded>& encoded, const std::vector<MutTensor>& out);
 
 // A Scheme whose DGQ compress/decompress run on the GPU ("dgq:..." specs only): the registry's
 // make_scheme(spec, Device::cuda) (dgq/registry.hpp).
@@ -71,7 +71,7 @@ class DeviceBuffer {
 // plus the scratch the kernels need, kept so repeated calls do not reallocate.
 struct DeviceEncoded {
   DeviceShape shape;
-  DgqParams params;
+  DgqV1Params params;
   // The input of the last encode_device: check_encode_status reads the first non-finite
   // element back from it to name its value, so it must still be valid until that check.
   const void* input = nullptr;
@@ -85,7 +85,7 @@ struct DeviceEncoded {
 
 // Queues the whole encode on `stream` (no host synchronisation). Throws ParameterError /
 // InputError for bad parameters or shapes before launching anything.
-void encode_device(const void* x, const DeviceShape& shape, const DgqParams& p, DeviceEncoded& out,
+void encode_device(const void* x, const DeviceShape& shape, const DgqV1Params& p, DeviceEncoded& out,
                    cudaStream_t stream = nullptr);
 // Synchronises `stream` and throws InputError when a unit's input held NaN/Inf or a variance or
 // a segment's range overflowed fp32: the lowest such unit, prefixed "unit u: ", in the

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "dgq/dgq_params.hpp"
+#include "dgq/dgq_v1_params.hpp"
 #include "dgq/kernels/cpu_kernels.hpp"
 #include "dgq/tensor.hpp"
 
@@ -22,7 +22,7 @@ struct PassOne {
 };
 // With k's row kernels; throws InputError naming the first NaN/Inf (token, channel) or a token
 // whose variance is not finite.
-PassOne scan_tensor(const CpuKernels& k, ConstTensor x, const DgqParams& p);
+PassOne scan_tensor(const CpuKernels& k, ConstTensor x, const DgqV1Params& p);
 
 // Rule 2.
 std::vector<float> block_means(const std::vector<float>& token_var, int win);

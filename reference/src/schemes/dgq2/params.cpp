@@ -175,7 +175,7 @@ Params params_from_args(const SchemeArgs& args) {
   p.seg.max_groups = args.integer("max_groups");
   p.budget_max_groups = args.word("budget") == "max_groups";
   try {
-    DgqParams v1 = p.seg;  // v1's checks of group_ratio and min_var; max_groups is the registry's
+    DgqV1Params v1 = p.seg;  // v1's checks of group_ratio and min_var; max_groups is the registry's
     v1.max_groups = 1;
     v1.validate();
   } catch (const ParameterError& e) {

@@ -16,7 +16,7 @@ std::vector<std::uint32_t> choose_edges(const float* basis, std::int64_t quantiz
   try {
     // v1 rules 1-3 (token variances, block means, ratios); v1's own budget and selection are
     // replaced by dgq2's budget (rule V2) and rule 5 on the same ratios.
-    DgqParams v1 = p.seg;
+    DgqV1Params v1 = p.seg;
     v1.max_groups = 1;
     a = dgq_analyze(basis, quantized, channels, v1);
   } catch (const InputError& e) {

@@ -46,7 +46,7 @@ class CompressedReader {
   const std::string& path() const;
   const TraceMeta& meta() const;      // the original trace's metadata (tokens, kv_dtype, q_pos, ...)
   const std::string& scheme() const;  // canonical spec of the scheme that made it
-  // One unit, with segment_edges filled from the stored diagnostics.
+  // One unit, with its segment diagnostics (Compressed::diagnostics) read back from the stored attribute.
   Compressed read_unit(int layer, TensorRole role, int head) const;
   Tensor3 read_queries(int layer) const;
 

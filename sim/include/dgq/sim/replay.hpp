@@ -103,10 +103,11 @@ std::string sanitize_run_name(const std::string& name);
 
 namespace dgq::sim {
 
-enum class ReplayDevice { cpu, cuda };
-ReplayDevice parse_replay_device(std::string_view s);  // "cpu" | "cuda"; throws ParameterError
+enum class ReplayDevice { cpu, cuda, reference };
+ReplayDevice parse_replay_device(std::string_view s);  // "cpu" | "reference" | "cuda"; throws ParameterError
 
-// make_scheme, except that with ReplayDevice::cuda the dgq family runs on the GPU
+// make_scheme, except that ReplayDevice::reference runs every family's literal reference
+// (make_scheme(spec, Device::reference)) and with ReplayDevice::cuda the dgq family runs on the GPU
 // (dgq::cuda::make_cuda_scheme). Throws dgq::Error when this build has no CUDA or no device
 // is usable; other families always run on the CPU.
 std::unique_ptr<Scheme> make_replay_scheme(std::string_view spec, ReplayDevice device);

@@ -1,6 +1,6 @@
 #pragma once
 // DGQ v2's parameters (docs/spec.md, "DGQ v2", parameter table): the segmentation of v1
-// (win, group_ratio, min_var, max_groups, markers: a DgqParams, rules 1-5 and 8 unchanged) and
+// (win, group_ratio, min_var, max_groups, markers: a DgqV1Params, rules 1-5 and 8 unchanged) and
 // what v2 adds: code width, range granularity per role, residual tokens, range dtype, fixed
 // boundaries for the ablation, and its own Hadamard rotation (with the basis the segmentation
 // is computed on).
@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "dgq/dgq_params.hpp"
+#include "dgq/dgq_v1_params.hpp"
 #include "dgq/registry.hpp"
 #include "dgq/scheme.hpp"
 
@@ -46,7 +46,7 @@ struct Params {
   bool budget_max_groups = false;  // budget=max_groups: S <= max_groups at any length (rule V2)
   // win, group_ratio, min_var, max_groups, markers (v1 rules 1-5, 8). max_groups may exceed
   // v1's 8 (up to kMaxSegments): only dgq2's own budget (segment_budget) reads it.
-  DgqParams seg;
+  DgqV1Params seg;
 
   RangeGranularity granularity(TensorRole role) const { return role == TensorRole::key ? kgran : vgran; }
   int group(TensorRole role) const { return role == TensorRole::key ? kgroup : vgroup; }

@@ -1,9 +1,9 @@
-// DgqParams: names, parsing, validation and the canonical text form (docs/spec.md, "Parameters").
+// DgqV1Params: names, parsing, validation and the canonical text form (docs/spec.md, "Parameters").
 #include <charconv>
 #include <cmath>
 #include <string>
 
-#include "dgq/dgq_params.hpp"
+#include "dgq/dgq_v1_params.hpp"
 #include "dgq/errors.hpp"
 
 namespace dgq {
@@ -52,7 +52,7 @@ Markers parse_markers(std::string_view s) {
   throw ParameterError("parameter markers='" + std::string(s) + "' is unknown: expected table, bitmap or inband");
 }
 
-void DgqParams::validate() const {
+void DgqV1Params::validate() const {
   if (win < 1 || win > 65536) reject("win", std::to_string(win), "an integer in [1, 65536]");
   // Written as !(in range) so that NaN fails too.
   if (!(group_ratio > 0.0f && group_ratio <= 1.0f))
@@ -66,7 +66,7 @@ void DgqParams::validate() const {
     reject("markers", std::to_string(static_cast<int>(markers)), "table, bitmap or inband");
 }
 
-std::string DgqParams::to_string() const {
+std::string DgqV1Params::to_string() const {
   return "win=" + std::to_string(win) + ",group_ratio=" + shortest(group_ratio) + ",min_var=" + shortest(min_var) +
          ",max_groups=" + std::to_string(max_groups) + ",granularity=" + std::string(granularity_name(granularity)) +
          ",markers=" + std::string(markers_name(markers));

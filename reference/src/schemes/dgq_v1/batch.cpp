@@ -8,13 +8,13 @@
 
 namespace dgq {
 
-std::vector<DgqEncoded> dgq_encode_batch(const std::vector<ConstTensor>& units, const DgqParams& p) {
-  std::vector<DgqEncoded> out;
+std::vector<DgqV1Encoded> dgq_encode_batch(const std::vector<ConstTensor>& units, const DgqV1Params& p) {
+  std::vector<DgqV1Encoded> out;
   dgq_encode_batch_into(units, p, out);
   return out;
 }
 
-void dgq_encode_batch_into(const std::vector<ConstTensor>& units, const DgqParams& p, std::vector<DgqEncoded>& out) {
+void dgq_encode_batch_into(const std::vector<ConstTensor>& units, const DgqV1Params& p, std::vector<DgqV1Encoded>& out) {
   p.validate();
   out.resize(units.size());
   // Exceptions must not cross the OpenMP region: keep the first failure (lowest unit index)

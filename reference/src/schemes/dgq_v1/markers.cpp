@@ -9,7 +9,7 @@
 namespace dgq {
 namespace detail {
 
-void store_markers(const std::vector<std::uint32_t>& edges, DgqEncoded& enc, std::int8_t* codes) {
+void store_markers(const std::vector<std::uint32_t>& edges, DgqV1Encoded& enc, std::int8_t* codes) {
   const int segments = static_cast<int>(edges.size()) - 1;
   // Parts of other marker modes stay empty (enc may be reused from another encode).
   enc.boundaries.clear();

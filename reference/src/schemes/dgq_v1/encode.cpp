@@ -6,7 +6,7 @@
 namespace dgq {
 namespace detail {
 
-std::vector<std::uint32_t> encode_parts(const kernels::CpuKernels& k, ConstTensor x, const DgqParams& p, DgqEncoded& enc, std::int8_t* codes) {
+std::vector<std::uint32_t> encode_parts(const kernels::CpuKernels& k, ConstTensor x, const DgqV1Params& p, DgqV1Encoded& enc, std::int8_t* codes) {
   p.validate();
   check_shape(x);
   enc.tokens = x.tokens;
@@ -32,7 +32,7 @@ std::vector<std::uint32_t> encode_parts(const kernels::CpuKernels& k, ConstTenso
 
 }  // namespace detail
 
-void dgq_encode_into(ConstTensor x, const DgqParams& p, DgqEncoded& out) {
+void dgq_encode_into(ConstTensor x, const DgqV1Params& p, DgqV1Encoded& out) {
   // The codes are sized only for a valid shape; resize keeps the old bytes, all of which pass 2
   // overwrites, so a reused buffer costs no zero-fill and no page faults.
   p.validate();
@@ -41,8 +41,8 @@ void dgq_encode_into(ConstTensor x, const DgqParams& p, DgqEncoded& out) {
   detail::encode_parts(kernels::kernels_for(Device::cpu), x, p, out, out.codes.data());
 }
 
-DgqEncoded dgq_encode(ConstTensor x, const DgqParams& p) {
-  DgqEncoded enc;
+DgqV1Encoded dgq_encode(ConstTensor x, const DgqV1Params& p) {
+  DgqV1Encoded enc;
   dgq_encode_into(x, p, enc);
   return enc;
 }

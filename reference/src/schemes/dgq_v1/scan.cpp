@@ -30,7 +30,7 @@ const void* row_pointer(ConstTensor x, std::int64_t t) {
 
 }  // namespace
 
-PassOne scan_tensor(const CpuKernels& k, ConstTensor x, const DgqParams& p) {
+PassOne scan_tensor(const CpuKernels& k, ConstTensor x, const DgqV1Params& p) {
   const std::int64_t L = x.tokens, D = x.channels;
   const std::int64_t blocks = (L + p.win - 1) / p.win;
   PassOne out;

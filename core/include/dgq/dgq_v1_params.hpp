@@ -19,7 +19,7 @@ std::string_view markers_name(Markers m);          // "table", "bitmap", "inband
 Granularity parse_granularity(std::string_view s);  // throws ParameterError
 Markers parse_markers(std::string_view s);          // throws ParameterError
 
-struct DgqParams {
+struct DgqV1Params {
   int win = 16;                // tokens per block, [1, 65536]
   float group_ratio = 0.75f;   // (0, 1]
   float min_var = 0.05f;       // >= 0, finite
@@ -29,17 +29,17 @@ struct DgqParams {
 
   void validate() const;  // throws ParameterError naming the parameter and its range
   std::string to_string() const;  // "win=16,group_ratio=0.75,min_var=0.05,max_groups=5,granularity=segment,markers=table"
-  bool operator==(const DgqParams&) const = default;
+  bool operator==(const DgqV1Params&) const = default;
 };
 
 // What DGQ stores for one [tokens][channels] tensor. Parts that the marker mode does not
 // store are empty. ranges: lo/hi have segments*C entries, C = 1 (segment) or channels
 // (segment-channel), index s*C + d.
-struct DgqEncoded {
+struct DgqV1Encoded {
   std::int64_t tokens = 0;
   std::int64_t channels = 0;
   DType dtype = DType::f16;  // input dtype; decode rounds to it
-  DgqParams params;
+  DgqV1Params params;
   int segments = 0;                   // number of segments (0 iff tokens == 0)
   std::vector<std::uint32_t> boundaries;  // interior edges, increasing (table mode; empty otherwise)
   std::vector<std::uint8_t> bitmap;       // ceil(tokens/8) bytes, bit t%8 of byte t/8 = segment(t) mod 2 (bitmap mode)
@@ -51,12 +51,12 @@ struct DgqEncoded {
     std::uint64_t total() const { return codes + ranges + markers; }
   };
   Bytes stored_bytes() const;  // rule 9
-  bool operator==(const DgqEncoded&) const = default;
+  bool operator==(const DgqV1Encoded&) const = default;
 };
 
 // The segment edges [0, e1, ..., L] a decoder recovers from the stored parts (rule 8): the
 // boundary table, the bitmap or the in-band markers. Throws InputError "corrupt DGQ data: ..."
 // for markers that contradict each other or the header.
-std::vector<std::uint32_t> dgq_segment_edges(const DgqEncoded& enc);
+std::vector<std::uint32_t> dgq_segment_edges(const DgqV1Encoded& enc);
 
 }  // namespace dgq

@@ -21,7 +21,7 @@ namespace {
 
 }  // namespace
 
-void segment_ranges(const PassOne& pass, const std::vector<std::uint32_t>& edges, int win, DgqEncoded& enc) {
+void segment_ranges(const PassOne& pass, const std::vector<std::uint32_t>& edges, int win, DgqV1Encoded& enc) {
   const std::int64_t C = pass.range_channels;
   const int segments = static_cast<int>(edges.size()) - 1;
   const bool per_channel = enc.params.granularity == Granularity::segment_channel;
@@ -52,7 +52,7 @@ void segment_ranges(const PassOne& pass, const std::vector<std::uint32_t>& edges
   }
 }
 
-void segment_row_params(const DgqEncoded& enc, int s, std::vector<float>& lo, std::vector<float>& step,
+void segment_row_params(const DgqV1Encoded& enc, int s, std::vector<float>& lo, std::vector<float>& step,
                         bool inverse) {
   const std::int64_t D = enc.channels;
   const bool per_channel = enc.params.granularity == Granularity::segment_channel;

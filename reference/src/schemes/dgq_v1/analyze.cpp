@@ -6,7 +6,7 @@
 namespace dgq {
 namespace detail {
 
-DgqAnalysis analyze_pass(const PassOne& pass, std::int64_t tokens, const DgqParams& p) {
+DgqAnalysis analyze_pass(const PassOne& pass, std::int64_t tokens, const DgqV1Params& p) {
   DgqAnalysis a;
   a.token_var = pass.token_var;
   a.block_mean = block_means(a.token_var, p.win);
@@ -18,7 +18,7 @@ DgqAnalysis analyze_pass(const PassOne& pass, std::int64_t tokens, const DgqPara
 
 }  // namespace detail
 
-DgqAnalysis dgq_analyze(const float* x, std::int64_t tokens, std::int64_t channels, const DgqParams& p) {
+DgqAnalysis dgq_analyze(const float* x, std::int64_t tokens, std::int64_t channels, const DgqV1Params& p) {
   p.validate();
   const ConstTensor view{x, DType::f32, tokens, channels};
   detail::check_shape(view);

@@ -9,7 +9,7 @@
 namespace dgq {
 namespace {
 
-void check_decode_shapes(const DgqEncoded& enc, MutTensor out) {
+void check_decode_shapes(const DgqV1Encoded& enc, MutTensor out) {
   if (out.tokens != enc.tokens || out.channels != enc.channels || out.dtype != enc.dtype)
     throw InputError("decode target is [" + std::to_string(out.tokens) + " x " + std::to_string(out.channels) + "] " +
                      std::string(dtype_name(out.dtype)) + ", the encoded tensor is [" + std::to_string(enc.tokens) +
@@ -27,8 +27,8 @@ void check_decode_shapes(const DgqEncoded& enc, MutTensor out) {
 // live in each token's channel-0 code, so a one-channel copy of the codes' first column
 // (tokens bytes) carries them. dgq_segment_edges then applies its own checks and messages.
 // Gathering that column touches a cache line per token, so it is done only in in-band mode.
-std::vector<std::uint32_t> edges_from_markers(const DgqEncoded& header, const std::int8_t* codes) {
-  DgqEncoded markers;
+std::vector<std::uint32_t> edges_from_markers(const DgqV1Encoded& header, const std::int8_t* codes) {
+  DgqV1Encoded markers;
   markers.tokens = header.tokens;
   markers.params = header.params;
   markers.segments = header.segments;
@@ -45,7 +45,7 @@ std::vector<std::uint32_t> edges_from_markers(const DgqEncoded& header, const st
   return dgq_segment_edges(markers);
 }
 
-void decode_segments(const kernels::CpuKernels& k, const DgqEncoded& enc, const std::int8_t* codes, const std::vector<std::uint32_t>& edges,
+void decode_segments(const kernels::CpuKernels& k, const DgqV1Encoded& enc, const std::int8_t* codes, const std::vector<std::uint32_t>& edges,
                      MutTensor out) {
   check_decode_shapes(enc, out);
   const std::int64_t D = enc.channels;
@@ -68,12 +68,12 @@ void decode_segments(const kernels::CpuKernels& k, const DgqEncoded& enc, const 
 
 }  // namespace
 
-void dgq_decode(const DgqEncoded& enc, MutTensor out) {
+void dgq_decode(const DgqV1Encoded& enc, MutTensor out) {
   const std::vector<std::uint32_t> edges = dgq_segment_edges(enc);
   decode_segments(kernels::kernels_for(Device::cpu), enc, enc.codes.data(), edges, out);
 }
 
-void detail::dgq_decode_codes(const kernels::CpuKernels& k, const DgqEncoded& header, const std::int8_t* codes, MutTensor out) {
+void detail::dgq_decode_codes(const kernels::CpuKernels& k, const DgqV1Encoded& header, const std::int8_t* codes, MutTensor out) {
   const std::vector<std::uint32_t> edges = edges_from_markers(header, codes);
   decode_segments(k, header, codes, edges, out);
 }

@@ -3,7 +3,7 @@
 
 namespace dgq::detail {
 
-void quantize_segments(const kernels::CpuKernels& k, ConstTensor x, const std::vector<std::uint32_t>& edges, const DgqEncoded& enc,
+void quantize_segments(const kernels::CpuKernels& k, ConstTensor x, const std::vector<std::uint32_t>& edges, const DgqV1Encoded& enc,
                        std::int8_t* codes) {
   const std::int64_t D = x.channels;
   const std::size_t row_bytes = static_cast<std::size_t>(D) * dtype_size(x.dtype);
