@@ -1,20 +1,8 @@
-// The fast table's iq4_nl block: the reference's rule (reference/src/schemes/iq4_nl_block.cpp)
-// with the grid search eight values at a time (AVX2).
-// iq4_nl: ggml's quantize_row_iq4_nl_ref (ggml-quants.c; the CPU from_float of GGML_TYPE_IQ4_NL)
-// and dequantize_row_iq4_nl. At run time ggml calls quantize_row_iq4_nl_impl with ntry = -1
-// and no importance weights, so of the general routine only this remains:
-//   weights w_j = x_j^2; max = the value of largest |x| (first on ties);
-//   if max |x| < 1e-15 (GROUP_MAX_EPS): d = 0, indices left as they were;
-//   d0 = max / -127 (kvalues_iq4nl[0]); l_j = nearest grid index to x_j/d0 (best_index_int8);
-//   d = sum w q x / sum w q^2 over the block (fp32, j in order; 0 if the denominator is 0),
-//   stored as fp16. The scale search loop `for itry in [-ntry, ntry]` is empty for ntry = -1
-//   (quantize_iq4_nl, the offline quantizer, uses ntry = 7 and importance weights; the cache
-//   does not), and the indices are not recomputed from the final d (that needs ntry > 0).
-#include <cmath>
-#include <cstring>
+// The fast table's iq4_nl block: the reference's block arithmetic (quantize_iq4_nl_with,
+// reference/src/schemes/iq4_nl_block.cpp, where the rule is written out) with the grid search
+// eight values at a time (AVX2).
 
 #include "dgq/baselines/ggml_kv_types.hpp"
-#include "dgq/element_rules.hpp"
 #include "fast_kernels.hpp"
 
 #if defined(__AVX2__)
@@ -24,10 +12,7 @@
 namespace dgq::cpu::ggml {
 using dgq::ggml::BlockIQ4NL;
 using dgq::ggml::kBlockValues;
-using dgq::ggml::kIQ4NLValues;
 namespace {
-
-constexpr float kGroupMaxEps = 1e-15f;  // GROUP_MAX_EPS
 
 // ggml's best_index_int8(16, kvalues_iq4nl, x): x <= val[0] -> 0, x >= val[15] -> 15, else the
 // binary search's bracket val[ml] <= x < val[ml+1] and the nearer of the two, an exact
@@ -95,33 +80,7 @@ void grid_indices(const float* x, float id, std::uint8_t* indices) {
 }  // namespace
 
 bool quantize_iq4_nl(const float* x, BlockIQ4NL& b, std::uint8_t (&indices)[kBlockValues]) {
-  float amax = 0.0f, max = 0.0f;
-  for (int j = 0; j < kBlockValues; ++j) {
-    const float ax = std::fabs(x[j]);
-    if (ax > amax) {
-      amax = ax;
-      max = x[j];
-    }
-  }
-  float d = 0.0f;
-  if (!(amax < kGroupMaxEps)) {
-    const float d0 = max / static_cast<float>(kIQ4NLValues[0]);
-    const float id = 1.0f / d0;
-    grid_indices(x, id, indices);
-    float sumqx = 0.0f, sumq2 = 0.0f;
-    for (int j = 0; j < kBlockValues; ++j) {
-      const float q = kGrid[indices[j]];
-      const float w = x[j] * x[j];
-      sumqx += w * q * x[j];  // (w*q)*x, rounded, then added: no fma, as ggml
-      sumq2 += w * q * q;
-    }
-    d = sumq2 > 0.0f ? sumqx / sumq2 : 0.0f;
-  }
-  b.d = rules::float_to_half(d);
-  for (int j = 0; j < kBlockValues / 2; ++j) {
-    b.qs[j] = static_cast<std::uint8_t>(indices[j] | (indices[j + 16] << 4));
-  }
-  return (b.d & 0x7c00u) != 0x7c00u;
+  return dgq::ggml::quantize_iq4_nl_with(grid_indices, x, b, indices);
 }
 
 }  // namespace dgq::cpu::ggml

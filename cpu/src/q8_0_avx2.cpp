@@ -29,7 +29,7 @@ inline std::uint16_t half_of(float v) {
 #endif
 }
 
-inline float float_of(std::uint16_t h) {
+[[maybe_unused]] inline float float_of(std::uint16_t h) {
 #if defined(__F16C__)
   return _cvtsh_ss(h);  // exact
 #else
@@ -37,7 +37,7 @@ inline float float_of(std::uint16_t h) {
 #endif
 }
 
-bool finite_half(std::uint16_t h) { return (h & 0x7c00u) != 0x7c00u; }
+[[maybe_unused]] bool finite_half(std::uint16_t h) { return (h & 0x7c00u) != 0x7c00u; }
 
 #if defined(__AVX2__)
 // A full block with AVX2, as ggml's own x86 path does it: max of |x| (exact, order-free),
@@ -75,22 +75,14 @@ std::uint16_t quantize_full_block(const float* x, std::uint8_t* out, std::uint32
 
 }  // namespace
 
+// Full blocks take the AVX2 path; a partial block (and every block of a build without AVX2)
+// is the reference's own code, called rather than copied.
 std::uint16_t quantize_block_into(const float* x, int n, std::uint8_t* out) {
 #if defined(__AVX2__)
   std::uint32_t unused = 0;  // callers of the block function check finiteness themselves
   if (n == kBlockValues) return quantize_full_block(x, out, unused);
 #endif
-  float amax = 0.0f;
-  for (int j = 0; j < n; ++j) amax = std::fabs(x[j]) > amax ? std::fabs(x[j]) : amax;  // finite input: same as fmax, inlined
-  const std::uint16_t d = rules::float_to_half(amax / 127.0f);
-  std::memcpy(out, &d, sizeof d);
-  const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
-  for (int j = 0; j < kBlockValues; ++j) {
-    // |x*id| <= 127 up to one rounding, so the int8 conversion never saturates.
-    const std::int8_t q = j < n ? static_cast<std::int8_t>(std::nearbyint(x[j] * id)) : std::int8_t{0};
-    std::memcpy(out + sizeof d + j, &q, 1);
-  }
-  return d;
+  return dgq::q8_0::quantize_block_into(x, n, out);
 }
 
 RowStatus quantize_row_into(const float* x, std::int64_t n, std::uint8_t* out) {
@@ -100,39 +92,30 @@ RowStatus quantize_row_into(const float* x, std::int64_t n, std::uint8_t* out) {
   for (; first + kBlockValues <= n; first += kBlockValues, out += kBlockBytes)
     finite_scales &= finite_half(quantize_full_block(x + first, out, non_finite)) ? 1u : 0u;
 #endif
-  for (; first < n; first += kBlockValues, out += kBlockBytes) {
-    const int count = static_cast<int>(n - first < kBlockValues ? n - first : kBlockValues);
-    for (int j = 0; j < count; ++j) non_finite |= std::isfinite(x[first + j]) ? 0u : 1u;
-    finite_scales &= finite_half(quantize_block_into(x + first, count, out)) ? 1u : 0u;
-  }
-  if (non_finite != 0) return RowStatus::non_finite_input;
-  return finite_scales != 0 ? RowStatus::ok : RowStatus::scale_overflow;
+  const RowStatus rest = dgq::q8_0::quantize_row_into(x + first, n - first, out);
+  if (non_finite != 0 || rest == RowStatus::non_finite_input) return RowStatus::non_finite_input;
+  return finite_scales != 0 && rest == RowStatus::ok ? RowStatus::ok : RowStatus::scale_overflow;
 }
 
 bool dequantize_row(const std::uint8_t* blocks, std::int64_t n, float* out) {
   std::uint32_t finite = 1;
   std::int64_t first = 0;
-  for (; first < n; first += kBlockValues, blocks += kBlockBytes) {
+#if defined(__AVX2__)
+  for (; first + kBlockValues <= n; first += kBlockValues, blocks += kBlockBytes) {
     std::uint16_t bits;
     std::memcpy(&bits, blocks, sizeof bits);
     finite &= finite_half(bits) ? 1u : 0u;
-    const float d = float_of(bits);
     const auto* qs = reinterpret_cast<const std::int8_t*>(blocks + sizeof bits);
-    const std::int64_t count = n - first < kBlockValues ? n - first : kBlockValues;
-#if defined(__AVX2__)
-    if (count == kBlockValues) {
-      // int8 -> int32 -> fp32 is exact, then one rounded multiply: the scalar loop's values.
-      const __m256 vd = _mm256_set1_ps(d);
-      for (int j = 0; j < kBlockValues; j += 8) {
-        const __m256i q = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(qs + j)));
-        _mm256_storeu_ps(out + first + j, _mm256_mul_ps(_mm256_cvtepi32_ps(q), vd));
-      }
-      continue;
+    // int8 -> int32 -> fp32 is exact, then one rounded multiply: the scalar loop's values.
+    const __m256 vd = _mm256_set1_ps(float_of(bits));
+    for (int j = 0; j < kBlockValues; j += 8) {
+      const __m256i q = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(qs + j)));
+      _mm256_storeu_ps(out + first + j, _mm256_mul_ps(_mm256_cvtepi32_ps(q), vd));
     }
-#endif
-    for (std::int64_t j = 0; j < count; ++j) out[first + j] = static_cast<float>(qs[j]) * d;
   }
-  return finite != 0;
+#endif
+  const bool rest_finite = dgq::q8_0::dequantize_row(blocks, n - first, out + first);
+  return rest_finite && finite != 0;
 }
 
 }  // namespace dgq::cpu::q8_0

@@ -47,6 +47,11 @@ void grid_indices(const float* x, float id, std::uint8_t* indices) {
 }  // namespace
 
 bool quantize_iq4_nl(const float* x, BlockIQ4NL& b, std::uint8_t (&indices)[kBlockValues]) {
+  return quantize_iq4_nl_with(grid_indices, x, b, indices);
+}
+
+bool quantize_iq4_nl_with(IQ4NLGridIndices grid_indices, const float* x, BlockIQ4NL& b,
+                          std::uint8_t (&indices)[kBlockValues]) {
   float amax = 0.0f, max = 0.0f;
   for (int j = 0; j < kBlockValues; ++j) {
     const float ax = std::fabs(x[j]);

@@ -54,6 +54,13 @@ bool quantize_q5_1(const float* x, BlockQ5_1& b);
 // after block). dgq makes that explicit: `indices` carries them from block to block (start
 // with zeros); d is 0 there, so the decoded values do not depend on them.
 bool quantize_iq4_nl(const float* x, BlockIQ4NL& b, std::uint8_t (&indices)[kBlockValues]);
+// The same block with the grid search supplied: grid_indices(x, id, indices) sets indices[j] to
+// the nearest grid index of id*x[j] (best_index_int8) for the block's 32 values. The rest of the
+// block's arithmetic is this one definition; a backend with a faster search (cpu/'s AVX2 one)
+// passes it here instead of repeating the block.
+using IQ4NLGridIndices = void (*)(const float* x, float id, std::uint8_t* indices);
+bool quantize_iq4_nl_with(IQ4NLGridIndices grid_indices, const float* x, BlockIQ4NL& b,
+                          std::uint8_t (&indices)[kBlockValues]);
 
 // out[0..32) as ggml decodes the block.
 void dequantize_q4_0(const BlockQ4_0& b, float* out);
