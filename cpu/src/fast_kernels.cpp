@@ -67,7 +67,7 @@ namespace {
 // Static initializers of this file, which nothing references (hence the whole-archive link,
 // cpu/CMakeLists.txt): the table becomes the CPU's, and the families register for Device::cpu.
 [[maybe_unused]] const bool installed = kernels::install_fast_kernels(fast_kernels());
-[[maybe_unused]] const bool registered =
+[[maybe_unused]] const bool registered_fast_families =
     register_scheme_families(kernels::kernel_families(fast_kernels(), Device::cpu));
 }  // namespace
 

@@ -336,7 +336,7 @@ std::vector<SchemeFamily> dgq2_families(const kernels::CpuKernels& k, Device dev
 }
 
 namespace {
-[[maybe_unused]] const bool registered =
+[[maybe_unused]] const bool registered_dgq2 =
     register_scheme_families(dgq2_families(kernels::reference_kernels(), Device::reference));
 }  // namespace
 

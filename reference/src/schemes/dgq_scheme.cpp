@@ -93,7 +93,7 @@ std::vector<SchemeFamily> dgq_families(const kernels::CpuKernels& k, Device devi
 }
 
 namespace {
-[[maybe_unused]] const bool registered =
+[[maybe_unused]] const bool registered_dgq =
     register_scheme_families(dgq_families(kernels::reference_kernels(), Device::reference));
 }  // namespace
 

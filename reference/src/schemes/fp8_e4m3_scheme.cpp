@@ -105,7 +105,7 @@ std::vector<SchemeFamily> fp8_e4m3_families(const kernels::CpuKernels& k, Device
 }
 
 namespace {
-[[maybe_unused]] const bool registered =
+[[maybe_unused]] const bool registered_fp8_e4m3 =
     register_scheme_families(fp8_e4m3_families(kernels::reference_kernels(), Device::reference));
 }  // namespace
 

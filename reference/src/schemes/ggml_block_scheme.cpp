@@ -203,7 +203,7 @@ std::vector<SchemeFamily> ggml_block_families(const kernels::CpuKernels& k, Devi
 }
 
 namespace {
-[[maybe_unused]] const bool registered =
+[[maybe_unused]] const bool registered_ggml_block =
     register_scheme_families(ggml_block_families(kernels::reference_kernels(), Device::reference));
 }  // namespace
 

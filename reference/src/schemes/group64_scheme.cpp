@@ -160,7 +160,7 @@ std::vector<SchemeFamily> group64_families(const kernels::CpuKernels& k, Device 
 }
 
 namespace {
-[[maybe_unused]] const bool registered =
+[[maybe_unused]] const bool registered_group64 =
     register_scheme_families(group64_families(kernels::reference_kernels(), Device::reference));
 }  // namespace
 

@@ -95,7 +95,7 @@ std::vector<SchemeFamily> int8_token_families(const kernels::CpuKernels& k, Devi
 }
 
 namespace {
-[[maybe_unused]] const bool registered =
+[[maybe_unused]] const bool registered_int8_token =
     register_scheme_families(int8_token_families(kernels::reference_kernels(), Device::reference));
 }  // namespace
 

@@ -215,7 +215,7 @@ std::vector<SchemeFamily> kivi_families(const kernels::CpuKernels& k, Device dev
 }
 
 namespace {
-[[maybe_unused]] const bool registered =
+[[maybe_unused]] const bool registered_kivi =
     register_scheme_families(kivi_families(kernels::reference_kernels(), Device::reference));
 }  // namespace
 

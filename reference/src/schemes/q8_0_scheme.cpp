@@ -145,7 +145,7 @@ std::vector<SchemeFamily> q8_0_families(const kernels::CpuKernels& k, Device dev
 }
 
 namespace {
-[[maybe_unused]] const bool registered =
+[[maybe_unused]] const bool registered_q8_0 =
     register_scheme_families(q8_0_families(kernels::reference_kernels(), Device::reference));
 }  // namespace
 

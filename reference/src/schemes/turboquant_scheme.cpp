@@ -237,7 +237,7 @@ std::vector<SchemeFamily> turboquant_families(const kernels::CpuKernels& k, Devi
 }
 
 namespace {
-[[maybe_unused]] const bool registered =
+[[maybe_unused]] const bool registered_turboquant =
     register_scheme_families(turboquant_families(kernels::reference_kernels(), Device::reference));
 }  // namespace
 
