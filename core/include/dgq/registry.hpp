@@ -100,7 +100,8 @@ struct SchemeFamily {
 };
 
 // Adds f (its params must outlive the program: a static array). Returns true, so that a family
-// file registers with `const bool registered = register_scheme_family({...});`. Registering
+// file registers with `const bool registered_<family> = register_scheme_family({...});` (named
+// for the family: unity builds put several family files in one translation unit). Registering
 // one (name, device) twice aborts with a message at start-up (cpu/'s registration of a name
 // that so far had only its reference is not a second one: it replaces the derived cpu entry).
 bool register_scheme_family(const SchemeFamily& f);
@@ -110,7 +111,7 @@ bool register_scheme_family(const SchemeFamily& f);
 // family's own keys, before the unknown-key check); when its value is not default_value, the
 // family's scheme is handed to wrap, whose Scheme must print the key in its spec()
 // (spec_with_key) so that the canonical spec still round-trips. Registered from the modifier's
-// own file, as a family is: `const bool registered = register_scheme_modifier({...});`.
+// own file, as a family is: `const bool registered_<key> = register_scheme_modifier({...});`.
 struct SchemeModifier {
   std::string_view key;
   std::string_view default_value;  // leaves the scheme as the family made it
