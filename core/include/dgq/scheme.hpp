@@ -58,6 +58,8 @@ struct Compressed {
 // no parts yet: the common start of every Scheme::compress, CPU or GPU.
 Compressed start_compressed(std::string spec, ConstTensor x, TensorRole role);
 
+struct CausalSchedule;  // dgq/causal.hpp
+
 class Scheme {
  public:
   virtual ~Scheme() = default;
@@ -78,6 +80,15 @@ class Scheme {
   // on the data (DGQ's segment count) report their upper bound and say so in docs.
   virtual std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType dtype,
                                       TensorRole role) const = 0;
+
+  // ---- The causal cache (dgq/causal.hpp, docs/spec.md "Causal caches") ----
+  // When each token of x becomes final in a cache that receives x's tokens one at a time, and
+  // what the final prefix costs, decided from tokens 0..T only for every T. The default is a
+  // per-token format's rule: final on append. Throws ParameterError for a scheme that has no
+  // causal form (fp8-e4m3's one scale per tensor), InputError as compress for bad input.
+  virtual CausalSchedule causal_schedule(ConstTensor x, TensorRole role) const;
+  // The scheme that stores the final prefix (dgq/causal.hpp); nullptr: this scheme itself.
+  virtual std::unique_ptr<Scheme> causal_form() const { return nullptr; }
 };
 
 // Parse "family[:key=value,...]" for the CPU implementation of a registered family

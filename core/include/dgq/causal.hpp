@@ -1,0 +1,78 @@
+#pragma once
+// The causal cache (docs/spec.md, "Causal caches"): a KV cache written as a decoder writes it,
+// token by token, where a token's stored value becomes final once and is never re-quantized
+// with statistics of later tokens. Until then the token is held raw, in the input dtype.
+//
+// A family states its causal rule through two Scheme members (dgq/scheme.hpp):
+//   causal_schedule(x): after token T of x is appended, how many tokens (a prefix) are final and
+//     what that prefix costs as stored; decided from tokens 0..T only;
+//   causal_form(): the scheme that stores the final prefix. Its compress of the final prefix
+//     decodes every final token to the value the cache keeps for it, and compressing a longer
+//     final prefix never changes the values of a shorter one (causal consistency, tested for
+//     every family on every prefix).
+// Two implementations read that rule: CausalCache (the literal cache: append, read) and
+// causal_timeline (the whole chunk at once, for a prefill-cost evaluation). They agree byte for
+// byte (tests/reference/test_causal_conformance.cpp).
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "dgq/scheme.hpp"
+
+namespace dgq {
+
+struct CausalSchedule {
+  // final_tokens[T], T = 0 .. tokens-1: after token T was appended, tokens 0 .. final_tokens[T]-1
+  // hold their final value and tokens final_tokens[T] .. T are raw. Non-decreasing, <= T+1.
+  std::vector<std::uint32_t> final_tokens;
+  // final_bytes[T]: the bytes the causal form stores for that final prefix.
+  std::vector<std::uint64_t> final_bytes;
+};
+
+// The schedule of a per-token format (final on append): final_tokens[T] = T+1, final_bytes[T] =
+// s.planned_bytes(T+1, ...) (exact for every per-token family). Scheme's default.
+CausalSchedule per_token_schedule(const Scheme& s, ConstTensor x, TensorRole role);
+
+// A schedule's bytes held after token T: the final prefix as stored plus the raw tokens.
+std::uint64_t causal_held_bytes(const CausalSchedule& s, std::int64_t t, std::int64_t channels, DType dtype);
+
+// The whole chunk at once: the decoded values every token will be final with ([tokens][channels]
+// fp32, widened from the input dtype; a token that is still raw after the last append is
+// decoded as the causal form stores a closed prefix of all tokens, and nobody reads it) and the
+// schedule. What attention reads for a query at time T: final_values for tokens below
+// schedule.final_tokens[T], the raw input above.
+struct CausalTimeline {
+  std::vector<float> final_values;
+  CausalSchedule schedule;
+};
+CausalTimeline causal_timeline(const Scheme& s, ConstTensor x, TensorRole role);
+
+// The literal cache of one layer x KV head x role: tokens appended in micro-batches, the stored
+// state read back at any moment. Each append asks the schedule how many tokens are final now;
+// newly final tokens take their value from the causal form's compression of the final prefix,
+// and the values stored before are checked to be unchanged (a family whose rule looks ahead
+// fails here with std::logic_error, never silently).
+class CausalCache {
+ public:
+  CausalCache(const Scheme& scheme, TensorRole role, std::int64_t channels, DType dtype);
+  void append(ConstTensor rows);
+  std::int64_t tokens() const { return tokens_; }
+  std::int64_t final_tokens() const { return final_; }
+  // What attention reads now, [tokens()][channels] fp32: final values, then the raw tail.
+  void read(std::vector<float>& out) const;
+  // Bytes held now: the final prefix as stored plus the raw tail in the input dtype.
+  std::uint64_t held_bytes() const;
+
+ private:
+  const Scheme& scheme_;
+  std::unique_ptr<Scheme> owned_form_;
+  const Scheme* form_ = nullptr;
+  TensorRole role_;
+  std::int64_t channels_ = 0, tokens_ = 0, final_ = 0;
+  DType dtype_;
+  std::vector<std::uint8_t> raw_;  // every appended row, input dtype
+  std::vector<float> final_values_;  // [final_][channels]
+  std::uint64_t final_bytes_ = 0;
+};
+
+}  // namespace dgq

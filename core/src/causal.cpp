@@ -1,0 +1,109 @@
+// The causal cache's two readers of a family's rule (dgq/causal.hpp): the whole-chunk timeline
+// and the literal append/read cache.
+#include "dgq/causal.hpp"
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "dgq/errors.hpp"
+
+namespace dgq {
+namespace {
+
+const Scheme& form_of(const Scheme& s, std::unique_ptr<Scheme>& owned) {
+  owned = s.causal_form();
+  return owned ? *owned : s;
+}
+
+// form's compress of x, decoded in x's dtype and widened to fp32.
+std::vector<float> decoded(const Scheme& form, ConstTensor x, TensorRole role) {
+  const Compressed c = form.compress(x, role);
+  std::vector<std::uint8_t> out(x.bytes());
+  MutTensor view{out.data(), x.dtype, x.tokens, x.channels};
+  form.decompress(c, view);
+  return to_float(ConstTensor{out.data(), x.dtype, x.tokens, x.channels});
+}
+
+}  // namespace
+
+CausalSchedule Scheme::causal_schedule(ConstTensor x, TensorRole role) const {
+  return per_token_schedule(*this, x, role);
+}
+
+CausalSchedule per_token_schedule(const Scheme& s, ConstTensor x, TensorRole role) {
+  CausalSchedule out;
+  out.final_tokens.resize(static_cast<std::size_t>(x.tokens));
+  out.final_bytes.resize(out.final_tokens.size());
+  for (std::int64_t t = 0; t < x.tokens; ++t) {
+    out.final_tokens[static_cast<std::size_t>(t)] = static_cast<std::uint32_t>(t + 1);
+    out.final_bytes[static_cast<std::size_t>(t)] = s.planned_bytes(t + 1, x.channels, x.dtype, role);
+  }
+  return out;
+}
+
+std::uint64_t causal_held_bytes(const CausalSchedule& s, std::int64_t t, std::int64_t channels, DType dtype) {
+  const auto at = static_cast<std::size_t>(t);
+  const auto raw = static_cast<std::uint64_t>(t + 1 - static_cast<std::int64_t>(s.final_tokens[at]));
+  return s.final_bytes[at] + raw * static_cast<std::uint64_t>(channels) * dtype_size(dtype);
+}
+
+CausalTimeline causal_timeline(const Scheme& s, ConstTensor x, TensorRole role) {
+  CausalTimeline t;
+  t.schedule = s.causal_schedule(x, role);
+  std::unique_ptr<Scheme> owned;
+  t.final_values = decoded(form_of(s, owned), x, role);
+  return t;
+}
+
+CausalCache::CausalCache(const Scheme& scheme, TensorRole role, std::int64_t channels, DType dtype)
+    : scheme_(scheme), role_(role), channels_(channels), dtype_(dtype) {
+  form_ = &form_of(scheme_, owned_form_);
+}
+
+void CausalCache::append(ConstTensor rows) {
+  if (rows.channels != channels_ || rows.dtype != dtype_)
+    throw InputError("causal cache: appended rows of " + std::to_string(rows.channels) + " channels (" +
+                     std::string(dtype_name(rows.dtype)) + "), the cache holds " + std::to_string(channels_) + " (" +
+                     std::string(dtype_name(dtype_)) + ")");
+  const auto* bytes = static_cast<const std::uint8_t*>(rows.data);
+  raw_.insert(raw_.end(), bytes, bytes + rows.bytes());
+  tokens_ += rows.tokens;
+  if (tokens_ == 0) return;
+  const ConstTensor all{raw_.data(), dtype_, tokens_, channels_};
+  const CausalSchedule s = scheme_.causal_schedule(all, role_);
+  const auto now = static_cast<std::int64_t>(s.final_tokens.back());
+  if (now < final_) throw std::logic_error(scheme_.spec() + ": causal schedule took back final tokens");
+  if (now > final_) {
+    const ConstTensor prefix{raw_.data(), dtype_, now, channels_};
+    const Compressed c = form_->compress(prefix, role_);
+    if (c.total_bytes() != s.final_bytes.back())
+      throw std::logic_error(scheme_.spec() + ": causal schedule counts " + std::to_string(s.final_bytes.back()) +
+                             " bytes for " + std::to_string(now) + " final tokens, the causal form stores " +
+                             std::to_string(c.total_bytes()));
+    std::vector<std::uint8_t> out(prefix.bytes());
+    form_->decompress(c, MutTensor{out.data(), dtype_, now, channels_});
+    const std::vector<float> values = to_float(ConstTensor{out.data(), dtype_, now, channels_});
+    const std::size_t kept = static_cast<std::size_t>(final_ * channels_);
+    if (std::memcmp(values.data(), final_values_.data(), kept * sizeof(float)) != 0)
+      throw std::logic_error(scheme_.spec() + ": the causal form changed a final token's value (its rule looks ahead)");
+    final_values_.assign(values.begin(), values.end());
+    final_ = now;
+  }
+  final_bytes_ = s.final_bytes.back();
+}
+
+void CausalCache::read(std::vector<float>& out) const {
+  out.assign(final_values_.begin(), final_values_.end());
+  if (tokens_ > final_) {
+    const std::size_t offset = static_cast<std::size_t>(final_ * channels_) * dtype_size(dtype_);
+    const std::vector<float> tail = to_float(ConstTensor{raw_.data() + offset, dtype_, tokens_ - final_, channels_});
+    out.insert(out.end(), tail.begin(), tail.end());
+  }
+}
+
+std::uint64_t CausalCache::held_bytes() const {
+  return final_bytes_ + static_cast<std::uint64_t>((tokens_ - final_) * channels_) * dtype_size(dtype_);
+}
+
+}  // namespace dgq
