@@ -20,6 +20,8 @@ struct EvalArgs {
   sim::EvalOptions options;
   SchemeListArgs schemes;
   std::string query_rounding = "off";
+  std::string cache = "prefill";
+  bool row_exact = false;
   int threads = 0;
 };
 
@@ -27,6 +29,8 @@ void run_eval_command(EvalArgs& a) {
   if (a.threads > 0) omp_set_num_threads(a.threads);
   a.options.schemes = scheme_list(a.schemes, "--schemes");  // the name eval has always reported
   a.options.query_rounding = sim::parse_query_rounding(a.query_rounding);
+  a.options.cache = sim::parse_cache_mode(a.cache);
+  a.options.arithmetic = a.row_exact ? sim::Arithmetic::row_exact : sim::Arithmetic::blocked;
   a.options.progress = isatty(fileno(stderr));
   const sim::EvalResult result = sim::run_eval(a.options);
   std::cout << format_eval_table(result);
@@ -53,6 +57,15 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--chunks", o.max_chunks, "Score only the first N chunks (0 = all)");
   cmd->add_option("--query-rounding", args->query_rounding,
                   "off (default) | q8_0: round queries as ggml's CPU path does (q8_0 for quantized caches, fp16 for fp16)");
+  cmd->add_option("--cache", args->cache,
+                  "prefill (default: each scheme sees the whole chunk at once) | causal: written token by token, each "
+                  "family by its causal rule (docs/spec.md, Causal caches)");
+  cmd->add_option("--ubatch", o.ubatch,
+                  "Causal cache: 0 (default) = one pass at prefill cost, each query reading the cache as it was when its "
+                  "token was appended; N = the literal decoder in micro-batches of N tokens (1 = token by token)");
+  cmd->add_flag("--row-exact", args->row_exact,
+                "Fixed-order arithmetic per row, independent of batching (slow): with it --ubatch 1 and the one-pass "
+                "causal cache give identical logits");
   cmd->add_flag("--save-logits", o.save_logits, "Store every scheme's scored logits in the results (small runs only)");
   cmd->add_option("--threads", args->threads, "OpenMP threads (0 = default)");
   cmd->add_flag("--allow-mixed-versions", o.allow_mixed_versions,

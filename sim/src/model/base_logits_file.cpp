@@ -15,6 +15,9 @@ BaseLogitsReader::BaseLogitsReader(const std::string& path, const std::string& i
   if (stored != identity) throw InputError(path + ": base logits of another run (" + stored + "), this run is " + identity);
   counters_.stored_bytes = h5::read_doubles(f, "chunk_stored_bytes", chunks, path + ": /chunk_stored_bytes");
   counters_.stored_elements = h5::read_doubles(f, "chunk_stored_elements", chunks, path + ": /chunk_stored_elements");
+  counters_.held_bytes_sums = h5::read_doubles(f, "chunk_held_bytes_sum", chunks, path + ": /chunk_held_bytes_sum");
+  counters_.held_elements_sums =
+      h5::read_doubles(f, "chunk_held_elements_sum", chunks, path + ": /chunk_held_elements_sum");
   counters_.attn_kl_sums = h5::read_doubles(f, "chunk_attn_kl_sum", chunks * layers, path + ": /chunk_attn_kl_sum");
   counters_.attn_kl_counts =
       h5::read_doubles(f, "chunk_attn_kl_count", chunks * layers, path + ": /chunk_attn_kl_count");
@@ -35,6 +38,8 @@ void write_base_logits_file(const std::string& path, const std::string& base_spe
   write_provenance_attributes(out.file(), config_hash);
   h5::write_doubles(out.file(), "chunk_stored_bytes", counters.stored_bytes, path);  // exact below 2^53
   h5::write_doubles(out.file(), "chunk_stored_elements", counters.stored_elements, path);
+  h5::write_doubles(out.file(), "chunk_held_bytes_sum", counters.held_bytes_sums, path);
+  h5::write_doubles(out.file(), "chunk_held_elements_sum", counters.held_elements_sums, path);
   h5::write_doubles(out.file(), "chunk_attn_kl_sum", counters.attn_kl_sums, path);
   h5::write_doubles(out.file(), "chunk_attn_kl_count", counters.attn_kl_counts, path);
   const auto total_rows = static_cast<hsize_t>(counters.stored_bytes.size()) * static_cast<hsize_t>(rows);

@@ -14,6 +14,7 @@ namespace dgq::sim {
 // Per chunk ([chunks]) and per chunk and layer ([chunks x layers]), as float64.
 struct BaseChunkCounters {
   std::vector<double> stored_bytes, stored_elements, attn_kl_sums, attn_kl_counts;
+  std::vector<double> held_bytes_sums, held_elements_sums;  // [chunks], over appends
 };
 
 class BaseLogitsReader {

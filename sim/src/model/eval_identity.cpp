@@ -19,13 +19,24 @@ std::string canonical_cache_spec(const std::string& spec) {
   return spec == "fp32" ? spec : make_scheme(spec)->spec();
 }
 
+// The cache settings, each written only when not the default, so that every prefill run keeps
+// the identity and config hash it had before causal caches existed.
+std::string cache_settings(const EvalOptions& o, const char* separator) {
+  std::string s;
+  if (o.cache == CacheMode::causal) s += std::string(separator) + "cache=causal";
+  if (o.ubatch > 0) s += std::string(separator) + "ubatch=" + std::to_string(o.ubatch);
+  if (o.arithmetic == Arithmetic::row_exact) s += std::string(separator) + "arithmetic=row_exact";
+  return s;
+}
+
 }  // namespace
 
 std::string eval_run_identity(const ModelConfig& c, const TokenText& text, const EvalOptions& o, std::int64_t chunks,
                               bool with_schemes) {
   std::ostringstream s;
   s << "model=" << c.name << ";tokens=" << text.tokens.size() << ":" << std::hex << token_sequence_hash(text.tokens)
-    << std::dec << ";ctx=" << o.ctx << ";chunks=" << chunks << ";base=" << o.base << ";query_rounding=" << rounding_name(o.query_rounding);
+    << std::dec << ";ctx=" << o.ctx << ";chunks=" << chunks << ";base=" << o.base << ";query_rounding=" << rounding_name(o.query_rounding)
+    << cache_settings(o, ";");
   if (with_schemes) {
     s << ";save_logits=" << o.save_logits << ";schemes=";
     for (const auto& spec : o.schemes) s << spec << "|";
@@ -38,7 +49,8 @@ std::string eval_config_text(const ModelConfig& c, const TokenText& text, const 
   std::ostringstream s;
   s << "eval\nmodel=" << c.name << "\ntokens=" << text.tokens.size() << ":" << std::hex << token_sequence_hash(text.tokens)
     << std::dec << "\nctx=" << o.ctx << "\nchunks=" << chunks << "\nbase=" << canonical_cache_spec(o.base)
-    << "\nquery_rounding=" << rounding_name(o.query_rounding) << "\nscheme=" << canonical_cache_spec(spec) << "\n";
+    << "\nquery_rounding=" << rounding_name(o.query_rounding) << cache_settings(o, "\n")
+    << "\nscheme=" << canonical_cache_spec(spec) << "\n";
   return s.str();
 }
 

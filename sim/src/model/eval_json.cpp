@@ -17,6 +17,7 @@ Json scheme_json(const EvalSchemeResult& scheme) {
               {"config_hash", scheme.config_hash},
               {"tokens", s.tokens},
               {"bits_per_element", s.bits_per_element},
+              {"bits_averaged", s.bits_averaged},
               {"ppl", s.ppl},
               {"ppl_stderr", s.ppl_stderr},
               {"dppl", s.dppl},
@@ -50,6 +51,8 @@ void write_eval_json(const std::string& path, const EvalResult& r, const EvalOpt
                  {"scored_per_chunk", r.scored_per_chunk},
                  {"base", o.base},
                  {"query_rounding", o.query_rounding == QueryRounding::q8_0 ? "q8_0" : "off"},
+                 {"cache", cache_mode_name(o.cache)},
+                 {"ubatch", o.ubatch},
                  {"tokens_per_second", r.tokens_per_second},
                  {"schemes", std::move(schemes)}};
   write_text_file(path, doc.dump(2) + "\n");

@@ -42,11 +42,15 @@ EvalPlan::EvalPlan(const EvalOptions& o) {
   check_tokens_fit(text, c, o.text_path);
   chunks = chunks_to_score(text, o, c);
   if (o.schemes.empty()) throw ParameterError("--schemes: give at least one scheme");
+  if (o.ubatch < 0) throw ParameterError("--ubatch " + std::to_string(o.ubatch) + ": must be 0 (one pass) or at least 1");
+  if (o.ubatch > 0 && o.cache != CacheMode::causal)
+    throw ParameterError("--ubatch " + std::to_string(o.ubatch) + ": the micro-batched decoder needs --cache causal");
 
+  cache_mode = o.cache;
   specs.push_back(o.base);
   specs.insert(specs.end(), o.schemes.begin(), o.schemes.end());
   for (const auto& spec : specs)
-    caches.push_back(std::make_unique<SchemeCache>(spec, o.query_rounding));  // bad specs fail here
+    caches.push_back(std::make_unique<SchemeCache>(spec, o.query_rounding, o.cache));  // bad specs fail here
   first = first_scored_row(o.ctx);
   rows = o.ctx - 1 - first;
   vocab = c.vocab_size;
@@ -54,6 +58,7 @@ EvalPlan::EvalPlan(const EvalOptions& o) {
     cache->config = &c;
     cache->first_probe = first;
     cache->reset_counters();
+    cache->check_causal_rule();  // a scheme with no causal form fails here, before any work
   }
   identity = eval_run_identity(c, text, o, chunks, true);
   base_identity = eval_run_identity(c, text, o, chunks, false);

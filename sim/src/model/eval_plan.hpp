@@ -26,6 +26,7 @@ struct EvalPlan {
   Model model;
   TokenText text;
   std::int64_t chunks = 0;
+  CacheMode cache_mode = CacheMode::prefill;
   std::int64_t first = 0, rows = 0, vocab = 0;  // first scored row, scored rows per chunk
   std::vector<std::string> specs;               // the base first, then the schemes
   std::vector<std::unique_ptr<SchemeCache>> caches;  // one per spec

@@ -64,21 +64,29 @@ std::vector<float> reused_base_run(const BaseSource& base, const EvalPlan& plan,
   const BaseChunkCounters& b = base.counters;
   run.bytes = static_cast<std::uint64_t>(b.stored_bytes[at]);
   run.elements = static_cast<std::uint64_t>(b.stored_elements[at]);
+  run.held_bytes_sum = static_cast<std::uint64_t>(b.held_bytes_sums[at]);
+  run.held_elements_sum = static_cast<std::uint64_t>(b.held_elements_sums[at]);
   run.kl_sums.assign(b.attn_kl_sums.begin() + at * layers, b.attn_kl_sums.begin() + (at + 1) * layers);
   for (std::size_t l = 0; l < layers; ++l) run.kl_counts.push_back(static_cast<std::int64_t>(b.attn_kl_counts[at * layers + l]));
   return base.file->logits(chunk, plan.rows, plan.vocab);
 }
 
 // One cache's forward pass over a chunk: its scored rows' logits, and its counters into run.
-std::vector<float> forward_run(const EvalPlan& plan, SchemeCache& cache, const std::vector<std::int32_t>& tokens,
-                               ChunkRun& run, ForwardTime& time) {
+// With --ubatch N every cache, the base included, runs the literal decoder, so that the KLD
+// measures the caches and not two ways of batching the same arithmetic.
+std::vector<float> forward_run(const EvalOptions& o, const EvalPlan& plan, SchemeCache& cache,
+                               const std::vector<std::int32_t>& tokens, ChunkRun& run, ForwardTime& time) {
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<float> logits = forward_logits(plan.model, tokens, cache, plan.first);
+  std::vector<float> logits = o.ubatch > 0
+                                  ? decode_logits(plan.model, tokens, cache, plan.first, o.ubatch, o.arithmetic)
+                                  : forward_logits(plan.model, tokens, cache, plan.first, o.arithmetic);
   time.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   time.tokens += static_cast<std::int64_t>(tokens.size());
   logits.resize(static_cast<std::size_t>(plan.rows * plan.vocab));  // the last row predicts past the chunk
   run.bytes = cache.stored_bytes();
   run.elements = cache.stored_elements();
+  run.held_bytes_sum = cache.held_bytes_sum();
+  run.held_elements_sum = cache.held_elements_sum();
   run.kl_sums = cache.attention_kl_sums();
   run.kl_counts = cache.attention_kl_counts();
   return logits;
@@ -97,7 +105,7 @@ std::vector<ChunkRun> run_chunk(const EvalOptions& o, const EvalPlan& plan, cons
   for (std::size_t i = 0; i < plan.runs(); ++i) {
     plan.caches[i]->reset_counters();
     std::vector<float> logits = i == 0 && base.reused ? reused_base_run(base, plan, ch, runs[i])
-                                                      : forward_run(plan, *plan.caches[i], tokens, runs[i], time);
+                                                      : forward_run(o, plan, *plan.caches[i], tokens, runs[i], time);
     if (i == 0) base_logits = logits;
     runs[i].scores = score_tokens(base_logits, logits, targets, plan.vocab);
     if (o.save_logits || (i == 0 && base.keep_logits)) runs[i].logits = std::move(logits);
@@ -112,6 +120,10 @@ void record_base_counters(BaseSource& base, const EvalPlan& plan, std::int64_t c
   BaseChunkCounters& b = base.counters;
   b.stored_bytes.resize(static_cast<std::size_t>(plan.chunks));
   b.stored_elements.resize(static_cast<std::size_t>(plan.chunks));
+  b.held_bytes_sums.resize(static_cast<std::size_t>(plan.chunks));
+  b.held_elements_sums.resize(static_cast<std::size_t>(plan.chunks));
+  b.held_bytes_sums[static_cast<std::size_t>(ch)] = double(run.held_bytes_sum);
+  b.held_elements_sums[static_cast<std::size_t>(ch)] = double(run.held_elements_sum);
   b.stored_bytes[static_cast<std::size_t>(ch)] = double(run.bytes);
   b.stored_elements[static_cast<std::size_t>(ch)] = double(run.elements);
   if (!base.reused) {
@@ -124,13 +136,14 @@ void record_base_counters(BaseSource& base, const EvalPlan& plan, std::int64_t c
 EvalResult summarize_runs(const EvalPlan& plan, const std::vector<ChunkRun>& totals) {
   EvalResult result;
   result.model = plan.config().name;
+  result.cache = plan.cache_mode;
   result.text_kind = plan.text.kind;
   result.noise_rate = plan.text.noise_rate;
   result.chunks = plan.chunks;
   result.scored_per_chunk = plan.rows;
   for (std::size_t i = 0; i < plan.runs(); ++i) {
     const ChunkRun& t = totals[i];
-    EvalSummary s = summarize(t.scores, totals[0].scores, t.bytes, t.elements);
+    EvalSummary s = summarize(t.scores, totals[0].scores, {t.bytes, t.elements, t.held_bytes_sum, t.held_elements_sum});
     double sum = 0, count = 0;
     for (std::size_t l = 0; l < t.kl_sums.size(); ++l) {
       sum += t.kl_sums[l];

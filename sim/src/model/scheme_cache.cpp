@@ -1,5 +1,6 @@
 // The KV cache of `dgq eval`: every layer's K (after RoPE) and V, per KV head, compressed by a
 // scheme and decompressed again, so attention reads what a quantized cache would hold.
+#include <algorithm>
 #include <cstring>
 
 #include "dgq/errors.hpp"
@@ -18,7 +19,25 @@ void round_to_fp16(float* values, std::int64_t count) {
   std::memcpy(values, back.data(), back.size() * sizeof(float));
 }
 
+// Rows lo..pos of KV head g: stored below final_tokens, raw from there.
+void mix_rows(const std::vector<float>& stored, const std::vector<float>& raw, std::int64_t g, std::int64_t tokens,
+              std::int64_t d, std::int64_t lo, std::int64_t pos, std::uint32_t final_tokens, std::vector<float>& out) {
+  out.resize(static_cast<std::size_t>((pos - lo + 1) * d));
+  for (std::int64_t j = lo; j <= pos; ++j) {
+    const float* src = (j < static_cast<std::int64_t>(final_tokens) ? stored : raw).data() + (g * tokens + j) * d;
+    std::copy(src, src + d, out.data() + (j - lo) * d);
+  }
+}
+
 }  // namespace
+
+CacheMode parse_cache_mode(const std::string& name) {
+  if (name == "prefill") return CacheMode::prefill;
+  if (name == "causal") return CacheMode::causal;
+  throw ParameterError("--cache '" + name + "': expected prefill or causal");
+}
+
+std::string cache_mode_name(CacheMode mode) { return mode == CacheMode::causal ? "causal" : "prefill"; }
 
 QueryRounding parse_query_rounding(const std::string& name) {
   if (name == "off") return QueryRounding::off;
@@ -26,7 +45,8 @@ QueryRounding parse_query_rounding(const std::string& name) {
   throw ParameterError("--query-rounding '" + name + "': expected off or q8_0");
 }
 
-SchemeCache::SchemeCache(const std::string& spec, QueryRounding rounding) : rounding_(rounding) {
+SchemeCache::SchemeCache(const std::string& spec, QueryRounding rounding, CacheMode mode)
+    : rounding_(rounding), mode_(mode) {
   if (spec != "fp32") {
     owned_ = make_scheme(spec);
     scheme_ = owned_.get();
@@ -36,17 +56,20 @@ SchemeCache::SchemeCache(const std::string& spec, QueryRounding rounding) : roun
   if (rounding_ == QueryRounding::q8_0) q8_0_ = make_scheme("q8_0");
 }
 
-SchemeCache::SchemeCache(const Scheme* scheme, bool stores_fp16, QueryRounding rounding)
-    : scheme_(scheme), stores_fp16_(stores_fp16), rounding_(rounding) {
+SchemeCache::SchemeCache(const Scheme* scheme, bool stores_fp16, QueryRounding rounding, CacheMode mode)
+    : scheme_(scheme), stores_fp16_(stores_fp16), rounding_(rounding), mode_(mode) {
   if (rounding_ == QueryRounding::q8_0) q8_0_ = make_scheme("q8_0");
 }
 
 void SchemeCache::pass_through(std::vector<float>& x, std::int64_t tokens, TensorRole role) {
   const std::int64_t d = config->head_dim;
   const std::int64_t heads = static_cast<std::int64_t>(x.size()) / (tokens * d);
+  const std::uint64_t bytes_before = bytes_;
   elements_ += x.size();
+  held_elements_sum_ += x.size();
   if (scheme_ == nullptr) {
     bytes_ += x.size() * sizeof(float);
+    held_bytes_sum_ += x.size() * sizeof(float);
     return;
   }
   for (std::int64_t h = 0; h < heads; ++h) {
@@ -66,10 +89,12 @@ void SchemeCache::pass_through(std::vector<float>& x, std::int64_t tokens, Tenso
       scheme_->decompress(c, MutTensor{head, DType::f32, tokens, d});
     }
   }
+  held_bytes_sum_ += bytes_ - bytes_before;
 }
 
 void SchemeCache::reset_counters() {
-  bytes_ = elements_ = 0;
+  bytes_ = elements_ = held_bytes_sum_ = held_elements_sum_ = 0;
+  reset_decoder();
   kl_sums_.assign(static_cast<std::size_t>(config->num_layers), 0.0);
   kl_counts_.assign(static_cast<std::size_t>(config->num_layers), 0);
 }
@@ -77,8 +102,13 @@ void SchemeCache::reset_counters() {
 void SchemeCache::store(std::int64_t, std::int64_t tokens, std::vector<float>& k, std::vector<float>& v) {
   exact_k_ = k;
   exact_v_ = v;
-  pass_through(k, tokens, TensorRole::key);
-  pass_through(v, tokens, TensorRole::value);
+  if (mode_ == CacheMode::causal && scheme_ != nullptr) {
+    pass_causally(k, tokens, TensorRole::key, causal_.raw_k, causal_.final_k);
+    pass_causally(v, tokens, TensorRole::value, causal_.raw_v, causal_.final_v);
+  } else {
+    pass_through(k, tokens, TensorRole::key);
+    pass_through(v, tokens, TensorRole::value);
+  }
   cached_k_ = k;
   cached_v_ = v;
 }
@@ -98,7 +128,7 @@ void SchemeCache::queries(std::int64_t layer, std::int64_t tokens, std::vector<f
       }
     }
   }
-  probe_attention(layer, tokens, q);
+  if (!decoder_) probe_attention(layer, tokens, q);  // the decoder keeps no exact K/V to probe against
 }
 
 // The replay's attention metric (docs/replay.md) inside the model: for probe queries (every
@@ -117,7 +147,14 @@ void SchemeCache::probe_attention(std::int64_t layer, std::int64_t tokens, const
       const float* qrow = q.data() + (h * tokens + pos) * d;
       const std::size_t off = static_cast<std::size_t>((g * tokens + lo) * d);
       compute_probe_attention(qrow, exact_k_.data() + off, exact_v_.data() + off, pos - lo + 1, d, exact);
-      compute_probe_attention(qrow, cached_k_.data() + off, cached_v_.data() + off, pos - lo + 1, d, cached);
+      if (const CausalKv* view = causal_kv(layer)) {  // the cache as it was when pos was appended
+        const auto at = static_cast<std::size_t>(g * tokens + pos);
+        mix_rows(cached_k_, view->raw_k, g, tokens, d, lo, pos, view->final_k[at], probe_k_);
+        mix_rows(cached_v_, view->raw_v, g, tokens, d, lo, pos, view->final_v[at], probe_v_);
+        compute_probe_attention(qrow, probe_k_.data(), probe_v_.data(), pos - lo + 1, d, cached);
+      } else {
+        compute_probe_attention(qrow, cached_k_.data() + off, cached_v_.data() + off, pos - lo + 1, d, cached);
+      }
       kl_sums_[static_cast<std::size_t>(layer)] += kl_divergence(exact.p, cached.p);
       kl_counts_[static_cast<std::size_t>(layer)] += 1;
     }

@@ -83,8 +83,7 @@ double percentile(std::vector<double> values, double fraction) {
   return values[lo] + (pos - double(lo)) * (values[hi] - values[lo]);
 }
 
-EvalSummary summarize(const TokenScores& run, const TokenScores& base, std::uint64_t bytes,
-                      std::uint64_t elements) {
+EvalSummary summarize(const TokenScores& run, const TokenScores& base, const HeldBytes& held) {
   const std::size_t n = run.size();
   if (n < 2 || base.size() != n) throw InputError("summarize: need at least 2 scored tokens, same count as the base");
   EvalSummary s;
@@ -117,7 +116,8 @@ EvalSummary summarize(const TokenScores& run, const TokenScores& base, std::uint
   }
   s.rms_dp = std::sqrt(dp2 / double(n));
   s.same_top1 = same / double(n);
-  s.bits_per_element = elements == 0 ? 0 : 8.0 * double(bytes) / double(elements);
+  s.bits_per_element = held.elements == 0 ? 0 : 8.0 * double(held.bytes) / double(held.elements);
+  s.bits_averaged = held.elements_sum == 0 ? 0 : 8.0 * double(held.bytes_sum) / double(held.elements_sum);
   return s;
 }
 

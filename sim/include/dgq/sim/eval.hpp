@@ -31,19 +31,48 @@ inline constexpr std::int64_t kTokenFormatVersion = 1;
 enum class QueryRounding { off, q8_0 };
 QueryRounding parse_query_rounding(const std::string& name);  // "off" | "q8_0"
 
-class SchemeCache final : public KvCacheHook {
+// How the cache is written (docs/eval.md, "The causal cache"): `prefill` hands every scheme the
+// whole chunk at once (what dgq measured before 2026-12; schemes may look ahead); `causal`
+// writes it as a decoder does, token by token, each family by its causal rule (docs/spec.md,
+// "Causal caches"): a query reads every earlier token as the cache held it when the query's
+// token was appended.
+enum class CacheMode { prefill, causal };
+CacheMode parse_cache_mode(const std::string& name);  // "prefill" | "causal"
+std::string cache_mode_name(CacheMode mode);
+
+// One cache of a run: a KvCacheHook for the one-pass evaluation (prefill, or causal at prefill
+// cost through its causal view) and a DecoderCache for the literal micro-batched decoder.
+class SchemeCache final : public KvCacheHook, public DecoderCache {
  public:
-  SchemeCache(const std::string& spec, QueryRounding rounding);
+  SchemeCache(const std::string& spec, QueryRounding rounding, CacheMode mode = CacheMode::prefill);
   // A caller-owned scheme (tests: a scheme that returns its input unchanged).
-  SchemeCache(const Scheme* scheme, bool stores_fp16, QueryRounding rounding);
+  SchemeCache(const Scheme* scheme, bool stores_fp16, QueryRounding rounding, CacheMode mode = CacheMode::prefill);
+  ~SchemeCache() override;
+  // KvCacheHook
   void store(std::int64_t layer, std::int64_t tokens, std::vector<float>& k, std::vector<float>& v) override;
   void queries(std::int64_t layer, std::int64_t tokens, std::vector<float>& q) override;
+  const CausalKv* causal_kv(std::int64_t layer) const override;
+  // DecoderCache (causal mode only; no attention probes)
+  void append(std::int64_t layer, std::int64_t tokens, const std::vector<float>& k, const std::vector<float>& v) override;
+  void read(std::int64_t layer, std::vector<float>& k, std::vector<float>& v) override;
+
+  CacheMode mode() const { return mode_; }
+  // Causal mode: asks the scheme for its causal rule on a one-token tensor of config->head_dim
+  // channels, so that a scheme with none (fp8-e4m3's per-tensor scale) fails before any work.
+  void check_causal_rule() const;
+  // Bytes and elements the cache holds after the last token (the final state, raw tail
+  // included), and their sums over every time a token was appended (decoder: every append), so
+  // that 8 * held_bytes_sum / held_elements_sum is the bits per element held on average while
+  // decoding. A prefill cache is written once: its sums are its final counts.
   std::uint64_t stored_bytes() const { return bytes_; }
   std::uint64_t stored_elements() const { return elements_; }
+  std::uint64_t held_bytes_sum() const { return held_bytes_sum_; }
+  std::uint64_t held_elements_sum() const { return held_elements_sum_; }
   // Attention KL per layer (docs/eval.md): sum over probe queries and query heads of
   // KL(attention with the exact K/V || with the cache's), and the number of terms.
   const std::vector<double>& attention_kl_sums() const { return kl_sums_; }
   const std::vector<std::int64_t>& attention_kl_counts() const { return kl_counts_; }
+  // Also forgets the decoder's state: the next append starts a new chunk.
   void reset_counters();
   // Set by the runner before the first store: the model's shape, and the first position whose
   // query is probed (every kAttentionProbeStride-th position from there).
@@ -53,16 +82,25 @@ class SchemeCache final : public KvCacheHook {
 
  private:
   void pass_through(std::vector<float>& x, std::int64_t tokens, TensorRole role);
+  void pass_causally(std::vector<float>& x, std::int64_t tokens, TensorRole role, std::vector<float>& raw,
+                     std::vector<std::uint32_t>& final_tokens);
+  DType input_dtype() const { return stores_fp16_ ? DType::f16 : DType::f32; }
   void probe_attention(std::int64_t layer, std::int64_t tokens, const std::vector<float>& q);
+  void reset_decoder();
   std::vector<float> exact_k_, exact_v_, cached_k_, cached_v_;  // this layer's, for the probes
+  std::vector<float> probe_k_, probe_v_;
   std::vector<double> kl_sums_;
   std::vector<std::int64_t> kl_counts_;
   std::unique_ptr<Scheme> owned_;
   const Scheme* scheme_ = nullptr;  // nullptr: fp32, exact
   bool stores_fp16_ = false;
   QueryRounding rounding_ = QueryRounding::off;
+  CacheMode mode_ = CacheMode::prefill;
   std::unique_ptr<Scheme> q8_0_;
-  std::uint64_t bytes_ = 0, elements_ = 0;
+  CausalKv causal_;  // the last stored layer's view (causal mode)
+  struct Decoder;    // the literal caches, [layer][kv head][role]
+  std::unique_ptr<Decoder> decoder_;
+  std::uint64_t bytes_ = 0, elements_ = 0, held_bytes_sum_ = 0, held_elements_sum_ = 0;
 };
 
 // ---- Scores --------------------------------------------------------------------------------
@@ -83,6 +121,9 @@ struct EvalSummary {
   double ppl = 0, ppl_stderr = 0, dppl = 0, dppl_stderr = 0;
   double kld_mean = 0, kld_stderr = 0, kld_median = 0, kld_p90 = 0, kld_p99 = 0, kld_max = 0;
   double rms_dp = 0, same_top1 = 0, bits_per_element = 0;
+  // Bits per element held on average while decoding (sum over appends of the bytes held / of
+  // the elements held); equals bits_per_element for a prefill cache.
+  double bits_averaged = 0;
   // Mean attention KL of probe queries, exact vs cached K/V, over layers, heads and probes
   // (the base run's comes from the base logits file when that is reused).
   double attn_kl_mean = 0;
@@ -90,8 +131,11 @@ struct EvalSummary {
   std::int64_t tokens = 0;
 };
 // Statistics as llama.cpp's KL-divergence report (docs/eval.md gives the formulas).
-EvalSummary summarize(const TokenScores& run, const TokenScores& base, std::uint64_t bytes,
-                      std::uint64_t elements);
+struct HeldBytes {
+  std::uint64_t bytes = 0, elements = 0;  // the final state
+  std::uint64_t bytes_sum = 0, elements_sum = 0;  // summed over appends
+};
+EvalSummary summarize(const TokenScores& run, const TokenScores& base, const HeldBytes& held);
 // Linear interpolation between order statistics (numpy.percentile's default); fraction in [0, 1].
 double percentile(std::vector<double> values, double fraction);
 
@@ -103,6 +147,12 @@ struct EvalOptions {
   std::string base = "fp16";
   std::vector<std::string> schemes;
   QueryRounding query_rounding = QueryRounding::off;
+  CacheMode cache = CacheMode::prefill;
+  // Causal cache only: 0 evaluates it in one pass at prefill cost (each query reads the cache as
+  // it was when its token was appended, i.e. token-by-token decoding); N >= 1 runs the literal
+  // decoder in micro-batches of N tokens (llama.cpp's n_ubatch semantics; 1 = token by token).
+  std::int64_t ubatch = 0;
+  Arithmetic arithmetic = Arithmetic::blocked;  // row_exact: to prove ubatch 1 == one pass
   bool save_logits = false;  // every scheme's scored logits into the results file (small runs)
   // Reuse chunks and base logits written by another dgq build (refused otherwise); the result
   // is then labelled with every contributing version (EvalResult::dgq_version).
@@ -119,6 +169,7 @@ struct EvalSchemeResult {
 };
 struct EvalResult {
   std::string model;
+  CacheMode cache = CacheMode::prefill;
   std::string text_kind;  // the token file's kind and noise rate
   double noise_rate = 0;
   std::int64_t chunks = 0, scored_per_chunk = 0;

@@ -50,6 +50,23 @@ Model load_model(const std::string& path);
 ModelConfig read_model_config(const std::string& path);
 inline constexpr std::int64_t kModelFormatVersion = 1;
 
+// How the forward pass computes (docs/eval.md, "The causal cache"): `blocked` is the fast one
+// (Eigen's blocked matrix products, whose summation order depends on how many rows a product
+// has); `row_exact` computes every output row with one fixed-order dot product, whatever the
+// number of rows beside it, so a token's logits do not depend on how the tokens were batched.
+// It exists to prove that the token-by-token decoder and the one-pass causal evaluation compute
+// the same thing, bit for bit; it is several times slower.
+enum class Arithmetic : std::uint8_t { blocked, row_exact };
+
+// A causal cache as attention reads it at prefill cost (docs/eval.md): for KV head g and a query
+// at position i (appended at time i), keys j < final_k[g*tokens + i] read the stored K that
+// store() left in place, keys final_k[..] <= j <= i read raw_k; likewise V. raw_* are
+// [num_kv_heads][tokens][head_dim] like store()'s K/V.
+struct CausalKv {
+  std::vector<float> raw_k, raw_v;
+  std::vector<std::uint32_t> final_k, final_v;
+};
+
 // Receives one layer's K (after RoPE) and V for the whole chunk, [num_kv_heads][tokens][head_dim]
 // fp32 each, and replaces them in place with what the cache gives back. It then sees the layer's
 // queries [num_q_heads][tokens][head_dim] (after RoPE, before the 1/sqrt(d) scale) and may round
@@ -60,11 +77,35 @@ class KvCacheHook {
   virtual void store(std::int64_t layer, std::int64_t tokens, std::vector<float>& k,
                      std::vector<float>& v) = 0;
   virtual void queries(std::int64_t /*layer*/, std::int64_t /*tokens*/, std::vector<float>& /*q*/) {}
+  // After store(): the causal view of this layer, or nullptr when every query reads store()'s
+  // K/V (a prefill cache).
+  virtual const CausalKv* causal_kv(std::int64_t /*layer*/) const { return nullptr; }
 };
 
 // Runs tokens (positions 0..n-1, one causal prefill) and returns the logits of rows
 // first_row..n-1, row-major [n - first_row][vocab_size].
 std::vector<float> forward_logits(const Model& model, std::span<const std::int32_t> tokens,
-                                  KvCacheHook& cache, std::int64_t first_row);
+                                  KvCacheHook& cache, std::int64_t first_row,
+                                  Arithmetic arithmetic = Arithmetic::blocked);
+
+// The cache of a decoder that writes tokens as they come (one micro-batch at a time): append()
+// gets a micro-batch's K/V of one layer, [num_kv_heads][m][head_dim] fp32; read() gives every
+// token's K/V as the cache holds them now, [num_kv_heads][tokens so far][head_dim]. queries()
+// as KvCacheHook's, for the micro-batch's queries.
+class DecoderCache {
+ public:
+  virtual ~DecoderCache() = default;
+  virtual void append(std::int64_t layer, std::int64_t tokens, const std::vector<float>& k,
+                      const std::vector<float>& v) = 0;
+  virtual void read(std::int64_t layer, std::vector<float>& k, std::vector<float>& v) = 0;
+  virtual void queries(std::int64_t /*layer*/, std::int64_t /*tokens*/, std::vector<float>& /*q*/) {}
+};
+
+// The literal decoder: tokens in micro-batches of `ubatch` (llama.cpp's semantics: a micro-batch
+// is written into the cache, then its queries attend to the cache including itself, causally
+// masked); ubatch 1 is token by token. Returns the logits of rows first_row..n-1 as forward_logits.
+std::vector<float> decode_logits(const Model& model, std::span<const std::int32_t> tokens, DecoderCache& cache,
+                                 std::int64_t first_row, std::int64_t ubatch,
+                                 Arithmetic arithmetic = Arithmetic::blocked);
 
 }  // namespace dgq::sim

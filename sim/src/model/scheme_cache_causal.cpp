@@ -1,0 +1,137 @@
+// The causal side of `dgq eval`'s cache (docs/eval.md, "The causal cache"): the one-pass view
+// (each family's causal timeline, dgq/causal.hpp) and the literal decoder's caches (one
+// dgq::CausalCache per layer x KV head x role).
+#include <cstring>
+#include <stdexcept>
+
+#include "dgq/causal.hpp"
+#include "dgq/errors.hpp"
+#include "dgq/sim/eval.hpp"
+
+namespace dgq::sim {
+
+struct SchemeCache::Decoder {
+  std::vector<CausalCache> caches;        // [layer][kv head][role]; none for the exact fp32 cache
+  std::vector<std::vector<float>> exact;  // [layer][kv head][role]: the fp32 cache's rows
+  std::int64_t tokens = 0;                // appended so far (the last layer's count)
+};
+
+namespace {
+std::size_t slot(std::int64_t layer, std::int64_t heads, std::int64_t h, TensorRole role) {
+  return static_cast<std::size_t>((layer * heads + h) * 2 + (role == TensorRole::key ? 0 : 1));
+}
+}  // namespace
+
+SchemeCache::~SchemeCache() = default;
+
+void SchemeCache::reset_decoder() { decoder_.reset(); }
+
+void SchemeCache::check_causal_rule() const {
+  if (mode_ != CacheMode::causal || scheme_ == nullptr) return;
+  const std::vector<std::uint8_t> zeros(static_cast<std::size_t>(config->head_dim) * sizeof(float), 0);
+  for (TensorRole role : {TensorRole::key, TensorRole::value})
+    (void)scheme_->causal_schedule(ConstTensor{zeros.data(), input_dtype(), 1, config->head_dim}, role);
+}
+
+const CausalKv* SchemeCache::causal_kv(std::int64_t) const {
+  return mode_ == CacheMode::causal && scheme_ != nullptr ? &causal_ : nullptr;
+}
+
+// Every KV head of x through the family's causal timeline: x becomes the values each token is
+// final with, raw keeps the input (as the cache holds it while raw), final_tokens each head's
+// schedule; the held bytes of every time go into the counters.
+void SchemeCache::pass_causally(std::vector<float>& x, std::int64_t tokens, TensorRole role, std::vector<float>& raw,
+                                std::vector<std::uint32_t>& final_tokens) {
+  const std::int64_t d = config->head_dim;
+  const std::int64_t heads = static_cast<std::int64_t>(x.size()) / (tokens * d);
+  final_tokens.resize(static_cast<std::size_t>(heads * tokens));
+  if (stores_fp16_) {  // the input is fp16: the raw tail holds the rounded values
+    std::vector<std::uint16_t> half(x.size());
+    from_float(x.data(), MutTensor{half.data(), DType::f16, heads * tokens, d});
+    raw = to_float(ConstTensor{half.data(), DType::f16, heads * tokens, d});
+  } else {
+    raw = x;
+  }
+  std::vector<std::uint16_t> half;
+  for (std::int64_t h = 0; h < heads; ++h) {
+    const float* head = raw.data() + h * tokens * d;
+    ConstTensor input{head, DType::f32, tokens, d};
+    if (stores_fp16_) {
+      half.resize(static_cast<std::size_t>(tokens * d));
+      from_float(head, MutTensor{half.data(), DType::f16, tokens, d});
+      input = ConstTensor{half.data(), DType::f16, tokens, d};
+    }
+    const CausalTimeline t = causal_timeline(*scheme_, input, role);
+    std::memcpy(x.data() + h * tokens * d, t.final_values.data(), t.final_values.size() * sizeof(float));
+    std::copy(t.schedule.final_tokens.begin(), t.schedule.final_tokens.end(), final_tokens.begin() + h * tokens);
+    for (std::int64_t time = 0; time < tokens; ++time) {
+      held_bytes_sum_ += causal_held_bytes(t.schedule, time, d, input.dtype);
+      held_elements_sum_ += static_cast<std::uint64_t>((time + 1) * d);
+    }
+    bytes_ += causal_held_bytes(t.schedule, tokens - 1, d, input.dtype);
+    elements_ += static_cast<std::uint64_t>(tokens * d);
+  }
+}
+
+void SchemeCache::append(std::int64_t layer, std::int64_t tokens, const std::vector<float>& k,
+                         const std::vector<float>& v) {
+  if (mode_ != CacheMode::causal) throw std::logic_error("the micro-batched decoder needs a causal cache");
+  const ModelConfig& c = *config;
+  const std::int64_t d = c.head_dim, heads = c.num_kv_heads;
+  if (!decoder_) {
+    decoder_ = std::make_unique<Decoder>();
+    for (std::int64_t i = 0; i < c.num_layers * heads; ++i)
+      for (TensorRole role : {TensorRole::key, TensorRole::value}) {
+        if (scheme_ != nullptr) decoder_->caches.emplace_back(*scheme_, role, d, input_dtype());
+        else decoder_->exact.emplace_back();
+      }
+  }
+  std::vector<std::uint16_t> half;
+  for (std::int64_t h = 0; h < heads; ++h)
+    for (TensorRole role : {TensorRole::key, TensorRole::value}) {
+      const float* rows = (role == TensorRole::key ? k : v).data() + h * tokens * d;
+      if (scheme_ == nullptr) {
+        std::vector<float>& exact = decoder_->exact[slot(layer, heads, h, role)];
+        exact.insert(exact.end(), rows, rows + tokens * d);
+        continue;
+      }
+      ConstTensor input{rows, DType::f32, tokens, d};
+      if (stores_fp16_) {
+        half.resize(static_cast<std::size_t>(tokens * d));
+        from_float(rows, MutTensor{half.data(), DType::f16, tokens, d});
+        input = ConstTensor{half.data(), DType::f16, tokens, d};
+      }
+      decoder_->caches[slot(layer, heads, h, role)].append(input);
+    }
+  if (layer == c.num_layers - 1) {  // a micro-batch is complete: count what every cache holds
+    decoder_->tokens += tokens;
+    const auto elements = static_cast<std::uint64_t>(decoder_->tokens * d * heads * 2 * c.num_layers);
+    std::uint64_t held = scheme_ == nullptr ? elements * sizeof(float) : 0;
+    for (const CausalCache& cache : decoder_->caches) held += cache.held_bytes();
+    held_bytes_sum_ += held;
+    held_elements_sum_ += elements;
+    bytes_ = held;
+    elements_ = elements;
+  }
+}
+
+void SchemeCache::read(std::int64_t layer, std::vector<float>& k, std::vector<float>& v) {
+  const ModelConfig& c = *config;
+  const std::int64_t heads = c.num_kv_heads;
+  std::vector<float> rows;
+  k.clear();
+  v.clear();
+  for (std::int64_t h = 0; h < heads; ++h)
+    for (TensorRole role : {TensorRole::key, TensorRole::value}) {
+      std::vector<float>& out = role == TensorRole::key ? k : v;
+      if (scheme_ == nullptr) {
+        const std::vector<float>& exact = decoder_->exact[slot(layer, heads, h, role)];
+        out.insert(out.end(), exact.begin(), exact.end());
+        continue;
+      }
+      decoder_->caches[slot(layer, heads, h, role)].read(rows);
+      out.insert(out.end(), rows.begin(), rows.end());
+    }
+}
+
+}  // namespace dgq::sim
