@@ -174,7 +174,7 @@ void parse_grid(const Context& c, const toml::table& t, SweepGrid& g) {
 
 // [eval] with its [[eval.model]] tables: every model x text x ctx is one input.
 SweepEval parse_eval(const Context& c, const toml::table& t, const fs::path& base) {
-  c.only_known_keys(t, {"ctx", "chunks", "base", "query_rounding", "model"}, "[eval]");
+  c.only_known_keys(t, {"ctx", "chunks", "base", "query_rounding", "cache", "model"}, "[eval]");
   SweepEval eval;
   const int line = static_cast<int>(t.source().begin.line);
   const toml::node* ctx_node = t.get("ctx");
@@ -199,6 +199,13 @@ SweepEval parse_eval(const Context& c, const toml::table& t, const fs::path& bas
       eval.query_rounding = parse_query_rounding(c.string_value(*n, "query_rounding"));
     } catch (const ParameterError& e) {
       c.fail(*n, "query_rounding", e.what());
+    }
+  }
+  if (const toml::node* n = t.get("cache")) {
+    try {
+      eval.cache = parse_cache_mode(c.string_value(*n, "cache"));
+    } catch (const ParameterError& e) {
+      c.fail(*n, "cache", e.what());
     }
   }
   const toml::node* models = t.get("model");

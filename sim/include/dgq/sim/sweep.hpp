@@ -49,6 +49,7 @@ struct SweepEval {
   std::int64_t chunks = 0;  // per input; 0 = every whole chunk of the text
   std::string base = "fp16";
   QueryRounding query_rounding = QueryRounding::off;
+  CacheMode cache = CacheMode::prefill;  // docs/eval.md, "The causal cache"
   std::vector<SweepEvalInput> inputs;  // model (config order) x text x ctx
 };
 
