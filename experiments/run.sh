@@ -37,7 +37,7 @@ for arg in "$@"; do
     -h|--help) usage; exit 0 ;;
     -*) echo "run.sh: unknown option '$arg'" >&2; usage >&2; exit 2 ;;
     *)
-      if [[ " ${ALL[*]} claims e2e frontier frontier-confirm " != *" $arg "* ]]; then
+      if [[ " ${ALL[*]} claims e2e frontier frontier-confirm frontier-causal " != *" $arg "* ]]; then
         echo "run.sh: unknown experiment '$arg' (known: ${ALL[*]} claims)" >&2
         exit 2
       fi
@@ -174,6 +174,9 @@ run_frontier() { frontier_sweep frontier; }
 # frontier-confirm: the contested points of the frontier again at n_ctx 1024 on the clean texts
 # (experiments/frontier-confirm.toml, the same in both modes), into frontier-confirm.h5.
 run_frontier-confirm() { frontier_sweep frontier-confirm clean; }
+# frontier-causal: frontier-confirm's points with the prefill and the causal cache side by side
+# (experiments/frontier-causal.toml), into frontier-causal.h5; its notebook is causal.ipynb.
+run_frontier-causal() { frontier_sweep frontier-causal clean; }
 frontier_sweep() {
   local name="$1" only_clean="${2:-}" config copy model texts kind spec
   config="$(config_of "$name")"
@@ -221,6 +224,7 @@ notebook() {
   local name="$1"
   # frontier-confirm's results are read by the frontier notebook (FRONTIER_NAME picks the file).
   if [ "$name" = frontier-confirm ]; then FRONTIER_NAME=frontier-confirm notebook frontier; return; fi
+  if [ "$name" = frontier-causal ]; then notebook causal; return; fi
   log "notebook $name"
   (cd notebooks && "$repo/$JUPYTER" nbconvert --to notebook --execute "$name.ipynb" \
       --output-dir "$OUT/notebooks" --log-level WARN)

@@ -43,7 +43,7 @@ void write_eval_run(hid_t file, const std::string& name, const SweepEvalInput& i
   h5::write_int_attribute(g.get(), "scored_per_chunk", result.scored_per_chunk);
   h5::write_string_attribute(g.get(), "base", eval.base);
   h5::write_string_attribute(g.get(), "query_rounding", eval.query_rounding == QueryRounding::q8_0 ? "q8_0" : "off");
-  h5::write_string_attribute(g.get(), "cache", cache_mode_name(eval.cache));
+  h5::write_string_attribute(g.get(), "cache", cache_mode_name(in.cache));
   h5::write_string_attribute(g.get(), "text_kind", result.text_kind);
   h5::write_double_attribute(g.get(), "noise_rate", result.noise_rate);
   write_provenance_attributes(g.get(), scheme.config_hash, result.dgq_version);
@@ -61,7 +61,7 @@ EvalOptions eval_options_for(const SweepEval& eval, const SweepEvalInput& in) {
   o.max_chunks = eval.chunks;
   o.base = eval.base;
   o.query_rounding = eval.query_rounding;
-  o.cache = eval.cache;
+  o.cache = in.cache;
   return o;
 }
 

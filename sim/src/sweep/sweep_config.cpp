@@ -201,11 +201,15 @@ SweepEval parse_eval(const Context& c, const toml::table& t, const fs::path& bas
       c.fail(*n, "query_rounding", e.what());
     }
   }
+  std::vector<CacheMode> caches{CacheMode::prefill};
   if (const toml::node* n = t.get("cache")) {
-    try {
-      eval.cache = parse_cache_mode(c.string_value(*n, "cache"));
-    } catch (const ParameterError& e) {
-      c.fail(*n, "cache", e.what());
+    caches.clear();
+    for (const std::string& name : strings(c, *n, "cache")) {
+      try {
+        caches.push_back(parse_cache_mode(name));
+      } catch (const ParameterError& e) {
+        c.fail(*n, "cache", e.what());
+      }
     }
   }
   const toml::node* models = t.get("model");
@@ -225,16 +229,19 @@ SweepEval parse_eval(const Context& c, const toml::table& t, const fs::path& bas
     std::string label = fs::path(model_as).stem().string();
     if (const toml::node* l = m->get("label")) label = c.string_value(*l, "label");
     for (const std::string& text_as : strings(c, *texts, "texts")) {
-      for (const std::int64_t n : ctxs) {
-        SweepEvalInput in;
-        in.model_as = model_as;
-        in.text_as = text_as;
-        in.model_path = resolve(model_as);
-        in.text_path = resolve(text_as);
-        in.ctx = n;
-        in.label = label + "+" + fs::path(text_as).stem().string() + "+ctx" + std::to_string(n);
-        eval.inputs.push_back(std::move(in));
-      }
+      for (const std::int64_t n : ctxs)
+        for (const CacheMode cache : caches) {
+          SweepEvalInput in;
+          in.model_as = model_as;
+          in.text_as = text_as;
+          in.model_path = resolve(model_as);
+          in.text_path = resolve(text_as);
+          in.ctx = n;
+          in.cache = cache;
+          in.label = label + "+" + fs::path(text_as).stem().string() + "+ctx" + std::to_string(n) +
+                     (cache == CacheMode::causal ? "+causal" : "");
+          eval.inputs.push_back(std::move(in));
+        }
     }
   }
   return eval;

@@ -44,12 +44,12 @@ struct SweepEvalInput {
   std::string model_path, text_path; // resolved against the config's folder
   std::string model_as, text_as;     // as written in the config (recorded in each run)
   std::int64_t ctx = 0;
+  CacheMode cache = CacheMode::prefill;  // docs/eval.md, "The causal cache"; "+causal" in the label
 };
 struct SweepEval {
   std::int64_t chunks = 0;  // per input; 0 = every whole chunk of the text
   std::string base = "fp16";
   QueryRounding query_rounding = QueryRounding::off;
-  CacheMode cache = CacheMode::prefill;  // docs/eval.md, "The causal cache"
   std::vector<SweepEvalInput> inputs;  // model (config order) x text x ctx
 };
 
