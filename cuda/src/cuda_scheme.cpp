@@ -48,7 +48,9 @@ class CudaDgqScheme final : public Scheme {
     .summary = "DGQ v1 on the GPU: the same bytes as the CPU reference (docs/cuda.md)",
     .params = dgq_scheme_params(),
     .make = [](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
-      return std::make_unique<CudaDgqScheme>(dgq_v1_params_from_args(args));
+      const DgqV1Params p = dgq_v1_params_from_args(args);
+      check_cuda_params(p);  // boundaries=online is refused when the spec is read
+      return std::make_unique<CudaDgqScheme>(p);
     },
     .stored_size = SchemeFamily::StoredSize::at_most,
 });

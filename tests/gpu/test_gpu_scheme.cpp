@@ -17,6 +17,16 @@ TEST_CASE("gpu: only dgq specs have a CUDA scheme", "[gpu][scheme]") {
   REQUIRE(cuda::make_cuda_scheme("dgq")->spec() == make_scheme("dgq")->spec());
 }
 
+TEST_CASE("gpu: boundaries=online is refused by name, never computed otherwise", "[gpu][scheme][errors]") {
+  const std::string online =
+      "dgq: boundaries=online (docs/spec.md rule C3) has no CUDA implementation; run it on the CPU (Device::cpu)";
+  REQUIRE_THROWS_WITH(cuda::make_cuda_scheme("dgq:boundaries=online"), online);
+  DgqV1Params p;
+  p.boundaries = Boundaries::online;
+  const HostUnit x = make_unit(DType::f16, 40, 8, variance_steps(test::seed() + 102, 16));
+  REQUIRE_THROWS_WITH(cuda::encode_batch({x.view()}, p), online);
+}
+
 TEST_CASE("gpu: the CUDA dgq scheme stores the CPU scheme's parts byte for byte", "[gpu][scheme]") {
   const HostUnit x = make_unit(DType::f16, 3000, 64, variance_steps(test::seed() + 101, 400));
   for (const char* spec : {"dgq", "dgq:markers=bitmap", "dgq:markers=inband,granularity=segment-channel",
