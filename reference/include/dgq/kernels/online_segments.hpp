@@ -1,9 +1,13 @@
 #pragma once
-// The causal cache's segmentation (docs/spec.md, "Causal caches", rule C3), shared by dgq
-// (boundaries=online) and dgq2 (boundaries=online): the first-come selection of change points.
+// The causal cache's segmentation (docs/spec.md, "Causal caches", rules C3 and C4), shared by
+// dgq (boundaries=online) and dgq2 (boundaries=online, and the causal form of adaptive): the
+// first-come selection of change points, and how many rows of a stream hold their final value
+// after each row.
 #include <cstdint>
 #include <functional>
 #include <vector>
+
+#include "dgq/causal.hpp"
 
 namespace dgq::kernels {
 
@@ -14,5 +18,23 @@ namespace dgq::kernels {
 // Returns the accepted interior edges, increasing.
 std::vector<std::uint32_t> select_edges_online(const std::vector<float>& ratios, std::int64_t rows, float group_ratio,
                                                int win, const std::function<int(std::int64_t seen)>& budget);
+
+// Rule C4 for a stream of `rows` rows cut at `edges` (select_edges_online over all of them): for
+// t = 0 .. rows-1, how many rows (a prefix) hold their final value once row t has arrived.
+// group = 0 (segment, segment-channel): the start of the open segment, an edge e being known
+// once its following block is complete (at row e + win - 1). group = G
+// (segment-channel-group): that start plus the open segment's groups of G rows that lie in
+// complete blocks (no later edge can cut them), except that a prefix never ends inside the
+// first block of a segment other than the first (a compression of that prefix could not see
+// the segment's edge: rule C4 says why).
+std::vector<std::uint32_t> online_final_rows(const std::vector<std::uint32_t>& edges, std::int64_t rows, int win,
+                                             int group);
+
+// A causal schedule from final_rows (one entry per row of the quantized stream), delayed by
+// `delay` tokens (dgq2's residual): final_tokens[T] = final_rows[T - delay], 0 for T < delay,
+// T = 0 .. tokens-1 (final_rows must hold at least tokens - delay entries); final_bytes[T] =
+// bytes(c) for c = final_tokens[T], computed once per distinct c.
+CausalSchedule delayed_schedule(const std::vector<std::uint32_t>& final_rows, std::int64_t delay, std::int64_t tokens,
+                                const std::function<std::uint64_t(std::uint32_t final_tokens)>& bytes);
 
 }  // namespace dgq::kernels
