@@ -154,21 +154,46 @@ void check_cache_against_timeline(const Scheme& s, const OwnedTensor& x, TensorR
   }
 }
 
-// A tensor of `blocks` win-token blocks (win = 16, 64 channels) whose variance is `spread[i]`^2
-// (times the noise of 64 samples) in block i: the candidates of rule 3 are where it changes.
-OwnedTensor causal_block_tensor(const std::vector<float>& spread, std::uint64_t stream) {
+// A tensor of win-token blocks (win = 16, 64 channels), block i with values offset[i] +
+// spread[i]*N(0, 1) (offset 0 when not given): the token variance (rule 1) is about spread[i]^2,
+// so the candidates of rule 3 are where the spread changes. An offset leaves it alone, but not
+// the variance of the rotated rows (the rotation gathers a constant row into one channel).
+OwnedTensor causal_block_tensor(const std::vector<float>& spread, std::uint64_t stream,
+                                const std::vector<float>& offset = {}) {
   const std::int64_t d = 64, l = 16 * static_cast<std::int64_t>(spread.size());
   auto gen = rng(stream);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<float> v(static_cast<std::size_t>(l * d));
   for (std::int64_t t = 0; t < l; ++t) {
-    for (std::int64_t c = 0; c < d; ++c) v[t * d + c] = spread[static_cast<std::size_t>(t / 16)] * normal(gen);
+    const auto block = static_cast<std::size_t>(t / 16);
+    const float shift = offset.empty() ? 0.0f : offset[block];
+    for (std::int64_t c = 0; c < d; ++c) v[t * d + c] = shift + spread[block] * normal(gen);
   }
   return tensor_from(v, l, d);
 }
 
 std::vector<std::uint32_t> causal_edges(const std::string& spec, const OwnedTensor& x) {
   return make_scheme(spec)->compress(x.view(), TensorRole::key).segment_edges();
+}
+
+// body(scheme, x, role) for every spec with a causal form, at every head dim it takes
+// (causal_channels), every length of kCausalTokens (a regime tensor from its own stream) and
+// both roles, the case captured for a failure's message.
+template <class Body>
+void for_each_causal_case(const std::vector<std::string>& specs, std::uint64_t stream, Body body) {
+  for (const std::string& spec : specs) {
+    if (kCausalRefused.count(spec) != 0) continue;
+    const auto s = make_scheme(spec);
+    for (const std::int64_t d : causal_channels(spec)) {
+      for (const std::int64_t l : kCausalTokens) {
+        const OwnedTensor x = causal_regime_tensor(l, d, ++stream);
+        for (const TensorRole role : {TensorRole::key, TensorRole::value}) {
+          CAPTURE(spec, d, l, role_name(role));
+          body(*s, x, role);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -234,50 +259,26 @@ TEST_CASE("causal: an empty tensor has an empty schedule; one token costs what i
 
 TEST_CASE("causal: every family's schedule of a prefix is the prefix of its schedule (decided from the tokens seen)",
           "[causal][conformance]") {
-  std::uint64_t stream = 100;
-  for (const std::string& spec : causal_specs()) {
-    if (kCausalRefused.count(spec) != 0) continue;
-    const auto s = make_scheme(spec);
-    for (const std::int64_t d : causal_channels(spec)) {
-      for (const std::int64_t l : kCausalTokens) {
-        const OwnedTensor x = causal_regime_tensor(l, d, ++stream);
-        for (const TensorRole role : {TensorRole::key, TensorRole::value}) {
-          CAPTURE(spec, d, l, role_name(role));
-          const CausalSchedule full = s->causal_schedule(x.view(), role);
-          check_schedule_shape(full, l);
-          for (std::int64_t t = 0; t < l; ++t) {
-            CAPTURE(t);
-            const CausalSchedule prefix = s->causal_schedule(causal_rows(x, 0, t + 1), role);
-            REQUIRE(prefix.final_tokens == std::vector<std::uint32_t>(full.final_tokens.begin(),
-                                                                      full.final_tokens.begin() + t + 1));
-            REQUIRE(prefix.final_bytes == std::vector<std::uint64_t>(full.final_bytes.begin(),
-                                                                     full.final_bytes.begin() + t + 1));
-          }
-        }
-      }
+  for_each_causal_case(causal_specs(), 100, [](const Scheme& s, const OwnedTensor& x, TensorRole role) {
+    const CausalSchedule full = s.causal_schedule(x.view(), role);
+    check_schedule_shape(full, x.tokens);
+    for (std::int64_t t = 0; t < x.tokens; ++t) {
+      CAPTURE(t);
+      const CausalSchedule prefix = s.causal_schedule(causal_rows(x, 0, t + 1), role);
+      REQUIRE(prefix.final_tokens ==
+              std::vector<std::uint32_t>(full.final_tokens.begin(), full.final_tokens.begin() + t + 1));
+      REQUIRE(prefix.final_bytes == std::vector<std::uint64_t>(full.final_bytes.begin(), full.final_bytes.begin() + t + 1));
     }
-  }
+  });
 }
 
 TEST_CASE("causal: every family's literal cache holds the timeline's values and bytes after every append",
           "[causal][conformance]") {
-  std::uint64_t stream = 200;
-  for (const std::string& spec : causal_specs()) {
-    if (kCausalRefused.count(spec) != 0) continue;
-    const auto s = make_scheme(spec);
-    for (const std::int64_t d : causal_channels(spec)) {
-      for (const std::int64_t l : kCausalTokens) {
-        const OwnedTensor x = causal_regime_tensor(l, d, ++stream);
-        for (const TensorRole role : {TensorRole::key, TensorRole::value}) {
-          for (const std::int64_t batch : {1, 7}) {
-            CAPTURE(spec, d, l, role_name(role));
-            check_cache_against_timeline(*s, x, role, batch);
-          }
-        }
-      }
-    }
-  }
+  for_each_causal_case(causal_specs(), 200, [](const Scheme& s, const OwnedTensor& x, TensorRole role) {
+    for (const std::int64_t batch : {1, 7}) check_cache_against_timeline(s, x, role, batch);
+  });
   // Other dtypes, at one length.
+  std::uint64_t stream = 250;
   for (const DType t : {DType::bf16, DType::f32}) {
     for (const std::string& spec : causal_specs()) {
       if (kCausalRefused.count(spec) != 0) continue;
@@ -289,28 +290,19 @@ TEST_CASE("causal: every family's literal cache holds the timeline's values and 
 
 TEST_CASE("causal: per-token formats are final on append, with their own compress's values and bytes",
           "[causal][conformance]") {
-  std::uint64_t stream = 300;
-  for (const std::string& spec : kCausalPerToken) {
-    const auto s = make_scheme(spec);
-    CHECK(s->causal_form() == nullptr);  // the scheme stores its final prefix itself
-    for (const std::int64_t d : causal_channels(spec)) {
-      for (const std::int64_t l : kCausalTokens) {
-        const OwnedTensor x = causal_regime_tensor(l, d, ++stream);
-        for (const TensorRole role : {TensorRole::key, TensorRole::value}) {
-          CAPTURE(spec, d, l, role_name(role));
-          const CausalTimeline timeline = causal_timeline(*s, x.view(), role);
-          check_schedule_shape(timeline.schedule, l);
-          for (std::int64_t t = 0; t < l; ++t) {
-            REQUIRE(timeline.schedule.final_tokens[static_cast<std::size_t>(t)] == static_cast<std::uint32_t>(t + 1));
-          }
-          const Compressed c = s->compress(x.view(), role);
-          REQUIRE(causal_bits(timeline.final_values) == causal_bits(to_float(decompressed(*s, c).view())));
-          if (l > 0) REQUIRE(timeline.schedule.final_bytes.back() == c.total_bytes());
-          if (l > 0) REQUIRE(causal_held_bytes(timeline.schedule, l - 1, d, x.dtype) == c.total_bytes());
-        }
-      }
+  for_each_causal_case(kCausalPerToken, 300, [](const Scheme& s, const OwnedTensor& x, TensorRole role) {
+    CHECK(s.causal_form() == nullptr);  // the scheme stores its final prefix itself
+    const CausalTimeline timeline = causal_timeline(s, x.view(), role);
+    check_schedule_shape(timeline.schedule, x.tokens);
+    for (std::int64_t t = 0; t < x.tokens; ++t) {
+      REQUIRE(timeline.schedule.final_tokens[static_cast<std::size_t>(t)] == static_cast<std::uint32_t>(t + 1));
     }
-  }
+    const Compressed c = s.compress(x.view(), role);
+    REQUIRE(causal_bits(timeline.final_values) == causal_bits(to_float(decompressed(s, c).view())));
+    if (x.tokens == 0) return;
+    REQUIRE(timeline.schedule.final_bytes.back() == c.total_bytes());
+    REQUIRE(causal_held_bytes(timeline.schedule, x.tokens - 1, x.channels, x.dtype) == c.total_bytes());
+  });
 }
 
 TEST_CASE("causal: the families with a look-ahead are not final on append", "[causal]") {
@@ -430,6 +422,32 @@ TEST_CASE("causal: dgq's schedule is the open segment's start; its causal form i
         make_scheme("dgq2:boundaries=online")->spec());
   CHECK(make_scheme("q4_0:rot=hadamard")->causal_form() == nullptr);
   CHECK(make_scheme("kivi-2:rot=hadamard")->causal_form()->spec() == "kivi-2:group=32,residual=0,rot=hadamard");
+}
+
+TEST_CASE("causal: the rotation modifier schedules the rotated tensor (rule C1)", "[causal][rotation]") {
+  // Blocks 10.. are offset by 8: the variance of the input rows does not change, that of the
+  // rotated rows does (at token 160), so only a schedule of the rotated tensor finds the edge.
+  std::vector<float> offset(20, 0.0f);
+  std::fill(offset.begin() + 10, offset.end(), 8.0f);
+  const OwnedTensor x = causal_block_tensor(std::vector<float>(20, 1.0f), 702, offset);
+  REQUIRE(causal_edges("dgq", x) == std::vector<std::uint32_t>{0, 320});
+  REQUIRE(causal_edges("dgq:rot=hadamard", x) == std::vector<std::uint32_t>{0, 160, 320});
+  // dgq2 rotates by itself (rule V0) and cuts on the rotated rows unless seg_on=input.
+  for (const auto& [spec, edge] : std::vector<std::pair<std::string, bool>>{{"dgq", false},
+                                                                           {"dgq:rot=hadamard", true},
+                                                                           {"dgq2:rot=hadamard", true},
+                                                                           {"dgq2:rot=hadamard,seg_on=input", false}}) {
+    const CausalSchedule s = make_scheme(spec)->causal_schedule(x.view(), TensorRole::key);
+    for (std::int64_t t = 0; t < x.tokens; ++t) {
+      CAPTURE(spec, t);
+      REQUIRE(s.final_tokens[static_cast<std::size_t>(t)] == (edge && t >= 175 ? 160u : 0u));
+    }
+  }
+  for (const std::int64_t batch : {1, 7}) {
+    check_cache_against_timeline(*make_scheme("dgq:rot=hadamard"), x, TensorRole::key, batch);
+    check_cache_against_timeline(*make_scheme("dgq2:rot=hadamard,seg_on=input,residual=5"), x, TensorRole::key, batch);
+  }
+  CHECK(make_scheme("dgq:rot=hadamard")->causal_form()->spec() == make_scheme("dgq:boundaries=online,rot=hadamard")->spec());
 }
 
 TEST_CASE("causal: online edges are the adaptive ones below the budget, and the first ones above it (rule C3)",
