@@ -27,15 +27,26 @@ namespace {
 const std::set<std::string> kCausalRefused{"fp8-e4m3", "dgq2:boundaries=fixed"};
 
 // The formats the causal rule treats as per token (rule C1): final on append.
-const std::vector<std::string> kCausalPerToken{"fp16",         "q8_0",         "q4_0",       "q4_1",
-                                               "q5_0",         "q5_1",         "iq4_nl",     "int8-token",
-                                               "int8-group64", "int4-group64", "turboquant", "q4_0:rot=hadamard",
+const std::vector<std::string> kCausalPerToken{"fp16",
+                                               "q8_0",
+                                               "q4_0",
+                                               "q4_1",
+                                               "q5_0",
+                                               "q5_1",
+                                               "iq4_nl",
+                                               "int8-token",
+                                               "int8-group64",
+                                               "int4-group64",
+                                               "turboquant",
+                                               "turboquant:bits=2,variant=prod",
+                                               "q4_0:rot=hadamard",
                                                "fp8-e4m3:scale=token"};
 
 // Every registered family's default spec, then parameterised ones: dgq2's group granularity
 // (with G a multiple of win, and G = 5 that divides no block), residual and rotation, several
-// segments under budget=max_groups, KIVI with a residual, fp8's causal scales, the rotation
-// modifier around a per-token format and around dgq, and dgq's online boundaries.
+// segments under budget=max_groups, KIVI with a residual, fp8's causal scales, TurboQuant's
+// second variant, the rotation modifier around a per-token format and around dgq, and dgq's
+// online boundaries.
 std::vector<std::string> causal_specs() {
   std::vector<std::string> out;
   for (const SchemeFamily& f : scheme_family_list()) {
@@ -52,6 +63,7 @@ std::vector<std::string> causal_specs() {
                            "kivi-2:group=16,residual=0",
                            "fp8-e4m3:scale=prefix,prefix=16",
                            "fp8-e4m3:scale=token",
+                           "turboquant:bits=2,variant=prod",
                            "q4_0:rot=hadamard",
                            "dgq:boundaries=online",
                            "dgq:granularity=segment-channel,markers=bitmap,max_groups=2",
