@@ -12,6 +12,7 @@ namespace {
 
 void check_granularity(std::string_view v) { (void)parse_granularity(v); }
 void check_markers(std::string_view v) { (void)parse_markers(v); }
+void check_boundaries(std::string_view v) { (void)parse_boundaries(v); }
 
 using Kind = SchemeParam::Kind;
 
@@ -26,6 +27,10 @@ constexpr SchemeParam kDgqParams[] = {
      "one range per segment, or per segment and channel (rule 6)", check_granularity},
     {"markers", Kind::word, "table", 0, 0, "table, bitmap or inband", "how segment edges are stored (rule 8)",
      check_markers},
+    {"boundaries", Kind::word, "adaptive", 0, 0, "adaptive or online",
+     "the strongest change points of the tensor (rule 5), or each decided when the block after it is complete, "
+     "first come (rule C3: the causal cache's)",
+     check_boundaries},
 };
 
 }  // namespace
@@ -40,6 +45,7 @@ DgqV1Params dgq_v1_params_from_args(const SchemeArgs& args) {
   p.max_groups = args.integer("max_groups");
   p.granularity = parse_granularity(args.word("granularity"));
   p.markers = parse_markers(args.word("markers"));
+  p.boundaries = parse_boundaries(args.word("boundaries"));
   p.validate();
   return p;
 }

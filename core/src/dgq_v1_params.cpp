@@ -52,6 +52,14 @@ Markers parse_markers(std::string_view s) {
   throw ParameterError("parameter markers='" + std::string(s) + "' is unknown: expected table, bitmap or inband");
 }
 
+std::string_view boundaries_name(Boundaries b) { return b == Boundaries::adaptive ? "adaptive" : "online"; }
+
+Boundaries parse_boundaries(std::string_view s) {
+  if (s == "adaptive") return Boundaries::adaptive;
+  if (s == "online") return Boundaries::online;
+  throw ParameterError("parameter boundaries='" + std::string(s) + "' is unknown: expected adaptive or online");
+}
+
 void DgqV1Params::validate() const {
   if (win < 1 || win > 65536) reject("win", std::to_string(win), "an integer in [1, 65536]");
   // Written as !(in range) so that NaN fails too.
@@ -64,12 +72,15 @@ void DgqV1Params::validate() const {
     reject("granularity", std::to_string(static_cast<int>(granularity)), "segment or segment-channel");
   if (markers != Markers::table && markers != Markers::bitmap && markers != Markers::inband)
     reject("markers", std::to_string(static_cast<int>(markers)), "table, bitmap or inband");
+  if (boundaries != Boundaries::adaptive && boundaries != Boundaries::online)
+    reject("boundaries", std::to_string(static_cast<int>(boundaries)), "adaptive or online");
 }
 
 std::string DgqV1Params::to_string() const {
   return "win=" + std::to_string(win) + ",group_ratio=" + shortest(group_ratio) + ",min_var=" + shortest(min_var) +
          ",max_groups=" + std::to_string(max_groups) + ",granularity=" + std::string(granularity_name(granularity)) +
-         ",markers=" + std::string(markers_name(markers));
+         ",markers=" + std::string(markers_name(markers)) +
+         (boundaries == Boundaries::adaptive ? "" : ",boundaries=" + std::string(boundaries_name(boundaries)));
 }
 
 }  // namespace dgq

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "dgq/causal.hpp"
 #include "dgq/cuda/dgq_cuda.hpp"
 #include "dgq/dgq_parts.hpp"
 #include "dgq/errors.hpp"
@@ -37,7 +38,18 @@ class CudaDgqScheme final : public Scheme {
     decode_batch({dgq_encoded_from_parts(c, params_)}, {out});  // checks the shape and markers against out
   }
 
+  // The causal cache's form is boundaries=online, which runs on the CPU only (check_cuda_params):
+  // refused here rather than answered with Scheme's per-token default, which would be wrong.
+  CausalSchedule causal_schedule(ConstTensor, TensorRole) const override { refuse_causal(); }
+  std::unique_ptr<Scheme> causal_form() const override { refuse_causal(); }
+
  private:
+  [[noreturn]] static void refuse_causal() {
+    throw ParameterError(
+        "dgq: the causal cache (its causal form is boundaries=online, docs/spec.md rule C3) has no CUDA "
+        "implementation; run it on the CPU (Device::cpu)");
+  }
+
   DgqV1Params params_;
 };
 
@@ -48,7 +60,9 @@ class CudaDgqScheme final : public Scheme {
     .summary = "DGQ v1 on the GPU: the same bytes as the CPU reference (docs/cuda.md)",
     .params = dgq_scheme_params(),
     .make = [](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
-      return std::make_unique<CudaDgqScheme>(dgq_v1_params_from_args(args));
+      const DgqV1Params p = dgq_v1_params_from_args(args);
+      check_cuda_params(p);  // boundaries=online is refused when the spec is read
+      return std::make_unique<CudaDgqScheme>(p);
     },
     .stored_size = SchemeFamily::StoredSize::at_most,
 });

@@ -120,7 +120,7 @@ void encode_group(const std::vector<ConstTensor>& units, const std::vector<std::
 }  // namespace
 
 std::vector<DgqV1Encoded> encode_batch(const std::vector<ConstTensor>& units, const DgqV1Params& p) {
-  p.validate();
+  check_cuda_params(p);
   for (std::size_t i = 0; i < units.size(); ++i) check_unit(units[i], i);
   std::vector<DgqV1Encoded> results(units.size());
   const auto groups = group_indices<ShapeKey>(units, [](const ConstTensor& x) {

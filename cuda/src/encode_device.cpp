@@ -53,9 +53,17 @@ void reserve_buffers(DeviceEncoded& e) {
 
 }  // namespace
 
+void check_cuda_params(const DgqV1Params& p) {
+  p.validate();
+  if (p.boundaries != Boundaries::adaptive) {
+    throw ParameterError("dgq: boundaries=" + std::string(boundaries_name(p.boundaries)) +
+                         " (docs/spec.md rule C3) has no CUDA implementation; run it on the CPU (Device::cpu)");
+  }
+}
+
 void encode_device(const void* x, const DeviceShape& shape, const DgqV1Params& p, DeviceEncoded& out,
                    cudaStream_t stream) {
-  p.validate();
+  check_cuda_params(p);
   check_device_shape(shape);
   if (shape.elements() > 0 && x == nullptr) throw InputError("encode_device: input pointer is null");
   out.shape = shape;

@@ -3,8 +3,9 @@
 // errors must be those of the rules written out plainly: the tensor widened to fp32, the
 // edges of choose_edges on the copy, every span's extremes taken element by element, every
 // code by uniform_code and packed one at a time. Checked for every bit width, granularity,
-// marker mode, dtype and role, with spans that are and are not whole blocks (win, groups and
-// the fixed-boundary ablation), the residual, odd and even channel counts, and the errors
+// marker mode, dtype and role, with spans that are and are not whole blocks (win, groups, the
+// fixed-boundary ablation and the online edges of the causal cache), the residual, odd and
+// even channel counts, and the errors
 // (NaN/Inf anywhere first, then a variance that overflows, then a range that does not fit).
 // With rot=hadamard (fp16/bf16 input) the rotated rows, rounded to the input dtype, are coded
 // the same way; the plain rules rotate the fp32 copy.
@@ -159,6 +160,9 @@ TEST_CASE("dgq2 direct compress equals the plain rules on a fp32 copy, every con
       "dgq2:bits=4,win=4,max_groups=12,budget=max_groups,rot=hadamard,markers=inband,residual=3",
       "dgq2:bits=3,win=4,max_groups=12,budget=max_groups,rot=hadamard,seg_on=input,kgran=segment-channel-group,kgroup=8",
       "dgq2:bits=4,win=4,max_groups=12,budget=max_groups,rot=hadamard,seg_on=input,vgran=segment",
+      "dgq2:bits=4,win=4,max_groups=12,budget=max_groups,boundaries=online,kgran=segment-channel-group,kgroup=5,"
+      "markers=inband,residual=3",
+      "dgq2:bits=3,win=4,boundaries=online,rot=hadamard,markers=bitmap,vgran=segment",
   };
   std::uint64_t stream = 900;
   for (const std::string& spec : specs) {

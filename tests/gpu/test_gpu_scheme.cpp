@@ -2,6 +2,7 @@
 // and each decompresses the other's output to the same bits.
 #include <catch2/catch.hpp>
 
+#include "dgq/causal.hpp"
 #include "dgq/cuda/dgq_cuda.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/scheme.hpp"
@@ -15,6 +16,22 @@ TEST_CASE("gpu: only dgq specs have a CUDA scheme", "[gpu][scheme]") {
   REQUIRE_THROWS_AS(cuda::make_cuda_scheme("q8_0"), ParameterError);
   REQUIRE_THROWS_AS(cuda::make_cuda_scheme("dgq:max_groups=9"), ParameterError);
   REQUIRE(cuda::make_cuda_scheme("dgq")->spec() == make_scheme("dgq")->spec());
+}
+
+TEST_CASE("gpu: boundaries=online and the causal cache are refused by name, never computed otherwise",
+          "[gpu][scheme][errors]") {
+  const std::string online =
+      "dgq: boundaries=online (docs/spec.md rule C3) has no CUDA implementation; run it on the CPU (Device::cpu)";
+  REQUIRE_THROWS_WITH(cuda::make_cuda_scheme("dgq:boundaries=online"), online);
+  DgqV1Params p;
+  p.boundaries = Boundaries::online;
+  const HostUnit x = make_unit(DType::f16, 40, 8, variance_steps(test::seed() + 102, 16));
+  REQUIRE_THROWS_WITH(cuda::encode_batch({x.view()}, p), online);
+  // The adaptive scheme's causal form is online: its schedule and form are refused too, rather
+  // than answered with Scheme's per-token default.
+  const auto gpu = cuda::make_cuda_scheme("dgq");
+  REQUIRE_THROWS_AS(gpu->causal_schedule(x.view(), TensorRole::key), ParameterError);
+  REQUIRE_THROWS_AS(gpu->causal_form(), ParameterError);
 }
 
 TEST_CASE("gpu: the CUDA dgq scheme stores the CPU scheme's parts byte for byte", "[gpu][scheme]") {

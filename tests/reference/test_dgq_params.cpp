@@ -5,6 +5,7 @@
 
 #include "dgq/dgq.hpp"
 #include "dgq/errors.hpp"
+#include "dgq/scheme.hpp"
 
 namespace {
 void require_rejected(dgq::DgqV1Params p, const char* fragment) {
@@ -77,4 +78,24 @@ TEST_CASE("params: dgq_encode rejects invalid params before touching data", "[dg
   p.max_groups = 12;
   const float x[2] = {1, 2};
   REQUIRE_THROWS_AS(dgq::dgq_encode(dgq::ConstTensor{x, dgq::DType::f32, 1, 2}, p), dgq::ParameterError);
+}
+
+TEST_CASE("params: boundaries parses, prints only when online, and every earlier spec keeps its text",
+          "[dgq][params]") {
+  for (auto b : {dgq::Boundaries::adaptive, dgq::Boundaries::online})
+    REQUIRE(dgq::parse_boundaries(dgq::boundaries_name(b)) == b);
+  REQUIRE_THROWS_WITH(dgq::parse_boundaries("fixed"), Catch::Contains("boundaries='fixed'"));
+  dgq::DgqV1Params p;
+  p.boundaries = dgq::Boundaries::online;
+  REQUIRE_NOTHROW(p.validate());
+  REQUIRE(p.to_string() == "win=16,group_ratio=0.75,min_var=0.05,max_groups=5,granularity=segment,markers=table,"
+                           "boundaries=online");
+  REQUIRE_FALSE(p == dgq::DgqV1Params{});
+  // The default prints nothing new, so the spec (and the config hash made from it) of every
+  // dgq scheme written before the key existed is unchanged.
+  REQUIRE(dgq::make_scheme("dgq:boundaries=adaptive")->spec() ==
+          "dgq:win=16,group_ratio=0.75,min_var=0.05,max_groups=5,granularity=segment,markers=table");
+  REQUIRE(dgq::make_scheme("dgq:markers=bitmap,boundaries=online")->spec() ==
+          "dgq:win=16,group_ratio=0.75,min_var=0.05,max_groups=5,granularity=segment,markers=bitmap,boundaries=online");
+  REQUIRE_THROWS_AS(dgq::make_scheme("dgq:boundaries=fixed"), dgq::ParameterError);
 }

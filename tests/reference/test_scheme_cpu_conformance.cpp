@@ -96,6 +96,32 @@ TEST_CASE("cpu: every fast CPU family stores and decodes the reference's bytes (
   }
 }
 
+TEST_CASE("cpu: boundaries=online (the causal cache's segments) stores the reference's bytes", "[scheme][conformance][cpu]") {
+  for (const std::string spec : {"dgq:boundaries=online", "dgq:boundaries=online,granularity=segment-channel,markers=inband",
+                                 "dgq2:boundaries=online", "dgq2:boundaries=online,kgran=segment-channel-group,kgroup=5,"
+                                                           "budget=max_groups,max_groups=8,win=8,markers=bitmap",
+                                 "dgq2:boundaries=online,rot=hadamard,vgran=segment,residual=9"}) {
+    const auto fast = make_scheme(spec, Device::cpu);
+    const auto ref = make_scheme(spec, Device::reference);
+    REQUIRE(fast->spec() == ref->spec());
+    for (const DType dtype : {DType::f16, DType::f32}) {
+      for (const auto& [tokens, channels] : std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 64}, {1, 64}, {33, 128}, {300, 64}}) {
+        for (const auto& [kind, x] : inputs(tokens, channels, dtype)) {
+          for (const TensorRole role : {TensorRole::key, TensorRole::value}) {
+            CAPTURE(spec, dtype_name(dtype), tokens, channels, kind, role == TensorRole::key);
+            Compressed a, b;
+            const std::string ea = error_of([&] { a = ref->compress(x.view(), role); });
+            REQUIRE(error_of([&] { b = fast->compress(x.view(), role); }) == ea);
+            if (!ea.empty()) continue;
+            REQUIRE(b.parts == a.parts);
+            REQUIRE(b.segment_edges() == a.segment_edges());
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("cpu: every fast CPU family names the first NaN/Inf as the reference does", "[scheme][conformance][cpu][errors]") {
   for (const std::string& family : fast_families()) {
     const std::int64_t channels = accepted_channels(family, 64);

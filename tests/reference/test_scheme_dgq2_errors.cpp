@@ -83,7 +83,7 @@ TEST_CASE("dgq2 parameter errors name the key and the accepted values", "[scheme
   CHECK(error_text_of([] { (void)make_scheme("dgq2:range_dtype=bf16"); }) ==
         "dgq2: parameter 'range_dtype' = 'bf16' is not one of fp16, fp32");
   CHECK(error_text_of([] { (void)make_scheme("dgq2:boundaries=equal"); }) ==
-        "dgq2: parameter 'boundaries' = 'equal' is not one of adaptive, fixed");
+        "dgq2: parameter 'boundaries' = 'equal' is not one of adaptive, fixed, online");
   CHECK(error_text_of([] { (void)make_scheme("dgq2:seg_on=k"); }) == "dgq2: parameter 'seg_on' = 'k' is not one of rotated, input");
   CHECK(error_text_of([] { (void)make_scheme("dgq2:rot=walsh"); }) == "dgq2: parameter 'rot' = 'walsh' is not one of none, hadamard");
   CHECK(error_text_of([] { (void)make_scheme("dgq2:group_ratio=1.5"); }).find("dgq2: parameter group_ratio=1.5") == 0);

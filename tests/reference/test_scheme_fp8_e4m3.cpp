@@ -3,9 +3,11 @@
 // __nv_cvt_float_to_fp8; then the per-tensor-scale scheme.
 #include "test_scheme_support.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include "dgq/baselines/fp8_e4m3.hpp"
+#include "dgq/errors.hpp"
 
 #if __has_include(</usr/local/cuda/include/cuda_fp8.h>)
 #include </usr/local/cuda/include/cuda_fp8.h>
@@ -174,4 +176,78 @@ TEST_CASE("fp8-e4m3 scheme round trip: 2^-4 relative, or half a subnormal step",
       }
     }
   }
+}
+
+TEST_CASE("fp8-e4m3 scale key: canonical specs print it only when not default, prefix only with scale=prefix",
+          "[scheme][fp8][registry]") {
+  CHECK(make_scheme("fp8-e4m3")->spec() == "fp8-e4m3");
+  CHECK(make_scheme("fp8-e4m3:scale=tensor,prefix=64")->spec() == "fp8-e4m3");
+  CHECK(make_scheme("fp8-e4m3:scale=token,prefix=64")->spec() == "fp8-e4m3:scale=token");
+  CHECK(make_scheme("fp8-e4m3:scale=prefix,prefix=128")->spec() == "fp8-e4m3:scale=prefix");
+  CHECK(make_scheme("fp8-e4m3:prefix=16,scale=prefix")->spec() == "fp8-e4m3:scale=prefix,prefix=16");
+  for (const std::string spec : {"fp8-e4m3:scale=token", "fp8-e4m3:scale=prefix,prefix=1"}) {
+    CHECK(make_scheme(make_scheme(spec)->spec())->spec() == make_scheme(spec)->spec());
+  }
+  CHECK_THROWS_WITH(make_scheme("fp8-e4m3:scale=head"),
+                    "fp8-e4m3: parameter 'scale' = 'head' is not one of tensor, token, prefix");
+  CHECK_THROWS_AS(make_scheme("fp8-e4m3:scale=prefix,prefix=0"), ParameterError);
+}
+
+TEST_CASE("fp8-e4m3 scale=token: one amax/448 per token row, a zero row decodes to zeros", "[scheme][fp8]") {
+  const auto s = make_scheme("fp8-e4m3:scale=token");
+  OwnedTensor x = random_tensor(20, 33, 32);
+  for (std::int64_t d = 0; d < x.channels; ++d) x.set(7, d, 0.0f);
+  const Compressed c = s->compress(x.view(), TensorRole::key);
+  REQUIRE(c.find("scale")->bytes.size() == 20 * 4);
+  CHECK(c.total_bytes() == s->planned_bytes(20, 33, DType::f16, TensorRole::key));
+  CHECK(c.total_bytes() == 20 * 33 + 20 * 4);
+  const OwnedTensor y = decompressed(*s, c);
+  for (std::int64_t t = 0; t < x.tokens; ++t) {
+    float amax = 0.0f;
+    for (std::int64_t d = 0; d < x.channels; ++d) amax = std::max(amax, std::fabs(x.get(t, d)));
+    float scale;
+    std::memcpy(&scale, c.find("scale")->bytes.data() + 4 * t, 4);
+    CAPTURE(t);
+    CHECK(scale == amax / 448.0f);
+    for (std::int64_t d = 0; d < x.channels; ++d) {
+      const float v = x.get(t, d), got = y.get(t, d);
+      const float bound = std::max(std::ldexp(std::fabs(v), -4), std::ldexp(scale, -10)) + std::ldexp(std::fabs(v), -22) +
+                          half_ulp(DType::f16, got);
+      CHECK(std::fabs(got - v) <= bound);
+    }
+  }
+  for (std::int64_t d = 0; d < x.channels; ++d) CHECK(y.get(7, d) == 0.0f);
+  // Rows are independent: a row's bytes do not depend on the others.
+  const Compressed first = s->compress(ConstTensor{x.bytes.data(), x.dtype, 5, x.channels}, TensorRole::key);
+  CHECK(std::equal(first.find("codes")->bytes.begin(), first.find("codes")->bytes.end(), c.find("codes")->bytes.begin()));
+}
+
+TEST_CASE("fp8-e4m3 scale=prefix: the scale of the first N tokens, later values saturate to 448*scale",
+          "[scheme][fp8]") {
+  const auto s = make_scheme("fp8-e4m3:scale=prefix,prefix=4");
+  OwnedTensor x = random_tensor(10, 16, 33);
+  x.set(8, 3, 1000.0f);  // far beyond the first four tokens' amax
+  x.set(9, 5, -1000.0f);
+  float amax = 0.0f;
+  for (std::int64_t i = 0; i < 4 * x.channels; ++i) amax = std::max(amax, std::fabs(x.at(i)));
+  const Compressed c = s->compress(x.view(), TensorRole::value);
+  float scale;
+  REQUIRE(c.find("scale")->bytes.size() == 4);
+  std::memcpy(&scale, c.find("scale")->bytes.data(), 4);
+  CHECK(scale == amax / 448.0f);
+  CHECK(c.find("codes")->bytes[8 * 16 + 3] == 0x7e);
+  CHECK(c.find("codes")->bytes[9 * 16 + 5] == 0xfe);
+  const OwnedTensor y = decompressed(*s, c);
+  CHECK(y.get(8, 3) == rules::half_to_float(rules::float_to_half(448.0f * scale)));
+  // The first N tokens are coded exactly as a per-tensor scale over them codes them; with
+  // L <= N the bytes are the per-tensor scheme's.
+  const ConstTensor head{x.bytes.data(), x.dtype, 4, x.channels};
+  CHECK(s->compress(head, TensorRole::value).parts == make_scheme("fp8-e4m3")->compress(head, TensorRole::value).parts);
+  CHECK(std::equal(c.find("codes")->bytes.begin(), c.find("codes")->bytes.begin() + 4 * 16,
+                   make_scheme("fp8-e4m3")->compress(head, TensorRole::value).find("codes")->bytes.begin()));
+  // A prefix of zeros gives scale 0, with which every value decodes to 0.
+  OwnedTensor zeros_first = random_tensor(10, 16, 34);
+  for (std::int64_t i = 0; i < 4 * 16; ++i) store_element(zeros_first.mut(), i, 0.0f);
+  const OwnedTensor z = decompressed(*s, s->compress(zeros_first.view(), TensorRole::key));
+  for (std::int64_t i = 0; i < z.size(); ++i) CHECK(z.at(i) == 0.0f);
 }

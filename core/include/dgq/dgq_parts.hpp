@@ -23,7 +23,8 @@
 namespace dgq {
 
 // The dgq family's spec parameters (win, group_ratio, min_var, max_groups, granularity,
-// markers; defaults DgqV1Params{}), which every backend's dgq family registers (dgq/registry.hpp).
+// markers, boundaries; defaults DgqV1Params{}), which every backend's dgq family registers
+// (dgq/registry.hpp).
 std::span<const SchemeParam> dgq_scheme_params();
 // DgqV1Params from the parsed parameters, validated (DgqV1Params::validate's ParameterError).
 DgqV1Params dgq_v1_params_from_args(const SchemeArgs& args);

@@ -13,11 +13,17 @@ namespace dgq {
 
 enum class Granularity : std::uint8_t { segment, segment_channel };
 enum class Markers : std::uint8_t { table, bitmap, inband };
+// How the segment edges are chosen: rule 5 (the strongest change points of the whole tensor),
+// or the causal cache's first-come rule C3 (each edge decided once the block after it is
+// complete, without seeing later blocks; docs/spec.md, "Causal caches").
+enum class Boundaries : std::uint8_t { adaptive, online };
 
 std::string_view granularity_name(Granularity g);  // "segment", "segment-channel"
 std::string_view markers_name(Markers m);          // "table", "bitmap", "inband"
 Granularity parse_granularity(std::string_view s);  // throws ParameterError
 Markers parse_markers(std::string_view s);          // throws ParameterError
+std::string_view boundaries_name(Boundaries b);     // "adaptive", "online"
+Boundaries parse_boundaries(std::string_view s);    // throws ParameterError
 
 struct DgqV1Params {
   int win = 16;                // tokens per block, [1, 65536]
@@ -26,9 +32,13 @@ struct DgqV1Params {
   int max_groups = 5;          // [1, 8]
   Granularity granularity = Granularity::segment;
   Markers markers = Markers::table;
+  Boundaries boundaries = Boundaries::adaptive;
 
   void validate() const;  // throws ParameterError naming the parameter and its range
-  std::string to_string() const;  // "win=16,group_ratio=0.75,min_var=0.05,max_groups=5,granularity=segment,markers=table"
+  // "win=16,group_ratio=0.75,min_var=0.05,max_groups=5,granularity=segment,markers=table", then
+  // ",boundaries=online" only when not the default, so that every spec (and hash) written before
+  // the key existed reads and prints as it did.
+  std::string to_string() const;
   bool operator==(const DgqV1Params&) const = default;
 };
 

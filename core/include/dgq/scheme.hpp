@@ -88,6 +88,8 @@ class Scheme {
   // causal form (fp8-e4m3's one scale per tensor), InputError as compress for bad input.
   virtual CausalSchedule causal_schedule(ConstTensor x, TensorRole role) const;
   // The scheme that stores the final prefix (dgq/causal.hpp); nullptr: this scheme itself.
+  // Throws causal_schedule's ParameterError for a scheme that has no causal form, so that a
+  // CausalCache of it is refused when it is built.
   virtual std::unique_ptr<Scheme> causal_form() const { return nullptr; }
 };
 

@@ -18,7 +18,7 @@ struct DgqAnalysis {
   std::vector<float> block_mean;   // rule 2: one per block of win tokens
   std::vector<float> block_ratio;  // rule 3: r_b for b = 1..blocks-1 at index b-1
   int budget = 0;                  // rule 4
-  std::vector<std::uint32_t> edges;  // rule 5: accepted interior edges, increasing
+  std::vector<std::uint32_t> edges;  // rule 5 (rule C3 with boundaries=online): accepted interior edges, increasing
 };
 
 // Rules 1-5 on fp32 data ([tokens][channels] row-major).

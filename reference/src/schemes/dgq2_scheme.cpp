@@ -20,8 +20,10 @@
 #include <string>
 #include <vector>
 
+#include "dgq/causal.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
+#include "dgq/kernels/online_segments.hpp"
 #include "dgq/registry.hpp"
 #include "schemes/kernel_families.hpp"
 #include "dgq/rotation.hpp"
@@ -110,11 +112,7 @@ class Dgq2Scheme final : public Scheme {
 
     // The tensor the codes describe: the input, or its rotation rounded to the input dtype.
     std::vector<float>& rotated = scratch(1);
-    if (p.rotate) {
-      rotated.assign(input.begin(), input.begin() + n);
-      for (std::int64_t t = 0; t < quantized; ++t) hadamard_rotate_row(k_, rotated.data() + t * d, d, block);
-      round_through(k_, rotated, quantized, d, x.dtype);
-    }
+    if (p.rotate) rotate_rows(input, quantized, d, block, x.dtype, rotated);
     const float* v = p.rotate ? rotated.data() : input.data();
 
     const RangeGranularity g = p.granularity(role);
@@ -218,7 +216,71 @@ class Dgq2Scheme final : public Scheme {
     return dgq2::planned_bytes(p_, role, tokens, channels, dtype);
   }
 
+  // Rule C4 (docs/spec.md, "Causal caches"): the quantized rows arrive delayed by the residual;
+  // a token role's rows are final as they arrive, a segmenting role's once no later change
+  // point (rule C3) can move their range.
+  CausalSchedule causal_schedule(ConstTensor x, TensorRole role) const override {
+    const Params form = online_params();  // throws for boundaries=fixed
+    const Params p = form.for_role(role);
+    check_input_dtype(x, "dgq2");
+    check_shape(x.tokens, x.channels);
+    const int block = p.rotate ? rotation_block(x.channels, role) : 0;
+    check_finite(x, "dgq2");
+    const std::int64_t d = x.channels, quantized = dgq2::quantized_tokens(x.tokens, p_.residual);
+    const RangeGranularity g = p.granularity(role);
+    std::vector<std::uint32_t> edges, final_rows;  // interior edges of the quantized rows (rule C3)
+    if (dgq2::uses_segments(g)) {
+      // Rule V2's basis of the rows that will be quantized, as compress builds it.
+      std::vector<float> input, rotated;
+      to_float(ConstTensor{x.data, x.dtype, quantized, d}, input);
+      if (p.rotate) rotate_rows(input, quantized, d, block, x.dtype, rotated);
+      const std::vector<std::uint32_t> all =
+          dgq2::choose_edges(p.rotate && !p.segment_on_input ? rotated.data() : input.data(), quantized, d, p);
+      if (all.size() > 2) edges.assign(all.begin() + 1, all.end() - 1);
+      const int group = g == RangeGranularity::segment_channel_group ? p.group(role) : 0;
+      final_rows = kernels::online_final_rows(edges, quantized, p.seg.win, group);
+    } else {
+      for (std::int64_t t = 0; t < quantized; ++t) final_rows.push_back(static_cast<std::uint32_t>(t + 1));
+    }
+    std::vector<std::uint32_t> prefix_edges;
+    const auto bytes = [&](std::uint32_t c) {
+      // Rule V7 of the causal form's compress of x[0:c]: its edges are x's below c (rule C3).
+      prefix_edges.assign(1, 0);
+      for (const std::uint32_t e : edges) {
+        if (e < c) prefix_edges.push_back(e);
+      }
+      if (c > 0) prefix_edges.push_back(c);
+      return dgq2::stored_bytes(form, role, c, d, x.dtype, prefix_edges).total();
+    };
+    return kernels::delayed_schedule(final_rows, p_.residual, x.tokens, bytes);
+  }
+
+  // The same spec with boundaries=online (adaptive's causal form) and no residual: the final
+  // prefix is all quantized, the residual's tokens being the raw tail of the cache.
+  std::unique_ptr<Scheme> causal_form() const override { return std::make_unique<Dgq2Scheme>(online_params(), k_); }
+
  private:
+  Params online_params() const {
+    if (p_.fixed_boundaries) {
+      throw ParameterError(
+          "dgq2: boundaries=fixed has no causal form (equal segments need the final length); use boundaries=online or "
+          "adaptive");
+    }
+    Params p = p_;
+    p.seg.boundaries = Boundaries::online;
+    p.residual = 0;
+    return p;
+  }
+
+  // Rule V0: the first `rows` rows of input ([.][d] fp32) rotated with the role's block and
+  // rounded to dtype, into rotated.
+  void rotate_rows(const std::vector<float>& input, std::int64_t rows, std::int64_t d, int block, DType dtype,
+                   std::vector<float>& rotated) const {
+    rotated.assign(input.begin(), input.begin() + rows * d);
+    for (std::int64_t t = 0; t < rows; ++t) hadamard_rotate_row(k_, rotated.data() + t * d, d, block);
+    round_through(k_, rotated, rows, d, dtype);
+  }
+
   static void check_shape(std::int64_t tokens, std::int64_t channels) {
     if (channels < 1) throw InputError("dgq2: channels must be >= 1, got " + std::to_string(channels));
     if (tokens < 0 || tokens > 0xffffffffLL) {

@@ -1,15 +1,18 @@
 // dgq: DGQ v1 (docs/spec.md) behind the Scheme API. The parts and their checks are declared
 // once for every backend in dgq/dgq_parts.hpp; this scheme adds the no-copy paths: the encoder
 // writes the codes straight into their part, and the decoder reads them from it.
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "schemes/dgq_v1/decode_view.hpp"
+#include "dgq/causal.hpp"
 #include "dgq/dgq.hpp"
 #include "dgq/dgq_parts.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
+#include "dgq/kernels/online_segments.hpp"
 #include "schemes/dgq_v1/pipeline.hpp"
 #include "dgq/registry.hpp"
 #include "schemes/kernel_families.hpp"
@@ -68,7 +71,41 @@ class DgqScheme final : public Scheme {
     return dgq_planned_bytes(tokens, channels, params_);
   }
 
+  // Rules C3 and C4 (docs/spec.md, "Causal caches"): the segments of boundaries=online, each
+  // final once the edge that closes it is decided; the same for adaptive, whose causal form is
+  // online.
+  CausalSchedule causal_schedule(ConstTensor x, TensorRole) const override {
+    const DgqV1Params p = online_params();
+    std::vector<std::uint32_t> edges;
+    try {
+      detail::check_shape(x);
+      if (x.tokens > 0) edges = detail::analyze_pass(detail::scan_tensor(k_, x, p), x.tokens, p).edges;
+    } catch (const InputError&) {
+      if (x.data != nullptr && x.channels >= 1) check_finite(x, "dgq");  // compress's words, as there
+      throw;
+    }
+    DgqV1Encoded prefix;  // rule 9 of the final prefix: its tokens and segments are all that count
+    prefix.channels = x.channels;
+    prefix.params = p;
+    const auto bytes = [&](std::uint32_t c) {
+      // x[0:c]'s edges (rule C3) are x's edges below c; c closes the last segment.
+      const auto below = std::lower_bound(edges.begin(), edges.end(), c) - edges.begin();
+      prefix.tokens = c;
+      prefix.segments = c > 0 ? static_cast<int>(below) + 1 : 0;
+      return prefix.stored_bytes().total();
+    };
+    return kernels::delayed_schedule(kernels::online_final_rows(edges, x.tokens, p.win, 0), 0, x.tokens, bytes);
+  }
+
+  std::unique_ptr<Scheme> causal_form() const override { return std::make_unique<DgqScheme>(online_params(), k_); }
+
  private:
+  DgqV1Params online_params() const {
+    DgqV1Params p = params_;
+    p.boundaries = Boundaries::online;
+    return p;
+  }
+
   DgqV1Params params_;
   const kernels::CpuKernels& k_;
 };

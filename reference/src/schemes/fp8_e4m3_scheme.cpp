@@ -1,13 +1,20 @@
-// fp8-e4m3 (vLLM's fp8 KV cache with a dynamic per-tensor scale): scale = amax/448 in fp32,
-// code = e4m3(x/scale) rounded to nearest even and saturated to +-448, x^ = e4m3(code)*scale.
-// An all-zero tensor (or one whose amax/448 underflows to 0) stores scale 0 and code 0
-// everywhere. Parts: "scale" (fp32; empty when the tensor has no elements), "codes".
+// fp8-e4m3 (vLLM's fp8 KV caches): code = e4m3(x/scale) rounded to nearest even and saturated to
+// +-448, x^ = e4m3(code)*scale, with the scale (fp32, amax/448) of one of three kinds (key
+// `scale`): `tensor` (default: one dynamic scale over the whole tensor), `token` (one per token
+// row, vLLM's fp8_per_token_head) or `prefix` (one scale fixed from the first `prefix` tokens,
+// as vLLM's calculate_kv_scales fixes it from its first batch; later values beyond 448*scale
+// saturate). A scale of 0 (all its values zero, or amax/448 underflowing) stores code 0 for every
+// value it scales. Parts: "scale" (fp32: one, or one per token with scale=token; empty when the
+// tensor has no elements), "codes". Only token and prefix have a causal form (docs/spec.md,
+// rule C5): a per-tensor scale is known only once the last token is.
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "dgq/baselines/fp8_e4m3.hpp"
 #include "dgq/byte_io.hpp"
+#include "dgq/causal.hpp"
 #include "dgq/registry.hpp"
 #include "schemes/kernel_families.hpp"
 #include "dgq/schemes/tensor_io.hpp"
@@ -15,10 +22,26 @@
 namespace dgq::schemes {
 namespace {
 
+enum class Fp8Scale : std::uint8_t { tensor, token, prefix };
+
+constexpr int kDefaultPrefix = 128;  // the `prefix` key's default_text below
+
 class Fp8E4M3Scheme final : public Scheme {
  public:
-  explicit Fp8E4M3Scheme(const kernels::CpuKernels& k) : k_(k) {}
-  std::string spec() const override { return "fp8-e4m3"; }
+  Fp8E4M3Scheme(Fp8Scale scale, int prefix, const kernels::CpuKernels& k) : scale_(scale), prefix_(prefix), k_(k) {}
+  // Keys print only when not default, so the default's spec is "fp8-e4m3" as it always was;
+  // prefix only with scale=prefix (elsewhere it is ignored).
+  std::string spec() const override {
+    switch (scale_) {
+      case Fp8Scale::tensor:
+        return "fp8-e4m3";
+      case Fp8Scale::token:
+        return "fp8-e4m3:scale=token";
+      case Fp8Scale::prefix:
+        return "fp8-e4m3:scale=prefix" + (prefix_ == kDefaultPrefix ? "" : ",prefix=" + std::to_string(prefix_));
+    }
+    return "?";
+  }
   std::string family() const override { return "fp8-e4m3"; }
 
   Compressed compress(ConstTensor x, TensorRole role) const override {
@@ -28,25 +51,34 @@ class Fp8E4M3Scheme final : public Scheme {
     std::vector<std::uint8_t> scale_part;
     std::vector<std::uint8_t> codes(static_cast<std::size_t>(n), 0);
     if (n > 0) {
-      // Two passes over the rows, each widened into one small buffer: the per-tensor amax
-      // (with the NaN/Inf check, in row-major order), then the codes.
       std::vector<float> row(static_cast<std::size_t>(x.channels));
-      float amax = 0.0f;
-      for (std::int64_t t = 0; t < x.tokens; ++t) {
-        widen_row_checked(k_, x, t, row.data(), "fp8-e4m3");
-        for (const float e : row) amax = std::fabs(e) > amax ? std::fabs(e) : amax;  // finite input: same as fmax, inlined
-      }
-      const float scale = amax / fp8::kE4M3Max;
-      // Any finite input fits the per-tensor scale (docs/schemes.md); only an amax so close to
-      // FLT_MAX that 448 * scale rounds to inf could not be decoded: refused.
-      if (!std::isfinite(scale * fp8::kE4M3Max))
-        throw InputError("fp8-e4m3: amax " + std::to_string(amax) + " is too close to the fp32 maximum to decode");
-      append_le(scale_part, scale);
-      if (scale != 0.0f) {
+      if (scale_ == Fp8Scale::token) {
+        // One pass: each row's amax, scale and codes; a NaN/Inf further on is reported before a
+        // row's amax error, as when the tensor is checked first.
+        non_finite_errors_first(x, "fp8-e4m3", [&] {
+          for (std::int64_t t = 0; t < x.tokens; ++t) {
+            widen_row_checked(k_, x, t, row.data(), "fp8-e4m3");
+            const float scale = scale_for(amax_of(row.data(), x.channels, 0.0f));
+            append_le(scale_part, scale);
+            encode_row(row.data(), x.channels, scale, codes.data() + t * x.channels);
+          }
+        });
+      } else {
+        // Two passes over the rows, each widened into one small buffer: the amax of the tensor
+        // or of its first `prefix` tokens (every row checked for NaN/Inf, in row-major order),
+        // then the codes.
+        const std::int64_t scaled_rows =
+            scale_ == Fp8Scale::prefix ? std::min<std::int64_t>(prefix_, x.tokens) : x.tokens;
+        float amax = 0.0f;
         for (std::int64_t t = 0; t < x.tokens; ++t) {
           widen_row_checked(k_, x, t, row.data(), "fp8-e4m3");
-          std::uint8_t* out = codes.data() + t * x.channels;
-          for (std::int64_t d = 0; d < x.channels; ++d) out[d] = fp8::float_to_e4m3(row[d] / scale);
+          if (t < scaled_rows) amax = amax_of(row.data(), x.channels, amax);
+        }
+        const float scale = scale_for(amax);
+        append_le(scale_part, scale);
+        for (std::int64_t t = 0; t < x.tokens && scale != 0.0f; ++t) {
+          widen_row_checked(k_, x, t, row.data(), "fp8-e4m3");
+          encode_row(row.data(), x.channels, scale, codes.data() + t * x.channels);
         }
       }
     }
@@ -58,10 +90,13 @@ class Fp8E4M3Scheme final : public Scheme {
   void decompress(const Compressed& c, MutTensor out) const override {
     check_decompress_target(c, out, spec());
     const std::uint64_t n = static_cast<std::uint64_t>(c.tokens * c.channels);
-    const Part& scale_part = expect_part(c, "scale", scale_bytes(n));
+    const Part& scale_part = expect_part(c, "scale", scale_bytes(c.tokens, c.channels));
     const Part& codes = expect_part(c, "codes", n);
     if (n == 0) return;
-    const float scale = finite_stored(read_le<float>(scale_part.bytes, 0), "scale", 0);
+    std::vector<float> scales(scale_part.bytes.size() / sizeof(float));
+    for (std::size_t i = 0; i < scales.size(); ++i) {
+      scales[i] = finite_stored(read_le<float>(scale_part.bytes, i), "scale", i);
+    }
     float table[256];
     for (int b = 0; b < 256; ++b) table[b] = fp8::e4m3_to_float(static_cast<std::uint8_t>(b));
     // A step of rows decoded into a small buffer and narrowed straight into out: one pass.
@@ -69,24 +104,94 @@ class Fp8E4M3Scheme final : public Scheme {
     std::vector<float> values(static_cast<std::size_t>(step * c.channels));
     for (std::int64_t t0 = 0; t0 < c.tokens; t0 += step) {
       const std::int64_t rows = std::min(step, c.tokens - t0);
-      const std::uint8_t* src = codes.bytes.data() + t0 * c.channels;
-      for (std::int64_t i = 0; i < rows * c.channels; ++i) values[i] = table[src[i]] * scale;
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const float scale = scales[scale_ == Fp8Scale::token ? static_cast<std::size_t>(t0 + r) : 0];
+        const std::uint8_t* src = codes.bytes.data() + (t0 + r) * c.channels;
+        float* dst = values.data() + r * c.channels;
+        for (std::int64_t d = 0; d < c.channels; ++d) dst[d] = table[src[d]] * scale;
+      }
       narrow_rows_into(k_, values.data(), out, t0, rows);
     }
   }
 
-  std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType,
-                              TensorRole) const override {
-    const auto n = static_cast<std::uint64_t>(tokens * channels);
-    return n + scale_bytes(n);
+  std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType, TensorRole) const override {
+    return static_cast<std::uint64_t>(tokens * channels) + scale_bytes(tokens, channels);
+  }
+
+  // Rule C5 (docs/spec.md, "Causal caches"): a per-token scale is final on append; a prefix
+  // scale once its `prefix` tokens are there, and every token with it; a per-tensor scale never.
+  CausalSchedule causal_schedule(ConstTensor x, TensorRole role) const override {
+    check_causal();
+    if (scale_ == Fp8Scale::token) return per_token_schedule(*this, x, role);
+    CausalSchedule s;
+    for (std::int64_t t = 0; t < x.tokens; ++t) {
+      const std::int64_t c = t + 1 >= prefix_ ? t + 1 : 0;
+      s.final_tokens.push_back(static_cast<std::uint32_t>(c));
+      s.final_bytes.push_back(planned_bytes(c, x.channels, x.dtype, role));
+    }
+    return s;
+  }
+
+  std::unique_ptr<Scheme> causal_form() const override {
+    check_causal();
+    return nullptr;
   }
 
  private:
-  static std::uint64_t scale_bytes(std::uint64_t elements) { return elements > 0 ? sizeof(float) : 0; }
+  std::uint64_t scale_bytes(std::int64_t tokens, std::int64_t channels) const {
+    if (tokens * channels == 0) return 0;
+    return sizeof(float) * static_cast<std::uint64_t>(scale_ == Fp8Scale::token ? tokens : 1);
+  }
 
+  // The larger of amax and max |v[i]| (finite input: the same as fmax, inlined).
+  static float amax_of(const float* v, std::int64_t n, float amax) {
+    for (std::int64_t i = 0; i < n; ++i) amax = std::fabs(v[i]) > amax ? std::fabs(v[i]) : amax;
+    return amax;
+  }
+
+  // amax/448 in fp32. Any finite input fits its scale (docs/schemes.md); only an amax so close
+  // to FLT_MAX that 448 * scale rounds to inf could not be decoded: refused.
+  static float scale_for(float amax) {
+    const float scale = amax / fp8::kE4M3Max;
+    if (!std::isfinite(scale * fp8::kE4M3Max))
+      throw InputError("fp8-e4m3: amax " + std::to_string(amax) + " is too close to the fp32 maximum to decode");
+    return scale;
+  }
+
+  // Codes of one row; a zero scale leaves them 0 (every value it scales decodes to 0).
+  static void encode_row(const float* v, std::int64_t n, float scale, std::uint8_t* out) {
+    if (scale == 0.0f) return;
+    for (std::int64_t d = 0; d < n; ++d) out[d] = fp8::float_to_e4m3(v[d] / scale);
+  }
+
+  void check_causal() const {
+    if (scale_ == Fp8Scale::tensor) {
+      throw ParameterError(
+          "fp8-e4m3: scale=tensor (one scale per tensor) has no causal form; use scale=prefix (a scale fixed from the "
+          "first N tokens, as vLLM's calculate_kv_scales) or scale=token");
+    }
+  }
+
+  Fp8Scale scale_;
+  int prefix_;
   const kernels::CpuKernels& k_;
 };
 
+void check_scale(std::string_view v) {
+  if (v != "tensor" && v != "token" && v != "prefix") {
+    throw ParameterError("fp8-e4m3: parameter 'scale' = '" + std::string(v) + "' is not one of tensor, token, prefix");
+  }
+}
+
+using Kind = SchemeParam::Kind;
+constexpr SchemeParam kFp8Params[] = {
+    {"scale", Kind::word, "tensor", 0, 0, "tensor, token or prefix",
+     "amax/448 over the tensor (dynamic), per token row (vLLM's fp8_per_token_head), or over the first `prefix` "
+     "tokens, fixed (vLLM's calculate_kv_scales; later values saturate)",
+     check_scale},
+    {"prefix", Kind::integer, "128", 1, 1 << 30, "",
+     "with scale=prefix: the first tokens the scale is taken from (ignored otherwise)", nullptr},
+};
 
 }  // namespace
 
@@ -97,9 +202,15 @@ std::vector<SchemeFamily> fp8_e4m3_families(const kernels::CpuKernels& k, Device
           .name = "fp8-e4m3",
           .device = device,
           .order = 60,
-          .summary = "fp8 e4m3 codes with one dynamic per-tensor scale (vLLM's fp8 KV cache)",
-          .params = {},
-          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Fp8E4M3Scheme>(*kt); },
+          .summary = "fp8 e4m3 codes with a dynamic scale per tensor, per token, or fixed from the first tokens (vLLM's "
+                     "fp8 KV caches)",
+          .params = kFp8Params,
+          .make = [kt = &k](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
+            const std::string& scale = args.word("scale");
+            const Fp8Scale kind =
+                scale == "token" ? Fp8Scale::token : (scale == "prefix" ? Fp8Scale::prefix : Fp8Scale::tensor);
+            return std::make_unique<Fp8E4M3Scheme>(kind, args.integer("prefix"), *kt);
+          },
       },
   };
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dgq/byte_io.hpp"
+#include "dgq/causal.hpp"
 #include "dgq/registry.hpp"
 #include "schemes/kernel_families.hpp"
 #include "schemes/bit_packing.hpp"
@@ -110,6 +111,23 @@ class KiviScheme final : public Scheme {
     return packed_bytes(qn, bits_) + layout.ranges * kRangeBytes +
            static_cast<std::uint64_t>((tokens - layout.quantized_tokens) * channels) * dtype_size(dtype);
   }
+
+  // Rule C2 (docs/spec.md, "Causal caches"): a token is final once this scheme would quantize it
+  // (keys: its group complete and out of the residual; values: out of the residual), stored as
+  // the same family without residual stores it; the residual and the open key group are the
+  // cache's raw tail. The last schedule entry is compress's bytes.
+  CausalSchedule causal_schedule(ConstTensor x, TensorRole role) const override {
+    const KiviScheme form(bits_, group_, 0, k_);
+    CausalSchedule s;
+    for (std::int64_t t = 0; t < x.tokens; ++t) {
+      const std::int64_t c = layout_for(t + 1, x.channels, role).quantized_tokens;
+      s.final_tokens.push_back(static_cast<std::uint32_t>(c));
+      s.final_bytes.push_back(form.planned_bytes(c, x.channels, x.dtype, role));
+    }
+    return s;
+  }
+
+  std::unique_ptr<Scheme> causal_form() const override { return std::make_unique<KiviScheme>(bits_, group_, 0, k_); }
 
  private:
   int levels() const { return (1 << bits_) - 1; }

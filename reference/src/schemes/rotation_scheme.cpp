@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "dgq/causal.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/rotation.hpp"
@@ -36,17 +37,8 @@ class HadamardRotatedScheme final : public Scheme {
   std::string family() const override { return inner_->family(); }
 
   Compressed compress(ConstTensor x, TensorRole role) const override {
-    const int block = block_for(x.channels, role);
-    check_input_dtype(x, spec_);
-    std::vector<std::uint8_t>& rotated = scratch_bytes(static_cast<std::size_t>(x.tokens * x.channels) * dtype_size(x.dtype));
-    const MutTensor out{rotated.data(), x.dtype, x.tokens, x.channels};
-    std::vector<float> row(static_cast<std::size_t>(x.channels));
-    for (std::int64_t t = 0; t < x.tokens; ++t) {
-      widen_row_checked(k_, x, t, row.data(), spec_);
-      hadamard_rotate_row(k_, row.data(), x.channels, block);
-      narrow_into(k_, row.data(), MutTensor{rotated.data() + t * x.channels * dtype_size(x.dtype), x.dtype, 1, x.channels});
-    }
-    Compressed c = inner_->compress(ConstTensor{out.data, out.dtype, out.tokens, out.channels}, role);
+    // The per-thread scratch, grown by rotate_into once x's shape and dtype are checked.
+    Compressed c = inner_->compress(rotate_into(x, role, scratch_bytes(0)), role);
     c.scheme = spec_;
     return c;
   }
@@ -68,7 +60,37 @@ class HadamardRotatedScheme final : public Scheme {
     return inner_->planned_bytes(tokens, channels, dtype, role);
   }
 
+  // Rule C1 (docs/spec.md, "Causal caches"): the inner scheme's schedule of the tensor it is
+  // given, the rows rotated and rounded as compress rotates them (row by row, so a prefix's
+  // rotation is the rotation's prefix), and the modifier around the inner's causal form.
+  CausalSchedule causal_schedule(ConstTensor x, TensorRole role) const override {
+    std::vector<std::uint8_t> rotated;
+    return inner_->causal_schedule(rotate_into(x, role, rotated), role);
+  }
+
+  std::unique_ptr<Scheme> causal_form() const override {
+    std::unique_ptr<Scheme> inner = inner_->causal_form();
+    if (inner == nullptr) return nullptr;
+    return std::make_unique<HadamardRotatedScheme>(std::move(inner), k_);
+  }
+
  private:
+  // x's rows widened, rotated and rounded to x's dtype into rotated (grown to x's size when
+  // smaller): the tensor the inner scheme is given.
+  ConstTensor rotate_into(ConstTensor x, TensorRole role, std::vector<std::uint8_t>& rotated) const {
+    const int block = block_for(x.channels, role);
+    check_input_dtype(x, spec_);
+    const auto bytes = static_cast<std::size_t>(x.tokens * x.channels) * dtype_size(x.dtype);
+    if (rotated.size() < bytes) rotated.resize(bytes);
+    std::vector<float> row(static_cast<std::size_t>(x.channels));
+    for (std::int64_t t = 0; t < x.tokens; ++t) {
+      widen_row_checked(k_, x, t, row.data(), spec_);
+      hadamard_rotate_row(k_, row.data(), x.channels, block);
+      narrow_into(k_, row.data(), MutTensor{rotated.data() + t * x.channels * dtype_size(x.dtype), x.dtype, 1, x.channels});
+    }
+    return ConstTensor{rotated.data(), x.dtype, x.tokens, x.channels};
+  }
+
   int block_for(std::int64_t channels, TensorRole role) const {
     const int block = rules::hadamard_block(channels, role == TensorRole::key);
     if (block == 0) {

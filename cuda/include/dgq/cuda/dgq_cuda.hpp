@@ -17,6 +17,11 @@ namespace dgq::cuda {
 // True when a CUDA device can be used; otherwise why (driver missing, no device, ...).
 bool device_available(std::string* why = nullptr);
 
+// The parameters the CUDA implementation runs: DgqV1Params::validate, then ParameterError for
+// what it does not implement: boundaries=online (rule C3's first-come edges, the causal cache's;
+// docs/spec.md) runs on the CPU only. Every encode entry point calls it first.
+void check_cuda_params(const DgqV1Params& p);
+
 // Host convenience calls, batched: every unit (layer x head x K/V) in one launch sequence.
 // Throws dgq::Error with the CUDA error string on failure (no device, OOM, bad shape).
 std::vector<DgqV1Encoded> encode_batch(const std::vector<ConstTensor>& units, const DgqV1Params& p);

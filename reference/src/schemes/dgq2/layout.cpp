@@ -31,6 +31,17 @@ std::vector<TokenSpan> range_spans(RangeGranularity g, int group, const std::vec
   return spans;
 }
 
+std::uint64_t range_span_count(RangeGranularity g, int group, const std::vector<std::uint32_t>& edges,
+                               std::int64_t quantized) {
+  if (g == RangeGranularity::token) return static_cast<std::uint64_t>(quantized);
+  const std::uint64_t segments = edges.size() > 1 ? edges.size() - 1 : 0;
+  if (g != RangeGranularity::segment_channel_group) return segments;
+  std::uint64_t spans = 0;
+  const auto per_group = static_cast<std::uint64_t>(group);
+  for (std::size_t s = 0; s + 1 < edges.size(); ++s) spans += (edges[s + 1] - edges[s] + per_group - 1) / per_group;
+  return spans;
+}
+
 namespace {
 
 std::uint64_t marker_bytes(Markers m, std::uint64_t segments, std::int64_t quantized) {
@@ -54,7 +65,7 @@ StoredBytes stored_bytes(const Params& all, TensorRole role, std::int64_t tokens
   const RangeGranularity g = p.granularity(role);
   StoredBytes b;
   b.codes = packed_code_bytes(static_cast<std::uint64_t>(q * channels), p.bits);
-  const std::uint64_t spans = range_spans(g, p.group(role), edges, q).size();
+  const std::uint64_t spans = range_span_count(g, p.group(role), edges, q);
   b.ranges = spans * (per_channel(g) ? static_cast<std::uint64_t>(channels) : 1) * range_pair_bytes(p.range_dtype);
   const std::uint64_t segments = edges.size() > 1 ? edges.size() - 1 : 0;
   b.markers = uses_segments(g) ? marker_bytes(p.seg.markers, segments, q) : 0;

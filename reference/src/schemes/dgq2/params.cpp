@@ -31,7 +31,7 @@ void check_markers(std::string_view v) {
   if (v != "table" && v != "bitmap" && v != "inband") reject("markers", v, "table, bitmap, inband");
 }
 void check_boundaries(std::string_view v) {
-  if (v != "adaptive" && v != "fixed") reject("boundaries", v, "adaptive, fixed");
+  if (v != "adaptive" && v != "fixed" && v != "online") reject("boundaries", v, "adaptive, fixed, online");
 }
 void check_rot(std::string_view v) {
   if (v != "none" && v != "hadamard") reject("rot", v, "none, hadamard");
@@ -66,8 +66,9 @@ constexpr SchemeParam kParams[] = {
      check_range_dtype},
     {"markers", Kind::word, "table", 0, 0, "table, bitmap or inband", "how segment edges are stored (rule V6)",
      check_markers},
-    {"boundaries", Kind::word, "adaptive", 0, 0, "adaptive or fixed",
-     "v1's variance change points, or equal-length segments of the same count (ablation, rule V2)",
+    {"boundaries", Kind::word, "adaptive", 0, 0, "adaptive, fixed or online",
+     "v1's variance change points, equal-length segments of the same count (ablation), or change points "
+     "decided first come as the blocks arrive (the causal cache's, rule C3) (rule V2)",
      check_boundaries},
     {"rot", Kind::word, "none", 0, 0, "none or hadamard",
      "llama.cpp's Hadamard rotation, applied by dgq2 itself (rule V0)", check_rot},
@@ -137,7 +138,8 @@ std::string Params::spec() const {
          ",vgroup=" + std::to_string(vgroup) + ",residual=" + std::to_string(residual) +
          ",range_dtype=" + (range_dtype == RangeDtype::fp16 ? "fp16" : "fp32") +
          ",markers=" + std::string(markers_name(seg.markers)) +
-         ",boundaries=" + (fixed_boundaries ? "fixed" : "adaptive") + ",rot=" + (rotate ? "hadamard" : "none") +
+         ",boundaries=" + (fixed_boundaries ? "fixed" : std::string(boundaries_name(seg.boundaries))) +
+         ",rot=" + (rotate ? "hadamard" : "none") +
          ",rot_on=" + rot_on_name +         ",seg_on=" + (segment_on_input ? "input" : "rotated") + ",win=" + std::to_string(seg.win) +
          ",group_ratio=" + shortest(seg.group_ratio) + ",min_var=" + shortest(seg.min_var) +
          ",max_groups=" + std::to_string(seg.max_groups) + ",budget=" + (budget_max_groups ? "max_groups" : "length");
@@ -165,6 +167,7 @@ Params params_from_args(const SchemeArgs& args) {
   p.range_dtype = args.word("range_dtype") == "fp16" ? RangeDtype::fp16 : RangeDtype::fp32;
   p.seg.markers = parse_markers(args.word("markers"));
   p.fixed_boundaries = args.word("boundaries") == "fixed";
+  p.seg.boundaries = args.word("boundaries") == "online" ? Boundaries::online : Boundaries::adaptive;
   p.rotate = args.word("rot") == "hadamard";
   const std::string& on = args.word("rot_on");
   p.rot_on = on == "kv" ? RotatedRoles::kv : (on == "k" ? RotatedRoles::k : RotatedRoles::v);

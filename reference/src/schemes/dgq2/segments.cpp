@@ -5,6 +5,7 @@
 #include "dgq/dgq.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/kernels/dgq_pass_one.hpp"
+#include "dgq/kernels/online_segments.hpp"
 #include "dgq/schemes/dgq2/packed_codes.hpp"
 
 namespace dgq::schemes::dgq2 {
@@ -30,7 +31,10 @@ std::vector<std::uint32_t> edges_from_ratios(const std::vector<float>& block_rat
   std::vector<std::uint32_t> edges{0};
   if (quantized == 0) return edges;
   const std::vector<std::uint32_t> chosen =
-      kernels::select_edges(block_ratio, p.segment_budget(quantized), p.seg.group_ratio, p.seg.win);
+      p.seg.boundaries == Boundaries::online
+          ? kernels::select_edges_online(block_ratio, quantized, p.seg.group_ratio, p.seg.win,
+                                         [&p](std::int64_t seen) { return p.segment_budget(seen); })
+          : kernels::select_edges(block_ratio, p.segment_budget(quantized), p.seg.group_ratio, p.seg.win);
   if (p.fixed_boundaries) {
     // The count the variance rule chose, at equal lengths (integer arithmetic, no rounding).
     const std::uint64_t s = chosen.size() + 1, l = static_cast<std::uint64_t>(quantized);

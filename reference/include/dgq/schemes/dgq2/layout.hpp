@@ -26,6 +26,10 @@ inline bool per_channel(RangeGranularity g) {
 // Rule V3: the spans in token order. edges = [0, e1, ..., Lq] (ignored for token).
 std::vector<TokenSpan> range_spans(RangeGranularity g, int group, const std::vector<std::uint32_t>& edges,
                                    std::int64_t quantized);
+// range_spans(...).size() without building them: O(segments), for the causal schedule, which
+// asks it for every final prefix.
+std::uint64_t range_span_count(RangeGranularity g, int group, const std::vector<std::uint32_t>& edges,
+                               std::int64_t quantized);
 
 inline std::uint64_t range_pair_bytes(RangeDtype t) { return t == RangeDtype::fp16 ? 4 : 8; }
 

@@ -39,13 +39,15 @@ struct Params {
   int kgroup = 64, vgroup = 64;  // tokens per group of segment-channel-group
   int residual = 0;              // most recent tokens kept in the input dtype
   RangeDtype range_dtype = RangeDtype::fp16;
-  bool fixed_boundaries = false;  // boundaries=fixed: equal-length segments, same count (ablation)
+  // boundaries=fixed: equal-length segments, same count (ablation); boundaries=online is
+  // seg.boundaries (v1's key: rule C3's first-come edges), adaptive neither.
+  bool fixed_boundaries = false;
   bool rotate = false;            // rot=hadamard
   RotatedRoles rot_on = RotatedRoles::kv;
   bool segment_on_input = false;  // seg_on=input: variance curve of the unrotated input
   bool budget_max_groups = false;  // budget=max_groups: S <= max_groups at any length (rule V2)
-  // win, group_ratio, min_var, max_groups, markers (v1 rules 1-5, 8). max_groups may exceed
-  // v1's 8 (up to kMaxSegments): only dgq2's own budget (segment_budget) reads it.
+  // win, group_ratio, min_var, max_groups, markers, boundaries (v1 rules 1-5, 8, C3). max_groups
+  // may exceed v1's 8 (up to kMaxSegments): only dgq2's own budget (segment_budget) reads it.
   DgqV1Params seg;
 
   RangeGranularity granularity(TensorRole role) const { return role == TensorRole::key ? kgran : vgran; }

@@ -10,8 +10,9 @@
 namespace dgq::schemes::dgq2 {
 
 // Rule V2: edges [0, e1, ..., quantized] of the segments of basis ([quantized][channels] fp32,
-// finite): v1 rules 1-5 with p.seg (boundaries=adaptive), or the same number of segments
-// of equal length, e_k = floor(k * quantized / S) (boundaries=fixed). {0} when quantized = 0.
+// finite): v1 rules 1-5 with p.seg (boundaries=adaptive), the same number of segments of equal
+// length, e_k = floor(k * quantized / S) (boundaries=fixed), or v1 rules 1-3 with rule C3's
+// first-come selection (boundaries=online). {0} when quantized = 0.
 // Throws InputError "dgq2: variance of token t overflows fp32" (v1 rule 1, fp32/bf16 input).
 std::vector<std::uint32_t> choose_edges(const float* basis, std::int64_t quantized, std::int64_t channels,
                                         const Params& p);
