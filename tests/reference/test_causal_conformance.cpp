@@ -20,7 +20,7 @@ TEST_CASE("causal: the schemes without a causal form refuse it by name", "[causa
       "dgq2: boundaries=fixed has no causal form (equal segments need the final length); use boundaries=online or "
       "adaptive";
   const auto schedule_error = [](const std::string& spec, ConstTensor t, TensorRole role) {
-    return causal_parameter_error([&] { (void)make_scheme(spec)->causal_schedule(t, role); });
+    return error_message_of<ParameterError>([&] { (void)make_scheme(spec)->causal_schedule(t, role); });
   };
   for (const TensorRole role : {TensorRole::key, TensorRole::value}) {
     CHECK(schedule_error("fp8-e4m3", x.view(), role) == fp8);
@@ -30,13 +30,13 @@ TEST_CASE("causal: the schemes without a causal form refuse it by name", "[causa
     // Even with no tokens, and through the timeline.
     CHECK(schedule_error("fp8-e4m3", causal_rows(x, 0, 0), role) == fp8);
     CHECK(schedule_error("dgq2:boundaries=fixed,kgran=segment", causal_rows(x, 0, 0), role) == fixed);
-    CHECK(causal_parameter_error([&] { (void)causal_timeline(*make_scheme("dgq2:boundaries=fixed"), x.view(), role); }) ==
+    CHECK(error_message_of<ParameterError>([&] { (void)causal_timeline(*make_scheme("dgq2:boundaries=fixed"), x.view(), role); }) ==
           fixed);
   }
   // The form is refused as well, so a cache of them refuses to be built.
-  CHECK(causal_parameter_error([] { (void)make_scheme("fp8-e4m3")->causal_form(); }) == fp8);
-  CHECK(causal_parameter_error([] { (void)make_scheme("dgq2:boundaries=fixed")->causal_form(); }) == fixed);
-  CHECK(causal_parameter_error([] { CausalCache cache(*make_scheme("fp8-e4m3"), TensorRole::key, 64, DType::f16); }) ==
+  CHECK(error_message_of<ParameterError>([] { (void)make_scheme("fp8-e4m3")->causal_form(); }) == fp8);
+  CHECK(error_message_of<ParameterError>([] { (void)make_scheme("dgq2:boundaries=fixed")->causal_form(); }) == fixed);
+  CHECK(error_message_of<ParameterError>([] { CausalCache cache(*make_scheme("fp8-e4m3"), TensorRole::key, 64, DType::f16); }) ==
         fp8);
   // Every other spec of the suite has one.
   for (const std::string& spec : causal_specs()) {

@@ -111,15 +111,6 @@ inline std::vector<std::uint32_t> causal_bits(const std::vector<float>& v) {
   return out;
 }
 
-inline std::string causal_parameter_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ParameterError& e) {
-    return e.what();
-  }
-  return "no ParameterError";
-}
-
 // The schedule's own invariants: one entry per token, non-decreasing, at most T + 1.
 inline void check_schedule_shape(const CausalSchedule& s, std::int64_t tokens) {
   REQUIRE(s.final_tokens.size() == static_cast<std::size_t>(tokens));

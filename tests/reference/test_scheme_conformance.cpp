@@ -27,17 +27,6 @@ std::vector<const SchemeFamily*> cpu_families() {
   return out;
 }
 
-std::string typed_error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ParameterError& e) {
-    return std::string("ParameterError: ") + e.what();
-  } catch (const InputError& e) {
-    return std::string("InputError: ") + e.what();
-  }
-  return "";
-}
-
 double relative_error(const OwnedTensor& x, const OwnedTensor& y) {
   double num = 0.0, den = 0.0;
   for (std::int64_t i = 0; i < x.size(); ++i) {

@@ -26,18 +26,6 @@ std::vector<std::string> fast_families() {
   return out;
 }
 
-// The error a call raises, with its type, or "" when it returns.
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ParameterError& e) {
-    return std::string("ParameterError: ") + e.what();
-  } catch (const InputError& e) {
-    return std::string("InputError: ") + e.what();
-  }
-  return "";
-}
-
 // Inputs that reach every branch of the fast kernels: random rows with outliers, a constant
 // tensor, zeros with signed zeros, a segment change, and (fp32) values beyond fp16's range.
 std::vector<std::pair<std::string, OwnedTensor>> inputs(std::int64_t tokens, std::int64_t channels, DType dtype) {
@@ -78,15 +66,15 @@ TEST_CASE("cpu: every fast CPU family stores and decodes the reference's bytes (
             for (const TensorRole role : {TensorRole::key, TensorRole::value}) {
               CAPTURE(spec, dtype_name(dtype), tokens, channels, kind, role == TensorRole::key);
               Compressed a, b;
-              const std::string ea = error_of([&] { a = ref->compress(x.view(), role); });
-              const std::string eb = error_of([&] { b = fast->compress(x.view(), role); });
+              const std::string ea = typed_error_of([&] { a = ref->compress(x.view(), role); });
+              const std::string eb = typed_error_of([&] { b = fast->compress(x.view(), role); });
               REQUIRE(eb == ea);
               if (!ea.empty()) continue;
               REQUIRE(b.parts == a.parts);
               REQUIRE(b.segment_edges() == a.segment_edges());
               OwnedTensor from_ref(dtype, tokens, channels), from_fast(dtype, tokens, channels);
-              const std::string da = error_of([&] { ref->decompress(a, from_ref.mut()); });
-              REQUIRE(error_of([&] { fast->decompress(a, from_fast.mut()); }) == da);
+              const std::string da = typed_error_of([&] { ref->decompress(a, from_ref.mut()); });
+              REQUIRE(typed_error_of([&] { fast->decompress(a, from_fast.mut()); }) == da);
               REQUIRE(from_fast.bytes == from_ref.bytes);
             }
           }
@@ -110,8 +98,8 @@ TEST_CASE("cpu: boundaries=online (the causal cache's segments) stores the refer
           for (const TensorRole role : {TensorRole::key, TensorRole::value}) {
             CAPTURE(spec, dtype_name(dtype), tokens, channels, kind, role == TensorRole::key);
             Compressed a, b;
-            const std::string ea = error_of([&] { a = ref->compress(x.view(), role); });
-            REQUIRE(error_of([&] { b = fast->compress(x.view(), role); }) == ea);
+            const std::string ea = typed_error_of([&] { a = ref->compress(x.view(), role); });
+            REQUIRE(typed_error_of([&] { b = fast->compress(x.view(), role); }) == ea);
             if (!ea.empty()) continue;
             REQUIRE(b.parts == a.parts);
             REQUIRE(b.segment_edges() == a.segment_edges());
@@ -131,9 +119,9 @@ TEST_CASE("cpu: every fast CPU family names the first NaN/Inf as the reference d
           CAPTURE(family, dtype_name(dtype), bad, at);
           OwnedTensor x = random_tensor(200, channels, 21, dtype);
           store_element(x.mut(), at, bad);
-          const std::string want = error_of([&] { make_scheme(family, Device::reference)->compress(x.view(), TensorRole::key); });
+          const std::string want = typed_error_of([&] { make_scheme(family, Device::reference)->compress(x.view(), TensorRole::key); });
           REQUIRE_FALSE(want.empty());
-          CHECK(error_of([&] { make_scheme(family, Device::cpu)->compress(x.view(), TensorRole::key); }) == want);
+          CHECK(typed_error_of([&] { make_scheme(family, Device::cpu)->compress(x.view(), TensorRole::key); }) == want);
         }
       }
     }

@@ -264,9 +264,9 @@ TEST_CASE("dgq2 bf16/fp32 values beyond fp16 need range_dtype=fp32", "[scheme][d
   std::vector<float> v(20 * 4, 1.0f);
   v[13 * 4 + 2] = 1e6f;
   const OwnedTensor x = tensor_from(v, 20, 4, DType::f32);
-  CHECK(error_text_of([&] { (void)make_scheme("dgq2:vgran=token")->compress(x.view(), TensorRole::value); }) ==
+  CHECK(error_message_of([&] { (void)make_scheme("dgq2:vgran=token")->compress(x.view(), TensorRole::value); }) ==
         "dgq2: value range of token 13 does not fit fp16 (|value| > 65504); use range_dtype=fp32");
-  CHECK(error_text_of([&] { (void)make_scheme("dgq2:kgran=segment-channel")->compress(x.view(), TensorRole::key); }) ==
+  CHECK(error_message_of([&] { (void)make_scheme("dgq2:kgran=segment-channel")->compress(x.view(), TensorRole::key); }) ==
         "dgq2: value range of segment 0 (tokens 0..19), channel 2 does not fit fp16 (|value| > 65504); use "
         "range_dtype=fp32");
   const auto fp32 = make_scheme("dgq2:range_dtype=fp32");
@@ -277,7 +277,7 @@ TEST_CASE("dgq2 bf16/fp32 values beyond fp16 need range_dtype=fp32", "[scheme][d
   w[1] = 3e38f;
   w[2] = -3e38f;
   const OwnedTensor z = tensor_from(w, 2, 4, DType::f32);
-  CHECK(error_text_of([&] { (void)fp32->compress(z.view(), TensorRole::value); }) ==
+  CHECK(error_message_of([&] { (void)fp32->compress(z.view(), TensorRole::value); }) ==
         "dgq2: value range of token 0 overflows fp32");
 }
 
@@ -345,7 +345,7 @@ TEST_CASE("dgq2 budget=max_groups: up to max_groups segments at any length, v1's
   CHECK(make_scheme("dgq2:max_groups=20,budget=max_groups,boundaries=fixed")
             ->compress(x.view(), TensorRole::key)
             .segment_edges().size() == 21);
-  CHECK(error_text_of([] { (void)make_scheme("dgq2:budget=all"); }) ==
+  CHECK(error_message_of([] { (void)make_scheme("dgq2:budget=all"); }) ==
         "dgq2: parameter 'budget' = 'all' is not one of length, max_groups");
 }
 
@@ -387,7 +387,7 @@ TEST_CASE("dgq2 seg_on=input cuts where dgq2 without rotation cuts; the residual
   CHECK(r.find("codes")->bytes != p.find("codes")->bytes);  // the codes are of the rotated rows
   // Rotation needs head_dim a multiple of 64, as llama.cpp's.
   const OwnedTensor odd = random_tensor(10, 96 + 1, 3);
-  CHECK(error_text_of([&] { (void)on_input->compress(odd.view(), TensorRole::value); }) ==
+  CHECK(error_message_of([&] { (void)on_input->compress(odd.view(), TensorRole::value); }) ==
         "dgq2: the Hadamard rotation needs head_dim (channels) a positive multiple of 64, got 97");
 }
 
@@ -410,6 +410,6 @@ TEST_CASE("dgq2 kbits/vbits and rot_on: each role is the single-width, single-ro
       CHECK(one.parts == expected.parts);
     }
   }
-  CHECK(error_text_of([] { (void)make_scheme("dgq2:kbits=5"); }) == "dgq2: parameter 'kbits' = '5' is not one of 0, 2, 3, 4, 8");
-  CHECK(error_text_of([] { (void)make_scheme("dgq2:rot_on=q"); }) == "dgq2: parameter 'rot_on' = 'q' is not one of kv, k, v");
+  CHECK(error_message_of([] { (void)make_scheme("dgq2:kbits=5"); }) == "dgq2: parameter 'kbits' = '5' is not one of 0, 2, 3, 4, 8");
+  CHECK(error_message_of([] { (void)make_scheme("dgq2:rot_on=q"); }) == "dgq2: parameter 'rot_on' = 'q' is not one of kv, k, v");
 }

@@ -49,44 +49,44 @@ TEST_CASE("dgq2 rejects corrupt markers, naming what is wrong", "[scheme][dgq2][
   OwnedTensor out(c.dtype, c.tokens, c.channels);
   Compressed swapped = c;
   std::swap_ranges(swapped.parts[2].bytes.begin(), swapped.parts[2].bytes.begin() + 4, swapped.parts[2].bytes.begin() + 4);
-  CHECK(error_text_of([&] { table->decompress(swapped, out.mut()); }).find(": corrupt dgq2 data: boundary ") !=
+  CHECK(error_message_of([&] { table->decompress(swapped, out.mut()); }).find(": corrupt dgq2 data: boundary ") !=
         std::string::npos);
   Compressed ragged = c;
   ragged.parts[2].bytes.pop_back();
-  CHECK(error_text_of([&] { table->decompress(ragged, out.mut()); }).find(" bytes, not a boundary table (4 per boundary)") !=
+  CHECK(error_message_of([&] { table->decompress(ragged, out.mut()); }).find(" bytes, not a boundary table (4 per boundary)") !=
         std::string::npos);
   const auto bitmap = make_scheme("dgq2:markers=bitmap");
   Compressed b = bitmap->compress(x.view(), TensorRole::key);
   b.parts[2].bytes[0] |= 1u;
-  CHECK(error_text_of([&] { bitmap->decompress(b, out.mut()); }).find("corrupt dgq2 data: token 0 is marked") !=
+  CHECK(error_message_of([&] { bitmap->decompress(b, out.mut()); }).find("corrupt dgq2 data: token 0 is marked") !=
         std::string::npos);
   // A stored fp32 range wider than fp32 (compress never writes one) would decode 0 * inf = NaN.
   const auto fp32 = make_scheme("dgq2:range_dtype=fp32");
   Compressed wide = fp32->compress(x.view(), TensorRole::value);
   const float huge[2] = {-3e38f, 3e38f};
   std::memcpy(wide.parts[1].bytes.data() + 8 * 5, huge, 8);
-  CHECK(error_text_of([&] { fp32->decompress(wide, out.mut()); }).find("corrupt dgq2 data: range 5 is wider than fp32") !=
+  CHECK(error_message_of([&] { fp32->decompress(wide, out.mut()); }).find("corrupt dgq2 data: range 5 is wider than fp32") !=
         std::string::npos);
   // Token granularity stores no markers.
   Compressed v = table->compress(x.view(), TensorRole::value);
   CHECK(v.part_bytes("markers") == 0);
   v.parts[2].bytes.push_back(0);
-  CHECK(error_text_of([&] { table->decompress(v, out.mut()); }).find("corrupt dgq2 data: markers for a role without segments") !=
+  CHECK(error_message_of([&] { table->decompress(v, out.mut()); }).find("corrupt dgq2 data: markers for a role without segments") !=
         std::string::npos);
 }
 
 TEST_CASE("dgq2 parameter errors name the key and the accepted values", "[scheme][dgq2][errors]") {
-  CHECK(error_text_of([] { (void)make_scheme("dgq2:bits=5"); }) == "dgq2: parameter 'bits' = '5' is not one of 2, 3, 4, 8");
-  CHECK(error_text_of([] { (void)make_scheme("dgq2:kgran=channel"); }) ==
+  CHECK(error_message_of([] { (void)make_scheme("dgq2:bits=5"); }) == "dgq2: parameter 'bits' = '5' is not one of 2, 3, 4, 8");
+  CHECK(error_message_of([] { (void)make_scheme("dgq2:kgran=channel"); }) ==
         "dgq2: parameter 'kgran' = 'channel' is not one of segment, segment-channel, token, segment-channel-group");
-  CHECK(error_text_of([] { (void)make_scheme("dgq2:vgran=x"); }).find("'vgran' = 'x'") != std::string::npos);
-  CHECK(error_text_of([] { (void)make_scheme("dgq2:range_dtype=bf16"); }) ==
+  CHECK(error_message_of([] { (void)make_scheme("dgq2:vgran=x"); }).find("'vgran' = 'x'") != std::string::npos);
+  CHECK(error_message_of([] { (void)make_scheme("dgq2:range_dtype=bf16"); }) ==
         "dgq2: parameter 'range_dtype' = 'bf16' is not one of fp16, fp32");
-  CHECK(error_text_of([] { (void)make_scheme("dgq2:boundaries=equal"); }) ==
+  CHECK(error_message_of([] { (void)make_scheme("dgq2:boundaries=equal"); }) ==
         "dgq2: parameter 'boundaries' = 'equal' is not one of adaptive, fixed, online");
-  CHECK(error_text_of([] { (void)make_scheme("dgq2:seg_on=k"); }) == "dgq2: parameter 'seg_on' = 'k' is not one of rotated, input");
-  CHECK(error_text_of([] { (void)make_scheme("dgq2:rot=walsh"); }) == "dgq2: parameter 'rot' = 'walsh' is not one of none, hadamard");
-  CHECK(error_text_of([] { (void)make_scheme("dgq2:group_ratio=1.5"); }).find("dgq2: parameter group_ratio=1.5") == 0);
+  CHECK(error_message_of([] { (void)make_scheme("dgq2:seg_on=k"); }) == "dgq2: parameter 'seg_on' = 'k' is not one of rotated, input");
+  CHECK(error_message_of([] { (void)make_scheme("dgq2:rot=walsh"); }) == "dgq2: parameter 'rot' = 'walsh' is not one of none, hadamard");
+  CHECK(error_message_of([] { (void)make_scheme("dgq2:group_ratio=1.5"); }).find("dgq2: parameter group_ratio=1.5") == 0);
   // rot is dgq2's own key: the spec names it once, and no modifier is stacked on top.
   CHECK(make_scheme("dgq2:rot=hadamard")->spec().find("rot=hadamard") != std::string::npos);
   const std::string spec = make_scheme("dgq2:rot=hadamard")->spec();
@@ -98,7 +98,7 @@ TEST_CASE("dgq2 names the first NaN/Inf also in the residual tokens and with rot
     OwnedTensor x = random_tensor(20, 64, 4);
     store_element(x.mut(), 17 * 64 + 9, std::numeric_limits<float>::quiet_NaN());
     CAPTURE(spec);
-    CHECK(error_text_of([&] { (void)make_scheme(spec)->compress(x.view(), TensorRole::key); }) ==
+    CHECK(error_message_of([&] { (void)make_scheme(spec)->compress(x.view(), TensorRole::key); }) ==
           "dgq2: non-finite value nan at token 17, channel 9");
   }
 }

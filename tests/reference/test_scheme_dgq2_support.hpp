@@ -26,14 +26,4 @@ inline OwnedTensor stepped_tensor(std::int64_t tokens, std::int64_t channels, st
   return tensor_from(v, tokens, channels, dtype);
 }
 
-// The message of what f throws, or "" when it throws nothing.
-inline std::string error_text_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
-
 }  // namespace dgq::test::dgq2_tests

@@ -58,33 +58,12 @@ std::vector<std::string> part_names(const Compressed& c) {
   return names;
 }
 
-// The message of the InputError body throws ("" when it throws none, which fails the checks).
-template <class Body>
-std::string input_error_of(Body body) {
-  try {
-    body();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-template <class Body>
-std::string parameter_error_of(Body body) {
-  try {
-    body();
-  } catch (const ParameterError& e) {
-    return e.what();
-  }
-  return "";
-}
-
 // The error the CPU scheme's decompress gives for c, and the one dgq_encoded_from_parts gives.
 void require_same_message(const Compressed& c, const DgqV1Params& p, const std::string& expected) {
   const auto scheme = make_scheme(spec_of(p));
   OwnedTensor out(c.dtype, c.tokens, c.channels);
-  const std::string from_scheme = input_error_of([&] { scheme->decompress(c, out.mut()); });
-  const std::string from_parts = input_error_of([&] { (void)dgq_encoded_from_parts(c, p); });
+  const std::string from_scheme = error_message_of<InputError>([&] { scheme->decompress(c, out.mut()); });
+  const std::string from_parts = error_message_of<InputError>([&] { (void)dgq_encoded_from_parts(c, p); });
   CAPTURE(from_scheme, from_parts);
   REQUIRE_THAT(from_parts, Contains(expected));
   REQUIRE(from_scheme == from_parts);
@@ -110,7 +89,7 @@ TEST_CASE("dgq parts reject a negative shape before sizing anything by it", "[sc
   c.channels = 0;
   c.parts.push_back({"codes", {}});
   c.parts.push_back({"ranges", {}});
-  CHECK(input_error_of([&] { (void)dgq_encoded_from_parts(c, DgqV1Params{}); }) ==
+  CHECK(error_message_of<InputError>([&] { (void)dgq_encoded_from_parts(c, DgqV1Params{}); }) ==
         c.scheme + ": negative shape [-3, 0]");
 }
 
@@ -176,11 +155,11 @@ TEST_CASE("dgq_v1_params_from_spec reads a spec as make_scheme does", "[scheme][
                                  "dgq:min_var=-1", "dgq:markers=morse", "dgq:granularity=token", "dgq:window=16",
                                  "dgq:win", "dgq:win=8,win=16", "dgq:max_groups=9,window=16"}) {
     CAPTURE(spec);
-    const std::string expected = parameter_error_of([&] { (void)make_scheme(spec); });
+    const std::string expected = error_message_of<ParameterError>([&] { (void)make_scheme(spec); });
     REQUIRE_FALSE(expected.empty());
-    CHECK(parameter_error_of([&] { (void)dgq_v1_params_from_spec(spec); }) == expected);
+    CHECK(error_message_of<ParameterError>([&] { (void)dgq_v1_params_from_spec(spec); }) == expected);
   }
-  CHECK(parameter_error_of([] { (void)dgq_v1_params_from_spec("q8_0"); }) ==
+  CHECK(error_message_of<ParameterError>([] { (void)dgq_v1_params_from_spec("q8_0"); }) ==
         "scheme spec 'q8_0' is of family 'q8_0', not dgq");
 }
 

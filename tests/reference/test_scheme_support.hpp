@@ -6,11 +6,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "dgq/element_rules.hpp"
+#include "dgq/errors.hpp"
 #include "dgq/registry.hpp"
 #include "dgq/scheme.hpp"
 #include "dgq/tensor.hpp"
@@ -18,6 +20,31 @@
 #include "test_seed.hpp"
 
 namespace dgq::test {
+
+// The error f raises with its type ("ParameterError: ...", "InputError: ..."), or "" when f
+// returns: for comparing two implementations' refusals, type included.
+inline std::string typed_error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ParameterError& e) {
+    return std::string("ParameterError: ") + e.what();
+  } catch (const InputError& e) {
+    return std::string("InputError: ") + e.what();
+  }
+  return "";
+}
+
+// The message of the Error (a type derived from std::exception) f throws, or "" when f throws
+// none; any other exception propagates and fails the test.
+template <class Error = std::exception>
+std::string error_message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
 
 // The shapes around every block edge of the baselines (32-channel q8_0 blocks, 64-channel
 // groups, 32-token KIVI groups and residual).
