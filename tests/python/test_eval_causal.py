@@ -146,8 +146,8 @@ def test_the_json_summary_records_the_cache(dgq_bin, tiny):
 def test_smollm2_one_pass_causal_equals_the_token_by_token_decoder(dgq_bin, tmp_path):
     """256 tokens of the shipped code text through the real model: the headline DGQ v2
     configuration (rotated V, 128-token key groups) and KIVI, one pass vs token by token. (The
-    per-token formats, the rotation among them, are proved on the tiny models and in
-    tests/reference/test_causal_conformance.cpp; each cache here costs CI about 15 s.)"""
+    per-token formats are proved on the tiny models, the rotated ones, which need head_dim 64,
+    in tests/reference/test_causal_conformance.cpp; each cache here costs CI about 15 s.)"""
     with h5py.File(REPO_ROOT / "data" / "smollm2-code-1k.h5", "r") as f:
         tokens = np.asarray(f["tokens"])[:256]
     with h5py.File(SMOLLM2_FILE, "r") as f:
