@@ -21,20 +21,10 @@ namespace dgq::test {
 inline const std::set<std::string> kCausalRefused{"fp8-e4m3", "dgq2:boundaries=fixed"};
 
 // The formats the causal rule treats as per token (rule C1): final on append.
-inline const std::vector<std::string> kCausalPerToken{"fp16",
-                                               "q8_0",
-                                               "q4_0",
-                                               "q4_1",
-                                               "q5_0",
-                                               "q5_1",
-                                               "iq4_nl",
-                                               "int8-token",
-                                               "int8-group64",
-                                               "int4-group64",
-                                               "turboquant",
-                                               "turboquant:bits=2,variant=prod",
-                                               "q4_0:rot=hadamard",
-                                               "fp8-e4m3:scale=token"};
+inline const std::vector<std::string> kCausalPerToken{
+    "fp16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1",
+    "iq4_nl", "int8-token", "int8-group64", "int4-group64", "turboquant",
+    "turboquant:bits=2,variant=prod", "q4_0:rot=hadamard", "fp8-e4m3:scale=token"};
 
 // Every registered family's default spec, then parameterised ones: dgq2's group granularity
 // (with G a multiple of win, and G = 5 that divides no block), residual and rotation, several
