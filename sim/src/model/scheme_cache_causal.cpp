@@ -45,22 +45,19 @@ void SchemeCache::pass_causally(std::vector<float>& x, std::int64_t tokens, Tens
   const std::int64_t d = config->head_dim;
   const std::int64_t heads = static_cast<std::int64_t>(x.size()) / (tokens * d);
   final_tokens.resize(static_cast<std::size_t>(heads * tokens));
-  if (stores_fp16_) {  // the input is fp16: the raw tail holds the rounded values
-    std::vector<std::uint16_t> half(x.size());
+  // The scheme's input: x as computed, or rounded to fp16 once for a family that stores fp16
+  // (whose raw tail then holds the rounded values).
+  std::vector<std::uint16_t> half;
+  if (stores_fp16_) {
+    half.resize(x.size());
     from_float(x.data(), MutTensor{half.data(), DType::f16, heads * tokens, d});
     raw = to_float(ConstTensor{half.data(), DType::f16, heads * tokens, d});
   } else {
     raw = x;
   }
-  std::vector<std::uint16_t> half;
   for (std::int64_t h = 0; h < heads; ++h) {
-    const float* head = raw.data() + h * tokens * d;
-    ConstTensor input{head, DType::f32, tokens, d};
-    if (stores_fp16_) {
-      half.resize(static_cast<std::size_t>(tokens * d));
-      from_float(head, MutTensor{half.data(), DType::f16, tokens, d});
-      input = ConstTensor{half.data(), DType::f16, tokens, d};
-    }
+    const ConstTensor input = stores_fp16_ ? ConstTensor{half.data() + h * tokens * d, DType::f16, tokens, d}
+                                           : ConstTensor{raw.data() + h * tokens * d, DType::f32, tokens, d};
     const CausalTimeline t = causal_timeline(*scheme_, input, role);
     std::memcpy(x.data() + h * tokens * d, t.final_values.data(), t.final_values.size() * sizeof(float));
     std::copy(t.schedule.final_tokens.begin(), t.schedule.final_tokens.end(), final_tokens.begin() + h * tokens);
