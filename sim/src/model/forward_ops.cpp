@@ -1,7 +1,7 @@
 // The forward pass's operations (forward_ops.hpp), the C++ twin of the numpy pass in
 // tools/export_trace.py: same operation order where it matters (RMSNorm divides by
 // sqrt(mean(x^2) + eps) then scales; RoPE angles in double rounded to float; queries scaled
-// before Q K^T; softmax terms below e^-80 dropped), so logits agree to ~1e-6 relative.
+// before Q K^T), so logits agree to ~1e-6 relative. Attention is in attention.cpp.
 #include "model/forward_ops.hpp"
 
 #include <algorithm>
@@ -17,9 +17,9 @@ namespace {
 using ConstMap = Eigen::Map<const RowMat>;
 using MutMap = Eigen::Map<RowMat>;
 
-constexpr float kNegligibleLogit = -80.0f;  // as export_trace.py's SOFTMAX_NEGLIGIBLE_LOGIT
-
 ConstMap as_matrix(const Weight& w) { return ConstMap(w.values.data(), w.rows, w.cols); }
+
+}  // namespace
 
 // The row-exact dot product: 8 lanes (lane i mod 8, in increasing i), then a fixed tree. The
 // same for every row whatever the batch, and vectorisable without reordering.
@@ -31,99 +31,6 @@ float dot_fixed(const float* a, const float* b, std::int64_t n) {
   for (int j = 0; i < n; ++i, ++j) acc[j] += a[i] * b[i];
   return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
-
-// Softmax of one score row over [lo, hi] in place (entries outside become 0), as the numpy pass.
-void softmax_row(float* row, std::int64_t count, std::int64_t lo, std::int64_t hi) {
-  float peak = -std::numeric_limits<float>::infinity();
-  for (std::int64_t j = lo; j <= hi; ++j) peak = std::max(peak, row[j]);
-  double sum = 0;
-  for (std::int64_t j = 0; j < count; ++j) {
-    if (j < lo || j > hi) { row[j] = 0.0f; continue; }
-    const float shifted = row[j] - peak;
-    row[j] = shifted < kNegligibleLogit ? 0.0f : std::exp(shifted);
-    sum += row[j];
-  }
-  const float total = static_cast<float>(sum);
-  for (std::int64_t j = lo; j <= hi; ++j) row[j] /= total;
-}
-
-// A key's row as the query at `position` reads it: the stored row, or under a causal view the
-// raw row when the key was not final yet when that query's token was appended.
-struct KeyReader {
-  const AttentionKeys& keys;
-  std::int64_t d, head;
-  // The number of stored (final) keys the query at `position` reads; keys above are raw. With
-  // no causal view, or when every visible key is final, position + 1 ("all stored").
-  std::int64_t final_k(std::int64_t position) const { return split(keys.causal ? &keys.causal->final_k : nullptr, position); }
-  std::int64_t final_v(std::int64_t position) const { return split(keys.causal ? &keys.causal->final_v : nullptr, position); }
-  const float* k(std::int64_t j, std::int64_t split_k) const {
-    return (j < split_k ? keys.k : keys.causal->raw_k.data()) + (head * keys.keys + j) * d;
-  }
-  const float* v(std::int64_t j, std::int64_t split_v) const {
-    return (j < split_v ? keys.v : keys.causal->raw_v.data()) + (head * keys.keys + j) * d;
-  }
-
- private:
-  std::int64_t split(const std::vector<std::uint32_t>* f, std::int64_t position) const {
-    if (f == nullptr) return position + 1;
-    return std::min<std::int64_t>((*f)[static_cast<std::size_t>(head * keys.keys + position)], position + 1);
-  }
-};
-
-std::int64_t first_visible(std::int64_t position, std::int64_t window) {
-  return window > 0 ? std::max<std::int64_t>(0, position - window + 1) : 0;
-}
-
-// One query, row-exact: scores by dot_fixed in key order, the softmax, then the weighted sum
-// of the values accumulated in key order.
-void attend_row_exact(const float* q, std::int64_t position, std::int64_t window, const KeyReader& r,
-                      std::vector<float>& scores, float* out) {
-  const std::int64_t d = r.d, lo = first_visible(position, window);
-  const std::int64_t sk = r.final_k(position), sv = r.final_v(position), n = position - lo + 1;
-  scores.resize(static_cast<std::size_t>(n));
-  for (std::int64_t j = lo; j <= position; ++j) scores[static_cast<std::size_t>(j - lo)] = dot_fixed(q, r.k(j, sk), d);
-  softmax_row(scores.data(), n, 0, n - 1);
-  std::fill(out, out + d, 0.0f);
-  for (std::int64_t j = lo; j <= position; ++j) {
-    const float p = scores[static_cast<std::size_t>(j - lo)];
-    const float* v = r.v(j, sv);
-    for (std::int64_t c = 0; c < d; ++c) out[c] += p * v[c];
-  }
-}
-
-// Query rows [r0, r1) of one head, blocked: one score matrix against the keys the rows can see.
-// The caller makes sure every row reads the same keys (the same causal splits).
-void attend_block(const float* q, std::int64_t r0, std::int64_t r1, std::int64_t first_position, std::int64_t window,
-                  const KeyReader& r, RowMat& scores, RowMat& block_out, RowMat& mixed_k, RowMat& mixed_v,
-                  RowMat& out, std::int64_t out_col) {
-  const std::int64_t d = r.d, rows = r1 - r0;
-  const std::int64_t p_first = first_position + r0, p_last = first_position + r1 - 1;
-  const std::int64_t k0 = first_visible(p_first, window), keys = p_last + 1 - k0;
-  const std::int64_t sk = r.final_k(p_first), sv = r.final_v(p_first);
-  const auto gather = [&](bool is_k, std::int64_t split, RowMat& mixed) -> ConstMap {
-    // Every key the run sees is stored: read in place (a prefill cache's only case).
-    if (split > p_first) return ConstMap((is_k ? r.k(k0, split) : r.v(k0, split)), keys, d);
-    mixed.resize(keys, d);
-    for (std::int64_t j = 0; j < keys; ++j) {
-      const float* src = is_k ? r.k(k0 + j, split) : r.v(k0 + j, split);
-      std::copy(src, src + d, mixed.data() + j * d);
-    }
-    return ConstMap(mixed.data(), keys, d);
-  };
-  const ConstMap kb = gather(true, sk, mixed_k), vb = gather(false, sv, mixed_v);
-  ConstMap qb(q + r0 * d, rows, d);
-  scores.resize(rows, keys);
-  scores.noalias() = qb * kb.transpose();
-  for (std::int64_t i = 0; i < rows; ++i) {
-    const std::int64_t p = first_position + r0 + i;
-    softmax_row(scores.data() + i * keys, keys, first_visible(p, window) - k0, p - k0);
-  }
-  block_out.resize(rows, d);
-  block_out.noalias() = scores * vb;
-  out.block(r0, out_col, rows, d) = block_out;
-}
-
-}  // namespace
 
 RowMat project(const RowMat& x, const Weight& w, Arithmetic a) {
   RowMat y(x.rows(), w.rows);
@@ -214,47 +121,7 @@ void activate(RowMat& gate, const std::string& activation) {
   }
 }
 
-// Blocks of at most kQueryBlock query rows, cut further where the causal splits change, so the
-// masked part of a score matrix is mostly never computed and every block reads one key set.
-constexpr std::int64_t kQueryBlock = 64;
-
 }  // namespace
-
-RowMat attention(const std::vector<float>& q, std::int64_t tokens, std::int64_t first_position,
-                 const AttentionKeys& keys, const ModelConfig& c, std::int64_t window, Arithmetic a) {
-  const std::int64_t d = c.head_dim, group = c.num_q_heads / c.num_kv_heads;
-  const std::int64_t blocks = (tokens + kQueryBlock - 1) / kQueryBlock;
-  RowMat out(tokens, c.q_rows());
-#pragma omp parallel
-  {
-    RowMat scores, block_out, mixed_k, mixed_v;
-    std::vector<float> row_scores;
-#pragma omp for schedule(dynamic)
-    for (std::int64_t task = 0; task < c.num_q_heads * blocks; ++task) {
-      const std::int64_t h = task / blocks, b0 = (task % blocks) * kQueryBlock;
-      const std::int64_t b1 = std::min(tokens, b0 + kQueryBlock);
-      const KeyReader reader{keys, d, h / group};
-      const float* qh = q.data() + h * tokens * d;
-      if (a == Arithmetic::row_exact) {
-        for (std::int64_t r = b0; r < b1; ++r)
-          attend_row_exact(qh + r * d, first_position + r, window, reader, row_scores, out.data() + r * c.q_rows() + h * d);
-        continue;
-      }
-      // Runs of rows with the same causal splits ("all stored" counts as one value).
-      const auto signature = [&](std::int64_t r) {
-        const std::int64_t p = first_position + r, sk = reader.final_k(p), sv = reader.final_v(p);
-        return std::pair{sk > p ? -1 : sk, sv > p ? -1 : sv};
-      };
-      for (std::int64_t r0 = b0; r0 < b1;) {
-        std::int64_t r1 = r0 + 1;
-        while (r1 < b1 && signature(r1) == signature(r0)) ++r1;
-        attend_block(qh, r0, r1, first_position, window, reader, scores, block_out, mixed_k, mixed_v, out, h * d);
-        r0 = r1;
-      }
-    }
-  }
-  return out;
-}
 
 Ropes rope_tables(const ModelConfig& c, std::int64_t positions) {
   Ropes r;

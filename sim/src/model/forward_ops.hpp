@@ -14,6 +14,10 @@ namespace dgq::sim::forward {
 
 using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
+// The row-exact dot product: 8 lanes (element i into lane i mod 8, i increasing), then a fixed
+// tree; the same for every row whatever the batch.
+float dot_fixed(const float* a, const float* b, std::int64_t n);
+
 // y = x W^T for a weight stored [out][in].
 RowMat project(const RowMat& x, const Weight& w, Arithmetic a);
 
@@ -40,7 +44,8 @@ struct AttentionKeys {
 
 // Queries [q_heads][tokens][head_dim] (already scaled) at positions first_position.. attend, GQA
 // and causally masked (local layers: the last `window` positions), to keys; returns
-// [tokens][q_heads * head_dim].
+// [tokens][q_heads * head_dim]. blocked: query blocks against key tiles with an online softmax
+// (attention.cpp); row_exact: each row alone, in key order.
 RowMat attention(const std::vector<float>& q, std::int64_t tokens, std::int64_t first_position,
                  const AttentionKeys& keys, const ModelConfig& c, std::int64_t window, Arithmetic a);
 

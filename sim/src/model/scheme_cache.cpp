@@ -100,8 +100,7 @@ void SchemeCache::reset_counters() {
 }
 
 void SchemeCache::store(std::int64_t, std::int64_t tokens, std::vector<float>& k, std::vector<float>& v) {
-  exact_k_ = k;
-  exact_v_ = v;
+  exact_k_ = k;  // the probes compare attention weights: the keys are all they read
   if (mode_ == CacheMode::causal && scheme_ != nullptr) {
     pass_causally(k, tokens, TensorRole::key, causal_.raw_k, causal_.final_k);
     pass_causally(v, tokens, TensorRole::value, causal_.raw_v, causal_.final_v);
@@ -110,7 +109,6 @@ void SchemeCache::store(std::int64_t, std::int64_t tokens, std::vector<float>& k
     pass_through(v, tokens, TensorRole::value);
   }
   cached_k_ = k;
-  cached_v_ = v;
 }
 
 void SchemeCache::queries(std::int64_t layer, std::int64_t tokens, std::vector<float>& q) {
@@ -139,26 +137,41 @@ void SchemeCache::probe_attention(std::int64_t layer, std::int64_t tokens, const
   const ModelConfig& c = *config;
   const std::int64_t d = c.head_dim, group = c.num_q_heads / c.num_kv_heads;
   const std::int64_t window = c.is_local_layer(layer) ? c.sliding_window : 0;
-  ProbeAttention exact, cached;
-  for (std::int64_t h = 0; h < c.num_q_heads; ++h) {
-    const std::int64_t g = h / group;
-    for (std::int64_t pos = first_probe; pos < tokens; pos += kAttentionProbeStride) {
-      const std::int64_t lo = window > 0 ? std::max<std::int64_t>(0, pos - window + 1) : 0;
-      const float* qrow = q.data() + (h * tokens + pos) * d;
-      const std::size_t off = static_cast<std::size_t>((g * tokens + lo) * d);
-      compute_probe_attention(qrow, exact_k_.data() + off, exact_v_.data() + off, pos - lo + 1, d, exact);
-      if (const CausalKv* view = causal_kv(layer)) {  // the cache as it was when pos was appended
-        const auto at = static_cast<std::size_t>(g * tokens + pos);
-        mix_rows(cached_k_, view->raw_k, g, tokens, d, lo, pos, view->final_k[at], probe_k_);
-        mix_rows(cached_v_, view->raw_v, g, tokens, d, lo, pos, view->final_v[at], probe_v_);
-        compute_probe_attention(qrow, probe_k_.data(), probe_v_.data(), pos - lo + 1, d, cached);
-      } else {
-        compute_probe_attention(qrow, cached_k_.data() + off, cached_v_.data() + off, pos - lo + 1, d, cached);
+  std::int64_t probes = first_probe < tokens ? (tokens - first_probe + kAttentionProbeStride - 1) / kAttentionProbeStride : 0;
+  const CausalKv* view = causal_kv(layer);  // the cache as it was when each probe's token was appended
+  // Heads in parallel, each probe's KL into its own slot; summed below in (head, probe) order,
+  // so the result does not depend on the thread count.
+  std::vector<double> kl(static_cast<std::size_t>(c.num_q_heads * probes));
+  if (scheme_ == nullptr && !stores_fp16_ && view == nullptr) probes = 0;  // the exact cache: every KL is 0
+#pragma omp parallel
+  {
+    // Only the two distributions: the KL needs neither the outputs nor the top keys.
+    std::vector<double> logits, p_exact, p_cached;
+    std::vector<float> mixed_k;
+#pragma omp for schedule(dynamic)
+    for (std::int64_t h = 0; h < c.num_q_heads; ++h) {
+      const std::int64_t g = h / group;
+      for (std::int64_t t = 0; t < probes; ++t) {
+        const std::int64_t pos = first_probe + t * kAttentionProbeStride;
+        const std::int64_t lo = window > 0 ? std::max<std::int64_t>(0, pos - window + 1) : 0, n = pos - lo + 1;
+        const float* qrow = q.data() + (h * tokens + pos) * d;
+        const std::size_t off = static_cast<std::size_t>((g * tokens + lo) * d);
+        attention_logits(qrow, exact_k_.data() + off, n, d, logits);
+        softmax(logits, p_exact);
+        if (view != nullptr) {
+          const auto at = static_cast<std::size_t>(g * tokens + pos);
+          mix_rows(cached_k_, view->raw_k, g, tokens, d, lo, pos, view->final_k[at], mixed_k);
+          attention_logits(qrow, mixed_k.data(), n, d, logits);
+        } else {
+          attention_logits(qrow, cached_k_.data() + off, n, d, logits);
+        }
+        softmax(logits, p_cached);
+        kl[static_cast<std::size_t>(h * probes + t)] = kl_divergence(p_exact, p_cached);
       }
-      kl_sums_[static_cast<std::size_t>(layer)] += kl_divergence(exact.p, cached.p);
-      kl_counts_[static_cast<std::size_t>(layer)] += 1;
     }
   }
+  for (const double value : kl) kl_sums_[static_cast<std::size_t>(layer)] += value;
+  kl_counts_[static_cast<std::size_t>(layer)] += static_cast<std::int64_t>(kl.size());
 }
 
 }  // namespace dgq::sim

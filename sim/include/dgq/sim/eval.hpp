@@ -87,8 +87,7 @@ class SchemeCache final : public KvCacheHook, public DecoderCache {
   DType input_dtype() const { return stores_fp16_ ? DType::f16 : DType::f32; }
   void probe_attention(std::int64_t layer, std::int64_t tokens, const std::vector<float>& q);
   void reset_decoder();
-  std::vector<float> exact_k_, exact_v_, cached_k_, cached_v_;  // this layer's, for the probes
-  std::vector<float> probe_k_, probe_v_;
+  std::vector<float> exact_k_, cached_k_;  // this layer's keys, for the probes
   std::vector<double> kl_sums_;
   std::vector<std::int64_t> kl_counts_;
   std::unique_ptr<Scheme> owned_;
