@@ -1,6 +1,7 @@
 // `dgq eval --model M.h5 --text T.h5 --ctx N --scheme a --scheme b ... -o OUT.h5`: run a language model
 // with its KV cache through each scheme; perplexity and KL divergence against the base cache
-// (docs/eval.md). Resumable: rerun the same command after an interruption.
+// (docs/eval.md). Resumable: rerun the same command after an interruption. `--task passkey`: the
+// needle-in-a-haystack task instead (eval_passkey.hpp).
 #include <omp.h>
 #include <unistd.h>
 
