@@ -104,3 +104,18 @@ def test_the_file_holds_every_prompt_and_answer_by_offsets(tmp_path):
             assert list(f["answer_tokens"][ao[i]:ao[i + 1]]) == p.answer
             assert f["key"][i] == p.key and f["length"][i] == p.length == po[i + 1] - po[i]
             assert f["depth"][i] == p.depth and f["needle_position"][i] == p.needle_position
+
+
+def test_with_smollm2s_tokenizer_the_pieces_join_to_the_exact_length_and_the_key_is_its_digits(tokenizer):
+    """The real tokenizer (conftest's, from the GGUF): SmolLM2 splits digits, so the answer is the
+    space and one token per digit, and the needle spells the key the same way."""
+    def encode(text):
+        return tokenizer.encode(text, add_special_tokens=False).ids
+    haystack = encode(mp.INTRO * 200)  # any natural text will do here
+    for key in mp.draw_keys(7, 3):
+        p = mp.build_prompt(encode, haystack, 700, 40, key)
+        assert len(p.tokens) == 700
+        assert tokenizer.decode(p.answer) == f" {key}" and len(p.answer) == 1 + len(str(key))
+        needle = encode(mp.NEEDLE.format(key=key))
+        assert p.tokens[p.needle_position:p.needle_position + len(needle)] == needle
+        assert p.answer[1:] == needle[needle.index(p.answer[1]):][:len(str(key))]  # the same digit ids
