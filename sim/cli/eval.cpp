@@ -86,8 +86,9 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--query-rounding", args->query_rounding,
                   "off (default) | q8_0: round queries as ggml's CPU path does (q8_0 for quantized caches, fp16 for fp16)");
   cmd->add_option("--cache", args->cache,
-                  "prefill (default of --task perplexity: each scheme sees the whole chunk at once) | causal (default of --task passkey): written token by token, each "
-                  "family by its causal rule (docs/spec.md, Causal caches)");
+                  "prefill (default of --task perplexity: each scheme sees the whole chunk at once) | causal (default "
+                  "of --task passkey): written token by token, each family by its causal rule (docs/spec.md, Causal "
+                  "caches)");
   cmd->add_option("--ubatch", o.ubatch,
                   "Causal cache: 0 (default) = one pass at prefill cost, each query reading the cache as it was when its "
                   "token was appended; N = the literal decoder in micro-batches of N tokens (1 = token by token)");
