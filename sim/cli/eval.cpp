@@ -1,6 +1,7 @@
 // `dgq eval --model M.h5 --text T.h5 --ctx N --scheme a --scheme b ... -o OUT.h5`: run a language model
 // with its KV cache through each scheme; perplexity and KL divergence against the base cache
-// (docs/eval.md). Resumable: rerun the same command after an interruption.
+// (docs/eval.md). Resumable: rerun the same command after an interruption. `--task passkey`: the
+// needle-in-a-haystack task instead (eval_passkey.hpp).
 #include <omp.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include "commands.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/sim/eval.hpp"
+#include "eval_passkey.hpp"
 
 namespace dgq::cli {
 namespace {
@@ -20,16 +22,37 @@ struct EvalArgs {
   sim::EvalOptions options;
   SchemeListArgs schemes;
   std::string query_rounding = "off";
-  std::string cache = "prefill";
+  std::string task = "perplexity";
+  std::string cache;  // empty: the task's default (perplexity: prefill; passkey: causal)
   bool row_exact = false;
   int threads = 0;
 };
 
-void run_eval_command(EvalArgs& a) {
+// --task passkey (eval_passkey.hpp): the options both tasks share, into the passkey run's.
+void run_passkey_task(EvalArgs& a, const CLI::App& cmd) {
+  refuse_perplexity_options(cmd);
+  sim::PasskeyOptions p;
+  p.model_path = a.options.model_path;
+  p.task_path = a.options.text_path;
+  p.output_path = a.options.output_path;
+  p.json_path = a.options.json_path;
+  p.schemes = scheme_list(a.schemes, "--schemes");
+  p.query_rounding = sim::parse_query_rounding(a.query_rounding);
+  p.cache = sim::parse_cache_mode(a.cache.empty() ? "causal" : a.cache);
+  p.ubatch = a.options.ubatch;
+  p.arithmetic = a.row_exact ? sim::Arithmetic::row_exact : sim::Arithmetic::blocked;
+  p.progress = isatty(fileno(stderr));
+  run_passkey_command(p);
+}
+
+void run_eval_command(EvalArgs& a, const CLI::App& cmd) {
   if (a.threads > 0) omp_set_num_threads(a.threads);
+  if (a.task == "passkey") return run_passkey_task(a, cmd);
+  if (a.task != "perplexity") throw ParameterError("--task '" + a.task + "': expected perplexity or passkey");
+  if (cmd.count("--ctx") == 0) throw CLI::RequiredError("--ctx");  // as when it was required() for every task
   a.options.schemes = scheme_list(a.schemes, "--schemes");  // the name eval has always reported
   a.options.query_rounding = sim::parse_query_rounding(a.query_rounding);
-  a.options.cache = sim::parse_cache_mode(a.cache);
+  a.options.cache = sim::parse_cache_mode(a.cache.empty() ? "prefill" : a.cache);
   a.options.arithmetic = a.row_exact ? sim::Arithmetic::row_exact : sim::Arithmetic::blocked;
   a.options.progress = isatty(fileno(stderr));
   const sim::EvalResult result = sim::run_eval(a.options);
@@ -46,8 +69,13 @@ void register_eval(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "eval", "Run a language model with its KV cache through each scheme: PPL and KL divergence vs the base cache");
   cmd->add_option("--model", o.model_path, "Model file (docs/model-format.md; tools/make-models.sh)")->required();
-  cmd->add_option("--text", o.text_path, "Token file (docs/eval.md; tools/make_eval_texts.py)")->required();
-  cmd->add_option("--ctx", o.ctx, "Chunk length n_ctx (llama.cpp's -c)")->required();
+  cmd->add_option("--task", args->task,
+                  "perplexity (default: PPL and KLD over chunks of a token file) | passkey (needle-in-a-haystack "
+                  "retrieval: --text is a task file of tools/make_passkey.py; docs/eval.md, The passkey task)");
+  cmd->add_option("--text", o.text_path,
+                  "Token file (docs/eval.md; tools/make_eval_texts.py); with --task passkey a passkey task file")
+      ->required();
+  cmd->add_option("--ctx", o.ctx, "Chunk length n_ctx (llama.cpp's -c); required by --task perplexity");
   add_scheme_list_options(*cmd, args->schemes, scheme_option_help("Scheme spec, repeatable; fp32 = exact cache"));
   cmd->add_option("-o,--output", o.output_path, "Results file (HDF5, docs/eval.md)")->required();
   cmd->add_option("--json", o.json_path, "Also write a JSON summary here");
@@ -58,8 +86,9 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--query-rounding", args->query_rounding,
                   "off (default) | q8_0: round queries as ggml's CPU path does (q8_0 for quantized caches, fp16 for fp16)");
   cmd->add_option("--cache", args->cache,
-                  "prefill (default: each scheme sees the whole chunk at once) | causal: written token by token, each "
-                  "family by its causal rule (docs/spec.md, Causal caches)");
+                  "prefill (default of --task perplexity: each scheme sees the whole chunk at once) | causal (default "
+                  "of --task passkey): written token by token, each family by its causal rule (docs/spec.md, Causal "
+                  "caches)");
   cmd->add_option("--ubatch", o.ubatch,
                   "Causal cache: 0 (default) = one pass at prefill cost, each query reading the cache as it was when its "
                   "token was appended; N = the literal decoder in micro-batches of N tokens (1 = token by token)");
@@ -71,7 +100,7 @@ void register_eval(CLI::App& app) {
   cmd->add_flag("--allow-mixed-versions", o.allow_mixed_versions,
                 "Reuse finished chunks and base logits written by another dgq build; the results are labelled with "
                 "every contributing version (dgq_version A+B)");
-  cmd->callback([args] { run_eval_command(*args); });
+  cmd->callback([args, cmd] { run_eval_command(*args, *cmd); });
 }
 
 }  // namespace dgq::cli

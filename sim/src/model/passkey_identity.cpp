@@ -1,0 +1,44 @@
+// The configuration texts of passkey runs (model/passkey_identity.hpp). Unlike eval's, every
+// cache setting is always written: the task is newer than the causal cache, so there are no
+// older hashes to keep.
+#include "model/passkey_identity.hpp"
+
+#include <sstream>
+
+#include "dgq/scheme.hpp"
+#include "model/token_hash.hpp"
+
+namespace dgq::sim {
+namespace {
+
+// "fp32" is the exact cache, not a scheme; every other spec in its canonical form, so that
+// "dgq" and "dgq:win=16,..." are one configuration (as eval's identity).
+std::string passkey_cache_spec(const std::string& spec) { return spec == "fp32" ? spec : make_scheme(spec)->spec(); }
+
+// What decides every number of a run but the scheme: model, task (prompts and answers by count
+// and hash), cache settings.
+std::string passkey_settings_text(const ModelConfig& c, const PasskeyTask& t, const PasskeyOptions& o) {
+  std::ostringstream s;
+  s << "passkey\nmodel=" << c.name << "\nprompts=" << t.size() << "\ntokens=" << t.tokens.size() << ":" << std::hex
+    << token_sequence_hash(t.tokens) << "\nanswers=" << std::dec << t.answer_tokens.size() << ":" << std::hex
+    << token_sequence_hash(t.answer_tokens) << std::dec << "\nquery_rounding="
+    << (o.query_rounding == QueryRounding::q8_0 ? "q8_0" : "off") << "\ncache=" << cache_mode_name(o.cache)
+    << "\nubatch=" << o.ubatch << "\narithmetic=" << (o.arithmetic == Arithmetic::row_exact ? "row_exact" : "blocked")
+    << "\n";
+  return s.str();
+}
+
+}  // namespace
+
+std::string passkey_config_text(const ModelConfig& c, const PasskeyTask& t, const PasskeyOptions& o,
+                                const std::string& spec) {
+  return passkey_settings_text(c, t, o) + "scheme=" + passkey_cache_spec(spec) + "\n";
+}
+
+std::string passkey_run_config_text(const ModelConfig& c, const PasskeyTask& t, const PasskeyOptions& o) {
+  std::string s = passkey_settings_text(c, t, o);
+  for (const auto& spec : o.schemes) s += "scheme=" + passkey_cache_spec(spec) + "\n";
+  return s;
+}
+
+}  // namespace dgq::sim
