@@ -15,8 +15,10 @@ tools/make_eval_texts.py) and their token ids concatenated, so a prompt (without
 exactly its target length: intro, needle and question are whole, and the haystack's first
 `length - intro - needle - question` tokens fill the rest. At depth d % the needle follows
 floor(d/100 * haystack + 1/2) haystack tokens (0: right after the intro; 100: right before the
-question). The answer's tokens are those of QUESTION + answer after QUESTION's own tokens (an
-error when QUESTION's tokens are not a prefix: the answer would not be the continuation).
+question). The answer's tokens are those of QUESTION + answer after the question's own tokens,
+where the question ends with the lone space token before the key when the tokenizer makes one
+(both models here do; see split_answer), so the answer is the key's digits (an error when no
+question spelling is a prefix: the answer would not be the continuation).
 
 Keys: numpy's default_rng(seed) draws, for each (length, depth, index) cell in that order, a
 digit count uniform in {5, 6, 7} and then a key uniform among the numbers of that many digits.
@@ -68,14 +70,27 @@ def draw_keys(seed: int, cells: int) -> list[int]:
     return keys
 
 
-def answer_tokens(encode: Encode, key: int) -> list[int]:
-    """The tokens that continue QUESTION with the key, as the tokenizer spells QUESTION + answer."""
-    question = list(encode(QUESTION))
+def split_answer(encode: Encode, key: int) -> tuple[list[int], list[int]]:
+    """The question's tokens and the tokens that continue it with the key.
+
+    Both tokenizers here spell " 71432" as a lone space token and then the digits. A space token
+    is no evidence of retrieval, and SmolLM2 often prefers " a" there ("The pass key is a ..."),
+    which would fail a prompt whose digits the model knows. So when QUESTION + " " tokenizes as a
+    prefix of QUESTION + answer, the space belongs to the prompt and the answer is the digits;
+    otherwise (a tokenizer that merges the space into the first digit) the answer is everything
+    after QUESTION's tokens.
+    """
     whole = list(encode(QUESTION + ANSWER.format(key=key)))
-    if whole[:len(question)] != question or len(whole) == len(question):
-        raise ExportError(f"key {key}: the question's tokens are not a prefix of question + answer "
-                          f"({question} vs {whole}); the answer would not continue the prompt")
-    return whole[len(question):]
+    for question in (list(encode(QUESTION + " ")), list(encode(QUESTION))):
+        if whole[:len(question)] == question and len(whole) > len(question):
+            return question, whole[len(question):]
+    raise ExportError(f"key {key}: the question's tokens are not a prefix of question + answer "
+                      f"({list(encode(QUESTION))} vs {whole}); the answer would not continue the prompt")
+
+
+def answer_tokens(encode: Encode, key: int) -> list[int]:
+    """The tokens that continue the prompt with the key (split_answer)."""
+    return split_answer(encode, key)[1]
 
 
 def needle_offset(depth: float, haystack_tokens: int) -> int:
@@ -84,7 +99,8 @@ def needle_offset(depth: float, haystack_tokens: int) -> int:
 
 
 def build_prompt(encode: Encode, haystack: Sequence[int], length: int, depth: float, key: int) -> PasskeyPrompt:
-    intro, question = list(encode(INTRO)), list(encode(QUESTION))
+    intro = list(encode(INTRO))
+    question, answer = split_answer(encode, key)
     needle = list(encode(NEEDLE.format(key=key)))
     fill = length - len(intro) - len(needle) - len(question)
     if fill < 0:
@@ -96,7 +112,7 @@ def build_prompt(encode: Encode, haystack: Sequence[int], length: int, depth: fl
     hay = list(haystack[:fill])
     tokens = intro + hay[:cut] + needle + hay[cut:] + question
     assert len(tokens) == length
-    return PasskeyPrompt(tokens, answer_tokens(encode, key), key, length, float(depth), len(intro) + cut)
+    return PasskeyPrompt(tokens, answer, key, length, float(depth), len(intro) + cut)
 
 
 def build_prompts(encode: Encode, haystack: Sequence[int], lengths: Sequence[int], depths: Sequence[float],
