@@ -26,15 +26,43 @@ done
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs; $model, n_ctx $ctx, $chunks chunks, $threads threads"
+# llama.cpp's own "prompt eval" figure is meaningless for one chunk (it printed 2.5 M tokens/s at
+# n_ctx 4096), so its throughput here is the wall time of the scoring: from its log line
+# "calculating perplexity" to "Final estimate" (timestamps M.SS.mmm.uuu), all chunks' tokens over
+# it. dgq's is the forward-pass figure `dgq eval` prints (the base and the scheme: two passes).
+# ggml's weight repacking crashed llama-perplexity on an Intel Xeon with AMX (2026-12); when the
+# first run dies of a signal, every run uses --no-repack, and the table says so.
+repack=()
+log_seconds() { sed -n "s/^\([0-9]*\)\.\([0-9]*\)\.\([0-9]*\)\.\([0-9]*\) I .*$1.*/\1 \2 \3 \4/p" "$2" | head -1 |
+  awk '{ printf "%.6f", $1 * 60 + $2 + $3 / 1e3 + $4 / 1e6 }'; }
+run_llama() {
+  "$perplexity" -m "$gguf" -f "$texts/prompts/$kind.txt" -c "$ctx" --chunks "$chunks" -t "$threads" -b "$ctx" \
+    "${repack[@]}" > "$out/llama.log" 2>&1
+}
+ratios=()
 for round in $(seq "$rounds"); do
   echo "round $round: load $(cut -d' ' -f1-3 /proc/loadavg)"
-  # -v makes llama.cpp print llama_perf_context_print (its prompt-eval time: the decode calls only).
-  "$perplexity" -m "$gguf" -f "$texts/prompts/$kind.txt" -c "$ctx" --chunks "$chunks" -t "$threads" -b "$ctx" \
-    --perf -v > "$out/llama.log" 2>&1
-  sed -n 's/.*Final estimate: /  llama-perplexity: /p; s/.*prompt eval time = .*(\(.*tokens per second\))/  llama-perplexity prompt eval: \1/p' "$out/llama.log"
+  status=0
+  run_llama || status=$?
+  if [ "$status" -ge 128 ] && [ ${#repack[@]} -eq 0 ]; then
+    echo "  llama-perplexity died of signal $((status - 128)); every run from here uses --no-repack"
+    repack=(--no-repack)
+    run_llama
+  elif [ "$status" -ne 0 ]; then
+    echo "perplexity.sh: llama-perplexity failed (exit $status):" >&2; tail -5 "$out/llama.log" >&2; exit 1
+  fi
+  start="$(log_seconds 'calculating perplexity' "$out/llama.log")" end="$(log_seconds 'Final estimate' "$out/llama.log")"
+  llama_tps="$(awk -v n=$((ctx * chunks)) -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", n / (b - a) }')"
+  sed -n 's/.*Final estimate: /  llama-perplexity: /p' "$out/llama.log"
   "$dgq" eval --model "$h5" --text "$texts/eval-texts/$model-$kind-clean.h5" --ctx "$ctx" --chunks "$chunks" \
     --scheme fp16 --threads "$threads" -o "$out/dgq.h5" > "$out/dgq.log" 2>&1
   rm -f "$out/dgq.h5"
-  sed -n 's/^fp16 \+[0-9.]\+ \+\([0-9.+-]\+\).*/  dgq eval: PPL \1/p; s/^forward pass: /  dgq eval forward pass: /p' "$out/dgq.log" | sort -u
+  sed -n 's/^fp16 \+[0-9.]\+ \+\([0-9.+-]\+\).*/  dgq eval: PPL \1/p' "$out/dgq.log" | sort -u
+  dgq_tps="$(sed -n 's/^forward pass: \([0-9.]*\) tokens\/s/\1/p' "$out/dgq.log")"
+  ratio="$(awk -v a="$dgq_tps" -v b="$llama_tps" 'BEGIN { printf "%.2f", a / b }')"
+  ratios+=("$ratio")
+  echo "  tokens/s: llama-perplexity $llama_tps (scoring wall time), dgq eval $dgq_tps (forward pass): ${ratio}x"
 done
+median="$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "result: $model n_ctx $ctx threads $threads${repack:+ (llama --no-repack)}: dgq/llama.cpp median ${median}x over $rounds rounds (${ratios[*]})"

@@ -57,6 +57,7 @@ EvalPlan::EvalPlan(const EvalOptions& o) {
   for (auto& cache : caches) {
     cache->config = &c;
     cache->first_probe = first;
+    cache->probe_stride = SchemeCache::attention_probe_stride(rows);
     cache->reset_counters();
     cache->check_causal_rule();  // a scheme with no causal form fails here, before any work
   }

@@ -130,14 +130,14 @@ void SchemeCache::queries(std::int64_t layer, std::int64_t tokens, std::vector<f
 }
 
 // The replay's attention metric (docs/replay.md) inside the model: for probe queries (every
-// kAttentionProbeStride-th position from first_probe), KL between the attention over the exact
+// probe_stride-th position from first_probe), KL between the attention over the exact
 // K/V of this layer and over the cache's, with the replay's fp64 code; local layers attend
 // their window only.
 void SchemeCache::probe_attention(std::int64_t layer, std::int64_t tokens, const std::vector<float>& q) {
   const ModelConfig& c = *config;
   const std::int64_t d = c.head_dim, group = c.num_q_heads / c.num_kv_heads;
   const std::int64_t window = c.is_local_layer(layer) ? c.sliding_window : 0;
-  std::int64_t probes = first_probe < tokens ? (tokens - first_probe + kAttentionProbeStride - 1) / kAttentionProbeStride : 0;
+  std::int64_t probes = first_probe < tokens ? (tokens - first_probe + probe_stride - 1) / probe_stride : 0;
   const CausalKv* view = causal_kv(layer);  // the cache as it was when each probe's token was appended
   // Heads in parallel, each probe's KL into its own slot; summed below in (head, probe) order,
   // so the result does not depend on the thread count.
@@ -152,7 +152,7 @@ void SchemeCache::probe_attention(std::int64_t layer, std::int64_t tokens, const
     for (std::int64_t h = 0; h < c.num_q_heads; ++h) {
       const std::int64_t g = h / group;
       for (std::int64_t t = 0; t < probes; ++t) {
-        const std::int64_t pos = first_probe + t * kAttentionProbeStride;
+        const std::int64_t pos = first_probe + t * probe_stride;
         const std::int64_t lo = window > 0 ? std::max<std::int64_t>(0, pos - window + 1) : 0, n = pos - lo + 1;
         const float* qrow = q.data() + (h * tokens + pos) * d;
         const std::size_t off = static_cast<std::size_t>((g * tokens + lo) * d);

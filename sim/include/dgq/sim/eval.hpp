@@ -2,6 +2,7 @@
 // `dgq eval`: a language model run with its KV cache passed through each scheme, scored like
 // llama.cpp's perplexity tool (docs/eval.md): chunks of n_ctx tokens, BOS in front when the
 // model wants one, the second half of each chunk scored; KL divergence against a base cache.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -74,11 +75,19 @@ class SchemeCache final : public KvCacheHook, public DecoderCache {
   const std::vector<std::int64_t>& attention_kl_counts() const { return kl_counts_; }
   // Also forgets the decoder's state: the next append starts a new chunk.
   void reset_counters();
-  // Set by the runner before the first store: the model's shape, and the first position whose
-  // query is probed (every kAttentionProbeStride-th position from there).
+  // Set by the runner before the first store: the model's shape, the first position whose
+  // query is probed, and the distance between probes (attention_probe_stride).
   const ModelConfig* config = nullptr;
   std::int64_t first_probe = 0;
+  std::int64_t probe_stride = kAttentionProbeStride;
   static constexpr std::int64_t kAttentionProbeStride = 16;
+  static constexpr std::int64_t kMaxAttentionProbes = 32;
+  // Every 16th scored row, and at most 32 probes per head and layer: n_ctx <= 1024 keeps the
+  // stride of 16 (every published figure), longer chunks spread 32 probes over their scored rows,
+  // so that the probes (fp64, each against every visible key) cost O(n_ctx), not O(n_ctx^2).
+  static std::int64_t attention_probe_stride(std::int64_t scored_rows) {
+    return std::max(kAttentionProbeStride, (scored_rows + kMaxAttentionProbes - 1) / kMaxAttentionProbes);
+  }
 
  private:
   void pass_through(std::vector<float>& x, std::int64_t tokens, TensorRole role);

@@ -83,10 +83,19 @@ class KvCacheHook {
 };
 
 // Runs tokens (positions 0..n-1, one causal prefill) and returns the logits of rows
-// first_row..n-1, row-major [n - first_row][vocab_size].
+// first_row..n-1, row-major [n - first_row][vocab_size] (forward_hidden, then row_logits).
 std::vector<float> forward_logits(const Model& model, std::span<const std::int32_t> tokens,
                                   KvCacheHook& cache, std::int64_t first_row,
                                   Arithmetic arithmetic = Arithmetic::blocked);
+// The same pass up to the final hidden rows first_row..n-1, [n - first_row][hidden], so that a
+// caller can turn them into logits a block at a time (a 262144-token vocabulary makes the
+// logits of 8K rows 8.6 GB).
+std::vector<float> forward_hidden(const Model& model, std::span<const std::int32_t> tokens, KvCacheHook& cache,
+                                  std::int64_t first_row, Arithmetic arithmetic = Arithmetic::blocked);
+// Logits [rows][vocab_size] of final hidden rows, computed kLogitRowBlock rows at a time (the
+// blocks start at row 0 of `hidden`, so a row's logits do not depend on how many rows follow).
+inline constexpr std::int64_t kLogitRowBlock = 256;
+void row_logits(const Model& model, const float* hidden, std::int64_t rows, Arithmetic arithmetic, float* out);
 
 // The cache of a decoder that writes tokens as they come (one micro-batch at a time): append()
 // gets a micro-batch's K/V of one layer, [num_kv_heads][m][head_dim] fp32; read() gives every
