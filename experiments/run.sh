@@ -244,8 +244,8 @@ run_long-context() {
   done
   if ((quick)); then
     for ctx in 2048 4096 8192; do long_context_eval smollm2 code-clean "$ctx"; done
-    for ctx in 4096 16384; do long_context_eval gemma3 code-clean "$ctx"; done
     long_context_passkey smollm2 1024,2048 0,50,100 10
+    for ctx in 4096 16384; do long_context_eval gemma3 code-clean "$ctx"; done
   else
     for ctx in 2048 4096 8192; do long_context_eval smollm2 code-clean "$ctx"; done
     for ctx in 4096 8192 16384 32768; do long_context_eval gemma3 code-clean "$ctx"; done
