@@ -167,7 +167,10 @@ bool register_scheme_modifier(const SchemeModifier& m) {
       std::abort();
     }
   }
-  modifiers().push_back(m);
+  auto& list = modifiers();
+  list.insert(std::upper_bound(list.begin(), list.end(), m,
+                               [](const SchemeModifier& a, const SchemeModifier& b) { return a.order < b.order; }),
+              m);
   return true;
 }
 

@@ -26,6 +26,8 @@ TEST_CASE("causal: the schemes without a causal form refuse it by name", "[causa
     CHECK(schedule_error("fp8-e4m3", x.view(), role) == fp8);
     CHECK(schedule_error("fp8-e4m3:scale=tensor,prefix=4", x.view(), role) == fp8);
     CHECK(schedule_error("fp8-e4m3:rot=hadamard", x.view(), role) == fp8);
+    CHECK(schedule_error("fp8-e4m3:sink=4", x.view(), role) == fp8);
+    CHECK(schedule_error("fp8-e4m3:sink=40", x.view(), role) == fp8);  // every token a sink
     CHECK(schedule_error("dgq2:boundaries=fixed", x.view(), role) == fixed);
     // Even with no tokens, and through the timeline.
     CHECK(schedule_error("fp8-e4m3", causal_rows(x, 0, 0), role) == fp8);

@@ -24,13 +24,13 @@ inline const std::set<std::string> kCausalRefused{"fp8-e4m3", "dgq2:boundaries=f
 inline const std::vector<std::string> kCausalPerToken{
     "fp16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1",
     "iq4_nl", "int8-token", "int8-group64", "int4-group64", "turboquant",
-    "turboquant:bits=2,variant=prod", "q4_0:rot=hadamard", "fp8-e4m3:scale=token"};
+    "turboquant:bits=2,variant=prod", "q4_0:rot=hadamard", "fp8-e4m3:scale=token", "q4_0:sink=3,rot=hadamard"};
 
 // Every registered family's default spec, then parameterised ones: dgq2's group granularity
 // (with G a multiple of win, and G = 5 that divides no block), residual and rotation, several
 // segments under budget=max_groups, KIVI with a residual, fp8's causal scales, TurboQuant's
 // second variant, the rotation modifier around a per-token format and around dgq, and dgq's
-// online boundaries.
+// online boundaries, and the sink modifier around each kind of rule.
 inline std::vector<std::string> causal_specs() {
   std::vector<std::string> out;
   for (const SchemeFamily& f : scheme_family_list()) {
@@ -51,7 +51,12 @@ inline std::vector<std::string> causal_specs() {
                            "q4_0:rot=hadamard",
                            "dgq:boundaries=online",
                            "dgq:granularity=segment-channel,markers=bitmap,max_groups=2",
-                           "dgq:markers=inband,rot=hadamard"}) {
+                           "dgq:markers=inband,rot=hadamard",
+                           "q4_0:sink=3,rot=hadamard",
+                           "kivi-4:residual=8,sink=4",
+                           "fp8-e4m3:scale=prefix,prefix=16,sink=3",
+                           "dgq2:boundaries=online,kgran=segment-channel-group,kgroup=32,sink=5",
+                           "dgq:sink=20"}) {
     out.emplace_back(spec);
   }
   return out;

@@ -121,9 +121,13 @@ struct SchemeModifier {
   // device: the one make_scheme was asked for, so that the wrapper computes with that
   // backend's kernels (the reference's for Device::reference, cpu/'s otherwise).
   std::unique_ptr<Scheme> (*wrap)(std::unique_ptr<Scheme> inner, const std::string& value, Device device) = nullptr;
+  // Where the wrapper goes when several are given: lower orders wrap first (innermost), so a
+  // spec means the same whichever file registered first (rot=hadamard 10, sink 20: the sinks
+  // are kept unrotated). Equal orders keep registration order.
+  int order = 0;
 };
 bool register_scheme_modifier(const SchemeModifier& m);  // aborts at start-up on a key given twice
-const std::vector<SchemeModifier>& scheme_modifier_list();
+const std::vector<SchemeModifier>& scheme_modifier_list();  // by order, innermost first
 // spec with ",key=value" appended (":key=value" when spec has no parameters).
 std::string spec_with_key(std::string_view spec, std::string_view key, std::string_view value);
 

@@ -122,6 +122,7 @@ void check_rotation(std::string_view v) {
     .wrap = [](std::unique_ptr<Scheme> inner, const std::string&, Device device) -> std::unique_ptr<Scheme> {
       return std::make_unique<HadamardRotatedScheme>(std::move(inner), kernels::kernels_for(device));
     },
+    .order = 10,  // innermost: sink=N (20) keeps its tokens unrotated
 });
 
 }  // namespace
