@@ -5,7 +5,8 @@
 #   experiments/run.sh [--quick] [NAME...]
 #
 # NAME: baseline group_ratio min_var segments_vs_length noise markers memory claims (default:
-# all), and e2e, frontier, frontier-confirm, frontier-causal, long-context (language models; only when named). The claims ledger is rebuilt after any run. --quick uses experiments/NAME-quick.toml
+# all), and e2e, frontier, frontier-confirm, frontier-causal, frontier-serving, long-context (language models;
+# only when named). The claims ledger is rebuilt after any run. --quick uses experiments/NAME-quick.toml
 # where one exists (small synthetic traces; a few minutes on 2 cores); the full mode uses
 # experiments/NAME.toml (contexts up to 128K tokens) and adds the real traces in
 # out/real-traces/ (made by tools/make-real-traces.sh) to every sweep over recorded traces.
@@ -37,7 +38,7 @@ for arg in "$@"; do
     -h|--help) usage; exit 0 ;;
     -*) echo "run.sh: unknown option '$arg'" >&2; usage >&2; exit 2 ;;
     *)
-      if [[ " ${ALL[*]} claims e2e frontier frontier-confirm frontier-causal long-context " != *" $arg "* ]]; then
+      if [[ " ${ALL[*]} claims e2e frontier frontier-confirm frontier-causal frontier-serving long-context " != *" $arg "* ]]; then
         echo "run.sh: unknown experiment '$arg' (known: ${ALL[*]} claims)" >&2
         exit 2
       fi
@@ -267,6 +268,10 @@ run_frontier-confirm() { frontier_sweep frontier-confirm clean; }
 # frontier-causal: frontier-confirm's points with the prefill and the causal cache side by side
 # (experiments/frontier-causal.toml), into frontier-causal.h5; its notebook is causal.ipynb.
 run_frontier-causal() { frontier_sweep frontier-causal clean; }
+# frontier-serving: the caches serving engines ship in 2026 (vLLM's TurboQuant presets and cache
+# dtypes, NVFP4/MX, KVarN, sinks) causally beside the references (experiments/frontier-serving.toml),
+# into frontier-serving.h5; its notebook is serving.ipynb.
+run_frontier-serving() { frontier_sweep frontier-serving clean; }
 frontier_sweep() {
   local name="$1" only_clean="${2:-}" config copy model texts kind spec
   config="$(config_of "$name")"
@@ -315,6 +320,7 @@ notebook() {
   # frontier-confirm's results are read by the frontier notebook (FRONTIER_NAME picks the file).
   if [ "$name" = frontier-confirm ]; then FRONTIER_NAME=frontier-confirm notebook frontier; return; fi
   if [ "$name" = frontier-causal ]; then notebook causal; return; fi
+  if [ "$name" = frontier-serving ]; then notebook serving; return; fi
   if [ "$name" = long-context ]; then notebook long_context; return; fi
   log "notebook $name"
   (cd notebooks && "$repo/$JUPYTER" nbconvert --to notebook --execute "$name.ipynb" \
