@@ -5,6 +5,7 @@
 // per token-head, the scale key and its causal rule, and golden digests.
 #include "test_scheme_support.hpp"
 #include "test_dgq_support.hpp"
+#include "test_causal_support.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -285,6 +286,26 @@ TEST_CASE("nvfp4 scale key: canonical specs, refusals, and the causal rule of ea
   CHECK(p.final_tokens == std::vector<std::uint32_t>{0, 0, 0, 4, 5, 6});
   const CausalSchedule t = make_scheme("nvfp4:scale=token")->causal_schedule(x.view(), TensorRole::key);
   CHECK(t.final_tokens == std::vector<std::uint32_t>{1, 2, 3, 4, 5, 6});
+}
+
+TEST_CASE("causal: nvfp4 scale=prefix is final from its N-th token on, the literal cache agrees (rule C5)",
+          "[scheme][nvfp4][causal]") {
+  for (const std::string family : {"nvfp4", "nvfp4_4over6"}) {
+    for (const std::int64_t n : {1, 16, 17}) {
+      const auto s = make_scheme(family + ":prefix=" + std::to_string(n));
+      const OwnedTensor x = causal_regime_tensor(100, 40, 610);
+      CAPTURE(family, n);
+      const CausalSchedule sched = s->causal_schedule(x.view(), TensorRole::key);
+      check_schedule_shape(sched, 100);
+      for (std::int64_t t = 0; t < 100; ++t) {
+        const std::int64_t want = t < n - 1 ? 0 : t + 1;
+        REQUIRE(sched.final_tokens[static_cast<std::size_t>(t)] == static_cast<std::uint32_t>(want));
+        // 40 channels: 20 code bytes and 3 block scales per token, one fp32 global.
+        REQUIRE(sched.final_bytes[static_cast<std::size_t>(t)] == (want == 0 ? 0 : static_cast<std::uint64_t>(want * 23 + 4)));
+      }
+      for (const std::int64_t batch : {1, 7}) check_cache_against_timeline(*s, x, TensorRole::key, batch);
+    }
+  }
 }
 
 // Golden digests: FNV-1a 64 over every part in part order (global, scales, codes) for splitmix64
