@@ -110,8 +110,8 @@ TEST_CASE("kvarn: the published preset is the default spec; other code widths ar
         "ParameterError: kvarn: parameter 'vbits' = '5' is not one of 2, 4, 8");
   const OwnedTensor x = random_tensor(3, 96, 1);
   CHECK(typed_error_of([&] { (void)make_scheme("kvarn")->compress(x.view(), TensorRole::key); }) ==
-        "InputError: kvarn: head_dim (channels) must be a power of two >= 2 (the Hadamard rotation spans the whole "
-        "head), got 96");
+        "InputError: kvarn: head_dim (channels) must be a power of two in [2, 1048576] (the Hadamard rotation spans "
+        "the whole head), got 96");
 }
 
 TEST_CASE("kvarn: a head is the sink, whole tiles and the open tile; the raw rows come back bit for bit",

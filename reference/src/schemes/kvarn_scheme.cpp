@@ -38,8 +38,8 @@ bool kvarn_supported_dim(std::int64_t d) { return d >= 2 && d <= (std::int64_t{1
 
 void kvarn_check_dim(std::int64_t d) {
   if (!kvarn_supported_dim(d)) {
-    throw InputError("kvarn: head_dim (channels) must be a power of two >= 2 (the Hadamard rotation spans the whole "
-                     "head), got " + std::to_string(d));
+    throw InputError("kvarn: head_dim (channels) must be a power of two in [2, 1048576] (the Hadamard rotation spans "
+                     "the whole head), got " + std::to_string(d));
   }
 }
 
