@@ -11,16 +11,16 @@ namespace {
 // The source's clamps (sinkhorn.py): a pass's standard deviation is taken in [1e-3, 1e3] and
 // the accumulated log-scale in [-0.3, 10]; as scales, [exp(-0.3), exp(10)] rounded to fp32
 // (0x3f3da643 = 0.7408182024..., 0x46ac14ee = 22026.4648...).
-constexpr float kStdMin = 1e-3f;
-constexpr float kStdMax = 1e3f;
-constexpr float kScaleMin = 0.740818202495574951171875f;
-constexpr float kScaleMax = 22026.46484375f;
-constexpr float kImbalanceFloor = 1e-8f;
+constexpr float kSinkhornStdMin = 1e-3f;
+constexpr float kSinkhornStdMax = 1e3f;
+constexpr float kSinkhornScaleMin = 0.740818202495574951171875f;
+constexpr float kSinkhornScaleMax = 22026.46484375f;
+constexpr float kSinkhornImbalanceFloor = 1e-8f;
 
-float clamp_to(float v, float lo, float hi) { return std::min(std::max(v, lo), hi); }
+float sinkhorn_clamp(float v, float lo, float hi) { return std::min(std::max(v, lo), hi); }
 
 // The tile with the current scales applied, into cur.
-void apply_into(const float* tile, std::int64_t rows, std::int64_t cols, const SinkhornScales& s, std::vector<float>& cur) {
+void sinkhorn_apply_into(const float* tile, std::int64_t rows, std::int64_t cols, const SinkhornScales& s, std::vector<float>& cur) {
   cur.resize(static_cast<std::size_t>(rows * cols));
   sinkhorn_apply(tile, rows, cols, s, cur.data());
 }
@@ -51,7 +51,7 @@ float sinkhorn_imbalance(const float* tile, std::int64_t rows, std::int64_t cols
     row_max = std::max(row_max, s);
     row_min = std::min(row_min, s);
   }
-  return col_max / std::max(col_min, kImbalanceFloor) + row_max / std::max(row_min, kImbalanceFloor);
+  return col_max / std::max(col_min, kSinkhornImbalanceFloor) + row_max / std::max(row_min, kSinkhornImbalanceFloor);
 }
 
 void sinkhorn_apply(const float* tile, std::int64_t rows, std::int64_t cols, const SinkhornScales& s, float* out) {
@@ -68,15 +68,15 @@ SinkhornScales sinkhorn_normalise(const float* tile, std::int64_t rows, std::int
   float best_imbalance = sinkhorn_imbalance(cur.data(), rows, cols);
   for (int it = 0; it < iterations; ++it) {
     for (std::int64_t c = 0; c < cols; ++c) {
-      s.col[c] = clamp_to(s.col[c] * clamp_to(kvarn_sample_std(cur.data() + c, rows, cols), kStdMin, kStdMax),
-                          kScaleMin, kScaleMax);
+      s.col[c] = sinkhorn_clamp(s.col[c] * sinkhorn_clamp(kvarn_sample_std(cur.data() + c, rows, cols), kSinkhornStdMin, kSinkhornStdMax),
+                          kSinkhornScaleMin, kSinkhornScaleMax);
     }
-    apply_into(tile, rows, cols, s, cur);
+    sinkhorn_apply_into(tile, rows, cols, s, cur);
     for (std::int64_t r = 0; r < rows; ++r) {
-      s.row[r] = clamp_to(s.row[r] * clamp_to(kvarn_sample_std(cur.data() + r * cols, cols, 1), kStdMin, kStdMax),
-                          kScaleMin, kScaleMax);
+      s.row[r] = sinkhorn_clamp(s.row[r] * sinkhorn_clamp(kvarn_sample_std(cur.data() + r * cols, cols, 1), kSinkhornStdMin, kSinkhornStdMax),
+                          kSinkhornScaleMin, kSinkhornScaleMax);
     }
-    apply_into(tile, rows, cols, s, cur);
+    sinkhorn_apply_into(tile, rows, cols, s, cur);
     // `<=` as the source: among equally balanced iterates the later one is kept.
     const float imbalance = sinkhorn_imbalance(cur.data(), rows, cols);
     if (imbalance <= best_imbalance) {
