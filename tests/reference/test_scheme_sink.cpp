@@ -21,6 +21,15 @@ OwnedTensor sink_test_rows(const OwnedTensor& x, std::int64_t first, std::int64_
   return out;
 }
 
+// A family whose own parameters include `sink` (kvarn's sink block) reads the key itself, as
+// dgq2 reads its own `rot` (docs/spec.md rule S3).
+bool declares_sink_key(const std::string& family) {
+  for (const SchemeParam& p : find_scheme_family(family, Device::cpu)->params) {
+    if (p.key == "sink") return true;
+  }
+  return false;
+}
+
 std::string sink_error(const std::string& spec) {
   return error_message_of<ParameterError>([&] { (void)make_scheme(spec); });
 }
@@ -65,6 +74,7 @@ TEST_CASE("sink: every family keeps its sinks bit for bit and stores the rest as
           "[scheme][modifier][sink]") {
   constexpr std::int64_t kSinks = 5, kTokens = 70;
   for (const std::string& family : scheme_families()) {
+    if (declares_sink_key(family)) continue;  // its own key (kvarn), tested below
     for (const DType dtype : {DType::f16, DType::f32}) {
       CAPTURE(family, dtype_name(dtype));
       const std::int64_t d = accepted_channels(family, 64);
@@ -134,6 +144,23 @@ TEST_CASE("sink: causally, sinks are final on append and the family's rule start
   CHECK(a.final_tokens[26] == 4);
   CHECK(a.final_tokens[27] == 20);
   CHECK(s->causal_form()->spec() == "kivi-4:group=16,residual=0,sink=4");
+}
+
+}  // namespace dgq::test
+
+namespace dgq::test {
+
+TEST_CASE("sink: a family's own sink key stays the family's (kvarn's sink block)", "[scheme][modifier][sink]") {
+  REQUIRE(declares_sink_key("kvarn"));
+  const std::string spec = make_scheme("kvarn:sink=4")->spec();
+  CHECK(spec.ends_with(",sink=4"));
+  CHECK(spec.find("sink=128") == std::string::npos);
+  CHECK(make_scheme(spec)->spec() == spec);
+  // Not wrapped: kvarn's own parts, its "sink" among them, and no modifier part before them.
+  const OwnedTensor x = random_tensor(300, 64, 8);
+  const Compressed c = make_scheme(spec)->compress(x.view(), TensorRole::key);
+  CHECK(c.parts.front().name == make_scheme("kvarn")->compress(x.view(), TensorRole::key).parts.front().name);
+  CHECK(c.part_bytes("sink") == 4u * 64 * 2);
 }
 
 }  // namespace dgq::test

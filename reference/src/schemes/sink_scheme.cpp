@@ -72,15 +72,15 @@ class SinkTokensScheme final : public Scheme {
     check_decompress_target(c, out, spec_);
     const std::int64_t kept = sink_rows(c.tokens);
     const std::size_t sink_bytes = static_cast<std::size_t>(kept * c.channels) * dtype_size(c.dtype);
+    // The sink is the first part and the inner scheme's parts are the rest, taken by position:
+    // an inner family may name a part "sink" too (kvarn's own sink block).
+    if (c.parts.empty() || c.parts.front().name != "sink") throw InputError(spec_ + ": part 'sink' is missing");
     const Part& sink = expect_part(c, "sink", sink_bytes);
     if (sink_bytes > 0) std::memcpy(out.data, sink.bytes.data(), sink_bytes);
     Compressed inner = c;
     inner.scheme = inner_->spec();
     inner.tokens = c.tokens - kept;
-    inner.parts.clear();
-    for (const Part& p : c.parts) {
-      if (p.name != "sink") inner.parts.push_back(p);
-    }
+    inner.parts.assign(c.parts.begin() + 1, c.parts.end());
     auto* rest = static_cast<std::uint8_t*>(out.data);
     inner_->decompress(inner, MutTensor{rest == nullptr ? nullptr : rest + sink_bytes, out.dtype, inner.tokens, out.channels});
   }
