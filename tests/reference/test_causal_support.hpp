@@ -24,7 +24,8 @@ inline const std::set<std::string> kCausalRefused{"fp8-e4m3", "dgq2:boundaries=f
 inline const std::vector<std::string> kCausalPerToken{
     "fp16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1",
     "iq4_nl", "int8-token", "int8-group64", "int4-group64", "turboquant",
-    "turboquant:bits=2,variant=prod", "q4_0:rot=hadamard", "fp8-e4m3:scale=token", "q4_0:sink=3,rot=hadamard"};
+    "turboquant:bits=2,variant=prod", "q4_0:rot=hadamard", "fp8-e4m3:scale=token", "q4_0:sink=3,rot=hadamard",
+    "turboquant_k8v4", "turboquant_4bit_nc", "turboquant_k3v4_nc", "turboquant_3bit_nc"};
 
 // Every registered family's default spec, then parameterised ones: dgq2's group granularity
 // (with G a multiple of win, and G = 5 that divides no block), residual and rotation, several
