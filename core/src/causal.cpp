@@ -42,6 +42,16 @@ CausalSchedule per_token_schedule(const Scheme& s, ConstTensor x, TensorRole rol
   return out;
 }
 
+CausalSchedule prefix_scale_schedule(const Scheme& s, ConstTensor x, TensorRole role, std::int64_t prefix) {
+  CausalSchedule out;
+  for (std::int64_t t = 0; t < x.tokens; ++t) {
+    const std::int64_t final_tokens = t + 1 >= prefix ? t + 1 : 0;
+    out.final_tokens.push_back(static_cast<std::uint32_t>(final_tokens));
+    out.final_bytes.push_back(s.planned_bytes(final_tokens, x.channels, x.dtype, role));
+  }
+  return out;
+}
+
 std::uint64_t causal_held_bytes(const CausalSchedule& s, std::int64_t t, std::int64_t channels, DType dtype) {
   const auto at = static_cast<std::size_t>(t);
   const auto raw = static_cast<std::uint64_t>(t + 1 - static_cast<std::int64_t>(s.final_tokens[at]));

@@ -27,11 +27,6 @@ struct Dgq2Golden {
 // Spread steps at tokens 800 and 1800: v1's rule (budget 3 at >= 2048 tokens) cuts there.
 float amplitude(std::int64_t t) { return t < 800 ? 1.5f : (t < 1800 ? 12.0f : 0.2f); }
 
-std::string digest_of(const dgq::Compressed& c) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (const dgq::Part& p : c.parts) h = dgq::test::fnv1a(p.bytes.data(), p.bytes.size(), h);
-  return dgq::test::hex64(h);
-}
 
 }  // namespace
 
@@ -55,7 +50,7 @@ TEST_CASE("dgq2 golden vectors: digests of the stored parts for fixed inputs", "
     CAPTURE(g.spec, dgq::dtype_name(g.dtype), dgq::role_name(g.role));
     const auto x = dgq::test::random_tensor(g.dtype, 2500, 64, g.seed, amplitude);
     const dgq::Compressed c = dgq::make_scheme(g.spec)->compress(x.view(), g.role);
-    const std::string digest = digest_of(c);
+    const std::string digest = dgq::test::parts_digest(c);
     const std::size_t segments = c.segment_edges().empty() ? 0 : c.segment_edges().size() - 1;
     if (print) {
       std::cout << g.spec << " " << dgq::dtype_name(g.dtype) << " " << dgq::role_name(g.role) << " " << digest

@@ -10,6 +10,7 @@
 #include "dgq/dgq.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
+#include "dgq/scheme.hpp"
 #include "dgq/tensor.hpp"
 #include "owned_tensor.hpp"
 
@@ -61,6 +62,13 @@ inline std::string hex64(std::uint64_t v) {
   std::string s(16, '0');
   for (int i = 15; i >= 0; --i, v >>= 4) s[i] = digits[v & 15];
   return s;
+}
+
+// FNV-1a over every part's bytes in order: the digest golden-vector tests pin.
+inline std::string parts_digest(const Compressed& c) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (const Part& p : c.parts) h = fnv1a(p.bytes.data(), p.bytes.size(), h);
+  return hex64(h);
 }
 
 // An independent decoder written straight from docs/spec.md rules 7-8, element by element,

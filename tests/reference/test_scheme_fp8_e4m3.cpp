@@ -8,6 +8,7 @@
 
 #include "dgq/baselines/fp8_e4m3.hpp"
 #include "dgq/errors.hpp"
+#include "minifloat_definitions.hpp"
 
 #if __has_include(</usr/local/cuda/include/cuda_fp8.h>)
 #include </usr/local/cuda/include/cuda_fp8.h>
@@ -18,17 +19,6 @@ using namespace dgq;
 using namespace dgq::test;
 
 namespace {
-
-// The value of an e4m3 code from its definition (sign, 4-bit exponent with bias 7, 3-bit
-// mantissa, subnormals at exponent 0, S.1111.111 = NaN), written with ldexp instead of bit
-// assembly so it does not share code with the implementation.
-float e4m3_by_definition(int code) {
-  const float sign = (code & 0x80) ? -1.0f : 1.0f;
-  const int exponent = (code >> 3) & 15, mantissa = code & 7;
-  if (exponent == 15 && mantissa == 7) return std::numeric_limits<float>::quiet_NaN();
-  if (exponent == 0) return sign * std::ldexp(static_cast<float>(mantissa), -9);
-  return sign * std::ldexp(1.0f + static_cast<float>(mantissa) / 8.0f, exponent - 7);
-}
 
 // Positive finite codes in increasing value order: 0x00 .. 0x7e.
 constexpr int kLargestPositive = 0x7e;

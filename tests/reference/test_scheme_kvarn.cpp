@@ -9,6 +9,7 @@
 #include "dgq/causal.hpp"
 #include "dgq/schemes/sinkhorn_normalisation.hpp"
 #include "test_causal_support.hpp"
+#include "test_dgq_support.hpp"
 #include "test_scheme_support.hpp"
 
 using namespace dgq;
@@ -16,21 +17,6 @@ using namespace dgq::test;
 
 namespace {
 
-std::uint64_t kvarn_fnv1a(const std::vector<std::uint8_t>& bytes, std::uint64_t h) {
-  for (const std::uint8_t b : bytes) {
-    h ^= b;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
-std::string kvarn_digest(const Compressed& c) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (const Part& p : c.parts) h = kvarn_fnv1a(p.bytes, h);
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
-  return text;
-}
 
 double kvarn_relative_error(const OwnedTensor& x, const OwnedTensor& y) {
   double num = 0.0, den = 0.0;
@@ -319,7 +305,7 @@ TEST_CASE("kvarn golden digests: every stored part for fixed inputs", "[scheme][
   for (const Golden& g : cases) {
     CAPTURE(g.spec, dtype_name(g.dtype), role_name(g.role));
     const OwnedTensor x = kvarn_golden_tensor(300, 64, g.stream, g.dtype);
-    const std::string digest = kvarn_digest(make_scheme(g.spec)->compress(x.view(), g.role));
+    const std::string digest = parts_digest(make_scheme(g.spec)->compress(x.view(), g.role));
     if (print) std::cout << g.spec << " " << dtype_name(g.dtype) << " " << role_name(g.role) << " " << digest << "\n";
     CHECK(digest == g.digest);
   }

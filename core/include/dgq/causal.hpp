@@ -33,6 +33,11 @@ struct CausalSchedule {
 // s.planned_bytes(T+1, ...) (exact for every per-token family). Scheme's default.
 CausalSchedule per_token_schedule(const Scheme& s, ConstTensor x, TensorRole role);
 
+// The schedule of a scale fixed from the first `prefix` tokens (rule C5: fp8-e4m3 and nvfp4 with
+// scale=prefix): nothing is final before token prefix-1, then every token is, final on append
+// from there; final_bytes[T] = s.planned_bytes(final_tokens[T], ...).
+CausalSchedule prefix_scale_schedule(const Scheme& s, ConstTensor x, TensorRole role, std::int64_t prefix);
+
 // A schedule's bytes held after token T: the final prefix as stored plus the raw tokens.
 std::uint64_t causal_held_bytes(const CausalSchedule& s, std::int64_t t, std::int64_t channels, DType dtype);
 

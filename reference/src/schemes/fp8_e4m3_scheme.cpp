@@ -123,13 +123,7 @@ class Fp8E4M3Scheme final : public Scheme {
   CausalSchedule causal_schedule(ConstTensor x, TensorRole role) const override {
     check_causal();
     if (scale_ == Fp8Scale::token) return per_token_schedule(*this, x, role);
-    CausalSchedule s;
-    for (std::int64_t t = 0; t < x.tokens; ++t) {
-      const std::int64_t c = t + 1 >= prefix_ ? t + 1 : 0;
-      s.final_tokens.push_back(static_cast<std::uint32_t>(c));
-      s.final_bytes.push_back(planned_bytes(c, x.channels, x.dtype, role));
-    }
-    return s;
+    return prefix_scale_schedule(*this, x, role, prefix_);
   }
 
   std::unique_ptr<Scheme> causal_form() const override {
