@@ -4,6 +4,7 @@
 // independent decoder, bytes per token-head and golden digests.
 #include "test_scheme_support.hpp"
 #include "test_dgq_support.hpp"
+#include "golden_scheme_digests.hpp"
 #include "minifloat_definitions.hpp"
 
 #include <cstdlib>
@@ -209,21 +210,7 @@ TEST_CASE("mx: a stored 0xFF scale is refused as corrupt", "[scheme][mx][edge]")
 // 2026-12-02 and checked against the definition decoder above; reprint with
 //   DGQ_PRINT_GOLDEN=1 build/tests/test_reference "[mx][golden]"
 TEST_CASE("mx golden digests", "[scheme][mx][golden]") {
-  struct Case {
-    const char* spec;
-    std::int64_t channels;
-    const char* digest;
-  };
-  const Case cases[] = {
+  check_golden_scheme_digests({
       {"mxfp4", 128, "cf12dc4c740bb150"}, {"mxfp4", 64, "d931c0f51f704a44"}, {"mxfp8", 128, "06af9c08744166d3"}, {"mxfp8", 64, "3983cb896e80eb2c"},
-  };
-  const bool print = std::getenv("DGQ_PRINT_GOLDEN") != nullptr;
-  for (const Case& g : cases) {
-    CAPTURE(g.spec, g.channels);
-    const OwnedTensor x = random_tensor(DType::f16, 37, g.channels, 2026);
-    const Compressed c = make_scheme(g.spec)->compress(x.view(), TensorRole::key);
-    const std::string digest = parts_digest(c);
-    if (print) std::cout << g.spec << " " << g.channels << " " << digest << "\n";
-    CHECK(digest == g.digest);
-  }
+  });
 }

@@ -5,6 +5,7 @@
 // per token-head, the scale key and its causal rule, and golden digests.
 #include "test_scheme_support.hpp"
 #include "test_dgq_support.hpp"
+#include "golden_scheme_digests.hpp"
 #include "test_causal_support.hpp"
 #include "minifloat_definitions.hpp"
 
@@ -299,22 +300,8 @@ TEST_CASE("causal: nvfp4 scale=prefix is final from its N-th token on, the liter
 // reprint with
 //   DGQ_PRINT_GOLDEN=1 build/tests/test_reference "[nvfp4][golden]"
 TEST_CASE("nvfp4 golden digests", "[scheme][nvfp4][golden]") {
-  struct Case {
-    const char* spec;
-    std::int64_t channels;
-    const char* digest;
-  };
-  const Case cases[] = {
+  check_golden_scheme_digests({
       {"nvfp4", 128, "d3ae061e37e71f4e"},        {"nvfp4", 64, "3dbc2f1ce494e82c"},        {"nvfp4:scale=token", 128, "997636bbe34da770"},
       {"nvfp4_4over6", 128, "b5c584c5de87ec17"}, {"nvfp4_4over6", 64, "c9020be501135fc1"}, {"nvfp4_4over6:prefix=8", 128, "f76c196bc62ed6ae"},
-  };
-  const bool print = std::getenv("DGQ_PRINT_GOLDEN") != nullptr;
-  for (const Case& g : cases) {
-    CAPTURE(g.spec, g.channels);
-    const OwnedTensor x = random_tensor(DType::f16, 37, g.channels, 2026);
-    const Compressed c = make_scheme(g.spec)->compress(x.view(), TensorRole::key);
-    const std::string digest = parts_digest(c);
-    if (print) std::cout << g.spec << " " << g.channels << " " << digest << "\n";
-    CHECK(digest == g.digest);
-  }
+  });
 }

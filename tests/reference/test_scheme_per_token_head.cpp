@@ -4,6 +4,7 @@
 // comparison with fp8-e4m3:scale=token, bytes per token-head, and golden digests.
 #include "test_scheme_support.hpp"
 #include "test_dgq_support.hpp"
+#include "golden_scheme_digests.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -208,23 +209,9 @@ TEST_CASE("per-token-head: a stored non-finite scale is refused as corrupt", "[s
 // 2026-12-02 and checked against the rule-by-rule decoder above; reprint with
 //   DGQ_PRINT_GOLDEN=1 build/tests/test_reference "[per_token_head][golden]"
 TEST_CASE("per-token-head golden digests", "[scheme][per_token_head][golden]") {
-  struct Case {
-    const char* spec;
-    std::int64_t channels;
-    const char* digest;
-  };
-  const Case cases[] = {
+  check_golden_scheme_digests({
       {"int8_per_token_head", 128, "d7345b1b0d0716b4"}, {"int8_per_token_head", 64, "b0327ac14d4f8414"},
       {"int4_per_token_head", 128, "63fafd88cba592e4"}, {"int4_per_token_head", 64, "b5d9472e4a3dbcc2"},
       {"fp8_per_token_head", 128, "e3fe748d8709f6d6"},  {"fp8_per_token_head", 64, "f144f431ffabe930"},
-  };
-  const bool print = std::getenv("DGQ_PRINT_GOLDEN") != nullptr;
-  for (const Case& g : cases) {
-    CAPTURE(g.spec, g.channels);
-    const OwnedTensor x = random_tensor(DType::f16, 37, g.channels, 2026);
-    const Compressed c = make_scheme(g.spec)->compress(x.view(), TensorRole::key);
-    const std::string digest = parts_digest(c);
-    if (print) std::cout << g.spec << " " << g.channels << " " << digest << "\n";
-    CHECK(digest == g.digest);
-  }
+  });
 }
