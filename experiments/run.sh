@@ -5,7 +5,7 @@
 #   experiments/run.sh [--quick] [NAME...]
 #
 # NAME: baseline group_ratio min_var segments_vs_length noise markers memory claims (default:
-# all), and e2e, frontier, frontier-confirm, frontier-causal, frontier-serving, long-context (language models;
+# all), and e2e, frontier, frontier-confirm, frontier-causal, frontier-serving, dgq3, long-context (language models;
 # only when named). The claims ledger is rebuilt after any run. --quick uses experiments/NAME-quick.toml
 # where one exists (small synthetic traces; a few minutes on 2 cores); the full mode uses
 # experiments/NAME.toml (contexts up to 128K tokens) and adds the real traces in
@@ -38,7 +38,7 @@ for arg in "$@"; do
     -h|--help) usage; exit 0 ;;
     -*) echo "run.sh: unknown option '$arg'" >&2; usage >&2; exit 2 ;;
     *)
-      if [[ " ${ALL[*]} claims e2e frontier frontier-confirm frontier-causal frontier-serving long-context " != *" $arg "* ]]; then
+      if [[ " ${ALL[*]} claims e2e frontier frontier-confirm frontier-causal frontier-serving dgq3 long-context " != *" $arg "* ]]; then
         echo "run.sh: unknown experiment '$arg' (known: ${ALL[*]} claims)" >&2
         exit 2
       fi
@@ -272,6 +272,9 @@ run_frontier-causal() { frontier_sweep frontier-causal clean; }
 # dtypes, NVFP4/MX, KVarN, sinks) causally beside the references (experiments/frontier-serving.toml),
 # into frontier-serving.h5; its notebook is serving.ipynb.
 run_frontier-serving() { frontier_sweep frontier-serving clean; }
+# dgq3: DGQ v3's ablation at n_ctx 1024 (experiments/dgq3-ablation.toml) and its combined points at
+# n_ctx 4096 (dgq3-long.toml), causal, into dgq3-ablation.h5 and dgq3-long.h5; notebook dgq3.ipynb.
+run_dgq3() { frontier_sweep dgq3-ablation clean; frontier_sweep dgq3-long clean; }
 frontier_sweep() {
   local name="$1" only_clean="${2:-}" config copy model texts kind spec
   config="$(config_of "$name")"

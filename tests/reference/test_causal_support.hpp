@@ -57,7 +57,9 @@ inline std::vector<std::string> causal_specs() {
                            "kivi-4:residual=8,sink=4",
                            "fp8-e4m3:scale=prefix,prefix=16,sink=3",
                            "dgq2:boundaries=online,kgran=segment-channel-group,kgroup=32,sink=5",
-                           "dgq:sink=20"}) {
+                           "dgq:sink=20",
+                           "dgq3:hi_frac=0.1,center=kv,cnorm=kv,calib=16",
+                           "dgq3:kbits=3,vbits=5,hi_bits=4,hi_frac=0.5,hi_ratio=0,sink=3"}) {
     out.emplace_back(spec);
   }
   return out;

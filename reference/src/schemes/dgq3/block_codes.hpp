@@ -1,0 +1,25 @@
+#pragma once
+// DGQ v3 rule W4: symmetric codes of b bits per block of channels, ggml's q4_0 idea at any width:
+// the block's signed extreme M (largest |y|, first on ties) maps to the lowest code, the scale
+// d = fp16(M / -2^(b-1)), codes u = clamp(rint(y / d), -2^(b-1), 2^(b-1) - 1) + 2^(b-1), decoded
+// as (u - 2^(b-1)) * d (exact in fp32). A row's codes are one little-endian bit stream starting
+// on a byte (D * b is a multiple of 8 for every D the family accepts).
+#include <cstdint>
+#include <string>
+
+namespace dgq::schemes::dgq3 {
+
+// fp16 bits of the block's scale for y[0 .. n); throws InputError (naming `where`) when it does
+// not fit fp16.
+std::uint16_t block_scale(const float* y, std::int64_t n, int bits, const std::string& where);
+
+// Codes of y[0 .. n) under the fp16 scale, packed at `bits` from bit `bit_offset` of out (which
+// the caller zeroed).
+void put_block_codes(const float* y, std::int64_t n, int bits, std::uint16_t scale, std::uint8_t* out,
+                     std::uint64_t bit_offset);
+
+// The inverse: n values from the codes at bit_offset.
+void get_block_values(const std::uint8_t* in, std::uint64_t bit_offset, std::int64_t n, int bits,
+                      std::uint16_t scale, float* y);
+
+}  // namespace dgq::schemes::dgq3
