@@ -32,4 +32,26 @@ inline void check_golden_scheme_digests(std::initializer_list<GoldenSchemeCase> 
   }
 }
 
+// The same check for cases that each name their own input: make(stream, dtype) builds the tensor
+// (a family's own golden input), and the case says the role it is compressed as.
+struct GoldenTensorCase {
+  const char* spec;
+  DType dtype;
+  TensorRole role;
+  std::uint64_t stream;
+  const char* digest;
+};
+
+template <class MakeTensor>
+void check_golden_tensor_digests(std::initializer_list<GoldenTensorCase> cases, MakeTensor make) {
+  const bool print = std::getenv("DGQ_PRINT_GOLDEN") != nullptr;
+  for (const GoldenTensorCase& g : cases) {
+    CAPTURE(g.spec, dtype_name(g.dtype), role_name(g.role));
+    const OwnedTensor x = make(g.stream, g.dtype);
+    const std::string digest = parts_digest(make_scheme(g.spec)->compress(x.view(), g.role));
+    if (print) std::cout << g.spec << " " << dtype_name(g.dtype) << " " << role_name(g.role) << " " << digest << "\n";
+    CHECK(digest == g.digest);
+  }
+}
+
 }  // namespace dgq::test

@@ -10,6 +10,7 @@
 #include "dgq/causal.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/rotation.hpp"
+#include "golden_scheme_digests.hpp"
 #include "test_causal_support.hpp"
 #include "test_dgq_support.hpp"
 #include "test_scheme_support.hpp"
@@ -33,13 +34,10 @@ double dgq3_squared_error(const OwnedTensor& x, const OwnedTensor& y) {
 // but the arguments.
 OwnedTensor dgq3_key_like(std::int64_t l, std::int64_t d, std::uint64_t state, DType dtype = DType::f16) {
   std::vector<float> v(static_cast<std::size_t>(l * d));
+  SplitMix64 random(state);
   for (std::int64_t t = 0; t < l; ++t) {
     for (std::int64_t c = 0; c < d; ++c) {
-      std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-      z ^= z >> 31;
-      const float unit = static_cast<float>(z >> 40) * 0x1p-24f * 2.0f - 1.0f;
+      const float unit = random.unit() * 2.0f - 1.0f;
       const std::int64_t pair = c % (d / 2);
       const float angle = 0.002f * static_cast<float>(t) * static_cast<float>(pair + 1);
       const float shared = (4.0f + static_cast<float>(pair % 5)) * (c < d / 2 ? std::cos(angle) : std::sin(angle));
@@ -245,28 +243,13 @@ TEST_CASE("dgq3 golden digests: every stored part for fixed inputs", "[scheme][d
   // Made by running this test with DGQ_PRINT_GOLDEN=1 on the reference (x86-64, g++ 12.2, Release); the inputs
   // are dgq3_key_like(300, 128, state), which depends on nothing but its state. A change here is a change of
   // the format and must come with docs/spec.md "DGQ v3".
-  struct Golden {
-    const char* spec;
-    DType dtype;
-    TensorRole role;
-    std::uint64_t stream;
-    const char* digest;
-  };
-  const Golden cases[] = {
-      {"dgq3", DType::f16, TensorRole::key, 1, "9766e000a010f6a9"},
-      {"dgq3", DType::f16, TensorRole::value, 2, "5efa5bad5fca8273"},
-      {"dgq3:kbits=5,vbits=4,hi_frac=0.05", DType::f32, TensorRole::key, 3, "ee345dde510b9dd7"},
-      {"dgq3:kbits=3,vbits=3,block=32,center=kv,hi_frac=0.1,hi_bits=6", DType::bf16, TensorRole::value, 4, "e0c7f097ed0b342e"},
-      {"dgq3:cnorm=kv,cnorm_pow=-0.5,calib=16,rot=none", DType::f16, TensorRole::key, 5, "b190faa4c823adfc"},
-  };
-  const bool print = std::getenv("DGQ_PRINT_GOLDEN") != nullptr;
-  for (const Golden& g : cases) {
-    CAPTURE(g.spec, dtype_name(g.dtype), role_name(g.role));
-    const OwnedTensor x = dgq3_key_like(300, 128, g.stream, g.dtype);
-    const std::string digest = parts_digest(make_scheme(g.spec)->compress(x.view(), g.role));
-    if (print) std::cout << g.spec << " " << dtype_name(g.dtype) << " " << role_name(g.role) << " " << digest << "\n";
-    CHECK(digest == g.digest);
-  }
+  check_golden_tensor_digests(
+      {{"dgq3", DType::f16, TensorRole::key, 1, "9766e000a010f6a9"},
+       {"dgq3", DType::f16, TensorRole::value, 2, "5efa5bad5fca8273"},
+       {"dgq3:kbits=5,vbits=4,hi_frac=0.05", DType::f32, TensorRole::key, 3, "ee345dde510b9dd7"},
+       {"dgq3:kbits=3,vbits=3,block=32,center=kv,hi_frac=0.1,hi_bits=6", DType::bf16, TensorRole::value, 4, "e0c7f097ed0b342e"},
+       {"dgq3:cnorm=kv,cnorm_pow=-0.5,calib=16,rot=none", DType::f16, TensorRole::key, 5, "b190faa4c823adfc"}},
+      [](std::uint64_t stream, DType dtype) { return dgq3_key_like(300, 128, stream, dtype); });
 }
 
 TEST_CASE("causal: dgq3 is final on append and a prefix costs its own compression (rule C8)", "[causal][dgq3]") {

@@ -8,6 +8,7 @@
 
 #include "dgq/causal.hpp"
 #include "dgq/schemes/sinkhorn_normalisation.hpp"
+#include "golden_scheme_digests.hpp"
 #include "test_causal_support.hpp"
 #include "test_dgq_support.hpp"
 #include "test_scheme_support.hpp"
@@ -288,27 +289,12 @@ TEST_CASE("kvarn golden digests: every stored part for fixed inputs", "[scheme][
   // Made by running this test with DGQ_PRINT_GOLDEN=1 on the reference (x86-64, g++ 12.2, Release); the
   // inputs are kvarn_golden_tensor(300, 64, state), which depends on nothing but its state. A change here is a change of
   // the format and must come with docs/spec.md "KVarN".
-  struct Golden {
-    const char* spec;
-    DType dtype;
-    TensorRole role;
-    std::uint64_t stream;
-    const char* digest;
-  };
-  const Golden cases[] = {
-      {"kvarn", DType::f16, TensorRole::key, 1, "c61898bcee548504"},
-      {"kvarn", DType::f16, TensorRole::value, 2, "301b78ca4fd88030"},
-      {"kvarn:group=64,sink=4,iters=16", DType::bf16, TensorRole::key, 3, "cf3b9896b08b212b"},
-      {"kvarn:kbits=2,vbits=4,sink=0", DType::f32, TensorRole::value, 4, "bc31a4cc2c25d9bd"},
-  };
-  const bool print = std::getenv("DGQ_PRINT_GOLDEN") != nullptr;
-  for (const Golden& g : cases) {
-    CAPTURE(g.spec, dtype_name(g.dtype), role_name(g.role));
-    const OwnedTensor x = kvarn_golden_tensor(300, 64, g.stream, g.dtype);
-    const std::string digest = parts_digest(make_scheme(g.spec)->compress(x.view(), g.role));
-    if (print) std::cout << g.spec << " " << dtype_name(g.dtype) << " " << role_name(g.role) << " " << digest << "\n";
-    CHECK(digest == g.digest);
-  }
+  check_golden_tensor_digests(
+      {{"kvarn", DType::f16, TensorRole::key, 1, "c61898bcee548504"},
+       {"kvarn", DType::f16, TensorRole::value, 2, "301b78ca4fd88030"},
+       {"kvarn:group=64,sink=4,iters=16", DType::bf16, TensorRole::key, 3, "cf3b9896b08b212b"},
+       {"kvarn:kbits=2,vbits=4,sink=0", DType::f32, TensorRole::value, 4, "bc31a4cc2c25d9bd"}},
+      [](std::uint64_t stream, DType dtype) { return kvarn_golden_tensor(300, 64, stream, dtype); });
 }
 
 TEST_CASE("causal: kvarn's sink is final on append, a tile once complete (rule C7)", "[causal][kvarn]") {
