@@ -104,8 +104,7 @@ class Dgq3Scheme final : public Scheme {
       const int bits = promoted[static_cast<std::size_t>(t)] ? p_.hi_bits : p_.bits_for(role);
       for (std::int64_t b = 0; b < layout.blocks_per_row; ++b) {
         const float* y = row.data() + b * p_.block;
-        const std::uint16_t s = dgq3::block_scale(
-            y, p_.block, bits, "token " + std::to_string(t) + ", block " + std::to_string(b));
+        const std::uint16_t s = dgq3::block_scale(y, p_.block, bits, t, b);
         block_scales.push_back(static_cast<std::uint8_t>(s & 0xffu));
         block_scales.push_back(static_cast<std::uint8_t>(s >> 8));
         dgq3::put_block_codes(y, p_.block, bits, s, codes.data(), bit);

@@ -1,20 +1,24 @@
 #include "block_codes.hpp"
 
 #include <cmath>
+#include <string>
 
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
 
 namespace dgq::schemes::dgq3 {
 
-std::uint16_t block_scale(const float* y, std::int64_t n, int bits, const std::string& where) {
+std::uint16_t block_scale(const float* y, std::int64_t n, int bits, std::int64_t t, std::int64_t b) {
   float extreme = 0.0f;
   for (std::int64_t i = 0; i < n; ++i) {
     if (std::fabs(y[i]) > std::fabs(extreme)) extreme = y[i];
   }
   const float lowest = -static_cast<float>(1 << (bits - 1));
   const std::uint16_t h = rules::float_to_half(extreme / lowest);
-  if ((h & 0x7c00u) == 0x7c00u) throw InputError("dgq3: the scale of " + where + " does not fit fp16");
+  if ((h & 0x7c00u) == 0x7c00u) {
+    throw InputError("dgq3: the scale of token " + std::to_string(t) + ", block " + std::to_string(b) +
+                     " does not fit fp16");
+  }
   return static_cast<std::uint16_t>(h == 0x8000u ? 0 : h);  // -0 is stored as +0
 }
 

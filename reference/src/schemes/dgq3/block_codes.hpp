@@ -5,13 +5,12 @@
 // as (u - 2^(b-1)) * d (exact in fp32). A row's codes are one little-endian bit stream starting
 // on a byte (D * b is a multiple of 8 for every D the family accepts).
 #include <cstdint>
-#include <string>
 
 namespace dgq::schemes::dgq3 {
 
-// fp16 bits of the block's scale for y[0 .. n); throws InputError (naming `where`) when it does
-// not fit fp16.
-std::uint16_t block_scale(const float* y, std::int64_t n, int bits, const std::string& where);
+// fp16 bits of the block's scale for y[0 .. n); throws InputError (naming token t and block b)
+// when it does not fit fp16.
+std::uint16_t block_scale(const float* y, std::int64_t n, int bits, std::int64_t t, std::int64_t b);
 
 // Codes of y[0 .. n) under the fp16 scale, packed at `bits` from bit `bit_offset` of out (which
 // the caller zeroed).
