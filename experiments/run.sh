@@ -274,7 +274,25 @@ run_frontier-causal() { frontier_sweep frontier-causal clean; }
 run_frontier-serving() { frontier_sweep frontier-serving clean; }
 # dgq3: DGQ v3's ablation at n_ctx 1024 (experiments/dgq3-ablation.toml) and its combined points at
 # n_ctx 4096 (dgq3-long.toml), causal, into dgq3-ablation.h5 and dgq3-long.h5; notebook dgq3.ipynb.
-run_dgq3() { frontier_sweep dgq3-ablation clean; frontier_sweep dgq3-long clean; }
+# Then the passkey task (SmolLM2, the quick grid of long-context: 1024 and 2048 tokens, depths 0, 50,
+# 100 %, 10 keys) for the yardsticks and DGQ v3's points, into $OUT/dgq3-passkey/ (quoted in §9e).
+DGQ3_PASSKEY_SCHEMES=("q4_0:rot=hadamard" "q5_0:rot=hadamard" dgq3 "dgq3:kbits=5,center=kv,hi_frac=0.05"
+  "dgq3:vbits=3,center=kv,hi_frac=0.05")
+dgq3_passkey() {
+  local dir="$OUT/dgq3-passkey" scheme args=()
+  [ -f "$dir/passkey-smollm2.json" ] && reusable_summary "$dir/passkey-smollm2.json" &&
+    { log "dgq3 passkey: done before"; return; }
+  mkdir -p "$dir"
+  .venv/bin/python tools/make_passkey.py smollm2 --prompts out/prompts --lengths 1024,2048 --depths 0,50,100 \
+    --keys 10 --seed 0 -o "$dir/passkey-smollm2-task.h5"
+  for scheme in "${DGQ3_PASSKEY_SCHEMES[@]}"; do args+=(--scheme "$scheme"); done
+  log "dgq3 passkey (smollm2, 1024 and 2048 tokens)"
+  "$DGQ" eval --task passkey --model "${DGQ_MODELS_DIR:-models}/${E2E_MODEL_FILES[smollm2]}" \
+    --text "$dir/passkey-smollm2-task.h5" --cache causal "${args[@]}" -o "$dir/passkey-smollm2.h5" \
+    --json "$dir/passkey-smollm2.json" > "$dir/passkey-smollm2.txt.partial"
+  mv "$dir/passkey-smollm2.txt.partial" "$dir/passkey-smollm2.txt"
+}
+run_dgq3() { frontier_sweep dgq3-ablation clean; frontier_sweep dgq3-long clean; dgq3_passkey; }
 frontier_sweep() {
   local name="$1" only_clean="${2:-}" config copy model texts kind spec
   config="$(config_of "$name")"
