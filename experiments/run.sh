@@ -202,22 +202,28 @@ long_context_eval() {
     ${MIXED_FLAG[@]+"${MIXED_FLAG[@]}"} > "$OUT/long-context/$name.txt.partial"
   mv "$OUT/long-context/$name.txt.partial" "$OUT/long-context/$name.txt"
 }
-long_context_passkey() {
-  local model="$1" lengths="$2" depths="$3" keys="$4" name scheme args=()
+# The passkey task of MODEL (tools/make_passkey.py: LENGTHS, DEPTHS, KEYS keys) through the given
+# schemes into DIR/passkey-MODEL.{h5,json,txt}; a finished result is kept. Shared by long-context
+# and dgq3.
+passkey_run() {
+  local dir="$1" model="$2" lengths="$3" depths="$4" keys="$5" name scheme args=()
+  shift 5
   name="passkey-$model"
-  if [ -f "$OUT/long-context/$name.json" ] && reusable_summary "$OUT/long-context/$name.json"; then
-    log "long-context $name: done before"
+  if [ -f "$dir/$name.json" ] && reusable_summary "$dir/$name.json"; then
+    log "$dir/$name: done before"
     return
   fi
+  mkdir -p "$dir"
   .venv/bin/python tools/make_passkey.py "$model" --prompts out/prompts --lengths "$lengths" --depths "$depths" \
-    --keys "$keys" --seed 0 -o "$OUT/long-context/$name-task.h5"
-  for scheme in "${PASSKEY_SCHEMES[@]}"; do args+=(--scheme "$scheme"); done
-  log "long-context $name (lengths $lengths, depths $depths, $keys keys)"
+    --keys "$keys" --seed 0 -o "$dir/$name-task.h5"
+  for scheme in "$@"; do args+=(--scheme "$scheme"); done
+  log "$dir/$name (lengths $lengths, depths $depths, $keys keys)"
   "$DGQ" eval --task passkey --model "${DGQ_MODELS_DIR:-models}/${E2E_MODEL_FILES[$model]}" \
-    --text "$OUT/long-context/$name-task.h5" --cache causal "${args[@]}" -o "$OUT/long-context/$name.h5" \
-    --json "$OUT/long-context/$name.json" > "$OUT/long-context/$name.txt.partial"
-  mv "$OUT/long-context/$name.txt.partial" "$OUT/long-context/$name.txt"
+    --text "$dir/$name-task.h5" --cache causal "${args[@]}" -o "$dir/$name.h5" \
+    --json "$dir/$name.json" > "$dir/$name.txt.partial"
+  mv "$dir/$name.txt.partial" "$dir/$name.txt"
 }
+long_context_passkey() { passkey_run "$OUT/long-context" "$1" "$2" "$3" "$4" "${PASSKEY_SCHEMES[@]}"; }
 # 3. The runner's throughput beside llama.cpp's llama-perplexity (bench/ggml/perplexity.sh: same
 #    model, text, n_ctx and 2 threads, one round each), into
 #    $OUT/long-context/throughput-<model>-<ctx>.txt; only when bench/ggml/run.sh --build-only has
@@ -278,20 +284,7 @@ run_frontier-serving() { frontier_sweep frontier-serving clean; }
 # 100 %, 10 keys) for the yardsticks and DGQ v3's points, into $OUT/dgq3-passkey/ (quoted in §9e).
 DGQ3_PASSKEY_SCHEMES=("q4_0:rot=hadamard" "q5_0:rot=hadamard" dgq3 "dgq3:kbits=5,center=kv,hi_frac=0.05"
   "dgq3:vbits=3,center=kv,hi_frac=0.05")
-dgq3_passkey() {
-  local dir="$OUT/dgq3-passkey" scheme args=()
-  [ -f "$dir/passkey-smollm2.json" ] && reusable_summary "$dir/passkey-smollm2.json" &&
-    { log "dgq3 passkey: done before"; return; }
-  mkdir -p "$dir"
-  .venv/bin/python tools/make_passkey.py smollm2 --prompts out/prompts --lengths 1024,2048 --depths 0,50,100 \
-    --keys 10 --seed 0 -o "$dir/passkey-smollm2-task.h5"
-  for scheme in "${DGQ3_PASSKEY_SCHEMES[@]}"; do args+=(--scheme "$scheme"); done
-  log "dgq3 passkey (smollm2, 1024 and 2048 tokens)"
-  "$DGQ" eval --task passkey --model "${DGQ_MODELS_DIR:-models}/${E2E_MODEL_FILES[smollm2]}" \
-    --text "$dir/passkey-smollm2-task.h5" --cache causal "${args[@]}" -o "$dir/passkey-smollm2.h5" \
-    --json "$dir/passkey-smollm2.json" > "$dir/passkey-smollm2.txt.partial"
-  mv "$dir/passkey-smollm2.txt.partial" "$dir/passkey-smollm2.txt"
-}
+dgq3_passkey() { passkey_run "$OUT/dgq3-passkey" smollm2 1024,2048 0,50,100 10 "${DGQ3_PASSKEY_SCHEMES[@]}"; }
 run_dgq3() { frontier_sweep dgq3-ablation clean; frontier_sweep dgq3-long clean; dgq3_passkey; }
 frontier_sweep() {
   local name="$1" only_clean="${2:-}" config copy model texts kind spec
