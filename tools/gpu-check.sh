@@ -116,12 +116,13 @@ fi
 if [ "$gpu_build_ok" = true ]; then
   log "differential suite"
   rm -f "$build"/gpu-mismatch-*
-  timeout 200 "$build/tests/gpu/test_gpu" > "$out/test_gpu.log" 2>&1; gpu_rc=$?
+  # This script runs where a GPU is meant to be: a missing device fails instead of skipping.
+  DGQ_GPU_REQUIRED=1 timeout 200 "$build/tests/gpu/test_gpu" > "$out/test_gpu.log" 2>&1; gpu_rc=$?
   case $gpu_rc in
     0) gpu_summary="passed: $(grep -E 'All tests passed' "$out/test_gpu.log" | tail -1)";;
     77) gpu_summary="skipped: $(grep -E '^SKIP' "$out/test_gpu.log" | tail -1)";;
     124) gpu_summary="TIMED OUT after 200 s";;
-    *) gpu_summary="FAILED: $(grep -E 'test cases:' "$out/test_gpu.log" | tail -1)";;
+    *) gpu_summary="FAILED: $(grep -E '^FAIL|test cases:' "$out/test_gpu.log" | tail -1)";;
   esac
   mismatches=$(grep -c 'reproducer:' "$out/test_gpu.log" 2>/dev/null || true)
   mismatches=${mismatches:-0}

@@ -2,7 +2,6 @@
 output error. First on hand-made files (so we know the check can fail, and fails clearly),
 then on a shipped trace replayed by the real `dgq replay` ($DGQ_BIN)."""
 import math
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -107,13 +106,6 @@ def test_a_replay_value_off_by_1e_minus_7_relative_is_reported(tiny_files, capsy
     assert "out_rel_l2" in out and "q head 2, probe 1" in out
 
 
-def dgq_binary():
-    path = Path(os.environ.get("DGQ_BIN", REPO_ROOT / "build" / "sim" / "dgq"))
-    if not path.exists():
-        pytest.skip(f"dgq binary {path} not built (set DGQ_BIN)")
-    return path
-
-
 def shipped_trace():
     traces = sorted((REPO_ROOT / "data").glob("*.h5"), key=lambda p: p.stat().st_size)
     if not traces:
@@ -123,11 +115,12 @@ def shipped_trace():
 
 @pytest.mark.needs_dgq
 @pytest.mark.parametrize("scheme", ["dgq", "int4-group64", "kivi-2"])
-def test_replay_metrics_agree_with_numpy_on_a_shipped_trace(tmp_path, scheme):
+def test_replay_metrics_agree_with_numpy_on_a_shipped_trace(tmp_path, scheme, dgq_bin):
     trace = shipped_trace()
     results = tmp_path / "replay.h5"
     run = "crosscheck"
-    subprocess.run([str(dgq_binary()), "replay", str(trace), "--scheme", scheme, "--name", run,
+    # conftest's dgq_bin fails on a wrong DGQ_BIN: a skip here would pass a broken setup.
+    subprocess.run([dgq_bin, "replay", str(trace), "--scheme", scheme, "--name", run,
                     "--layers", "0", "--save-decompressed", "-o", str(results)],
                    check=True, capture_output=True, text=True)
     checks = cc.crosscheck(str(results), run, str(trace), 0)
