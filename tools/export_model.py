@@ -93,11 +93,55 @@ def config_from_gguf(reader) -> dict:
     default_add_bos = field(reader, "tokenizer.ggml.model") == "llama"
     add_bos = reader.fields.get("tokenizer.ggml.add_bos_token")
     cfg["add_bos"] = int(bool(add_bos.contents()) if add_bos is not None else default_add_bos)
+    refuse_unimplemented_settings(reader, cfg)
     if arch == "gemma3":
         cfg.update(gemma3_extras(cfg, int(field(reader, "gemma3.attention.sliding_window"))))
     else:
         cfg.update(llama_extras())
     return cfg
+
+
+# llama.cpp's 27B Gemma 3 (62 layers) scales queries by 1/sqrt(hidden / heads) (its
+# query_pre_attn_scalar), every other size by 1/sqrt(head_dim) (src/llama-model.cpp,
+# LLM_ARCH_GEMMA3); the runner implements only the latter.
+GEMMA3_27B_BLOCK_COUNT = 62
+
+
+def unimplemented_settings(reader, cfg: dict) -> list[str]:
+    """The settings of this GGUF that the model runner (sim/src/model) does not implement, by
+    their GGUF names. Exporting such a model would give a model file that runs and is silently
+    wrong (Gemma 3 4B and larger use linear RoPE scaling on their global layers), so they are
+    refused instead."""
+    arch = cfg["architecture"]
+    found = []
+    scaling = field(reader, f"{arch}.rope.scaling.type", "none")
+    factor = float(field(reader, f"{arch}.rope.scaling.factor", 0.0))
+    if scaling != "none" or factor not in (0.0, 1.0):
+        found.append(f"{arch}.rope.scaling.type={scaling} (factor {factor:g}): RoPE scaling")
+    if any(t.name == "rope_freqs.weight" for t in reader.tensors):
+        found.append("tensor rope_freqs.weight: per-frequency RoPE factors (Llama 3.1 scaling)")
+    rope_dims = int(field(reader, f"{arch}.rope.dimension_count", cfg["head_dim"]))
+    if rope_dims != cfg["head_dim"]:
+        found.append(f"{arch}.rope.dimension_count={rope_dims} != head_dim {cfg['head_dim']}: partial RoPE")
+    value_dim = int(field(reader, f"{arch}.attention.value_length", cfg["head_dim"]))
+    if value_dim != cfg["head_dim"]:
+        found.append(f"{arch}.attention.value_length={value_dim} != key_length {cfg['head_dim']}")
+    for key in ("attn_logit_softcapping", "final_logit_softcapping"):
+        if float(field(reader, f"{arch}.{key}", 0.0)) != 0.0:
+            found.append(f"{arch}.{key}: logit soft-capping")
+    if int(field(reader, f"{arch}.expert_count", 0)) > 0:
+        found.append(f"{arch}.expert_count: mixture of experts")
+    if arch == "gemma3" and cfg["num_layers"] == GEMMA3_27B_BLOCK_COUNT \
+            and cfg["hidden"] // cfg["num_q_heads"] != cfg["head_dim"]:
+        found.append(f"query_pre_attn_scalar: llama.cpp scales a {GEMMA3_27B_BLOCK_COUNT}-layer Gemma 3's queries by "
+                     f"1/sqrt({cfg['hidden'] // cfg['num_q_heads']}), not 1/sqrt(head_dim {cfg['head_dim']})")
+    return found
+
+
+def refuse_unimplemented_settings(reader, cfg: dict) -> None:
+    found = unimplemented_settings(reader, cfg)
+    if found:
+        raise ExportError("the model runner does not implement " + "; ".join(found))
 
 
 def llama_extras() -> dict:
