@@ -281,6 +281,82 @@ def publish_fragment(block: str, markdown: str) -> Path:
     return path
 
 
+# --- Reading the published fragments back (the claims ledger) ----------------------------------
+
+def fragment_tables(block: str) -> list[list[dict]]:
+    """The markdown tables of docs/results/<block>.md, each a list of rows (header -> cell).
+    The claims ledger reads the report's own generated tables rather than the results files in
+    out/, so a rerun of some experiments on a machine without the others' results cannot turn
+    their rows into "not run", and a ledger row cannot disagree with the section it quotes."""
+    path = fragments_dir() / f"{block}.md"
+    tables, header, rows = [], None, []
+    for line in path.read_text(encoding="utf-8").splitlines() + [""]:
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if header is None:
+                header = cells
+            elif not all(set(c) <= set(":- ") for c in cells):
+                rows.append(dict(zip(header, cells)))
+        elif header is not None:
+            tables.append(rows)
+            header, rows = None, []
+    return tables
+
+
+def fragment_source(block: str) -> str:
+    """Where a fragment's figures come from: its file, the command and the commit(s) its
+    "Measured by" line names."""
+    text = (fragments_dir() / f"{block}.md").read_text(encoding="utf-8")
+    first = text.splitlines()[0] if text else ""
+    command = re.search(r"`(experiments/run\.sh[^`]*)`", first)
+    commits = re.search(r"\(commits? ([0-9a-f]{7,40}(?:-dirty)?(?:, [0-9a-f]{7,40}(?:-dirty)?)*)", first)
+    parts = [f"docs/results/{block}.md"]
+    if command:
+        parts.append(f"`{command.group(1)}`")
+    parts.append(f"commit {commits.group(1)}" if commits else "commit not recorded")
+    return ", ".join(parts)
+
+
+def value_and_error(cell: str) -> tuple[float, float]:
+    """"4.496 ± 0.327" -> (4.496, 0.327); a plain number has error 0."""
+    value, _, error = cell.partition("±")
+    return float(value), float(error) if error.strip() else 0.0
+
+
+# --- Orderings judged against their standard errors -------------------------------------------
+
+def ordering_verdict(gaps: list[tuple[str, float, float]]) -> tuple[str, str]:
+    """Judges a claimed ordering a ≤ b ≤ c … on its adjacent gaps, each (label, gap, standard
+    error) with gap > 0 meaning the claimed order. "holds" only when every gap exceeds one
+    standard error; "fails" when some gap is reversed by more than one; otherwise "not resolved
+    at this sample size" (a point estimate inside its noise decides nothing). Returns the verdict
+    and the gaps that decided it."""
+    reversed_ = [g for g in gaps if g[1] < -g[2]]
+    unresolved = [g for g in gaps if -g[2] <= g[1] <= g[2]]
+    def show(g):
+        return f"{g[0]} {g[1]:+.2f} ± {g[2]:.2f}"
+    if reversed_:
+        return "fails", "reversed beyond one SE: " + ", ".join(show(g) for g in reversed_)
+    if unresolved:
+        return "not resolved at this sample size", "within one SE: " + ", ".join(show(g) for g in unresolved)
+    return "holds", "every gap beyond one SE: " + ", ".join(show(g) for g in gaps)
+
+
+def mean_with_error(pairs: list[tuple[float, float]]) -> tuple[float, float]:
+    """Mean of independent estimates (value, standard error) and the standard error of that
+    mean (texts are independent samples)."""
+    n = len(pairs)
+    return sum(v for v, _ in pairs) / n, (sum(e * e for _, e in pairs) ** 0.5) / n
+
+
+def difference_error(a: float, b: float) -> float:
+    """Standard error of the difference of two ΔPPLs against the same base, taken as if they
+    were independent (sqrt(a² + b²)). Both are paired with the same fp16 run, so their errors
+    are positively correlated and the true error of the difference is smaller: this is the
+    cautious side, it can only make a gap look less resolved."""
+    return (a * a + b * b) ** 0.5
+
+
 def save_figure(fig, name: str) -> Path:
     """Saves a matplotlib figure as docs/figures/<name>.png at a page-width-readable size."""
     path = figures_dir() / f"{name}.png"
