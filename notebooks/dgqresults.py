@@ -303,6 +303,17 @@ def fragment_tables(block: str) -> list[list[dict]]:
     return tables
 
 
+def commit_label(dgq_version: str) -> str:
+    """The commit a dgq_version string names, as fragments quote it: 12 hex digits, "-dirty" when
+    the build had uncommitted changes. Accepts the recorded form ("<40 hex>[-dirty-<diff hash>]")
+    and `dgq --version`'s ("dgq 0.1.0 <that>"); "?" when none is recorded."""
+    words = str(dgq_version or "").split()
+    if not words or not re.fullmatch(r"[0-9a-f]{7,40}(-dirty.*)?", words[-1]):
+        return "?"
+    commit, _, rest = words[-1].partition("-")
+    return commit[:12] + ("-dirty" if rest.startswith("dirty") else "")
+
+
 def fragment_source(block: str) -> str:
     """Where a fragment's figures come from: its file, the command and the commit(s) its
     "Measured by" line names."""
