@@ -65,6 +65,8 @@ mkdir -p "$DOCS/figures" "$DOCS/results"
 [ -f "$DOCS/results.md" ] || cp docs/results.md "$DOCS/results.md"
 export DGQ_RESULTS_DIR="$OUT" DGQ_FIGURES_DIR="$DOCS/figures"
 export DGQ_FRAGMENTS_DIR="$DOCS/results" DGQ_REPORT="$DOCS/results.md"
+# The notebooks name the mode in each fragment's provenance line (R.measured_by).
+if ((quick)); then export DGQ_EXPERIMENT_MODE=quick; else export DGQ_EXPERIMENT_MODE=full; fi
 
 log() { echo "run.sh: $*" >&2; }
 

@@ -80,7 +80,9 @@ class Run:
 
 def dgq_binary() -> Path:
     """The dgq CLI: $DGQ_BIN (experiments/run.sh and ctest set it), else build/sim/dgq."""
-    return _env_path("DGQ_BIN", REPO_ROOT / "build" / "sim" / "dgq")
+    path = _env_path("DGQ_BIN", REPO_ROOT / "build" / "sim" / "dgq")
+    # experiments/run.sh runs from the repository root, the notebooks from notebooks/.
+    return path if path.is_absolute() else REPO_ROOT / path
 
 
 def probe_metrics() -> list[dict]:
@@ -272,12 +274,27 @@ def splice_into_report(block: str, markdown: str, report: Path | None = None) ->
     return True
 
 
-def publish_fragment(block: str, markdown: str) -> Path:
-    """Writes docs/results/<block>.md and splices it into docs/results.md."""
+def readme_path() -> Path | None:
+    """The README whose generated blocks (the findings) the notebooks update: $DGQ_README, else
+    the repository's README.md when the report is docs/results.md itself; None when the report
+    goes elsewhere (experiments/run.sh with DGQ_DOCS_OUT, tests), so that only the fragments are
+    written there and the committed README is left alone."""
+    if os.environ.get("DGQ_README"):
+        return Path(os.environ["DGQ_README"])
+    default_report = REPO_ROOT / "docs" / "results.md"
+    return REPO_ROOT / "README.md" if report_path().resolve() == default_report.resolve() else None
+
+
+def publish_fragment(block: str, markdown: str, into: str = "report") -> Path:
+    """Writes docs/results/<block>.md and splices it into docs/results.md (into="report") or into
+    the README (into="readme", see readme_path)."""
     path = fragments_dir() / f"{block}.md"
     _write_atomically(path, markdown)
-    if not splice_into_report(block, markdown):
-        print(f"note: {report_path()} has no <!-- BEGIN {block} --> markers; wrote {path} only")
+    target = report_path() if into == "report" else readme_path()
+    if target is None:
+        print(f"note: no README to update here; wrote {path} only")
+    elif not splice_into_report(block, markdown, target):
+        print(f"note: {target} has no <!-- BEGIN {block} --> markers; wrote {path} only")
     return path
 
 
@@ -312,6 +329,30 @@ def commit_label(dgq_version: str) -> str:
         return "?"
     commit, _, rest = words[-1].partition("-")
     return commit[:12] + ("-dirty" if rest.startswith("dirty") else "")
+
+
+def binary_version() -> str:
+    """`dgq --version` of the binary the notebooks use (for fragments computed without results
+    files that record one)."""
+    import subprocess
+
+    return subprocess.run([str(dgq_binary()), "--version"], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def measured_by(name: str, versions) -> str:
+    """The provenance line every fragment starts with: the command that regenerates it, the
+    commit(s) of the dgq build(s) that wrote its results, the mode and the date it was made.
+    experiments/run.sh exports DGQ_EXPERIMENT_MODE (quick or full). tools/diff-fragments.sh
+    compares fragments without this line, so a regenerated fragment equals the committed one
+    whenever its figures do."""
+    mode = os.environ.get("DGQ_EXPERIMENT_MODE", "")
+    command = f"experiments/run.sh {'--quick ' if mode == 'quick' else ''}{name}"
+    commits = sorted({commit_label(v) for v in versions}) or ["?"]
+    from datetime import datetime, timezone
+
+    date = datetime.now(timezone.utc).date().isoformat()
+    return (f"Measured by `{command}` (commit {', '.join(commits)}; {mode or 'unknown'} mode; {date}).\n\n")
 
 
 def fragment_source(block: str) -> str:
