@@ -2,10 +2,11 @@
 # The main job (README): set up, build, then replay the shipped traces in data/ through DGQ
 # and the baselines; writes out/demo.h5 (results) and out/demo.json (summary) and prints
 # the comparison table.
+# DGQ_BIN=PATH skips the setup and uses that dgq (tools/update-readme-demo.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/setup.sh
-DGQ="${DGQ_BUILD_DIR:-build}/sim/dgq"
+[ -n "${DGQ_BIN:-}" ] || tools/setup.sh
+DGQ="${DGQ_BIN:-${DGQ_BUILD_DIR:-build}/sim/dgq}"
 mkdir -p out
 rm -f out/demo.h5 out/demo.json
 "$DGQ" replay data/*.h5 \

@@ -69,10 +69,33 @@ def test_a_fragment_without_a_recorded_commit_says_so(tmp_path, monkeypatch):
     assert dgqresults.fragment_source("y") == "docs/results/y.md, commit not recorded"
 
 
+# --- provenance lines -------------------------------------------------------------------------------
+
+def test_commit_label_reads_the_recorded_and_the_printed_version():
+    commit = "69a129e45b9387f003553a0e845d3a38098fca3e"
+    assert dgqresults.commit_label(commit) == "69a129e45b93"
+    assert dgqresults.commit_label(commit + "-dirty-ae1f9567") == "69a129e45b93-dirty"
+    assert dgqresults.commit_label("dgq 0.1.0 " + commit) == "69a129e45b93"
+    assert dgqresults.commit_label("unknown") == "?"
+    assert dgqresults.commit_label(None) == "?"
+
+
+def test_a_provenance_line_names_command_commit_mode_and_is_read_back(tmp_path, monkeypatch):
+    monkeypatch.setenv("DGQ_FRAGMENTS_DIR", str(tmp_path))
+    monkeypatch.setenv("DGQ_EXPERIMENT_MODE", "quick")
+    line = dgqresults.measured_by("baseline", ["9d02b964f3e78a0416d536ad65efdad149e537c6"] * 3)
+    assert line.startswith("Measured by `experiments/run.sh --quick baseline` (commit 9d02b964f3e7; quick mode; ")
+    (tmp_path / "baseline.md").write_text(line + "| a |\n| --- |\n| 1 |\n", encoding="utf-8")
+    assert dgqresults.fragment_source("baseline") == (
+        "docs/results/baseline.md, `experiments/run.sh --quick baseline`, commit 9d02b964f3e7")
+
+
 # --- the committed ledger is the notebook's output ------------------------------------------------
 
-def run_claims_notebook(fragments, report, figures):
+def run_claims_notebook(fragments, report, figures, readme=None):
     env = dict(os.environ, DGQ_FRAGMENTS_DIR=str(fragments), DGQ_REPORT=str(report), DGQ_FIGURES_DIR=str(figures))
+    if readme is not None:
+        env["DGQ_README"] = str(readme)
     jupyter = REPO_ROOT / ".venv" / "bin" / "jupyter"
     subprocess.run([str(jupyter), "nbconvert", "--to", "notebook", "--execute", "claims.ipynb",
                     "--output", str(fragments.parent / "claims-executed.ipynb")],
@@ -84,7 +107,14 @@ def test_the_committed_ledger_is_what_the_notebook_makes_of_the_committed_fragme
     shutil.copytree(REPO_ROOT / "docs" / "results", fragments)
     report = tmp_path / "results.md"
     shutil.copy(REPO_ROOT / "docs" / "results.md", report)
-    run_claims_notebook(fragments, report, tmp_path / "figures")
+    readme = tmp_path / "README.md"
+    shutil.copy(REPO_ROOT / "README.md", readme)
+    run_claims_notebook(fragments, report, tmp_path / "figures", readme)
+    assert (fragments / "claims-summary.md").read_text(encoding="utf-8") == (
+        REPO_ROOT / "docs" / "results" / "claims-summary.md").read_text(encoding="utf-8"), (
+        "docs/results/claims-summary.md is not what notebooks/claims.ipynb makes: rebuild with `experiments/run.sh claims`")
+    assert readme.read_text(encoding="utf-8") == (REPO_ROOT / "README.md").read_text(encoding="utf-8"), (
+        "README.md's claims-summary block differs from the ledger: rebuild with `experiments/run.sh claims`")
     committed = (REPO_ROOT / "docs" / "results" / "claims.md").read_text(encoding="utf-8")
     assert (fragments / "claims.md").read_text(encoding="utf-8") == committed, (
         "docs/results/claims.md differs from what notebooks/claims.ipynb makes of docs/results/: "
