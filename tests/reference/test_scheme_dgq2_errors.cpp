@@ -41,6 +41,40 @@ TEST_CASE("dgq2 in-band markers: extreme codes on channel 0 of each segment star
   }
 }
 
+TEST_CASE("dgq2 in-band markers reserve no codes in a token role: 2-bit values use all 4 levels",
+          "[scheme][dgq2][markers]") {
+  const auto inband = make_scheme("dgq2:bits=2,markers=inband,kgran=segment-channel,vgran=token");
+  const auto table = make_scheme("dgq2:bits=2,markers=table,kgran=segment-channel,vgran=token");
+  for (const DType dtype : {DType::f16, DType::bf16, DType::f32}) {
+    CAPTURE(dtype_name(dtype));
+    const OwnedTensor x = stepped_tensor(300, 16, 9, dtype);
+    // V (token): the bytes of markers=table, every code 0..3 in use, and the codes decode back.
+    const Compressed v = inband->compress(x.view(), TensorRole::value);
+    const Compressed v_table = table->compress(x.view(), TensorRole::value);
+    REQUIRE(v.parts.size() == v_table.parts.size());
+    for (std::size_t i = 0; i < v.parts.size(); ++i) CHECK(v.parts[i].bytes == v_table.parts[i].bytes);
+    std::vector<std::uint8_t> codes(static_cast<std::size_t>(x.size()));
+    const std::vector<std::uint8_t>& stream = v.find("codes")->bytes;
+    dgq::schemes::dgq2::unpack_codes(stream.data(), stream.size(), 0, codes.data(), codes.size(), 2);
+    std::vector<int> used(4, 0);
+    for (const std::uint8_t u : codes) ++used[u];
+    for (int u = 0; u < 4; ++u) CHECK(used[u] > 0);
+    CHECK(decompressed(*inband, v).bytes == decompressed(*table, v_table).bytes);
+    // K (segment-channel): unchanged, data codes 1..2 and the markers 0 or 3 at segment starts.
+    const Compressed k = inband->compress(x.view(), TensorRole::key);
+    REQUIRE(k.segment_edges().size() >= 3);
+    const std::vector<std::uint8_t>& kstream = k.find("codes")->bytes;
+    dgq::schemes::dgq2::unpack_codes(kstream.data(), kstream.size(), 0, codes.data(), codes.size(), 2);
+    for (std::int64_t t = 0; t < x.tokens; ++t) {
+      for (std::int64_t j = 0; j < x.channels; ++j) {
+        const unsigned u = codes[static_cast<std::size_t>(t * x.channels + j)];
+        CAPTURE(t, j, u);
+        REQUIRE((u == 0 || u == 3) == (j == 0 && starts_segment(k.segment_edges(), t)));
+      }
+    }
+  }
+}
+
 TEST_CASE("dgq2 rejects corrupt markers, naming what is wrong", "[scheme][dgq2][errors]") {
   const OwnedTensor x = stepped_tensor(2100, 16, 8, DType::f16);  // >= 2048 tokens: a budget of 3 segments
   const auto table = make_scheme("dgq2:markers=table");
