@@ -147,7 +147,12 @@ void check_layout_and_bound(const Config& cfg, const OwnedTensor& x, TensorRole 
   if (segments_used && cfg.markers == "bitmap") markers = static_cast<std::uint64_t>((quantized + 7) / 8);
   CHECK(c.part_bytes("markers") == markers);
   CHECK(c.part_bytes("residual") == static_cast<std::uint64_t>((l - quantized) * d) * dtype_size(x.dtype));
+  // docs/compressed-format.md: always these four parts, in this order, empty ones included.
   REQUIRE(c.parts.size() == 4);
+  CHECK(c.parts[0].name == "codes");
+  CHECK(c.parts[1].name == "ranges");
+  CHECK(c.parts[2].name == "markers");
+  CHECK(c.parts[3].name == "residual");
   // The tail comes back bit for bit.
   const std::size_t tail = static_cast<std::size_t>(quantized * d) * dtype_size(x.dtype);
   CHECK(std::equal(x.bytes.begin() + static_cast<std::ptrdiff_t>(tail), x.bytes.end(),
