@@ -21,6 +21,7 @@
 #include "dgq/schemes/dgq2/packed_codes.hpp"
 #include "dgq/schemes/dgq2/params.hpp"
 #include "dgq/schemes/dgq2/range_store.hpp"
+#include "dgq/schemes/dgq2/rotation_input.hpp"
 #include "dgq/schemes/dgq2/segments.hpp"
 #include "dgq/schemes/tensor_io.hpp"
 #include "dgq/kernels/uniform_codes.hpp"
@@ -49,6 +50,7 @@ Compressed plain_compress(const std::string& spec, ConstTensor x, TensorRole rol
   const std::int64_t d = x.channels, quantized = dgq2::quantized_tokens(x.tokens, p.residual);
   // Rule V0: the quantized rows rotated in fp32 and rounded to the input dtype.
   std::vector<float> v = input;
+  if (p.rotate) dgq2::check_rotation_input(x, quantized, rules::hadamard_block(d, role == TensorRole::key));
   if (p.rotate && quantized > 0) {
     const int block = rules::hadamard_block(d, role == TensorRole::key);
     for (std::int64_t t = 0; t < quantized; ++t) hadamard_rotate_row(v.data() + t * d, d, block);

@@ -109,6 +109,7 @@ const std::vector<std::string> kConfigs{
     "dgq2:bits=4,kgran=segment-channel-group,kgroup=5,vgran=segment,markers=inband,win=8",
     "dgq2:kbits=4,vbits=2,kgran=segment-channel-group,kgroup=32,residual=3",
     "dgq2:bits=3,vbits=8,markers=inband,kgran=segment-channel,vgran=segment",
+    "dgq2:bits=2,markers=inband,kgran=segment-channel,vgran=token,residual=2",
     "dgq2:bits=3,kgran=segment-channel-group,kgroup=16,vgran=segment,budget=max_groups,max_groups=12,win=4",
     "dgq2:bits=2,kgran=segment,vgran=segment-channel,markers=bitmap,budget=max_groups,max_groups=64,win=1",
 };
@@ -146,14 +147,20 @@ void check_layout_and_bound(const Config& cfg, const OwnedTensor& x, TensorRole 
   if (segments_used && cfg.markers == "bitmap") markers = static_cast<std::uint64_t>((quantized + 7) / 8);
   CHECK(c.part_bytes("markers") == markers);
   CHECK(c.part_bytes("residual") == static_cast<std::uint64_t>((l - quantized) * d) * dtype_size(x.dtype));
+  // docs/compressed-format.md: always these four parts, in this order, empty ones included.
   REQUIRE(c.parts.size() == 4);
+  CHECK(c.parts[0].name == "codes");
+  CHECK(c.parts[1].name == "ranges");
+  CHECK(c.parts[2].name == "markers");
+  CHECK(c.parts[3].name == "residual");
   // The tail comes back bit for bit.
   const std::size_t tail = static_cast<std::size_t>(quantized * d) * dtype_size(x.dtype);
   CHECK(std::equal(x.bytes.begin() + static_cast<std::ptrdiff_t>(tail), x.bytes.end(),
                    y.bytes.begin() + static_cast<std::ptrdiff_t>(tail)));
   if (cfg.rotates(role)) return;  // rotated: the bound holds in the rotated basis (checked elsewhere)
   // Every element of the quantized tokens within half a step of its range (+ rounding).
-  const int levels = (1 << bits) - (cfg.markers == "inband" ? 3 : 1);
+  // In-band markers reserve two codes in segmenting roles only (rule V5).
+  const int levels = (1 << bits) - (cfg.markers == "inband" && segments_used ? 3 : 1);
   const std::vector<std::uint8_t>& ranges = c.find("ranges")->bytes;
   std::size_t r = 0;
   for (const Span& s : spans) {

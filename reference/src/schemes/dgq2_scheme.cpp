@@ -11,9 +11,10 @@
 // implementation's (Device::cpu, registered by cpu/ through dgq/kernels/families.hpp) reads the
 // input, or its rotated rows rounded to the input dtype, row by row with v1's pass 1 and the
 // kernel table's code kernels (the table's dgq2_compress_direct, in cpu/), except for fp32 input with rotation,
-// which keeps the rules path (a rotation there may overflow to inf, which only that path
-// reports as it always has). tests/reference/test_scheme_cpu_conformance.cpp compares the two
-// registrations; test_scheme_dgq2_fast.cpp compares the direct path with a plain rules copy.
+// which keeps the rules path (it had to while a rotation could overflow to inf, which only that path
+// reported; rule V0.2's bound now refuses such input first, and moving it was not measured).
+// tests/reference/test_scheme_cpu_conformance.cpp compares the two registrations;
+// test_scheme_dgq2_fast.cpp compares the direct path with a plain rules copy.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -33,6 +34,7 @@
 #include "dgq/schemes/dgq2/packed_codes.hpp"
 #include "dgq/schemes/dgq2/params.hpp"
 #include "dgq/schemes/dgq2/range_store.hpp"
+#include "dgq/schemes/dgq2/rotation_input.hpp"
 #include "dgq/schemes/dgq2/segments.hpp"
 #include "dgq/schemes/tensor_io.hpp"
 #include "dgq/kernels/uniform_codes.hpp"
@@ -77,13 +79,14 @@ class Dgq2Scheme final : public Scheme {
     const Params p = p_.for_role(role);
     const auto direct = k_.dgq2_compress_direct;
     if (direct != nullptr && !p.rotate) return direct(k_, p, spec_, x, role, nullptr);
+    // Rule V0.1's order: dtype, shape, head_dim (above and here), NaN/Inf, the V0.2 bound.
     const int block = p.rotate ? rotation_block(x.channels, role) : 0;
     check_finite(x, "dgq2");  // the first NaN/Inf named, before anything is computed
+    if (p.rotate) dgq2::check_rotation_input(x, dgq2::quantized_tokens(x.tokens, p.residual), block);
     if (direct != nullptr && x.dtype != DType::f32) {
       // fp16/bf16: the rotated rows rounded to the input dtype (rule V0) are a tensor of that
       // dtype, built a few rows at a time, and compress_direct codes it like an input. (fp32
-      // input keeps the path below: a rotation there may overflow to inf, which only that
-      // path reports as it always has.)
+      // input keeps the path below, see the top of the file.)
       const std::int64_t d = x.channels, quantized = dgq2::quantized_tokens(x.tokens, p.residual);
       thread_local std::vector<std::uint8_t> bytes;  // scratch, as scratch() below
       bytes.resize(static_cast<std::size_t>(quantized * d) * dtype_size(x.dtype));
@@ -203,7 +206,16 @@ class Dgq2Scheme final : public Scheme {
       // The modifier's decode (rule V0): round to the dtype, rotate back in fp32, round.
       round_through(k_, values, quantized, d, c.dtype);
       for (std::int64_t t = 0; t < quantized; ++t) hadamard_rotate_row(k_, values.data() + t * d, d, block);
+      // Rule V0.3: below the V0.2 bound this cannot overflow; stored ranges that make it are
+      // corrupt, and an inf would otherwise reach a fp32 output (or saturate silently).
+      for (std::int64_t i = 0; i < n; ++i) {
+        if (!std::isfinite(values[static_cast<std::size_t>(i)])) {
+          throw InputError(spec_ + ": corrupt dgq2 data: the inverse rotation overflows fp32 at token " +
+                           std::to_string(i / d) + ", channel " + std::to_string(i % d));
+        }
+      }
     }
+    // Saturating (rule V0.3): a finite value beyond the output dtype's range becomes its largest.
     narrow_into(k_, values.data(), head);
     if (!residual.bytes.empty()) {
       std::memcpy(static_cast<std::uint8_t*>(out.data) + quantized * row_bytes, residual.bytes.data(),
@@ -226,6 +238,7 @@ class Dgq2Scheme final : public Scheme {
     check_shape(x.tokens, x.channels);
     const int block = p.rotate ? rotation_block(x.channels, role) : 0;
     check_finite(x, "dgq2");
+    if (p.rotate) dgq2::check_rotation_input(x, dgq2::quantized_tokens(x.tokens, p_.residual), block);
     const std::int64_t d = x.channels, quantized = dgq2::quantized_tokens(x.tokens, p_.residual);
     const RangeGranularity g = p.granularity(role);
     std::vector<std::uint32_t> edges, final_rows;  // interior edges of the quantized rows (rule C3)

@@ -117,6 +117,9 @@ Params Params::for_role(TensorRole role) const {
   const int own = role == TensorRole::key ? kbits : vbits;
   if (own != 0) r.bits = own;
   r.rotate = rotate && (rot_on == RotatedRoles::kv || (rot_on == RotatedRoles::k) == (role == TensorRole::key));
+  // Rule V5: a token role has no segments, so nothing to mark; in-band markers would only
+  // cost it two codes (at 2 bits half its levels). It codes as under markers=table.
+  if (r.granularity(role) == RangeGranularity::token && r.seg.markers == Markers::inband) r.seg.markers = Markers::table;
   return r;
 }
 

@@ -53,8 +53,9 @@ struct Params {
   RangeGranularity granularity(TensorRole role) const { return role == TensorRole::key ? kgran : vgran; }
   int group(TensorRole role) const { return role == TensorRole::key ? kgroup : vgroup; }
   // A copy for one role: bits is the role's width (kbits/vbits, else bits) and rotate says
-  // whether this role is rotated (rot and rot_on). The layout, segment and code functions
-  // take such a copy and read bits and rotate only.
+  // whether this role is rotated (rot and rot_on); a `token` role's markers are table's, so
+  // that markers=inband reserves no codes where there is nothing to mark (rule V5). The layout,
+  // segment and code functions take such a copy and read bits, rotate and markers from it.
   Params for_role(TensorRole role) const;
   // Quantization levels (steps): 2^bits - 1, or 2^bits - 3 with markers=inband (rule V5).
   int levels() const;
