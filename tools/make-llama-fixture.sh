@@ -15,7 +15,7 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${1:-$repo_root/tests/fixtures/llama-cpp}"
 python="$repo_root/.venv/bin/python"
 [ -x "$python" ] || { echo "make-llama-fixture.sh: $python missing: run tools/setup-python.sh" >&2; exit 1; }
-command_line="tools/make-llama-fixture.sh $*"
+command_line="tools/make-llama-fixture.sh${*:+ $*}"
 
 "$repo_root/bench/ggml/run.sh" --target dgq-llama-fixture
 work="${DGQ_GGML_DIR:-$repo_root/out/ggml}"

@@ -48,10 +48,10 @@ std::string read_file(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-llama_model* load_model(const std::string& path) {
+llama_model* load_model(const std::string& path, bool vocab_only = false) {
   llama_model_params params = llama_model_default_params();
   params.n_gpu_layers = 0;
-  params.use_mmap = true;
+  params.vocab_only = vocab_only;
   llama_model* model = llama_model_load_from_file(path.c_str(), params);
   if (model == nullptr) die("cannot load " + path);
   return model;
@@ -69,7 +69,7 @@ int cmd_f32(const std::string& in, const std::string& out) {
 }
 
 int cmd_tokenize(const std::string& model_path, const std::string& text_path) {
-  llama_model* model = load_model(model_path);
+  llama_model* model = load_model(model_path, true);
   const llama_vocab* vocab = llama_model_get_vocab(model);
   const std::string text = read_file(text_path);
   std::vector<llama_token> tokens(text.size() + 16);
