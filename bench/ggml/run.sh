@@ -5,9 +5,12 @@
 # (bench/ggml/CMakeLists.txt; ggml with GGML_NATIVE=ON and its own flags, dgq with the
 # project's flags), then runs the harness. Not in CI: the first build takes minutes on 2 cores.
 #
-# Usage: bench/ggml/run.sh [--smoke] [--build-only] [--table FILE] [--update-docs] [harness options...]
+# Usage: bench/ggml/run.sh [--smoke] [--build-only] [--target T]... [--table FILE] [--update-docs] [harness options...]
 #   --smoke        tiny buffers, 1 round (checks that everything runs; figures meaningless)
 #   --build-only   fetch and build, run nothing
+#   --target T     build these targets of bench/ggml/CMakeLists.txt instead of the harness and
+#                  llama-perplexity (repeatable; implies --build-only). Used by
+#                  tools/make-llama-fixture.sh (--target dgq-llama-fixture).
 #   --table FILE   markdown table to write (default: out/ggml/side-by-side.md)
 #   --update-docs  also splice that table into docs/benchmarks.md, between its
 #                  "ggml-side-by-side: begin/end" markers
@@ -17,11 +20,12 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 work="${DGQ_GGML_DIR:-$repo_root/out/ggml}"
 jobs="${JOBS:-2}"
 command_line="bench/ggml/run.sh $*"
-smoke=0 build_only=0 update_docs=0 table="$work/side-by-side.md" harness_args=()
+smoke=0 build_only=0 update_docs=0 table="$work/side-by-side.md" harness_args=() targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
     --build-only) build_only=1 ;;
+    --target) targets+=("$2"); build_only=1; shift ;;
     --update-docs) update_docs=1 ;;
     --table) table="$2"; shift ;;
     *) harness_args+=("$1") ;;
@@ -46,7 +50,8 @@ command -v ccache > /dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -D
 cmake -S "$repo_root/bench/ggml" -B "$build" -DCMAKE_BUILD_TYPE=Release \
   -DLLAMA_CPP_DIR="$src/vendor/llama.cpp" "${launcher[@]}" > "$work/cmake.log" 2>&1 ||
   { echo "run.sh: cmake configure failed, see $work/cmake.log" >&2; exit 1; }
-cmake --build "$build" --target dgq-ggml-bench llama-perplexity -j "$jobs"
+[ ${#targets[@]} -gt 0 ] || targets=(dgq-ggml-bench llama-perplexity)
+cmake --build "$build" --target "${targets[@]}" -j "$jobs"
 [ "$build_only" = 1 ] && exit 0
 
 args=(--table "$table" --command "$command_line")
