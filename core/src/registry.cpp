@@ -107,15 +107,13 @@ std::string known_names(Device device) {
   return known;
 }
 
-// The keys a spec of the family may hold, in the order `dgq schemes` lists them.
-std::vector<std::string> keys_read(std::span<const SchemeParam> params, bool with_modifiers) {
+// The keys a spec of the family may hold, in the order `dgq schemes` lists them: its own, then
+// the modifiers' (a family may declare a modifier's key itself, as dgq3 does rot: listed once).
+std::vector<std::string> keys_read(std::span<const SchemeParam> params) {
   std::vector<std::string> keys;
   for (const SchemeParam& p : params) keys.emplace_back(p.key);
-  if (with_modifiers) {
-    // A family may declare a modifier's key itself (dgq3's rot, kvarn's sink): listed once.
-    for (const SchemeModifier& m : modifiers()) {
-      if (std::find(keys.begin(), keys.end(), m.key) == keys.end()) keys.emplace_back(m.key);
-    }
+  for (const SchemeModifier& m : modifiers()) {
+    if (std::find(keys.begin(), keys.end(), m.key) == keys.end()) keys.emplace_back(m.key);
   }
   return keys;
 }
@@ -245,7 +243,7 @@ std::unique_ptr<Scheme> make_scheme(std::string_view spec, Device device) {
     if (m.check != nullptr) m.check(modifier_values.back());
   }
   std::unique_ptr<Scheme> scheme = f->make(typed);
-  args.finish(keys_read(f->params, true));
+  args.finish(keys_read(f->params));
   for (std::size_t i = 0; i < modifier_values.size(); ++i) {
     if (modifier_values[i] != modifiers()[i].default_value) scheme = modifiers()[i].wrap(std::move(scheme), modifier_values[i], device);
   }
@@ -256,7 +254,7 @@ void parse_scheme_args(std::string_view spec, std::span<const SchemeParam> param
                        const std::function<void(const SchemeArgs&)>& use) {
   schemes::SpecArgs args(spec);
   use(read_params(args, params));
-  args.finish(keys_read(params, false));
+  args.finish(keys_read(params));  // make_scheme's list, so that both report alike
 }
 
 std::unique_ptr<Scheme> make_scheme(std::string_view spec) { return make_scheme(spec, Device::cpu); }

@@ -47,7 +47,7 @@ std::size_t spelling_distance(std::string_view a, std::string_view b) {
 std::string closest_spelling(std::string_view typed, const std::vector<std::string>& candidates) {
   const std::string want = normalized(typed);
   if (want.empty() || letters_typed(want) == 0) return "";
-  const std::size_t near_enough = std::max<std::size_t>(1, letters_typed(want) / 3);
+  const std::size_t near_enough = std::max<std::size_t>(1, (letters_typed(want) + 1) / 3);
   // (class, distance, index), lowest wins: class 0 near in edits, 1 an abbreviation either way.
   using Rank = std::tuple<int, std::size_t, std::size_t>;
   const Rank none{2, 0, 0};

@@ -27,7 +27,7 @@ TEST_CASE("an unknown parameter gets the family's closest key and the list of th
   CHECK_THROWS_WITH(make_scheme("kivi-4:Residual=8"), Contains("did you mean 'residual'?"));
   // The modifiers' keys are valid in every family, so they are suggested and listed too.
   CHECK_THROWS_WITH(make_scheme("q8_0:rotation=hadamard"), Contains("did you mean 'rot'?"));
-  CHECK_THROWS_WITH(make_scheme("fp16:bits=4"), EndsWith("(fp16 takes rot, sink)"));
+  CHECK_THROWS_WITH(make_scheme("fp16:bits=4"), Contains("(fp16 takes ") && EndsWith("rot, sink)"));
 }
 
 TEST_CASE("make_scheme rejects unknown families and keys by name", "[scheme][registry][errors]") {

@@ -42,6 +42,7 @@ TEST_CASE("closest_spelling ignores case and treats '-' and '_' alike", "[spelli
 
 TEST_CASE("closest_spelling takes the nearest candidate in edits", "[spelling]") {
   CHECK(closest_spelling("--thread", {"--help", "--threads", "--device"}) == "--threads");
+  CHECK(closest_spelling("--thred", {"--help", "--threads", "--device"}) == "--threads");  // two edits in five letters
   CHECK(closest_spelling("dgq3", kFamilies) == "dgq");  // one edit from both dgq and dgq2: the earlier wins
   CHECK(closest_spelling("q80", kFamilies) == "q8_0");
   CHECK(closest_spelling("mni_var", kDgqParams) == "min_var");  // a transposition is one edit
