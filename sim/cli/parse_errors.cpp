@@ -31,24 +31,17 @@ bool is_number(const std::string& text) {
   return !text.empty() && end == text.c_str() + text.size();
 }
 
-// The command chosen on the line, with the index of its name in args; nullptr when none is.
-const CLI::App* chosen_command(const CLI::App& app, const std::vector<std::string>& args, std::size_t& at) {
-  for (at = 0; at < args.size(); ++at) {
-    if (args[at] == "--") return nullptr;
-    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
-      if (sub->check_name(args[at])) return sub;
-    }
-  }
-  return nullptr;
-}
-
-// The first word that is no option of dgq itself: a command name that does not exist.
+// The first word that is not an option: with no command on the line, the command mistyped.
 std::string first_word(const std::vector<std::string>& args) {
   for (const std::string& a : args) {
-    if (a == "--") return "";
+    if (a == "--") break;
     if (!a.empty() && a.front() != '-') return a;
   }
   return "";
+}
+
+std::vector<const CLI::App*> all_commands(const CLI::App& app) {
+  return app.get_subcommands([](const CLI::App*) { return true; });
 }
 
 std::string did_you_mean(const std::string& typed, const std::vector<std::string>& candidates) {
@@ -76,32 +69,47 @@ std::string first_unknown_option(const CLI::App& command, const std::vector<std:
   return "";
 }
 
-std::string parse_error_message(const CLI::App& app, const std::vector<std::string>& args, const CLI::ParseError& e) {
-  std::size_t at = 0;
-  const CLI::App* command = chosen_command(app, args, at);
-  if (command == nullptr) {
-    const std::string word = first_word(args);
-    std::vector<std::string> commands;
-    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) commands.push_back(sub->get_name());
-    if (!word.empty()) return "unknown command '" + word + "'" + did_you_mean(word, commands) + "; run 'dgq --help'";
-    const std::string option = first_unknown_option(app, args);
-    if (!option.empty()) return "unknown option '" + option + "'; run 'dgq --help'";
-    return "no command given; run 'dgq --help' for the list";
+namespace {
+
+std::string message_without_command(const CLI::App& app, const std::vector<std::string>& args) {
+  if (const std::string word = first_word(args); !word.empty()) {
+    std::vector<std::string> names;
+    for (const CLI::App* sub : all_commands(app)) names.push_back(sub->get_name());
+    return "unknown command '" + word + "'" + did_you_mean(word, names) + "; run 'dgq --help'";
   }
-  const std::string hint = "; run 'dgq " + command->get_name() + " --help'";
+  if (const std::string option = first_unknown_option(app, args); !option.empty())
+    return "unknown option '" + option + "'; run 'dgq --help'";
+  return "no command given; run 'dgq --help' for the list";
+}
+
+std::string message_for_command(const CLI::App& app, const CLI::App& command, const std::vector<std::string>& args,
+                                std::size_t at, const CLI::ParseError& e) {
+  const std::string hint = "; run 'dgq " + command.get_name() + " --help'";
   const std::vector<std::string> before(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(at));
   if (const std::string early = first_unknown_option(app, before); !early.empty()) {
-    if (option_named(*command, early) != nullptr)
-      return "'" + early + "' is an option of 'dgq " + command->get_name() + "': give it after the command" + hint;
+    if (option_named(command, early) != nullptr)
+      return "'" + early + "' is an option of 'dgq " + command.get_name() + "': give it after the command" + hint;
     return "unknown option '" + early + "' before the command" + hint;
   }
   const std::vector<std::string> rest(args.begin() + static_cast<std::ptrdiff_t>(at) + 1, args.end());
-  const std::string option = first_unknown_option(*command, rest);
-  if (!option.empty()) {
-    return command->get_name() + ": unknown option '" + option + "'" + did_you_mean(option, option_spellings(*command)) +
+  if (const std::string option = first_unknown_option(command, rest); !option.empty()) {
+    return command.get_name() + ": unknown option '" + option + "'" + did_you_mean(option, option_spellings(command)) +
            hint;
   }
-  return command->get_name() + ": " + e.what() + hint;
+  return command.get_name() + ": " + e.what() + hint;
+}
+
+}  // namespace
+
+std::string parse_error_message(const CLI::App& app, const std::vector<std::string>& args, const CLI::ParseError& e) {
+  // The first command name on the line is the command: words before it are values of options
+  // misplaced before it (dgq --threads 2 replay ...).
+  for (std::size_t at = 0; at < args.size() && args[at] != "--"; ++at) {
+    for (const CLI::App* sub : all_commands(app)) {
+      if (sub->check_name(args[at])) return message_for_command(app, *sub, args, at, e);
+    }
+  }
+  return message_without_command(app, args);
 }
 
 }  // namespace dgq::cli
