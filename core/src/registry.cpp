@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "dgq/errors.hpp"
+#include "dgq/spelling_suggestion.hpp"
 #include "spec_args.hpp"
 
 namespace dgq {
@@ -104,6 +105,26 @@ std::string known_names(Device device) {
     if (f.device == device) known += (known.empty() ? "" : ", ") + std::string(f.name);
   }
   return known;
+}
+
+// The keys a spec of the family may hold, in the order `dgq schemes` lists them: its own, then
+// the modifiers' (a family may declare a modifier's key itself, as dgq3 does rot: listed once).
+std::vector<std::string> keys_read(std::span<const SchemeParam> params) {
+  std::vector<std::string> keys;
+  for (const SchemeParam& p : params) keys.emplace_back(p.key);
+  for (const SchemeModifier& m : modifiers()) {
+    if (std::find(keys.begin(), keys.end(), m.key) == keys.end()) keys.emplace_back(m.key);
+  }
+  return keys;
+}
+
+// The registry is the only list of families, so the guess comes from it (CPU entries: every
+// family has one, and their order is the listing order).
+std::string unknown_family_message(const std::string& family) {
+  std::string message = "unknown scheme family '" + family + "'";
+  if (const std::string guess = closest_spelling(family, scheme_families()); !guess.empty())
+    message += ": did you mean '" + guess + "'?";
+  return message + " (known: " + known_names(Device::cpu) + ")";
 }
 
 }  // namespace
@@ -213,7 +234,7 @@ std::unique_ptr<Scheme> make_scheme(std::string_view spec, Device device) {
       throw ParameterError("scheme '" + std::string(spec) + "' has no CUDA implementation: only " +
                            known_names(device) + " specs run on the GPU");
     }
-    throw ParameterError("unknown scheme family '" + args.family() + "' (known: " + known_names(Device::cpu) + ")");
+    throw ParameterError(unknown_family_message(args.family()));
   }
   const SchemeArgs typed = read_params(args, f->params);
   std::vector<std::string> modifier_values;
@@ -222,7 +243,7 @@ std::unique_ptr<Scheme> make_scheme(std::string_view spec, Device device) {
     if (m.check != nullptr) m.check(modifier_values.back());
   }
   std::unique_ptr<Scheme> scheme = f->make(typed);
-  args.finish();
+  args.finish(keys_read(f->params));
   for (std::size_t i = 0; i < modifier_values.size(); ++i) {
     if (modifier_values[i] != modifiers()[i].default_value) scheme = modifiers()[i].wrap(std::move(scheme), modifier_values[i], device);
   }
@@ -233,7 +254,7 @@ void parse_scheme_args(std::string_view spec, std::span<const SchemeParam> param
                        const std::function<void(const SchemeArgs&)>& use) {
   schemes::SpecArgs args(spec);
   use(read_params(args, params));
-  args.finish();
+  args.finish(keys_read(params));  // make_scheme's list, so that both report alike
 }
 
 std::unique_ptr<Scheme> make_scheme(std::string_view spec) { return make_scheme(spec, Device::cpu); }

@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "dgq/errors.hpp"
+#include "dgq/spelling_suggestion.hpp"
 
 namespace dgq::schemes {
 namespace {
@@ -80,10 +81,15 @@ std::string SpecArgs::take_string(std::string_view key, std::string_view fallbac
   return v;
 }
 
-void SpecArgs::finish() const {
-  if (!values_.empty()) {
-    throw ParameterError(family_ + ": unknown parameter '" + values_.begin()->first + "'");
-  }
+void SpecArgs::finish(const std::vector<std::string>& valid) const {
+  if (values_.empty()) return;
+  const std::string& key = values_.begin()->first;
+  std::string message = family_ + ": unknown parameter '" + key + "'";
+  if (const std::string guess = closest_spelling(key, valid); !guess.empty()) message += ": did you mean '" + guess + "'?";
+  std::string listed;
+  for (const std::string& v : valid) listed += (listed.empty() ? "" : ", ") + v;
+  message += " (" + family_ + " takes " + (listed.empty() ? std::string("no parameters") : listed) + ")";
+  throw ParameterError(message);
 }
 
 std::string format_float(float v) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dgq::schemes {
 
@@ -21,8 +22,10 @@ class SpecArgs {
   float take_float(std::string_view key, float fallback);
   std::string take_string(std::string_view key, std::string_view fallback);
 
-  // Throws ParameterError naming the first key nobody took.
-  void finish() const;
+  // Throws ParameterError naming the first key nobody took, the closest of `valid` (the keys
+  // the family and the modifiers read) and all of them: the user typed a name, so the fix is
+  // one of those names.
+  void finish(const std::vector<std::string>& valid) const;
 
   // "family: " prefix for error messages.
   std::string where(std::string_view key) const;

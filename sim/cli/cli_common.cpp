@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <system_error>
 
 #include "commands.hpp"
 #include "dgq/scheme.hpp"
@@ -32,6 +34,14 @@ void add_threads_option(CLI::App& cmd, int& threads) {
       ->capture_default_str();
 }
 
+void require_existing_files(const std::vector<std::string>& paths) {
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) throw InputError(path + ": no such file");
+    if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": is a directory, not a file");
+  }
+}
+
 std::unique_ptr<Scheme> make_scheme_on(const std::string& spec, const std::string& device) {
   return sim::make_replay_scheme(spec, sim::parse_replay_device(device));
 }
@@ -44,9 +54,12 @@ std::string scheme_option_help(const char* what) {
 }
 
 void add_scheme_list_options(CLI::App& cmd, SchemeListArgs& args, const std::string& help) {
-  cmd.add_option("--scheme", args.specs, help);
+  // One value per occurrence: CLI11 otherwise lets a vector option take the words after it, so
+  // "--scheme q8_0 TRACE" swallowed the trace as a second spec.
+  cmd.add_option("--scheme", args.specs, help)->allow_extra_args(false);
   cmd.add_option("--schemes", args.lists,
-                 "Deprecated (accepted for one release; use --scheme SPEC, repeated): comma-separated scheme specs");
+                 "Deprecated (accepted for one release; use --scheme SPEC, repeated): comma-separated scheme specs")
+      ->allow_extra_args(false);
 }
 
 std::vector<std::string> scheme_list(const SchemeListArgs& args, const char* required_name) {

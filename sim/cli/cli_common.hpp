@@ -17,6 +17,12 @@ void add_device_option(CLI::App& cmd, std::string& device);
 // Adds --threads N (0 = OpenMP's default) bound to `threads`.
 void add_threads_option(CLI::App& cmd, int& threads);
 
+// Throws InputError "PATH: no such file" (or "is a directory") for the first of paths that is
+// not a file. Commands call it first in their callback rather than giving CLI11 a validator:
+// CLI11 validates positionals before it looks for unknown options, so a misspelt option's
+// value (--thread 1) was reported as a missing file named "1".
+void require_existing_files(const std::vector<std::string>& paths);
+
 // The scheme for a spec on a device: the CPU (fast paths where a family has them), the literal
 // reference, or (for dgq specs with --device cuda) the CUDA implementation. Errors: "this dgq was built without CUDA" or "no usable
 // CUDA device (...)" (see sim::make_replay_scheme, which this delegates to).

@@ -1,10 +1,13 @@
 // dgq: the command-line front end. Errors reach the user as one line, "dgq: error: ...",
-// naming what and where, with exit code 2; usage errors exit via CLI11 (code != 0).
+// naming what and where, with exit code 2 (the README's promise), usage errors included;
+// --help and --version print through CLI11 and exit 0.
 #include <exception>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "commands.hpp"
+#include "parse_errors.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/sim/build_info.hpp"
 
@@ -28,7 +31,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    const std::vector<std::string> args(argv + 1, argv + argc);
+    std::cerr << "dgq: error: " << dgq::one_line(dgq::cli::parse_error_message(app, args, e)) << "\n";
+    return 2;
   } catch (const dgq::Error& e) {
     std::cerr << "dgq: error: " << dgq::one_line(e.what()) << "\n";
     return 2;

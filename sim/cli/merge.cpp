@@ -2,6 +2,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli_common.hpp"
 #include "commands.hpp"
 #include "dgq/sim/results.hpp"
 
@@ -17,10 +18,11 @@ void register_merge(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "merge", "Join results files: complete runs are copied; a run in several inputs must be identical");
   cmd->add_option("output", args->output, "Merged results file (written through OUTPUT.partial)")->required();
-  cmd->add_option("inputs", args->inputs, "Results files to join")->required()->check(CLI::ExistingFile);
+  cmd->add_option("inputs", args->inputs, "Results files to join")->required();
   cmd->add_flag("--allow-mixed-versions", args->allow_mixed_versions,
                 "Merge runs written by different dgq builds (each keeps its own dgq_version) instead of refusing");
   cmd->callback([args] {
+    require_existing_files(args->inputs);
     const sim::MergeReport r = sim::merge_results(args->output, args->inputs, args->allow_mixed_versions);
     std::cout << "merged " << args->inputs.size() << " file(s) into " << args->output << ": " << r.copied
               << " run(s), " << r.identical_duplicates << " identical duplicate(s), " << r.skipped_incomplete

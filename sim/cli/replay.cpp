@@ -108,7 +108,7 @@ void run_replay(const ReplayArgs& a) {
 void register_replay(CLI::App& app) {
   auto args = std::make_shared<ReplayArgs>();
   CLI::App* cmd = app.add_subcommand("replay", "Replay attention traces through compression schemes and measure the error");
-  cmd->add_option("traces", args->traces, "Trace files (HDF5, docs/trace-format.md)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("traces", args->traces, "Trace files (HDF5, docs/trace-format.md)")->required();
   add_scheme_list_options(*cmd, args->scheme_args, scheme_option_help("Scheme spec, repeatable (e.g. dgq:group_ratio=0.5)"));
   cmd->add_option("-o,--output", args->output, "Results file (HDF5); runs are added to it")->required();
   cmd->add_option("--json", args->json, "Also write a JSON summary here");
@@ -120,6 +120,7 @@ void register_replay(CLI::App& app) {
   cmd->add_flag("--save-decompressed", args->keep_decompressed,
                 "Store the decompressed K and V of every replayed layer in the run (for cross-checks; use with --layers)");
   cmd->callback([args] {
+    require_existing_files(args->traces);
     args->schemes = scheme_list(args->scheme_args, "--scheme");
     run_replay(*args);
   });

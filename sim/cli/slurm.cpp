@@ -85,7 +85,7 @@ void register_slurm(CLI::App& app) {
   sim::SlurmRequest& r = a->request;
   CLI::App* cmd = app.add_subcommand(
       "slurm", "Run a sweep on a Slurm cluster: a job array of shards plus a merge job (docs/cluster.md)");
-  cmd->add_option("config", r.config, "Sweep config (TOML, docs/replay.md)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("config", r.config, "Sweep config (TOML, docs/replay.md)")->required();
   cmd->add_option("-o,--output", r.output, "Merged results file, written by the merge job")->required();
   cmd->add_option("--tasks", r.slurm.tasks, "Array size N: task i runs --shard i/N")
       ->required()
@@ -114,7 +114,10 @@ void register_slurm(CLI::App& app) {
   cmd->add_flag("--merge", a->merge,
                 "Submit nothing: check every shard file, name incomplete ones, merge when all are complete "
                 "(what the merge job runs)");
-  cmd->callback([a] { run_slurm_command(*a); });
+  cmd->callback([a] {
+    require_existing_files({a->request.config});
+    run_slurm_command(*a);
+  });
 }
 
 }  // namespace dgq::cli

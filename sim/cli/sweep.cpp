@@ -51,7 +51,7 @@ void run_sweep_command(const SweepArgs& a) {
 void register_sweep(CLI::App& app) {
   auto args = std::make_shared<SweepArgs>();
   CLI::App* cmd = app.add_subcommand("sweep", "Run a parameter sweep (TOML config) of replays, or of model evals ([eval]), into one results file");
-  cmd->add_option("config", args->config, "Sweep config (TOML, docs/replay.md)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("config", args->config, "Sweep config (TOML, docs/replay.md)")->required();
   cmd->add_option("-o,--output", args->output, "Results file (HDF5); complete runs in it are skipped")->required();
   cmd->add_option("--shard", args->shard, "Run only every n-th point, starting at i (i/n, 0 <= i < n)");
   add_threads_option(*cmd, args->threads);
@@ -61,7 +61,10 @@ void register_sweep(CLI::App& app) {
   cmd->add_flag("--allow-mixed-versions", args->allow_mixed_versions,
                 "Keep complete runs written by another dgq build or configuration (each keeps its own dgq_version "
                 "and config_hash) instead of refusing to resume");
-  cmd->callback([args] { run_sweep_command(*args); });
+  cmd->callback([args] {
+    require_existing_files({args->config});
+    run_sweep_command(*args);
+  });
 }
 
 }  // namespace dgq::cli

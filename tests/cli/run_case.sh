@@ -2,6 +2,8 @@
 # One CLI test case.
 #   run_case.sh error DGQ REGEX OUTPUT -- ARGS...   expects exit code 1..127 (no crash), exactly one
 #       line on stderr, "dgq: error: ..." matching REGEX, and neither OUTPUT nor OUTPUT.partial on disk.
+#   run_case.sh usage DGQ REGEX -- ARGS...          a command-line (grammar) error: as error, and the
+#       exit code is exactly 2, as for every dgq error (the README's promise), and stdout is empty.
 #   run_case.sh ok DGQ REGEX -- ARGS...             expects exit code 0 and stdout matching REGEX.
 set -u
 mode=$1 dgq=$2 regex=$3
@@ -35,6 +37,12 @@ case "$mode" in
       [ ! -e "$output" ] || fail "output $output was left behind"
       [ ! -e "$output.partial" ] || fail "partial output $output.partial was left behind"
     fi
+    ;;
+  usage)
+    [ "$rc" -eq 2 ] || fail "exit code should be 2"
+    [ "$(wc -l <"$stderr_file")" -eq 1 ] || fail "stderr should be exactly one line"
+    grep -Eq "^dgq: error: .*($regex)" "$stderr_file" || fail "stderr should match 'dgq: error: .*($regex)'"
+    [ ! -s "$stdout_file" ] || fail "stdout should be empty"
     ;;
   ok)
     [ "$rc" -eq 0 ] || fail "exit code should be 0"

@@ -10,6 +10,25 @@
 using namespace dgq;
 using namespace dgq::test;
 using Catch::Matchers::Contains;
+using Catch::Matchers::EndsWith;
+using Catch::Matchers::StartsWith;
+
+TEST_CASE("an unknown family gets the registry's closest name, case and separator aside", "[scheme][registry][errors]") {
+  CHECK_THROWS_WITH(make_scheme("int3"), !Contains("did you mean"));
+  CHECK_THROWS_WITH(make_scheme("fp8"), Contains("unknown scheme family 'fp8': did you mean 'fp8-e4m3'? (known: dgq, "));
+  CHECK_THROWS_WITH(make_scheme("fp8_e4m3"), Contains("did you mean 'fp8-e4m3'?"));
+  CHECK_THROWS_WITH(make_scheme("Q8_0"), Contains("did you mean 'q8_0'?"));
+  CHECK_THROWS_WITH(make_scheme("Q8_0:rot=hadamard", Device::reference), Contains("did you mean 'q8_0'?"));
+}
+
+TEST_CASE("an unknown parameter gets the family's closest key and the list of them", "[scheme][registry][errors]") {
+  CHECK_THROWS_WITH(make_scheme("dgq:group=0.5"),
+                    StartsWith("dgq: unknown parameter 'group': did you mean 'group_ratio'? (dgq takes win, group_ratio, "));
+  CHECK_THROWS_WITH(make_scheme("kivi-4:Residual=8"), Contains("did you mean 'residual'?"));
+  // The modifiers' keys are valid in every family, so they are suggested and listed too.
+  CHECK_THROWS_WITH(make_scheme("q8_0:rotation=hadamard"), Contains("did you mean 'rot'?"));
+  CHECK_THROWS_WITH(make_scheme("fp16:bits=4"), Contains("(fp16 takes ") && EndsWith("rot, sink)"));
+}
 
 TEST_CASE("make_scheme rejects unknown families and keys by name", "[scheme][registry][errors]") {
   CHECK_THROWS_WITH(make_scheme("int3"), Contains("unknown scheme family 'int3'"));
