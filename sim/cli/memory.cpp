@@ -1,6 +1,7 @@
 // `dgq memory`: exact KV-cache bytes (K and V, all layers and KV heads) per scheme for a
 // model shape and context lengths, from Scheme::planned_bytes (DGQ: its upper bound at the
-// segment budget). --json PATH also writes the same rows machine-readably.
+// segment budget). --json PATH also writes the same rows machine-readably. The table names each
+// scheme as it was asked for (the family alone by default); the JSON also keeps the canonical spec.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "dgq/errors.hpp"
+#include "dgq/sim/memory_inputs.hpp"
 #include "dgq/sim/model_shapes.hpp"
 #include "dgq/sim/text_output.hpp"
 
@@ -27,8 +29,11 @@ struct Shape {
 
 struct MemoryArgs {
   std::string model;
+  std::string config_path;  // a Hugging Face config.json; empty: --model or the three numbers
   Shape shape;
-  std::vector<std::int64_t> tokens = {8192, 32768, 131072};
+  std::vector<std::string> token_texts = {"8k", "32k", "128k"};  // as typed: 8192, 8k, 1m
+  std::vector<std::int64_t> tokens;                              // parsed from token_texts
+  bool article_note = false;  // --article-note: the source article's 128K figures beside the table
   SchemeListArgs scheme_args;        // --scheme SPEC ... (or the deprecated --schemes LIST)
   std::vector<std::string> schemes;  // resolved from scheme_args; empty: every family
   std::string json_path;  // empty: console only
@@ -36,22 +41,29 @@ struct MemoryArgs {
 
 struct MemoryRow {
   std::int64_t tokens = 0;
-  std::string scheme;
+  std::string scheme;  // canonical spec (every parameter), for --json
+  std::string label;   // as asked (the family when no spec was given), for the table
   std::uint64_t bytes = 0;
   double ratio_vs_fp16 = 0.0;
 };
 
 Shape resolve_shape(const MemoryArgs& a) {
   Shape s;
+  if (!a.model.empty() && !a.config_path.empty())
+    throw ParameterError("memory: give --model or --config, not both");
   if (!a.model.empty()) {  // CLI::IsMember has refused unknown names
     const sim::ModelShape& known = *sim::find_model_shape(a.model);
     s = {known.layers, known.kv_heads, known.head_dim};
+  }
+  if (!a.config_path.empty()) {
+    const sim::ConfigShape config = sim::read_config_shape(a.config_path);
+    s = {config.layers, config.kv_heads, config.head_dim};
   }
   if (a.shape.layers) s.layers = a.shape.layers;
   if (a.shape.kv_heads) s.kv_heads = a.shape.kv_heads;
   if (a.shape.head_dim) s.head_dim = a.shape.head_dim;
   if (s.layers <= 0 || s.kv_heads <= 0 || s.head_dim <= 0)
-    throw ParameterError("memory: give --model or all of --layers, --kv-heads, --head-dim (each >= 1)");
+    throw ParameterError("memory: give --model, --config or all of --layers, --kv-heads, --head-dim (each >= 1)");
   return s;
 }
 
@@ -65,9 +77,9 @@ std::string model_option_help(const std::vector<std::string>& names) {
 
 void print_article_note() {
   std::printf(
-      "\nnote: the source article's \"2.17 GB -> 0.54 GB\" for 128K tokens matches neither the fp16 cache of\n"
-      "      this model (above: 16 GiB = 17.18 GB; 64 GiB ignoring GQA) nor any scheme's figure; int8 codes from\n"
-      "      fp16 save at most ~2x, not 4x (docs/results.md, claims ledger).\n");
+      "\nnote: the source article's \"2.17 GB -> 0.54 GB\" is for Llama-3-8B at 128K tokens, whose fp16 cache is\n"
+      "      17.18 GB (16 GiB; 64 GiB ignoring GQA); int8 codes from fp16 save at most ~2x, not 4x\n"
+      "      (docs/results.md, claims ledger).\n");
 }
 
 std::vector<MemoryRow> memory_rows(const MemoryArgs& a, const Shape& s) {
@@ -76,28 +88,30 @@ std::vector<MemoryRow> memory_rows(const MemoryArgs& a, const Shape& s) {
   for (const auto& spec : specs) schemes.push_back(make_scheme(spec));
   std::vector<MemoryRow> rows;
   for (const std::int64_t tokens : a.tokens) {
-    if (tokens < 0) throw ParameterError("memory: --tokens must be >= 0, got " + std::to_string(tokens));
     const auto units = static_cast<std::uint64_t>(s.layers) * static_cast<std::uint64_t>(s.kv_heads);
     const std::uint64_t fp16 = 2 * units * static_cast<std::uint64_t>(tokens) * s.head_dim * 2;
-    for (const auto& scheme : schemes) {
+    for (std::size_t i = 0; i < schemes.size(); ++i) {
+      const Scheme& scheme = *schemes[i];
       const std::uint64_t bytes =
-          units * (scheme->planned_bytes(tokens, s.head_dim, DType::f16, TensorRole::key) +
-                   scheme->planned_bytes(tokens, s.head_dim, DType::f16, TensorRole::value));
-      rows.push_back({tokens, scheme->spec(), bytes, bytes ? static_cast<double>(fp16) / static_cast<double>(bytes) : 0.0});
+          units * (scheme.planned_bytes(tokens, s.head_dim, DType::f16, TensorRole::key) +
+                   scheme.planned_bytes(tokens, s.head_dim, DType::f16, TensorRole::value));
+      rows.push_back({tokens, scheme.spec(), specs[i], bytes,
+                      bytes ? static_cast<double>(fp16) / static_cast<double>(bytes) : 0.0});
     }
   }
   return rows;
 }
 
 void print_rows(const MemoryArgs& a, const Shape& s, const std::vector<MemoryRow>& rows) {
-  std::printf("KV cache of %s%d layers x %d KV heads x head_dim %d, K and V, fp16 input\n",
-              a.model.empty() ? "" : (a.model + ": ").c_str(), s.layers, s.kv_heads, s.head_dim);
+  const std::string name = !a.model.empty() ? a.model + ": " : !a.config_path.empty() ? a.config_path + ": " : "";
+  std::printf("KV cache of %s%d layers x %d KV heads x head_dim %d, K and V, fp16 input\n", name.c_str(), s.layers,
+              s.kv_heads, s.head_dim);
   int width = 6;
-  for (const auto& row : rows) width = std::max(width, static_cast<int>(row.scheme.size()));
+  for (const auto& row : rows) width = std::max(width, static_cast<int>(row.label.size()));
   std::printf("%-10s %-*s %20s %10s %10s %14s\n", "tokens", width, "scheme", "bytes", "GiB", "GB", "ratio vs fp16");
   for (const auto& row : rows)
     std::printf("%-10lld %-*s %20llu %10.3f %10.3f %14.4f\n", static_cast<long long>(row.tokens), width,
-                row.scheme.c_str(), static_cast<unsigned long long>(row.bytes),
+                row.label.c_str(), static_cast<unsigned long long>(row.bytes),
                 static_cast<double>(row.bytes) / 1073741824.0, static_cast<double>(row.bytes) / 1e9, row.ratio_vs_fp16);
 }
 
@@ -109,6 +123,7 @@ void write_json(const std::string& path, const MemoryArgs& a, const Shape& s, co
   for (const auto& row : rows)
     out_rows.push_back(toml::table{{"tokens", row.tokens},
                                    {"scheme", row.scheme},
+                                   {"asked", row.label},
                                    {"bytes", static_cast<std::int64_t>(row.bytes)},
                                    {"gib", static_cast<double>(row.bytes) / 1073741824.0},
                                    {"gb", static_cast<double>(row.bytes) / 1e9},
@@ -126,9 +141,7 @@ void run_memory(const MemoryArgs& a) {
   const auto rows = memory_rows(a, s);
   print_rows(a, s, rows);
   if (!a.json_path.empty()) write_json(a.json_path, a, s, rows);
-  const bool article_case = (a.model == "llama-3-8b" || a.model == "llama-3.1-8b");
-  for (const std::int64_t tokens : a.tokens)
-    if (article_case && tokens == 131072) print_article_note();
+  if (a.article_note) print_article_note();
 }
 
 }  // namespace
@@ -145,13 +158,18 @@ void register_memory(CLI::App& app) {
   cmd->add_option("--kv-heads", args->shape.kv_heads, "KV heads (overrides --model)")->check(CLI::PositiveNumber);
   cmd->add_option("--head-dim", args->shape.head_dim, "channels per head (overrides --model)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--tokens", args->tokens, "context lengths, comma-separated")
+  cmd->add_option("--config", args->config_path, "the model's Hugging Face config.json (instead of --model)");
+  cmd->add_option("--tokens", args->token_texts, "context lengths, comma-separated: 8192, 8k, 128k, 1m")
       ->delimiter(',')
       ->capture_default_str();
+  cmd->add_flag("--article-note", args->article_note,
+                "also print how the source article's 128K figures compare (docs/results.md, claims ledger)");
   add_scheme_list_options(*cmd, args->scheme_args, scheme_option_help("scheme specs (repeatable; default: every family)"));
   cmd->add_option("--json", args->json_path, "also write the rows as JSON here (format dgq-memory)");
   cmd->callback([args] {
     args->schemes = scheme_list(args->scheme_args);
+    args->tokens.clear();
+    for (const std::string& text : args->token_texts) args->tokens.push_back(sim::parse_token_count(text));
     run_memory(*args);
   });
 }
