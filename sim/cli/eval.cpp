@@ -25,6 +25,7 @@ struct EvalArgs {
   std::string task = "perplexity";
   std::string cache;  // empty: the task's default (perplexity: prefill; passkey: causal)
   bool row_exact = false;
+  bool progress = false;  // --progress: also when stderr is not a terminal (one line per step)
   int threads = 0;
 };
 
@@ -41,7 +42,7 @@ void run_passkey_task(EvalArgs& a, const CLI::App& cmd) {
   p.cache = sim::parse_cache_mode(a.cache.empty() ? "causal" : a.cache);
   p.ubatch = a.options.ubatch;
   p.arithmetic = a.row_exact ? sim::Arithmetic::row_exact : sim::Arithmetic::blocked;
-  p.progress = isatty(fileno(stderr));
+  p.progress = a.progress || isatty(fileno(stderr));
   run_passkey_command(p);
 }
 
@@ -54,7 +55,7 @@ void run_eval_command(EvalArgs& a, const CLI::App& cmd) {
   a.options.query_rounding = sim::parse_query_rounding(a.query_rounding);
   a.options.cache = sim::parse_cache_mode(a.cache.empty() ? "prefill" : a.cache);
   a.options.arithmetic = a.row_exact ? sim::Arithmetic::row_exact : sim::Arithmetic::blocked;
-  a.options.progress = isatty(fileno(stderr));
+  a.options.progress = a.progress || isatty(fileno(stderr));
   const sim::EvalResult result = sim::run_eval(a.options);
   std::cout << format_eval_table(result);
   std::cout << "eval -> " << a.options.output_path << (a.options.json_path.empty() ? "" : " and " + a.options.json_path)
@@ -92,6 +93,7 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--ubatch", o.ubatch,
                   "Causal cache: 0 (default) = one pass at prefill cost, each query reading the cache as it was when its "
                   "token was appended; N = the literal decoder in micro-batches of N tokens (1 = token by token)");
+  cmd->add_flag("--progress", args->progress, "Progress on stderr also when it is not a terminal: one line per step");
   cmd->add_flag("--row-exact", args->row_exact,
                 "Fixed-order arithmetic per row, independent of batching (slow): with it --ubatch 1 and the one-pass "
                 "causal cache give identical logits");

@@ -379,3 +379,18 @@ def test_token_files_of_make_eval_texts_are_read_by_dgq(dgq_bin, tiny, tmp_path)
     run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", text, "--ctx", 32, "--schemes", "q8_0", "-o", out)
     with h5py.File(out, "r") as f:
         assert f.attrs["text_kind"] == "prose" and f.attrs["noise_rate"] == 0.1 and f.attrs["chunks"] == 2
+
+
+def test_progress_goes_to_a_redirected_stderr_as_plain_lines_only_when_asked(dgq_bin, tiny, tmp_path):
+    # A 31-chunk run redirected to a file printed nothing; --progress gives one line per step
+    # (no carriage returns in a log), and without it a redirected stderr stays empty.
+    args = ["eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 32, "--chunks", 3,
+            "--scheme", "q8_0"]
+    quiet = run_dgq(dgq_bin, *args, "-o", tmp_path / "quiet.h5")
+    assert quiet.stderr == ""
+    loud = run_dgq(dgq_bin, *args, "--progress", "-o", tmp_path / "loud.h5")
+    lines = loud.stderr.splitlines()
+    assert "\r" not in loud.stderr and lines, loud.stderr
+    done, total = lines[-1].split()[0].split("/")
+    assert done == total and int(total) >= 3, loud.stderr  # every step of the 3 chunks reported
+    assert [line.split()[0] for line in lines] == [f"{i}/{total}" for i in range(1, int(total) + 1)]
