@@ -190,6 +190,10 @@ def load_runs(path: Path, allow_mixed: bool = False) -> list[Run]:
 
     runs = []
     with h5py.File(path, "r") as f:
+        kind = _attr(f.attrs.get("format", "dgq-results"))
+        if kind != "dgq-results":
+            hint = " read it with load_eval_file()" if kind == "dgq-eval" else ""
+            raise ValueError(f"{path}: a {kind} file, not a replay or sweep results file (dgq-results);{hint}")
         if "runs" not in f:
             return runs
         for name in sorted(f["runs"]):
@@ -206,6 +210,26 @@ def load_runs(path: Path, allow_mixed: bool = False) -> list[Run]:
             version = str(attrs.get("dgq_version", NOT_RECORDED))
             runs.append(Run(name, attrs, summary, family, params, noise, version))
     require_one_version(str(path), [(f"run {r.name}", r.dgq_version) for r in runs], allow_mixed)
+    return runs
+
+
+def load_eval_file(path: Path, allow_mixed: bool = False) -> list[dict]:
+    """The runs of a `dgq eval` results file (format dgq-eval, docs/eval.md), one dict per scheme
+    in run order: the file's attributes (model, text_kind, ctx, chunks, base, cache, ...) with the
+    run's own (spec, ppl, dppl, kld_mean, bits_per_element, ...) over them. Runs of different dgq
+    builds are refused as load_runs refuses them."""
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        kind = _attr(f.attrs.get("format", ""))
+        if kind != "dgq-eval":
+            raise ValueError(f"{path}: a {kind or 'unlabelled'} file, not a dgq eval results file (dgq-eval)")
+        common = {k: _attr(v) for k, v in f.attrs.items()}
+        names = sorted(f["runs"], key=int) if "runs" in f else []
+        runs = [{**common, **{k: _attr(v) for k, v in f["runs"][name].attrs.items()}, "run": int(name)}
+                for name in names]
+    require_one_version(str(path), [(f"run {r['run']}", str(r.get("dgq_version", NOT_RECORDED))) for r in runs],
+                        allow_mixed)
     return runs
 
 

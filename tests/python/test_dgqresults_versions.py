@@ -66,3 +66,46 @@ def test_eval_summaries_of_different_versions_are_refused_unless_allowed(tmp_pat
         dgqresults.load_eval_summaries(tmp_path)
     docs = dgqresults.load_eval_summaries(tmp_path, allow_mixed=True)
     assert [d.get("dgq_version", "unknown") for d in docs] == ["v1", "v1", "unknown"]
+
+
+# --- every kind of file is read or refused by name ------------------------------------------------
+
+def write_eval_file(path, versions) -> None:
+    """A `dgq eval` results file (format dgq-eval): file attributes, then one run per scheme."""
+    with h5py.File(path, "w") as f:
+        f.attrs["format"] = "dgq-eval"
+        f.attrs["model"] = "tiny"
+        f.attrs["ctx"] = np.int64(32)
+        runs = f.create_group("runs")
+        for i, (spec, version) in enumerate(versions):
+            g = runs.create_group(str(i))
+            g.attrs["spec"] = spec
+            g.attrs["ppl"] = 4.0 + i
+            g.attrs["dgq_version"] = version
+
+
+def test_load_runs_refuses_an_eval_file_naming_the_reader_to_use(tmp_path):
+    # It returned no run at all (eval runs have no `complete` attribute), so a notebook saw nothing.
+    path = tmp_path / "eval.h5"
+    write_eval_file(path, [("fp16", "abc"), ("q8_0", "abc")])
+    with pytest.raises(ValueError, match=r"a dgq-eval file, not a replay or sweep results file .*load_eval_file"):
+        dgqresults.load_runs(path)
+
+
+def test_load_eval_file_gives_each_run_with_the_files_attributes(tmp_path):
+    path = tmp_path / "eval.h5"
+    write_eval_file(path, [("fp16", "abc"), ("q8_0", "abc")])
+    runs = dgqresults.load_eval_file(path)
+    assert [(r["run"], r["spec"], r["ppl"], r["model"], r["ctx"]) for r in runs] == [
+        (0, "fp16", 4.0, "tiny", 32), (1, "q8_0", 5.0, "tiny", 32)]
+
+
+def test_load_eval_file_refuses_other_files_and_mixed_builds(tmp_path):
+    results = tmp_path / "results.h5"
+    write_results(results, {"fp16@t": "abc"})
+    with pytest.raises(ValueError, match="not a dgq eval results file"):
+        dgqresults.load_eval_file(results)
+    mixed = tmp_path / "mixed.h5"
+    write_eval_file(mixed, [("fp16", "abc"), ("q8_0", "def")])
+    with pytest.raises(dgqresults.MixedVersionsError):
+        dgqresults.load_eval_file(mixed)
