@@ -4,7 +4,9 @@ fragment (docs/results/*.md) contains, so that nothing shows where they come fro
 
 A figure is a decimal number (1.5, 4.35e-2) or a percentage (12 %); text inside the generated
 blocks (<!-- BEGIN x --> ... <!-- END x -->) and inside code spans (commands, scheme specs) is not
-hand-written and is skipped. A figure counts as quoted when the same digits occur in a fragment.
+hand-written and is skipped. A figure counts as quoted when the same digits occur in a fragment,
+or, for a figure of three or more significant digits, when a fragment holds a number that rounds
+to it at the figure's precision (4.35e-2 quotes a table's 0.04352; 2.0 quotes only a "2.0").
 Derived figures (a ratio of two table cells, a value re-rounded) are reported too: the aim is that
 prose quotes the generated tables or says what it computes from them in a notebook.
 Exit 0 when every figure is quoted, 1 otherwise (one line per figure: document, line, figure).
@@ -22,6 +24,25 @@ NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e[-+]\d+)?")
 def generated_numbers() -> set[str]:
     text = "\n".join(p.read_text(encoding="utf-8") for p in sorted((REPO_ROOT / "docs" / "results").glob("*.md")))
     return set(NUMBER.findall(text))
+
+
+def significant_digits(figure: str) -> int:
+    mantissa = figure.split("e")[0].replace(".", "").lstrip("0")
+    return len(mantissa)
+
+
+def rounds_to(value: float, digits: int) -> str:
+    return f"{value:.{digits - 1}e}"
+
+
+def quoted(figure: str, known: set[str], known_values: list[float]) -> bool:
+    if figure in known:
+        return True
+    digits = significant_digits(figure)
+    if digits < 3:
+        return False
+    target = rounds_to(float(figure), digits)
+    return any(rounds_to(v, digits) == target for v in known_values)
 
 
 def hand_written_lines(doc: Path) -> list[tuple[int, str]]:
@@ -42,11 +63,12 @@ def hand_written_lines(doc: Path) -> list[tuple[int, str]]:
 
 def main(docs: list[str]) -> int:
     known = generated_numbers()
+    known_values = sorted({float(n) for n in known})
     missing = 0
     for name in docs:
         for number, line in hand_written_lines(Path(name)):
             for figure in FIGURE.findall(line):
-                if figure.rstrip("%").strip() not in known:
+                if not quoted(figure.rstrip("%").strip(), known, known_values):
                     print(f"{name}:{number}: {figure.strip()}")
                     missing += 1
     print(f"unquoted-figures: {missing} figure(s) in hand-written text found in no generated fragment",

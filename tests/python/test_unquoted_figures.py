@@ -37,3 +37,10 @@ def test_a_figure_quoted_from_a_fragment_passes(tmp_path):
     memory = (REPO_ROOT / "docs" / "results" / "memory.md").read_text(encoding="utf-8")
     assert "17.180" in memory  # the FP16 cache of Llama-3-8B at 128K, generated
     assert check(tmp_path, "The FP16 cache is 17.180 GB.\n").returncode == 0
+
+
+def test_a_precise_figure_quotes_a_fragment_value_written_another_way(tmp_path):
+    # memory.md holds 17.180 (GB): 1.718e+01 is the same figure at its own precision; a figure of
+    # fewer than three significant digits must appear verbatim, or "2.0" would quote any 1.95-2.05.
+    assert check(tmp_path, "The FP16 cache is 1.718e+01 GB.\n").returncode == 0
+    assert check(tmp_path, "The FP16 cache is 1.719e+01 GB.\n").returncode == 1
