@@ -12,8 +12,18 @@ move when those ratios move), plus the share of the rotated curve's energy that 
 channel mean represents before and after.
 
     .venv/bin/python tools/rotation_variance.py data/smollm2-*.h5
+    .venv/bin/python tools/rotation_variance.py --fragment      # the shipped SmolLM2 traces
+
+--fragment also writes the table to docs/results/rotation-variance.md with its provenance line
+and splices it into docs/results.md (<!-- BEGIN rotation-variance -->), where §1 quotes it.
 """
+import subprocess
 import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_TRACES = ["data/smollm2-code-1k.h5", "data/smollm2-prose-1k-noise10.h5"]
 
 import h5py
 import numpy as np
@@ -46,26 +56,62 @@ def block_ratios(v, win=16):
     return lo / hi
 
 
-def main(paths):
+def trace_row(path):
+    """Means over the trace's K heads: correlation of the variance curves (and its minimum), mean
+    relative difference, mean change of the neighbouring block-mean ratios, and the channel mean's
+    share of the energy before and after the rotation."""
+    corr, rel, ratio_change, mean_share, mean_share_rot = [], [], [], [], []
+    with h5py.File(path) as f:
+        for layer in f["layers"].values():
+            for k in np.asarray(layer["k"], dtype=np.float64):
+                kr = rotate(k)
+                v, vr = k.var(axis=1), kr.var(axis=1)
+                corr.append(np.corrcoef(v, vr)[0, 1])
+                rel.append(np.mean(np.abs(vr - v) / v))
+                ratio_change.append(np.mean(np.abs(block_ratios(vr) - block_ratios(v))))
+                energy = (k * k).mean(axis=1)
+                mean_share.append(np.mean(k.mean(axis=1) ** 2 / energy))
+                mean_share_rot.append(np.mean(kr.mean(axis=1) ** 2 / energy))
+    return {"trace": Path(path).stem, "heads": len(corr), "head_dim": k.shape[-1], "block": k_block(k.shape[-1]),
+            "corr": np.mean(corr), "corr_min": np.min(corr), "rel": np.mean(rel), "ratio": np.mean(ratio_change),
+            "share": np.mean(mean_share), "share_rot": np.mean(mean_share_rot)}
+
+
+def fragment(rows, paths):
+    commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=REPO_ROOT, capture_output=True,
+                            text=True).stdout.strip() or "?"
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT,
+                           capture_output=True, text=True).stdout.strip()
+    date = datetime.now(timezone.utc).date().isoformat()
+    lines = [f"Measured by `.venv/bin/python tools/rotation_variance.py --fragment {' '.join(paths)}` "
+             f"(commit {commit}{'-dirty' if dirty else ''}; {date}).", "",
+             "| trace | K heads | block | corr(var, var rotated) mean (min) | mean relative difference "
+             "| mean change of block-mean ratio | channel mean² / energy before → after |",
+             "| :--- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in rows:
+        lines.append(f"| {r['trace']} | {r['heads']} | {r['block']} | {r['corr']:.3f} ({r['corr_min']:.3f}) | "
+                     f"{r['rel']:.3f} | {r['ratio']:.3f} | {r['share']:.3f} → {r['share_rot']:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv):
+    write = "--fragment" in argv
+    paths = [a for a in argv if a != "--fragment"] or DEFAULT_TRACES
+    rows = []
     for path in paths:
-        corr, rel, ratio_change, mean_share, mean_share_rot = [], [], [], [], []
-        with h5py.File(path) as f:
-            for layer in f["layers"].values():
-                for k in np.asarray(layer["k"], dtype=np.float64):
-                    kr = rotate(k)
-                    v, vr = k.var(axis=1), kr.var(axis=1)
-                    corr.append(np.corrcoef(v, vr)[0, 1])
-                    rel.append(np.mean(np.abs(vr - v) / v))
-                    ratio_change.append(np.mean(np.abs(block_ratios(vr) - block_ratios(v))))
-                    energy = (k * k).mean(axis=1)
-                    mean_share.append(np.mean(k.mean(axis=1) ** 2 / energy))
-                    mean_share_rot.append(np.mean(kr.mean(axis=1) ** 2 / energy))
-        print(f"{path}: {len(corr)} K heads, head_dim {k.shape[-1]} (block {k_block(k.shape[-1])}): "
-              f"corr(var, var_rot) = {np.mean(corr):.3f} (min {np.min(corr):.3f}), "
-              f"mean |var_rot - var|/var = {np.mean(rel):.3f}, "
-              f"mean |change of block-mean ratio| = {np.mean(ratio_change):.3f}, "
-              f"channel mean^2 / energy: {np.mean(mean_share):.3f} -> {np.mean(mean_share_rot):.3f}")
+        r = trace_row(path)
+        rows.append(r)
+        print(f"{path}: {r['heads']} K heads, head_dim {r['head_dim']} (block {r['block']}): "
+              f"corr(var, var_rot) = {r['corr']:.3f} (min {r['corr_min']:.3f}), "
+              f"mean |var_rot - var|/var = {r['rel']:.3f}, "
+              f"mean |change of block-mean ratio| = {r['ratio']:.3f}, "
+              f"channel mean^2 / energy: {r['share']:.3f} -> {r['share_rot']:.3f}")
+    if write:
+        sys.path.insert(0, str(REPO_ROOT / "notebooks"))
+        import dgqresults  # the report's fragment writer: docs/results/<name>.md + the splice
+
+        print(f"wrote {dgqresults.publish_fragment('rotation-variance', fragment(rows, paths))}")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or ["data/smollm2-code-1k.h5", "data/smollm2-prose-1k-noise10.h5"])
+    main(sys.argv[1:])
