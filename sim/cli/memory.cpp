@@ -22,9 +22,11 @@ namespace dgq::cli {
 
 namespace {
 
-// A shape as given: --model's entry of the table, then --layers/--kv-heads/--head-dim over it.
+// A shape as given: --model's entry of the table or --config's file, then
+// --layers/--kv-heads/--head-dim over it; title names the source in the table's heading.
 struct Shape {
   int layers = 0, kv_heads = 0, head_dim = 0;
+  std::string title;
 };
 
 struct MemoryArgs {
@@ -53,11 +55,11 @@ Shape resolve_shape(const MemoryArgs& a) {
     throw ParameterError("memory: give --model or --config, not both");
   if (!a.model.empty()) {  // CLI::IsMember has refused unknown names
     const sim::ModelShape& known = *sim::find_model_shape(a.model);
-    s = {known.layers, known.kv_heads, known.head_dim};
+    s = {known.layers, known.kv_heads, known.head_dim, a.model};
   }
   if (!a.config_path.empty()) {
     const sim::ConfigShape config = sim::read_config_shape(a.config_path);
-    s = {config.layers, config.kv_heads, config.head_dim};
+    s = {config.layers, config.kv_heads, config.head_dim, config.name};
   }
   if (a.shape.layers) s.layers = a.shape.layers;
   if (a.shape.kv_heads) s.kv_heads = a.shape.kv_heads;
@@ -102,10 +104,9 @@ std::vector<MemoryRow> memory_rows(const MemoryArgs& a, const Shape& s) {
   return rows;
 }
 
-void print_rows(const MemoryArgs& a, const Shape& s, const std::vector<MemoryRow>& rows) {
-  const std::string name = !a.model.empty() ? a.model + ": " : !a.config_path.empty() ? a.config_path + ": " : "";
-  std::printf("KV cache of %s%d layers x %d KV heads x head_dim %d, K and V, fp16 input\n", name.c_str(), s.layers,
-              s.kv_heads, s.head_dim);
+void print_rows(const Shape& s, const std::vector<MemoryRow>& rows) {
+  std::printf("KV cache of %s%d layers x %d KV heads x head_dim %d, K and V, fp16 input\n",
+              s.title.empty() ? "" : (s.title + ": ").c_str(), s.layers, s.kv_heads, s.head_dim);
   int width = 6;
   for (const auto& row : rows) width = std::max(width, static_cast<int>(row.label.size()));
   std::printf("%-10s %-*s %20s %10s %10s %14s\n", "tokens", width, "scheme", "bytes", "GiB", "GB", "ratio vs fp16");
@@ -139,7 +140,7 @@ void write_json(const std::string& path, const MemoryArgs& a, const Shape& s, co
 void run_memory(const MemoryArgs& a) {
   const Shape s = resolve_shape(a);
   const auto rows = memory_rows(a, s);
-  print_rows(a, s, rows);
+  print_rows(s, rows);
   if (!a.json_path.empty()) write_json(a.json_path, a, s, rows);
   if (a.article_note) print_article_note();
 }

@@ -25,7 +25,7 @@ done
 
 # Qwen2.5-0.5B: 24 layers x 2 KV heads x 896/14 = 64; fp16 at 8K = 2 x 24 x 2 x 8192 x 64 x 2 B.
 out=$("$dgq" memory --config "$configs/qwen2.5-0.5b.json" --tokens 8k --scheme fp16 2>&1) || fail "qwen2 config: $out"
-grep -q '24 layers x 2 KV heads x head_dim 64' <<<"$out" || fail "qwen2 shape: $out"
+grep -q 'KV cache of qwen2 (.*qwen2.5-0.5b.json): 24 layers x 2 KV heads x head_dim 64' <<<"$out" || fail "qwen2 shape: $out"
 grep -Eq '^8192 +fp16 +100663296 ' <<<"$out" || fail "qwen2 bytes: $out"
 out=$("$dgq" memory --config "$configs/gemma3-4b-text-config.json" --tokens 8k --scheme fp16 2>&1) || fail "gemma3: $out"
 grep -q '34 layers x 4 KV heads x head_dim 256' <<<"$out" || fail "gemma3 text_config shape: $out"

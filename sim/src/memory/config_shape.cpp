@@ -1,6 +1,5 @@
 // A model's attention shape from its Hugging Face config.json (`dgq memory --config`).
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
