@@ -34,13 +34,13 @@ print("\n".join(out))
 PY
 )"
 python3 - "$block" <<'PY'
-import re, sys
-path = "README.md"
-text = open(path).read()
-new = re.sub(r"(<!-- BEGIN demo -->\n).*?(<!-- END demo -->)", lambda m: m.group(1) + sys.argv[1] + "\n" + m.group(2),
-             text, count=1, flags=re.S)
-if new == text and "<!-- BEGIN demo -->" not in text:
+import sys
+sys.path.insert(0, "notebooks")
+from pathlib import Path
+
+import dgqresults  # the report's splice: the text between <!-- BEGIN demo --> and <!-- END demo -->
+
+if not dgqresults.splice_into_report("demo", sys.argv[1] + "\n", Path("README.md")):
     sys.exit("update-readme-demo.sh: README.md has no <!-- BEGIN demo --> markers")
-open(path, "w").write(new)
 PY
 echo "update-readme-demo.sh: README.md's demo block is tools/demo.sh's output at ${version:0:12}"
