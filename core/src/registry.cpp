@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "dgq/errors.hpp"
+#include "dgq/kv_pair.hpp"
 #include "dgq/spelling_suggestion.hpp"
 #include "spec_args.hpp"
 
@@ -107,6 +108,15 @@ std::string known_names(Device device) {
   return known;
 }
 
+// " (also fp8, fp8_e4m3)" after a family's name in help; "" without aliases.
+std::string aliases_text(const SchemeFamily& f, std::string_view before, std::string_view quote) {
+  if (f.aliases.empty()) return "";
+  std::string text = std::string(before) + (before.empty() ? " (also " : "also ");
+  for (std::size_t i = 0; i < f.aliases.size(); ++i)
+    text += (i ? ", " : "") + std::string(quote) + std::string(f.aliases[i]) + std::string(quote);
+  return text + (before.empty() ? ")" : "");
+}
+
 // The keys a spec of the family may hold, in the order `dgq schemes` lists them: its own, then
 // the modifiers' (a family may declare a modifier's key itself, as dgq3 does rot: listed once).
 std::vector<std::string> keys_read(std::span<const SchemeParam> params) {
@@ -122,7 +132,10 @@ std::vector<std::string> keys_read(std::span<const SchemeParam> params) {
 // family has one, and their order is the listing order).
 std::string unknown_family_message(const std::string& family) {
   std::string message = "unknown scheme family '" + family + "'";
-  if (const std::string guess = closest_spelling(family, scheme_families()); !guess.empty())
+  std::vector<std::string> candidates = scheme_families();
+  for (const SchemeFamily& f : families())
+    if (f.device == Device::cpu) candidates.insert(candidates.end(), f.aliases.begin(), f.aliases.end());
+  if (const std::string guess = closest_spelling(family, candidates); !guess.empty())
     message += ": did you mean '" + guess + "'?";
   return message + " (known: " + known_names(Device::cpu) + ")";
 }
@@ -210,6 +223,9 @@ const SchemeFamily* find_scheme_family(std::string_view name, Device device) {
   for (const SchemeFamily& f : families()) {
     if (f.name == name && f.device == device) return &f;
   }
+  for (const SchemeFamily& f : families()) {
+    if (f.device == device && std::find(f.aliases.begin(), f.aliases.end(), name) != f.aliases.end()) return &f;
+  }
   return nullptr;
 }
 
@@ -220,6 +236,7 @@ bool has_fast_cpu_implementation(std::string_view name) {
 }
 
 std::string scheme_family_of(std::string_view spec) {
+  if (const auto pair = split_kv_pair_spec(spec)) return scheme_family_of(pair->k) + kKvPairSeparator + scheme_family_of(pair->v);
   std::string_view family = spec.substr(0, spec.find(':'));
   while (!family.empty() && family.front() == ' ') family.remove_prefix(1);
   while (!family.empty() && family.back() == ' ') family.remove_suffix(1);
@@ -227,6 +244,11 @@ std::string scheme_family_of(std::string_view spec) {
 }
 
 std::unique_ptr<Scheme> make_scheme(std::string_view spec, Device device) {
+  if (const auto pair = split_kv_pair_spec(spec)) {
+    std::unique_ptr<Scheme> k = make_scheme(pair->k, device), v = make_scheme(pair->v, device);
+    if (k->spec() == v->spec()) return k;
+    return make_kv_pair_scheme(std::move(k), std::move(v), device);
+  }
   schemes::SpecArgs args(spec);
   const SchemeFamily* f = find_scheme_family(args.family(), device);
   if (f == nullptr) {
@@ -271,7 +293,7 @@ std::string scheme_help(Device device) {
   std::string out;
   for (const SchemeFamily& f : families()) {
     if (f.device != device) continue;
-    out += std::string(f.name) + ": " + std::string(f.summary) + "\n";
+    out += std::string(f.name) + aliases_text(f, "", "") + ": " + std::string(f.summary) + "\n";
     for (const SchemeParam& p : f.params) {
       out += "    " + std::string(p.key) + "=" + std::string(p.default_text) + "  (" + std::string(kind_name(p.kind)) +
              " " + range_text(p) + ") " + std::string(p.help) + "\n";
@@ -308,7 +330,7 @@ static std::string scheme_family_table_markdown() {
       params += (params.empty() ? "" : "<br>") + std::string("`") + std::string(p.key) + "=" +
                 std::string(p.default_text) + "` " + range_text(p);
     }
-    out += "| `" + std::string(f.name) + "` | " + (params.empty() ? "none" : params) + " | " + std::string(f.summary) +
+    out += "| `" + std::string(f.name) + "`" + aliases_text(f, "<br>", "`") + " | " + (params.empty() ? "none" : params) + " | " + std::string(f.summary) +
            " |\n";
   }
   return out;

@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "dgq/scheme.hpp"
 #include "dgq/errors.hpp"
+#include "dgq/kv_pair.hpp"
 #include "dgq/sim/replay.hpp"
 
 namespace dgq::cli {
@@ -60,15 +61,25 @@ void add_scheme_list_options(CLI::App& cmd, SchemeListArgs& args, const std::str
   cmd.add_option("--schemes", args.lists,
                  "Deprecated (accepted for one release; use --scheme SPEC, repeated): comma-separated scheme specs")
       ->allow_extra_args(false);
+  cmd.add_option("--cache-k,--cache-type-k", args.cache_k,
+                 "K cache scheme, with --cache-v: the K/V pair K/V (llama.cpp's -ctk; repeatable, the i-th with the "
+                 "i-th --cache-v; default of a side not given: fp16)")
+      ->allow_extra_args(false);
+  cmd.add_option("--cache-v,--cache-type-v", args.cache_v, "V cache scheme (llama.cpp's -ctv); see --cache-k")
+      ->allow_extra_args(false);
 }
+
 
 std::vector<std::string> scheme_list(const SchemeListArgs& args, const char* required_name) {
   if (!args.specs.empty() && !args.lists.empty())
     throw ParameterError("give schemes either as --scheme SPEC (repeated) or as --schemes LIST (deprecated), not both");
-  if (args.specs.empty() && args.lists.empty() && required_name) throw CLI::RequiredError(required_name);
+  const std::vector<std::string> pairs = kv_pair_specs(args.cache_k, args.cache_v);
+  if (args.specs.empty() && args.lists.empty() && pairs.empty() && required_name)
+    throw CLI::RequiredError(required_name);
   std::vector<std::string> specs = args.specs;
   for (const auto& list : args.lists)
     for (auto& spec : split_scheme_list(list)) specs.push_back(spec);
+  specs.insert(specs.end(), pairs.begin(), pairs.end());
   return specs;
 }
 
@@ -88,6 +99,19 @@ std::vector<std::string> split_scheme_list(const std::string& list) {
     start = end + 1;
   }
   return specs;
+}
+
+std::vector<std::string> with_llama_cpp_spellings(int argc, const char* const* argv) {
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--") {  // what follows is not an option
+      args.insert(args.end(), argv + i, argv + argc);
+      break;
+    }
+    args.push_back(a == "-ctk" ? "--cache-k" : a == "-ctv" ? "--cache-v" : a);
+  }
+  return args;
 }
 
 std::string format_bytes(std::uint64_t bytes) {

@@ -35,13 +35,18 @@ std::unique_ptr<Scheme> make_scheme_on(const std::string& spec, const std::strin
 // splitting rule. --schemes LIST (comma-separated, split by split_scheme_list) is accepted for
 // one release and deprecated; nothing is printed about it (stdout is compared byte for byte and
 // the error tests expect one stderr line).
+// K and V apart (llama.cpp's -ctk/-ctv, --cache-type-k/-v): --cache-k SPEC --cache-v SPEC add
+// the K/V pair "K/V" (dgq/kv_pair.hpp) after the --scheme specs. Repeated, the i-th --cache-k
+// goes with the i-th --cache-v; one given once goes with every one of the other; one not given
+// is fp16, llama.cpp's default cache type.
 struct SchemeListArgs {
   std::vector<std::string> specs;  // --scheme, in order
   std::vector<std::string> lists;  // --schemes (deprecated), in order
+  std::vector<std::string> cache_k, cache_v;  // --cache-k, --cache-v
 };
-// Adds both options to cmd; `help` describes one spec.
+// Adds the four options to cmd; `help` describes one spec.
 void add_scheme_list_options(CLI::App& cmd, SchemeListArgs& args, const std::string& help);
-// The specs given, in command-line order. ParameterError when both spellings are used (their
+// The specs given, in command-line order, then the K/V pairs of --cache-k/--cache-v. ParameterError when both spellings are used (their
 // relative order is lost, and the order of schemes decides a run's identity). When none is
 // given: an empty list, or, with required_name, CLI11's "<required_name> is required" (the
 // name the command has always reported).
@@ -49,6 +54,10 @@ std::vector<std::string> scheme_list(const SchemeListArgs& args, const char* req
 // "a,b:k=1,j=2,c" -> a | b:k=1,j=2 | c: a piece with '=' but no ':' continues the previous
 // spec's parameter list, so specs keep their own commas.
 std::vector<std::string> split_scheme_list(const std::string& list);
+
+// argv without the program name, llama.cpp's spellings -ctk/-ctv turned into --cache-k/--cache-v
+// (CLI11 takes one letter after a single dash).
+std::vector<std::string> with_llama_cpp_spellings(int argc, const char* const* argv);
 
 // "17179869184 B = 16.00 GiB = 17.18 GB".
 std::string format_bytes(std::uint64_t bytes);

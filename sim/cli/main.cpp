@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_common.hpp"
 #include "commands.hpp"
 #include "parse_errors.hpp"
 #include "dgq/errors.hpp"
@@ -28,11 +29,12 @@ int main(int argc, char** argv) {
   dgq::cli::register_schemes(app);
   dgq::cli::register_metrics(app);
   dgq::cli::register_eval(app);
+  const std::vector<std::string> args = dgq::cli::with_llama_cpp_spellings(argc, argv);
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes a vector last word first
+    app.parse(reversed);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    const std::vector<std::string> args(argv + 1, argv + argc);
     std::cerr << "dgq: error: " << dgq::one_line(dgq::cli::parse_error_message(app, args, e)) << "\n";
     return 2;
   } catch (const dgq::Error& e) {

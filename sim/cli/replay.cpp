@@ -83,6 +83,7 @@ void run_replay(const ReplayArgs& a) {
     options.layers = a.layers;
     options.keep_decompressed = a.keep_decompressed;
     options.serialize_schemes = device == sim::ReplayDevice::cuda;
+    options.device = a.device;
     options.on_layer_done = progress_for(trace);
     const auto start = std::chrono::steady_clock::now();
     std::vector<sim::RunResult> runs = sim::replay_trace(reader, schemes, names, options);

@@ -97,6 +97,9 @@ struct SchemeFamily {
   // cache of fp32 activations converts them to fp16 first, as ggml's f16 cache does
   // (sim's SchemeCache). Replaces comparing family names.
   bool stores_input_bytes = false;
+  // Other tools' names for this family, accepted wherever a spec is (llama.cpp's `-ctk f16`,
+  // vLLM's `--kv-cache-dtype fp8`); a scheme made from one prints the family's own name.
+  std::span<const std::string_view> aliases = {};
 };
 
 // Adds f (its params must outlive the program: a static array). Returns true, so that a family
@@ -134,17 +137,20 @@ std::string spec_with_key(std::string_view spec, std::string_view key, std::stri
 // Every registered family, sorted by (order, name, device); every family has a Device::cpu
 // entry (its fast implementation, or its reference's entry under Device::cpu).
 const std::vector<SchemeFamily>& scheme_family_list();
-// nullptr when (name, device) is not registered.
+// nullptr when (name, device) is not registered; name may be one of the family's aliases.
 const SchemeFamily* find_scheme_family(std::string_view name, Device device);
 // True when cpu/ registered its own implementation of the family for Device::cpu (a fast
 // path), false when Device::cpu runs the family's reference. The conformance tests compare the
 // two registrations of every family for which it is true.
 bool has_fast_cpu_implementation(std::string_view name);
-// The family name of a spec: the text before ':' without surrounding spaces.
+// The family name of a spec: the text before ':' without surrounding spaces; of a K/V pair
+// (dgq/kv_pair.hpp), "K_FAMILY/V_FAMILY".
 std::string scheme_family_of(std::string_view spec);
 
 // Parses spec for `device`'s implementation of its family: malformed lists, unknown families
 // and keys, and out-of-range values throw ParameterError naming the family, key and value.
+// A K/V pair "K_SPEC/V_SPEC" (dgq/kv_pair.hpp) gives each side's scheme, paired unless the two
+// are the same once canonical.
 // make_scheme(spec) (dgq/scheme.hpp) is make_scheme(spec, Device::cpu); make_scheme(spec,
 // Device::reference) runs the oracle.
 std::unique_ptr<Scheme> make_scheme(std::string_view spec, Device device);

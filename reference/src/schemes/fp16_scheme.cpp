@@ -33,6 +33,8 @@ class Fp16Scheme final : public Scheme {
   }
 };
 
+constexpr std::string_view kFp16Aliases[] = {"f16"};  // llama.cpp's cache type name
+
 [[maybe_unused]] const bool registered_fp16 = register_scheme_family({
     .name = "fp16",
     .device = Device::reference,
@@ -41,6 +43,7 @@ class Fp16Scheme final : public Scheme {
     .params = {},
     .make = [](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Fp16Scheme>(); },
     .stores_input_bytes = true,
+    .aliases = kFp16Aliases,
 });
 
 }  // namespace

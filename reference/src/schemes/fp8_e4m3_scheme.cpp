@@ -186,6 +186,8 @@ constexpr SchemeParam kFp8Params[] = {
     {"prefix", Kind::integer, "128", 1, 1 << 30, "",
      "with scale=prefix: the first tokens the scale is taken from (ignored otherwise)", nullptr},
 };
+// vLLM's --kv-cache-dtype names of its e4m3 cache (its per-tensor scale is scale=tensor, the default).
+constexpr std::string_view kFp8Aliases[] = {"fp8", "fp8_e4m3"};
 
 }  // namespace
 
@@ -205,6 +207,7 @@ std::vector<SchemeFamily> fp8_e4m3_families(const kernels::CpuKernels& k, Device
                 scale == "token" ? Fp8Scale::token : (scale == "prefix" ? Fp8Scale::prefix : Fp8Scale::tensor);
             return std::make_unique<Fp8E4M3Scheme>(kind, args.integer("prefix"), *kt);
           },
+          .aliases = kFp8Aliases,
       },
   };
 }

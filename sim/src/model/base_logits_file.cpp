@@ -18,6 +18,8 @@ BaseLogitsReader::BaseLogitsReader(const std::string& path, const std::string& i
   counters_.held_bytes_sums = h5::read_doubles(f, "chunk_held_bytes_sum", chunks, path + ": /chunk_held_bytes_sum");
   counters_.held_elements_sums =
       h5::read_doubles(f, "chunk_held_elements_sum", chunks, path + ": /chunk_held_elements_sum");
+  if (h5::link_exists(f, "chunk_stored_k_bytes"))
+    counters_.stored_k_bytes = h5::read_doubles(f, "chunk_stored_k_bytes", chunks, path + ": /chunk_stored_k_bytes");
   counters_.attn_kl_sums = h5::read_doubles(f, "chunk_attn_kl_sum", chunks * layers, path + ": /chunk_attn_kl_sum");
   counters_.attn_kl_counts =
       h5::read_doubles(f, "chunk_attn_kl_count", chunks * layers, path + ": /chunk_attn_kl_count");
@@ -40,6 +42,7 @@ void write_base_logits_file(const std::string& path, const std::string& base_spe
   h5::write_doubles(out.file(), "chunk_stored_elements", counters.stored_elements, path);
   h5::write_doubles(out.file(), "chunk_held_bytes_sum", counters.held_bytes_sums, path);
   h5::write_doubles(out.file(), "chunk_held_elements_sum", counters.held_elements_sums, path);
+  if (!counters.stored_k_bytes.empty()) h5::write_doubles(out.file(), "chunk_stored_k_bytes", counters.stored_k_bytes, path);
   h5::write_doubles(out.file(), "chunk_attn_kl_sum", counters.attn_kl_sums, path);
   h5::write_doubles(out.file(), "chunk_attn_kl_count", counters.attn_kl_counts, path);
   const auto total_rows = static_cast<hsize_t>(counters.stored_bytes.size()) * static_cast<hsize_t>(rows);

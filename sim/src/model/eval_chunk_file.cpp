@@ -15,6 +15,8 @@ void add_chunk(ChunkRun& total, const ChunkRun& chunk) {
   total.elements += chunk.elements;
   total.held_bytes_sum += chunk.held_bytes_sum;
   total.held_elements_sum += chunk.held_elements_sum;
+  total.k_bytes += chunk.k_bytes;
+  total.k_bytes_recorded = total.k_bytes_recorded && chunk.k_bytes_recorded;
   total.kl_sums.resize(chunk.kl_sums.size(), 0.0);
   total.kl_counts.resize(chunk.kl_counts.size(), 0);
   for (std::size_t l = 0; l < chunk.kl_sums.size(); ++l) {
@@ -33,6 +35,7 @@ void write_chunk_scores(hid_t group, const ChunkRun& run, const std::string& con
   h5::write_int_attribute(group, "stored_elements", static_cast<std::int64_t>(run.elements));
   h5::write_int_attribute(group, "held_bytes_sum", static_cast<std::int64_t>(run.held_bytes_sum));
   h5::write_int_attribute(group, "held_elements_sum", static_cast<std::int64_t>(run.held_elements_sum));
+  if (run.k_bytes_recorded) h5::write_int_attribute(group, "stored_k_bytes", static_cast<std::int64_t>(run.k_bytes));
   h5::write_doubles(group, "attn_kl_sum", run.kl_sums, context);
   std::vector<double> counts(run.kl_counts.begin(), run.kl_counts.end());
   h5::write_doubles(group, "attn_kl_count", counts, context);
@@ -53,6 +56,9 @@ ChunkRun read_chunk_scores(hid_t group, std::size_t rows, std::size_t layers, co
   run.elements = static_cast<std::uint64_t>(h5::read_int_attribute(group, "stored_elements", context));
   run.held_bytes_sum = static_cast<std::uint64_t>(h5::read_int_attribute(group, "held_bytes_sum", context));
   run.held_elements_sum = static_cast<std::uint64_t>(h5::read_int_attribute(group, "held_elements_sum", context));
+  run.k_bytes_recorded = h5::has_attribute(group, "stored_k_bytes");
+  if (run.k_bytes_recorded)
+    run.k_bytes = static_cast<std::uint64_t>(h5::read_int_attribute(group, "stored_k_bytes", context));
   run.kl_sums = h5::read_doubles(group, "attn_kl_sum", layers, context + "/attn_kl_sum");
   for (double v : h5::read_doubles(group, "attn_kl_count", layers, context + "/attn_kl_count"))
     run.kl_counts.push_back(static_cast<std::int64_t>(v));

@@ -13,12 +13,6 @@ namespace {
 
 const char* rounding_name(QueryRounding r) { return r == QueryRounding::q8_0 ? "q8_0" : "off"; }
 
-// "fp32" is the exact cache, not a scheme; every other spec in its canonical form, so that
-// "dgq" and "dgq:win=16,..." are one configuration.
-std::string canonical_cache_spec(const std::string& spec) {
-  return spec == "fp32" ? spec : make_scheme(spec)->spec();
-}
-
 // The cache settings, each written only when not the default, so that every prefill run keeps
 // the identity and config hash it had before causal caches existed.
 std::string cache_settings(const EvalOptions& o, const char* separator) {

@@ -18,6 +18,8 @@ Json scheme_json(const EvalSchemeResult& scheme) {
               {"tokens", s.tokens},
               {"bits_per_element", s.bits_per_element},
               {"bits_averaged", s.bits_averaged},
+              {"bits_k", s.bits_k},
+              {"bits_v", s.bits_v},
               {"ppl", s.ppl},
               {"ppl_stderr", s.ppl_stderr},
               {"dppl", s.dppl},

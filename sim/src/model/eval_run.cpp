@@ -66,6 +66,8 @@ std::vector<float> reused_base_run(const BaseSource& base, const EvalPlan& plan,
   run.elements = static_cast<std::uint64_t>(b.stored_elements[at]);
   run.held_bytes_sum = static_cast<std::uint64_t>(b.held_bytes_sums[at]);
   run.held_elements_sum = static_cast<std::uint64_t>(b.held_elements_sums[at]);
+  run.k_bytes_recorded = !b.stored_k_bytes.empty();
+  if (run.k_bytes_recorded) run.k_bytes = static_cast<std::uint64_t>(b.stored_k_bytes[at]);
   run.kl_sums.assign(b.attn_kl_sums.begin() + at * layers, b.attn_kl_sums.begin() + (at + 1) * layers);
   for (std::size_t l = 0; l < layers; ++l) run.kl_counts.push_back(static_cast<std::int64_t>(b.attn_kl_counts[at * layers + l]));
   return base.file->logits(chunk, plan.rows, plan.vocab);
@@ -77,6 +79,7 @@ void record_counters(const SchemeCache& cache, ChunkRun& run) {
   run.elements = cache.stored_elements();
   run.held_bytes_sum = cache.held_bytes_sum();
   run.held_elements_sum = cache.held_elements_sum();
+  run.k_bytes = cache.stored_bytes(TensorRole::key);
   run.kl_sums = cache.attention_kl_sums();
   run.kl_counts = cache.attention_kl_counts();
 }
@@ -165,10 +168,12 @@ void record_base_counters(BaseSource& base, const EvalPlan& plan, std::int64_t c
   b.stored_elements.resize(static_cast<std::size_t>(plan.chunks));
   b.held_bytes_sums.resize(static_cast<std::size_t>(plan.chunks));
   b.held_elements_sums.resize(static_cast<std::size_t>(plan.chunks));
+  b.stored_k_bytes.resize(static_cast<std::size_t>(plan.chunks));
   b.held_bytes_sums[static_cast<std::size_t>(ch)] = double(run.held_bytes_sum);
   b.held_elements_sums[static_cast<std::size_t>(ch)] = double(run.held_elements_sum);
   b.stored_bytes[static_cast<std::size_t>(ch)] = double(run.bytes);
   b.stored_elements[static_cast<std::size_t>(ch)] = double(run.elements);
+  b.stored_k_bytes[static_cast<std::size_t>(ch)] = double(run.k_bytes);
   if (!base.reused) {
     b.attn_kl_sums.insert(b.attn_kl_sums.end(), run.kl_sums.begin(), run.kl_sums.end());
     b.attn_kl_counts.insert(b.attn_kl_counts.end(), run.kl_counts.begin(), run.kl_counts.end());
@@ -186,7 +191,8 @@ EvalResult summarize_runs(const EvalPlan& plan, const std::vector<ChunkRun>& tot
   result.scored_per_chunk = plan.rows;
   for (std::size_t i = 0; i < plan.runs(); ++i) {
     const ChunkRun& t = totals[i];
-    EvalSummary s = summarize(t.scores, totals[0].scores, {t.bytes, t.elements, t.held_bytes_sum, t.held_elements_sum});
+    EvalSummary s = summarize(t.scores, totals[0].scores, {t.bytes, t.elements, t.held_bytes_sum, t.held_elements_sum,
+                                                                  t.k_bytes_recorded ? static_cast<std::int64_t>(t.k_bytes) : -1});
     double sum = 0, count = 0;
     for (std::size_t l = 0; l < t.kl_sums.size(); ++l) {
       sum += t.kl_sums[l];

@@ -11,10 +11,6 @@
 namespace dgq::sim {
 namespace {
 
-// "fp32" is the exact cache, not a scheme; every other spec in its canonical form, so that
-// "dgq" and "dgq:win=16,..." are one configuration (as eval's identity).
-std::string passkey_cache_spec(const std::string& spec) { return spec == "fp32" ? spec : make_scheme(spec)->spec(); }
-
 // What decides every number of a run but the scheme: model, task (prompts and answers by count
 // and hash), cache settings.
 std::string passkey_settings_text(const ModelConfig& c, const PasskeyTask& t, const PasskeyOptions& o) {
@@ -32,12 +28,12 @@ std::string passkey_settings_text(const ModelConfig& c, const PasskeyTask& t, co
 
 std::string passkey_config_text(const ModelConfig& c, const PasskeyTask& t, const PasskeyOptions& o,
                                 const std::string& spec) {
-  return passkey_settings_text(c, t, o) + "scheme=" + passkey_cache_spec(spec) + "\n";
+  return passkey_settings_text(c, t, o) + "scheme=" + canonical_cache_spec(spec) + "\n";
 }
 
 std::string passkey_run_config_text(const ModelConfig& c, const PasskeyTask& t, const PasskeyOptions& o) {
   std::string s = passkey_settings_text(c, t, o);
-  for (const auto& spec : o.schemes) s += "scheme=" + passkey_cache_spec(spec) + "\n";
+  for (const auto& spec : o.schemes) s += "scheme=" + canonical_cache_spec(spec) + "\n";
   return s;
 }
 

@@ -2,8 +2,10 @@
 // scheme and decompressed again, so attention reads what a quantized cache would hold.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "dgq/errors.hpp"
+#include "dgq/kv_pair.hpp"
 #include "dgq/registry.hpp"
 #include "dgq/sim/attention.hpp"
 #include "dgq/sim/eval.hpp"
@@ -45,19 +47,39 @@ QueryRounding parse_query_rounding(const std::string& name) {
   throw ParameterError("--query-rounding '" + name + "': expected off or q8_0");
 }
 
+namespace {
+
+bool names_exact_cache(std::string_view spec) { return spec == "fp32" || spec == "f32"; }
+
+}  // namespace
+
+std::string canonical_cache_spec(const std::string& spec) {
+  if (const auto pair = split_kv_pair_spec(spec))
+    return join_kv_pair_spec(canonical_cache_spec(pair->k), canonical_cache_spec(pair->v));
+  return names_exact_cache(spec) ? "fp32" : make_scheme(spec)->spec();
+}
+
 SchemeCache::SchemeCache(const std::string& spec, QueryRounding rounding, CacheMode mode)
     : rounding_(rounding), mode_(mode) {
-  if (spec != "fp32") {
-    owned_ = make_scheme(spec);
-    scheme_ = owned_.get();
-    const SchemeFamily* family = find_scheme_family(owned_->family(), Device::cpu);
-    stores_fp16_ = family != nullptr && family->stores_input_bytes;
+  const std::optional<KvPairSpec> pair = split_kv_pair_spec(spec);
+  const std::string side_specs[2] = {pair ? pair->k : spec, pair ? pair->v : spec};
+  for (int r = 0; r < 2; ++r) {
+    if (names_exact_cache(side_specs[r])) continue;
+    Side& s = sides_[r];
+    s.owned = make_scheme(side_specs[r]);
+    s.scheme = s.owned.get();
+    const SchemeFamily* family = find_scheme_family(s.owned->family(), Device::cpu);
+    s.stores_fp16 = family != nullptr && family->stores_input_bytes;
   }
   if (rounding_ == QueryRounding::q8_0) q8_0_ = make_scheme("q8_0");
 }
 
 SchemeCache::SchemeCache(const Scheme* scheme, bool stores_fp16, QueryRounding rounding, CacheMode mode)
-    : scheme_(scheme), stores_fp16_(stores_fp16), rounding_(rounding), mode_(mode) {
+    : rounding_(rounding), mode_(mode) {
+  for (Side& s : sides_) {
+    s.scheme = scheme;
+    s.stores_fp16 = stores_fp16;
+  }
   if (rounding_ == QueryRounding::q8_0) q8_0_ = make_scheme("q8_0");
 }
 
@@ -65,28 +87,29 @@ void SchemeCache::pass_through(std::vector<float>& x, std::int64_t tokens, Tenso
   const std::int64_t d = config->head_dim;
   const std::int64_t heads = static_cast<std::int64_t>(x.size()) / (tokens * d);
   const std::uint64_t bytes_before = bytes_;
+  const Side& s = side(role);
   elements_ += x.size();
   held_elements_sum_ += x.size();
-  if (scheme_ == nullptr) {
-    bytes_ += x.size() * sizeof(float);
+  if (s.scheme == nullptr) {
+    count_bytes(role, x.size() * sizeof(float));
     held_bytes_sum_ += x.size() * sizeof(float);
     return;
   }
   for (std::int64_t h = 0; h < heads; ++h) {
     float* head = x.data() + h * tokens * d;
-    if (stores_fp16_) {
+    if (s.stores_fp16) {
       std::vector<std::uint16_t> half(static_cast<std::size_t>(tokens * d));
       MutTensor half_view{half.data(), DType::f16, tokens, d};
       from_float(head, half_view);
-      const Compressed c = scheme_->compress(half_view, role);
-      bytes_ += c.total_bytes();
-      scheme_->decompress(c, half_view);
+      const Compressed c = s.scheme->compress(half_view, role);
+      count_bytes(role, c.total_bytes());
+      s.scheme->decompress(c, half_view);
       const std::vector<float> back = to_float(half_view);
       std::memcpy(head, back.data(), back.size() * sizeof(float));
     } else {
-      const Compressed c = scheme_->compress(ConstTensor{head, DType::f32, tokens, d}, role);
-      bytes_ += c.total_bytes();
-      scheme_->decompress(c, MutTensor{head, DType::f32, tokens, d});
+      const Compressed c = s.scheme->compress(ConstTensor{head, DType::f32, tokens, d}, role);
+      count_bytes(role, c.total_bytes());
+      s.scheme->decompress(c, MutTensor{head, DType::f32, tokens, d});
     }
   }
   held_bytes_sum_ += bytes_ - bytes_before;
@@ -94,6 +117,7 @@ void SchemeCache::pass_through(std::vector<float>& x, std::int64_t tokens, Tenso
 
 void SchemeCache::reset_counters() {
   bytes_ = elements_ = held_bytes_sum_ = held_elements_sum_ = 0;
+  role_bytes_[0] = role_bytes_[1] = 0;
   reset_decoder();
   kl_sums_.assign(static_cast<std::size_t>(config->num_layers), 0.0);
   kl_counts_.assign(static_cast<std::size_t>(config->num_layers), 0);
@@ -101,7 +125,7 @@ void SchemeCache::reset_counters() {
 
 void SchemeCache::store(std::int64_t, std::int64_t tokens, std::vector<float>& k, std::vector<float>& v) {
   exact_k_ = k;  // the probes compare attention weights: the keys are all they read
-  if (mode_ == CacheMode::causal && scheme_ != nullptr) {
+  if (mode_ == CacheMode::causal && !exact()) {
     pass_causally(k, tokens, TensorRole::key, causal_.raw_k, causal_.final_k);
     pass_causally(v, tokens, TensorRole::value, causal_.raw_v, causal_.final_v);
   } else {
@@ -114,8 +138,9 @@ void SchemeCache::store(std::int64_t, std::int64_t tokens, std::vector<float>& k
 void SchemeCache::queries(std::int64_t layer, std::int64_t tokens, std::vector<float>& q) {
   // ggml converts Q to the K cache's vec_dot type: none for f32, f16 for an f16 cache, q8_0
   // for the quantized cache types.
-  if (rounding_ == QueryRounding::q8_0 && scheme_ != nullptr) {
-    if (stores_fp16_) {
+  const Side& keys = side(TensorRole::key);
+  if (rounding_ == QueryRounding::q8_0 && keys.scheme != nullptr) {
+    if (keys.stores_fp16) {
       round_to_fp16(q.data(), static_cast<std::int64_t>(q.size()));
     } else {
       const std::int64_t d = config->head_dim;
@@ -142,7 +167,7 @@ void SchemeCache::probe_attention(std::int64_t layer, std::int64_t tokens, const
   // Heads in parallel, each probe's KL into its own slot; summed below in (head, probe) order,
   // so the result does not depend on the thread count.
   std::vector<double> kl(static_cast<std::size_t>(c.num_q_heads * probes));
-  if (scheme_ == nullptr && !stores_fp16_ && view == nullptr) probes = 0;  // the exact cache: every KL is 0
+  if (side(TensorRole::key).scheme == nullptr && view == nullptr) probes = 0;  // exact keys: every KL is 0
 #pragma omp parallel
   {
     // Only the two distributions: the KL needs neither the outputs nor the top keys.

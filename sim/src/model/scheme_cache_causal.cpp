@@ -11,8 +11,9 @@
 namespace dgq::sim {
 
 struct SchemeCache::Decoder {
-  std::vector<CausalCache> caches;        // [layer][kv head][role]; none for the exact fp32 cache
-  std::vector<std::vector<float>> exact;  // [layer][kv head][role]: the fp32 cache's rows
+  // [layer][kv head][role]: a role's compressed cache, or (its scheme exact) its fp32 rows.
+  std::vector<std::unique_ptr<CausalCache>> caches;
+  std::vector<std::vector<float>> exact;
   std::int64_t tokens = 0;                // appended so far (the last layer's count)
 };
 
@@ -27,14 +28,17 @@ SchemeCache::~SchemeCache() = default;
 void SchemeCache::reset_decoder() { decoder_.reset(); }
 
 void SchemeCache::check_causal_rule() const {
-  if (mode_ != CacheMode::causal || scheme_ == nullptr) return;
+  if (mode_ != CacheMode::causal) return;
   const std::vector<std::uint8_t> zeros(static_cast<std::size_t>(config->head_dim) * sizeof(float), 0);
-  for (TensorRole role : {TensorRole::key, TensorRole::value})
-    (void)scheme_->causal_schedule(ConstTensor{zeros.data(), input_dtype(), 1, config->head_dim}, role);
+  for (TensorRole role : {TensorRole::key, TensorRole::value}) {
+    const Side& s = side(role);
+    if (s.scheme != nullptr)
+      (void)s.scheme->causal_schedule(ConstTensor{zeros.data(), s.input_dtype(), 1, config->head_dim}, role);
+  }
 }
 
 const CausalKv* SchemeCache::causal_kv(std::int64_t) const {
-  return mode_ == CacheMode::causal && scheme_ != nullptr ? &causal_ : nullptr;
+  return mode_ == CacheMode::causal && !exact() ? &causal_ : nullptr;
 }
 
 // Every KV head of x through the family's causal timeline: x becomes the values each token is
@@ -44,11 +48,23 @@ void SchemeCache::pass_causally(std::vector<float>& x, std::int64_t tokens, Tens
                                 std::vector<std::uint32_t>& final_tokens) {
   const std::int64_t d = config->head_dim;
   const std::int64_t heads = static_cast<std::int64_t>(x.size()) / (tokens * d);
+  const Side& s = side(role);
   final_tokens.resize(static_cast<std::size_t>(heads * tokens));
+  if (s.scheme == nullptr) {  // the exact side of a K/V pair: every token final, as computed, on append
+    raw = x;
+    for (std::int64_t h = 0; h < heads; ++h)
+      for (std::int64_t j = 0; j < tokens; ++j) final_tokens[static_cast<std::size_t>(h * tokens + j)] = static_cast<std::uint32_t>(j + 1);
+    for (std::int64_t time = 0; time < tokens; ++time)
+      held_bytes_sum_ += static_cast<std::uint64_t>(heads * (time + 1) * d) * sizeof(float);
+    held_elements_sum_ += static_cast<std::uint64_t>(heads * d * tokens * (tokens + 1) / 2);
+    count_bytes(role, x.size() * sizeof(float));
+    elements_ += x.size();
+    return;
+  }
   // The scheme's input: x as computed, or rounded to fp16 once for a family that stores fp16
   // (whose raw tail then holds the rounded values).
   std::vector<std::uint16_t> half;
-  if (stores_fp16_) {
+  if (s.stores_fp16) {
     half.resize(x.size());
     from_float(x.data(), MutTensor{half.data(), DType::f16, heads * tokens, d});
     raw = to_float(ConstTensor{half.data(), DType::f16, heads * tokens, d});
@@ -56,16 +72,16 @@ void SchemeCache::pass_causally(std::vector<float>& x, std::int64_t tokens, Tens
     raw = x;
   }
   for (std::int64_t h = 0; h < heads; ++h) {
-    const ConstTensor input = stores_fp16_ ? ConstTensor{half.data() + h * tokens * d, DType::f16, tokens, d}
-                                           : ConstTensor{raw.data() + h * tokens * d, DType::f32, tokens, d};
-    const CausalTimeline t = causal_timeline(*scheme_, input, role);
+    const ConstTensor input = s.stores_fp16 ? ConstTensor{half.data() + h * tokens * d, DType::f16, tokens, d}
+                                            : ConstTensor{raw.data() + h * tokens * d, DType::f32, tokens, d};
+    const CausalTimeline t = causal_timeline(*s.scheme, input, role);
     std::memcpy(x.data() + h * tokens * d, t.final_values.data(), t.final_values.size() * sizeof(float));
     std::copy(t.schedule.final_tokens.begin(), t.schedule.final_tokens.end(), final_tokens.begin() + h * tokens);
     for (std::int64_t time = 0; time < tokens; ++time) {
       held_bytes_sum_ += causal_held_bytes(t.schedule, time, d, input.dtype);
       held_elements_sum_ += static_cast<std::uint64_t>((time + 1) * d);
     }
-    bytes_ += causal_held_bytes(t.schedule, tokens - 1, d, input.dtype);
+    count_bytes(role, causal_held_bytes(t.schedule, tokens - 1, d, input.dtype));
     elements_ += static_cast<std::uint64_t>(tokens * d);
   }
 }
@@ -77,37 +93,48 @@ void SchemeCache::append(std::int64_t layer, std::int64_t tokens, const std::vec
   const std::int64_t d = c.head_dim, heads = c.num_kv_heads;
   if (!decoder_) {
     decoder_ = std::make_unique<Decoder>();
+    const auto slots = static_cast<std::size_t>(c.num_layers * heads * 2);
+    decoder_->caches.resize(slots);
+    decoder_->exact.resize(slots);
     for (std::int64_t i = 0; i < c.num_layers * heads; ++i)
       for (TensorRole role : {TensorRole::key, TensorRole::value}) {
-        if (scheme_ != nullptr) decoder_->caches.emplace_back(*scheme_, role, d, input_dtype());
-        else decoder_->exact.emplace_back();
+        const Side& s = side(role);
+        if (s.scheme != nullptr)
+          decoder_->caches[static_cast<std::size_t>(i * 2 + (role == TensorRole::key ? 0 : 1))] =
+              std::make_unique<CausalCache>(*s.scheme, role, d, s.input_dtype());
       }
   }
   std::vector<std::uint16_t> half;
   for (std::int64_t h = 0; h < heads; ++h)
     for (TensorRole role : {TensorRole::key, TensorRole::value}) {
+      const Side& s = side(role);
       const float* rows = (role == TensorRole::key ? k : v).data() + h * tokens * d;
-      if (scheme_ == nullptr) {
+      if (s.scheme == nullptr) {
         std::vector<float>& exact = decoder_->exact[slot(layer, heads, h, role)];
         exact.insert(exact.end(), rows, rows + tokens * d);
         continue;
       }
       ConstTensor input{rows, DType::f32, tokens, d};
-      if (stores_fp16_) {
+      if (s.stores_fp16) {
         half.resize(static_cast<std::size_t>(tokens * d));
         from_float(rows, MutTensor{half.data(), DType::f16, tokens, d});
         input = ConstTensor{half.data(), DType::f16, tokens, d};
       }
-      decoder_->caches[slot(layer, heads, h, role)].append(input);
+      decoder_->caches[slot(layer, heads, h, role)]->append(input);
     }
   if (layer == c.num_layers - 1) {  // a micro-batch is complete: count what every cache holds
     decoder_->tokens += tokens;
     const auto elements = static_cast<std::uint64_t>(decoder_->tokens * d * heads * 2 * c.num_layers);
-    std::uint64_t held = scheme_ == nullptr ? elements * sizeof(float) : 0;
-    for (const CausalCache& cache : decoder_->caches) held += cache.held_bytes();
-    held_bytes_sum_ += held;
+    std::uint64_t role_held[2] = {0, 0};
+    for (std::size_t i = 0; i < decoder_->caches.size(); ++i) {
+      role_held[i % 2] += decoder_->caches[i] ? decoder_->caches[i]->held_bytes()
+                                              : decoder_->exact[i].size() * sizeof(float);
+    }
+    held_bytes_sum_ += role_held[0] + role_held[1];
     held_elements_sum_ += elements;
-    bytes_ = held;
+    bytes_ = role_held[0] + role_held[1];
+    role_bytes_[0] = role_held[0];
+    role_bytes_[1] = role_held[1];
     elements_ = elements;
   }
 }
@@ -121,12 +148,12 @@ void SchemeCache::read(std::int64_t layer, std::vector<float>& k, std::vector<fl
   for (std::int64_t h = 0; h < heads; ++h)
     for (TensorRole role : {TensorRole::key, TensorRole::value}) {
       std::vector<float>& out = role == TensorRole::key ? k : v;
-      if (scheme_ == nullptr) {
+      if (side(role).scheme == nullptr) {
         const std::vector<float>& exact = decoder_->exact[slot(layer, heads, h, role)];
         out.insert(out.end(), exact.begin(), exact.end());
         continue;
       }
-      decoder_->caches[slot(layer, heads, h, role)].read(rows);
+      decoder_->caches[slot(layer, heads, h, role)]->read(rows);
       out.insert(out.end(), rows.begin(), rows.end());
     }
 }

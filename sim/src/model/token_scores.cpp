@@ -118,6 +118,11 @@ EvalSummary summarize(const TokenScores& run, const TokenScores& base, const Hel
   s.same_top1 = same / double(n);
   s.bits_per_element = held.elements == 0 ? 0 : 8.0 * double(held.bytes) / double(held.elements);
   s.bits_averaged = held.elements_sum == 0 ? 0 : 8.0 * double(held.bytes_sum) / double(held.elements_sum);
+  // K and V hold the same number of elements (one head_dim row each per token and head).
+  const double role_elements = double(held.elements) / 2;
+  const bool known = held.k_bytes >= 0 && role_elements > 0;
+  s.bits_k = known ? 8.0 * double(held.k_bytes) / role_elements : std::nan("");
+  s.bits_v = known ? 8.0 * double(held.bytes - static_cast<std::uint64_t>(held.k_bytes)) / role_elements : std::nan("");
   return s;
 }
 

@@ -141,6 +141,7 @@ Replayer::Replayer(TraceMeta meta, std::string trace_path, std::vector<const Sch
     r.name = run_names[s];
     r.scheme = schemes_[s]->spec();
     r.scheme_family = schemes_[s]->family();
+    r.device = options_.device;
     r.trace_path = trace_path;
     r.trace = meta_;
     r.layers = options_.layers;

@@ -21,9 +21,10 @@ std::unique_ptr<Scheme> make_replay_scheme(std::string_view spec, ReplayDevice d
   if (device == ReplayDevice::cpu) return make_scheme(spec);
   if (device == ReplayDevice::reference) return make_scheme(spec, Device::reference);
 #ifdef DGQ_WITH_CUDA
-  // Families without a CUDA implementation in the registry run on the CPU.
-  if (find_scheme_family(scheme_family_of(spec), Device::cuda) == nullptr) return make_scheme(spec);
-  std::unique_ptr<Scheme> gpu = make_scheme(spec, Device::cuda);  // the spec is checked before the device
+  // A family without a CUDA implementation is refused (make_scheme names the ones that have
+  // one) rather than run on the CPU: results record the device they were asked for.
+  (void)make_scheme(spec);  // a bad spec is reported as on the CPU, before the device
+  std::unique_ptr<Scheme> gpu = make_scheme(spec, Device::cuda);
   std::string why;
   if (!cuda::device_available(&why)) throw Error("--device cuda: no usable CUDA device (" + why + ")");
   return gpu;

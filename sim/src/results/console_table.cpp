@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <string>
 
+#include "dgq/kv_pair.hpp"
 #include "dgq/scheme.hpp"
 #include "dgq/sim/replay.hpp"
 #include "dgq/sim/results.hpp"
@@ -31,6 +32,7 @@ double p95_of(const RunSummary& s, const char* metric) {
 // "family[:non-default parameters]": the canonical spec without the parameters that equal the
 // family's defaults, so that rows stay readable (the results file keeps the full spec).
 std::string short_spec(const std::string& spec) {
+  if (const auto pair = split_kv_pair_spec(spec)) return join_kv_pair_spec(short_spec(pair->k), short_spec(pair->v));
   const auto colon = spec.find(':');
   if (colon == std::string::npos) return spec;
   const std::string family = spec.substr(0, colon);

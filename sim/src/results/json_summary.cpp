@@ -29,6 +29,7 @@ toml::table run_table(const RunResult& r) {
       {"config_hash", r.config_hash},
       {"scheme", r.scheme},
       {"scheme_family", r.scheme_family},
+      {"device", r.device},
       {"trace", r.trace_path},
       {"trace_model", r.trace.model},
       {"trace_prompt_kind", r.trace.prompt_kind},

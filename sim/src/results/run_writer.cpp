@@ -112,6 +112,7 @@ void write_decompressed(hid_t run, const RunResult& r, const std::string& contex
 void write_run_attributes(hid_t g, const RunResult& r, const RunSummary& s) {
   h5::write_string_attribute(g, "scheme", r.scheme);
   h5::write_string_attribute(g, "scheme_family", r.scheme_family);
+  h5::write_string_attribute(g, "device", r.device);
   h5::write_string_attribute(g, "trace", r.trace_path);
   h5::write_string_attribute(g, "trace_model", r.trace.model);
   h5::write_string_attribute(g, "trace_prompt_kind", r.trace.prompt_kind);

@@ -24,10 +24,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string canonical_spec(const std::string& spec) {
-  return spec == "fp32" ? spec : make_scheme(spec)->spec();  // fp32: the exact cache, no scheme
-}
-
 void write_eval_run(hid_t file, const std::string& name, const SweepEvalInput& in, const SweepEval& eval,
                     const EvalResult& result, const EvalSchemeResult& scheme, const std::string& context) {
   const std::string where = context + ": /runs/" + name;
@@ -79,7 +75,7 @@ SweepReport run_eval_sweep(const SweepConfig& config, const SweepOptions& option
     }
     by_input[r.trace].push_back(&r);
   }
-  const std::string base = canonical_spec(eval.base);
+  const std::string base = canonical_cache_spec(eval.base);
   for (const auto& group : by_input) {
     // Named variables, not a structured binding: the lambda below captures them, which
     // clang 14 (the sanitizer build) does not allow for structured bindings.

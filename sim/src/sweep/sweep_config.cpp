@@ -11,6 +11,7 @@
 #include <toml++/toml.h>
 
 #include "dgq/errors.hpp"
+#include "dgq/kv_pair.hpp"
 #include "dgq/registry.hpp"
 #include "dgq/scheme.hpp"
 #include "dgq/sim/sweep.hpp"
@@ -268,15 +269,11 @@ SweepConfig parse_sweep_config_text(const std::string& text, const std::string& 
     throw ParameterError(path + ":" + std::to_string(e.source().begin.line) + ":" +
                          std::to_string(e.source().begin.column) + ": " + std::string(e.description()));
   }
-  c.only_known_keys(root, {"schemes", "traces", "trace", "synthetic", "grid", "replay", "eval"}, "");
+  c.only_known_keys(root, {"schemes", "cache_k", "cache_v", "traces", "trace", "synthetic", "grid", "replay", "eval"}, "");
   SweepConfig config;
   config.config_path = path;
   const fs::path base = fs::path(path).parent_path();
-  if (const toml::node* s = root.get("schemes")) {
-    config.schemes = strings(c, *s, "schemes");
-  } else {
-    throw ParameterError(path + ": the key 'schemes' (a list of scheme specs) is required");
-  }
+  if (const toml::node* s = root.get("schemes")) config.schemes = strings(c, *s, "schemes");
   for (const std::string& spec : config.schemes) {
     try {
       (void)make_scheme(spec);
@@ -284,6 +281,24 @@ SweepConfig parse_sweep_config_text(const std::string& text, const std::string& 
       c.fail(*root.get("schemes"), "schemes", e.what());
     }
   }
+  // K and V apart, as the CLI's --cache-k/--cache-v: the pairs follow the schemes.
+  const toml::node* cache_k = root.get("cache_k");
+  const toml::node* cache_v = root.get("cache_v");
+  if (cache_k != nullptr || cache_v != nullptr) {
+    const toml::node& where = cache_k != nullptr ? *cache_k : *cache_v;
+    const std::vector<std::string> k = cache_k ? strings(c, *cache_k, "cache_k") : std::vector<std::string>{};
+    const std::vector<std::string> v = cache_v ? strings(c, *cache_v, "cache_v") : std::vector<std::string>{};
+    try {
+      for (const std::string& spec : kv_pair_specs(k, v, "cache_k", "cache_v")) {
+        (void)make_scheme(spec);
+        config.schemes.push_back(spec);
+      }
+    } catch (const ParameterError& e) {
+      c.fail(where, cache_k != nullptr ? "cache_k" : "cache_v", e.what());
+    }
+  }
+  if (config.schemes.empty())
+    throw ParameterError(path + ": the key 'schemes' (a list of scheme specs) or 'cache_k'/'cache_v' is required");
   if (const toml::node* g = root.get("grid")) parse_grid(c, as_table(c, *g, "grid"), config.grid);
   if (const toml::node* r = root.get("replay")) {
     const toml::table& t = as_table(c, *r, "replay");

@@ -236,6 +236,7 @@ SweepReport run_sweep(const SweepConfig& config, const SweepOptions& options) {
       ro.threads = options.threads;
       ro.layers = config.layers;
       ro.serialize_schemes = options.device == ReplayDevice::cuda;
+      ro.device = options.device == ReplayDevice::cuda ? "cuda" : options.device == ReplayDevice::reference ? "reference" : "cpu";
       std::vector<RunResult> results = replay_trace(reader, schemes, names, ro);
       for (RunResult& r : results) r.trace_path = trace_identity(trace);
       add_runs(options.output, results, false);

@@ -26,9 +26,14 @@ TokenText read_token_file(const std::string& path);
 inline constexpr std::int64_t kTokenFormatVersion = 1;
 
 // ---- The cache -----------------------------------------------------------------------------
-// "fp32" is the exact cache (no scheme); every other name is a make_scheme spec. The fp16
-// family stores fp16: its input is the fp32 K/V rounded to nearest-even (llama.cpp's f32 -> f16
-// copy); every other scheme gets the fp32 K/V as computed.
+// "fp32" (or llama.cpp's "f32") is the exact cache (no scheme); every other name is a
+// make_scheme spec, a K/V pair "K_SPEC/V_SPEC" included (dgq/kv_pair.hpp; either side may be
+// fp32). The fp16 family stores fp16: its input is the fp32 K/V rounded to nearest-even
+// (llama.cpp's f32 -> f16 copy); every other scheme gets the fp32 K/V as computed.
+// The canonical text of a cache spec: "fp32" for the exact cache (f32 too), a scheme's
+// canonical spec, a K/V pair of those (a pair of one scheme is that scheme), so that "dgq" and
+// "dgq:win=16,..." are one configuration in a run's identity.
+std::string canonical_cache_spec(const std::string& spec);
 enum class QueryRounding { off, q8_0 };
 QueryRounding parse_query_rounding(const std::string& name);  // "off" | "q8_0"
 
@@ -46,7 +51,7 @@ std::string cache_mode_name(CacheMode mode);
 class SchemeCache final : public KvCacheHook, public DecoderCache {
  public:
   SchemeCache(const std::string& spec, QueryRounding rounding, CacheMode mode = CacheMode::prefill);
-  // A caller-owned scheme (tests: a scheme that returns its input unchanged).
+  // A caller-owned scheme for both roles (tests: a scheme that returns its input unchanged).
   SchemeCache(const Scheme* scheme, bool stores_fp16, QueryRounding rounding, CacheMode mode = CacheMode::prefill);
   ~SchemeCache() override;
   // KvCacheHook
@@ -69,6 +74,8 @@ class SchemeCache final : public KvCacheHook, public DecoderCache {
   std::uint64_t stored_elements() const { return elements_; }
   std::uint64_t held_bytes_sum() const { return held_bytes_sum_; }
   std::uint64_t held_elements_sum() const { return held_elements_sum_; }
+  // stored_bytes() of one role (the K cache's and the V cache's bytes apart).
+  std::uint64_t stored_bytes(TensorRole role) const { return role_bytes_[role == TensorRole::key ? 0 : 1]; }
   // Attention KL per layer (docs/eval.md): sum over probe queries and query heads of
   // KL(attention with the exact K/V || with the cache's), and the number of terms.
   const std::vector<double>& attention_kl_sums() const { return kl_sums_; }
@@ -93,15 +100,26 @@ class SchemeCache final : public KvCacheHook, public DecoderCache {
   void pass_through(std::vector<float>& x, std::int64_t tokens, TensorRole role);
   void pass_causally(std::vector<float>& x, std::int64_t tokens, TensorRole role, std::vector<float>& raw,
                      std::vector<std::uint32_t>& final_tokens);
-  DType input_dtype() const { return stores_fp16_ ? DType::f16 : DType::f32; }
+  // The scheme of one role: nullptr for the exact fp32 cache; stores_fp16 for a family that
+  // stores its input's bytes (its input is then the K/V rounded to fp16).
+  struct Side {
+    std::unique_ptr<Scheme> owned;
+    const Scheme* scheme = nullptr;
+    bool stores_fp16 = false;
+    DType input_dtype() const { return stores_fp16 ? DType::f16 : DType::f32; }
+  };
+  const Side& side(TensorRole role) const { return sides_[role == TensorRole::key ? 0 : 1]; }
+  bool exact() const { return sides_[0].scheme == nullptr && sides_[1].scheme == nullptr; }
+  void count_bytes(TensorRole role, std::uint64_t bytes) {
+    bytes_ += bytes;
+    role_bytes_[role == TensorRole::key ? 0 : 1] += bytes;
+  }
   void probe_attention(std::int64_t layer, std::int64_t tokens, const std::vector<float>& q);
   void reset_decoder();
   std::vector<float> exact_k_, cached_k_;  // this layer's keys, for the probes
   std::vector<double> kl_sums_;
   std::vector<std::int64_t> kl_counts_;
-  std::unique_ptr<Scheme> owned_;
-  const Scheme* scheme_ = nullptr;  // nullptr: fp32, exact
-  bool stores_fp16_ = false;
+  Side sides_[2];  // key, value
   QueryRounding rounding_ = QueryRounding::off;
   CacheMode mode_ = CacheMode::prefill;
   std::unique_ptr<Scheme> q8_0_;
@@ -109,6 +127,7 @@ class SchemeCache final : public KvCacheHook, public DecoderCache {
   struct Decoder;    // the literal caches, [layer][kv head][role]
   std::unique_ptr<Decoder> decoder_;
   std::uint64_t bytes_ = 0, elements_ = 0, held_bytes_sum_ = 0, held_elements_sum_ = 0;
+  std::uint64_t role_bytes_[2] = {0, 0};
 };
 
 // ---- Scores --------------------------------------------------------------------------------
@@ -132,6 +151,9 @@ struct EvalSummary {
   // Bits per element held on average while decoding (sum over appends of the bytes held / of
   // the elements held); equals bits_per_element for a prefill cache.
   double bits_averaged = 0;
+  // bits_per_element of the K cache and of the V cache apart (a K/V pair's two sides); NaN
+  // when chunks written by a dgq before 2026-12-03 did not record the K bytes.
+  double bits_k = 0, bits_v = 0;
   // Mean attention KL of probe queries, exact vs cached K/V, over layers, heads and probes
   // (the base run's comes from the base logits file when that is reused).
   double attn_kl_mean = 0;
@@ -142,6 +164,7 @@ struct EvalSummary {
 struct HeldBytes {
   std::uint64_t bytes = 0, elements = 0;  // the final state
   std::uint64_t bytes_sum = 0, elements_sum = 0;  // summed over appends
+  std::int64_t k_bytes = -1;  // the K cache's part of bytes; -1: not recorded
 };
 EvalSummary summarize(const TokenScores& run, const TokenScores& base, const HeldBytes& held);
 // Linear interpolation between order statistics (numpy.percentile's default); fraction in [0, 1].

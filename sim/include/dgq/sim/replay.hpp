@@ -40,6 +40,7 @@ struct RunResult {
   std::string name;
   std::string scheme;         // canonical spec
   std::string scheme_family;
+  std::string device = "cpu";  // where the scheme ran: cpu, reference or cuda (ReplayOptions)
   std::string trace_path;
   TraceMeta trace;            // the trace's metadata (q_pos, noise_mask included)
   std::vector<int> layers;    // replayed layer indices, in order
@@ -57,6 +58,7 @@ struct ReplayOptions {
   std::vector<int> layers;          // empty: all layers
   bool keep_decompressed = false;   // fill RunResult::decompressed (memory: one trace per scheme)
   bool serialize_schemes = false;   // call compress/decompress from one thread at a time (GPU schemes)
+  std::string device = "cpu";       // recorded in every RunResult (the schemes were made for it)
   std::function<void(int done, int total)> on_layer_done;  // progress
 };
 
