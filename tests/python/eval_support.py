@@ -143,3 +143,43 @@ def numpy_gemma3_logits(model_file: Path, tokens) -> np.ndarray:
                                                                (gate + np.float32(0.044715) * gate ** 3)))
         x = x + norm((gelu * (h @ t[p + "ffn_up"].T)) @ t[p + "ffn_down"].T, t[p + "post_ffw_norm"])
     return norm(x, t["output_norm"]) @ t["token_embd"].T
+
+
+def numpy_qwen_logits(model_file: Path, tokens) -> np.ndarray:
+    """An independent numpy fp32 forward pass of Qwen2 / Qwen3 from a dgq model file, written from
+    Hugging Face's Qwen2 and Qwen3 modeling code: RMSNorm, Q/K/V projections with biases (Qwen2),
+    RMSNorm per head on Q and K before RoPE (Qwen3), rotate-half RoPE, causal GQA attention,
+    SwiGLU, the final norm and the untied output matrix (`output`) when the file has one."""
+    with h5py.File(model_file, "r") as f:
+        a = dict(f.attrs)
+        t = {name: np.asarray(d, dtype=np.float32) for name, d in f["tensors"].items()}
+    n, d = len(tokens), int(a["head_dim"])
+    hq, hkv = int(a["num_q_heads"]), int(a["num_kv_heads"])
+    eps = np.float32(a["rms_eps"])
+    zero = np.float32(0)
+
+    def norm(x, w):
+        return (x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)) * w
+
+    cos, sin = export_trace.rope_tables(np.arange(n), d, float(a["rope_theta"]))
+    x = t["token_embd"][np.asarray(tokens)]
+    visible = np.arange(n)[None, :] <= np.arange(n)[:, None]
+    for i in range(int(a["num_layers"])):
+        p = f"blk.{i}."
+        h = norm(x, t[p + "attn_norm"])
+        q = (h @ t[p + "attn_q"].T + t.get(p + "attn_q.bias", zero)).reshape(n, hq, d).transpose(1, 0, 2)
+        k = (h @ t[p + "attn_k"].T + t.get(p + "attn_k.bias", zero)).reshape(n, hkv, d).transpose(1, 0, 2)
+        v = (h @ t[p + "attn_v"].T + t.get(p + "attn_v.bias", zero)).reshape(n, hkv, d).transpose(1, 0, 2)
+        if a["qk_norm"]:
+            q, k = norm(q, t[p + "attn_q_norm"]), norm(k, t[p + "attn_k_norm"])
+        q = export_trace.apply_rope(q, cos, sin) * np.float32(1.0 / np.sqrt(d))
+        k = export_trace.apply_rope(k, cos, sin)
+        out = np.empty((n, hq, d), dtype=np.float32)
+        for head in range(hq):
+            g = head // (hq // hkv)
+            out[:, head] = export_trace.softmax_rows(np.where(visible, q[head] @ k[g].T, -np.inf)) @ v[g]
+        x = x + out.reshape(n, hq * d) @ t[p + "attn_output"].T
+        h = norm(x, t[p + "ffn_norm"])
+        gate = h @ t[p + "ffn_gate"].T
+        x = x + ((gate / (np.float32(1) + np.exp(-gate))) * (h @ t[p + "ffn_up"].T)) @ t[p + "ffn_down"].T
+    return norm(x, t["output_norm"]) @ t["output" if "output" in t else "token_embd"].T

@@ -101,6 +101,14 @@ std::vector<float> to_head_major(const RowMat& x, std::int64_t heads, std::int64
   return out;
 }
 
+// x W^T, plus the bias row when the layer has one (Qwen2's Q/K/V; an empty bias adds nothing).
+// A separate add, as ggml's ggml_add after its mul_mat.
+RowMat project_biased(const RowMat& h, const Weight& w, const Weight& bias, Arithmetic a) {
+  RowMat y = project(h, w, a);
+  if (!bias.values.empty()) y.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias.values.data(), bias.cols);
+  return y;
+}
+
 RowMat rms_norm(const RowMat& x, const Weight& weight, double eps) {
   RowMat y = x;
   rms_norm_rows(y.data(), y.rows(), y.cols(), weight, eps);
@@ -136,9 +144,9 @@ void layer_step(const Model& model, std::int64_t layer, RowMat& x, std::int64_t 
   const LayerWeights& w = model.layers[static_cast<std::size_t>(layer)];
   const std::int64_t n = x.rows(), d = c.head_dim;
   RowMat h = rms_norm(x, w.attn_norm, c.rms_eps);
-  std::vector<float> q = to_head_major(project(h, w.attn_q, a), c.num_q_heads, d);
-  std::vector<float> k = to_head_major(project(h, w.attn_k, a), c.num_kv_heads, d);
-  std::vector<float> v = to_head_major(project(h, w.attn_v, a), c.num_kv_heads, d);
+  std::vector<float> q = to_head_major(project_biased(h, w.attn_q, w.attn_q_bias, a), c.num_q_heads, d);
+  std::vector<float> k = to_head_major(project_biased(h, w.attn_k, w.attn_k_bias, a), c.num_kv_heads, d);
+  std::vector<float> v = to_head_major(project_biased(h, w.attn_v, w.attn_v_bias, a), c.num_kv_heads, d);
   if (c.qk_norm) {
     rms_norm_rows(q.data(), c.num_q_heads * n, d, w.attn_q_norm, c.rms_eps);
     rms_norm_rows(k.data(), c.num_kv_heads * n, d, w.attn_k_norm, c.rms_eps);
@@ -176,11 +184,12 @@ RowMat embed(const Model& model, std::span<const std::int32_t> tokens, std::int6
 void output_logits(const Model& model, const RowMat& rows, Arithmetic a, float* out) {
   const ModelConfig& c = model.config;
   const RowMat last = rms_norm(rows, model.output_norm, c.rms_eps);
+  const Weight& output = c.tied_output ? model.token_embd : model.output;
   if (a == Arithmetic::blocked) {
-    MutMap(out, last.rows(), c.vocab_size).noalias() = last * as_matrix(model.token_embd).transpose();
+    MutMap(out, last.rows(), c.vocab_size).noalias() = last * as_matrix(output).transpose();
     return;
   }
-  const RowMat logits = project(last, model.token_embd, a);
+  const RowMat logits = project(last, output, a);
   std::copy(logits.data(), logits.data() + logits.size(), out);
 }
 

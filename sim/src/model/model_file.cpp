@@ -1,6 +1,8 @@
 // Reads a dgq model file (docs/model-format.md) into fp32 weights, checking every attribute and
 // tensor before the runner sees it: one clear error naming the file and the tensor at fault.
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "dgq/errors.hpp"
@@ -26,8 +28,8 @@ ModelConfig read_config(hid_t file, const std::string& path) {
                      std::to_string(kModelFormatVersion));
   ModelConfig c;
   c.architecture = h5::read_string_attribute(file, "architecture", path);
-  if (c.architecture != "llama" && c.architecture != "gemma3")
-    throw InputError(path + ": unknown architecture '" + c.architecture + "' (known: llama, gemma3)");
+  if (c.architecture != "llama" && c.architecture != "gemma3" && c.architecture != "qwen2" && c.architecture != "qwen3")
+    throw InputError(path + ": unknown architecture '" + c.architecture + "' (known: llama, gemma3, qwen2, qwen3)");
   const std::string pairing = h5::read_string_attribute(file, "rope_pairing", path);
   if (pairing != "rotate-half")
     throw InputError(path + ": rope_pairing '" + pairing + "', the runner implements 'rotate-half'");
@@ -53,6 +55,9 @@ ModelConfig read_config(hid_t file, const std::string& path) {
   c.sliding_window_pattern = h5::read_int_attribute(file, "sliding_window_pattern", path);
   c.qk_norm = h5::read_int_attribute(file, "qk_norm", path) != 0;
   c.post_norms = h5::read_int_attribute(file, "post_norms", path) != 0;
+  // Added with qwen2 (2026-12-03): absent in older files, whose models have neither.
+  c.attn_bias = h5::has_attribute(file, "attn_bias") && h5::read_int_attribute(file, "attn_bias", path) != 0;
+  c.tied_output = !h5::has_attribute(file, "tied_output") || h5::read_int_attribute(file, "tied_output", path) != 0;
   if (c.num_q_heads % c.num_kv_heads != 0)
     throw InputError(path + ": num_q_heads " + std::to_string(c.num_q_heads) + " is not a multiple of num_kv_heads " +
                      std::to_string(c.num_kv_heads));
@@ -87,6 +92,19 @@ Weight read_weight(hid_t tensors, const std::string& path, const std::string& na
   return w;
 }
 
+// A GGUF given where a model file belongs gets the command that converts it, not HDF5's
+// "not an HDF5 file".
+void refuse_gguf(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return;  // open_file_readonly reports it
+  char magic[4] = {};
+  const bool gguf = std::fread(magic, 1, 4, f) == 4 && std::memcmp(magic, "GGUF", 4) == 0;
+  std::fclose(f);
+  if (gguf)
+    throw InputError(path + ": a GGUF file; dgq reads a model converted from it once: tools/export_model.py gguf --gguf " +
+                     path + " -o MODEL.h5 (docs/model-format.md, Your own model)");
+}
+
 }  // namespace
 
 bool ModelConfig::is_local_layer(std::int64_t layer) const {
@@ -94,11 +112,14 @@ bool ModelConfig::is_local_layer(std::int64_t layer) const {
 }
 
 ModelConfig read_model_config(const std::string& path) {
+  refuse_gguf(path);
   h5::Handle file = h5::open_file_readonly(path);
   return read_config(file.get(), path);
 }
 
+
 Model load_model(const std::string& path) {
+  refuse_gguf(path);
   h5::Handle file = h5::open_file_readonly(path);
   Model m;
   m.config = read_config(file.get(), path);
@@ -107,6 +128,7 @@ Model load_model(const std::string& path) {
   const hid_t t = tensors.get();
   m.token_embd = read_weight(t, path, "token_embd", c.vocab_size, c.hidden);
   m.output_norm = read_weight(t, path, "output_norm", 0, c.hidden);
+  if (!c.tied_output) m.output = read_weight(t, path, "output", c.vocab_size, c.hidden);
   m.layers.resize(static_cast<std::size_t>(c.num_layers));
   for (std::int64_t i = 0; i < c.num_layers; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
@@ -123,6 +145,11 @@ Model load_model(const std::string& path) {
     if (c.qk_norm) {
       l.attn_q_norm = read_weight(t, path, p + "attn_q_norm", 0, c.head_dim);
       l.attn_k_norm = read_weight(t, path, p + "attn_k_norm", 0, c.head_dim);
+    }
+    if (c.attn_bias) {
+      l.attn_q_bias = read_weight(t, path, p + "attn_q.bias", 0, c.q_rows());
+      l.attn_k_bias = read_weight(t, path, p + "attn_k.bias", 0, c.kv_rows());
+      l.attn_v_bias = read_weight(t, path, p + "attn_v.bias", 0, c.kv_rows());
     }
     if (c.post_norms) {
       l.post_attention_norm = read_weight(t, path, p + "post_attention_norm", 0, c.hidden);

@@ -11,7 +11,7 @@
 namespace dgq::sim {
 
 struct ModelConfig {
-  std::string name, architecture, activation;  // architecture: "llama" | "gemma3"
+  std::string name, architecture, activation;  // architecture: "llama" | "gemma3" | "qwen2" | "qwen3"
   std::int64_t num_layers = 0, hidden = 0, ffn = 0, num_q_heads = 0, num_kv_heads = 0,
                head_dim = 0, vocab_size = 0, context_length = 0, bos_token_id = 0;
   bool add_bos = false;
@@ -20,6 +20,8 @@ struct ModelConfig {
   // sliding_window positions and use rope_theta_local. 0 = every layer global.
   std::int64_t sliding_window = 0, sliding_window_pattern = 0;
   bool qk_norm = false, post_norms = false;
+  bool attn_bias = false;    // Q, K and V projections add a bias (Qwen2)
+  bool tied_output = true;   // logits from token_embd; false: from the tensor `output` (untied)
 
   bool is_local_layer(std::int64_t layer) const;
   std::int64_t q_rows() const { return num_q_heads * head_dim; }
@@ -34,12 +36,15 @@ struct Weight {
 
 struct LayerWeights {
   Weight attn_norm, attn_q, attn_k, attn_v, attn_output, ffn_norm, ffn_gate, ffn_up, ffn_down;
-  Weight attn_q_norm, attn_k_norm, post_attention_norm, post_ffw_norm;  // gemma3 only
+  Weight attn_q_norm, attn_k_norm;               // qk_norm (gemma3, qwen3)
+  Weight post_attention_norm, post_ffw_norm;     // post_norms (gemma3)
+  Weight attn_q_bias, attn_k_bias, attn_v_bias;  // attn_bias (qwen2)
 };
 
 struct Model {
   ModelConfig config;
   Weight token_embd, output_norm;
+  Weight output;  // [vocab][hidden] when !config.tied_output, else empty
   std::vector<LayerWeights> layers;
 };
 
