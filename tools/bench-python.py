@@ -73,12 +73,15 @@ def main():
     for spec in args.specs:
         scheme = dgq.Scheme(spec)
         c_tiny, c_large = scheme.compress(tiny), scheme.compress(large)
+        outs = {x.nbytes: np.empty_like(x) for x in (tiny, large)}
         cpp_compress = {x.nbytes: (lambda n, x=x: _dgq._cpp_compress_seconds(spec, x, n)) for x in (tiny, large)}
         cpp_decompress = {x.nbytes: (lambda n, x=x: _dgq._cpp_decompress_seconds(spec, x, n)) for x in (tiny, large)}
         calls = [
             ("dgq.compress(x, spec)", lambda x: dgq.compress(x, spec), cpp_compress),
             ("Scheme.compress(x)", scheme.compress, cpp_compress),
             ("Compressed.decompress()", lambda x: (c_tiny if x is tiny else c_large).decompress(), cpp_decompress),
+            ("Compressed.decompress(out=y)",
+             lambda x: (c_tiny if x is tiny else c_large).decompress(out=outs[x.nbytes]), cpp_decompress),
         ]
         for name, call, cpp in calls:
             py_tiny, cpp_tiny = interleaved_medians(lambda: call(tiny), cpp[tiny.nbytes], 10, args.tiny_repeats // 10)
@@ -89,7 +92,8 @@ def main():
     print()
     print("C++: make_scheme once, then Scheme::compress (keys) / decompress into a reused buffer, "
           "timed in C++ with the GIL released; Python: each call from Python, result object included "
-          "(dgq.compress also parses the spec).")
+          "(dgq.compress also parses the spec; decompress() allocates the array it returns, "
+          "decompress(out=y) decodes into y, as the C++ loop does).")
 
 
 if __name__ == "__main__":

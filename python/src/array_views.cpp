@@ -84,6 +84,31 @@ ConstTensor tensor_view(const InputArray& a, std::optional<std::string_view> dty
   return ConstTensor{a.data(), d, tokens, channels};
 }
 
+MutTensor output_view(const nb::handle& out, DType dtype, std::int64_t tokens, std::int64_t channels,
+                      std::string_view what) {
+  const std::string prefix(what);
+  const std::string want = "a writable C-contiguous " + std::string(numpy_name(dtype)) + " array of shape (" +
+                           std::to_string(tokens) + ", " + std::to_string(channels) + ")";
+  // No conversion: a converted copy would be decoded into and dropped, leaving out untouched.
+  nb::ndarray<nb::device::cpu> a;
+  if (!nb::try_cast(out, a, false)) throw InputError(prefix + ": out must be " + want + " (a read-only or non-array object was given)");
+  const bool shape_ok = a.ndim() == 2 && static_cast<std::int64_t>(a.shape(0)) == tokens &&
+                        static_cast<std::int64_t>(a.shape(1)) == channels;
+  const bool dtype_ok = dtype == DType::f16   ? is(a.dtype(), nb::dlpack::dtype_code::Float, 16)
+                        : dtype == DType::f32 ? is(a.dtype(), nb::dlpack::dtype_code::Float, 32)
+                                              : is(a.dtype(), nb::dlpack::dtype_code::UInt, 16);
+  const bool contiguous = shape_ok && (tokens * channels == 0 || ((channels == 1 || a.stride(1) == 1) &&
+                                                                  (tokens == 1 || a.stride(0) == channels)));
+  if (!shape_ok || !dtype_ok || !contiguous) {
+    std::string got = numpy_name(a.dtype()) + " shape (";
+    for (std::size_t i = 0; i < a.ndim(); ++i) got += (i ? ", " : "") + std::to_string(a.shape(i));
+    got += a.ndim() == 1 ? ",)" : ")";
+    if (shape_ok && dtype_ok) got += ", not C-contiguous";
+    throw InputError(prefix + ": out must be " + want + ", got " + got);
+  }
+  return MutTensor{a.data(), dtype, tokens, channels};
+}
+
 OutputArray new_matrix(DType dtype, std::int64_t tokens, std::int64_t channels, MutTensor& view) {
   view = MutTensor{nullptr, dtype, tokens, channels};
   // At least one byte, so that an empty result still has a buffer of its own to own.

@@ -23,6 +23,12 @@ using OutputArray = nanobind::ndarray<nanobind::numpy>;
 // `what` starts the message ("compress").
 ConstTensor tensor_view(const InputArray& a, std::optional<std::string_view> dtype, std::string_view what);
 
+// out, a writable 2-D C-contiguous CPU array of tokens x channels in dtype (bf16: uint16), as a
+// view to decode into; throws InputError saying what out must be otherwise. `what` starts the
+// message ("decompress").
+MutTensor output_view(const nanobind::handle& out, DType dtype, std::int64_t tokens, std::int64_t channels,
+                      std::string_view what);
+
 // A new numpy array of tokens x channels in dtype (bf16 as uint16), and its view in `view`.
 OutputArray new_matrix(DType dtype, std::int64_t tokens, std::int64_t channels, MutTensor& view);
 

@@ -53,10 +53,18 @@ CompressedObject compress(const SchemeObject& s, const InputArray& x, std::strin
   return out;
 }
 
-OutputArray decompress(const CompressedObject& o, std::optional<std::string_view> dtype) {
+// Into a new array, or into `out_array` (returned) so that a caller decoding many tensors of one
+// shape allocates and page-faults nothing (as Scheme::compress_into does for compression).
+nb::object decompress(const CompressedObject& o, std::optional<std::string_view> dtype, nb::object out_array) {
   const DType want = dtype ? parse_dtype(*dtype) : o.c.dtype;
   MutTensor out;
-  OutputArray array = new_matrix(want, o.c.tokens, o.c.channels, out);
+  nb::object result;
+  if (out_array.is_none()) {
+    result = nb::cast(new_matrix(want, o.c.tokens, o.c.channels, out));
+  } else {
+    out = output_view(out_array, want, o.c.tokens, o.c.channels, "decompress");
+    result = out_array;
+  }
   nb::gil_scoped_release release;
   if (want == o.c.dtype) {
     o.scheme->decompress(o.c, out);
@@ -69,7 +77,7 @@ OutputArray decompress(const CompressedObject& o, std::optional<std::string_view
     const std::vector<float> values = to_float(native_view);
     from_float(values.data(), out);
   }
-  return array;
+  return result;
 }
 
 // Name -> read-only uint8 view of the part's bytes, in the scheme's order; the views keep the
@@ -104,9 +112,10 @@ void bind_schemes(nb::module_& m) {
       .def_prop_ro("parts", &parts, "dict: part name -> read-only numpy uint8 view of its bytes, in the scheme's order.")
       .def_prop_ro("segment_edges", [](const CompressedObject& o) { return o.c.segment_edges(); },
                    "[0, e1, ..., tokens] for a segmenting scheme, [] otherwise.")
-      .def("decompress", &decompress, nb::arg("dtype") = nb::none(),
+      .def("decompress", &decompress, nb::arg("dtype") = nb::none(), nb::arg("out") = nb::none(),
            "The decoded tensor, tokens x channels, in the input's dtype or in dtype ('f16', 'bf16' "
-           "as uint16 bits, 'f32').")
+           "as uint16 bits, 'f32'); into out (returned) when given: a writable C-contiguous array "
+           "of that shape and dtype.")
       .def("__repr__", [](const CompressedObject& o) {
         return "<dgq.Compressed " + o.c.scheme + " [" + std::to_string(o.c.tokens) + ", " +
                std::to_string(o.c.channels) + "] " + std::string(dtype_name(o.c.dtype)) + " " +

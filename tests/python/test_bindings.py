@@ -285,3 +285,38 @@ def test_an_unknown_dtype_name_is_parse_dtypes_parameter_error(dgq):
         with pytest.raises(dgq.ParameterError) as e:
             call()
         assert str(e.value) == "unknown dtype 'f64' (expected f16, bf16 or f32)"
+
+
+def test_decompress_into_out_writes_and_returns_that_array(dgq):
+    k, _ = kv_data("bf16")
+    c = dgq.compress(k[0], "dgq2", dtype="bf16")
+    out = np.full((TOKENS, CHANNELS), 0xFFFF, np.uint16)
+    assert c.decompress(out=out) is out
+    assert np.array_equal(out, c.decompress())
+    wide = np.zeros((TOKENS, CHANNELS), np.float32)
+    assert c.decompress("f32", out=wide) is wide and np.array_equal(wide, c.decompress("f32"))
+
+
+@pytest.mark.parametrize("out, got", [
+    (np.zeros((TOKENS, CHANNELS), np.float32), "float32 shape (37, 128)"),
+    (np.zeros((TOKENS + 1, CHANNELS), np.float16), "float16 shape (38, 128)"),
+    (np.zeros((CHANNELS, TOKENS), np.float16).T, "float16 shape (37, 128), not C-contiguous"),
+])
+def test_a_wrong_out_array_is_an_input_error_saying_what_it_must_be(dgq, out, got):
+    k, _ = kv_data("f16")
+    c = dgq.compress(k[0], "q8_0")
+    with pytest.raises(dgq.InputError) as e:
+        c.decompress(out=out)
+    assert str(e.value) == ("decompress: out must be a writable C-contiguous float16 array of shape (37, 128), "
+                            f"got {got}")
+
+
+def test_a_read_only_out_array_is_refused_and_left_unchanged(dgq):
+    k, _ = kv_data("f16")
+    c = dgq.compress(k[0], "q8_0")
+    out = np.zeros((TOKENS, CHANNELS), np.float16)
+    out.flags.writeable = False
+    with pytest.raises(dgq.InputError) as e:
+        c.decompress(out=out)
+    assert "out must be a writable C-contiguous float16 array of shape (37, 128)" in str(e.value)
+    assert not out.any()
