@@ -320,3 +320,22 @@ def test_a_read_only_out_array_is_refused_and_left_unchanged(dgq):
         c.decompress(out=out)
     assert "out must be a writable C-contiguous float16 array of shape (37, 128)" in str(e.value)
     assert not out.any()
+
+
+def test_threads_compressing_at_once_get_the_bytes_of_one_thread(dgq):
+    """compress and decompress run with the GIL released: four threads on one Scheme at once
+    must give what one thread gives (nothing of Python is touched while the GIL is free)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    k, v = kv_data("f16", tokens=512)
+    scheme = dgq.Scheme("dgq2")
+    jobs = [(x[h], role) for x, role in ((k, "k"), (v, "v")) for h in range(KV_HEADS)] * 4
+
+    def run(job):
+        c = scheme.compress(*job)
+        return {name: bytes(p) for name, p in c.parts.items()}, c.decompress().tobytes()
+
+    alone = [run(job) for job in jobs]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        together = list(pool.map(run, jobs))
+    assert together == alone
