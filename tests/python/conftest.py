@@ -36,6 +36,7 @@ CXX_HEADER = Path("/usr/include/c++/12/bits/stl_vector.h")
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "needs_dgq: runs the C++ dgq binary named by $DGQ_BIN")
+    config.addinivalue_line("markers", "bindings: imports the Python module dgq (ctest python:bindings, -DDGQ_PYTHON=ON)")
 
 
 @pytest.fixture(scope="session")

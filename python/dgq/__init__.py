@@ -1,0 +1,53 @@
+"""dgq's KV-cache compression schemes from Python, computed by the same C++ library as the `dgq`
+CLI (bit for bit: the same bytes for the same input and spec). docs/python.md is the API page.
+
+    >>> import numpy as np, dgq
+    >>> c = dgq.compress(np.ones((4, 64), np.float16), "q8_0")
+    >>> c.bytes, c.bits_per_element, list(c.parts)
+    (272, 8.5, ['blocks'])
+
+Arrays are 2-D, tokens x channels (one KV head), in float16, float32, or bf16 given as its bits:
+a uint16 array with dtype="bf16" (numpy has no bf16 type; ml_dtypes' bfloat16 is not accepted,
+view it as uint16). C-contiguous arrays are read in place; any other layout is copied once.
+Errors are the C++ library's, with its messages: dgq.ParameterError (a spec or argument) and
+dgq.InputError (the data: NaN/Inf, shape, dtype), both dgq.Error, a ValueError.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._dgq import Compressed, Error, InputError, ParameterError, Scheme
+from ._dgq import families as _families
+from ._dgq import modifiers as _modifiers
+from ._dgq import scheme_help
+
+__all__ = ["Compressed", "Error", "InputError", "ParameterError", "Scheme", "compress", "modifiers",
+           "scheme_help", "schemes"]
+
+
+def schemes() -> list[dict]:
+    """Every registered family, in the CLI's listing order (`dgq schemes`): a dict per family
+    with name, summary, params (each: key, kind, default, min and max or range, help),
+    stored_size ('exact' or 'at_most') and fast_cpu (whether cpu/ has a fast path)."""
+    return _families()
+
+
+def modifiers() -> list[dict]:
+    """The keys every family accepts around its scheme (rot=hadamard, sink=...): key, default,
+    values, help."""
+    return _modifiers()
+
+
+def _as_matrix(array) -> np.ndarray:
+    a = np.asarray(array)
+    # Only a 2-D array is made contiguous: any other rank is refused with dgq's message.
+    return np.ascontiguousarray(a) if a.ndim == 2 else a
+
+
+def compress(array, spec: str, role: str = "k", dtype: str | None = None) -> Compressed:
+    """Compress one tokens x channels array with the scheme of `spec` ("q8_0",
+    "dgq2:bits=3", ...; `dgq.schemes()` lists them) as keys (role "k") or values ("v").
+    dtype: None (the array's: float16 or float32), or "f16", "f32", "bf16" (a uint16 array of bf16
+    bits). Returns a dgq.Compressed: .bytes, .bits_per_element, .parts, .scheme, .decompress().
+    To compress many arrays with one spec, make the scheme once: dgq.Scheme(spec).compress(...)."""
+    return Scheme(spec).compress(_as_matrix(array), role, dtype)
