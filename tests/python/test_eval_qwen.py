@@ -3,8 +3,8 @@
 - The runner's logits for tiny random Qwen2 (Q/K/V biases, untied output) and Qwen3 (Q/K
   RMSNorm, untied output) models, head_dim apart from hidden / heads, match an independent numpy
   forward pass written from Hugging Face's modeling code (eval_support.numpy_qwen_logits).
-- A GGUF of each architecture, written here with the pinned `gguf` package from the same random
-  weights, exports to the same model file tensors (rows not permuted: NEOX RoPE in llama.cpp),
+- A GGUF of each architecture, written with the pinned `gguf` package from the same random
+  weights (tools/tiny_gguf.py), exports to the same model file tensors (rows not permuted: NEOX RoPE in llama.cpp),
   named by its general.name; its settings the runner does not implement are refused by name.
 - A GGUF given to `dgq eval --model` gets one line naming the command that converts it.
 Not checked here: logits against llama.cpp's on a real Qwen GGUF (none ships in a PyPI package
@@ -20,6 +20,7 @@ import pytest
 
 from conftest import REPO_ROOT
 from eval_support import numpy_qwen_logits, run_dgq, write_tiny_model, write_token_file
+from tiny_gguf import write_tiny_gguf
 
 LOGITS_REL_TOL = 1e-4
 EXPORTER = REPO_ROOT / "tools" / "export_model.py"
@@ -27,37 +28,6 @@ EXPORTER = REPO_ROOT / "tools" / "export_model.py"
 
 def relative_error(got, expected):
     return float(np.max(np.abs(got - expected)) / np.max(np.abs(expected)))
-
-
-def write_gguf(path, arch, cfg, tensors, extra_metadata=()):
-    """The random model as a GGUF of architecture `arch` (fp32 tensors), as llama.cpp's converter
-    names its keys and tensors."""
-    import gguf
-    writer = gguf.GGUFWriter(str(path), arch)
-    writer.add_name(f"tiny-{arch}-gguf")
-    writer.add_block_count(cfg["num_layers"])
-    writer.add_embedding_length(cfg["hidden"])
-    writer.add_feed_forward_length(cfg["ffn"])
-    writer.add_head_count(cfg["num_q_heads"])
-    writer.add_head_count_kv(cfg["num_kv_heads"])
-    writer.add_key_length(cfg["head_dim"])
-    writer.add_value_length(cfg["head_dim"])
-    writer.add_rope_freq_base(cfg["rope_theta"])
-    writer.add_layer_norm_rms_eps(cfg["rms_eps"])
-    writer.add_context_length(cfg["context_length"])
-    writer.add_tokenizer_model("gpt2")
-    writer.add_token_list([f"t{i}" for i in range(cfg["vocab_size"])])
-    writer.add_bos_token_id(cfg["bos_token_id"])
-    writer.add_add_bos_token(False)
-    for key, value in extra_metadata:
-        writer.add_float32(key, value) if isinstance(value, float) else writer.add_string(key, value)
-    for name, values in tensors.items():
-        gguf_name = name if name.endswith(".bias") else f"{name}.weight"
-        writer.add_tensor(gguf_name, np.ascontiguousarray(values, dtype=np.float32))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
 
 
 def export_gguf(gguf_path, out):
@@ -92,10 +62,8 @@ def test_tiny_qwen_logits_match_the_numpy_forward_pass(dgq_bin, tmp_path, arch):
 
 @pytest.mark.parametrize("arch", ["qwen2", "qwen3"])
 def test_a_qwen_gguf_exports_to_the_same_model(tmp_path, arch):
-    from export_model import random_model
-    cfg, tensors = random_model(arch, seed=2)
     gguf_path = tmp_path / f"tiny-{arch}.gguf"
-    write_gguf(gguf_path, arch, cfg, tensors)
+    cfg, tensors = write_tiny_gguf(gguf_path, arch, seed=2)
     out = tmp_path / "exported.h5"
     result = export_gguf(gguf_path, out)
     assert result.returncode == 0, result.stderr
@@ -109,11 +77,9 @@ def test_a_qwen_gguf_exports_to_the_same_model(tmp_path, arch):
 
 
 def test_a_qwen_gguf_with_rope_scaling_is_refused_by_name(tmp_path):
-    from export_model import random_model
-    cfg, tensors = random_model("qwen2", seed=2)
     gguf_path = tmp_path / "scaled.gguf"
-    write_gguf(gguf_path, "qwen2", cfg, tensors, [("qwen2.rope.scaling.type", "yarn"),
-                                                  ("qwen2.rope.scaling.factor", 4.0)])
+    write_tiny_gguf(gguf_path, "qwen2", seed=2, extra_metadata=[("qwen2.rope.scaling.type", "yarn"),
+                                                                ("qwen2.rope.scaling.factor", 4.0)])
     out = tmp_path / "never.h5"
     result = export_gguf(gguf_path, out)
     assert result.returncode == 1
@@ -122,10 +88,14 @@ def test_a_qwen_gguf_with_rope_scaling_is_refused_by_name(tmp_path):
 
 
 def test_an_unsupported_architecture_is_named(tmp_path):
-    from export_model import random_model
-    cfg, tensors = random_model("llama", seed=2)
+    import gguf
     gguf_path = tmp_path / "phi.gguf"
-    write_gguf(gguf_path, "phi3", cfg, tensors)
+    writer = gguf.GGUFWriter(str(gguf_path), "phi3")
+    writer.add_block_count(1)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
     result = export_gguf(gguf_path, tmp_path / "never.h5")
     assert result.returncode == 1 and "GGUF architecture 'phi3' is not supported (llama, gemma3, qwen2, qwen3)" \
         in result.stderr
@@ -133,10 +103,8 @@ def test_an_unsupported_architecture_is_named(tmp_path):
 
 @pytest.mark.needs_dgq
 def test_dgq_eval_names_the_conversion_of_a_gguf(dgq_bin, tmp_path):
-    from export_model import random_model
-    cfg, tensors = random_model("qwen3", seed=2)
     gguf_path = tmp_path / "model.gguf"
-    write_gguf(gguf_path, "qwen3", cfg, tensors)
+    write_tiny_gguf(gguf_path, "qwen3", seed=2)
     text = tmp_path / "t.h5"
     write_token_file(text, np.arange(2, 66, dtype=np.int32), "tiny-qwen3")
     result = run_dgq(dgq_bin, "eval", "--model", gguf_path, "--text", text, "--ctx", 64, "--scheme", "q8_0",

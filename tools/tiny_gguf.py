@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Tiny random models written as GGUF files, as llama.cpp's converter names their keys and
+tensors: the Qwen models of the tests (tests/python/test_eval_qwen.py) and of llama.cpp's tiny
+fixture (tools/make-llama-fixture.sh --tiny). The weights are export_model.random_model's (numpy's
+seeded PCG64), stored as F32, so that a GGUF made again from the same arguments is the same file
+byte for byte (the fixture records its sha256 and the test checks it).
+
+The vocabulary is llama.cpp's `no_vocab` (dummy tokens, no BOS added): the models are fed token
+ids, never text. `tokenizer.ggml.tokens` and `bos_token_id` are still written because
+tools/export_model.py reads the vocabulary size and BOS id from them.
+
+Usage: tools/tiny_gguf.py qwen2|qwen3 -o FILE.gguf [--seed S]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from export_model import random_model  # noqa: E402
+
+# Only the architectures whose GGUF Q/K rows are in Hugging Face order (NEOX RoPE in llama.cpp):
+# a llama GGUF would need the converter's row permutation, which the exporter undoes.
+ARCHITECTURES = ("qwen2", "qwen3")
+
+
+def write_tiny_gguf(path: Path, arch: str, seed: int = 0, extra_metadata=()) -> tuple[dict, dict]:
+    """Writes random_model(arch, seed) to path; returns its (cfg, tensors). extra_metadata:
+    (key, value) pairs added as they are (str or float), e.g. settings the exporter refuses."""
+    import gguf
+    if arch not in ARCHITECTURES:
+        raise ValueError(f"tiny_gguf: architecture {arch!r} is not one of {', '.join(ARCHITECTURES)}")
+    cfg, tensors = random_model(arch, seed)
+    writer = gguf.GGUFWriter(str(path), arch)
+    writer.add_name(f"tiny-{arch}-gguf")
+    writer.add_block_count(cfg["num_layers"])
+    writer.add_embedding_length(cfg["hidden"])
+    writer.add_feed_forward_length(cfg["ffn"])
+    writer.add_head_count(cfg["num_q_heads"])
+    writer.add_head_count_kv(cfg["num_kv_heads"])
+    writer.add_key_length(cfg["head_dim"])
+    writer.add_value_length(cfg["head_dim"])
+    writer.add_rope_freq_base(cfg["rope_theta"])
+    writer.add_layer_norm_rms_eps(cfg["rms_eps"])
+    writer.add_context_length(cfg["context_length"])
+    writer.add_vocab_size(cfg["vocab_size"])
+    writer.add_tokenizer_model("no_vocab")
+    writer.add_token_list([f"t{i}" for i in range(cfg["vocab_size"])])
+    writer.add_bos_token_id(cfg["bos_token_id"])
+    for key, value in extra_metadata:
+        if isinstance(value, float):
+            writer.add_float32(key, value)
+        else:
+            writer.add_string(key, value)
+    for name, values in tensors.items():
+        gguf_name = name if name.endswith(".bias") else f"{name}.weight"
+        writer.add_tensor(gguf_name, np.ascontiguousarray(values, dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return cfg, tensors
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("arch", choices=ARCHITECTURES)
+    parser.add_argument("-o", "--output", required=True, type=Path)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    write_tiny_gguf(args.output, args.arch, args.seed)
+    print(f"tiny_gguf.py: wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
