@@ -227,10 +227,12 @@ def random_model(arch: str, seed: int) -> tuple[dict, dict]:
         cfg["head_dim"] = 32
     else:
         cfg.update(llama_extras(arch))
-    # Qwen: head_dim apart from hidden / heads (Qwen3-0.6B: 16 x 128 on a 1024 hidden) and an
-    # untied output matrix (the larger Qwen2.5 and Llama models), so both paths are exercised.
+    # Qwen: an untied output matrix (the larger Qwen2.5 and Llama models), and for Qwen3 a head_dim
+    # apart from hidden / heads (Qwen3-0.6B: 16 x 128 on a 1024 hidden), so both paths run.
+    # llama.cpp's qwen2 requires heads x head_dim = hidden (its attn_q is [hidden, hidden]).
     if arch in ("qwen2", "qwen3"):
-        cfg["head_dim"] = 32  # hidden / heads is 16
+        cfg["head_dim"] = 32
+        cfg["hidden"] = 128 if arch == "qwen2" else 64
         cfg["tied_output"] = 0
     else:
         cfg["tied_output"] = 1

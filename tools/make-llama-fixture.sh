@@ -9,18 +9,27 @@
 #     llama.cpp (out/llama-fixture/<model>-f32.gguf): the same weights as models/*.h5.
 #  3. tools/make_llama_fixture.py: llama.cpp's log-probabilities (2 chunks of 128 tokens per model,
 #     F32 KV cache) and tokenizations, written as JSON.
-# Usage: tools/make-llama-fixture.sh [OUTDIR]   (default tests/fixtures/llama-cpp); JOBS (default 2).
+#  4. tools/make_tiny_llama_fixture.py: the same on the tiny random Qwen2 and Qwen3 GGUFs of
+#     tools/tiny_gguf.py (tiny-qwen2.json, tiny-qwen3.json).
+# Usage: tools/make-llama-fixture.sh [--tiny-only] [OUTDIR]   (default tests/fixtures/llama-cpp);
+#   --tiny-only: step 4 only (no model packages needed). JOBS (default 2).
 set -euo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+command_line="tools/make-llama-fixture.sh${*:+ $*}"
+tiny_only=0
+if [ "${1:-}" = --tiny-only ]; then tiny_only=1; shift; fi
 out="${1:-$repo_root/tests/fixtures/llama-cpp}"
 python="$repo_root/.venv/bin/python"
 [ -x "$python" ] || { echo "make-llama-fixture.sh: $python missing: run tools/setup-python.sh" >&2; exit 1; }
-command_line="tools/make-llama-fixture.sh${*:+ $*}"
 
 "$repo_root/bench/ggml/run.sh" --target dgq-llama-fixture
 work="${DGQ_GGML_DIR:-$repo_root/out/ggml}"
 tool="$work/build/dgq-llama-fixture"
 version="$(sed -n 's/^llama-cpp-python==\([^ ]*\).*/\1/p' "$repo_root/bench/ggml/requirements-ggml.txt")"
+
+"$python" "$repo_root/tools/make_tiny_llama_fixture.py" --tool "$tool" --version "$version" \
+  --command "$command_line" -o "$out"
+[ "$tiny_only" = 1 ] && exit 0
 
 scratch="$repo_root/out/llama-fixture"
 mkdir -p "$scratch"

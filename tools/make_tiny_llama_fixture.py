@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""llama.cpp's log-probabilities on the tiny random Qwen2 and Qwen3 GGUFs of tools/tiny_gguf.py:
+the fixture that pins `dgq eval`'s qwen2 and qwen3 paths (Q/K/V biases, per-head Q/K RMSNorm,
+head_dim apart from hidden / heads, untied output) to llama.cpp, as tools/make_llama_fixture.py
+pins SmolLM2 and Gemma 3. No real Qwen GGUF ships in a PyPI package this project pins; a random
+model checks the forward pass as well as a trained one (issue 29). Called by
+tools/make-llama-fixture.sh, which builds the tool; run that script.
+
+Writes OUTDIR/tiny-<arch>.json: the GGUF's arguments and sha256 (the test makes the GGUF again
+and checks it is the same file), CHUNKS x N_CTX seeded random token ids, and per scored token
+(positions n_ctx/2 .. n_ctx-2 of each chunk) the target's log-probability and the top-8.
+Usage: tools/make_tiny_llama_fixture.py --tool BIN --version V --command CMD -o OUTDIR
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tiny_gguf import ARCHITECTURES, write_tiny_gguf  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SEED = 0           # of the weights (export_model.random_model)
+TOKENS_SEED = 17   # of the token ids
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tool", required=True)
+    parser.add_argument("--version", required=True, help="llama-cpp-python version of the sdist")
+    parser.add_argument("--command", required=True, help="the command line that made the fixture")
+    parser.add_argument("--ctx", type=int, default=128)
+    parser.add_argument("--chunks", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("-o", "--output", required=True, type=Path)
+    args = parser.parse_args(argv)
+    args.output.mkdir(parents=True, exist_ok=True)
+    commit = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    provenance = {
+        "llama_cpp_python": args.version,
+        "llama_cpp": "ggml-org/llama.cpp@0c1e57098 (vendored by the sdist; bench/ggml/requirements-ggml.txt)",
+        "command": args.command,
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "dgq_commit": commit,
+        "ggml_cpu": "GGML_NATIVE=ON, OpenMP, CPU backend only",
+    }
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        for arch in ARCHITECTURES:
+            gguf_path = tmp / f"tiny-{arch}.gguf"
+            cfg, _ = write_tiny_gguf(gguf_path, arch, SEED)
+            tokens = np.random.default_rng(TOKENS_SEED).integers(
+                0, cfg["vocab_size"], size=args.chunks * args.ctx).tolist()
+            ids = tmp / "tokens.txt"
+            ids.write_text(" ".join(map(str, tokens)) + "\n")
+            output = subprocess.run([args.tool, "logits", str(gguf_path), str(ids), str(args.ctx), str(args.threads)],
+                                    capture_output=True, text=True)
+            if output.returncode != 0:
+                sys.exit(f"make_tiny_llama_fixture.py: {arch}: the tool failed:\n{output.stderr}")
+            rows = []
+            for line in output.stdout.splitlines():
+                fields = line.split()
+                top = fields[4:]
+                rows.append({"chunk": int(fields[0]), "pos": int(fields[1]), "target": int(fields[2]),
+                             "target_logprob": float(fields[3]),
+                             "top_ids": [int(t) for t in top[0::2]],
+                             "top_logprobs": [float(v) for v in top[1::2]]})
+            expected_rows = args.chunks * (args.ctx - 1 - args.ctx // 2)
+            if len(rows) != expected_rows:
+                sys.exit(f"make_tiny_llama_fixture.py: {arch}: {len(rows)} scored rows, expected {expected_rows}")
+            doc = {
+                "provenance": provenance,
+                "arch": arch,
+                "gguf": f"tools/tiny_gguf.py {arch} --seed {SEED}",
+                "gguf_sha256": hashlib.sha256(gguf_path.read_bytes()).hexdigest(),
+                "vocab_size": cfg["vocab_size"],
+                "kv_cache": "F32 K and V, flash attention off",
+                "ctx": args.ctx, "chunks": args.chunks, "first_scored": args.ctx // 2, "top_k": 8,
+                "tokens_seed": TOKENS_SEED,
+                "tokens": tokens,
+                "scored": rows,
+            }
+            path = args.output / f"tiny-{arch}.json"
+            path.write_text(json.dumps(doc, separators=(",", ":")) + "\n", encoding="utf-8")
+            print(f"make_tiny_llama_fixture.py: wrote {path} ({path.stat().st_size} bytes)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
