@@ -1,0 +1,278 @@
+// The chunk of a decode step: AVX2/FMA with the blocks dequantized in registers, and the scalar
+// path of the same order (non-AVX2 builds, and DecodeAttention's Isa::scalar for the tests).
+// Dequantized values are exact products (code x fp16 scale fits fp32's 24 bits), so a value
+// here is bit for bit what the scheme's decompress writes; the order of the sums is
+// dgq/attention_rules.hpp's, so both paths give the same bits.
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "decode_attention_chunk.hpp"
+#include "dgq/attention_rules.hpp"
+#include "dgq/baselines/ggml_kv_types.hpp"
+#include "dgq/baselines/q8_0.hpp"
+#include "dgq/element_rules.hpp"
+
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#include <immintrin.h>
+#define DGQ_DECODE_ATTENTION_AVX2 1
+#endif
+
+namespace dgq::cpu::attention {
+namespace ar = dgq::attention_rules;
+namespace {
+
+constexpr int kBlock = 32;
+
+std::uint16_t load_scale_bits(const std::uint8_t* block) {
+  std::uint16_t d;
+  std::memcpy(&d, block, sizeof d);
+  return d;
+}
+
+// ---- The scalar path ---------------------------------------------------------------------
+
+void dequantize_block_scalar(KvBlockFormat f, const std::uint8_t* block, float* out) {
+  switch (f) {
+    case KvBlockFormat::q8_0: {
+      q8_0::Block b;
+      std::memcpy(&b, block, sizeof b);
+      return q8_0::dequantize_block(b, kBlock, out);
+    }
+    case KvBlockFormat::q4_0: {
+      ggml::BlockQ4_0 b;
+      std::memcpy(&b, block, sizeof b);
+      return ggml::dequantize_q4_0(b, out);
+    }
+    case KvBlockFormat::iq4_nl: {
+      ggml::BlockIQ4NL b;
+      std::memcpy(&b, block, sizeof b);
+      return ggml::dequantize_iq4_nl(b, out);
+    }
+  }
+}
+
+void dequantize_row_scalar(KvBlockFormat f, const std::uint8_t* row, int head_dim, float* out) {
+  const int bytes = kv_block_bytes(f);
+  for (int b = 0; b < head_dim / kBlock; ++b) dequantize_block_scalar(f, row + b * bytes, out + b * kBlock);
+}
+
+float dot_scalar(const float* q, const float* k, int head_dim) {
+  float acc[ar::kDotAccumulators][ar::kDotLanes] = {};
+  for (int d = 0; d < head_dim; ++d) {
+    float& a = acc[(d / ar::kDotLanes) % ar::kDotAccumulators][d % ar::kDotLanes];
+    a = std::fma(q[d], k[d], a);
+  }
+  float lanes[ar::kDotLanes];
+  for (int j = 0; j < ar::kDotLanes; ++j) lanes[j] = (acc[0][j] + acc[1][j]) + (acc[2][j] + acc[3][j]);
+  return ar::lane_tree_sum8(lanes);
+}
+
+void attend_chunk_scalar(const ChunkInput& in, const ChunkOutput& out, float* scores) {
+  const int D = in.head_dim;
+  const std::int64_t row_bytes = static_cast<std::int64_t>(D / kBlock) * kv_block_bytes(in.format);
+  std::vector<float> x(static_cast<std::size_t>(D));
+  for (std::int64_t t = 0; t < in.tokens; ++t) {
+    dequantize_row_scalar(in.format, in.k + t * row_bytes, D, x.data());
+    for (int h = 0; h < in.group; ++h) scores[h * ar::kChunkTokens + t] = dot_scalar(in.q + h * D, x.data(), D) * in.scale;
+  }
+  for (int h = 0; h < in.group; ++h) {
+    float* s = scores + h * ar::kChunkTokens;
+    const float m = *std::max_element(s, s + in.tokens);
+    float lanes[ar::kDotLanes] = {};
+    for (std::int64_t t = 0; t < in.tokens; ++t) {
+      s[t] = ar::softmax_exp(s[t] - m);
+      lanes[t % ar::kDotLanes] += s[t];
+    }
+    out.max[h] = m;
+    out.sum[h] = ar::lane_tree_sum8(lanes);
+    std::fill(out.acc + h * D, out.acc + (h + 1) * D, 0.0f);
+  }
+  for (std::int64_t t = 0; t < in.tokens; ++t) {
+    dequantize_row_scalar(in.format, in.v + t * row_bytes, D, x.data());
+    for (int h = 0; h < in.group; ++h) {
+      const float p = scores[h * ar::kChunkTokens + t];
+      float* acc = out.acc + h * D;
+      for (int d = 0; d < D; ++d) acc[d] = std::fma(p, x[d], acc[d]);
+    }
+  }
+}
+
+// ---- The AVX2 path -----------------------------------------------------------------------
+#if defined(DGQ_DECODE_ATTENTION_AVX2)
+
+// Each format's block as 4 registers, v[k] = elements 8k .. 8k+7 (ggml's element order).
+struct Q8_0 {
+  static constexpr int kBytes = 34;
+  static void dequantize(const std::uint8_t* b, __m256 v[4]) {
+    const __m256 d = _mm256_set1_ps(_cvtsh_ss(load_scale_bits(b)));
+    for (int k = 0; k < 4; ++k) {
+      const __m128i c = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + 2 + 8 * k));
+      v[k] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(c)), d);
+    }
+  }
+};
+
+// 16 signed codes of the low nibbles (elements 0..15) and 16 of the high ones (16..31), as
+// int8, to 4 registers times d.
+inline void nibble_codes_to_floats(__m128i low, __m128i high, float d_value, __m256 v[4]) {
+  const __m256 d = _mm256_set1_ps(d_value);
+  v[0] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(low)), d);
+  v[1] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(low, 8))), d);
+  v[2] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(high)), d);
+  v[3] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(high, 8))), d);
+}
+
+inline void split_nibbles(const std::uint8_t* qs, __m128i& low, __m128i& high) {
+  const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  const __m128i mask = _mm_set1_epi8(0x0F);
+  low = _mm_and_si128(raw, mask);
+  high = _mm_and_si128(_mm_srli_epi16(raw, 4), mask);
+}
+
+struct Q4_0 {
+  static constexpr int kBytes = 18;
+  static void dequantize(const std::uint8_t* b, __m256 v[4]) {
+    __m128i low, high;
+    split_nibbles(b + 2, low, high);
+    const __m128i eight = _mm_set1_epi8(8);
+    nibble_codes_to_floats(_mm_sub_epi8(low, eight), _mm_sub_epi8(high, eight), _cvtsh_ss(load_scale_bits(b)), v);
+  }
+};
+
+struct IQ4NL {
+  static constexpr int kBytes = 18;
+  static void dequantize(const std::uint8_t* b, __m256 v[4]) {
+    __m128i low, high;
+    split_nibbles(b + 2, low, high);
+    const __m128i grid = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ggml::kIQ4NLValues));
+    nibble_codes_to_floats(_mm_shuffle_epi8(grid, low), _mm_shuffle_epi8(grid, high), _cvtsh_ss(load_scale_bits(b)), v);
+  }
+};
+
+// lane_tree_sum8 of a register: the halving reduction the rule is written after.
+inline float lane_tree_sum8(__m256 v) {
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
+}
+
+// ar::softmax_exp on 8 lanes, the same operations in the same order.
+inline __m256 softmax_exp8(__m256 x) {
+  const __m256 in_range = _mm256_cmp_ps(x, _mm256_set1_ps(ar::kExpFloor), _CMP_GE_OQ);
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(ar::kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-ar::kLn2Hi), x);
+  r = _mm256_fmadd_ps(n, _mm256_set1_ps(-ar::kLn2Lo), r);
+  __m256 p = _mm256_set1_ps(ar::kExpPoly[0]);
+  for (int i = 1; i < 6; ++i) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(ar::kExpPoly[i]));
+  const __m256 y = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
+  const __m256i exponent = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_and_ps(_mm256_mul_ps(y, _mm256_castsi256_ps(exponent)), in_range);
+}
+
+// Scores of query heads h0 .. h0+H-1: each K block dequantized once for the H heads.
+template <class F, int H>
+void score_heads(const ChunkInput& in, int h0, float* scores) {
+  const int D = in.head_dim, blocks = D / kBlock;
+  const std::int64_t row_bytes = static_cast<std::int64_t>(blocks) * F::kBytes;
+  for (std::int64_t t = 0; t < in.tokens; ++t) {
+    const std::uint8_t* row = in.k + t * row_bytes;
+    __m256 acc[H][4];
+    for (int h = 0; h < H; ++h)
+      for (int k = 0; k < 4; ++k) acc[h][k] = _mm256_setzero_ps();
+    for (int b = 0; b < blocks; ++b) {
+      __m256 kv[4];
+      F::dequantize(row + b * F::kBytes, kv);
+      for (int h = 0; h < H; ++h) {
+        const float* q = in.q + (h0 + h) * D + b * kBlock;
+        for (int k = 0; k < 4; ++k) acc[h][k] = _mm256_fmadd_ps(_mm256_loadu_ps(q + 8 * k), kv[k], acc[h][k]);
+      }
+    }
+    for (int h = 0; h < H; ++h) {
+      const __m256 lanes = _mm256_add_ps(_mm256_add_ps(acc[h][0], acc[h][1]), _mm256_add_ps(acc[h][2], acc[h][3]));
+      scores[(h0 + h) * ar::kChunkTokens + t] = lane_tree_sum8(lanes) * in.scale;
+    }
+  }
+}
+
+// Turns head h's scores into p_t in place (padded with -inf to a multiple of 8, which gives 0
+// weights that leave the lane sums unchanged) and sets its max and sum.
+void softmax_head(const ChunkInput& in, int h, const ChunkOutput& out, float* scores) {
+  float* s = scores + h * ar::kChunkTokens;
+  const float m = *std::max_element(s, s + in.tokens);
+  const std::int64_t padded = (in.tokens + 7) / 8 * 8;
+  std::fill(s + in.tokens, s + padded, -INFINITY);
+  const __m256 vm = _mm256_set1_ps(m);
+  __m256 lanes = _mm256_setzero_ps();
+  for (std::int64_t t = 0; t < padded; t += 8) {
+    const __m256 p = softmax_exp8(_mm256_sub_ps(_mm256_loadu_ps(s + t), vm));
+    _mm256_storeu_ps(s + t, p);
+    lanes = _mm256_add_ps(lanes, p);
+  }
+  out.max[h] = m;
+  out.sum[h] = lane_tree_sum8(lanes);
+}
+
+// acc of query heads h0 .. h0+H-1 over one 32-channel block b: the chunk's tokens in order,
+// the accumulators held in registers for the whole chunk.
+template <class F, int H>
+void accumulate_block(const ChunkInput& in, int h0, int b, const ChunkOutput& out, const float* p) {
+  const std::int64_t row_bytes = static_cast<std::int64_t>(in.head_dim / kBlock) * F::kBytes;
+  const std::uint8_t* block = in.v + b * F::kBytes;
+  __m256 acc[H][4];
+  for (int h = 0; h < H; ++h)
+    for (int k = 0; k < 4; ++k) acc[h][k] = _mm256_setzero_ps();
+  for (std::int64_t t = 0; t < in.tokens; ++t, block += row_bytes) {
+    __m256 vv[4];
+    F::dequantize(block, vv);
+    for (int h = 0; h < H; ++h) {
+      const __m256 w = _mm256_set1_ps(p[(h0 + h) * ar::kChunkTokens + t]);
+      for (int k = 0; k < 4; ++k) acc[h][k] = _mm256_fmadd_ps(w, vv[k], acc[h][k]);
+    }
+  }
+  for (int h = 0; h < H; ++h)
+    for (int k = 0; k < 4; ++k) _mm256_storeu_ps(out.acc + (h0 + h) * in.head_dim + b * kBlock + 8 * k, acc[h][k]);
+}
+
+// Heads two at a time: 8 accumulators + 4 dequantized registers fit AVX2's 16.
+template <class F>
+void attend_chunk_avx2(const ChunkInput& in, const ChunkOutput& out, float* scores) {
+  int h = 0;
+  for (; h + 2 <= in.group; h += 2) score_heads<F, 2>(in, h, scores);
+  if (h < in.group) score_heads<F, 1>(in, h, scores);
+  for (int g = 0; g < in.group; ++g) softmax_head(in, g, out, scores);
+  for (int b = 0; b < in.head_dim / kBlock; ++b) {
+    h = 0;
+    for (; h + 2 <= in.group; h += 2) accumulate_block<F, 2>(in, h, b, out, scores);
+    if (h < in.group) accumulate_block<F, 1>(in, h, b, out, scores);
+  }
+}
+#endif
+
+}  // namespace
+
+bool vectorized_path_compiled() {
+#if defined(DGQ_DECODE_ATTENTION_AVX2)
+  return true;
+#else
+  return false;
+#endif
+}
+
+void attend_chunk(const ChunkInput& in, const ChunkOutput& out, float* scores, bool scalar) {
+  assert(in.tokens >= 1 && in.tokens <= ar::kChunkTokens && in.head_dim % kBlock == 0);
+#if defined(DGQ_DECODE_ATTENTION_AVX2)
+  if (!scalar) {
+    switch (in.format) {
+      case KvBlockFormat::q8_0: return attend_chunk_avx2<Q8_0>(in, out, scores);
+      case KvBlockFormat::q4_0: return attend_chunk_avx2<Q4_0>(in, out, scores);
+      case KvBlockFormat::iq4_nl: return attend_chunk_avx2<IQ4NL>(in, out, scores);
+    }
+  }
+#endif
+  attend_chunk_scalar(in, out, scores);
+}
+
+}  // namespace dgq::cpu::attention
