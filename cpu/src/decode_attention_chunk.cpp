@@ -66,7 +66,8 @@ float dot_scalar(const float* q, const float* k, int head_dim) {
     a = std::fma(q[d], k[d], a);
   }
   float lanes[ar::kDotLanes];
-  for (int j = 0; j < ar::kDotLanes; ++j) lanes[j] = (acc[0][j] + acc[1][j]) + (acc[2][j] + acc[3][j]);
+  static_assert(ar::kDotAccumulators == 2, "the pairwise sum below is written for two accumulators");
+  for (int j = 0; j < ar::kDotLanes; ++j) lanes[j] = acc[0][j] + acc[1][j];
   return ar::lane_tree_sum8(lanes);
 }
 
@@ -103,52 +104,43 @@ void attend_chunk_scalar(const ChunkInput& in, const ChunkOutput& out, float* sc
 // ---- The AVX2 path -----------------------------------------------------------------------
 #if defined(DGQ_DECODE_ATTENTION_AVX2)
 
-// Each format's block as 4 registers, v[k] = elements 8k .. 8k+7 (ggml's element order).
+// Each format's block as 2 halves of 2 registers: half 0 is elements 0..15, half 1 16..31
+// (ggml's element order; for q4_0 and iq4_nl the low and the high nibbles of the 16 bytes).
 struct Q8_0 {
   static constexpr int kBytes = 34;
-  static void dequantize(const std::uint8_t* b, __m256 v[4]) {
+  static void dequantize_half(const std::uint8_t* b, int half, __m256 v[2]) {
     const __m256 d = _mm256_set1_ps(_cvtsh_ss(load_scale_bits(b)));
-    for (int k = 0; k < 4; ++k) {
-      const __m128i c = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + 2 + 8 * k));
-      v[k] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(c)), d);
-    }
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2 + 16 * half));
+    v[0] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(c)), d);
+    v[1] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(c, 8))), d);
   }
 };
 
-// 16 signed codes of the low nibbles (elements 0..15) and 16 of the high ones (16..31), as
-// int8, to 4 registers times d.
-inline void nibble_codes_to_floats(__m128i low, __m128i high, float d_value, __m256 v[4]) {
-  const __m256 d = _mm256_set1_ps(d_value);
-  v[0] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(low)), d);
-  v[1] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(low, 8))), d);
-  v[2] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(high)), d);
-  v[3] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(high, 8))), d);
+// 16 signed int8 codes times d, to 2 registers.
+inline void codes_to_floats(__m128i codes, const std::uint8_t* b, __m256 v[2]) {
+  const __m256 d = _mm256_set1_ps(_cvtsh_ss(load_scale_bits(b)));
+  v[0] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(codes)), d);
+  v[1] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(codes, 8))), d);
 }
 
-inline void split_nibbles(const std::uint8_t* qs, __m128i& low, __m128i& high) {
-  const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-  const __m128i mask = _mm_set1_epi8(0x0F);
-  low = _mm_and_si128(raw, mask);
-  high = _mm_and_si128(_mm_srli_epi16(raw, 4), mask);
+// The 16 nibbles of a half: the low ones of qs[0..16) for half 0, the high ones for half 1.
+inline __m128i nibbles(const std::uint8_t* b, int half) {
+  const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2));
+  return _mm_and_si128(half == 0 ? raw : _mm_srli_epi16(raw, 4), _mm_set1_epi8(0x0F));
 }
 
 struct Q4_0 {
   static constexpr int kBytes = 18;
-  static void dequantize(const std::uint8_t* b, __m256 v[4]) {
-    __m128i low, high;
-    split_nibbles(b + 2, low, high);
-    const __m128i eight = _mm_set1_epi8(8);
-    nibble_codes_to_floats(_mm_sub_epi8(low, eight), _mm_sub_epi8(high, eight), _cvtsh_ss(load_scale_bits(b)), v);
+  static void dequantize_half(const std::uint8_t* b, int half, __m256 v[2]) {
+    codes_to_floats(_mm_sub_epi8(nibbles(b, half), _mm_set1_epi8(8)), b, v);
   }
 };
 
 struct IQ4NL {
   static constexpr int kBytes = 18;
-  static void dequantize(const std::uint8_t* b, __m256 v[4]) {
-    __m128i low, high;
-    split_nibbles(b + 2, low, high);
+  static void dequantize_half(const std::uint8_t* b, int half, __m256 v[2]) {
     const __m128i grid = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ggml::kIQ4NLValues));
-    nibble_codes_to_floats(_mm_shuffle_epi8(grid, low), _mm_shuffle_epi8(grid, high), _cvtsh_ss(load_scale_bits(b)), v);
+    codes_to_floats(_mm_shuffle_epi8(grid, nibbles(b, half)), b, v);
   }
 };
 
@@ -172,28 +164,29 @@ inline __m256 softmax_exp8(__m256 x) {
   return _mm256_and_ps(_mm256_mul_ps(y, _mm256_castsi256_ps(exponent)), in_range);
 }
 
-// Scores of query heads h0 .. h0+H-1: each K block dequantized once for the H heads.
+// Scores of query heads h0 .. h0+H-1 (H <= 4): each K half-block dequantized once for the H
+// heads; its 2 registers are elements 8k.. of accumulator k % 2 = (d / 8) % 2.
 template <class F, int H>
 void score_heads(const ChunkInput& in, int h0, float* scores) {
   const int D = in.head_dim, blocks = D / kBlock;
   const std::int64_t row_bytes = static_cast<std::int64_t>(blocks) * F::kBytes;
   for (std::int64_t t = 0; t < in.tokens; ++t) {
     const std::uint8_t* row = in.k + t * row_bytes;
-    __m256 acc[H][4];
-    for (int h = 0; h < H; ++h)
-      for (int k = 0; k < 4; ++k) acc[h][k] = _mm256_setzero_ps();
+    __m256 acc[H][2];
+    for (int h = 0; h < H; ++h) acc[h][0] = acc[h][1] = _mm256_setzero_ps();
     for (int b = 0; b < blocks; ++b) {
-      __m256 kv[4];
-      F::dequantize(row + b * F::kBytes, kv);
-      for (int h = 0; h < H; ++h) {
-        const float* q = in.q + (h0 + h) * D + b * kBlock;
-        for (int k = 0; k < 4; ++k) acc[h][k] = _mm256_fmadd_ps(_mm256_loadu_ps(q + 8 * k), kv[k], acc[h][k]);
+      for (int half = 0; half < 2; ++half) {
+        __m256 kv[2];
+        F::dequantize_half(row + b * F::kBytes, half, kv);
+        for (int h = 0; h < H; ++h) {
+          const float* q = in.q + (h0 + h) * D + b * kBlock + 16 * half;
+          acc[h][0] = _mm256_fmadd_ps(_mm256_loadu_ps(q), kv[0], acc[h][0]);
+          acc[h][1] = _mm256_fmadd_ps(_mm256_loadu_ps(q + 8), kv[1], acc[h][1]);
+        }
       }
     }
-    for (int h = 0; h < H; ++h) {
-      const __m256 lanes = _mm256_add_ps(_mm256_add_ps(acc[h][0], acc[h][1]), _mm256_add_ps(acc[h][2], acc[h][3]));
-      scores[(h0 + h) * ar::kChunkTokens + t] = lane_tree_sum8(lanes) * in.scale;
-    }
+    for (int h = 0; h < H; ++h)
+      scores[(h0 + h) * ar::kChunkTokens + t] = lane_tree_sum8(_mm256_add_ps(acc[h][0], acc[h][1])) * in.scale;
   }
 }
 
@@ -215,39 +208,64 @@ void softmax_head(const ChunkInput& in, int h, const ChunkOutput& out, float* sc
   out.sum[h] = lane_tree_sum8(lanes);
 }
 
-// acc of query heads h0 .. h0+H-1 over one 32-channel block b: the chunk's tokens in order,
-// the accumulators held in registers for the whole chunk.
+// acc of query heads h0 .. h0+H-1 (H <= 4) over channels [16 * half_block, + 16): the chunk's
+// tokens in order, the 2H accumulators in registers for the whole chunk, each V half-block
+// dequantized once for the H heads.
 template <class F, int H>
-void accumulate_block(const ChunkInput& in, int h0, int b, const ChunkOutput& out, const float* p) {
+void accumulate_half_block(const ChunkInput& in, int h0, int half_block, const ChunkOutput& out, const float* p) {
   const std::int64_t row_bytes = static_cast<std::int64_t>(in.head_dim / kBlock) * F::kBytes;
-  const std::uint8_t* block = in.v + b * F::kBytes;
-  __m256 acc[H][4];
-  for (int h = 0; h < H; ++h)
-    for (int k = 0; k < 4; ++k) acc[h][k] = _mm256_setzero_ps();
+  const std::uint8_t* block = in.v + (half_block / 2) * F::kBytes;
+  const int half = half_block % 2;
+  __m256 acc[H][2];
+  for (int h = 0; h < H; ++h) acc[h][0] = acc[h][1] = _mm256_setzero_ps();
   for (std::int64_t t = 0; t < in.tokens; ++t, block += row_bytes) {
-    __m256 vv[4];
-    F::dequantize(block, vv);
+    __m256 vv[2];
+    F::dequantize_half(block, half, vv);
     for (int h = 0; h < H; ++h) {
-      const __m256 w = _mm256_set1_ps(p[(h0 + h) * ar::kChunkTokens + t]);
-      for (int k = 0; k < 4; ++k) acc[h][k] = _mm256_fmadd_ps(w, vv[k], acc[h][k]);
+      const __m256 w = _mm256_broadcast_ss(p + (h0 + h) * ar::kChunkTokens + t);
+      acc[h][0] = _mm256_fmadd_ps(w, vv[0], acc[h][0]);
+      acc[h][1] = _mm256_fmadd_ps(w, vv[1], acc[h][1]);
     }
   }
-  for (int h = 0; h < H; ++h)
-    for (int k = 0; k < 4; ++k) _mm256_storeu_ps(out.acc + (h0 + h) * in.head_dim + b * kBlock + 8 * k, acc[h][k]);
+  for (int h = 0; h < H; ++h) {
+    float* o = out.acc + (h0 + h) * in.head_dim + 16 * half_block;
+    _mm256_storeu_ps(o, acc[h][0]);
+    _mm256_storeu_ps(o + 8, acc[h][1]);
+  }
 }
 
-// Heads two at a time: 8 accumulators + 4 dequantized registers fit AVX2's 16.
+// Query heads in tiles of 4 (then 2, then 1): 8 accumulators + the dequantized registers fit
+// AVX2's 16.
+template <class F, template <class, int> class Tile, class... Args>
+void over_head_tiles(int group, Args&&... args) {
+  int h = 0;
+  for (; h + 4 <= group; h += 4) Tile<F, 4>::run(h, args...);
+  if (h + 2 <= group) {
+    Tile<F, 2>::run(h, args...);
+    h += 2;
+  }
+  if (h < group) Tile<F, 1>::run(h, args...);
+}
+
+template <class F, int H>
+struct ScoreTile {
+  static void run(int h0, const ChunkInput& in, float* scores) { score_heads<F, H>(in, h0, scores); }
+};
+
+template <class F, int H>
+struct AccumulateTile {
+  static void run(int h0, const ChunkInput& in, int half_block, const ChunkOutput& out, const float* p) {
+    accumulate_half_block<F, H>(in, h0, half_block, out, p);
+  }
+};
+
 template <class F>
 void attend_chunk_avx2(const ChunkInput& in, const ChunkOutput& out, float* scores) {
-  int h = 0;
-  for (; h + 2 <= in.group; h += 2) score_heads<F, 2>(in, h, scores);
-  if (h < in.group) score_heads<F, 1>(in, h, scores);
+  over_head_tiles<F, ScoreTile>(in.group, in, scores);
   for (int g = 0; g < in.group; ++g) softmax_head(in, g, out, scores);
-  for (int b = 0; b < in.head_dim / kBlock; ++b) {
-    h = 0;
-    for (; h + 2 <= in.group; h += 2) accumulate_block<F, 2>(in, h, b, out, scores);
-    if (h < in.group) accumulate_block<F, 1>(in, h, b, out, scores);
-  }
+  const float* p = scores;
+  for (int half_block = 0; half_block < 2 * (in.head_dim / kBlock); ++half_block)
+    over_head_tiles<F, AccumulateTile>(in.group, in, half_block, out, p);
 }
 #endif
 

@@ -151,13 +151,13 @@ std::vector<float> run_kernel(const Problem& p, int threads, DecodePath path = D
 // ---- The scalar twin: the documented order, written out on decoded floats ------------------
 
 float twin_dot(const float* q, const float* k, int n) {
-  float acc[ar::kDotAccumulators][ar::kDotLanes] = {};
+  float acc[2][8] = {};
   for (int d = 0; d < n; ++d) {
-    float& a = acc[(d / 8) % 4][d % 8];
+    float& a = acc[(d / 8) % 2][d % 8];
     a = std::fma(q[d], k[d], a);
   }
   float lanes[8];
-  for (int j = 0; j < 8; ++j) lanes[j] = (acc[0][j] + acc[1][j]) + (acc[2][j] + acc[3][j]);
+  for (int j = 0; j < 8; ++j) lanes[j] = acc[0][j] + acc[1][j];
   return ar::lane_tree_sum8(lanes);
 }
 

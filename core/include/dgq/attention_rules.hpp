@@ -17,12 +17,13 @@ namespace dgq::attention_rules {
 // thread, is the unit of work, so the bits do not depend on how many threads run it.
 inline constexpr std::int64_t kChunkTokens = 256;
 
-// A dot product of q and k (head_dim a multiple of 32) runs in 4 x 8 lane accumulators:
-// element d goes to accumulator (d / 8) % 4, lane d % 8, in increasing d, each step an fma
-// (four independent chains keep the FMA units busy). The accumulators are then added
-// pairwise, (acc0 + acc1) + (acc2 + acc3), and the 8 lanes by lane_tree_sum8.
+// A dot product of q and k (head_dim a multiple of 32) runs in 2 x 8 lane accumulators:
+// element d goes to accumulator (d / 8) % 2, lane d % 8, in increasing d, each step an fma.
+// Two chains per query head, and a GQA group of 4 scored at once, keep 8 FMAs in flight with
+// each K block dequantized once for the group (2 x 4 accumulators + 4 block registers fit
+// AVX2's 16). Then acc0 + acc1, and the 8 lanes by lane_tree_sum8.
 inline constexpr int kDotLanes = 8;
-inline constexpr int kDotAccumulators = 4;
+inline constexpr int kDotAccumulators = 2;
 
 // The 8 lanes of an AVX register summed in the order its halving reduction takes:
 // (l0+l4, l1+l5, l2+l6, l3+l7) -> (s0+s2, s1+s3) -> their sum.
