@@ -21,6 +21,7 @@ struct DecodeOptions {
   std::vector<int> threads{1, 2};
   std::string table;
   std::string command;
+  std::string commit;  // of the tree the harness was built from (run.sh passes it)
 };
 
 struct DecodeResult {

@@ -55,6 +55,7 @@ int run_decode(int argc, char** argv, int first) {
     else if (a == "--threads") o.threads = parse_list(value());
     else if (a == "--table") o.table = value();
     else if (a == "--command") o.command = value();
+    else if (a == "--commit") o.commit = value();
     else throw std::invalid_argument("unknown decode option " + a);
   }
   if (o.lengths.empty() || o.head_dims.empty() || o.kv_heads < 1 || o.group < 1 || o.rounds < 1 || o.threads.empty())

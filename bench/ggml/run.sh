@@ -62,7 +62,10 @@ marker=ggml-side-by-side
 if [ "$decode" = 1 ]; then
   marker=ggml-decode
   [ -n "$table" ] || table="$work/decode.md"
-  args=(--decode --table "$table" --command "$command_line")
+  # The commit the figures come from (+dirty: uncommitted changes in the tree).
+  commit="$(git -C "$repo_root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  git -C "$repo_root" diff --quiet HEAD 2>/dev/null || commit="$commit+dirty"
+  args=(--decode --table "$table" --command "$command_line" --commit "$commit")
   [ "$smoke" = 1 ] && args+=(--lengths 512,1000 --llama-lengths "" --head-dims 64,128 --rounds 1 --threads 1)
 else
   [ -n "$table" ] || table="$work/side-by-side.md"
