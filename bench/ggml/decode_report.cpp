@@ -231,8 +231,9 @@ void write_decode_markdown(const std::vector<DecodeResult>& rs, const DecodeOpti
   out << "<!-- written by bench/ggml/run.sh --decode (dgq-ggml-bench); do not edit by hand -->\n"
       << "Date: " << date << ". Machine: " << machine() << ". Load average (1/5/15 min) before: " << load_before
       << ", after: " << load_average() << ".\n"
-      << "Command: `" << (o.command.empty() ? "dgq-ggml-bench --decode" : o.command) << "`"
-      << (o.commit.empty() ? "" : ", commit " + o.commit) << ".\n"
+      << "Command: `" << (o.command.empty() ? "dgq-ggml-bench --decode" : o.command) << "`";
+  if (!o.commit.empty()) out << ", commit " << o.commit;
+  out << ".\n"
       << "Layer: " << o.kv_heads << " KV heads, GQA " << o.group << " (" << o.kv_heads * o.group
       << " query heads), one query token; K and V of L tokens; " << o.rounds
       << " interleaved rounds after a warm-up round, medians. \"vs\" columns: how many times faster dgq's step is "

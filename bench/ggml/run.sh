@@ -54,7 +54,8 @@ command -v ccache > /dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -D
 cmake -S "$repo_root/bench/ggml" -B "$build" -DCMAKE_BUILD_TYPE=Release \
   -DLLAMA_CPP_DIR="$src/vendor/llama.cpp" "${launcher[@]}" > "$work/cmake.log" 2>&1 ||
   { echo "run.sh: cmake configure failed, see $work/cmake.log" >&2; exit 1; }
-[ ${#targets[@]} -gt 0 ] || targets=(dgq-ggml-bench llama-perplexity)
+# --decode needs only the harness (llama-perplexity is the compress run's neighbour).
+[ ${#targets[@]} -gt 0 ] || { [ "$decode" = 1 ] && targets=(dgq-ggml-bench); } || targets=(dgq-ggml-bench llama-perplexity)
 cmake --build "$build" --target "${targets[@]}" -j "$jobs"
 [ "$build_only" = 1 ] && exit 0
 
