@@ -84,6 +84,15 @@ Rows decode_rows(const std::vector<DecodeResult>& rs, int head_dim) {
   return rows;
 }
 
+// "1.23x", or "(1.23x)" for a ratio shown where it is no goal (appended, not concatenated from a
+// literal: GCC 12's -Wrestrict misfires on `"(" + std::string&&`).
+std::string shown_ratio(double v, bool goal) {
+  std::string s = goal ? "" : "(";
+  s += fmt(v);
+  s += goal ? "x" : "x)";
+  return s;
+}
+
 struct TargetRow {
   std::vector<std::string> cells;
   int met = 0, goals = 0;
@@ -113,7 +122,7 @@ std::vector<TargetRow> target_rows(const std::vector<DecodeResult>& rs) {
       goal(of_memcpy > 0 && of_memcpy <= 3.0, "memcpy");
     }
     row.cells = {std::to_string(d.head_dim), length_name(d.tokens), std::to_string(d.threads), d.type, fmt(same) + "x",
-                 low_bit ? fmt(f16) + "x" : "(" + fmt(f16) + "x)", low_bit ? fmt(of_memcpy) + "x" : "(" + fmt(of_memcpy) + "x)",
+                 shown_ratio(f16, low_bit), shown_ratio(of_memcpy, low_bit),
                  verdict.empty() ? "met" : verdict};
     out.push_back(row);
   }
