@@ -66,7 +66,9 @@ const std::vector<std::string> kDecodeHeader = {"L",          "threads",        
 
 Rows decode_rows(const std::vector<DecodeResult>& rs, int head_dim) {
   Rows rows;
-  for (std::int64_t tokens : distinct(rs, tokens_of)) {
+  auto lengths = distinct(rs, tokens_of);
+  std::sort(lengths.begin(), lengths.end());
+  for (std::int64_t tokens : lengths) {
     for (int threads : distinct(rs, threads_of)) {
       const DecodeResult* f16 = find(rs, "ggml", "f16", head_dim, tokens, threads);
       if (f16 == nullptr) continue;

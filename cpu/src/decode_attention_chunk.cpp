@@ -104,10 +104,18 @@ void attend_chunk_scalar(const ChunkInput& in, const ChunkOutput& out, float* sc
 // ---- The AVX2 path -----------------------------------------------------------------------
 #if defined(DGQ_DECODE_ATTENTION_AVX2)
 
-// Each format's block as 2 halves of 2 registers: half 0 is elements 0..15, half 1 16..31
-// (ggml's element order; for q4_0 and iq4_nl the low and the high nibbles of the 16 bytes).
+// Each format's block as 4 registers (dequantize: v[k] = elements 8k .. 8k+7, ggml's element
+// order) or as one half of 2 registers (dequantize_half: half 0 is elements 0..15, half 1
+// 16..31; for q4_0 and iq4_nl the low and the high nibbles of the 16 bytes).
 struct Q8_0 {
   static constexpr int kBytes = 34;
+  static void dequantize(const std::uint8_t* b, __m256 v[4]) {
+    const __m256 d = _mm256_set1_ps(_cvtsh_ss(load_scale_bits(b)));
+    for (int k = 0; k < 4; ++k) {
+      const __m128i c = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + 2 + 8 * k));
+      v[k] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(c)), d);
+    }
+  }
   static void dequantize_half(const std::uint8_t* b, int half, __m256 v[2]) {
     const __m256 d = _mm256_set1_ps(_cvtsh_ss(load_scale_bits(b)));
     const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2 + 16 * half));
@@ -117,10 +125,18 @@ struct Q8_0 {
 };
 
 // 16 signed int8 codes times d, to 2 registers.
-inline void codes_to_floats(__m128i codes, const std::uint8_t* b, __m256 v[2]) {
-  const __m256 d = _mm256_set1_ps(_cvtsh_ss(load_scale_bits(b)));
+inline void codes_to_floats(__m128i codes, __m256 d, __m256 v[2]) {
   v[0] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(codes)), d);
   v[1] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(codes, 8))), d);
+}
+
+inline __m256 block_scale(const std::uint8_t* b) { return _mm256_set1_ps(_cvtsh_ss(load_scale_bits(b))); }
+
+// The low nibbles (elements 0..15) and the high ones (16..31) of a block's 16 bytes.
+inline void both_nibbles(const std::uint8_t* b, __m128i& low, __m128i& high) {
+  const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2));
+  low = _mm_and_si128(raw, _mm_set1_epi8(0x0F));
+  high = _mm_and_si128(_mm_srli_epi16(raw, 4), _mm_set1_epi8(0x0F));
 }
 
 // The 16 nibbles of a half: the low ones of qs[0..16) for half 0, the high ones for half 1.
@@ -131,16 +147,30 @@ inline __m128i nibbles(const std::uint8_t* b, int half) {
 
 struct Q4_0 {
   static constexpr int kBytes = 18;
+  static void dequantize(const std::uint8_t* b, __m256 v[4]) {
+    __m128i low, high;
+    both_nibbles(b, low, high);
+    const __m256 d = block_scale(b);
+    codes_to_floats(_mm_sub_epi8(low, _mm_set1_epi8(8)), d, v);
+    codes_to_floats(_mm_sub_epi8(high, _mm_set1_epi8(8)), d, v + 2);
+  }
   static void dequantize_half(const std::uint8_t* b, int half, __m256 v[2]) {
-    codes_to_floats(_mm_sub_epi8(nibbles(b, half), _mm_set1_epi8(8)), b, v);
+    codes_to_floats(_mm_sub_epi8(nibbles(b, half), _mm_set1_epi8(8)), block_scale(b), v);
   }
 };
 
 struct IQ4NL {
   static constexpr int kBytes = 18;
+  static __m128i grid() { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(ggml::kIQ4NLValues)); }
+  static void dequantize(const std::uint8_t* b, __m256 v[4]) {
+    __m128i low, high;
+    both_nibbles(b, low, high);
+    const __m256 d = block_scale(b);
+    codes_to_floats(_mm_shuffle_epi8(grid(), low), d, v);
+    codes_to_floats(_mm_shuffle_epi8(grid(), high), d, v + 2);
+  }
   static void dequantize_half(const std::uint8_t* b, int half, __m256 v[2]) {
-    const __m128i grid = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ggml::kIQ4NLValues));
-    codes_to_floats(_mm_shuffle_epi8(grid, nibbles(b, half)), b, v);
+    codes_to_floats(_mm_shuffle_epi8(grid(), nibbles(b, half)), block_scale(b), v);
   }
 };
 
@@ -164,8 +194,8 @@ inline __m256 softmax_exp8(__m256 x) {
   return _mm256_and_ps(_mm256_mul_ps(y, _mm256_castsi256_ps(exponent)), in_range);
 }
 
-// Scores of query heads h0 .. h0+H-1 (H <= 4): each K half-block dequantized once for the H
-// heads; its 2 registers are elements 8k.. of accumulator k % 2 = (d / 8) % 2.
+// Scores of query heads h0 .. h0+H-1 (H <= 4): each K block dequantized once for the H heads;
+// its register k holds elements 8k.. of accumulator k % 2 = (d / 8) % 2.
 template <class F, int H>
 void score_heads(const ChunkInput& in, int h0, float* scores) {
   const int D = in.head_dim, blocks = D / kBlock;
@@ -175,14 +205,11 @@ void score_heads(const ChunkInput& in, int h0, float* scores) {
     __m256 acc[H][2];
     for (int h = 0; h < H; ++h) acc[h][0] = acc[h][1] = _mm256_setzero_ps();
     for (int b = 0; b < blocks; ++b) {
-      for (int half = 0; half < 2; ++half) {
-        __m256 kv[2];
-        F::dequantize_half(row + b * F::kBytes, half, kv);
-        for (int h = 0; h < H; ++h) {
-          const float* q = in.q + (h0 + h) * D + b * kBlock + 16 * half;
-          acc[h][0] = _mm256_fmadd_ps(_mm256_loadu_ps(q), kv[0], acc[h][0]);
-          acc[h][1] = _mm256_fmadd_ps(_mm256_loadu_ps(q + 8), kv[1], acc[h][1]);
-        }
+      __m256 kv[4];
+      F::dequantize(row + b * F::kBytes, kv);
+      for (int h = 0; h < H; ++h) {
+        const float* q = in.q + (h0 + h) * D + b * kBlock;
+        for (int k = 0; k < 4; ++k) acc[h][k % 2] = _mm256_fmadd_ps(_mm256_loadu_ps(q + 8 * k), kv[k], acc[h][k % 2]);
       }
     }
     for (int h = 0; h < H; ++h)
@@ -194,9 +221,13 @@ void score_heads(const ChunkInput& in, int h0, float* scores) {
 // weights that leave the lane sums unchanged) and sets its max and sum.
 void softmax_head(const ChunkInput& in, int h, const ChunkOutput& out, float* scores) {
   float* s = scores + h * ar::kChunkTokens;
-  const float m = *std::max_element(s, s + in.tokens);
   const std::int64_t padded = (in.tokens + 7) / 8 * 8;
   std::fill(s + in.tokens, s + padded, -INFINITY);
+  __m256 running = _mm256_set1_ps(-INFINITY);  // the max is exact in any order
+  for (std::int64_t t = 0; t < padded; t += 8) running = _mm256_max_ps(running, _mm256_loadu_ps(s + t));
+  alignas(32) float lanes_max[8];
+  _mm256_store_ps(lanes_max, running);
+  const float m = *std::max_element(lanes_max, lanes_max + 8);
   const __m256 vm = _mm256_set1_ps(m);
   __m256 lanes = _mm256_setzero_ps();
   for (std::int64_t t = 0; t < padded; t += 8) {
