@@ -239,17 +239,28 @@ void softmax_head(const ChunkInput& in, int h, const ChunkOutput& out, float* sc
   out.sum[h] = lane_tree_sum8(lanes);
 }
 
-// acc of query heads h0 .. h0+H-1 (H <= 4) over channels [16 * half_block, + 16): the chunk's
-// tokens in order, the 2H accumulators in registers for the whole chunk, each V half-block
-// dequantized once for the H heads.
+// V is walked in tiles of this many tokens, every channel of a tile before the next tile, so
+// that a tile's rows stay in L1 while each half-block pass re-reads them (a whole chunk of
+// q8_0 rows at head_dim 256 is 70 KB). The accumulators go through out.acc between tiles;
+// each still adds its tokens in order, so the tiling changes no bit.
+constexpr std::int64_t kValueTileTokens = 64;
+
+// acc of query heads h0 .. h0+H-1 (H <= 4) over channels [16 * half_block, + 16) and tokens
+// [first, last): the 2H accumulators in registers, each V half-block dequantized once for the
+// H heads. first == 0 starts from zero, a later tile from what the previous one stored.
 template <class F, int H>
-void accumulate_half_block(const ChunkInput& in, int h0, int half_block, const ChunkOutput& out, const float* p) {
+void accumulate_half_block(const ChunkInput& in, int h0, int half_block, std::int64_t first, std::int64_t last,
+                           const ChunkOutput& out, const float* p) {
   const std::int64_t row_bytes = static_cast<std::int64_t>(in.head_dim / kBlock) * F::kBytes;
-  const std::uint8_t* block = in.v + (half_block / 2) * F::kBytes;
+  const std::uint8_t* block = in.v + first * row_bytes + (half_block / 2) * F::kBytes;
   const int half = half_block % 2;
   __m256 acc[H][2];
-  for (int h = 0; h < H; ++h) acc[h][0] = acc[h][1] = _mm256_setzero_ps();
-  for (std::int64_t t = 0; t < in.tokens; ++t, block += row_bytes) {
+  for (int h = 0; h < H; ++h) {
+    const float* o = out.acc + (h0 + h) * in.head_dim + 16 * half_block;
+    acc[h][0] = first == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(o);
+    acc[h][1] = first == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(o + 8);
+  }
+  for (std::int64_t t = first; t < last; ++t, block += row_bytes) {
     __m256 vv[2];
     F::dequantize_half(block, half, vv);
     for (int h = 0; h < H; ++h) {
@@ -285,8 +296,9 @@ struct ScoreTile {
 
 template <class F, int H>
 struct AccumulateTile {
-  static void run(int h0, const ChunkInput& in, int half_block, const ChunkOutput& out, const float* p) {
-    accumulate_half_block<F, H>(in, h0, half_block, out, p);
+  static void run(int h0, const ChunkInput& in, int half_block, std::int64_t first, std::int64_t last,
+                  const ChunkOutput& out, const float* p) {
+    accumulate_half_block<F, H>(in, h0, half_block, first, last, out, p);
   }
 };
 
@@ -295,8 +307,11 @@ void attend_chunk_avx2(const ChunkInput& in, const ChunkOutput& out, float* scor
   over_head_tiles<F, ScoreTile>(in.group, in, scores);
   for (int g = 0; g < in.group; ++g) softmax_head(in, g, out, scores);
   const float* p = scores;
-  for (int half_block = 0; half_block < 2 * (in.head_dim / kBlock); ++half_block)
-    over_head_tiles<F, AccumulateTile>(in.group, in, half_block, out, p);
+  for (std::int64_t first = 0; first < in.tokens; first += kValueTileTokens) {
+    const std::int64_t last = std::min(in.tokens, first + kValueTileTokens);
+    for (int half_block = 0; half_block < 2 * (in.head_dim / kBlock); ++half_block)
+      over_head_tiles<F, AccumulateTile>(in.group, in, half_block, first, last, out, p);
+  }
 }
 #endif
 
