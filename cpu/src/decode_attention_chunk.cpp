@@ -26,7 +26,7 @@ namespace {
 
 constexpr int kBlock = 32;
 
-std::uint16_t load_scale_bits(const std::uint8_t* block) {
+[[maybe_unused]] std::uint16_t load_scale_bits(const std::uint8_t* block) {
   std::uint16_t d;
   std::memcpy(&d, block, sizeof d);
   return d;
@@ -331,7 +331,7 @@ bool vectorized_path_compiled() {
 #endif
 }
 
-void attend_chunk(const ChunkInput& in, const ChunkOutput& out, float* scores, bool scalar) {
+void attend_chunk(const ChunkInput& in, const ChunkOutput& out, float* scores, [[maybe_unused]] bool scalar) {
   assert(in.tokens >= 1 && in.tokens <= ar::kChunkTokens && in.head_dim % kBlock == 0);
 #if defined(DGQ_DECODE_ATTENTION_AVX2)
   if (!scalar) {
