@@ -373,3 +373,21 @@ TEST_CASE("decode attention: bad shapes and caches are refused", "[decode_attent
   kv.v = {nullptr};
   REQUIRE_THROWS_WITH(run({1, 1, 64, 2}), Catch::Contains("KV head 0 has no data"));
 }
+
+// The plan's contract for a caller with its own threads (the ggml bench's OpenMP): chunk items
+// and head merges in any order give the bytes of decode_attention().
+TEST_CASE("decode attention: work items in reverse order give the same bytes", "[decode_attention]") {
+  for (auto f : kFormats) {
+    const DecodeCase c{f, true, {3, 2, 128, 3 * ar::kChunkTokens + 17}};
+    const auto seed = dgq::test::seed() + 41;
+    INFO(describe(c, seed));
+    const Problem p = make_problem(c, seed);
+    dgq::cpu::DecodeAttention step(p.stored, c.shape, p.scale);
+    step.set_query(p.q.data());
+    REQUIRE(step.chunk_items() == 3 * 4);
+    for (std::int64_t i = step.chunk_items() - 1; i >= 0; --i) step.run_chunk(i);
+    for (int h = c.shape.query_heads() - 1; h >= 0; --h) step.merge_head(h);
+    const std::vector<float> got(step.output(), step.output() + p.q.size());
+    REQUIRE(same_bytes(got, run_kernel(p, 1)));
+  }
+}
