@@ -16,12 +16,16 @@ namespace {
 
 constexpr int kLlamaLayers = 32;
 const std::vector<std::int64_t> kLlamaLengths = {8192, 32768, 131072};
-const char* const kTypes[] = {"f16", "q8_0", "q4_0", "iq4_nl"};
+const char* const kTypes[] = {"f16", "q8_0", "q4_0", "iq4_nl", "q4_0+rot", "iq4_nl+rot"};
+
+// The stored type a dgq entry reads: "q4_0+rot" (rot=hadamard on q4_0 blocks) reads q4_0's
+// bytes, so its ggml and memcpy references are q4_0's.
+std::string stored_type(const std::string& type) { return type.substr(0, type.find('+')); }
 
 // Bits per value of each stored type (fp16 scale per 32 values included).
 double bits_per_value(const std::string& type) {
-  if (type == "f16") return 16;
-  if (type == "q8_0") return 8.5;
+  if (stored_type(type) == "f16") return 16;
+  if (stored_type(type) == "q8_0") return 8.5;
   return 4.5;
 }
 
@@ -73,9 +77,10 @@ Rows decode_rows(const std::vector<DecodeResult>& rs, int head_dim) {
       const DecodeResult* f16 = find(rs, "ggml", "f16", head_dim, tokens, threads);
       if (f16 == nullptr) continue;
       for (const char* type : kTypes) {
-        const DecodeResult* mem = find(rs, "memcpy", type, head_dim, tokens, threads);
-        const DecodeResult* g = find(rs, "ggml", type, head_dim, tokens, threads);
+        const DecodeResult* mem = find(rs, "memcpy", stored_type(type), head_dim, tokens, threads);
+        const DecodeResult* g = find(rs, "ggml", stored_type(type), head_dim, tokens, threads);
         const DecodeResult* d = find(rs, "dgq", type, head_dim, tokens, threads);
+        if (d == nullptr && type != stored_type(type)) continue;
         rows.push_back({length_name(tokens), std::to_string(threads), type, mem ? fmt(mem->seconds * 1e3, 3) : "",
                         g ? fmt(g->seconds * 1e3, 3) : "", d ? fmt(d->seconds * 1e3, 3) : "", d ? fmt(1.0 / d->seconds, 1) : "",
                         d ? fmt(d->cache_bytes / d->seconds / 1e9) : "", fmt(speedup(d, g)), fmt(speedup(d, f16)),
@@ -106,9 +111,9 @@ std::vector<TargetRow> target_rows(const std::vector<DecodeResult>& rs) {
   std::vector<TargetRow> out;
   for (const auto& d : rs) {
     if (d.impl != "dgq") continue;
-    const double same = speedup(&d, find(rs, "ggml", d.type, d.head_dim, d.tokens, d.threads));
+    const double same = speedup(&d, find(rs, "ggml", stored_type(d.type), d.head_dim, d.tokens, d.threads));
     const double f16 = speedup(&d, find(rs, "ggml", "f16", d.head_dim, d.tokens, d.threads));
-    const DecodeResult* mem = find(rs, "memcpy", d.type, d.head_dim, d.tokens, d.threads);
+    const DecodeResult* mem = find(rs, "memcpy", stored_type(d.type), d.head_dim, d.tokens, d.threads);
     const double of_memcpy = mem ? d.seconds / mem->seconds : 0;
     TargetRow row;
     std::string verdict;

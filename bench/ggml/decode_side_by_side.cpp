@@ -131,6 +131,25 @@ std::shared_ptr<GgmlStep> make_ggml_step(const CacheType& t, const StoredLayer& 
   return step;
 }
 
+// dgq's decode step: chunk items, then head merges, in one OpenMP parallel region.
+Entry dgq_entry(const std::string& type, const cpu::StoredKv& kv, const Shape& sh, double bytes, const float* q) {
+  auto step = std::make_shared<cpu::DecodeAttention>(kv, cpu::DecodeAttentionShape{sh.kv_heads, sh.group, sh.head_dim, sh.tokens},
+                                                     1.0f / std::sqrt(static_cast<float>(sh.head_dim)));
+  const int heads = sh.query_heads();
+  return {"dgq", type, bytes, [step, q, heads] {
+            step->set_query(q);
+            const std::int64_t items = step->chunk_items();
+#pragma omp parallel
+            {
+#pragma omp for schedule(static)
+              for (std::int64_t i = 0; i < items; ++i) step->run_chunk(i);
+#pragma omp for schedule(static)
+              for (int h = 0; h < heads; ++h) step->merge_head(h);
+            }
+          },
+          step->output()};
+}
+
 // The destination of the memcpy entries, grown to the largest K + V and kept (touched by the
 // warm-up round, so no entry pays its page faults).
 std::vector<std::uint8_t>& copy_target() {
@@ -164,22 +183,13 @@ std::vector<Entry> make_entries(const Shape& sh, const std::vector<StoredLayer>&
       kv.k.push_back(s.head(s.k, h));
       kv.v.push_back(s.head(s.v, h));
     }
-    auto step = std::make_shared<cpu::DecodeAttention>(
-        kv, cpu::DecodeAttentionShape{sh.kv_heads, sh.group, sh.head_dim, sh.tokens},
-        1.0f / std::sqrt(static_cast<float>(sh.head_dim)));
-    const int heads = sh.query_heads();
-    entries.push_back({"dgq", t.name, bytes, [step, q, heads] {
-                         step->set_query(q);
-                         const std::int64_t items = step->chunk_items();
-#pragma omp parallel
-                         {
-#pragma omp for schedule(static)
-                           for (std::int64_t i = 0; i < items; ++i) step->run_chunk(i);
-#pragma omp for schedule(static)
-                           for (int h = 0; h < heads; ++h) step->merge_head(h);
-                         }
-                       },
-                       step->output()});
+    entries.push_back(dgq_entry(t.name, kv, sh, bytes, q));
+    // rot=hadamard on top (4.5-bit types): the query rotated with K's blocks before the step,
+    // the output rotated back with V's after it. Same bytes read (the time does not depend on
+    // the values), so only the rotations' cost is added; not cross-checked against ggml.
+    if (t.type == GGML_TYPE_F16 || t.type == GGML_TYPE_Q8_0 || sh.head_dim % 64 != 0) continue;
+    kv.k_rotated = kv.v_rotated = true;
+    entries.push_back(dgq_entry(std::string(t.name) + "+rot", kv, sh, bytes, q));
   }
   return entries;
 }
