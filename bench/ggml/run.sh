@@ -5,7 +5,10 @@
 # (bench/ggml/CMakeLists.txt; ggml with GGML_NATIVE=ON and its own flags, dgq with the
 # project's flags), then runs the harness. Not in CI: the first build takes minutes on 2 cores.
 #
-# Usage: bench/ggml/run.sh [--smoke] [--build-only] [--target T]... [--table FILE] [--update-docs] [harness options...]
+# Usage: bench/ggml/run.sh [--decode] [--smoke] [--build-only] [--target T]... [--table FILE] [--update-docs] [harness options...]
+#   --decode       time decode attention (ggml_flash_attn_ext against dgq's kernel on stored
+#                  blocks) instead of compress/decompress; its table goes to out/ggml/decode.md
+#                  and --update-docs splices it between the "ggml-decode: begin/end" markers
 #   --smoke        tiny buffers, 1 round (checks that everything runs; figures meaningless)
 #   --build-only   fetch and build, run nothing
 #   --target T     build these targets of bench/ggml/CMakeLists.txt instead of the harness and
@@ -20,9 +23,10 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 work="${DGQ_GGML_DIR:-$repo_root/out/ggml}"
 jobs="${JOBS:-2}"
 command_line="bench/ggml/run.sh $*"
-smoke=0 build_only=0 update_docs=0 table="$work/side-by-side.md" harness_args=() targets=()
+smoke=0 build_only=0 update_docs=0 decode=0 table="" harness_args=() targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
+    --decode) decode=1 ;;
     --smoke) smoke=1 ;;
     --build-only) build_only=1 ;;
     --target) targets+=("$2"); build_only=1; shift ;;
@@ -50,18 +54,31 @@ command -v ccache > /dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -D
 cmake -S "$repo_root/bench/ggml" -B "$build" -DCMAKE_BUILD_TYPE=Release \
   -DLLAMA_CPP_DIR="$src/vendor/llama.cpp" "${launcher[@]}" > "$work/cmake.log" 2>&1 ||
   { echo "run.sh: cmake configure failed, see $work/cmake.log" >&2; exit 1; }
-[ ${#targets[@]} -gt 0 ] || targets=(dgq-ggml-bench llama-perplexity)
+# --decode needs only the harness (llama-perplexity is the compress run's neighbour).
+[ ${#targets[@]} -gt 0 ] || { [ "$decode" = 1 ] && targets=(dgq-ggml-bench); } || targets=(dgq-ggml-bench llama-perplexity)
 cmake --build "$build" --target "${targets[@]}" -j "$jobs"
 [ "$build_only" = 1 ] && exit 0
 
-args=(--table "$table" --command "$command_line")
-[ "$smoke" = 1 ] && args+=(--tokens 64 --rounds 1 --threads 1)
+marker=ggml-side-by-side
+if [ "$decode" = 1 ]; then
+  marker=ggml-decode
+  [ -n "$table" ] || table="$work/decode.md"
+  # The commit the figures come from (+dirty: uncommitted changes in the tree).
+  commit="$(git -C "$repo_root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  git -C "$repo_root" diff --quiet HEAD 2>/dev/null || commit="$commit+dirty"
+  args=(--decode --table "$table" --command "$command_line" --commit "$commit")
+  [ "$smoke" = 1 ] && args+=(--lengths 512,1000 --llama-lengths "" --head-dims 64,128 --rounds 1 --threads 1)
+else
+  [ -n "$table" ] || table="$work/side-by-side.md"
+  args=(--table "$table" --command "$command_line")
+  [ "$smoke" = 1 ] && args+=(--tokens 64 --rounds 1 --threads 1)
+fi
 "$build/dgq-ggml-bench" "${args[@]}" "${harness_args[@]}"
 if [ "$update_docs" = 1 ]; then
   doc="$repo_root/docs/benchmarks.md"
-  awk -v table="$table" '
-    /<!-- ggml-side-by-side: begin/ { print; while ((getline line < table) > 0) print line; skip = 1; next }
-    /<!-- ggml-side-by-side: end/ { skip = 0 }
+  awk -v table="$table" -v marker="$marker" '
+    $0 ~ "<!-- " marker ": begin" { print; while ((getline line < table) > 0) print line; skip = 1; next }
+    $0 ~ "<!-- " marker ": end" { skip = 0 }
     !skip { print }' "$doc" > "$doc.partial"
   mv "$doc.partial" "$doc"
   echo "run.sh: updated $doc"

@@ -1,0 +1,138 @@
+// Decode attention's plan, its merge of the chunks in token order, the rotation of the query and
+// of the output, and a std::thread driver. The chunk itself: decode_attention_chunk.cpp.
+#include "dgq/cpu/decode_attention.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "decode_attention_chunk.hpp"
+#include "dgq/attention_rules.hpp"
+#include "dgq/cpu/kernels.hpp"
+#include "dgq/element_rules.hpp"
+#include "dgq/rotation.hpp"
+
+namespace dgq::cpu {
+namespace ar = dgq::attention_rules;
+
+int kv_block_bytes(KvBlockFormat f) { return f == KvBlockFormat::q8_0 ? 34 : 18; }
+
+const char* kv_block_format_name(KvBlockFormat f) {
+  switch (f) {
+    case KvBlockFormat::q8_0: return "q8_0";
+    case KvBlockFormat::q4_0: return "q4_0";
+    case KvBlockFormat::iq4_nl: return "iq4_nl";
+  }
+  return "?";
+}
+
+bool decode_attention_vectorized() { return attention::vectorized_path_compiled(); }
+
+namespace {
+
+void check_plan(const StoredKv& cache, const DecodeAttentionShape& s) {
+  const auto fail = [](const std::string& what) { throw std::invalid_argument("decode_attention: " + what); };
+  if (s.kv_heads < 1 || s.group < 1 || s.tokens < 1) fail("need kv_heads, group and tokens >= 1");
+  if (s.head_dim < 32 || s.head_dim % 32 != 0)
+    fail("head_dim must be a positive multiple of 32 (ggml's blocks), got " + std::to_string(s.head_dim));
+  if ((cache.k_rotated || cache.v_rotated) && s.head_dim % 64 != 0)
+    fail("the Hadamard rotation needs head_dim a multiple of 64, got " + std::to_string(s.head_dim));
+  if (cache.k.size() != static_cast<std::size_t>(s.kv_heads) || cache.v.size() != static_cast<std::size_t>(s.kv_heads))
+    fail("the cache has " + std::to_string(cache.k.size()) + " K and " + std::to_string(cache.v.size()) +
+         " V heads, the shape " + std::to_string(s.kv_heads));
+  for (int h = 0; h < s.kv_heads; ++h)
+    if (cache.k[h] == nullptr || cache.v[h] == nullptr) fail("KV head " + std::to_string(h) + " has no data");
+}
+
+}  // namespace
+
+DecodeAttention::DecodeAttention(const StoredKv& cache, const DecodeAttentionShape& shape, float scale, DecodePath path)
+    : cache_(cache), shape_(shape), scale_(scale), path_(path) {
+  check_plan(cache, shape);
+  chunks_ = (shape.tokens + ar::kChunkTokens - 1) / ar::kChunkTokens;
+  row_bytes_ = static_cast<std::int64_t>(shape.head_dim / 32) * kv_block_bytes(cache.format);
+  const auto partials = static_cast<std::size_t>(shape.kv_heads * chunks_ * shape.group);
+  q_.resize(static_cast<std::size_t>(shape.query_heads()) * shape.head_dim);
+  chunk_max_.resize(partials);
+  chunk_sum_.resize(partials);
+  chunk_acc_.resize(partials * shape.head_dim);
+  out_.resize(q_.size());
+}
+
+void DecodeAttention::set_query(const float* q) {
+  std::copy(q, q + q_.size(), q_.begin());
+  if (!cache_.k_rotated) return;
+  const int block = rules::hadamard_block(shape_.head_dim, true);
+  for (int h = 0; h < shape_.query_heads(); ++h)
+    hadamard_rotate_row(fast_kernels(), q_.data() + static_cast<std::size_t>(h) * shape_.head_dim, shape_.head_dim, block);
+}
+
+void DecodeAttention::run_chunk(std::int64_t item) {
+  assert(item >= 0 && item < chunk_items());
+  const int kv_head = static_cast<int>(item / chunks_);
+  const std::int64_t chunk = item % chunks_, first = chunk * ar::kChunkTokens;
+  const int D = shape_.head_dim, g = shape_.group;
+  thread_local std::vector<float> scores;
+  scores.resize(static_cast<std::size_t>(g) * ar::kChunkTokens);
+  const attention::ChunkInput in{cache_.format,
+                                 cache_.k[kv_head] + first * row_bytes_,
+                                 cache_.v[kv_head] + first * row_bytes_,
+                                 std::min(ar::kChunkTokens, shape_.tokens - first),
+                                 D,
+                                 g,
+                                 q_.data() + static_cast<std::size_t>(kv_head) * g * D,
+                                 scale_};
+  const std::size_t at = static_cast<std::size_t>(item) * g;
+  attention::attend_chunk(in, {chunk_max_.data() + at, chunk_sum_.data() + at, chunk_acc_.data() + at * D}, scores.data(),
+                          path_ == DecodePath::scalar);
+}
+
+// Chunks 0, 1, ..., in this order whatever ran them: the running (m, l, acc) and each chunk's
+// are brought to the common maximum by ar::rescale_weight and added by ar::merge_step.
+void DecodeAttention::merge_head(int query_head) {
+  const int D = shape_.head_dim, g = shape_.group;
+  const int kv_head = query_head / g, member = query_head % g;
+  const auto partial = [&](std::int64_t chunk) { return static_cast<std::size_t>((kv_head * chunks_ + chunk) * g + member); };
+  float* acc = out_.data() + static_cast<std::size_t>(query_head) * D;
+  float m = chunk_max_[partial(0)], l = chunk_sum_[partial(0)];
+  std::copy_n(chunk_acc_.data() + partial(0) * D, D, acc);
+  for (std::int64_t c = 1; c < chunks_; ++c) {
+    const std::size_t i = partial(c);
+    const float m_new = std::max(m, chunk_max_[i]);
+    const float a = ar::rescale_weight(m, m_new), b = ar::rescale_weight(chunk_max_[i], m_new);
+    l = ar::merge_step(l, a, chunk_sum_[i], b);
+    const float* chunk_acc = chunk_acc_.data() + i * D;
+    for (int d = 0; d < D; ++d) acc[d] = ar::merge_step(acc[d], a, chunk_acc[d], b);
+    m = m_new;
+  }
+  for (int d = 0; d < D; ++d) acc[d] = acc[d] / l;
+  if (cache_.v_rotated) hadamard_rotate_row(fast_kernels(), acc, D, rules::hadamard_block(D, false));
+}
+
+void decode_attention(const StoredKv& cache, const DecodeAttentionShape& shape, const float* q, float scale, float* out,
+                      int threads, DecodePath path) {
+  if (threads < 1) throw std::invalid_argument("decode_attention: threads must be >= 1");
+  DecodeAttention step(cache, shape, scale, path);
+  step.set_query(q);
+  // Items dealt round-robin: which thread runs an item changes nothing in its bits.
+  const auto run_all = [threads](std::int64_t items, const auto& work) {
+    if (threads == 1) {
+      for (std::int64_t i = 0; i < items; ++i) work(i);
+      return;
+    }
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&work, t, threads, items] {
+        for (std::int64_t i = t; i < items; i += threads) work(i);
+      });
+    for (auto& th : pool) th.join();
+  };
+  run_all(step.chunk_items(), [&step](std::int64_t i) { step.run_chunk(i); });
+  run_all(shape.query_heads(), [&step](std::int64_t h) { step.merge_head(static_cast<int>(h)); });
+  std::copy_n(step.output(), static_cast<std::size_t>(shape.query_heads()) * shape.head_dim, out);
+}
+
+}  // namespace dgq::cpu

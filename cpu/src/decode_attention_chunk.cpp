@@ -1,0 +1,348 @@
+// The chunk of a decode step: AVX2/FMA with the blocks dequantized in registers, and the scalar
+// path of the same order (non-AVX2 builds, and DecodeAttention's Isa::scalar for the tests).
+// Dequantized values are exact products (code x fp16 scale fits fp32's 24 bits), so a value
+// here is bit for bit what the scheme's decompress writes; the order of the sums is
+// dgq/attention_rules.hpp's, so both paths give the same bits.
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "decode_attention_chunk.hpp"
+#include "dgq/attention_rules.hpp"
+#include "dgq/baselines/ggml_kv_types.hpp"
+#include "dgq/baselines/q8_0.hpp"
+#include "dgq/element_rules.hpp"
+
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#include <immintrin.h>
+#define DGQ_DECODE_ATTENTION_AVX2 1
+#endif
+
+namespace dgq::cpu::attention {
+namespace ar = dgq::attention_rules;
+namespace {
+
+constexpr int kBlock = 32;
+
+[[maybe_unused]] std::uint16_t load_scale_bits(const std::uint8_t* block) {
+  std::uint16_t d;
+  std::memcpy(&d, block, sizeof d);
+  return d;
+}
+
+// ---- The scalar path ---------------------------------------------------------------------
+
+void dequantize_block_scalar(KvBlockFormat f, const std::uint8_t* block, float* out) {
+  switch (f) {
+    case KvBlockFormat::q8_0: {
+      q8_0::Block b;
+      std::memcpy(&b, block, sizeof b);
+      return q8_0::dequantize_block(b, kBlock, out);
+    }
+    case KvBlockFormat::q4_0: {
+      ggml::BlockQ4_0 b;
+      std::memcpy(&b, block, sizeof b);
+      return ggml::dequantize_q4_0(b, out);
+    }
+    case KvBlockFormat::iq4_nl: {
+      ggml::BlockIQ4NL b;
+      std::memcpy(&b, block, sizeof b);
+      return ggml::dequantize_iq4_nl(b, out);
+    }
+  }
+}
+
+void dequantize_row_scalar(KvBlockFormat f, const std::uint8_t* row, int head_dim, float* out) {
+  const int bytes = kv_block_bytes(f);
+  for (int b = 0; b < head_dim / kBlock; ++b) dequantize_block_scalar(f, row + b * bytes, out + b * kBlock);
+}
+
+float dot_scalar(const float* q, const float* k, int head_dim) {
+  float acc[ar::kDotAccumulators][ar::kDotLanes] = {};
+  for (int d = 0; d < head_dim; ++d) {
+    float& a = acc[(d / ar::kDotLanes) % ar::kDotAccumulators][d % ar::kDotLanes];
+    a = std::fma(q[d], k[d], a);
+  }
+  float lanes[ar::kDotLanes];
+  static_assert(ar::kDotAccumulators == 2, "the pairwise sum below is written for two accumulators");
+  for (int j = 0; j < ar::kDotLanes; ++j) lanes[j] = acc[0][j] + acc[1][j];
+  return ar::lane_tree_sum8(lanes);
+}
+
+void attend_chunk_scalar(const ChunkInput& in, const ChunkOutput& out, float* scores) {
+  const int D = in.head_dim;
+  const std::int64_t row_bytes = static_cast<std::int64_t>(D / kBlock) * kv_block_bytes(in.format);
+  std::vector<float> x(static_cast<std::size_t>(D));
+  for (std::int64_t t = 0; t < in.tokens; ++t) {
+    dequantize_row_scalar(in.format, in.k + t * row_bytes, D, x.data());
+    for (int h = 0; h < in.group; ++h) scores[h * ar::kChunkTokens + t] = dot_scalar(in.q + h * D, x.data(), D) * in.scale;
+  }
+  for (int h = 0; h < in.group; ++h) {
+    float* s = scores + h * ar::kChunkTokens;
+    const float m = *std::max_element(s, s + in.tokens);
+    float lanes[ar::kDotLanes] = {};
+    for (std::int64_t t = 0; t < in.tokens; ++t) {
+      s[t] = ar::softmax_exp(s[t] - m);
+      lanes[t % ar::kDotLanes] += s[t];
+    }
+    out.max[h] = m;
+    out.sum[h] = ar::lane_tree_sum8(lanes);
+    std::fill(out.acc + h * D, out.acc + (h + 1) * D, 0.0f);
+  }
+  for (std::int64_t t = 0; t < in.tokens; ++t) {
+    dequantize_row_scalar(in.format, in.v + t * row_bytes, D, x.data());
+    for (int h = 0; h < in.group; ++h) {
+      const float p = scores[h * ar::kChunkTokens + t];
+      float* acc = out.acc + h * D;
+      for (int d = 0; d < D; ++d) acc[d] = std::fma(p, x[d], acc[d]);
+    }
+  }
+}
+
+// ---- The AVX2 path -----------------------------------------------------------------------
+#if defined(DGQ_DECODE_ATTENTION_AVX2)
+
+// Each format's block as 4 registers (dequantize: v[k] = elements 8k .. 8k+7, ggml's element
+// order) or as one half of 2 registers (dequantize_half: half 0 is elements 0..15, half 1
+// 16..31; for q4_0 and iq4_nl the low and the high nibbles of the 16 bytes).
+struct Q8_0 {
+  static constexpr int kBytes = 34;
+  static void dequantize(const std::uint8_t* b, __m256 v[4]) {
+    const __m256 d = _mm256_set1_ps(_cvtsh_ss(load_scale_bits(b)));
+    for (int k = 0; k < 4; ++k) {
+      const __m128i c = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + 2 + 8 * k));
+      v[k] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(c)), d);
+    }
+  }
+  static void dequantize_half(const std::uint8_t* b, int half, __m256 v[2]) {
+    const __m256 d = _mm256_set1_ps(_cvtsh_ss(load_scale_bits(b)));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2 + 16 * half));
+    v[0] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(c)), d);
+    v[1] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(c, 8))), d);
+  }
+};
+
+// 16 signed int8 codes times d, to 2 registers.
+inline void codes_to_floats(__m128i codes, __m256 d, __m256 v[2]) {
+  v[0] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(codes)), d);
+  v[1] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(codes, 8))), d);
+}
+
+inline __m256 block_scale(const std::uint8_t* b) { return _mm256_set1_ps(_cvtsh_ss(load_scale_bits(b))); }
+
+// The low nibbles (elements 0..15) and the high ones (16..31) of a block's 16 bytes.
+inline void both_nibbles(const std::uint8_t* b, __m128i& low, __m128i& high) {
+  const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2));
+  low = _mm_and_si128(raw, _mm_set1_epi8(0x0F));
+  high = _mm_and_si128(_mm_srli_epi16(raw, 4), _mm_set1_epi8(0x0F));
+}
+
+// The 16 nibbles of a half: the low ones of qs[0..16) for half 0, the high ones for half 1.
+inline __m128i nibbles(const std::uint8_t* b, int half) {
+  const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2));
+  return _mm_and_si128(half == 0 ? raw : _mm_srli_epi16(raw, 4), _mm_set1_epi8(0x0F));
+}
+
+struct Q4_0 {
+  static constexpr int kBytes = 18;
+  static void dequantize(const std::uint8_t* b, __m256 v[4]) {
+    __m128i low, high;
+    both_nibbles(b, low, high);
+    const __m256 d = block_scale(b);
+    codes_to_floats(_mm_sub_epi8(low, _mm_set1_epi8(8)), d, v);
+    codes_to_floats(_mm_sub_epi8(high, _mm_set1_epi8(8)), d, v + 2);
+  }
+  static void dequantize_half(const std::uint8_t* b, int half, __m256 v[2]) {
+    codes_to_floats(_mm_sub_epi8(nibbles(b, half), _mm_set1_epi8(8)), block_scale(b), v);
+  }
+};
+
+struct IQ4NL {
+  static constexpr int kBytes = 18;
+  static __m128i grid() { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(ggml::kIQ4NLValues)); }
+  static void dequantize(const std::uint8_t* b, __m256 v[4]) {
+    __m128i low, high;
+    both_nibbles(b, low, high);
+    const __m256 d = block_scale(b);
+    codes_to_floats(_mm_shuffle_epi8(grid(), low), d, v);
+    codes_to_floats(_mm_shuffle_epi8(grid(), high), d, v + 2);
+  }
+  static void dequantize_half(const std::uint8_t* b, int half, __m256 v[2]) {
+    codes_to_floats(_mm_shuffle_epi8(grid(), nibbles(b, half)), block_scale(b), v);
+  }
+};
+
+// lane_tree_sum8 of a register: the halving reduction the rule is written after.
+inline float lane_tree_sum8(__m256 v) {
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
+}
+
+// ar::softmax_exp on 8 lanes, the same operations in the same order.
+inline __m256 softmax_exp8(__m256 x) {
+  const __m256 in_range = _mm256_cmp_ps(x, _mm256_set1_ps(ar::kExpFloor), _CMP_GE_OQ);
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(ar::kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-ar::kLn2Hi), x);
+  r = _mm256_fmadd_ps(n, _mm256_set1_ps(-ar::kLn2Lo), r);
+  __m256 p = _mm256_set1_ps(ar::kExpPoly[0]);
+  for (int i = 1; i < 6; ++i) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(ar::kExpPoly[i]));
+  const __m256 y = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
+  const __m256i exponent = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_and_ps(_mm256_mul_ps(y, _mm256_castsi256_ps(exponent)), in_range);
+}
+
+// Scores of query heads h0 .. h0+H-1 (H <= 4): each K block dequantized once for the H heads;
+// its register k holds elements 8k.. of accumulator k % 2 = (d / 8) % 2.
+template <class F, int H>
+void score_heads(const ChunkInput& in, int h0, float* scores) {
+  const int D = in.head_dim, blocks = D / kBlock;
+  const std::int64_t row_bytes = static_cast<std::int64_t>(blocks) * F::kBytes;
+  for (std::int64_t t = 0; t < in.tokens; ++t) {
+    const std::uint8_t* row = in.k + t * row_bytes;
+    // V's row t, into L2 while K streams: the V passes walk rows at a stride of row_bytes,
+    // which the hardware prefetcher does not follow (a stall on every row, measured with perf
+    // at head_dim 256). Data movement only: no bit changes.
+    if (h0 == 0)
+      for (std::int64_t offset = 0; offset < row_bytes; offset += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(in.v + t * row_bytes + offset), _MM_HINT_T1);
+    __m256 acc[H][2];
+    for (int h = 0; h < H; ++h) acc[h][0] = acc[h][1] = _mm256_setzero_ps();
+    for (int b = 0; b < blocks; ++b) {
+      __m256 kv[4];
+      F::dequantize(row + b * F::kBytes, kv);
+      for (int h = 0; h < H; ++h) {
+        const float* q = in.q + (h0 + h) * D + b * kBlock;
+        for (int k = 0; k < 4; ++k) acc[h][k % 2] = _mm256_fmadd_ps(_mm256_loadu_ps(q + 8 * k), kv[k], acc[h][k % 2]);
+      }
+    }
+    for (int h = 0; h < H; ++h)
+      scores[(h0 + h) * ar::kChunkTokens + t] = lane_tree_sum8(_mm256_add_ps(acc[h][0], acc[h][1])) * in.scale;
+  }
+}
+
+// Turns head h's scores into p_t in place (padded with -inf to a multiple of 8, which gives 0
+// weights that leave the lane sums unchanged) and sets its max and sum.
+void softmax_head(const ChunkInput& in, int h, const ChunkOutput& out, float* scores) {
+  float* s = scores + h * ar::kChunkTokens;
+  const std::int64_t padded = (in.tokens + 7) / 8 * 8;
+  std::fill(s + in.tokens, s + padded, -INFINITY);
+  __m256 running = _mm256_set1_ps(-INFINITY);  // the max is exact in any order
+  for (std::int64_t t = 0; t < padded; t += 8) running = _mm256_max_ps(running, _mm256_loadu_ps(s + t));
+  alignas(32) float lanes_max[8];
+  _mm256_store_ps(lanes_max, running);
+  const float m = *std::max_element(lanes_max, lanes_max + 8);
+  const __m256 vm = _mm256_set1_ps(m);
+  __m256 lanes = _mm256_setzero_ps();
+  for (std::int64_t t = 0; t < padded; t += 8) {
+    const __m256 p = softmax_exp8(_mm256_sub_ps(_mm256_loadu_ps(s + t), vm));
+    _mm256_storeu_ps(s + t, p);
+    lanes = _mm256_add_ps(lanes, p);
+  }
+  out.max[h] = m;
+  out.sum[h] = lane_tree_sum8(lanes);
+}
+
+// V is walked in tiles of this many tokens, every channel of a tile before the next tile, so
+// that a tile's rows stay in L1 while each half-block pass re-reads them (a whole chunk of
+// q8_0 rows at head_dim 256 is 70 KB). The accumulators go through out.acc between tiles;
+// each still adds its tokens in order, so the tiling changes no bit.
+constexpr std::int64_t kValueTileTokens = 64;
+
+// acc of query heads h0 .. h0+H-1 (H <= 4) over channels [16 * half_block, + 16) and tokens
+// [first, last): the 2H accumulators in registers, each V half-block dequantized once for the
+// H heads. first == 0 starts from zero, a later tile from what the previous one stored.
+template <class F, int H>
+void accumulate_half_block(const ChunkInput& in, int h0, int half_block, std::int64_t first, std::int64_t last,
+                           const ChunkOutput& out, const float* p) {
+  const std::int64_t row_bytes = static_cast<std::int64_t>(in.head_dim / kBlock) * F::kBytes;
+  const std::uint8_t* block = in.v + first * row_bytes + (half_block / 2) * F::kBytes;
+  const int half = half_block % 2;
+  __m256 acc[H][2];
+  for (int h = 0; h < H; ++h) {
+    const float* o = out.acc + (h0 + h) * in.head_dim + 16 * half_block;
+    acc[h][0] = first == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(o);
+    acc[h][1] = first == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(o + 8);
+  }
+  for (std::int64_t t = first; t < last; ++t, block += row_bytes) {
+    __m256 vv[2];
+    F::dequantize_half(block, half, vv);
+    for (int h = 0; h < H; ++h) {
+      const __m256 w = _mm256_broadcast_ss(p + (h0 + h) * ar::kChunkTokens + t);
+      acc[h][0] = _mm256_fmadd_ps(w, vv[0], acc[h][0]);
+      acc[h][1] = _mm256_fmadd_ps(w, vv[1], acc[h][1]);
+    }
+  }
+  for (int h = 0; h < H; ++h) {
+    float* o = out.acc + (h0 + h) * in.head_dim + 16 * half_block;
+    _mm256_storeu_ps(o, acc[h][0]);
+    _mm256_storeu_ps(o + 8, acc[h][1]);
+  }
+}
+
+// Query heads in tiles of 4 (then 2, then 1): 8 accumulators + the dequantized registers fit
+// AVX2's 16.
+template <class F, template <class, int> class Tile, class... Args>
+void over_head_tiles(int group, Args&&... args) {
+  int h = 0;
+  for (; h + 4 <= group; h += 4) Tile<F, 4>::run(h, args...);
+  if (h + 2 <= group) {
+    Tile<F, 2>::run(h, args...);
+    h += 2;
+  }
+  if (h < group) Tile<F, 1>::run(h, args...);
+}
+
+template <class F, int H>
+struct ScoreTile {
+  static void run(int h0, const ChunkInput& in, float* scores) { score_heads<F, H>(in, h0, scores); }
+};
+
+template <class F, int H>
+struct AccumulateTile {
+  static void run(int h0, const ChunkInput& in, int half_block, std::int64_t first, std::int64_t last,
+                  const ChunkOutput& out, const float* p) {
+    accumulate_half_block<F, H>(in, h0, half_block, first, last, out, p);
+  }
+};
+
+template <class F>
+void attend_chunk_avx2(const ChunkInput& in, const ChunkOutput& out, float* scores) {
+  over_head_tiles<F, ScoreTile>(in.group, in, scores);
+  for (int g = 0; g < in.group; ++g) softmax_head(in, g, out, scores);
+  const float* p = scores;
+  for (std::int64_t first = 0; first < in.tokens; first += kValueTileTokens) {
+    const std::int64_t last = std::min(in.tokens, first + kValueTileTokens);
+    for (int half_block = 0; half_block < 2 * (in.head_dim / kBlock); ++half_block)
+      over_head_tiles<F, AccumulateTile>(in.group, in, half_block, first, last, out, p);
+  }
+}
+#endif
+
+}  // namespace
+
+bool vectorized_path_compiled() {
+#if defined(DGQ_DECODE_ATTENTION_AVX2)
+  return true;
+#else
+  return false;
+#endif
+}
+
+void attend_chunk(const ChunkInput& in, const ChunkOutput& out, float* scores, [[maybe_unused]] bool scalar) {
+  assert(in.tokens >= 1 && in.tokens <= ar::kChunkTokens && in.head_dim % kBlock == 0);
+#if defined(DGQ_DECODE_ATTENTION_AVX2)
+  if (!scalar) {
+    switch (in.format) {
+      case KvBlockFormat::q8_0: return attend_chunk_avx2<Q8_0>(in, out, scores);
+      case KvBlockFormat::q4_0: return attend_chunk_avx2<Q4_0>(in, out, scores);
+      case KvBlockFormat::iq4_nl: return attend_chunk_avx2<IQ4NL>(in, out, scores);
+    }
+  }
+#endif
+  attend_chunk_scalar(in, out, scores);
+}
+
+}  // namespace dgq::cpu::attention

@@ -1,0 +1,33 @@
+#pragma once
+// One chunk of a decode step (decode_attention.cpp plans the chunks and merges them): the
+// partial softmax of a GQA group of queries over up to kChunkTokens stored tokens, in the order
+// dgq/cpu/decode_attention.hpp states. decode_attention_chunk.cpp holds the AVX2/FMA version and
+// the scalar one of the same order.
+#include <cstdint>
+
+#include "dgq/cpu/decode_attention.hpp"
+
+namespace dgq::cpu::attention {
+
+struct ChunkInput {
+  KvBlockFormat format;
+  const std::uint8_t* k;  // the chunk's first K row (head_dim / 32 blocks per row)
+  const std::uint8_t* v;
+  std::int64_t tokens;    // 1 .. kChunkTokens
+  int head_dim, group;
+  const float* q;         // [group][head_dim]
+  float scale;
+};
+
+struct ChunkOutput {
+  float* max;  // [group]
+  float* sum;  // [group]
+  float* acc;  // [group][head_dim]
+};
+
+// scores: scratch of group * kChunkTokens floats. scalar: take the scalar path even where the
+// AVX2 one is compiled (the tests compare the two).
+void attend_chunk(const ChunkInput& in, const ChunkOutput& out, float* scores, bool scalar);
+bool vectorized_path_compiled();
+
+}  // namespace dgq::cpu::attention

@@ -1,0 +1,393 @@
+// Decode attention on stored q8_0 / q4_0 / iq4_nl blocks (cpu/src/decode_attention*.cpp)
+// against attention over the decompressed cache:
+//  - bit for bit against a scalar twin written here, which runs the order the kernel documents
+//    (dgq/attention_rules.hpp) on the cache decoded by the reference's block decoders, and
+//    rotates the query and the output with the reference's Hadamard rotation;
+//  - within a stated bound against plain softmax attention in double over Scheme::decompress's
+//    output (the original basis, also for rot=hadamard), which shares no code with the kernel;
+//  - the same bytes from 1, 2 and 3 threads and from the AVX2 and the scalar path.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dgq/attention_rules.hpp"
+#include "dgq/baselines/ggml_kv_types.hpp"
+#include "dgq/baselines/q8_0.hpp"
+#include "dgq/cpu/decode_attention.hpp"
+#include "dgq/element_rules.hpp"
+#include "dgq/rotation.hpp"
+#include "dgq/scheme.hpp"
+#include "owned_tensor.hpp"
+#include "test_dgq_support.hpp"
+#include "test_seed.hpp"
+
+using dgq::cpu::DecodeAttentionShape;
+using dgq::cpu::DecodePath;
+using dgq::cpu::KvBlockFormat;
+namespace ar = dgq::attention_rules;
+
+namespace {
+
+enum class Values { random, constant_rows, large };
+
+struct DecodeCase {
+  KvBlockFormat format;
+  bool rotated;
+  DecodeAttentionShape shape;
+  Values values = Values::random;
+};
+
+std::string spec_of(const DecodeCase& c) {
+  return std::string(dgq::cpu::kv_block_format_name(c.format)) + (c.rotated ? ":rot=hadamard" : "");
+}
+
+// One role's cache for every KV head: the scheme's stored blocks, those blocks decoded in the
+// stored basis (by the reference's decoders), and Scheme::decompress's output.
+struct RoleCache {
+  std::vector<dgq::Compressed> stored;
+  std::vector<std::vector<float>> decoded, decompressed;
+};
+
+// Rows of one KV head as the case asks: random in [-1, 1) with a per-token spread, every row
+// the same (the softmax weights are then all equal), or values near fp16's largest finite.
+dgq::test::OwnedTensor head_values(const DecodeCase& c, std::uint64_t seed) {
+  const auto& s = c.shape;
+  dgq::test::OwnedTensor x(dgq::DType::f32, s.tokens, s.head_dim);
+  dgq::test::SplitMix64 rng(seed);
+  std::vector<float> first_row(static_cast<std::size_t>(s.head_dim));
+  for (auto& v : first_row) v = rng.symmetric(1.0f);
+  for (std::int64_t t = 0; t < s.tokens; ++t) {
+    const float spread = 0.25f + static_cast<float>(t % 7);
+    for (int d = 0; d < s.head_dim; ++d) {
+      switch (c.values) {
+        case Values::random: x.set(t, d, rng.symmetric(spread)); break;
+        case Values::constant_rows: x.set(t, d, first_row[d]); break;
+        case Values::large: x.set(t, d, rng.symmetric(60000.0f)); break;
+      }
+    }
+  }
+  return x;
+}
+
+std::vector<float> decode_blocks(KvBlockFormat f, const std::vector<std::uint8_t>& bytes, std::size_t values) {
+  std::vector<float> out(values);
+  const int block_bytes = dgq::cpu::kv_block_bytes(f);
+  for (std::size_t b = 0; b * 32 < values; ++b) {
+    const std::uint8_t* p = bytes.data() + b * block_bytes;
+    if (f == KvBlockFormat::q8_0) {
+      dgq::q8_0::Block blk;
+      std::memcpy(&blk, p, sizeof blk);
+      dgq::q8_0::dequantize_block(blk, 32, out.data() + b * 32);
+    } else if (f == KvBlockFormat::q4_0) {
+      dgq::ggml::BlockQ4_0 blk;
+      std::memcpy(&blk, p, sizeof blk);
+      dgq::ggml::dequantize_q4_0(blk, out.data() + b * 32);
+    } else {
+      dgq::ggml::BlockIQ4NL blk;
+      std::memcpy(&blk, p, sizeof blk);
+      dgq::ggml::dequantize_iq4_nl(blk, out.data() + b * 32);
+    }
+  }
+  return out;
+}
+
+RoleCache build_role(const DecodeCase& c, dgq::TensorRole role, std::uint64_t seed) {
+  const auto scheme = dgq::make_scheme(spec_of(c));
+  const auto& s = c.shape;
+  RoleCache r;
+  for (int h = 0; h < s.kv_heads; ++h) {
+    const auto x = head_values(c, seed + 1000u * static_cast<std::uint64_t>(h));
+    r.stored.push_back(scheme->compress(x.view(), role));
+    const auto* blocks = r.stored.back().find("blocks");
+    REQUIRE(blocks != nullptr);
+    r.decoded.push_back(decode_blocks(c.format, blocks->bytes, static_cast<std::size_t>(s.tokens * s.head_dim)));
+    dgq::test::OwnedTensor y(dgq::DType::f32, s.tokens, s.head_dim);
+    scheme->decompress(r.stored.back(), y.mut());
+    r.decompressed.push_back(dgq::to_float(y.view()));
+    // Unrotated, the test's decoding must be the scheme's own, or the comparisons below would
+    // compare with something else than the decompressed cache.
+    if (!c.rotated) REQUIRE(r.decoded.back() == r.decompressed.back());
+  }
+  return r;
+}
+
+struct Problem {
+  DecodeCase c;
+  RoleCache k, v;
+  std::vector<float> q;
+  float scale;
+  dgq::cpu::StoredKv stored;
+};
+
+Problem make_problem(const DecodeCase& c, std::uint64_t seed) {
+  Problem p{c, build_role(c, dgq::TensorRole::key, seed), build_role(c, dgq::TensorRole::value, seed + 77), {}, 0, {}};
+  const auto& s = c.shape;
+  dgq::test::SplitMix64 rng(seed + 5);
+  // Large K and V get a small query: scores of a few logits, a softmax that is not one-hot.
+  const float q_amplitude = c.values == Values::large ? 2e-4f : 1.0f;
+  p.q.resize(static_cast<std::size_t>(s.query_heads()) * s.head_dim);
+  for (auto& x : p.q) x = rng.symmetric(q_amplitude);
+  p.scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
+  p.stored.format = c.format;
+  p.stored.k_rotated = p.stored.v_rotated = c.rotated;
+  for (int h = 0; h < s.kv_heads; ++h) {
+    p.stored.k.push_back(p.k.stored[h].find("blocks")->bytes.data());
+    p.stored.v.push_back(p.v.stored[h].find("blocks")->bytes.data());
+  }
+  return p;
+}
+
+std::vector<float> run_kernel(const Problem& p, int threads, DecodePath path = DecodePath::best) {
+  std::vector<float> out(p.q.size());
+  dgq::cpu::decode_attention(p.stored, p.c.shape, p.q.data(), p.scale, out.data(), threads, path);
+  return out;
+}
+
+// ---- The scalar twin: the documented order, written out on decoded floats ------------------
+
+float twin_dot(const float* q, const float* k, int n) {
+  float acc[2][8] = {};
+  for (int d = 0; d < n; ++d) {
+    float& a = acc[(d / 8) % 2][d % 8];
+    a = std::fma(q[d], k[d], a);
+  }
+  float lanes[8];
+  for (int j = 0; j < 8; ++j) lanes[j] = acc[0][j] + acc[1][j];
+  return ar::lane_tree_sum8(lanes);
+}
+
+struct Partial {
+  float m = 0, l = 0;
+  std::vector<float> acc;
+};
+
+Partial twin_chunk(const float* q, const float* k, const float* v, std::int64_t first, std::int64_t count, int D,
+                   float scale) {
+  std::vector<float> s(static_cast<std::size_t>(count));
+  for (std::int64_t t = 0; t < count; ++t) s[t] = twin_dot(q, k + (first + t) * D, D) * scale;
+  Partial part;
+  part.m = *std::max_element(s.begin(), s.end());
+  float lanes[8] = {};
+  part.acc.assign(static_cast<std::size_t>(D), 0.0f);
+  for (std::int64_t t = 0; t < count; ++t) {
+    const float w = ar::softmax_exp(s[t] - part.m);
+    lanes[t % 8] += w;
+    for (int d = 0; d < D; ++d) part.acc[d] = std::fma(w, v[(first + t) * D + d], part.acc[d]);
+  }
+  part.l = ar::lane_tree_sum8(lanes);
+  return part;
+}
+
+std::vector<float> twin_attention(const Problem& p) {
+  const auto& s = p.c.shape;
+  const int D = s.head_dim;
+  std::vector<float> out(p.q.size());
+  for (int qh = 0; qh < s.query_heads(); ++qh) {
+    const int kvh = qh / s.group;
+    std::vector<float> q(p.q.begin() + qh * D, p.q.begin() + (qh + 1) * D);
+    if (p.c.rotated) dgq::hadamard_rotate_row(q.data(), D, dgq::rules::hadamard_block(D, true));
+    Partial run;
+    for (std::int64_t first = 0; first < s.tokens; first += ar::kChunkTokens) {
+      const auto count = std::min(ar::kChunkTokens, s.tokens - first);
+      Partial c = twin_chunk(q.data(), p.k.decoded[kvh].data(), p.v.decoded[kvh].data(), first, count, D, p.scale);
+      if (first == 0) {
+        run = c;
+        continue;
+      }
+      const float m_new = std::max(run.m, c.m);
+      const float a = ar::softmax_exp(run.m - m_new), b = ar::softmax_exp(c.m - m_new);
+      run.l = std::fma(c.l, b, run.l * a);
+      for (int d = 0; d < D; ++d) run.acc[d] = std::fma(c.acc[d], b, run.acc[d] * a);
+      run.m = m_new;
+    }
+    for (int d = 0; d < D; ++d) out[qh * D + d] = run.acc[d] / run.l;
+    if (p.c.rotated) dgq::hadamard_rotate_row(out.data() + qh * D, D, dgq::rules::hadamard_block(D, false));
+  }
+  return out;
+}
+
+// ---- Plain attention in double on Scheme::decompress's output, and its bound -----------------
+
+struct Reference {
+  std::vector<double> out;
+  double bound = 0;  // per element
+};
+
+// The kernel's error against exact attention on the same decompressed values, per element,
+// with u = 2^-24 and S = max over tokens of scale * sum_d |q_d k_d| (how ill-conditioned a
+// score is):
+//  - a score is a dot of D terms (error <= D u S); rot=hadamard adds the rotation's rounding of
+//    q and of the stored k against the decompressed one (log2(256) = 8 butterfly stages, each
+//    within u of the row's norm: <= 2 D u S more, generously);
+//  - exp(s - m) then has a relative error of at most twice that (s and m) plus the exp's own
+//    few ulps (Cephes' polynomial: < 4u);
+//  - the sums over tokens (l and acc, fp32, <= kChunkTokens terms in a chunk, then one merge
+//    per chunk, each term >= 0 for l) add (kChunkTokens + chunks) u relative to sum |p v|;
+//  - out = acc / l is a convex combination of the V rows, so relative weight errors of delta
+//    move it by at most 2 delta max|V|; the inverse rotation of the output adds 8u max|V| D.
+// A kernel that reads a wrong nibble or drops a chunk is off by a fraction of max|V|, far above.
+Reference plain_attention(const Problem& p) {
+  const auto& s = p.c.shape;
+  const int D = s.head_dim;
+  const double u = 0x1p-24;
+  Reference r;
+  r.out.assign(p.q.size(), 0.0);
+  for (int qh = 0; qh < s.query_heads(); ++qh) {
+    const auto& k = p.k.decompressed[qh / s.group];
+    const auto& v = p.v.decompressed[qh / s.group];
+    std::vector<double> score(static_cast<std::size_t>(s.tokens));
+    double conditioning = 0, vmax = 0;
+    for (std::int64_t t = 0; t < s.tokens; ++t) {
+      double dot = 0, magnitude = 0;
+      for (int d = 0; d < D; ++d) {
+        dot += static_cast<double>(p.q[qh * D + d]) * k[t * D + d];
+        magnitude += std::fabs(static_cast<double>(p.q[qh * D + d]) * k[t * D + d]);
+      }
+      score[t] = dot * p.scale;
+      conditioning = std::max(conditioning, magnitude * p.scale);
+      for (int d = 0; d < D; ++d) vmax = std::max(vmax, std::fabs(static_cast<double>(v[t * D + d])));
+    }
+    const double m = *std::max_element(score.begin(), score.end());
+    double l = 0;
+    for (std::int64_t t = 0; t < s.tokens; ++t) {
+      const double w = std::exp(score[t] - m);
+      l += w;
+      for (int d = 0; d < D; ++d) r.out[qh * D + d] += w * v[t * D + d];
+    }
+    for (int d = 0; d < D; ++d) r.out[qh * D + d] /= l;
+    const double score_error = (p.c.rotated ? 3.0 : 1.0) * D * u * conditioning;
+    const double chunks = static_cast<double>((s.tokens + ar::kChunkTokens - 1) / ar::kChunkTokens);
+    const double delta = 2 * score_error + 4 * u + (static_cast<double>(ar::kChunkTokens) + chunks) * u;
+    const double rotation = p.c.rotated ? 8 * u * D : 0;
+    r.bound = std::max(r.bound, (2 * delta + rotation) * vmax);
+  }
+  return r;
+}
+
+std::string describe(const DecodeCase& c, std::uint64_t seed) {
+  const auto& s = c.shape;
+  return spec_of(c) + " kv_heads=" + std::to_string(s.kv_heads) + " group=" + std::to_string(s.group) +
+         " head_dim=" + std::to_string(s.head_dim) + " tokens=" + std::to_string(s.tokens) +
+         " values=" + std::to_string(static_cast<int>(c.values)) + " seed=" + std::to_string(seed);
+}
+
+bool same_bytes(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// Every check of one case: twin bits, plain bound, thread counts, the two paths.
+void check_case(const DecodeCase& c, std::uint64_t seed) {
+  INFO(describe(c, seed));
+  const Problem p = make_problem(c, seed);
+  const auto got = run_kernel(p, 1);
+  REQUIRE(same_bytes(got, twin_attention(p)));
+  const auto ref = plain_attention(p);
+  double worst = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(got[i] - ref.out[i]));
+  INFO("worst |kernel - plain| " << worst << ", bound " << ref.bound);
+  REQUIRE(worst <= ref.bound);
+  REQUIRE(same_bytes(got, run_kernel(p, 2)));
+  REQUIRE(same_bytes(got, run_kernel(p, 3)));
+  REQUIRE(same_bytes(got, run_kernel(p, 1, DecodePath::scalar)));
+}
+
+constexpr KvBlockFormat kFormats[] = {KvBlockFormat::q8_0, KvBlockFormat::q4_0, KvBlockFormat::iq4_nl};
+
+}  // namespace
+
+TEST_CASE("decode attention: one token, one head, every format and head_dim", "[decode_attention]") {
+  for (auto f : kFormats)
+    for (int D : {32, 64, 128, 256})
+      for (bool rotated : {false, true}) {
+        if (rotated && D % 64 != 0) continue;
+        check_case({f, rotated, {1, 1, D, 1}}, dgq::test::seed() + static_cast<std::uint64_t>(D));
+      }
+}
+
+TEST_CASE("decode attention: token counts around the chunk edges", "[decode_attention]") {
+  const std::int64_t K = ar::kChunkTokens;
+  for (auto f : kFormats)
+    for (std::int64_t L : {std::int64_t{7}, K - 1, K, K + 1, 2 * K + 3})
+      check_case({f, false, {2, 1, 64, L}}, dgq::test::seed() + static_cast<std::uint64_t>(L));
+}
+
+TEST_CASE("decode attention: GQA groups 1, 3 and 4, rotated and not", "[decode_attention]") {
+  for (auto f : kFormats)
+    for (int group : {1, 3, 4})
+      for (bool rotated : {false, true})
+        check_case({f, rotated, {2, group, 128, 300}}, dgq::test::seed() + static_cast<std::uint64_t>(group));
+}
+
+TEST_CASE("decode attention: head_dim 64, 128 and 256 over several chunks", "[decode_attention]") {
+  for (auto f : kFormats)
+    for (int D : {64, 128, 256}) check_case({f, true, {1, 2, D, 600}}, dgq::test::seed() + 31u * static_cast<std::uint64_t>(D));
+}
+
+TEST_CASE("decode attention: constant rows and values near fp16's largest", "[decode_attention]") {
+  for (auto f : kFormats) {
+    check_case({f, false, {1, 4, 128, 520}, Values::constant_rows}, dgq::test::seed() + 11);
+    check_case({f, false, {1, 2, 128, 520}, Values::large}, dgq::test::seed() + 12);
+    check_case({f, true, {1, 2, 128, 300}, Values::large}, dgq::test::seed() + 13);
+  }
+}
+
+// With every row equal the weights are exactly 1 (s - m = 0) and the output is that row: pins
+// the softmax normalisation independently of the twin's copy of the order. Bound: acc sums at
+// most kChunkTokens equal terms per chunk and merges once per chunk, l is exact, so the relative
+// error is below (kChunkTokens + chunks + 1) u.
+TEST_CASE("decode attention: equal rows give that row back", "[decode_attention]") {
+  const std::int64_t L = 700;
+  DecodeCase c{KvBlockFormat::q8_0, false, {1, 1, 64, L}, Values::constant_rows};
+  const Problem p = make_problem(c, dgq::test::seed() + 21);
+  const auto got = run_kernel(p, 2);
+  const double relative = (static_cast<double>(ar::kChunkTokens) + 4) * 0x1p-24;
+  for (int d = 0; d < 64; ++d) {
+    const double row = p.v.decompressed[0][d];
+    CAPTURE(d, row, got[d]);
+    REQUIRE(std::fabs(got[d] - row) <= relative * std::fabs(row));
+  }
+}
+
+TEST_CASE("decode attention: bad shapes and caches are refused", "[decode_attention]") {
+  const std::vector<std::uint8_t> bytes(34 * 8, 0);
+  dgq::cpu::StoredKv kv;
+  kv.k = kv.v = {bytes.data()};
+  const float q[256] = {};
+  float out[256];
+  const auto run = [&](DecodeAttentionShape s, int threads = 1) {
+    dgq::cpu::decode_attention(kv, s, q, 1.0f, out, threads);
+  };
+  REQUIRE_NOTHROW(run({1, 1, 64, 2}));
+  REQUIRE_THROWS_WITH(run({1, 1, 48, 2}), Catch::Contains("multiple of 32"));
+  REQUIRE_THROWS_WITH(run({1, 1, 64, 0}), Catch::Contains("tokens >= 1"));
+  REQUIRE_THROWS_WITH(run({2, 1, 64, 2}), Catch::Contains("1 K and 1 V heads, the shape 2"));
+  REQUIRE_THROWS_WITH(run({1, 1, 64, 2}, 0), Catch::Contains("threads"));
+  kv.k_rotated = true;
+  REQUIRE_THROWS_WITH(run({1, 1, 96, 1}), Catch::Contains("multiple of 64"));
+  kv.k_rotated = false;
+  kv.v = {nullptr};
+  REQUIRE_THROWS_WITH(run({1, 1, 64, 2}), Catch::Contains("KV head 0 has no data"));
+}
+
+// The plan's contract for a caller with its own threads (the ggml bench's OpenMP): chunk items
+// and head merges in any order give the bytes of decode_attention().
+TEST_CASE("decode attention: work items in reverse order give the same bytes", "[decode_attention]") {
+  for (auto f : kFormats) {
+    const DecodeCase c{f, true, {3, 2, 128, 3 * ar::kChunkTokens + 17}};
+    const auto seed = dgq::test::seed() + 41;
+    INFO(describe(c, seed));
+    const Problem p = make_problem(c, seed);
+    dgq::cpu::DecodeAttention step(p.stored, c.shape, p.scale);
+    step.set_query(p.q.data());
+    REQUIRE(step.chunk_items() == 3 * 4);
+    for (std::int64_t i = step.chunk_items() - 1; i >= 0; --i) step.run_chunk(i);
+    for (int h = c.shape.query_heads() - 1; h >= 0; --h) step.merge_head(h);
+    const std::vector<float> got(step.output(), step.output() + p.q.size());
+    REQUIRE(same_bytes(got, run_kernel(p, 1)));
+  }
+}
