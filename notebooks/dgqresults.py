@@ -379,6 +379,27 @@ def measured_by(name: str, versions) -> str:
     return (f"Measured by `{command}` (commit {', '.join(commits)}; {mode or 'unknown'} mode; {date}).\n\n")
 
 
+def marked_tables(doc: Path, marker: str) -> tuple[str, list[list[dict]]]:
+    """The text and markdown tables of a generated block spliced into a document between
+    "<!-- MARKER: begin" and "<!-- MARKER: end -->" (docs/benchmarks.md's ggml blocks, written by
+    bench/ggml/run.sh --update-docs), each table a list of rows (header -> cell)."""
+    text = Path(doc).read_text(encoding="utf-8")
+    begin = text.index(f"<!-- {marker}: begin")
+    block = text[begin:text.index(f"<!-- {marker}: end -->", begin)]
+    tables, header, rows = [], None, []
+    for line in block.splitlines() + [""]:
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if header is None:
+                header = cells
+            elif not all(set(c) <= set(":- ") for c in cells):
+                rows.append(dict(zip(header, cells)))
+        elif header is not None:
+            tables.append(rows)
+            header, rows = None, []
+    return block, tables
+
+
 def fragment_source(block: str) -> str:
     """Where a fragment's figures come from: its file, the command and the commit(s) its
     "Measured by" line names."""
