@@ -187,8 +187,8 @@ inline __m256 softmax_exp8(__m256 x) {
   const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(ar::kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-ar::kLn2Hi), x);
   r = _mm256_fmadd_ps(n, _mm256_set1_ps(-ar::kLn2Lo), r);
-  __m256 p = _mm256_set1_ps(ar::kExpPoly[0]);
-  for (int i = 1; i < 6; ++i) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(ar::kExpPoly[i]));
+  __m256 p = _mm256_set1_ps(ar::exp_poly(0));
+  for (int i = 1; i < 6; ++i) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(ar::exp_poly(i)));
   const __m256 y = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
   const __m256i exponent = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
   return _mm256_and_ps(_mm256_mul_ps(y, _mm256_castsi256_ps(exponent)), in_range);

@@ -40,16 +40,21 @@ inline constexpr float kExpFloor = -87.0f;
 inline constexpr float kLog2e = 1.44269504088896341f;
 inline constexpr float kLn2Hi = 0.693359375f;        // exact in 9 bits: n * kLn2Hi is exact
 inline constexpr float kLn2Lo = -2.12194440e-4f;
-inline constexpr float kExpPoly[6] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
-                                      4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+// Coefficient i of the polynomial, highest degree first. A function rather than a namespace-scope
+// array: CUDA device code cannot read a host array.
+DGQ_HD constexpr float exp_poly(int i) {
+  constexpr float kExpPoly[6] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                                 4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+  return kExpPoly[i];
+}
 
 DGQ_HD float softmax_exp(float x) {
   if (!(x >= kExpFloor)) return 0.0f;
   const float n = rintf(x * kLog2e);  // nearest even, as the vector round instruction
   float r = fmaf(n, -kLn2Hi, x);
   r = fmaf(n, -kLn2Lo, r);
-  float p = kExpPoly[0];
-  for (int i = 1; i < 6; ++i) p = fmaf(p, r, kExpPoly[i]);
+  float p = exp_poly(0);
+  for (int i = 1; i < 6; ++i) p = fmaf(p, r, exp_poly(i));
   const float y = fmaf(p, r * r, r) + 1.0f;
   return y * rules::bits_float(static_cast<std::uint32_t>(static_cast<int>(n) + 127) << 23);
 }

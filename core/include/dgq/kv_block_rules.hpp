@@ -1,0 +1,45 @@
+#pragma once
+// ggml's KV cache blocks as a decode kernel reads them (32 values each, the fp16 scale d first,
+// little-endian): q8_0 = d, 32 int8 codes, value j = code_j * d; q4_0 = d, 16 bytes, value j =
+// (low nibble of byte j, for j < 16, else high nibble of byte j - 16, minus 8) * d; iq4_nl = the
+// same nibbles indexing ggml's kvalues_iq4nl grid, times d. The products are exact in fp32 (a
+// code of at most 8 bits times an fp16 scale), so any backend gets the bits the reference's
+// decompress writes. The CUDA decode kernel reads blocks through these; the CPU kernel through
+// the reference's decoders, and the differential test (tests/gpu) compares the two.
+#include <cstdint>
+
+#include "dgq/element_rules.hpp"
+#include "dgq/host_device.hpp"
+
+namespace dgq::kv_block_rules {
+
+enum class Format : std::uint8_t { q8_0, q4_0, iq4_nl };  // the order of dgq::cpu::KvBlockFormat
+inline constexpr int kBlockValues = 32;
+
+DGQ_HD int block_bytes(Format f) { return f == Format::q8_0 ? 34 : 18; }
+
+DGQ_HD float block_scale(const std::uint8_t* block) {
+  return rules::half_to_float(static_cast<std::uint16_t>(block[0] | (block[1] << 8)));
+}
+
+// ggml-common.h's kvalues_iq4nl, as a function so that device code reads it without a
+// device-side array.
+DGQ_HD float iq4_nl_grid(int index) {
+  switch (index) {
+    case 0: return -127; case 1: return -104; case 2: return -83; case 3: return -65;
+    case 4: return -49;  case 5: return -35;  case 6: return -22; case 7: return -10;
+    case 8: return 1;    case 9: return 13;   case 10: return 25; case 11: return 38;
+    case 12: return 53;  case 13: return 69;  case 14: return 89; default: return 113;
+  }
+}
+
+// Value j (0..31) of one block.
+DGQ_HD float block_value(Format f, const std::uint8_t* block, int j) {
+  const float d = block_scale(block);
+  if (f == Format::q8_0) return static_cast<float>(static_cast<std::int8_t>(block[2 + j])) * d;
+  const std::uint8_t byte = block[2 + (j & 15)];
+  const int nibble = j < 16 ? (byte & 0x0F) : (byte >> 4);
+  return f == Format::q4_0 ? static_cast<float>(nibble - 8) * d : iq4_nl_grid(nibble) * d;
+}
+
+}  // namespace dgq::kv_block_rules

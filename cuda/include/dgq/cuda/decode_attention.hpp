@@ -1,0 +1,29 @@
+#pragma once
+// Decode attention on a stored cache, on the GPU: the CUDA twin of dgq::cpu::decode_attention
+// (cpu/include/dgq/cpu/decode_attention.hpp) for the unrotated q8_0, q4_0 and iq4_nl caches,
+// in the same order (dgq/attention_rules.hpp: 256-token chunks, the 2 x 8 lane dot product,
+// the lane tree, the library-free exp, the merge in token order), so its output is meant to be
+// the CPU kernel's bit for bit (tests/gpu/test_gpu_decode_attention.cpp). One thread per (KV
+// head, chunk, query head of the group) and one per query head for the merge: written to be
+// checked, not fast. It has not run on a GPU; no claim about its speed (docs/cuda.md).
+#include <cstdint>
+#include <vector>
+
+#include "dgq/kv_block_rules.hpp"
+
+namespace dgq::cuda {
+
+struct DecodeAttentionInput {
+  kv_block_rules::Format format = kv_block_rules::Format::q8_0;
+  int kv_heads = 1, group = 1, head_dim = 128;  // head_dim: a multiple of 32, at most 256
+  std::int64_t tokens = 1;
+  std::vector<const std::uint8_t*> k, v;  // host pointers: KV head h's tokens x head_dim/32 blocks
+  const float* q = nullptr;               // host [kv_heads * group][head_dim]
+  float scale = 1.0f;
+};
+
+// out (host) [kv_heads * group][head_dim]. Throws dgq::ParameterError for a shape it does not
+// take and dgq::Error for a CUDA failure (no device included).
+void decode_attention(const DecodeAttentionInput& in, float* out);
+
+}  // namespace dgq::cuda

@@ -1,0 +1,160 @@
+// The CUDA decode attention (dgq/cuda/decode_attention.hpp): every thread runs the scalar order
+// of cpu/src/decode_attention_chunk.cpp's attend_chunk_scalar for one (KV head, chunk, query
+// head), then one thread per query head merges the chunks in token order as
+// DecodeAttention::merge_head does. Built with -fmad=false: every fma is the rules' own.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <string>
+
+#include "../cuda_check.hpp"
+#include "dgq/attention_rules.hpp"
+#include "dgq/cuda/decode_attention.hpp"
+#include "dgq/errors.hpp"
+
+namespace dgq::cuda {
+namespace {
+
+namespace ar = dgq::attention_rules;
+namespace kb = dgq::kv_block_rules;
+constexpr int kMaxHeadDim = 256;
+
+struct Plan {
+  kb::Format format;
+  int kv_heads, group, head_dim;
+  std::int64_t tokens, chunks, row_bytes;
+  float scale;
+};
+
+__device__ void dequantize_row(kb::Format f, const std::uint8_t* row, int head_dim, float* x) {
+  const int bytes = kb::block_bytes(f);
+  for (int d = 0; d < head_dim; ++d) x[d] = kb::block_value(f, row + (d / kb::kBlockValues) * bytes, d % kb::kBlockValues);
+}
+
+__device__ float dot(const float* q, const float* k, int head_dim) {
+  float acc[ar::kDotAccumulators][ar::kDotLanes] = {};
+  for (int d = 0; d < head_dim; ++d) {
+    float& a = acc[(d / ar::kDotLanes) % ar::kDotAccumulators][d % ar::kDotLanes];
+    a = fmaf(q[d], k[d], a);
+  }
+  float lanes[ar::kDotLanes];
+  for (int j = 0; j < ar::kDotLanes; ++j) lanes[j] = acc[0][j] + acc[1][j];
+  return ar::lane_tree_sum8(lanes);
+}
+
+// partial index: (kv_head * chunks + chunk) * group + member, as the CPU kernel's.
+__global__ void chunk_kernel(Plan p, const std::uint8_t* const* k, const std::uint8_t* const* v, const float* q,
+                             float* chunk_max, float* chunk_sum, float* chunk_acc) {
+  const std::int64_t item = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (item >= p.kv_heads * p.chunks * p.group) return;
+  const int member = static_cast<int>(item % p.group);
+  const std::int64_t chunk = (item / p.group) % p.chunks;
+  const int kv_head = static_cast<int>(item / (p.group * p.chunks));
+  const std::int64_t first = chunk * ar::kChunkTokens;
+  const std::int64_t tokens = p.tokens - first < ar::kChunkTokens ? p.tokens - first : ar::kChunkTokens;
+  const int D = p.head_dim;
+  const float* qh = q + (static_cast<std::int64_t>(kv_head) * p.group + member) * D;
+  float x[kMaxHeadDim], scores[ar::kChunkTokens];
+  for (std::int64_t t = 0; t < tokens; ++t) {
+    dequantize_row(p.format, k[kv_head] + (first + t) * p.row_bytes, D, x);
+    scores[t] = dot(qh, x, D) * p.scale;
+  }
+  float m = scores[0];
+  for (std::int64_t t = 1; t < tokens; ++t) m = m < scores[t] ? scores[t] : m;  // std::max_element's value
+  float lanes[ar::kDotLanes] = {};
+  for (std::int64_t t = 0; t < tokens; ++t) {
+    scores[t] = ar::softmax_exp(scores[t] - m);
+    lanes[t % ar::kDotLanes] += scores[t];
+  }
+  chunk_max[item] = m;
+  chunk_sum[item] = ar::lane_tree_sum8(lanes);
+  float* acc = chunk_acc + item * D;
+  for (int d = 0; d < D; ++d) acc[d] = 0.0f;
+  for (std::int64_t t = 0; t < tokens; ++t) {
+    dequantize_row(p.format, v[kv_head] + (first + t) * p.row_bytes, D, x);
+    for (int d = 0; d < D; ++d) acc[d] = fmaf(scores[t], x[d], acc[d]);
+  }
+}
+
+__global__ void merge_kernel(Plan p, const float* chunk_max, const float* chunk_sum, const float* chunk_acc,
+                             float* out) {
+  const int query_head = static_cast<int>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (query_head >= p.kv_heads * p.group) return;
+  const int D = p.head_dim, kv_head = query_head / p.group, member = query_head % p.group;
+  const auto partial = [&](std::int64_t chunk) { return (kv_head * p.chunks + chunk) * p.group + member; };
+  float* acc = out + static_cast<std::int64_t>(query_head) * D;
+  float m = chunk_max[partial(0)], l = chunk_sum[partial(0)];
+  for (int d = 0; d < D; ++d) acc[d] = chunk_acc[partial(0) * D + d];
+  for (std::int64_t c = 1; c < p.chunks; ++c) {
+    const std::int64_t i = partial(c);
+    const float m_new = m < chunk_max[i] ? chunk_max[i] : m;
+    const float a = ar::rescale_weight(m, m_new), b = ar::rescale_weight(chunk_max[i], m_new);
+    l = ar::merge_step(l, a, chunk_sum[i], b);
+    for (int d = 0; d < D; ++d) acc[d] = ar::merge_step(acc[d], a, chunk_acc[i * D + d], b);
+    m = m_new;
+  }
+  for (int d = 0; d < D; ++d) acc[d] = acc[d] / l;
+}
+
+// A device allocation freed on every path.
+struct Device {
+  void* ptr = nullptr;
+  explicit Device(std::size_t bytes) { check_cuda(cudaMalloc(&ptr, bytes ? bytes : 1), "cudaMalloc"); }
+  ~Device() { cudaFree(ptr); }
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+  template <typename T>
+  T* as() const { return static_cast<T*>(ptr); }
+};
+
+void check_input(const DecodeAttentionInput& in) {
+  const auto fail = [](const std::string& why) { throw ParameterError("cuda decode_attention: " + why); };
+  if (in.kv_heads < 1 || in.group < 1 || in.tokens < 1) fail("kv_heads, group and tokens must be >= 1");
+  if (in.head_dim < 32 || in.head_dim > kMaxHeadDim || in.head_dim % 32 != 0)
+    fail("head_dim must be a multiple of 32 in [32, 256], got " + std::to_string(in.head_dim));
+  if (in.k.size() != static_cast<std::size_t>(in.kv_heads) || in.v.size() != static_cast<std::size_t>(in.kv_heads))
+    fail("one K and one V pointer per KV head");
+  for (int h = 0; h < in.kv_heads; ++h)
+    if (in.k[h] == nullptr || in.v[h] == nullptr) fail("KV head " + std::to_string(h) + " has no data");
+  if (in.q == nullptr) fail("no query");
+}
+
+}  // namespace
+
+void decode_attention(const DecodeAttentionInput& in, float* out) {
+  check_input(in);
+  Plan p{in.format, in.kv_heads, in.group, in.head_dim, in.tokens,
+         (in.tokens + ar::kChunkTokens - 1) / ar::kChunkTokens,
+         static_cast<std::int64_t>(in.head_dim / 32) * kb::block_bytes(in.format), in.scale};
+  const std::size_t head_bytes = static_cast<std::size_t>(p.tokens * p.row_bytes);
+  const std::size_t heads = static_cast<std::size_t>(p.kv_heads);
+  const std::size_t partials = heads * static_cast<std::size_t>(p.chunks * p.group);
+  const std::size_t q_floats = heads * p.group * p.head_dim;
+  Device cache(2 * heads * head_bytes), pointers(2 * heads * sizeof(void*)), q(q_floats * sizeof(float));
+  Device chunk_max(partials * sizeof(float)), chunk_sum(partials * sizeof(float)),
+      chunk_acc(partials * p.head_dim * sizeof(float)), result(q_floats * sizeof(float));
+  std::vector<const std::uint8_t*> device_rows(2 * heads);
+  for (std::size_t h = 0; h < heads; ++h) {
+    std::uint8_t* k_at = cache.as<std::uint8_t>() + h * head_bytes;
+    std::uint8_t* v_at = cache.as<std::uint8_t>() + (heads + h) * head_bytes;
+    check_cuda(cudaMemcpy(k_at, in.k[h], head_bytes, cudaMemcpyHostToDevice), "cudaMemcpy K");
+    check_cuda(cudaMemcpy(v_at, in.v[h], head_bytes, cudaMemcpyHostToDevice), "cudaMemcpy V");
+    device_rows[h] = k_at;
+    device_rows[heads + h] = v_at;
+  }
+  check_cuda(cudaMemcpy(pointers.ptr, device_rows.data(), device_rows.size() * sizeof(void*), cudaMemcpyHostToDevice),
+             "cudaMemcpy row pointers");
+  check_cuda(cudaMemcpy(q.ptr, in.q, q_floats * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy q");
+  constexpr int kThreads = 64;
+  const auto* rows = pointers.as<const std::uint8_t* const>();
+  chunk_kernel<<<static_cast<unsigned>((partials + kThreads - 1) / kThreads), kThreads>>>(
+      p, rows, rows + heads, q.as<float>(), chunk_max.as<float>(), chunk_sum.as<float>(), chunk_acc.as<float>());
+  check_launch("decode attention chunk_kernel");
+  const int query_heads = p.kv_heads * p.group;
+  merge_kernel<<<static_cast<unsigned>((query_heads + kThreads - 1) / kThreads), kThreads>>>(
+      p, chunk_max.as<float>(), chunk_sum.as<float>(), chunk_acc.as<float>(), result.as<float>());
+  check_launch("decode attention merge_kernel");
+  check_cuda(cudaMemcpy(out, result.ptr, q_floats * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy out");
+}
+
+}  // namespace dgq::cuda
