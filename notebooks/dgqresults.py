@@ -329,9 +329,13 @@ def fragment_tables(block: str) -> list[list[dict]]:
     The claims ledger reads the report's own generated tables rather than the results files in
     out/, so a rerun of some experiments on a machine without the others' results cannot turn
     their rows into "not run", and a ledger row cannot disagree with the section it quotes."""
-    path = fragments_dir() / f"{block}.md"
+    return markdown_tables((fragments_dir() / f"{block}.md").read_text(encoding="utf-8"))
+
+
+def markdown_tables(text: str) -> list[list[dict]]:
+    """The markdown tables of a text, each a list of rows (header -> cell)."""
     tables, header, rows = [], None, []
-    for line in path.read_text(encoding="utf-8").splitlines() + [""]:
+    for line in text.splitlines() + [""]:
         if line.startswith("|"):
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
             if header is None:
@@ -386,18 +390,7 @@ def marked_tables(doc: Path, marker: str) -> tuple[str, list[list[dict]]]:
     text = Path(doc).read_text(encoding="utf-8")
     begin = text.index(f"<!-- {marker}: begin")
     block = text[begin:text.index(f"<!-- {marker}: end -->", begin)]
-    tables, header, rows = [], None, []
-    for line in block.splitlines() + [""]:
-        if line.startswith("|"):
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if header is None:
-                header = cells
-            elif not all(set(c) <= set(":- ") for c in cells):
-                rows.append(dict(zip(header, cells)))
-        elif header is not None:
-            tables.append(rows)
-            header, rows = None, []
-    return block, tables
+    return block, markdown_tables(block)
 
 
 def fragment_source(block: str) -> str:

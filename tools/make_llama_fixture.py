@@ -57,6 +57,23 @@ def run_tool(tool: str, *args) -> str:
     return result.stdout
 
 
+def scored_rows(output: str, chunks: int, ctx: int, what: str) -> list[dict]:
+    """The rows of `dgq-llama-fixture logits` (one per scored token: chunk pos target
+    target_logprob, then 8 id logprob pairs), checked to be one per scored position."""
+    rows = []
+    for line in output.splitlines():
+        fields = line.split()
+        top = fields[4:]
+        rows.append({"chunk": int(fields[0]), "pos": int(fields[1]), "target": int(fields[2]),
+                     "target_logprob": float(fields[3]),
+                     "top_ids": [int(t) for t in top[0::2]],
+                     "top_logprobs": [float(v) for v in top[1::2]]})
+    expected = chunks * (ctx - 1 - ctx // 2)
+    if len(rows) != expected:
+        sys.exit(f"make_llama_fixture.py: {what}: {len(rows)} scored rows, expected {expected}")
+    return rows
+
+
 def tokenize(tool: str, gguf: Path, text: str, tmp: Path) -> list[int]:
     path = tmp / "text.txt"
     path.write_bytes(text.encode("utf-8"))
@@ -108,17 +125,8 @@ def main(argv=None) -> int:
                 sys.exit(f"make_llama_fixture.py: {model}: only {len(tokens)} tokens in {LOGITS_TEXT}")
             ids = tmp / "tokens.txt"
             ids.write_text(" ".join(map(str, tokens)) + "\n")
-            rows = []
-            for line in run_tool(args.tool, "logits", f32[model], ids, args.ctx, args.threads).splitlines():
-                fields = line.split()
-                top = fields[4:]
-                rows.append({"chunk": int(fields[0]), "pos": int(fields[1]), "target": int(fields[2]),
-                             "target_logprob": float(fields[3]),
-                             "top_ids": [int(t) for t in top[0::2]],
-                             "top_logprobs": [float(v) for v in top[1::2]]})
-            expected_rows = args.chunks * (args.ctx - 1 - args.ctx // 2)
-            if len(rows) != expected_rows:
-                sys.exit(f"make_llama_fixture.py: {model}: {len(rows)} scored rows, expected {expected_rows}")
+            rows = scored_rows(run_tool(args.tool, "logits", f32[model], ids, args.ctx, args.threads),
+                               args.chunks, args.ctx, model)
             doc = {
                 "provenance": provenance,
                 "model": model,

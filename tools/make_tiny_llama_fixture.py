@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from make_llama_fixture import run_tool, scored_rows  # noqa: E402
 from tiny_gguf import ARCHITECTURES, write_tiny_gguf  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -62,21 +63,8 @@ def main(argv=None) -> int:
                 0, cfg["vocab_size"], size=args.chunks * args.ctx).tolist()
             ids = tmp / "tokens.txt"
             ids.write_text(" ".join(map(str, tokens)) + "\n")
-            output = subprocess.run([args.tool, "logits", str(gguf_path), str(ids), str(args.ctx), str(args.threads)],
-                                    capture_output=True, text=True)
-            if output.returncode != 0:
-                sys.exit(f"make_tiny_llama_fixture.py: {arch}: the tool failed:\n{output.stderr}")
-            rows = []
-            for line in output.stdout.splitlines():
-                fields = line.split()
-                top = fields[4:]
-                rows.append({"chunk": int(fields[0]), "pos": int(fields[1]), "target": int(fields[2]),
-                             "target_logprob": float(fields[3]),
-                             "top_ids": [int(t) for t in top[0::2]],
-                             "top_logprobs": [float(v) for v in top[1::2]]})
-            expected_rows = args.chunks * (args.ctx - 1 - args.ctx // 2)
-            if len(rows) != expected_rows:
-                sys.exit(f"make_tiny_llama_fixture.py: {arch}: {len(rows)} scored rows, expected {expected_rows}")
+            rows = scored_rows(run_tool(args.tool, "logits", gguf_path, ids, args.ctx, args.threads),
+                               args.chunks, args.ctx, f"tiny {arch}")
             doc = {
                 "provenance": provenance,
                 "arch": arch,

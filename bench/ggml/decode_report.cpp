@@ -11,6 +11,8 @@
 
 #include "decode_side_by_side.hpp"
 
+#include "report_common.hpp"
+
 namespace dgq::ggml_bench {
 namespace {
 
@@ -38,13 +40,6 @@ const DecodeResult* find(const std::vector<DecodeResult>& rs, const std::string&
 
 // How many times faster a is than b (b's time over a's); 0 when either is absent.
 double speedup(const DecodeResult* a, const DecodeResult* b) { return a && b ? b->seconds / a->seconds : 0; }
-
-std::string fmt(double v, int digits = 2) {
-  if (v == 0) return "";
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << v;
-  return s.str();
-}
 
 std::string length_name(std::int64_t tokens) {
   return tokens % 1024 == 0 ? std::to_string(tokens / 1024) + "K" : std::to_string(tokens);
@@ -205,23 +200,6 @@ std::string targets_summary(const std::vector<TargetRow>& rows) {
   return std::to_string(met) + " of " + std::to_string(goals) + " goals met";
 }
 
-std::string machine() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line, model = "unknown CPU";
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) {
-      model = line.substr(line.find(':') + 2);
-      break;
-    }
-  return model + ", " + std::to_string(std::thread::hardware_concurrency()) + " CPUs";
-}
-
-std::string load_average() {
-  std::ifstream f("/proc/loadavg");
-  std::string a, b, c;
-  f >> a >> b >> c;
-  return a + " " + b + " " + c;
-}
 
 }  // namespace
 

@@ -13,6 +13,8 @@
 #include "dgq/scheme.hpp"
 #include "side_by_side.hpp"
 
+#include "report_common.hpp"
+
 namespace dgq::ggml_bench {
 namespace {
 
@@ -25,13 +27,6 @@ const Result* find(const std::vector<Result>& rs, const std::string& impl, const
 
 // Rate ratio a/b (same element count, so the inverse ratio of the times); 0 when b is absent.
 double ratio(const Result* a, const Result* b) { return a && b ? b->seconds / a->seconds : 0; }
-
-std::string fmt(double v, int digits = 2) {
-  if (v == 0) return "";
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << v;
-  return s.str();
-}
 
 struct Row {
   std::vector<std::string> cells;
@@ -116,23 +111,6 @@ std::vector<Target> targets(const std::vector<Result>& rs, int t1, int t2, doubl
   return out;
 }
 
-std::string machine() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line, model = "unknown CPU";
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) {
-      model = line.substr(line.find(':') + 2);
-      break;
-    }
-  return model + ", " + std::to_string(std::thread::hardware_concurrency()) + " CPUs";
-}
-
-std::string load_average() {
-  std::ifstream f("/proc/loadavg");
-  std::string a, b, c;
-  f >> a >> b >> c;
-  return a + " " + b + " " + c;
-}
 
 void markdown_table(std::ostream& out, const std::vector<std::string>& header, const std::vector<Row>& rows) {
   out << "|";

@@ -22,6 +22,7 @@ import pytest
 
 from conftest import REPO_ROOT
 from eval_support import run_dgq, write_token_file
+from llama_fixture_support import differences, log_softmax
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "llama-cpp"
 MODELS_DIR = Path(os.environ.get("DGQ_MODELS_DIR", REPO_ROOT / "models"))
@@ -54,12 +55,6 @@ TOLERANCES = {
 
 def load(name: str) -> dict:
     return json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
-
-
-def log_softmax(z: np.ndarray) -> np.ndarray:
-    z = z.astype(np.float64)
-    m = z.max(axis=-1, keepdims=True)
-    return z - (m + np.log(np.exp(z - m).sum(axis=-1, keepdims=True)))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -145,16 +140,8 @@ def test_eval_log_probabilities_match_llama_cpp(dgq_bin, model, tmp_path):
     tol = TOLERANCES[model]
     lp = dgq_logprobs(dgq_bin, model, doc, tmp_path)
     rows = doc["scored"]
-    ours_target = np.array([lp[i, r["target"]] for i, r in enumerate(rows)])
-    theirs_target = np.array([r["target_logprob"] for r in rows])
-    d_target = np.abs(ours_target - theirs_target)
-    top_ids = np.array([r["top_ids"] for r in rows])
-    theirs_top = np.array([r["top_logprobs"] for r in rows])
-    ours_top = np.take_along_axis(lp, top_ids, axis=1)
-    d_top = np.abs(ours_top - theirs_top)
-    p = np.exp(theirs_top - np.log(np.exp(theirs_top).sum(axis=1, keepdims=True)))
-    q_log = ours_top - np.log(np.exp(ours_top).sum(axis=1, keepdims=True))
-    kld = np.sum(p * (np.log(p) - q_log), axis=1)
+    diff = differences(lp, rows)
+    d_target, d_top, kld = diff["target"], diff["top"], diff["kld"]
     # llama.cpp's top-1 is dgq's, unless the two leading logprobs are closer than the tolerance.
     ours_top1 = lp.argmax(axis=1)
     top1_differs = [i for i, r in enumerate(rows)

@@ -21,6 +21,7 @@ import pytest
 
 from conftest import REPO_ROOT
 from eval_support import run_dgq, write_token_file
+from llama_fixture_support import differences, log_softmax
 from tiny_gguf import ARCHITECTURES, write_tiny_gguf
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "llama-cpp"
@@ -35,12 +36,6 @@ TOLERANCES = {"target": 1e-4, "mean_target": 1e-5, "top": 1e-4, "kld": 1e-10}
 
 def load(arch: str) -> dict:
     return json.loads((FIXTURES / f"tiny-{arch}.json").read_text(encoding="utf-8"))
-
-
-def log_softmax(z: np.ndarray) -> np.ndarray:
-    z = z.astype(np.float64)
-    m = z.max(axis=-1, keepdims=True)
-    return z - (m + np.log(np.exp(z - m).sum(axis=-1, keepdims=True)))
 
 
 @pytest.mark.parametrize("arch", ARCHITECTURES)
@@ -78,14 +73,8 @@ def test_eval_log_probabilities_match_llama_cpp(dgq_bin, arch, tmp_path):
         lp = log_softmax(np.asarray(f["runs"]["0"]["logits"]))
     rows = doc["scored"]
     assert lp.shape == (len(rows), doc["vocab_size"])
-    d_target = np.abs(np.array([lp[i, r["target"]] - r["target_logprob"] for i, r in enumerate(rows)]))
-    top_ids = np.array([r["top_ids"] for r in rows])
-    theirs_top = np.array([r["top_logprobs"] for r in rows])
-    ours_top = np.take_along_axis(lp, top_ids, axis=1)
-    d_top = np.abs(ours_top - theirs_top)
-    p = np.exp(theirs_top - np.log(np.exp(theirs_top).sum(axis=1, keepdims=True)))
-    q_log = ours_top - np.log(np.exp(ours_top).sum(axis=1, keepdims=True))
-    kld = np.sum(p * (np.log(p) - q_log), axis=1)
+    diff = differences(lp, rows)
+    d_target, d_top, kld, top_ids = diff["target"], diff["top"], diff["kld"], diff["top_ids"]
     summary = (f"tiny {arch}: target max |d| {d_target.max():.3g}, mean {d_target.mean():.3g}; "
                f"top-8 max |d| {d_top.max():.3g}; top-8 KLD mean {kld.mean():.3g}")
     print(summary)
