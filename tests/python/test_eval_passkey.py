@@ -135,7 +135,8 @@ def test_the_results_file_json_and_table(dgq_bin, tiny):
     task = write_task(tiny["dir"] / "layout.h5", tiny, [[5, 6], [7], [8, 9, 10]])
     out, summary = tiny["dir"] / "layout-out.h5", tiny["dir"] / "layout.json"
     result = run_dgq(dgq_bin, "eval", "--task", "passkey", "--model", tiny["model"], "--text", task,
-                     "--scheme", "fp32", "--scheme", "q8_0", "-o", out, "--json", summary, *THREADS)
+                     "--scheme", "fp32", "--scheme", "q8_0", "-ctk", "q8_0", "-ctv", "fp32", "-o", out, "--json", summary,
+                     *THREADS)
     assert not (tiny["dir"] / "layout-out.h5.partial").exists()
     with h5py.File(out, "r") as f:
         a = f.attrs
@@ -150,6 +151,10 @@ def test_the_results_file_json_and_table(dgq_bin, tiny):
         assert fp32.attrs["spec"] == "fp32" and q8.attrs["spec"] == "q8_0"
         assert fp32.attrs["bits_per_element"] == 32.0 and q8.attrs["bits_per_element"] == 8.5
         assert fp32.attrs["config_hash"] != q8.attrs["config_hash"]
+        pair = f["runs"]["2"]  # K and V apart: each role's bits are its side's
+        assert pair.attrs["spec"] == "q8_0/fp32"
+        assert (pair.attrs["bits_k"], pair.attrs["bits_v"], pair.attrs["bits_per_element"]) == (8.5, 32.0, 20.25)
+        assert (q8.attrs["bits_k"], q8.attrs["bits_v"]) == (8.5, 8.5)
         assert fp32["exact"].dtype == np.uint8 and fp32["first_wrong"].dtype == np.int64
         assert fp32["predicted"].shape == (6,) and fp32["logprob"].shape == (3,)
         accuracy = float(np.mean(q8["exact"][:]))
@@ -159,6 +164,7 @@ def test_the_results_file_json_and_table(dgq_bin, tiny):
     lengths = doc["schemes"][1]["by_length"]
     assert [x["length"] for x in lengths] == [21, 40, 57] and [x["prompts"] for x in lengths] == [1, 1, 1]
     assert doc["schemes"][1]["accuracy"] == accuracy
+    assert (doc["schemes"][2]["bits_k"], doc["schemes"][2]["bits_v"]) == (8.5, 32.0)
     table = result.stdout.splitlines()
     assert table[0] == f"{tiny['name']}: passkey, 3 prompts, causal cache"
     assert "acc@21" in table[1] and "acc@57" in table[1] and table[2].startswith("fp32") and table[3].startswith("q8_0")

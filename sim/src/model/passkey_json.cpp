@@ -20,6 +20,8 @@ Json passkey_scheme_json(const PasskeySchemeResult& s) {
               {"config_hash", s.config_hash},
               {"bits_per_element", s.bits_per_element},
               {"bits_averaged", s.bits_averaged},
+              {"bits_k", s.bits_k},
+              {"bits_v", s.bits_v},
               {"accuracy", s.accuracy},
               {"logprob_mean", s.logprob_mean},
               {"by_length", std::move(lengths)}};

@@ -51,6 +51,8 @@ void write_passkey_scheme(hid_t g, const PasskeySchemeResult& s, const std::stri
   h5::write_double_attribute(g, "logprob_mean", s.logprob_mean);
   h5::write_double_attribute(g, "bits_per_element", s.bits_per_element);
   h5::write_double_attribute(g, "bits_averaged", s.bits_averaged);
+  h5::write_double_attribute(g, "bits_k", s.bits_k);
+  h5::write_double_attribute(g, "bits_v", s.bits_v);
   h5::write_int_attribute(g, "stored_bytes", static_cast<std::int64_t>(s.stored_bytes));
   h5::write_int_attribute(g, "stored_elements", static_cast<std::int64_t>(s.stored_elements));
   h5::write_int_attribute(g, "held_bytes_sum", static_cast<std::int64_t>(s.held_bytes_sum));

@@ -87,6 +87,7 @@ void run_passkey_prompt(const PasskeyOptions& o, const PasskeyPlan& plan, Scheme
   s.first_wrong.push_back(score.first_wrong);
   s.predicted.insert(s.predicted.end(), score.predicted.begin(), score.predicted.end());
   s.stored_bytes += cache.stored_bytes();
+  s.stored_k_bytes += cache.stored_bytes(TensorRole::key);
   s.stored_elements += cache.stored_elements();
   s.held_bytes_sum += cache.held_bytes_sum();
   s.held_elements_sum += cache.held_elements_sum();
@@ -113,6 +114,10 @@ void summarize_scheme(const PasskeyTask& task, PasskeySchemeResult& s) {
   s.logprob_mean /= double(task.size());
   s.bits_per_element = s.stored_elements == 0 ? 0 : 8.0 * double(s.stored_bytes) / double(s.stored_elements);
   s.bits_averaged = s.held_elements_sum == 0 ? 0 : 8.0 * double(s.held_bytes_sum) / double(s.held_elements_sum);
+  // K and V hold the same number of elements.
+  const double role_elements = double(s.stored_elements) / 2;
+  s.bits_k = role_elements == 0 ? 0 : 8.0 * double(s.stored_k_bytes) / role_elements;
+  s.bits_v = role_elements == 0 ? 0 : 8.0 * double(s.stored_bytes - s.stored_k_bytes) / role_elements;
 }
 
 }  // namespace

@@ -74,6 +74,8 @@ struct PasskeySchemeResult {
   // Summed over prompts: bits per element = 8 x bytes / elements, so longer prompts weigh more.
   std::uint64_t stored_bytes = 0, stored_elements = 0, held_bytes_sum = 0, held_elements_sum = 0;
   double bits_per_element = 0, bits_averaged = 0;
+  std::uint64_t stored_k_bytes = 0;  // the K cache's part of stored_bytes
+  double bits_k = 0, bits_v = 0;     // bits_per_element of the K and of the V cache apart
   double accuracy = 0, logprob_mean = 0;   // over every prompt
   std::vector<PasskeyLengthSummary> by_length;  // ascending length
 };
