@@ -249,14 +249,15 @@ TEST_CASE("export refuses files that are not results, naming the file and its fo
   const std::string dir = test::scratch_dir("export_refusals");
   const std::string trace = dir + "/trace.h5";
   test::write_tiny_trace(trace, test::tiny_meta(DType::f16), DType::f16);
-  REQUIRE_THROWS_MATCHES(exported(trace, sim::ExportFormat::csv), InputError,
+  REQUIRE_THROWS_AS(exported(trace, sim::ExportFormat::csv), InputError);
+  REQUIRE_THROWS_WITH(exported(trace, sim::ExportFormat::csv),
                          Catch::Matchers::StartsWith(trace + ": attribute 'format' is 'dgq-trace', not a results file"));
 
   // A replay run and an eval-sweep run in one file have no common layout.
   const std::string mixed = dir + "/mixed.h5";
   sim::add_runs(mixed, export_test_runs(), false);
   test::set_run_attribute(mixed, "b,quoted@tiny", "kind", "eval");
-  REQUIRE_THROWS_MATCHES(exported(mixed, sim::ExportFormat::csv), InputError,
+  REQUIRE_THROWS_WITH(exported(mixed, sim::ExportFormat::csv),
                          Catch::Matchers::Contains("holds replay runs (a@tiny) and eval-sweep runs (b,quoted@tiny"));
 }
 
