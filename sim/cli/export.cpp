@@ -29,7 +29,8 @@ void register_export(CLI::App& app) {
       sim::export_results(args->input, format, std::cout);
       std::cout.flush();
     } else {
-      sim::export_results_to_file(args->input, format, args->output);
+      const sim::ExportSummary s = sim::export_results_to_file(args->input, format, args->output);
+      std::cout << "wrote " << args->output << ": " << s.rows << " rows x " << s.columns << " columns\n";
     }
   });
 }

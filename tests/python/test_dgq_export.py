@@ -13,6 +13,7 @@ import pandas
 import pytest
 
 from conftest import REPO_ROOT
+import make_passkey
 from eval_support import run_dgq, write_tiny_model, write_token_file
 
 pytestmark = pytest.mark.needs_dgq
@@ -31,8 +32,11 @@ def replay_results(dgq_bin, tmp_path_factory):
 
 
 def export(dgq_bin, results, fmt, out):
-    run_dgq(dgq_bin, "export", results, "--format", fmt, "-o", out)
+    said = run_dgq(dgq_bin, "export", results, "--format", fmt, "-o", out).stdout
     assert not out.with_name(out.name + ".partial").exists()
+    lines = out.read_text().splitlines()
+    rows = len(lines) - (fmt == "csv")
+    assert said == f"wrote {out}: {rows} rows x {len(pandas.read_csv(out).columns) if fmt == 'csv' else len(json.loads(lines[0]))} columns\n"
     return out
 
 
@@ -85,16 +89,26 @@ def test_jsonl_holds_the_same_rows(dgq_bin, replay_results, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def eval_results(dgq_bin, tmp_path_factory):
+def tiny(tmp_path_factory):
+    """The tiny random llama and 128 tokens of random ids."""
     folder = tmp_path_factory.mktemp("export-eval")
     model = folder / "model.h5"
     cfg, _ = write_tiny_model(model, "llama")
     text = folder / "tokens.h5"
     write_token_file(text, np.random.default_rng(3).integers(2, cfg["vocab_size"], size=128), "tiny-llama")
-    out = folder / "e.h5"
-    run_dgq(dgq_bin, "eval", "--model", model, "--text", text, "--ctx", 64, "--chunks", 2,
+    return {"dir": folder, "model": model, "text": text, "vocab": cfg["vocab_size"]}
+
+
+@pytest.fixture(scope="module")
+def eval_results(dgq_bin, tiny):
+    out = tiny["dir"] / "e.h5"
+    run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 64, "--chunks", 2,
             "--scheme", "q8_0", "--scheme", "q4_0", "-o", out, "--threads", 1)
     return out
+
+
+def value_of(attribute):
+    return attribute.item() if hasattr(attribute, "item") else attribute
 
 
 def test_eval_results_give_one_row_per_scheme_run(dgq_bin, eval_results, tmp_path):
@@ -110,6 +124,44 @@ def test_eval_results_give_one_row_per_scheme_run(dgq_bin, eval_results, tmp_pat
             assert same(got[key], value), key
         assert got["model"] == root["model"] and got["ctx"] == root["ctx"]
         assert got["file_config_hash"] == root["config_hash"]  # the whole run's, beside each scheme's own
+
+
+def test_eval_sweep_results_give_one_row_per_run(dgq_bin, tiny, tmp_path):
+    config = tiny["dir"] / "sweep.toml"
+    config.write_text('schemes = ["fp16", "q8_0"]\n[eval]\nctx = 32\nchunks = 1\n'
+                      '[[eval.model]]\npath = "model.h5"\nlabel = "tiny"\ntexts = ["tokens.h5"]\n')
+    results = tmp_path / "sweep.h5"
+    run_dgq(dgq_bin, "sweep", config, "-o", results, "--threads", 1)
+    table = pandas.read_csv(export(dgq_bin, results, "csv", tmp_path / "sweep.csv"))
+    with h5py.File(results, "r") as f:
+        runs = {name: dict(g.attrs) for name, g in f["runs"].items()}
+    assert list(table["run"]) == sorted(runs) and len(runs) == 2
+    assert "complete" not in table.columns and list(table.columns[:3]) == ["run", "kind", "scheme"]
+    for _, got in table.iterrows():
+        want = runs[got["run"]]
+        for key in ("scheme", "ctx", "ppl", "kld_mean", "bits_per_element", "config_hash", "text"):
+            assert same(got[key], value_of(want[key])), key
+
+
+def test_passkey_results_give_one_row_per_scheme(dgq_bin, tiny, tmp_path):
+    rng = np.random.default_rng(9)
+    prompts = [make_passkey.PasskeyPrompt(tokens=list(map(int, rng.integers(2, tiny["vocab"], size=n))),
+                                          answer=[5, 6], key=10000 + n, length=n, depth=50.0, needle_position=n // 2)
+               for n in (20, 33)]
+    task = tmp_path / "task.h5"
+    make_passkey.write_task(task, "tiny-llama", 0, prompts)
+    results = tmp_path / "passkey.h5"
+    run_dgq(dgq_bin, "eval", "--task", "passkey", "--model", tiny["model"], "--text", task,
+            "--scheme", "fp32", "--scheme", "q8_0", "-o", results, "--threads", 1)
+    table = pandas.read_csv(export(dgq_bin, results, "csv", tmp_path / "passkey.csv"))
+    with h5py.File(results, "r") as f:
+        runs = [dict(f["runs"][str(i)].attrs) for i in range(len(f["runs"]))]
+        root = dict(f.attrs)
+    assert list(table["run"]) == [0, 1]
+    for (_, got), want in zip(table.iterrows(), runs):
+        for key in ("spec", "accuracy", "logprob_mean", "bits_per_element", "stored_bytes", "config_hash"):
+            assert same(got[key], value_of(want[key])), key
+        assert got["task"] == "passkey" and got["prompts"] == 2 and got["file_config_hash"] == root["config_hash"]
 
 
 def test_stdout_export_and_refusals(dgq_bin, replay_results):

@@ -265,9 +265,12 @@ TEST_CASE("export to a file goes through OUT.partial and refuses to overwrite th
   const std::string dir = test::scratch_dir("export_to_file");
   const std::string path = dir + "/r.h5";
   sim::add_runs(path, {export_test_runs()[0]}, false);
-  sim::export_results_to_file(path, sim::ExportFormat::csv, dir + "/r.csv");
+  const sim::ExportSummary written = sim::export_results_to_file(path, sim::ExportFormat::csv, dir + "/r.csv");
+  CHECK(written.rows == 8);  // 2 layers x 4 q heads
   const auto bytes = test::file_bytes(dir + "/r.csv");
-  CHECK(std::string(bytes.begin(), bytes.end()) == exported(path, sim::ExportFormat::csv));
+  const std::string text = exported(path, sim::ExportFormat::csv);
+  CHECK(std::string(bytes.begin(), bytes.end()) == text);
+  CHECK(written.columns == parse_csv(text).at(0).size());
   CHECK_FALSE(std::filesystem::exists(dir + "/r.csv.partial"));
   REQUIRE_THROWS_AS(sim::export_results_to_file(path, sim::ExportFormat::csv, path), ParameterError);
   // A file that is not results: nothing is left under either name.

@@ -61,32 +61,37 @@ ExportFormat parse_export_format(const std::string& name) {
   throw ParameterError("--format '" + name + "': expected csv or jsonl");
 }
 
-void export_results(const std::string& path, ExportFormat format, std::ostream& out) {
+ExportSummary export_results(const std::string& path, ExportFormat format, std::ostream& out) {
   h5::Handle file = h5::open_file_readonly(path);
   const std::vector<Column> columns = gather_columns(file.get(), path);
   std::unordered_map<std::string, std::size_t> position;
   for (std::size_t i = 0; i < columns.size(); ++i) position.emplace(columns[i].name, i);
   if (format == ExportFormat::csv) out << exporting::csv_header(columns);
   std::vector<const ExportValue*> cells(columns.size());
+  ExportSummary summary{0, columns.size()};
   each_row(file.get(), path, [&](const Row& row) {
+    ++summary.rows;
     std::fill(cells.begin(), cells.end(), nullptr);
     for (const auto& cell : row) cells[position.at(cell.column.name)] = &cell.value;
     out << (format == ExportFormat::csv ? exporting::csv_row(cells) : exporting::jsonl_row(columns, cells));
   });
+  return summary;
 }
 
-void export_results_to_file(const std::string& path, ExportFormat format, const std::string& output) {
+ExportSummary export_results_to_file(const std::string& path, ExportFormat format, const std::string& output) {
   std::error_code ignored;
   if (std::filesystem::equivalent(path, output, ignored))
     throw ParameterError("-o " + output + ": that is the results file being exported; name another output");
   PartialFile guard(output + ".partial");
+  ExportSummary summary;
   {
     std::ofstream out(guard.partial(), std::ios::binary | std::ios::trunc);
     if (!out) throw Error("cannot write '" + guard.partial() + "'");
-    export_results(path, format, out);
+    summary = export_results(path, format, out);
     if (!out.flush()) throw Error("cannot write '" + guard.partial() + "'");
   }
   guard.commit_to(output);
+  return summary;
 }
 
 }  // namespace dgq::sim

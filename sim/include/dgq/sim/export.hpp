@@ -2,6 +2,7 @@
 // `dgq export`: any dgq results file as one tidy table (docs/results-format.md, "Export"):
 // replay and sweep results one row per (run, layer, q head), eval sweeps and `dgq eval` /
 // passkey results one row per run, written as CSV or JSON Lines.
+#include <cstddef>
 #include <cstdint>
 #include <iosfwd>
 #include <string>
@@ -18,14 +19,19 @@ enum class ExportFormat { csv, jsonl };
 // that says how to get Parquet from the CSV (no Parquet library is packaged for the project).
 ExportFormat parse_export_format(const std::string& name);
 
+// What was written: the data rows (the CSV header not counted) and the columns.
+struct ExportSummary {
+  std::size_t rows = 0, columns = 0;
+};
+
 // Writes every complete run of the results file at `path` to `out`. The whole file is read and
 // checked before the first byte is written, so a bad file leaves `out` empty. Errors:
 // InputError naming the file (and the run and dataset) for a file that is not a dgq results
 // file of a known format, a run whose tables disagree with its attributes, or no complete run.
-void export_results(const std::string& path, ExportFormat format, std::ostream& out);
+ExportSummary export_results(const std::string& path, ExportFormat format, std::ostream& out);
 // The same into the file `output`, written as OUTPUT.partial and renamed once complete (a failed
 // export leaves neither). ParameterError when `output` is the results file itself.
-void export_results_to_file(const std::string& path, ExportFormat format, const std::string& output);
+ExportSummary export_results_to_file(const std::string& path, ExportFormat format, const std::string& output);
 
 // Shortest text that reads back to the same double (std::to_chars), with ".0" added to
 // integral values so a reader keeps the column floating-point; "inf", "-inf", "nan".
