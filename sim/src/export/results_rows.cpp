@@ -114,6 +114,8 @@ void replay_run_rows(hid_t run, const std::string& name, const std::string& wher
   std::vector<Table2> per_kv = tensor_tables(run, "k", Section::k, nl, kvh, where);
   for (Table2& t : tensor_tables(run, "v", Section::v, nl, kvh, where)) per_kv.push_back(std::move(t));
   std::vector<Table2> per_q = metric_tables(run, "attn", Section::attn, nl, qh, where);
+  // The row count nl x qh comes from attributes; a stored [nl, qh] table is what bounds it.
+  if (per_q.empty()) throw InputError(where + "/attn: no metric tables (every replay run has attn/kl, ...)");
   for (Table2& t : metric_tables(run, "clean", Section::clean, nl, qh, where)) per_q.push_back(std::move(t));
   const Column layer_col = column(Layout::replay, Section::index, "layer");
   const Column model_col = column(Layout::replay, Section::index, "model_layer");
