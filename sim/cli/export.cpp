@@ -5,6 +5,7 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "dgq/errors.hpp"
 #include "dgq/sim/export.hpp"
 
 namespace dgq::cli {
@@ -19,8 +20,20 @@ void register_export(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "export", "Write a replay, sweep, eval or passkey results file as one table: CSV or JSON Lines");
   cmd->add_option("results", args->input, "Results file (dgq-results, dgq-eval or dgq-passkey-results)")->required();
-  // Checked in the callback, not by CLI11: parquet gets its own one-line answer.
-  cmd->add_option("--format", args->format, "csv (default, with a header row) or jsonl (one JSON object per line)");
+  // A usage error like any other option's ("export: --format: ...; run 'dgq export --help'"),
+  // with the library's words: parquet gets the way to convert the CSV.
+  const CLI::Validator known_format(
+      [](std::string& value) -> std::string {
+        try {
+          (void)sim::parse_export_format(value);
+          return "";
+        } catch (const ParameterError& e) {
+          return e.what();
+        }
+      },
+      "csv|jsonl", "export format");
+  cmd->add_option("--format", args->format, "csv (default, with a header row) or jsonl (one JSON object per line)")
+      ->check(known_format);
   cmd->add_option("-o,--output", args->output, "Output file, written through OUTPUT.partial; - (default) for stdout");
   cmd->callback([args] {
     const sim::ExportFormat format = sim::parse_export_format(args->format);

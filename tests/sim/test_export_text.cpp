@@ -82,5 +82,5 @@ TEST_CASE("export formats: csv and jsonl; parquet is refused with the way to get
   REQUIRE_THROWS_WITH(sim::parse_export_format("parquet"),
                       Catch::Matchers::Contains("to_parquet") && Catch::Matchers::Contains("pyarrow"));
   REQUIRE_THROWS_MATCHES(sim::parse_export_format("xlsx"), ParameterError,
-                         Catch::Matchers::Message("--format 'xlsx': expected csv or jsonl"));
+                         Catch::Matchers::Message("'xlsx' is not an export format: csv or jsonl"));
 }

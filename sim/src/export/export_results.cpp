@@ -56,9 +56,9 @@ ExportFormat parse_export_format(const std::string& name) {
   if (name == "jsonl") return ExportFormat::jsonl;
   if (name == "parquet")
     throw ParameterError(
-        "--format parquet: dgq writes no Parquet (no Parquet library is packaged for it); export CSV and convert "
-        "it: python -c \"import pandas; pandas.read_csv('R.csv').to_parquet('R.parquet')\" (needs pandas and pyarrow)");
-  throw ParameterError("--format '" + name + "': expected csv or jsonl");
+        "dgq writes no parquet (no Parquet library is packaged for it); export CSV and convert it: "
+        "python -c \"import pandas; pandas.read_csv('R.csv').to_parquet('R.parquet')\" (needs pandas and pyarrow)");
+  throw ParameterError("'" + name + "' is not an export format: csv or jsonl");
 }
 
 ExportSummary export_results(const std::string& path, ExportFormat format, std::ostream& out) {
