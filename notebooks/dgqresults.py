@@ -49,6 +49,8 @@ def results_file(name: str, suffix: str = ".h5") -> Path:
 
 
 # --- Reading results files (docs/results-format.md) ------------------------------------------
+# Any results file (replay, sweep, eval, passkey) as one flat table, without these helpers:
+# `dgq export FILE -o FILE.csv`, then pandas.read_csv (docs/results-format.md, "Export").
 
 SUMMARY_FIELDS = ("mean", "p50", "p95", "max")
 

@@ -1,11 +1,14 @@
 // libFuzzer target: results files (docs/results-format.md) as `dgq merge` reads them, on an
 // HDF5 file image in memory: the run listing, the deep comparison of every complete run with
-// itself (the duplicate check) and the copy of every complete run into an in-memory file.
+// itself (the duplicate check) and the copy of every complete run into an in-memory file; and
+// as `dgq export` reads them (every layout: replay, eval sweep, dgq eval, passkey).
 #include <cstddef>
 #include <cstdint>
+#include <sstream>
 
 #include "cpu_budget.hpp"
 #include "dgq/errors.hpp"
+#include "dgq/sim/export.hpp"
 #include "dgq/sim/results.hpp"
 #include "hdf5/h5.hpp"
 #include "results/results_file.hpp"
@@ -23,6 +26,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   namespace sim = dgq::sim;
   const char* name = "fuzz-results.h5";
   sim::h5::ScopedFileImage image(name, data, size);
+  try {
+    std::ostringstream table;
+    (void)sim::export_results(name, sim::ExportFormat::csv, table);
+  } catch (const dgq::Error&) {
+  }
   try {
     sim::h5::Handle file = sim::h5::open_file_readonly(name);
     const sim::RunListing listing = sim::list_runs_in(file.get(), name);

@@ -132,6 +132,16 @@ void write_run_attributes(hid_t g, const RunResult& r, const RunSummary& s) {
   h5::write_double_attribute(g, "mean_segments", s.mean_segments);
 }
 
+// The recorded model's layer index of each replayed layer: the trace's layer_ids (a trace that
+// keeps layers 0, 7, 15, 29 of a model replays them as trace layers 0..3), or the trace's own
+// index when it has none (docs/results-format.md, `model_layers`).
+std::vector<std::int32_t> model_layer_ids(const RunResult& r) {
+  std::vector<std::int32_t> ids;
+  for (const int layer : r.layers)
+    ids.push_back(r.trace.layer_ids.empty() ? layer : r.trace.layer_ids.at(static_cast<std::size_t>(layer)));
+  return ids;
+}
+
 }  // namespace
 
 void write_run(hid_t file, const RunResult& r, const std::string& context) {
@@ -147,6 +157,7 @@ void write_run(hid_t file, const RunResult& r, const std::string& context) {
   h5::write_int_attribute(g.get(), "complete", 0);
   write_run_attributes(g.get(), r, s);
   write_array(g.get(), "layers", std::vector<std::int32_t>(r.layers.begin(), r.layers.end()), {layers}, ctx);
+  write_array(g.get(), "model_layers", model_layer_ids(r), {layers}, ctx);
   write_array(g.get(), "q_pos", r.trace.q_pos, {probes}, ctx);
   write_tensor_table(g.get(), "k", r.k, layers, kvh, ctx);
   write_tensor_table(g.get(), "v", r.v, layers, kvh, ctx);
