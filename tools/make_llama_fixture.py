@@ -57,6 +57,20 @@ def run_tool(tool: str, *args) -> str:
     return result.stdout
 
 
+def fixture_provenance(version: str, command: str) -> dict:
+    """What every fixture file records about how it was made."""
+    commit = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    return {
+        "llama_cpp_python": version,
+        "llama_cpp": "ggml-org/llama.cpp@0c1e57098 (vendored by the sdist; bench/ggml/requirements-ggml.txt)",
+        "command": command,
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "dgq_commit": commit,
+        "ggml_cpu": "GGML_NATIVE=ON, OpenMP, CPU backend only",
+    }
+
+
 def scored_rows(output: str, chunks: int, ctx: int, what: str) -> list[dict]:
     """The rows of `dgq-llama-fixture logits` (one per scored token: chunk pos target
     target_logprob, then 8 id logprob pairs), checked to be one per scored position."""
@@ -96,16 +110,7 @@ def main(argv=None) -> int:
     f32 = dict(item.split("=", 1) for item in args.f32)
     source = dict(item.split("=", 1) for item in args.source)
     args.output.mkdir(parents=True, exist_ok=True)
-    commit = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True,
-                            text=True, check=True).stdout.strip()
-    provenance = {
-        "llama_cpp_python": args.version,
-        "llama_cpp": "ggml-org/llama.cpp@0c1e57098 (vendored by the sdist; bench/ggml/requirements-ggml.txt)",
-        "command": args.command,
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "dgq_commit": commit,
-        "ggml_cpu": "GGML_NATIVE=ON, OpenMP, CPU backend only",
-    }
+    provenance = fixture_provenance(args.version, args.command)
     texts = {name: trace_text(path)[: args.chars] for name, path in TEXTS.items()}
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)

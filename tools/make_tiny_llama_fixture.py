@@ -14,10 +14,8 @@ Usage: tools/make_tiny_llama_fixture.py --tool BIN --version V --command CMD -o 
 from __future__ import annotations
 
 import argparse
-import datetime
 import hashlib
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -25,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from make_llama_fixture import run_tool, scored_rows  # noqa: E402
+from make_llama_fixture import fixture_provenance, run_tool, scored_rows  # noqa: E402
 from tiny_gguf import ARCHITECTURES, write_tiny_gguf  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -44,16 +42,7 @@ def main(argv=None) -> int:
     parser.add_argument("-o", "--output", required=True, type=Path)
     args = parser.parse_args(argv)
     args.output.mkdir(parents=True, exist_ok=True)
-    commit = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True,
-                            text=True, check=True).stdout.strip()
-    provenance = {
-        "llama_cpp_python": args.version,
-        "llama_cpp": "ggml-org/llama.cpp@0c1e57098 (vendored by the sdist; bench/ggml/requirements-ggml.txt)",
-        "command": args.command,
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "dgq_commit": commit,
-        "ggml_cpu": "GGML_NATIVE=ON, OpenMP, CPU backend only",
-    }
+    provenance = fixture_provenance(args.version, args.command)
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         for arch in ARCHITECTURES:

@@ -47,18 +47,6 @@ void insert_sorted(const SchemeFamily& f) {
   list.insert(std::upper_bound(list.begin(), list.end(), f, listed_before), f);
 }
 
-std::string_view kind_name(SchemeParam::Kind k) {
-  switch (k) {
-    case SchemeParam::Kind::integer:
-      return "integer";
-    case SchemeParam::Kind::number:
-      return "number";
-    case SchemeParam::Kind::word:
-      return "word";
-  }
-  return "?";
-}
-
 // "[1, 65536]" for integers, the declared words otherwise.
 std::string range_text(const SchemeParam& p) {
   if (p.kind != SchemeParam::Kind::integer) return std::string(p.range);
@@ -141,6 +129,18 @@ std::string unknown_family_message(const std::string& family) {
 }
 
 }  // namespace
+
+std::string_view param_kind_name(SchemeParam::Kind k) {
+  switch (k) {
+    case SchemeParam::Kind::integer:
+      return "integer";
+    case SchemeParam::Kind::number:
+      return "number";
+    case SchemeParam::Kind::word:
+      return "word";
+  }
+  return "?";
+}
 
 std::string_view device_name(Device d) {
   switch (d) {
@@ -295,7 +295,7 @@ std::string scheme_help(Device device) {
     if (f.device != device) continue;
     out += std::string(f.name) + aliases_text(f, "", "") + ": " + std::string(f.summary) + "\n";
     for (const SchemeParam& p : f.params) {
-      out += "    " + std::string(p.key) + "=" + std::string(p.default_text) + "  (" + std::string(kind_name(p.kind)) +
+      out += "    " + std::string(p.key) + "=" + std::string(p.default_text) + "  (" + std::string(param_kind_name(p.kind)) +
              " " + range_text(p) + ") " + std::string(p.help) + "\n";
     }
   }

@@ -12,23 +12,11 @@ namespace nb = nanobind;
 namespace dgq::python {
 namespace {
 
-const char* kind_name(SchemeParam::Kind kind) {
-  switch (kind) {
-    case SchemeParam::Kind::integer:
-      return "integer";
-    case SchemeParam::Kind::number:
-      return "number";
-    case SchemeParam::Kind::word:
-      return "word";
-  }
-  return "?";
-}
-
 // An integer's range as its bounds, a number's or word's as the registry's words.
 nb::dict param_dict(const SchemeParam& p) {
   nb::dict d;
   d["key"] = p.key;
-  d["kind"] = kind_name(p.kind);
+  d["kind"] = std::string(param_kind_name(p.kind));
   d["default"] = p.default_text;
   if (p.kind == SchemeParam::Kind::integer) {
     d["min"] = p.min;

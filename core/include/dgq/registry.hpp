@@ -134,6 +134,9 @@ const std::vector<SchemeModifier>& scheme_modifier_list();  // by order, innermo
 // spec with ",key=value" appended (":key=value" when spec has no parameters).
 std::string spec_with_key(std::string_view spec, std::string_view key, std::string_view value);
 
+// "integer", "number" or "word" (help, `dgq schemes`, the Python bindings).
+std::string_view param_kind_name(SchemeParam::Kind kind);
+
 // Every registered family, sorted by (order, name, device); every family has a Device::cpu
 // entry (its fast implementation, or its reference's entry under Device::cpu).
 const std::vector<SchemeFamily>& scheme_family_list();
