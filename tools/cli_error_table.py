@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The table of bad command lines and their one-line answers (docs/results/cli-errors.md).
 
-Runs every line of tests/cli/bad_command_lines.txt from the repository root with the given dgq
-and checks the CLI's error contract on each: exit code 2, nothing on stdout, exactly one line
+Runs every line of tests/cli/bad_command_lines.txt with the given dgq, in a scratch folder that
+holds a link `data` to the repository's data/ and an empty `out/` (so the answers do not depend
+on what the checkout's out/ holds, or whether it exists), and checks the CLI's error contract on each: exit code 2, nothing on stdout, exactly one line
 on stderr that starts with "dgq: error: ", and no output file (out/never.h5, nor its .partial).
 Also checks that every command `dgq --help` lists has at least one line, so a new command comes
 with its bad command lines. Then either writes the table (--write) or compares it with the
@@ -17,6 +18,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -45,12 +47,11 @@ def listed_commands(dgq: str) -> list[str]:
     return re.findall(r"^  ([a-z][a-z0-9-]*)\s", section, re.MULTILINE)
 
 
-def answer(dgq: str, args: list[str]) -> str:
-    """dgq's one-line error for args; exits with a message naming the broken contract."""
-    for path in NEVER:
-        (REPO_ROOT / path).unlink(missing_ok=True)
+def answer(dgq: str, args: list[str], scratch: Path) -> str:
+    """dgq's one-line error for args, run in scratch; exits with a message naming the broken
+    contract."""
     shown = shlex.join(["dgq", *args])
-    result = subprocess.run([dgq, *args], capture_output=True, text=True, cwd=REPO_ROOT, timeout=60)
+    result = subprocess.run([dgq, *args], capture_output=True, text=True, cwd=scratch, timeout=60)
     problems = []
     if result.returncode != 2:
         problems.append(f"exit code {result.returncode}, expected 2")
@@ -58,7 +59,7 @@ def answer(dgq: str, args: list[str]) -> str:
         problems.append(f"stdout not empty: {result.stdout[:200]!r}")
     if not result.stderr.startswith("dgq: error: ") or result.stderr.count("\n") != 1:
         problems.append(f"stderr is not one 'dgq: error:' line: {result.stderr[:300]!r}")
-    problems += [f"{path} was written" for path in NEVER if (REPO_ROOT / path).exists()]
+    problems += [f"{path} was written" for path in NEVER if (scratch / path).exists()]
     if problems:
         sys.exit(f"cli_error_table.py: `{shown}`: " + "; ".join(problems))
     return result.stderr.rstrip("\n")
@@ -72,9 +73,13 @@ def table(dgq: str) -> str:
     if missing:
         sys.exit(f"cli_error_table.py: no bad command line for {', '.join(missing)} in {LINES}")
     rows = []
-    for args in lines:
-        cell = lambda text: "`" + text.replace("|", "\\|").replace("`", "'") + "`"  # noqa: E731
-        rows.append(f"| {cell(shlex.join(['dgq', *args]))} | {cell(answer(dgq, args))} |\n")
+    with tempfile.TemporaryDirectory() as scratch_name:
+        scratch = Path(scratch_name)
+        (scratch / "data").symlink_to(REPO_ROOT / "data")
+        (scratch / "out").mkdir()
+        for args in lines:
+            cell = lambda text: "`" + text.replace("|", "\\|").replace("`", "'") + "`"  # noqa: E731
+            rows.append(f"| {cell(shlex.join(['dgq', *args]))} | {cell(answer(dgq, args, scratch))} |\n")
     return HEADER + "".join(rows)
 
 
