@@ -90,9 +90,4 @@ std::unique_ptr<Scheme> make_kv_pair_scheme(std::unique_ptr<Scheme> k, std::uniq
   return std::make_unique<KvPairScheme>(std::move(k), std::move(v), device);
 }
 
-const Scheme& kv_pair_side(const Scheme& s, TensorRole role) {
-  if (const auto* pair = dynamic_cast<const KvPairScheme*>(&s)) return pair->side(role);
-  return s;
-}
-
 }  // namespace dgq

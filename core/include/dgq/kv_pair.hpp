@@ -41,7 +41,5 @@ std::vector<std::string> kv_pair_specs(const std::vector<std::string>& k, const 
 // device: the one the sides were made for (a side whose causal form is itself is made again there).
 std::unique_ptr<Scheme> make_kv_pair_scheme(std::unique_ptr<Scheme> k, std::unique_ptr<Scheme> v,
                                             Device device = Device::cpu);
-// The scheme that handles `role`: a pair's side, or s itself for every other scheme.
-const Scheme& kv_pair_side(const Scheme& s, TensorRole role);
 
 }  // namespace dgq
