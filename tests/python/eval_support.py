@@ -97,14 +97,18 @@ def numpy_scores(base_logits: np.ndarray, logits: np.ndarray, targets: np.ndarra
     }
 
 
+def read_model_file(model_file: Path) -> tuple[dict, dict]:
+    """A dgq model file's attributes and its tensors as fp32 arrays (docs/model-format.md)."""
+    with h5py.File(model_file, "r") as f:
+        return dict(f.attrs), {name: np.asarray(d, dtype=np.float32) for name, d in f["tensors"].items()}
+
+
 def numpy_gemma3_logits(model_file: Path, tokens) -> np.ndarray:
     """An independent numpy fp32 forward pass of Gemma 3 from a dgq model file (docs/model-format.md),
     written from Hugging Face's Gemma3 modeling code: embeddings * sqrt(hidden), RMSNorm (weights
     hold 1 + w already), Q/K RMSNorm per head, rotate-half RoPE (base 10000 on local layers),
     sliding-window causal mask on local layers, post-attention and post-MLP norms, GeGLU (tanh)."""
-    with h5py.File(model_file, "r") as f:
-        a = dict(f.attrs)
-        t = {name: np.asarray(d, dtype=np.float32) for name, d in f["tensors"].items()}
+    a, t = read_model_file(model_file)
     n, d = len(tokens), int(a["head_dim"])
     hq, hkv = int(a["num_q_heads"]), int(a["num_kv_heads"])
     eps = np.float32(a["rms_eps"])
@@ -150,9 +154,7 @@ def numpy_qwen_logits(model_file: Path, tokens) -> np.ndarray:
     Hugging Face's Qwen2 and Qwen3 modeling code: RMSNorm, Q/K/V projections with biases (Qwen2),
     RMSNorm per head on Q and K before RoPE (Qwen3), rotate-half RoPE, causal GQA attention,
     SwiGLU, the final norm and the untied output matrix (`output`) when the file has one."""
-    with h5py.File(model_file, "r") as f:
-        a = dict(f.attrs)
-        t = {name: np.asarray(d, dtype=np.float32) for name, d in f["tensors"].items()}
+    a, t = read_model_file(model_file)
     n, d = len(tokens), int(a["head_dim"])
     hq, hkv = int(a["num_q_heads"]), int(a["num_kv_heads"])
     eps = np.float32(a["rms_eps"])

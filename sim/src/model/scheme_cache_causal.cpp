@@ -19,7 +19,7 @@ struct SchemeCache::Decoder {
 
 namespace {
 std::size_t slot(std::int64_t layer, std::int64_t heads, std::int64_t h, TensorRole role) {
-  return static_cast<std::size_t>((layer * heads + h) * 2 + (role == TensorRole::key ? 0 : 1));
+  return static_cast<std::size_t>((layer * heads + h) * 2 + SchemeCache::role_index(role));
 }
 }  // namespace
 
@@ -96,13 +96,13 @@ void SchemeCache::append(std::int64_t layer, std::int64_t tokens, const std::vec
     const auto slots = static_cast<std::size_t>(c.num_layers * heads * 2);
     decoder_->caches.resize(slots);
     decoder_->exact.resize(slots);
-    for (std::int64_t i = 0; i < c.num_layers * heads; ++i)
-      for (TensorRole role : {TensorRole::key, TensorRole::value}) {
-        const Side& s = side(role);
-        if (s.scheme != nullptr)
-          decoder_->caches[static_cast<std::size_t>(i * 2 + (role == TensorRole::key ? 0 : 1))] =
-              std::make_unique<CausalCache>(*s.scheme, role, d, s.input_dtype());
-      }
+    for (std::int64_t l = 0; l < c.num_layers; ++l)
+      for (std::int64_t g = 0; g < heads; ++g)
+        for (TensorRole role : {TensorRole::key, TensorRole::value}) {
+          const Side& s = side(role);
+          if (s.scheme != nullptr)
+            decoder_->caches[slot(l, heads, g, role)] = std::make_unique<CausalCache>(*s.scheme, role, d, s.input_dtype());
+        }
   }
   std::vector<std::uint16_t> half;
   for (std::int64_t h = 0; h < heads; ++h)

@@ -75,7 +75,9 @@ class SchemeCache final : public KvCacheHook, public DecoderCache {
   std::uint64_t held_bytes_sum() const { return held_bytes_sum_; }
   std::uint64_t held_elements_sum() const { return held_elements_sum_; }
   // stored_bytes() of one role (the K cache's and the V cache's bytes apart).
-  std::uint64_t stored_bytes(TensorRole role) const { return role_bytes_[role == TensorRole::key ? 0 : 1]; }
+  std::uint64_t stored_bytes(TensorRole role) const { return role_bytes_[role_index(role)]; }
+  // 0 for keys, 1 for values: the index of a role in the per-role arrays.
+  static int role_index(TensorRole role) { return role == TensorRole::key ? 0 : 1; }
   // Attention KL per layer (docs/eval.md): sum over probe queries and query heads of
   // KL(attention with the exact K/V || with the cache's), and the number of terms.
   const std::vector<double>& attention_kl_sums() const { return kl_sums_; }
@@ -108,11 +110,11 @@ class SchemeCache final : public KvCacheHook, public DecoderCache {
     bool stores_fp16 = false;
     DType input_dtype() const { return stores_fp16 ? DType::f16 : DType::f32; }
   };
-  const Side& side(TensorRole role) const { return sides_[role == TensorRole::key ? 0 : 1]; }
+  const Side& side(TensorRole role) const { return sides_[role_index(role)]; }
   bool exact() const { return sides_[0].scheme == nullptr && sides_[1].scheme == nullptr; }
   void count_bytes(TensorRole role, std::uint64_t bytes) {
     bytes_ += bytes;
-    role_bytes_[role == TensorRole::key ? 0 : 1] += bytes;
+    role_bytes_[role_index(role)] += bytes;
   }
   void probe_attention(std::int64_t layer, std::int64_t tokens, const std::vector<float>& q);
   void reset_decoder();
