@@ -37,6 +37,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from export_trace import ExportError, bundled_gguf_path, unpermute_rope_rows  # noqa: E402
+from tokenizer_id import tokenizer_id  # noqa: E402
 
 FORMAT = "dgq-model"
 VERSION = 1
@@ -104,6 +105,7 @@ def config_from_gguf(reader) -> dict:
     else:
         cfg.update(llama_extras(arch))
     cfg["tied_output"] = int(not any(t.name == "output.weight" for t in reader.tensors))
+    cfg["tokenizer_id"] = tokenizer_id(reader)
     return cfg
 
 

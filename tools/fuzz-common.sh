@@ -62,7 +62,7 @@ enter_fuzz_stage() {
 }
 
 # The libFuzzer targets (tests/fuzz/<target>.cpp), in the order the scripts run them.
-fuzz_targets=(fuzz_trace fuzz_compressed fuzz_results fuzz_model fuzz_tokens fuzz_base_logits fuzz_sweep_toml)
+fuzz_targets=(fuzz_trace fuzz_compressed fuzz_results fuzz_model fuzz_gguf fuzz_tokens fuzz_base_logits fuzz_sweep_toml)
 
 # fuzz_regression_inputs TARGET: prints the target's regression inputs, one path a line,
 # sorted by path (LC_ALL=C) so that every machine lists them in the same order:

@@ -20,6 +20,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import export_trace  # noqa: E402
 from export_trace import ExportError  # noqa: E402
+from tokenizer_id import tokenizer_id  # noqa: E402
 
 KINDS = ("code", "legal", "poetry", "prose")
 MODEL_NAMES = {"smollm2": "SmolLM2-135M-Instruct-Q4_1", "gemma3": "gemma-3-270m-Q4_K_M"}
@@ -42,7 +43,10 @@ def load_tokenizer(model: str, reader):
     return load_gemma_tokenizer(reader)
 
 
-def write_tokens(path: Path, model_name: str, kind: str, noise_rate: float, seed: int, prompt) -> None:
+def write_tokens(path: Path, model_name: str, kind: str, noise_rate: float, seed: int, prompt,
+                 tokenizer: str = "") -> None:
+    """`tokenizer`: the tokenizer's identity (tokenizer_id.py), matched by `dgq eval` against the
+    model's; empty: none recorded (the model is then matched by name)."""
     import h5py
     partial = path.with_name(path.name + ".partial")
     try:
@@ -50,6 +54,8 @@ def write_tokens(path: Path, model_name: str, kind: str, noise_rate: float, seed
             f.attrs["format"] = "dgq-tokens"
             f.attrs["version"] = np.int64(1)
             f.attrs["model"] = model_name
+            if tokenizer:
+                f.attrs["tokenizer_id"] = tokenizer
             f.attrs["kind"] = kind
             f.attrs["noise_rate"] = np.float64(noise_rate)
             f.attrs["seed"] = np.int64(seed)
@@ -75,6 +81,7 @@ def main(argv=None) -> int:
     try:
         reader = gguf_reader(args.model)
         tokenizer = load_tokenizer(args.model, reader)
+        identity = tokenizer_id(reader)
         args.output.mkdir(parents=True, exist_ok=True)
         for kind in args.kinds.split(","):
             source = args.prompts / f"{kind}.txt"
@@ -86,7 +93,7 @@ def main(argv=None) -> int:
                 noisy, inserted = export_trace.inject_noise(text, rate, rng)
                 prompt = export_trace.tokenize_prompt(tokenizer, noisy, inserted, args.tokens)
                 out = args.output / f"{args.model}-{kind}-{variant}.h5"
-                write_tokens(out, MODEL_NAMES[args.model], kind, rate, args.seed, prompt)
+                write_tokens(out, MODEL_NAMES[args.model], kind, rate, args.seed, prompt, identity)
                 print(f"make_eval_texts.py: {out}: {len(prompt.tokens)} tokens")
     except ExportError as err:
         print(f"make_eval_texts.py: error: {err}", file=sys.stderr)

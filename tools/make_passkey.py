@@ -136,8 +136,9 @@ def offsets(pieces: Sequence[Sequence[int]]) -> np.ndarray:
     return np.concatenate([[0], np.cumsum([len(p) for p in pieces])]).astype(np.int64)
 
 
-def write_task(path: Path, model_name: str, seed: int, prompts: Sequence[PasskeyPrompt]) -> None:
-    """Writes PATH.partial and renames it when whole (make_eval_texts.py's pattern)."""
+def write_task(path: Path, model_name: str, seed: int, prompts: Sequence[PasskeyPrompt], tokenizer: str = "") -> None:
+    """Writes PATH.partial and renames it when whole (make_eval_texts.py's pattern); `tokenizer`: the
+    tokenizer's identity (tokenizer_id.py), empty for none."""
     import h5py
     partial = path.with_name(path.name + ".partial")
     try:
@@ -145,6 +146,8 @@ def write_task(path: Path, model_name: str, seed: int, prompts: Sequence[Passkey
             f.attrs["format"] = "dgq-passkey"
             f.attrs["version"] = np.int64(1)
             f.attrs["model"] = model_name
+            if tokenizer:
+                f.attrs["tokenizer_id"] = tokenizer
             f.attrs["seed"] = np.int64(seed)
             f.attrs["intro"], f.attrs["needle"], f.attrs["question"], f.attrs["answer"] = INTRO, NEEDLE, QUESTION, ANSWER
             f.create_dataset("tokens", data=np.concatenate([p.tokens for p in prompts]).astype(np.int32))
@@ -183,12 +186,14 @@ def main(argv=None) -> int:
     try:
         if args.keys < 1 or any(not 0 <= d <= 100 for d in args.depths):
             raise ExportError("--keys must be at least 1 and --depths within 0..100")
-        tokenizer = load_tokenizer(args.model, gguf_reader(args.model))
+        from tokenizer_id import tokenizer_id
+        reader = gguf_reader(args.model)
+        tokenizer = load_tokenizer(args.model, reader)
         encode = lambda text: tokenizer.encode(text, add_special_tokens=False).ids  # noqa: E731
         haystack = encode(haystack_text(args.prompts))
         prompts = build_prompts(encode, haystack, args.lengths, args.depths, args.keys, args.seed)
         args.output.parent.mkdir(parents=True, exist_ok=True)
-        write_task(args.output, MODEL_NAMES[args.model], args.seed, prompts)
+        write_task(args.output, MODEL_NAMES[args.model], args.seed, prompts, tokenizer_id(reader))
         print(f"make_passkey.py: {args.output}: {len(prompts)} prompts, haystack of {len(haystack)} tokens")
     except ExportError as err:
         print(f"make_passkey.py: error: {err}", file=sys.stderr)

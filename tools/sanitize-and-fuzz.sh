@@ -62,7 +62,7 @@ fi
 # tools/fuzz-explore.sh, whose finds become regression inputs.
 declare -A fuzz_runs=(
   [fuzz_trace]=150 [fuzz_compressed]=120 [fuzz_results]=50 [fuzz_model]=180
-  [fuzz_tokens]=180 [fuzz_base_logits]=130 [fuzz_sweep_toml]=8000
+  [fuzz_gguf]=1500 [fuzz_tokens]=180 [fuzz_base_logits]=130 [fuzz_sweep_toml]=8000
 )
 runs_percent=${DGQ_FUZZ_RUNS_PERCENT:-100}
 max_restarts=100  # a bound only: fuzzing restarts after a known libhdf5 defect at most this often

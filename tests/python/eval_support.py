@@ -17,11 +17,28 @@ def write_tiny_model(path: Path, arch: str = "llama", seed: int = 0) -> tuple[di
     return cfg, tensors
 
 
-def write_token_file(path: Path, tokens, model: str, kind: str = "test", noise_rate: float = 0.0) -> None:
+# The shipped models' GGUF files (pinned PyPI packages) and the general.name of each, which is the
+# name `dgq eval` gives a model read from its GGUF (token files for it carry that name).
+SHIPPED_GGUF_NAMES = {"smollm2": "Smollm2 135M 8k Lc100K Mix1 Ep2", "gemma3": "Gemma 3 270m"}
+
+
+def shipped_gguf(model: str) -> Path:
+    """The GGUF of a shipped model: SmolLM2's inside its package, Gemma 3's assembled into
+    models/ from its chunk packages (once)."""
+    if model == "smollm2":
+        return export_trace.bundled_gguf_path()
+    from export_model import gemma3_gguf_path
+    return gemma3_gguf_path()
+
+
+def write_token_file(path: Path, tokens, model: str, kind: str = "test", noise_rate: float = 0.0,
+                     tokenizer_id: str = "") -> None:
     with h5py.File(path, "w") as f:
         f.attrs["format"] = "dgq-tokens"
         f.attrs["version"] = np.int64(1)
         f.attrs["model"] = model
+        if tokenizer_id:
+            f.attrs["tokenizer_id"] = tokenizer_id
         f.attrs["kind"] = kind
         f.attrs["noise_rate"] = np.float64(noise_rate)
         f.create_dataset("tokens", data=np.asarray(tokens, dtype=np.int32))

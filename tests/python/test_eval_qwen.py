@@ -6,7 +6,7 @@
 - A GGUF of each architecture, written with the pinned `gguf` package from the same random
   weights (tools/tiny_gguf.py), exports to the same model file tensors (rows not permuted: NEOX RoPE in llama.cpp),
   named by its general.name; its settings the runner does not implement are refused by name.
-- A GGUF given to `dgq eval --model` gets one line naming the command that converts it.
+- `dgq eval --model` reads such a GGUF directly: tests/python/test_eval_gguf.py.
 Not checked here: logits against llama.cpp's on a real Qwen GGUF (none ships in a PyPI package
 this project pins; docs/model-format.md says so).
 By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k qwen
@@ -100,17 +100,3 @@ def test_an_unsupported_architecture_is_named(tmp_path):
     result = export_gguf(gguf_path, tmp_path / "never.h5")
     assert result.returncode == 1 and "GGUF architecture 'phi3' is not supported (llama, gemma3, qwen2, qwen3)" \
         in result.stderr
-
-
-@pytest.mark.needs_dgq
-def test_dgq_eval_names_the_conversion_of_a_gguf(dgq_bin, tmp_path):
-    gguf_path = tmp_path / "model.gguf"
-    write_tiny_gguf(gguf_path, "qwen3", seed=2)
-    text = tmp_path / "t.h5"
-    write_token_file(text, np.arange(2, 66, dtype=np.int32), "tiny-qwen3")
-    result = run_dgq(dgq_bin, "eval", "--model", gguf_path, "--text", text, "--ctx", 64, "--scheme", "q8_0",
-                     "-o", tmp_path / "r.h5", check=False)
-    assert result.returncode == 2
-    assert result.stderr == (f"dgq: error: {gguf_path}: a GGUF file; dgq reads a model converted from it once: "
-                             f"tools/export_model.py gguf --gguf {gguf_path} -o MODEL.h5 "
-                             "(docs/model-format.md, Your own model)\n")

@@ -5,14 +5,13 @@ tools/make-llama-fixture.sh; never in CI) computes on the F32 weights of the two
 per scored token of 2 chunks of 128 tokens the target's log-probability and the top-8, and its
 tokenization of the first 2,000 characters of the texts of data/'s real traces. The tests marked
 needs_dgq run `dgq eval` with the exact (fp32) cache on the same tokens, chunked and scored as
-llama-perplexity, and dgq's tokenizers (tools/make_eval_texts.py) on the same characters.
+llama-perplexity, reading each model's GGUF directly, and dgq's tokenizers (tools/make_eval_texts.py) on the same characters.
 A change of the runner's attention scale (x1.001) or RoPE base (x0.99) fails them (docs/eval.md).
 """
 from __future__ import annotations
 
 import datetime
 import json
-import os
 import re
 from pathlib import Path
 
@@ -21,11 +20,10 @@ import numpy as np
 import pytest
 
 from conftest import REPO_ROOT
-from eval_support import run_dgq, write_token_file
+from eval_support import SHIPPED_GGUF_NAMES, run_dgq, shipped_gguf, write_token_file
 from llama_fixture_support import differences, log_softmax
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "llama-cpp"
-MODELS_DIR = Path(os.environ.get("DGQ_MODELS_DIR", REPO_ROOT / "models"))
 MODELS = ("smollm2", "gemma3")
 VOCAB = {"smollm2": 49152, "gemma3": 262144}
 TEXTS = ("code", "prose-noise10")
@@ -119,11 +117,11 @@ def test_fixture_is_small():
 # ------------------------------------------------------------------------------------------------
 
 def dgq_logprobs(dgq_bin: str, model: str, doc: dict, tmp_path: Path) -> np.ndarray:
-    model_file = MODELS_DIR / Path(doc["model_file"]).name
-    if not model_file.is_file():
-        pytest.fail(f"{model_file} missing: run tools/make-models.sh (tools/setup.sh does)")
+    """`dgq eval` reads the model's GGUF directly (the model file exported from it gives the same
+    logits bit for bit: test_eval_gguf.py)."""
+    model_file = shipped_gguf(model)
     text = tmp_path / "tokens.h5"
-    write_token_file(text, doc["tokens"], doc["model_name"], kind="llama-fixture")
+    write_token_file(text, doc["tokens"], SHIPPED_GGUF_NAMES[model], kind="llama-fixture")
     out = tmp_path / "r.h5"
     run_dgq(dgq_bin, "eval", "--model", model_file, "--text", text, "--ctx", doc["ctx"], "--chunks", doc["chunks"],
             "--base", "fp32", "--scheme", "fp32", "--save-logits", "--threads", 2, "-o", out)

@@ -2,15 +2,15 @@
 
 #include "dgq/errors.hpp"
 #include "model/eval_identity.hpp"
+#include "model/tokenizer_id.hpp"
 
 namespace dgq::sim {
 
 namespace {
 
 void check_tokens_fit(const TokenText& text, const ModelConfig& c, const std::string& path) {
-  if (text.model != c.name)
-    throw InputError(path + ": tokens were made with the tokenizer of '" + text.model + "', the model is '" + c.name +
-                     "'");
+  const std::string mismatch = tokenizer_mismatch(text.model, text.tokenizer_id, c);
+  if (!mismatch.empty()) throw InputError(path + ": tokens were made with " + mismatch);
   for (std::size_t i = 0; i < text.tokens.size(); ++i)
     if (text.tokens[i] >= c.vocab_size)
       throw InputError(path + ": dataset /tokens: index " + std::to_string(i) + " holds " +

@@ -1,14 +1,14 @@
-// Reads a dgq model file (docs/model-format.md) into fp32 weights, checking every attribute and
+// Reads a dgq model file (docs/model-format.md; a GGUF goes to gguf_model.cpp) into fp32 weights, checking every attribute and
 // tensor before the runner sees it: one clear error naming the file and the tensor at fault.
 #include <cmath>
-#include <cstdio>
-#include <cstring>
 #include <string>
 
 #include "dgq/errors.hpp"
 #include "dgq/sim/model.hpp"
 #include "hdf5/h5.hpp"
 #include "hdf5/numbers.hpp"
+#include "model/gguf_file.hpp"
+#include "model/model_sources.hpp"
 
 namespace dgq::sim {
 namespace {
@@ -58,17 +58,8 @@ ModelConfig read_config(hid_t file, const std::string& path) {
   // Added with qwen2 (2026-12-03): absent in older files, whose models have neither.
   c.attn_bias = h5::has_attribute(file, "attn_bias") && h5::read_int_attribute(file, "attn_bias", path) != 0;
   c.tied_output = !h5::has_attribute(file, "tied_output") || h5::read_int_attribute(file, "tied_output", path) != 0;
-  if (c.num_q_heads % c.num_kv_heads != 0)
-    throw InputError(path + ": num_q_heads " + std::to_string(c.num_q_heads) + " is not a multiple of num_kv_heads " +
-                     std::to_string(c.num_kv_heads));
-  if (c.head_dim % 2 != 0) throw InputError(path + ": head_dim " + std::to_string(c.head_dim) + " must be even for RoPE");
-  if (c.bos_token_id < 0 || c.bos_token_id >= c.vocab_size)
-    throw InputError(path + ": bos_token_id " + std::to_string(c.bos_token_id) + " outside the vocabulary");
-  if (c.rope_theta <= 0 || c.rms_eps <= 0)
-    throw InputError(path + ": rope_theta and rms_eps must be > 0");
-  if (c.sliding_window < 0 || c.sliding_window_pattern < 0 ||
-      (c.sliding_window_pattern > 0 && (c.sliding_window == 0 || c.rope_theta_local <= 0)))
-    throw InputError(path + ": inconsistent sliding_window / sliding_window_pattern / rope_theta_local");
+  if (h5::has_attribute(file, "tokenizer_id")) c.tokenizer_id = h5::read_string_attribute(file, "tokenizer_id", path);
+  check_model_config(c, path);
   return c;
 }
 
@@ -92,34 +83,38 @@ Weight read_weight(hid_t tensors, const std::string& path, const std::string& na
   return w;
 }
 
-// A GGUF given where a model file belongs gets the command that converts it, not HDF5's
-// "not an HDF5 file".
-void refuse_gguf(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return;  // open_file_readonly reports it
-  char magic[4] = {};
-  const bool gguf = std::fread(magic, 1, 4, f) == 4 && std::memcmp(magic, "GGUF", 4) == 0;
-  std::fclose(f);
-  if (gguf)
-    throw InputError(path + ": a GGUF file; dgq reads a model converted from it once: tools/export_model.py gguf --gguf " +
-                     path + " -o MODEL.h5 (docs/model-format.md, Your own model)");
-}
-
 }  // namespace
+
+void check_model_config(const ModelConfig& c, const std::string& path) {
+  if (c.head_dim <= 0 || c.vocab_size <= 0 || c.context_length <= 0)
+    throw InputError(path + ": head_dim " + std::to_string(c.head_dim) + ", vocab_size " + std::to_string(c.vocab_size) +
+                     " and context_length " + std::to_string(c.context_length) + " must be > 0");
+  if (c.num_q_heads % c.num_kv_heads != 0)
+    throw InputError(path + ": num_q_heads " + std::to_string(c.num_q_heads) + " is not a multiple of num_kv_heads " +
+                     std::to_string(c.num_kv_heads));
+  if (c.head_dim % 2 != 0) throw InputError(path + ": head_dim " + std::to_string(c.head_dim) + " must be even for RoPE");
+  if (c.bos_token_id < 0 || c.bos_token_id >= c.vocab_size)
+    throw InputError(path + ": bos_token_id " + std::to_string(c.bos_token_id) + " outside the vocabulary");
+  if (c.rope_theta <= 0 || c.rms_eps <= 0)
+    throw InputError(path + ": rope_theta and rms_eps must be > 0");
+  if (c.sliding_window < 0 || c.sliding_window_pattern < 0 ||
+      (c.sliding_window_pattern > 0 && (c.sliding_window == 0 || c.rope_theta_local <= 0)))
+    throw InputError(path + ": inconsistent sliding_window / sliding_window_pattern / rope_theta_local");
+}
 
 bool ModelConfig::is_local_layer(std::int64_t layer) const {
   return sliding_window_pattern > 0 && layer % sliding_window_pattern != sliding_window_pattern - 1;
 }
 
 ModelConfig read_model_config(const std::string& path) {
-  refuse_gguf(path);
+  if (gguf::has_gguf_magic(path)) return read_gguf_model_config(path);
   h5::Handle file = h5::open_file_readonly(path);
   return read_config(file.get(), path);
 }
 
 
 Model load_model(const std::string& path) {
-  refuse_gguf(path);
+  if (gguf::has_gguf_magic(path)) return load_gguf_model(path);
   h5::Handle file = h5::open_file_readonly(path);
   Model m;
   m.config = read_config(file.get(), path);

@@ -7,6 +7,7 @@
 #include "dgq/sim/passkey.hpp"
 #include "hdf5/h5.hpp"
 #include "hdf5/numbers.hpp"
+#include "model/tokenizer_id.hpp"
 
 namespace dgq::sim {
 namespace {
@@ -102,6 +103,7 @@ PasskeyTask read_passkey_file(const std::string& path) {
                      std::to_string(kPasskeyFormatVersion));
   PasskeyTask t;
   t.model = h5::read_string_attribute(f, "model", path);
+  if (h5::has_attribute(f, "tokenizer_id")) t.tokenizer_id = h5::read_string_attribute(f, "tokenizer_id", path);
   t.seed = h5::read_int_attribute(f, "seed", path);
   t.tokens = read_passkey_ids(f, path, "tokens");
   t.prompt_offsets = read_passkey_offsets(f, path, "prompt_offsets", t.tokens.size(), "tokens");
@@ -120,8 +122,8 @@ PasskeyTask read_passkey_file(const std::string& path) {
 }
 
 void check_passkey_task(const PasskeyTask& t, const ModelConfig& c, const std::string& path) {
-  if (t.model != c.name)
-    throw InputError(path + ": the task was made with the tokenizer of '" + t.model + "', the model is '" + c.name + "'");
+  const std::string mismatch = tokenizer_mismatch(t.model, t.tokenizer_id, c);
+  if (!mismatch.empty()) throw InputError(path + ": the task was made with " + mismatch);
   check_ids_in_vocabulary(t.tokens, c.vocab_size, path, "tokens");
   check_ids_in_vocabulary(t.answer_tokens, c.vocab_size, path, "answer_tokens");
   for (std::size_t i = 0; i < t.size(); ++i) {

@@ -18,6 +18,7 @@ TokenText read_token_file(const std::string& path) {
   TokenText t;
   t.model = h5::read_string_attribute(f, "model", path);
   t.kind = h5::read_string_attribute(f, "kind", path);
+  if (h5::has_attribute(f, "tokenizer_id")) t.tokenizer_id = h5::read_string_attribute(f, "tokenizer_id", path);
   t.noise_rate = h5::read_double_attribute(f, "noise_rate", path);
   const std::vector<std::int64_t> ids = h5::read_int_vector(f, "tokens", path + ": dataset /tokens");
   t.tokens.reserve(ids.size());

@@ -16,7 +16,7 @@ dgq=$(realpath "${1:-$root/build/sim/dgq}")
 python=${2:-$root/.venv/bin/python}
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-for target in trace compressed results sweep_toml model tokens base_logits; do
+for target in trace compressed results sweep_toml model gguf tokens base_logits; do
   mkdir -p "$here/fuzz_$target"
   rm -f "$here/fuzz_$target"/seed-*
 done
@@ -42,6 +42,7 @@ done
 # reads with this run's shape: 3 chunks x 3 scored rows, 1 layer, 16 tokens of vocabulary).
 "$python" "$here/write_seed_files.py" model "$here/fuzz_model"
 "$python" "$here/write_seed_files.py" tokens "$here/fuzz_tokens"
+"$python" "$here/write_seed_files.py" gguf "$here/fuzz_gguf"
 "$dgq" eval --model "$here/fuzz_model/seed-llama.h5" --text "$here/fuzz_tokens/seed-tokens-int32.h5" --ctx 8 \
   --schemes q8_0 --base-logits "$here/fuzz_base_logits/seed-base-logits.h5" -o "$scratch/eval.h5" >/dev/null
 

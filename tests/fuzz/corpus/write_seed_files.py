@@ -4,6 +4,10 @@
   model   two minimal model files (docs/model-format.md) in tools/export_model.py's layout: a
           1-layer llama stored in fp16 and a 2-layer gemma3 (one local layer, one global;
           Q/K norms and post norms) stored in fp32, both with a 16-token vocabulary.
+  gguf    two minimal GGUF files (the pinned gguf package's writer): a 1-layer llama whose tensors
+          use the 32-value block types (q8_0, q4_0, q4_1, q5_0, q5_1, f16, bf16, f32) and a
+          1-layer qwen3 on a 256-wide hidden state whose tensors use the K-quants (q4_K, q5_K,
+          q6_K), both with a 16-token vocabulary.
   tokens  two token files (docs/eval.md, "dgq-tokens"): 24 int32 tokens with variable-length
           string attributes, as h5py writes them, and the same as uint16 with fixed-length ones.
 
@@ -12,7 +16,7 @@ whose bytes are mutated at random (most of a model file is weights; the readers'
 in the few KB of metadata). So the shapes here are as small as the readers allow, and the weights
 are written with export_model.write_model, the same writer as the real models.
 
-Usage: write_seed_files.py model|tokens OUTPUT_DIR
+Usage: write_seed_files.py model|gguf|tokens OUTPUT_DIR
 """
 from __future__ import annotations
 
@@ -52,6 +56,68 @@ def write_models(out: Path) -> None:
         export_model.write_model(out / f"seed-{arch}.h5", f"fuzz-{arch}", "random, seed 0", cfg, tensors)
 
 
+GGUF_SEEDS = {
+    "llama": ({"hidden": 32, "ffn": 32, "heads": 2, "kv_heads": 1, "head_dim": 16},
+              {"token_embd": "Q8_0", "output_norm": "F32", "blk.0.attn_norm": "F16", "blk.0.attn_q": "Q4_0",
+               "blk.0.attn_k": "Q4_1", "blk.0.attn_v": "Q5_0", "blk.0.attn_output": "Q5_1", "blk.0.ffn_norm": "BF16",
+               "blk.0.ffn_gate": "Q8_0", "blk.0.ffn_up": "F16", "blk.0.ffn_down": "F32"}),
+    "qwen3": ({"hidden": 256, "ffn": 8, "heads": 2, "kv_heads": 1, "head_dim": 16},
+              {"token_embd": "Q4_K", "output_norm": "F32", "blk.0.attn_norm": "F32", "blk.0.attn_q": "Q5_K",
+               "blk.0.attn_k": "Q6_K", "blk.0.attn_v": "Q4_K", "blk.0.attn_output": "F32", "blk.0.ffn_norm": "F32",
+               "blk.0.ffn_gate": "Q6_K", "blk.0.ffn_up": "Q4_K", "blk.0.ffn_down": "F32",
+               "blk.0.attn_q_norm": "F32", "blk.0.attn_k_norm": "F32"}),
+}
+
+
+def gguf_shapes(arch: str, d: dict) -> dict:
+    h, f, q, kv = d["hidden"], d["ffn"], d["heads"] * d["head_dim"], d["kv_heads"] * d["head_dim"]
+    shapes = {"token_embd": (16, h), "output_norm": (h,), "blk.0.attn_norm": (h,), "blk.0.attn_q": (q, h),
+              "blk.0.attn_k": (kv, h), "blk.0.attn_v": (kv, h), "blk.0.attn_output": (h, q), "blk.0.ffn_norm": (h,),
+              "blk.0.ffn_gate": (f, h), "blk.0.ffn_up": (f, h), "blk.0.ffn_down": (h, f)}
+    if arch == "qwen3":
+        shapes.update({"blk.0.attn_q_norm": (d["head_dim"],), "blk.0.attn_k_norm": (d["head_dim"],)})
+    return shapes
+
+
+def write_ggufs(out: Path) -> None:
+    import gguf
+    for arch, (dims, types) in GGUF_SEEDS.items():
+        rng = np.random.default_rng(0)
+        writer = gguf.GGUFWriter(str(out / f"seed-{arch}.gguf"), arch)
+        writer.add_name(f"fuzz-{arch}")
+        writer.add_block_count(1)
+        writer.add_embedding_length(dims["hidden"])
+        writer.add_feed_forward_length(dims["ffn"])
+        writer.add_head_count(dims["heads"])
+        writer.add_head_count_kv(dims["kv_heads"])
+        writer.add_key_length(dims["head_dim"])
+        writer.add_rope_freq_base(10000.0)
+        writer.add_layer_norm_rms_eps(1e-5)
+        writer.add_context_length(64)
+        writer.add_tokenizer_model("no_vocab")
+        writer.add_token_list([f"t{i}" for i in range(16)])
+        writer.add_bos_token_id(1)
+        for name, shape in gguf_shapes(arch, dims).items():
+            qtype = gguf.GGMLQuantizationType[types[name]]
+            values = (0.3 * rng.standard_normal(shape) + (1.0 if len(shape) == 1 else 0.0)).astype(np.float32)
+            if qtype == gguf.GGMLQuantizationType.F32:
+                writer.add_tensor(f"{name}.weight", values)
+            elif qtype.name.endswith("_K"):  # the gguf package does not quantize K-quants: random blocks
+                block_values, block_bytes = gguf.GGML_QUANT_SIZES[qtype]
+                rows = shape[0] if len(shape) == 2 else 1
+                blocks = rng.integers(0, 256, size=(rows, shape[-1] // block_values, block_bytes), dtype=np.uint8)
+                for offset in ((208,) if qtype.name == "Q6_K" else (0, 2)):  # finite, small fp16 scales
+                    blocks[:, :, offset:offset + 2] = np.frombuffer(np.float16(1e-3).tobytes(), dtype=np.uint8)
+                blocks = blocks.reshape(rows, -1)
+                writer.add_tensor(f"{name}.weight", blocks if len(shape) == 2 else blocks[0], raw_dtype=qtype)
+            else:
+                writer.add_tensor(f"{name}.weight", gguf.quants.quantize(values, qtype), raw_dtype=qtype)
+        writer.write_header_to_file()
+        writer.write_kv_data_to_file()
+        writer.write_tensors_to_file()
+        writer.close()
+
+
 def write_tokens(out: Path) -> None:
     import h5py
     with h5py.File(out / "seed-tokens-int32.h5", "w") as f:
@@ -71,12 +137,12 @@ def write_tokens(out: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 3 or argv[1] not in ("model", "tokens"):
+    if len(argv) != 3 or argv[1] not in ("model", "gguf", "tokens"):
         print(__doc__, file=sys.stderr)
         return 2
     out = Path(argv[2])
     out.mkdir(parents=True, exist_ok=True)
-    (write_models if argv[1] == "model" else write_tokens)(out)
+    {"model": write_models, "gguf": write_ggufs, "tokens": write_tokens}[argv[1]](out)
     return 0
 
 

@@ -22,6 +22,10 @@ struct ModelConfig {
   bool qk_norm = false, post_norms = false;
   bool attn_bias = false;    // Q, K and V projections add a bias (Qwen2)
   bool tied_output = true;   // logits from token_embd; false: from the tensor `output` (untied)
+  // The tokenizer's identity (model/tokenizer_id.hpp) when the model came from a GGUF or from a
+  // model file exported with it; empty when unknown. Token files are matched by it when both
+  // sides have one, else by the model's name.
+  std::string tokenizer_id;
 
   bool is_local_layer(std::int64_t layer) const;
   std::int64_t q_rows() const { return num_q_heads * head_dim; }
@@ -48,7 +52,8 @@ struct Model {
   std::vector<LayerWeights> layers;
 };
 
-// Reads and validates a model file. Throws dgq::InputError naming the file and the tensor or
+// Reads and validates a model: a dgq model file, or a GGUF read directly (chosen by the file's
+// magic; docs/model-format.md, "Your own model"). Throws dgq::InputError naming the file and the tensor or
 // attribute at fault (missing, wrong shape, unknown architecture, truncated).
 Model load_model(const std::string& path);
 // The attributes only (no weights read), checked as load_model checks them.

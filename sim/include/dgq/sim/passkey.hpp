@@ -16,6 +16,7 @@ namespace dgq::sim {
 // ---- Task files (format "dgq-passkey" v1, tools/make_passkey.py) ---------------------------
 struct PasskeyTask {
   std::string model;  // the tokenizer's model name; must equal the model file's
+  std::string tokenizer_id;  // the tokenizer's identity, empty in older files (model/tokenizer_id.hpp)
   std::int64_t seed = 0;
   std::vector<std::int32_t> tokens;          // every prompt, concatenated (no BOS)
   std::vector<std::int64_t> prompt_offsets;  // [n+1]: prompt i is tokens[off[i], off[i+1])
