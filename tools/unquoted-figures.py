@@ -21,9 +21,34 @@ FIGURE = re.compile(r"(?<![\w.§/-])\d+\.\d+(?:e[-+]\d+)?|(?<![\w.§/-])\d+(?:\.
 NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e[-+]\d+)?")
 
 
-def generated_numbers() -> set[str]:
-    text = "\n".join(p.read_text(encoding="utf-8") for p in sorted((REPO_ROOT / "docs" / "results").glob("*.md")))
-    return set(NUMBER.findall(text))
+BEGIN = re.compile(r"<!-- BEGIN ([\w -]+?) -->")
+
+
+def generated_blocks(doc: Path) -> list[str]:
+    """The text of each generated block (<!-- BEGIN x --> ... <!-- END x -->) of a document."""
+    blocks, inside = [], None
+    for line in doc.read_text(encoding="utf-8").splitlines():
+        begin = BEGIN.match(line)
+        if inside is None and begin:
+            inside, text = begin.group(1), []
+        elif inside is not None and line.startswith(f"<!-- END {inside} -->"):
+            blocks.append("\n".join(text))
+            inside = None
+        elif inside is not None:
+            text.append(line)
+    return blocks
+
+
+def generated_numbers(docs: list[Path]) -> set[str]:
+    """The numbers of the fragments (docs/results/*.md) and of the generated blocks of the
+    documents checked, README.md and docs/*.md (e.g. docs/benchmarks.md's ggml tables, written
+    by bench/ggml/run.sh --update-docs)."""
+    texts = [p.read_text(encoding="utf-8") for p in sorted((REPO_ROOT / "docs" / "results").glob("*.md"))]
+    spliced = {REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md")), *docs}
+    for doc in sorted(spliced):
+        if doc.exists():
+            texts.extend(generated_blocks(doc))
+    return set(NUMBER.findall("\n".join(texts)))
 
 
 def significant_digits(figure: str) -> int:
@@ -49,7 +74,7 @@ def hand_written_lines(doc: Path) -> list[tuple[int, str]]:
     """(line number, text) of the document outside its generated blocks, code spans blanked."""
     lines, inside = [], None
     for number, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1):
-        begin = re.match(r"<!-- BEGIN ([\w -]+?) -->", line)
+        begin = BEGIN.match(line)
         if inside is None and begin:
             inside = begin.group(1)
             continue
@@ -62,7 +87,7 @@ def hand_written_lines(doc: Path) -> list[tuple[int, str]]:
 
 
 def main(docs: list[str]) -> int:
-    known = generated_numbers()
+    known = generated_numbers([Path(name).resolve() for name in docs])
     known_values = sorted({float(n) for n in known})
     missing = 0
     for name in docs:
