@@ -1,4 +1,4 @@
-"""tools/unquoted-figures.py (ctest docs:readme-figures): a figure typed into a document's
+"""tools/unquoted-figures.py (ctest docs:figures): a figure typed into a document's
 hand-written text must fail unless a generated fragment holds it; generated blocks and code spans
 are not hand-written. By hand: tests/python/run_pytest.sh -k unquoted
 """
