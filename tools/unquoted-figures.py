@@ -15,8 +15,7 @@ Derived figures (a ratio of two table cells, a value re-rounded) are reported to
 prose quotes the generated tables or says what it computes from them in a notebook.
 Exit 0 when every figure is quoted, 1 otherwise (one line per figure: document, line, figure).
 In CI: ctest docs:figures (label docs) runs it on the documents listed in tests/CMakeLists.txt
-(DGQ_FIGURE_DOCS: README.md, docs/results.md, docs/real-traces.md); docs/benchmarks.md is not
-there yet (run the tool on it for the figures that remain).
+(DGQ_FIGURE_DOCS: README.md, docs/results.md, docs/benchmarks.md, docs/real-traces.md).
 """
 import re
 import sys
