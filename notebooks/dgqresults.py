@@ -387,11 +387,11 @@ def measured_by(name: str, versions) -> str:
 
 def marked_tables(doc: Path, marker: str) -> tuple[str, list[list[dict]]]:
     """The text and markdown tables of a generated block spliced into a document between
-    "<!-- MARKER: begin" and "<!-- MARKER: end -->" (docs/benchmarks.md's ggml blocks, written by
-    bench/ggml/run.sh --update-docs), each table a list of rows (header -> cell)."""
+    "<!-- BEGIN MARKER -->" and "<!-- END MARKER -->" (e.g. docs/benchmarks.md's ggml blocks,
+    written by bench/ggml/run.sh --update-docs), each table a list of rows (header -> cell)."""
     text = Path(doc).read_text(encoding="utf-8")
-    begin = text.index(f"<!-- {marker}: begin")
-    block = text[begin:text.index(f"<!-- {marker}: end -->", begin)]
+    begin = text.index(f"<!-- BEGIN {marker} -->")
+    block = text[begin:text.index(f"<!-- END {marker} -->", begin)]
     return block, markdown_tables(block)
 
 

@@ -3,7 +3,8 @@
 # CPU time and peak RSS against the context length L (1K ... 128K tokens, 2 layers x 8 KV heads
 # x 128 dims) and against layers x KV heads (up to a Llama-3-8B-shaped 32 x 8 x 4096 trace).
 # Prints a Markdown table (for docs/benchmarks.md) and writes it to BENCH_DIR/scaling.md, with
-# the machine, the load average and the date. Not in CI (minutes, gigabytes of traces).
+# the machine, the load average, the date and `dgq --version` (its commit). Not in CI (minutes,
+# gigabytes of traces).
 # Usage: tools/bench-scaling.sh [BUILD_DIR]   (default build; needs its sim/dgq)
 # Env: BENCH_DIR (default /tmp/dgq-scaling; traces are kept for reruns), THREADS (default 1),
 #      SCHEME (default dgq), LENGTHS, LAYER_COUNTS (space-separated lists).
@@ -48,7 +49,7 @@ row() {  # row LABEL LAYERS TOKENS PATH
 
 {
   echo "Machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs; $(date -u '+%Y-%m-%d %H:%M UTC'); load before: $(cut -d' ' -f1-3 /proc/loadavg)."
-  echo "Command: \`tools/bench-scaling.sh\` (scheme \`$scheme\`, --threads $threads; traces from \`dgq gen-trace\`, seed 7, fp16, deflate as written)."
+  echo "Command: \`tools/bench-scaling.sh\` (scheme \`$scheme\`, --threads $threads; traces from \`dgq gen-trace\`, seed 7, fp16, as it writes them); $("$dgq" --version)."
   echo
   echo "| sweep | layers | L | work (M tokens x KV heads x layers) | compress wall s | compress CPU s | compress peak MiB | compress M/s | replay wall s | replay CPU s | replay peak MiB | replay M/s | one layer K+V MiB |"
   echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"

@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
 """unquoted-figures.py DOC...: the figures in a document's hand-written text that no generated
-fragment (docs/results/*.md) contains, so that nothing shows where they come from.
+fragment (docs/results/*.md, or a generated block) contains, so that nothing shows where they
+come from.
 
 A figure is a decimal number (1.5, 4.35e-2) or a percentage (12 %); text inside the generated
-blocks (<!-- BEGIN x --> ... <!-- END x -->) and inside code spans (commands, scheme specs) is not
-hand-written and is skipped. A figure counts as quoted when the same digits occur in a fragment,
-or, for a figure of three or more significant digits, when a fragment holds a number that rounds
-to it at the figure's precision (4.35e-2 quotes a table's 0.04352; 2.0 quotes only a "2.0").
+blocks (<!-- BEGIN x --> ... <!-- END x -->, the one marker form every block writer uses) and
+inside code spans (commands, scheme specs) is not hand-written and is skipped. The fragments are
+docs/results/*.md and the generated blocks of the documents checked, README.md and docs/*.md
+(e.g. docs/benchmarks.md's ggml tables, spliced by bench/ggml/run.sh --update-docs). A figure
+counts as quoted when the same digits occur in a fragment, or, for a figure of three or more
+significant digits, when a fragment holds a number that rounds to it at the figure's precision
+(4.35e-2 quotes a table's 0.04352; 2.0 quotes only a "2.0").
 Derived figures (a ratio of two table cells, a value re-rounded) are reported too: the aim is that
 prose quotes the generated tables or says what it computes from them in a notebook.
 Exit 0 when every figure is quoted, 1 otherwise (one line per figure: document, line, figure).
-Not in CI yet: docs/results.md still has such figures (see the closing notes of issue 27).
+In CI: ctest docs:figures (label docs) runs it on the documents listed in tests/CMakeLists.txt
+(DGQ_FIGURE_DOCS: README.md, docs/results.md, docs/benchmarks.md, docs/real-traces.md).
 """
 import re
 import sys
@@ -21,9 +26,34 @@ FIGURE = re.compile(r"(?<![\w.§/-])\d+\.\d+(?:e[-+]\d+)?|(?<![\w.§/-])\d+(?:\.
 NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e[-+]\d+)?")
 
 
-def generated_numbers() -> set[str]:
-    text = "\n".join(p.read_text(encoding="utf-8") for p in sorted((REPO_ROOT / "docs" / "results").glob("*.md")))
-    return set(NUMBER.findall(text))
+BEGIN = re.compile(r"<!-- BEGIN ([\w -]+?) -->")
+
+
+def generated_blocks(doc: Path) -> list[str]:
+    """The text of each generated block (<!-- BEGIN x --> ... <!-- END x -->) of a document."""
+    blocks, inside = [], None
+    for line in doc.read_text(encoding="utf-8").splitlines():
+        begin = BEGIN.match(line)
+        if inside is None and begin:
+            inside, text = begin.group(1), []
+        elif inside is not None and line.startswith(f"<!-- END {inside} -->"):
+            blocks.append("\n".join(text))
+            inside = None
+        elif inside is not None:
+            text.append(line)
+    return blocks
+
+
+def generated_numbers(docs: list[Path]) -> set[str]:
+    """The numbers of the fragments (docs/results/*.md) and of the generated blocks of the
+    documents checked, README.md and docs/*.md (e.g. docs/benchmarks.md's ggml tables, written
+    by bench/ggml/run.sh --update-docs)."""
+    texts = [p.read_text(encoding="utf-8") for p in sorted((REPO_ROOT / "docs" / "results").glob("*.md"))]
+    spliced = {REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md")), *docs}
+    for doc in sorted(spliced):
+        if doc.exists():
+            texts.extend(generated_blocks(doc))
+    return set(NUMBER.findall("\n".join(texts)))
 
 
 def significant_digits(figure: str) -> int:
@@ -49,7 +79,7 @@ def hand_written_lines(doc: Path) -> list[tuple[int, str]]:
     """(line number, text) of the document outside its generated blocks, code spans blanked."""
     lines, inside = [], None
     for number, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1):
-        begin = re.match(r"<!-- BEGIN ([\w -]+?) -->", line)
+        begin = BEGIN.match(line)
         if inside is None and begin:
             inside = begin.group(1)
             continue
@@ -62,7 +92,7 @@ def hand_written_lines(doc: Path) -> list[tuple[int, str]]:
 
 
 def main(docs: list[str]) -> int:
-    known = generated_numbers()
+    known = generated_numbers([Path(name).resolve() for name in docs])
     known_values = sorted({float(n) for n in known})
     missing = 0
     for name in docs:

@@ -91,6 +91,7 @@ int main(int argc, char** argv) {
       else if (a == "--threads") o.threads = parse_list(value());
       else if (a == "--table") o.table = value();
       else if (a == "--command") o.command = value();
+      else if (a == "--commit") o.commit = value();
       else if (a == "--only") {
         std::stringstream in(value());
         for (std::string item; std::getline(in, item, ',');) o.only.push_back(item);

@@ -163,7 +163,8 @@ void write_markdown(const std::vector<Result>& rs, const Options& o, const std::
   out << "<!-- written by bench/ggml/run.sh (dgq-ggml-bench); do not edit by hand -->\n"
       << "Date: " << date << ". Machine: " << machine() << ". Load average (1/5/15 min) before: " << load_before
       << ", after: " << load_average() << ".\n"
-      << "Command: `" << (o.command.empty() ? "dgq-ggml-bench" : o.command) << "`.\n"
+      << "Command: `" << (o.command.empty() ? "dgq-ggml-bench" : o.command) << "`"
+      << (o.commit.empty() ? "" : ", commit " + o.commit) << ".\n"
       << "Layer: " << o.heads << " heads x " << o.tokens << " tokens x " << o.head_dim << " channels, fp16 ("
       << fmt(input_mib, 0) << " MiB; the fp32 copy is twice that); " << o.rounds
       << " interleaved rounds after a warm-up round, medians.\n\n";

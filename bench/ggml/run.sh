@@ -8,7 +8,8 @@
 # Usage: bench/ggml/run.sh [--decode] [--smoke] [--build-only] [--target T]... [--table FILE] [--update-docs] [harness options...]
 #   --decode       time decode attention (ggml_flash_attn_ext against dgq's kernel on stored
 #                  blocks) instead of compress/decompress; its table goes to out/ggml/decode.md
-#                  and --update-docs splices it between the "ggml-decode: begin/end" markers
+#                  and --update-docs splices it between the "<!-- BEGIN ggml-decode -->" and
+#                  "<!-- END ggml-decode -->" markers
 #   --smoke        tiny buffers, 1 round (checks that everything runs; figures meaningless)
 #   --build-only   fetch and build, run nothing
 #   --target T     build these targets of bench/ggml/CMakeLists.txt instead of the harness and
@@ -16,7 +17,9 @@
 #                  tools/make-llama-fixture.sh (--target dgq-llama-fixture).
 #   --table FILE   markdown table to write (default: out/ggml/side-by-side.md)
 #   --update-docs  also splice that table into docs/benchmarks.md, between its
-#                  "ggml-side-by-side: begin/end" markers
+#                  "<!-- BEGIN ggml-side-by-side -->" and "<!-- END ggml-side-by-side -->"
+#                  markers (the form of every generated block; tools/unquoted-figures.py skips
+#                  them and counts their figures as generated)
 # Environment: DGQ_GGML_DIR (default out/ggml), JOBS (default 2).
 set -euo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -60,25 +63,25 @@ cmake --build "$build" --target "${targets[@]}" -j "$jobs"
 [ "$build_only" = 1 ] && exit 0
 
 marker=ggml-side-by-side
+# The commit the figures come from (+dirty: uncommitted changes in the tree).
+commit="$(git -C "$repo_root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+git -C "$repo_root" diff --quiet HEAD 2>/dev/null || commit="$commit+dirty"
 if [ "$decode" = 1 ]; then
   marker=ggml-decode
   [ -n "$table" ] || table="$work/decode.md"
-  # The commit the figures come from (+dirty: uncommitted changes in the tree).
-  commit="$(git -C "$repo_root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-  git -C "$repo_root" diff --quiet HEAD 2>/dev/null || commit="$commit+dirty"
   args=(--decode --table "$table" --command "$command_line" --commit "$commit")
   [ "$smoke" = 1 ] && args+=(--lengths 512,1000 --llama-lengths "" --head-dims 64,128 --rounds 1 --threads 1)
 else
   [ -n "$table" ] || table="$work/side-by-side.md"
-  args=(--table "$table" --command "$command_line")
+  args=(--table "$table" --command "$command_line" --commit "$commit")
   [ "$smoke" = 1 ] && args+=(--tokens 64 --rounds 1 --threads 1)
 fi
 "$build/dgq-ggml-bench" "${args[@]}" "${harness_args[@]}"
 if [ "$update_docs" = 1 ]; then
   doc="$repo_root/docs/benchmarks.md"
   awk -v table="$table" -v marker="$marker" '
-    $0 ~ "<!-- " marker ": begin" { print; while ((getline line < table) > 0) print line; skip = 1; next }
-    $0 ~ "<!-- " marker ": end" { skip = 0 }
+    $0 == "<!-- BEGIN " marker " -->" { print; while ((getline line < table) > 0) print line; skip = 1; next }
+    $0 == "<!-- END " marker " -->" { skip = 0 }
     !skip { print }' "$doc" > "$doc.partial"
   mv "$doc.partial" "$doc"
   echo "run.sh: updated $doc"

@@ -19,6 +19,7 @@ struct Options {
   std::vector<int> threads{1, 2};
   std::string table;    // markdown file to write ("" = none)
   std::string command;  // the command line, recorded in the table
+  std::string commit;   // of the tree the harness was built from (run.sh passes it)
   // Only these schemes (ggml types and dgq specs; empty = all). memcpy and ggml's q8_0 always
   // run: every ratio needs them.
   std::vector<std::string> only;

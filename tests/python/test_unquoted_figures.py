@@ -1,4 +1,4 @@
-"""tools/unquoted-figures.py (ctest docs:readme-figures): a figure typed into a document's
+"""tools/unquoted-figures.py (ctest docs:figures): a figure typed into a document's
 hand-written text must fail unless a generated fragment holds it; generated blocks and code spans
 are not hand-written. By hand: tests/python/run_pytest.sh -k unquoted
 """
@@ -44,3 +44,11 @@ def test_a_precise_figure_quotes_a_fragment_value_written_another_way(tmp_path):
     # fewer than three significant digits must appear verbatim, or "2.0" would quote any 1.95-2.05.
     assert check(tmp_path, "The FP16 cache is 1.718e+01 GB.\n").returncode == 0
     assert check(tmp_path, "The FP16 cache is 1.719e+01 GB.\n").returncode == 1
+
+
+def test_a_figure_quoted_from_a_generated_block_of_the_document_passes(tmp_path):
+    # Blocks spliced into a document by a command (docs/benchmarks.md's ggml tables) are
+    # generated fragments too: prose may quote their figures.
+    text = "<!-- BEGIN demo -->\n| L | ms |\n| 4K | 0.123456789 |\n<!-- END demo -->\nAt 4K it takes 0.123456789 ms.\n"
+    assert check(tmp_path, text).returncode == 0
+    assert check(tmp_path, "At 4K it takes 0.123456789 ms.\n").returncode == 1
