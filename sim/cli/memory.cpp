@@ -31,7 +31,7 @@ struct Shape {
 
 struct MemoryArgs {
   std::string model;
-  std::string config_path;  // a Hugging Face config.json; empty: --model or the three numbers
+  std::string config_path;  // a Hugging Face config.json or a GGUF; empty: --model or the three numbers
   Shape shape;
   std::vector<std::string> token_texts = {"8k", "32k", "128k"};  // as typed: 8192, 8k, 1m
   std::vector<std::int64_t> tokens;                              // parsed from token_texts
@@ -159,7 +159,8 @@ void register_memory(CLI::App& app) {
   cmd->add_option("--kv-heads", args->shape.kv_heads, "KV heads (overrides --model)")->check(CLI::PositiveNumber);
   cmd->add_option("--head-dim", args->shape.head_dim, "channels per head (overrides --model)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--config", args->config_path, "the model's Hugging Face config.json (instead of --model)");
+  cmd->add_option("--config", args->config_path,
+                  "the model's Hugging Face config.json, or its GGUF (its metadata; instead of --model)");
   cmd->add_option("--tokens", args->token_texts, "context lengths, comma-separated: 8192, 8k, 128k, 1m")
       ->delimiter(',')
       ->capture_default_str();

@@ -15,47 +15,17 @@
 #include "dgq/errors.hpp"
 #include "model/gguf_file.hpp"
 #include "model/gguf_weight_types.hpp"
+#include "gguf_bytes.hpp"
 
 using dgq::InputError;
 namespace gguf = dgq::sim::gguf;
+using dgq::test::GgufBytes;
+using dgq::test::gguf_header;
 
 namespace {
 
-class Bytes {
- public:
-  Bytes& u32(std::uint32_t v) { return raw(&v, 4); }
-  Bytes& u64(std::uint64_t v) { return raw(&v, 8); }
-  Bytes& f32(float v) { return raw(&v, 4); }
-  Bytes& str(const std::string& s) {
-    u64(s.size());
-    return raw(s.data(), s.size());
-  }
-  Bytes& raw(const void* p, std::size_t n) {
-    const auto* b = static_cast<const std::uint8_t*>(p);
-    data.insert(data.end(), b, b + n);
-    return *this;
-  }
-  Bytes& pad_to(std::size_t alignment) {
-    while (data.size() % alignment != 0) data.push_back(0);
-    return *this;
-  }
-  std::vector<std::uint8_t> data;
-};
-
-Bytes header(std::uint64_t tensors, std::uint64_t keys) {
-  Bytes b;
-  b.raw("GGUF", 4).u32(3).u64(tensors).u64(keys);
-  return b;
-}
-
-std::string write_file(const std::string& name, const std::vector<std::uint8_t>& data) {
-  const auto path = std::filesystem::temp_directory_path() / ("dgq-test-gguf-" + name + ".gguf");
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(data.data()), std::streamsize(data.size()));
-  return path.string();
-}
-
-std::string error_of(const std::string& name, const std::vector<std::uint8_t>& data) {
-  const std::string path = write_file(name, data);
+std::string gguf_error_of(const std::string& name, const std::vector<std::uint8_t>& data) {
+  const std::string path = dgq::test::write_gguf_file(name, data);
   try {
     gguf::File f(path);
   } catch (const InputError& e) {
@@ -65,8 +35,8 @@ std::string error_of(const std::string& name, const std::vector<std::uint8_t>& d
 }
 
 // One string key and one F32 tensor [2][4] at data offset 0, then its 32 bytes.
-Bytes small_model() {
-  Bytes b = header(1, 2);
+GgufBytes small_gguf_model() {
+  GgufBytes b = gguf_header(1, 2);
   b.str("general.architecture").u32(8).str("llama");
   b.str("general.name").u32(8).str("tiny");
   b.str("w.weight").u32(2).u64(4).u64(2).u32(0).u64(0);
@@ -78,57 +48,57 @@ Bytes small_model() {
 }  // namespace
 
 TEST_CASE("gguf: an empty file is refused with its name and the byte where it ends") {
-  const std::string e = error_of("empty", {});
+  const std::string e = gguf_error_of("empty", {});
   CHECK(e.find("dgq-test-gguf-empty.gguf: GGUF magic") != std::string::npos);
   CHECK(e.find("(byte 0)") != std::string::npos);
 }
 
 TEST_CASE("gguf: another magic or version is refused by name") {
-  Bytes wrong_magic;
+  GgufBytes wrong_magic;
   wrong_magic.raw("GGML", 4).u32(3).u64(0).u64(0);
-  CHECK(error_of("magic", wrong_magic.data).find("not a GGUF file") != std::string::npos);
-  Bytes v1;
+  CHECK(gguf_error_of("magic", wrong_magic.data).find("not a GGUF file") != std::string::npos);
+  GgufBytes v1;
   v1.raw("GGUF", 4).u32(1).u64(0).u64(0);
-  CHECK(error_of("v1", v1.data).find("version 1: dgq reads GGUF versions 2 and 3") != std::string::npos);
+  CHECK(gguf_error_of("v1", v1.data).find("version 1: dgq reads GGUF versions 2 and 3") != std::string::npos);
 }
 
 TEST_CASE("gguf: counts the file cannot hold are refused before anything is reserved") {
-  CHECK(error_of("keys", header(0, std::uint64_t(1) << 60).data).find("metadata keys do not fit") != std::string::npos);
-  CHECK(error_of("tensors", header(std::uint64_t(1) << 60, 0).data).find("tensors do not fit") != std::string::npos);
-  Bytes strings = header(0, 1);
+  CHECK(gguf_error_of("keys", gguf_header(0, std::uint64_t(1) << 60).data).find("metadata keys do not fit") != std::string::npos);
+  CHECK(gguf_error_of("tensors", gguf_header(std::uint64_t(1) << 60, 0).data).find("tensors do not fit") != std::string::npos);
+  GgufBytes strings = gguf_header(0, 1);
   strings.str("tokenizer.ggml.tokens").u32(9).u32(8).u64(std::uint64_t(1) << 61);
-  CHECK(error_of("strings", strings.data).find("metadata key tokenizer.ggml.tokens:") != std::string::npos);
+  CHECK(gguf_error_of("strings", strings.data).find("metadata key tokenizer.ggml.tokens:") != std::string::npos);
 }
 
 TEST_CASE("gguf: a string running past the end names its key") {
-  Bytes b = header(0, 1);
+  GgufBytes b = gguf_header(0, 1);
   b.str("general.name").u32(8).u64(1000).raw("abc", 3);
-  const std::string e = error_of("string", b.data);
+  const std::string e = gguf_error_of("string", b.data);
   CHECK(e.find("metadata key general.name: the file ends 3 bytes later") != std::string::npos);
 }
 
 TEST_CASE("gguf: duplicate keys, unknown value types and bad tensor entries are refused") {
-  Bytes twice = header(0, 2);
+  GgufBytes twice = gguf_header(0, 2);
   twice.str("a").u32(4).u32(1).str("a").u32(4).u32(2);
-  CHECK(error_of("twice", twice.data).find("metadata key a appears twice") != std::string::npos);
-  Bytes unknown = header(0, 1);
+  CHECK(gguf_error_of("twice", twice.data).find("metadata key a appears twice") != std::string::npos);
+  GgufBytes unknown = gguf_header(0, 1);
   unknown.str("a").u32(13).u32(0);
-  CHECK(error_of("type", unknown.data).find("value type 13 is not a GGUF type") != std::string::npos);
+  CHECK(gguf_error_of("type", unknown.data).find("value type 13 is not a GGUF type") != std::string::npos);
   const std::uint8_t padding[48] = {};  // so that the tensor count fits and the entry is read
-  Bytes dims = header(1, 0);
+  GgufBytes dims = gguf_header(1, 0);
   dims.str("t").u32(5).raw(padding, sizeof padding);
-  CHECK(error_of("dims", dims.data).find("tensor t: 5 dimensions, expected 1 to 4") != std::string::npos);
-  Bytes zero = header(1, 0);
+  CHECK(gguf_error_of("dims", dims.data).find("tensor t: 5 dimensions, expected 1 to 4") != std::string::npos);
+  GgufBytes zero = gguf_header(1, 0);
   zero.str("t").u32(1).u64(0).raw(padding, sizeof padding);
-  CHECK(error_of("zero", zero.data).find("tensor t: dimension 0 is 0") != std::string::npos);
-  Bytes misaligned = header(1, 0);
+  CHECK(gguf_error_of("zero", zero.data).find("tensor t: dimension 0 is 0") != std::string::npos);
+  GgufBytes misaligned = gguf_header(1, 0);
   misaligned.str("t").u32(1).u64(4).u32(0).u64(4).raw(padding, sizeof padding);
-  CHECK(error_of("aligned", misaligned.data).find("data offset 4 is not a multiple of the alignment 32") !=
+  CHECK(gguf_error_of("aligned", misaligned.data).find("data offset 4 is not a multiple of the alignment 32") !=
         std::string::npos);
 }
 
 TEST_CASE("gguf: a well-formed file gives its metadata and tensor bytes") {
-  const gguf::File f(write_file("small", small_model().data));
+  const gguf::File f(dgq::test::write_gguf_file("small", small_gguf_model().data));
   CHECK(f.version() == 3);
   CHECK(f.string_value("general.architecture") == "llama");
   CHECK(f.integer_value("llama.block_count", 7) == 7);
@@ -145,9 +115,9 @@ TEST_CASE("gguf: a well-formed file gives its metadata and tensor bytes") {
 }
 
 TEST_CASE("gguf: a truncated tensor is refused when it is read, naming it") {
-  Bytes b = small_model();
+  GgufBytes b = small_gguf_model();
   b.data.resize(b.data.size() - 4);
-  const gguf::File f(write_file("truncated", b.data));
+  const gguf::File f(dgq::test::write_gguf_file("truncated", b.data));
   CHECK_THROWS_WITH(f.tensor_data(*f.find_tensor("w.weight"), 32), Catch::Contains("(28 data bytes)"));
 }
 

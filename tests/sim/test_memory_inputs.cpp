@@ -1,13 +1,16 @@
 // dgq memory's inputs (dgq/sim/memory_inputs.hpp): token counts as people write them and a
-// model's shape from a Hugging Face config.json.
+// model's shape from a Hugging Face config.json or a GGUF's metadata.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "dgq/errors.hpp"
 #include "dgq/sim/memory_inputs.hpp"
+#include "gguf_bytes.hpp"
 
 using dgq::sim::parse_token_count;
 using dgq::sim::read_config_shape;
@@ -84,4 +87,40 @@ TEST_CASE("config: an explicit head_dim wins and a multimodal config's text_conf
   CHECK(shape.layers == 34);
   CHECK(shape.kv_heads == 4);
   CHECK(shape.head_dim == 256);
+}
+
+namespace {
+
+// A GGUF holding only metadata: the architecture and the given (key, uint32) pairs.
+std::string write_gguf_metadata(const std::string& name, const std::vector<std::pair<std::string, std::uint32_t>>& keys) {
+  dgq::test::GgufBytes b = dgq::test::gguf_header(0, keys.size() + 2);
+  b.str("general.architecture").u32(8).str("qwen2");
+  b.str("general.name").u32(8).str("Qwen2.5 7B");
+  for (const auto& [key, value] : keys) b.str(key).u32(4).u32(value);
+  return dgq::test::write_gguf_file("memory-" + name, b.data);
+}
+
+}  // namespace
+
+TEST_CASE("shape from a GGUF: layers, KV heads and head_dim from its metadata, by its magic", "[memory]") {
+  const auto shape = read_config_shape(write_gguf_metadata(
+      "qwen", {{"qwen2.block_count", 28}, {"qwen2.attention.head_count", 28}, {"qwen2.attention.head_count_kv", 4},
+               {"qwen2.embedding_length", 3584}}));
+  CHECK(shape.layers == 28);
+  CHECK(shape.kv_heads == 4);
+  CHECK(shape.head_dim == 128);  // 3584 / 28: no key_length
+  CHECK(shape.name.rfind("Qwen2.5 7B (", 0) == 0);
+  const auto keyed = read_config_shape(write_gguf_metadata(
+      "keyed", {{"qwen2.block_count", 2}, {"qwen2.attention.head_count", 4}, {"qwen2.attention.key_length", 256}}));
+  CHECK(keyed.kv_heads == 4);  // head_count_kv absent: one KV head per query head
+  CHECK(keyed.head_dim == 256);
+}
+
+TEST_CASE("shape from a GGUF: missing keys and uneven heads are named", "[memory]") {
+  REQUIRE_THROWS_WITH(read_config_shape(write_gguf_metadata("nolayers", {{"qwen2.attention.head_count", 4}})),
+                      Contains("GGUF metadata key qwen2.block_count missing"));
+  REQUIRE_THROWS_WITH(read_config_shape(write_gguf_metadata(
+                          "uneven", {{"qwen2.block_count", 2}, {"qwen2.attention.head_count", 6},
+                                     {"qwen2.attention.head_count_kv", 4}, {"qwen2.attention.key_length", 64}})),
+                      Contains("qwen2.attention.head_count 6 is not a multiple of qwen2.attention.head_count_kv 4"));
 }

@@ -1,4 +1,5 @@
-// A model's attention shape from its Hugging Face config.json (`dgq memory --config`).
+// A model's attention shape from its Hugging Face config.json (`dgq memory --config`; a GGUF:
+// gguf_shape.cpp).
 #include <fstream>
 #include <string>
 
@@ -6,6 +7,7 @@
 
 #include "dgq/errors.hpp"
 #include "dgq/sim/memory_inputs.hpp"
+#include "model/gguf_file.hpp"
 
 namespace dgq::sim {
 
@@ -33,6 +35,7 @@ int required(const Json& config, const std::string& key, const std::string& path
 }  // namespace
 
 ConfigShape read_config_shape(const std::string& path) {
+  if (gguf::has_gguf_magic(path)) return read_gguf_shape(path);
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot read");
   Json root;

@@ -9,6 +9,7 @@
 #include "dgq/registry.hpp"
 #include "dgq/sim/attention.hpp"
 #include "dgq/sim/eval.hpp"
+#include "model/scheme_cache_decoder.hpp"
 
 namespace dgq::sim {
 namespace {

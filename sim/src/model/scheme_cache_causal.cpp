@@ -7,15 +7,9 @@
 #include "dgq/causal.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/sim/eval.hpp"
+#include "model/scheme_cache_decoder.hpp"
 
 namespace dgq::sim {
-
-struct SchemeCache::Decoder {
-  // [layer][kv head][role]: a role's compressed cache, or (its scheme exact) its fp32 rows.
-  std::vector<std::unique_ptr<CausalCache>> caches;
-  std::vector<std::vector<float>> exact;
-  std::int64_t tokens = 0;                // appended so far (the last layer's count)
-};
 
 namespace {
 std::size_t slot(std::int64_t layer, std::int64_t heads, std::int64_t h, TensorRole role) {
