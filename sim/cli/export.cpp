@@ -1,5 +1,7 @@
-// `dgq export RESULTS [--format csv|jsonl] [-o OUT]`: a results file of any kind as one tidy
+// `dgq export RESULTS [--format csv|jsonl|parquet] [-o OUT]`: a results file of any kind as one tidy
 // table (docs/results-format.md, "Export"), to stdout or to OUT (written through OUT.partial).
+#include <unistd.h>
+
 #include <iostream>
 #include <memory>
 
@@ -18,10 +20,10 @@ void register_export(CLI::App& app) {
   };
   auto args = std::make_shared<ExportArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "export", "Write a replay, sweep, eval or passkey results file as one table: CSV or JSON Lines");
+      "export", "Write a replay, sweep, eval or passkey results file as one table: CSV, JSON Lines or Parquet");
   cmd->add_option("results", args->input, "Results file (dgq-results, dgq-eval or dgq-passkey-results)")->required();
   // A usage error like any other option's ("export: --format: ...; run 'dgq export --help'"),
-  // with the library's words: parquet gets the way to convert the CSV.
+  // with the library's words.
   const CLI::Validator known_format(
       [](std::string& value) -> std::string {
         try {
@@ -31,14 +33,19 @@ void register_export(CLI::App& app) {
           return e.what();
         }
       },
-      "csv|jsonl", "export format");
-  cmd->add_option("--format", args->format, "csv (default, with a header row) or jsonl (one JSON object per line)")
+      "csv|jsonl|parquet", "export format");
+  cmd->add_option("--format", args->format,
+                  "csv (default, with a header row), jsonl (one JSON object per line) or parquet (binary: -o FILE or a "
+                  "redirected stdout)")
       ->check(known_format);
   cmd->add_option("-o,--output", args->output, "Output file, written through OUTPUT.partial; - (default) for stdout");
   cmd->callback([args] {
     const sim::ExportFormat format = sim::parse_export_format(args->format);
     require_existing_files({args->input});
     if (args->output == "-") {
+      // A binary table on a terminal helps no one (and may upset it).
+      if (format == sim::ExportFormat::parquet && isatty(STDOUT_FILENO))
+        throw ParameterError("--format parquet writes binary: give -o FILE or redirect stdout");
       sim::export_results(args->input, format, std::cout);
       std::cout.flush();
     } else {

@@ -1,11 +1,12 @@
 """`dgq export` (docs/results-format.md, "Export"): replay and eval results load with
-`pandas.read_csv` (and `read_json(lines=True)`) in one line, one row per (run, layer, q head) or
+`pandas.read_csv` (and `read_json(lines=True)`, `read_parquet`) in one line, one row per (run, layer, q head) or
 per scheme run, every value equal to what h5py reads from the results file, and the recorded
 model's layer ids where the trace has them.
 By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k export
 """
 import json
 import math
+import os
 
 import h5py
 import numpy as np
@@ -86,6 +87,47 @@ def test_jsonl_holds_the_same_rows(dgq_bin, replay_results, tmp_path):
     first = json.loads(lines.read_text().splitlines()[0])
     assert list(first) == list(csv.columns)  # every column a key, in the CSV's order
     pandas.testing.assert_frame_equal(table, csv, check_dtype=False)
+
+
+def test_parquet_holds_the_same_rows_with_types_nulls_and_infinities(dgq_bin, replay_results, tmp_path):
+    # fp16 is lossless: its K/V SNR is +inf, which the CSV writes "inf" and Parquet stores as such;
+    # dgq's runs record attributes the others do not (its parameters): nulls in their rows.
+    results = tmp_path / "r.h5"
+    results.write_bytes(replay_results.read_bytes())
+    run_dgq(dgq_bin, "replay", SYNTHETIC, "--scheme", "fp16", "--scheme", "dgq:win=16,group_ratio=0.75",
+            "--layers", "0", "-o", results, "--threads", 1)
+    csv = pandas.read_csv(export(dgq_bin, results, "csv", tmp_path / "r.csv"))
+    said = run_dgq(dgq_bin, "export", results, "--format", "parquet", "-o", tmp_path / "r.parquet").stdout
+    assert said == f"wrote {tmp_path / 'r.parquet'}: {len(csv)} rows x {len(csv.columns)} columns\n"
+    table = pandas.read_parquet(tmp_path / "r.parquet")  # the one line
+    assert list(table.columns) == list(csv.columns)
+    pandas.testing.assert_frame_equal(table, csv, check_dtype=False)
+    assert np.isinf(table["k_snr_db"]).any() and table["k_mse"].dtype == np.float64
+    assert csv.isna().to_numpy().any() and (table.isna() == csv.isna()).all().all()
+    assert any("," in s for s in table["scheme"])  # dgq's canonical spec: commas inside a text
+    assert table["k_bytes"].dtype == np.int64 and table["scheme"].dtype != np.float64
+    # A second reader, with the file's own schema: pyarrow's.
+    import pyarrow.parquet
+    schema = pyarrow.parquet.read_schema(tmp_path / "r.parquet")
+    assert str(schema.field("k_bytes").type) == "int64" and str(schema.field("scheme").type) == "string"
+
+
+def test_parquet_of_eval_results_holds_the_csvs_rows(dgq_bin, eval_results, tmp_path):
+    csv = pandas.read_csv(export(dgq_bin, eval_results, "csv", tmp_path / "e.csv"))
+    run_dgq(dgq_bin, "export", eval_results, "--format", "parquet", "-o", tmp_path / "e.parquet")
+    pandas.testing.assert_frame_equal(pandas.read_parquet(tmp_path / "e.parquet"), csv, check_dtype=False)
+
+
+def test_parquet_to_a_terminal_is_refused(dgq_bin, replay_results, tmp_path):
+    import pty
+    import subprocess
+    controller, terminal = pty.openpty()
+    result = subprocess.run([dgq_bin, "export", str(replay_results), "--format", "parquet"], stdout=terminal,
+                            stderr=subprocess.PIPE, text=True, timeout=60)
+    os.close(terminal)
+    os.close(controller)
+    assert result.returncode == 2
+    assert result.stderr == "dgq: error: --format parquet writes binary: give -o FILE or redirect stdout\n"
 
 
 @pytest.fixture(scope="module")
@@ -172,5 +214,5 @@ def test_stdout_export_and_refusals(dgq_bin, replay_results):
     assert refused.stderr == (f"dgq: error: {SYNTHETIC}: attribute 'format' is 'dgq-trace', not a results file; "
                               "dgq export reads dgq-results (replay, sweep, merge), dgq-eval and dgq-passkey-results "
                               "files\n")
-    parquet = run_dgq(dgq_bin, "export", replay_results, "--format", "parquet", check=False)
-    assert parquet.returncode == 2 and "to_parquet" in parquet.stderr and len(parquet.stderr.splitlines()) == 1
+    unknown = run_dgq(dgq_bin, "export", replay_results, "--format", "feather", check=False)
+    assert unknown.returncode == 2 and "not an export format: csv, jsonl or parquet" in unknown.stderr

@@ -11,6 +11,7 @@
 #include "dgq/sim/export.hpp"
 #include "dgq/sim/results.hpp"
 #include "export/export_rows.hpp"
+#include "export/parquet_table.hpp"
 #include "hdf5/h5.hpp"
 #include "output/partial_file.hpp"
 
@@ -49,16 +50,28 @@ std::vector<Column> gather_columns(hid_t file, const std::string& path) {
   return {columns.begin(), columns.end()};
 }
 
+// Parquet is written column by column, so the whole table is held (one value per cell).
+ExportSummary write_parquet_table(hid_t file, const std::string& path, const std::vector<Column>& columns,
+                                  const std::unordered_map<std::string, std::size_t>& position, std::ostream& out) {
+  std::vector<exporting::ParquetColumn> table(columns.size());
+  for (std::size_t i = 0; i < columns.size(); ++i) table[i].name = columns[i].name;
+  ExportSummary summary{0, columns.size()};
+  each_row(file, path, [&](const Row& row) {
+    ++summary.rows;
+    for (auto& column : table) column.values.emplace_back();
+    for (const auto& cell : row) table[position.at(cell.column.name)].values.back() = cell.value;
+  });
+  exporting::write_parquet(table, out);
+  return summary;
+}
+
 }  // namespace
 
 ExportFormat parse_export_format(const std::string& name) {
   if (name == "csv") return ExportFormat::csv;
   if (name == "jsonl") return ExportFormat::jsonl;
-  if (name == "parquet")
-    throw ParameterError(
-        "dgq writes no parquet (no Parquet library is packaged for it); export CSV and convert it: "
-        "python -c \"import pandas; pandas.read_csv('R.csv').to_parquet('R.parquet')\" (needs pandas and pyarrow)");
-  throw ParameterError("'" + name + "' is not an export format: csv or jsonl");
+  if (name == "parquet") return ExportFormat::parquet;
+  throw ParameterError("'" + name + "' is not an export format: csv, jsonl or parquet");
 }
 
 ExportSummary export_results(const std::string& path, ExportFormat format, std::ostream& out) {
@@ -66,6 +79,7 @@ ExportSummary export_results(const std::string& path, ExportFormat format, std::
   const std::vector<Column> columns = gather_columns(file.get(), path);
   std::unordered_map<std::string, std::size_t> position;
   for (std::size_t i = 0; i < columns.size(); ++i) position.emplace(columns[i].name, i);
+  if (format == ExportFormat::parquet) return write_parquet_table(file.get(), path, columns, position, out);
   if (format == ExportFormat::csv) out << exporting::csv_header(columns);
   std::vector<const ExportValue*> cells(columns.size());
   ExportSummary summary{0, columns.size()};

@@ -1,7 +1,7 @@
 #pragma once
 // `dgq export`: any dgq results file as one tidy table (docs/results-format.md, "Export"):
 // replay and sweep results one row per (run, layer, q head), eval sweeps and `dgq eval` /
-// passkey results one row per run, written as CSV or JSON Lines.
+// passkey results one row per run, written as CSV, JSON Lines or Parquet.
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
@@ -13,10 +13,9 @@ namespace dgq::sim {
 // One cell: absent (the run does not record it), an integer, a float or a text.
 using ExportValue = std::variant<std::monostate, std::int64_t, double, std::string>;
 
-enum class ExportFormat { csv, jsonl };
+enum class ExportFormat { csv, jsonl, parquet };
 
-// "csv" or "jsonl"; ParameterError for anything else. "parquet" is refused with the one line
-// that says how to get Parquet from the CSV (no Parquet library is packaged for the project).
+// "csv", "jsonl" or "parquet"; ParameterError for anything else.
 ExportFormat parse_export_format(const std::string& name);
 
 // What was written: the data rows (the CSV header not counted) and the columns.
@@ -24,8 +23,9 @@ struct ExportSummary {
   std::size_t rows = 0, columns = 0;
 };
 
-// Writes every complete run of the results file at `path` to `out`. The whole file is read and
-// checked before the first byte is written, so a bad file leaves `out` empty. Errors:
+// Writes every complete run of the results file at `path` to `out` (Parquet: a binary stream;
+// export/parquet_table.hpp says which subset). The whole file is read and checked before the
+// first byte is written, so a bad file leaves `out` empty. Errors:
 // InputError naming the file (and the run and dataset) for a file that is not a dgq results
 // file of a known format, a run whose tables disagree with its attributes, or no complete run.
 ExportSummary export_results(const std::string& path, ExportFormat format, std::ostream& out);
