@@ -4,16 +4,14 @@ tests/fixtures/llama-cpp/tiny-<arch>.json holds what llama.cpp (the pinned llama
 tools/make-llama-fixture.sh --tiny-only; never in CI) computes on the tiny random Qwen2 and Qwen3
 GGUFs of tools/tiny_gguf.py with an F32 cache: per scored token of 2 chunks of 128 seeded random
 token ids the target's log-probability and the top-8. Here the same GGUF is made again (its
-sha256 must be the fixture's), exported by tools/export_model.py, and `dgq eval` with the exact
-(fp32) cache must give the same log-probabilities. Tiny Qwen2 has Q/K/V biases and an untied
+sha256 must be the fixture's), and `dgq eval --model` on it with the exact (fp32) cache must give
+the same log-probabilities. Tiny Qwen2 has Q/K/V biases and an untied
 output; tiny Qwen3 per-head Q/K RMSNorm, head_dim 32 on a hidden of 64 and an untied output.
 """
 from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 
 import h5py
 import numpy as np
@@ -57,12 +55,10 @@ def test_the_gguf_made_again_is_the_one_llama_cpp_read(arch, tmp_path):
 @pytest.mark.parametrize("arch", ARCHITECTURES)
 def test_eval_log_probabilities_match_llama_cpp(dgq_bin, arch, tmp_path):
     doc = load(arch)
-    gguf_path = tmp_path / "tiny.gguf"
-    write_tiny_gguf(gguf_path, arch, seed=0)
-    model = tmp_path / "tiny.h5"
-    exported = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "export_model.py"), "gguf", "--gguf",
-                               str(gguf_path), "-o", str(model)], capture_output=True, text=True, timeout=120)
-    assert exported.returncode == 0, exported.stderr
+    # `dgq eval` reads the GGUF itself (its exported model file gives the same logits bit for bit:
+    # test_eval_gguf.py).
+    model = tmp_path / "tiny.gguf"
+    write_tiny_gguf(model, arch, seed=0)
     text = tmp_path / "tokens.h5"
     write_token_file(text, doc["tokens"], f"tiny-{arch}-gguf", kind="llama-fixture")
     out = tmp_path / "r.h5"
