@@ -19,6 +19,7 @@ void register_schemes(CLI::App& app);     // schemes.cpp
 void register_metrics(CLI::App& app);     // metrics.cpp
 void register_eval(CLI::App& app);        // eval.cpp
 void register_export(CLI::App& app);      // export.cpp
+void register_tokenize(CLI::App& app);    // tokenize.cpp
 
 // "Scheme spec[, repeatable]: FAMILY[:key=value,...]; families: dgq, fp16, ..." from the
 // registry (cli_common.cpp); `dgq schemes` lists their parameters.

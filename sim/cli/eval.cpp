@@ -24,6 +24,7 @@ struct EvalArgs {
   std::string query_rounding = "off";
   std::string task = "perplexity";
   std::string cache;  // empty: the task's default (perplexity: prefill; passkey: causal)
+  std::string text_file;  // --text-file: plain text for the GGUF's tokenizer
   bool row_exact = false;
   bool progress = false;  // --progress: also when stderr is not a terminal (one line per step)
   int threads = 0;
@@ -32,6 +33,8 @@ struct EvalArgs {
 // --task passkey (eval_passkey.hpp): the options both tasks share, into the passkey run's.
 void run_passkey_task(EvalArgs& a, const CLI::App& cmd) {
   refuse_perplexity_options(cmd);
+  if (!a.text_file.empty())
+    throw ParameterError("--text-file: not used by --task passkey (its prompts come from a task file: --text)");
   sim::PasskeyOptions p;
   p.model_path = a.options.model_path;
   p.task_path = a.options.text_path;
@@ -48,9 +51,16 @@ void run_passkey_task(EvalArgs& a, const CLI::App& cmd) {
 
 void run_eval_command(EvalArgs& a, const CLI::App& cmd) {
   if (a.threads > 0) omp_set_num_threads(a.threads);
+  if (a.options.text_path.empty() && a.text_file.empty())
+    throw ParameterError("give the text: --text TOKENS.h5 (a token file, or with --task passkey a task file) or "
+                         "--text-file TEXT.txt (tokenized with the GGUF's tokenizer)");
   if (a.task == "passkey") return run_passkey_task(a, cmd);
   if (a.task != "perplexity") throw ParameterError("--task '" + a.task + "': expected perplexity or passkey");
   if (cmd.count("--ctx") == 0) throw CLI::RequiredError("--ctx");  // as when it was required() for every task
+  if (!a.text_file.empty()) {
+    a.options.text_path = a.text_file;
+    a.options.text_is_plain = true;
+  }
   a.options.schemes = scheme_list(a.schemes, "--schemes");  // the name eval has always reported
   a.options.query_rounding = sim::parse_query_rounding(a.query_rounding);
   a.options.cache = sim::parse_cache_mode(a.cache.empty() ? "prefill" : a.cache);
@@ -73,9 +83,12 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--task", args->task,
                   "perplexity (default: PPL and KLD over chunks of a token file) | passkey (needle-in-a-haystack "
                   "retrieval: --text is a task file of tools/make_passkey.py; docs/eval.md, The passkey task)");
-  cmd->add_option("--text", o.text_path,
-                  "Token file (docs/eval.md; tools/make_eval_texts.py); with --task passkey a passkey task file")
-      ->required();
+  CLI::Option* text = cmd->add_option(
+      "--text", o.text_path, "Token file (docs/eval.md; tools/make_eval_texts.py); with --task passkey a passkey task file");
+  cmd->add_option("--text-file", args->text_file,
+                  "Plain UTF-8 text, tokenized with the --model GGUF's own tokenizer (instead of --text; --task "
+                  "perplexity)")
+      ->excludes(text);
   cmd->add_option("--ctx", o.ctx, "Chunk length n_ctx (llama.cpp's -c); required by --task perplexity");
   add_scheme_list_options(*cmd, args->schemes, scheme_option_help("Scheme spec, repeatable; fp32 = exact cache"));
   cmd->add_option("-o,--output", o.output_path, "Results file (HDF5, docs/eval.md)")->required();

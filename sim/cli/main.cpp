@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   dgq::cli::register_metrics(app);
   dgq::cli::register_eval(app);
   dgq::cli::register_export(app);
+  dgq::cli::register_tokenize(app);
   const std::vector<std::string> args = dgq::cli::with_llama_cpp_spellings(argc, argv);
   try {
     std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes a vector last word first

@@ -56,7 +56,7 @@ std::int64_t eval_chunk_count(const TokenText& text, const EvalOptions& o) {
 
 std::string eval_run_config_text(const EvalOptions& o, const std::string& spec) {
   const ModelConfig c = read_model_config(o.model_path);
-  const TokenText text = read_token_file(o.text_path);
+  const TokenText text = read_eval_text(o);
   return eval_config_text(c, text, o, eval_chunk_count(text, o), spec);
 }
 

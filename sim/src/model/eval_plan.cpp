@@ -38,7 +38,7 @@ EvalPlan::EvalPlan(const EvalOptions& o) {
   if (o.output_path.empty()) throw ParameterError("eval: an output file (-o) is required");
   model = load_model(o.model_path);
   const ModelConfig& c = model.config;
-  text = read_token_file(o.text_path);
+  text = read_eval_text(o);
   check_tokens_fit(text, c, o.text_path);
   chunks = chunks_to_score(text, o, c);
   if (o.schemes.empty()) throw ParameterError("--schemes: give at least one scheme");

@@ -117,7 +117,12 @@ Value read_value(Cursor& in, const std::string& key) {
         in.fail(what + ": array of " + type_name(v.element_type) + " (type " +
                 std::to_string(std::uint32_t(v.element_type)) + ") is not supported");
       if (v.count > in.remaining() / size) in.fail(what + ": " + std::to_string(v.count) + " elements do not fit in the file");
-      in.take(v.count * size, what + ": elements");
+      v.numbers.reserve(static_cast<std::size_t>(v.count));
+      Value element;
+      for (std::uint64_t i = 0; i < v.count; ++i) {
+        read_scalar(in, v.element_type, element, what);
+        v.numbers.push_back(element.real);
+      }
     }
   } else {
     read_scalar(in, v.type, v, what);
@@ -252,6 +257,12 @@ const std::vector<std::string>& File::string_array(const std::string& key) const
   const Value& v = required(*this, key);
   if (v.type != ValueType::array || v.element_type != ValueType::string) wrong_kind(path_, key, v, "an array of strings");
   return v.strings;
+}
+
+const std::vector<double>& File::number_array(const std::string& key) const {
+  const Value& v = required(*this, key);
+  if (v.type != ValueType::array || !is_numeric(v.element_type)) wrong_kind(path_, key, v, "an array of numbers");
+  return v.numbers;
 }
 
 std::string File::string_value(const std::string& key, const std::string& fallback) const {

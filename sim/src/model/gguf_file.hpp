@@ -18,7 +18,8 @@ enum class ValueType : std::uint32_t {
 
 // One metadata value. Scalars fill `integer` and `real` (both, whatever the stored type);
 // strings fill `text`; arrays fill `count` and, for arrays of strings, `strings` (the raw
-// bytes, not checked as UTF-8). Arrays of numbers are skipped: no key dgq reads holds one.
+// bytes, not checked as UTF-8), for arrays of numbers `numbers` (each widened to double, exact
+// for every type but 64-bit integers beyond 2^53).
 struct Value {
   ValueType type = ValueType::u8;
   ValueType element_type = ValueType::u8;  // arrays only
@@ -27,6 +28,7 @@ struct Value {
   std::string text;
   std::uint64_t count = 0;
   std::vector<std::string> strings;
+  std::vector<double> numbers;
 };
 
 struct TensorInfo {
@@ -56,6 +58,7 @@ class File {
   std::int64_t integer_value(const std::string& key) const;
   double real_value(const std::string& key) const;
   const std::vector<std::string>& string_array(const std::string& key) const;
+  const std::vector<double>& number_array(const std::string& key) const;
   // With a default when the key is absent (still an error when it is there with another kind).
   std::string string_value(const std::string& key, const std::string& fallback) const;
   std::int64_t integer_value(const std::string& key, std::int64_t fallback) const;

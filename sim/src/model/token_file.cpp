@@ -1,8 +1,10 @@
-// Token files (format "dgq-tokens" v1, docs/eval.md), written by tools/make_eval_texts.py.
+// Token files (format "dgq-tokens" v1, docs/eval.md), written by tools/make_eval_texts.py and
+// `dgq tokenize`.
 #include "dgq/errors.hpp"
 #include "dgq/sim/eval.hpp"
 #include "hdf5/h5.hpp"
 #include "hdf5/numbers.hpp"
+#include "hdf5/partial_output.hpp"
 
 namespace dgq::sim {
 
@@ -29,6 +31,20 @@ TokenText read_token_file(const std::string& path) {
     t.tokens.push_back(static_cast<std::int32_t>(ids[i]));
   }
   return t;
+}
+
+void write_token_file(const std::string& path, const TokenText& t, const std::string& text) {
+  h5::PartialOutput out(path);
+  const hid_t f = out.file();
+  h5::write_string_attribute(f, "format", "dgq-tokens");
+  h5::write_int_attribute(f, "version", kTokenFormatVersion);
+  h5::write_string_attribute(f, "model", t.model);
+  if (!t.tokenizer_id.empty()) h5::write_string_attribute(f, "tokenizer_id", t.tokenizer_id);
+  h5::write_string_attribute(f, "kind", t.kind);
+  h5::write_double_attribute(f, "noise_rate", t.noise_rate);
+  h5::write_vector(f, "tokens", t.tokens, path + ": dataset /tokens");
+  h5::write_string_dataset(f, "text", text, path + ": dataset /text");
+  out.commit();
 }
 
 }  // namespace dgq::sim

@@ -24,6 +24,18 @@ struct TokenText {
 };
 // Throws InputError naming the file and dataset/attribute at fault.
 TokenText read_token_file(const std::string& path);
+// Writes a token file (through PATH.partial) with the text the tokens spell as /text.
+void write_token_file(const std::string& path, const TokenText& tokens, const std::string& text);
+struct EvalOptions;
+// The tokens of a run: its token file, or (text_is_plain) its text file tokenized with the GGUF
+// model's tokenizer (sim/src/tokenizer; kind "text"). InputError naming the file when the model
+// is not a GGUF, the text is empty or not readable, or the tokenizer is not one dgq implements.
+TokenText read_eval_text(const EvalOptions& o);
+// `text` (UTF-8) tokenized with the tokenizer of the GGUF at `gguf_path`, as a token text of kind
+// "text" carrying the model's name and tokenizer identity.
+TokenText tokenize_with_gguf(const std::string& gguf_path, const std::string& text);
+// The whole file at `path` (InputError when it cannot be read or is empty).
+std::string read_text_file(const std::string& path);
 inline constexpr std::int64_t kTokenFormatVersion = 1;
 
 // ---- The cache -----------------------------------------------------------------------------
@@ -176,6 +188,9 @@ double percentile(std::vector<double> values, double fraction);
 // ---- The run -------------------------------------------------------------------------------
 struct EvalOptions {
   std::string model_path, text_path, output_path, json_path, base_logits_path;
+  // text_path is plain UTF-8 text, tokenized with the model's GGUF tokenizer (--text-file), not a
+  // token file.
+  bool text_is_plain = false;
   std::int64_t ctx = 0;
   std::int64_t max_chunks = 0;  // 0 = every whole chunk of the text
   std::string base = "fp16";

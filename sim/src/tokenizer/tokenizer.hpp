@@ -1,0 +1,47 @@
+#pragma once
+// Text to token ids with a GGUF's own tokenizer, as llama.cpp tokenizes it (llama-vocab.cpp,
+// with parse_special off: control tokens in the text are plain text, user-defined tokens are
+// matched first). Two kinds, by tokenizer.ggml.model:
+//   gpt2   byte-level BPE (SmolLM2, Qwen, Llama 3): pre-tokenizer regexes by tokenizer.ggml.pre
+//          (pre_tokenizer.cpp), then the merges (byte_level_bpe.cpp);
+//   llama  SentencePiece BPE (Gemma): spaces as U+2581, pairs merged by score, unknown
+//          characters as <0xXX> byte tokens (sentencepiece_bpe.cpp).
+// Any other model or pre-tokenizer is refused by name. No BOS is added (the runner adds it).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dgq::sim::gguf {
+class File;
+}
+
+namespace dgq::sim::tokenizer {
+
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+  virtual std::vector<std::int32_t> encode(std::string_view text) const = 0;
+};
+
+// The GGUF's tokenizer; InputError naming the file and the key it cannot use.
+std::unique_ptr<Tokenizer> from_gguf(const gguf::File& f);
+
+// The fragments of `text` in order: a user-defined token's id (>= 0) for each of its matches,
+// leftmost-longest, or -1 for the raw text between them (added_tokens.cpp).
+struct Fragment {
+  std::int32_t token;
+  std::string_view text;
+};
+class AddedTokens {
+ public:
+  explicit AddedTokens(const std::vector<std::string>& tokens, const std::vector<std::int32_t>& ids);
+  std::vector<Fragment> split(std::string_view text) const;
+
+ private:
+  // By first byte: the tokens starting with it, longest first.
+  std::vector<std::vector<std::pair<std::string, std::int32_t>>> by_first_byte_;
+};
+
+}  // namespace dgq::sim::tokenizer
