@@ -20,9 +20,10 @@ from ._dgq import Compressed, Error, InputError, ParameterError, Scheme
 from ._dgq import families as _families
 from ._dgq import modifiers as _modifiers
 from ._dgq import scheme_help
+from .results import Group, Results, open_results
 
-__all__ = ["Compressed", "Error", "InputError", "ParameterError", "Scheme", "compress", "modifiers",
-           "scheme_help", "schemes"]
+__all__ = ["Compressed", "Error", "Group", "InputError", "ParameterError", "Results", "Scheme", "compress",
+           "modifiers", "open_results", "scheme_help", "schemes"]
 
 
 def schemes() -> list[dict]:
