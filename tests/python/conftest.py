@@ -67,6 +67,15 @@ def code_tokens(tokenizer):
 
 
 @pytest.fixture(scope="session")
+def python_tokenizers():
+    """The Python tokenizers of the two shipped models (tools/make_eval_texts.py), built once per
+    session: reading Gemma 3's GGUF metadata with the gguf package takes about 15 s."""
+    import make_eval_texts
+    return {model: make_eval_texts.load_tokenizer(model, make_eval_texts.gguf_reader(model))
+            for model in ("smollm2", "gemma3")}
+
+
+@pytest.fixture(scope="session")
 def dgq_bin():
     """The dgq CLI for the tests marked needs_dgq (ctest sets DGQ_BIN when dgq is built)."""
     path = os.environ.get("DGQ_BIN")

@@ -155,18 +155,12 @@ def test_eval_log_probabilities_match_llama_cpp(dgq_bin, model, tmp_path):
     assert not top1_differs, summary
 
 
-@pytest.fixture(scope="module")
-def dgq_tokenizers():
-    import make_eval_texts
-    return {model: make_eval_texts.load_tokenizer(model, make_eval_texts.gguf_reader(model)) for model in MODELS}
-
-
 @pytest.mark.needs_dgq
 @pytest.mark.parametrize("model", MODELS)
 @pytest.mark.parametrize("name", TEXTS)
-def test_tokenizer_matches_llama_cpp(dgq_tokenizers, model, name):
+def test_tokenizer_matches_llama_cpp(python_tokenizers, model, name):
     entry = load("texts")["texts"][name]
-    ours = dgq_tokenizers[model].encode(entry["text"], add_special_tokens=False).ids
+    ours = python_tokenizers[model].encode(entry["text"], add_special_tokens=False).ids
     theirs = entry["tokens"][model]
     if ours != theirs:
         at = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))

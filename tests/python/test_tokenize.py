@@ -36,12 +36,6 @@ def tokenize(dgq_bin, model: str, text: str, tmp_path) -> list[int]:
     return [int(t) for t in out.split()]
 
 
-@pytest.fixture(scope="module")
-def python_tokenizers():
-    import make_eval_texts
-    return {model: make_eval_texts.load_tokenizer(model, make_eval_texts.gguf_reader(model)) for model in MODELS}
-
-
 def first_difference(got, want) -> str:
     at = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
     return f"{len(got)} ids vs {len(want)}, first difference at {at}: {got[at:at + 5]} vs {want[at:at + 5]}"
