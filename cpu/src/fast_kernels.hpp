@@ -65,6 +65,11 @@ bool quantize_q4_0(const float* x, dgq::ggml::BlockQ4_0& b);
 bool quantize_iq4_nl(const float* x, dgq::ggml::BlockIQ4NL& b, std::uint8_t (&indices)[dgq::ggml::kBlockValues]);
 }  // namespace ggml
 
+namespace fp8 {  // AVX2
+float abs_max(const float* x, std::int64_t n, float amax);
+void e4m3_codes(const float* x, std::int64_t n, float scale, std::uint8_t* out);
+}  // namespace fp8
+
 void codebook_cells(const float* u, int d, const float* boundaries, int edges, std::uint8_t* cells);  // AVX2
 
 // dgq2's row-by-row encoder (no ISA condition: its speed is the table's kernels and one read).

@@ -2,6 +2,9 @@
 // the rules out, and the slot through which cpu/ makes its fast table the CPU's.
 #include "dgq/kernels/cpu_kernels.hpp"
 
+#include <cmath>
+
+#include "dgq/baselines/fp8_e4m3.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/fwht.hpp"
 #include "schemes/dgq_v1/row_kernels.hpp"
@@ -27,6 +30,15 @@ void halves_to_floats(const std::uint16_t* h, float* f, std::int64_t n) {
 
 void floats_to_halves(const float* f, std::uint16_t* h, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) h[i] = rules::float_to_half(f[i]);
+}
+
+float abs_max(const float* x, std::int64_t n, float amax) {
+  for (std::int64_t i = 0; i < n; ++i) amax = std::fabs(x[i]) > amax ? std::fabs(x[i]) : amax;
+  return amax;
+}
+
+void e4m3_codes(const float* x, std::int64_t n, float scale, std::uint8_t* out) {
+  for (std::int64_t i = 0; i < n; ++i) out[i] = fp8::float_to_e4m3(x[i] / scale);
 }
 
 constexpr CpuKernels kReference{
@@ -58,6 +70,8 @@ constexpr CpuKernels kReference{
     .store_fp16_ranges8 = no_fp16_ranges8,
     .dgq2_compress_direct = nullptr,
     .turboquant_cells = codebook_cells,
+    .abs_max = abs_max,
+    .e4m3_codes = e4m3_codes,
 };
 
 const CpuKernels*& fast_slot() {

@@ -57,10 +57,10 @@ class Fp8E4M3Scheme final : public Scheme {
         // row's amax error, as when the tensor is checked first.
         non_finite_errors_first(x, "fp8-e4m3", [&] {
           for (std::int64_t t = 0; t < x.tokens; ++t) {
-            widen_row_checked(k_, x, t, row.data(), "fp8-e4m3");
-            const float scale = scale_for(amax_of(row.data(), x.channels, 0.0f));
+            const float* v = row_as_float(k_, x, t, row.data(), "fp8-e4m3");
+            const float scale = scale_for(k_.abs_max(v, x.channels, 0.0f));
             append_le(scale_part, scale);
-            encode_row(row.data(), x.channels, scale, codes.data() + t * x.channels);
+            encode_row(v, x.channels, scale, codes.data() + t * x.channels);
           }
         });
       } else {
@@ -71,14 +71,14 @@ class Fp8E4M3Scheme final : public Scheme {
             scale_ == Fp8Scale::prefix ? std::min<std::int64_t>(prefix_, x.tokens) : x.tokens;
         float amax = 0.0f;
         for (std::int64_t t = 0; t < x.tokens; ++t) {
-          widen_row_checked(k_, x, t, row.data(), "fp8-e4m3");
-          if (t < scaled_rows) amax = amax_of(row.data(), x.channels, amax);
+          const float* v = row_as_float(k_, x, t, row.data(), "fp8-e4m3");
+          if (t < scaled_rows) amax = k_.abs_max(v, x.channels, amax);
         }
         const float scale = scale_for(amax);
         append_le(scale_part, scale);
         for (std::int64_t t = 0; t < x.tokens && scale != 0.0f; ++t) {
-          widen_row_checked(k_, x, t, row.data(), "fp8-e4m3");
-          encode_row(row.data(), x.channels, scale, codes.data() + t * x.channels);
+          const float* v = row_as_float_unchecked(k_, x, t, row.data());  // checked in the first pass
+          encode_row(v, x.channels, scale, codes.data() + t * x.channels);
         }
       }
     }
@@ -137,12 +137,6 @@ class Fp8E4M3Scheme final : public Scheme {
     return sizeof(float) * static_cast<std::uint64_t>(scale_ == Fp8Scale::token ? tokens : 1);
   }
 
-  // The larger of amax and max |v[i]| (finite input: the same as fmax, inlined).
-  static float amax_of(const float* v, std::int64_t n, float amax) {
-    for (std::int64_t i = 0; i < n; ++i) amax = std::fabs(v[i]) > amax ? std::fabs(v[i]) : amax;
-    return amax;
-  }
-
   // amax/448 in fp32. Any finite input fits its scale (docs/schemes.md); only an amax so close
   // to FLT_MAX that 448 * scale rounds to inf could not be decoded: refused.
   static float scale_for(float amax) {
@@ -152,10 +146,11 @@ class Fp8E4M3Scheme final : public Scheme {
     return scale;
   }
 
-  // Codes of one row; a zero scale leaves them 0 (every value it scales decodes to 0).
-  static void encode_row(const float* v, std::int64_t n, float scale, std::uint8_t* out) {
+  // Codes of one row (float_to_e4m3 of v[d] / scale, through the kernel table); a zero scale
+  // leaves them 0 (every value it scales decodes to 0).
+  void encode_row(const float* v, std::int64_t n, float scale, std::uint8_t* out) const {
     if (scale == 0.0f) return;
-    for (std::int64_t d = 0; d < n; ++d) out[d] = fp8::float_to_e4m3(v[d] / scale);
+    k_.e4m3_codes(v, n, scale, out);
   }
 
   void check_causal() const {
@@ -191,7 +186,7 @@ constexpr std::string_view kFp8Aliases[] = {"fp8", "fp8_e4m3"};
 
 }  // namespace
 
-// Its fast path is the kernel table's fp16 conversions (tensor_io).
+// Its fast path is the kernel table's fp16 conversions (tensor_io) and its e4m3 runs (abs_max, e4m3_codes).
 std::vector<SchemeFamily> fp8_e4m3_families(const kernels::CpuKernels& k, Device device) {
   return {
       {
