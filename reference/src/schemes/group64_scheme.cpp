@@ -54,7 +54,7 @@ class Group64Scheme final : public Scheme {
           });
           const float lo = r.stored_lo(), hi = r.stored_hi();
           append_range(ranges, lo, hi);
-          encode_group(group, count, lo, hi, t * x.channels + g * kGroup, packer);
+          encode_group(group, count, lo, hi, t * x.channels + g * kGroup, codes.data(), packer);
         }
       }
     });
@@ -95,14 +95,22 @@ class Group64Scheme final : public Scheme {
  private:
   static constexpr int kInt4Levels = 15;
 
+  // The stream starts zeroed and each element is written once, so a run of whole bytes is
+  // stored directly (8-bit codes; 4-bit pairs from an even element), the same bytes put_run
+  // would or in; other runs go through put_run.
   void encode_group(const float* x, std::int64_t count, float lo, float hi, std::int64_t first,
-                    BitPacker& packer) const {
-    std::uint8_t q[kGroup];
+                    std::uint8_t* stream, BitPacker& packer) const {
     if (bits_ == 8) {
-      k_.rule7_codes(x, count, lo, rules::code_inverse_step(lo, hi), q);
-    } else {
-      k_.uniform_codes(x, count, lo, uniform_inverse(lo, hi, kInt4Levels), kInt4Levels, q);
+      k_.rule7_codes(x, count, lo, rules::code_inverse_step(lo, hi), stream + first);
+      return;
     }
+    const float inv = uniform_inverse(lo, hi, kInt4Levels);
+    if (first % 2 == 0 && count % 2 == 0) {
+      k_.uniform_nibbles(x, count, lo, inv, kInt4Levels, 0, stream + first / 2);
+      return;
+    }
+    std::uint8_t q[kGroup];
+    k_.uniform_codes(x, count, lo, inv, kInt4Levels, q);
     packer.put_run(static_cast<std::uint64_t>(first), q, static_cast<std::uint64_t>(count));
   }
 
