@@ -53,6 +53,7 @@ kernels::CpuKernels make_table() {
 #endif
 #if defined(__AVX2__) && defined(__F16C__)
   k.store_fp16_ranges8 = store_fp16_ranges8;
+  k.widen_extremes = codes::widen_extremes;
 #endif
   k.dgq2_compress_direct = dgq2_compress_direct;
   return k;

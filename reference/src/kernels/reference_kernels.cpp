@@ -2,6 +2,7 @@
 // the rules out, and the slot through which cpu/ makes its fast table the CPU's.
 #include "dgq/kernels/cpu_kernels.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "dgq/baselines/fp8_e4m3.hpp"
@@ -32,6 +33,18 @@ void floats_to_halves(const float* f, std::uint16_t* h, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) h[i] = rules::float_to_half(f[i]);
 }
 
+bool widen_extremes(const void* src, DType dt, std::int64_t n, std::int64_t group, float* row, Extremes* ext) {
+  const ConstTensor view{src, dt, 1, n};
+  bool finite = true;
+  for (std::int64_t d = 0; d < n; ++d) {
+    row[d] = load_element(view, d);
+    finite = finite && std::isfinite(row[d]);
+  }
+  if (!finite) return false;
+  for (std::int64_t first = 0; first < n; first += group, ++ext) *ext = min_max_extremes(row + first, std::min(group, n - first));
+  return true;
+}
+
 float abs_max(const float* x, std::int64_t n, float amax) {
   for (std::int64_t i = 0; i < n; ++i) amax = std::fabs(x[i]) > amax ? std::fabs(x[i]) : amax;
   return amax;
@@ -60,6 +73,7 @@ constexpr CpuKernels kReference{
     .uniform_nibbles = schemes::uniform_nibbles,
     .uniform_nibbles_per_channel = schemes::uniform_nibbles_per_channel,
     .uniform_nibbles_row = schemes::uniform_nibbles_row,
+    .widen_extremes = widen_extremes,
     .rule7_codes = schemes::rule7_codes,
     .fwht_in_place = fwht_in_place,
     .fwht_scaled_in_place = fwht_scaled_in_place,

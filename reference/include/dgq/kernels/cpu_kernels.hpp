@@ -84,6 +84,12 @@ struct CpuKernels {
   // The same on a row of the input (n elements of dtype dt), a range per channel or lo[0]/inv[0].
   void (*uniform_nibbles_row)(const void* src, DType dt, std::int64_t n, const float* lo, const float* inv,
                               bool per_channel, int levels, int offset, std::uint8_t* out);
+  // Row of the input widened exactly into row[0 .. n) (n elements of dtype dt) with, for each
+  // group of `group` elements (the last may be shorter), its extremes in ext[g] as min_max
+  // gives them (callers store them with MinMax's stored_lo/stored_hi). Returns false when some
+  // element is NaN/Inf (row and ext then unspecified: the caller reports it with
+  // widen_row_checked's message). One pass where the reference takes three.
+  bool (*widen_extremes)(const void* src, DType dt, std::int64_t n, std::int64_t group, float* row, Extremes* ext);
   // q[j] = rule7_code(x[j], lo, inv) stored as its byte.
   void (*rule7_codes)(const float* x, std::int64_t n, float lo, float inv, std::uint8_t* q);
 
