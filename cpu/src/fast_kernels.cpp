@@ -44,7 +44,6 @@ kernels::CpuKernels make_table() {
   k.quantize_q4_0 = ggml::quantize_q4_0;
   k.quantize_iq4_nl = ggml::quantize_iq4_nl;
   k.turboquant_cells = codebook_cells;
-  k.abs_max = fp8::abs_max;
   k.e4m3_codes = fp8::e4m3_codes;
 #endif
 #if defined(__F16C__)

@@ -68,7 +68,6 @@ bool quantize_iq4_nl(const float* x, dgq::ggml::BlockIQ4NL& b, std::uint8_t (&in
 }  // namespace ggml
 
 namespace fp8 {  // AVX2
-float abs_max(const float* x, std::int64_t n, float amax);
 void e4m3_codes(const float* x, std::int64_t n, float scale, std::uint8_t* out);
 }  // namespace fp8
 

@@ -1,6 +1,6 @@
 // The fast table's fp8-e4m3 runs: AVX2, the bytes of the reference's scalar runs
 // (reference/src/kernels/reference_kernels.cpp): dgq::fp8::float_to_e4m3 of x[j] / scale, each
-// branch of it computed for eight lanes and chosen by blends; the amax of |x| by max.
+// branch of it computed for eight lanes and chosen by blends.
 #include <cmath>
 
 #include "dgq/baselines/fp8_e4m3.hpp"
@@ -44,29 +44,6 @@ __m128i eight_e4m3(__m256 v) {
 #endif
 
 }  // namespace
-
-float abs_max(const float* x, std::int64_t n, float amax) {
-  std::int64_t j = 0;
-#if defined(__AVX2__)
-  if (n >= 16) {
-    // max(|x|, m) returns m when |x| is NaN, as the scalar comparison skips it; every operand
-    // is >= +0, so the order of the maxima does not matter.
-    const __m256 sign = _mm256_set1_ps(-0.0f);
-    __m256 m0 = _mm256_set1_ps(amax), m1 = m0;
-    for (; j + 16 <= n; j += 16) {
-      m0 = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + j)), m0);
-      m1 = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + j + 8)), m1);
-    }
-    const __m256 m = _mm256_max_ps(m0, m1);
-    __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
-    h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
-    amax = _mm_cvtss_f32(h);
-  }
-#endif
-  for (; j < n; ++j) amax = std::fabs(x[j]) > amax ? std::fabs(x[j]) : amax;
-  return amax;
-}
 
 void e4m3_codes(const float* x, std::int64_t n, float scale, std::uint8_t* out) {
   std::int64_t j = 0;

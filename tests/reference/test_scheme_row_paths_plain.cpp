@@ -186,6 +186,8 @@ TEST_CASE("kivi's row-at-a-time compress stores the bytes of the plain per-eleme
   check_family("kivi-2", [](const OwnedTensor& x, TensorRole r) { return plain_kivi(x, r, 2, 32, 32); });
   check_family("kivi-4:group=3,residual=1", [](const OwnedTensor& x, TensorRole r) { return plain_kivi(x, r, 4, 3, 1); });
   check_family("kivi-2:group=5,residual=0", [](const OwnedTensor& x, TensorRole r) { return plain_kivi(x, r, 2, 5, 0); });
+  // Groups too large to keep widened (group * channels > 8192 at 128 channels): rows widened twice.
+  check_family("kivi-4:group=65,residual=0", [](const OwnedTensor& x, TensorRole r) { return plain_kivi(x, r, 4, 65, 0); });
 }
 
 TEST_CASE("group64's direct code stores give the bytes of the plain per-element rules", "[scheme][group64][fast]") {

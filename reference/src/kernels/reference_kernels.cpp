@@ -45,11 +45,6 @@ bool widen_extremes(const void* src, DType dt, std::int64_t n, std::int64_t grou
   return true;
 }
 
-float abs_max(const float* x, std::int64_t n, float amax) {
-  for (std::int64_t i = 0; i < n; ++i) amax = std::fabs(x[i]) > amax ? std::fabs(x[i]) : amax;
-  return amax;
-}
-
 void e4m3_codes(const float* x, std::int64_t n, float scale, std::uint8_t* out) {
   for (std::int64_t i = 0; i < n; ++i) out[i] = fp8::float_to_e4m3(x[i] / scale);
 }
@@ -84,7 +79,6 @@ constexpr CpuKernels kReference{
     .store_fp16_ranges8 = no_fp16_ranges8,
     .dgq2_compress_direct = nullptr,
     .turboquant_cells = codebook_cells,
-    .abs_max = abs_max,
     .e4m3_codes = e4m3_codes,
 };
 

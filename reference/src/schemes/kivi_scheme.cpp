@@ -163,6 +163,11 @@ class KiviScheme final : public Scheme {
                    std::vector<std::uint8_t>& ranges) const {
     const std::int64_t channels = x.channels;
     const std::string name = family();
+    // A group's widened rows are kept for its codes when they fit in kGroupFloats (the
+    // default 32 tokens x 128 channels do); larger groups widen each row again.
+    constexpr std::int64_t kGroupFloats = 8192;
+    const bool keep = static_cast<std::int64_t>(group_) * channels <= kGroupFloats;
+    std::vector<float> rows(static_cast<std::size_t>(keep ? group_ * channels : channels));
     std::vector<float> row(static_cast<std::size_t>(channels));
     std::vector<float> mins(row.size()), maxs(row.size()), lo(row.size()), inv(row.size());
     std::vector<std::uint8_t> q(row.size());
@@ -170,10 +175,10 @@ class KiviScheme final : public Scheme {
       std::fill(mins.begin(), mins.end(), INFINITY);
       std::fill(maxs.begin(), maxs.end(), -INFINITY);
       for (std::int64_t t = first; t < first + group_; ++t) {
-        widen_row_checked(k_, x, t, row.data(), name);
+        float* v = rows.data() + (keep ? (t - first) * channels : 0);
+        widen_row_checked(k_, x, t, v, name);
         float* mn = mins.data();
         float* mx = maxs.data();
-        const float* v = row.data();
         for (std::int64_t d = 0; d < channels; ++d) {
           mn[d] = v[d] < mn[d] ? v[d] : mn[d];
           mx[d] = v[d] > mx[d] ? v[d] : mx[d];
@@ -191,7 +196,8 @@ class KiviScheme final : public Scheme {
         inv[d] = uniform_inverse(lo[d], hi, levels());
       }
       for (std::int64_t t = first; t < first + group_; ++t) {
-        const float* v = row_as_float_unchecked(k_, x, t, row.data());  // checked above
+        const float* v = keep ? rows.data() + (t - first) * channels
+                              : row_as_float_unchecked(k_, x, t, row.data());  // checked above
         if (bits_ == 4 && channels % 2 == 0) {
           // Whole bytes of a zeroed stream, each written once: stored directly, the bytes
           // put_run would or in.

@@ -120,9 +120,7 @@ struct CpuKernels {
   // TurboQuant's codebook cell of each u[j]: the number of the `edges` sorted boundaries below it.
   void (*turboquant_cells)(const float* u, int d, const float* boundaries, int edges, std::uint8_t* cells);
 
-  // fp8-e4m3 (dgq/baselines/fp8_e4m3.hpp): the larger of amax and every |x[j]| (the running
-  // `|x| > amax` of the scalar loop), and out[j] = float_to_e4m3(x[j] / scale).
-  float (*abs_max)(const float* x, std::int64_t n, float amax);
+  // fp8-e4m3 (dgq/baselines/fp8_e4m3.hpp): out[j] = float_to_e4m3(x[j] / scale).
   void (*e4m3_codes)(const float* x, std::int64_t n, float scale, std::uint8_t* out);
 };
 
