@@ -10,7 +10,9 @@
 // group*channels + channel; values per token), "residual" (tail tokens in the input dtype).
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -176,7 +178,7 @@ class KiviScheme final : public Scheme {
       std::fill(maxs.begin(), maxs.end(), -INFINITY);
       for (std::int64_t t = first; t < first + group_; ++t) {
         float* v = rows.data() + (keep ? (t - first) * channels : 0);
-        widen_row_checked(k_, x, t, v, name);
+        widen_row(x, t, v);
         float* mn = mins.data();
         float* mx = maxs.data();
         for (std::int64_t d = 0; d < channels; ++d) {
@@ -216,8 +218,7 @@ class KiviScheme final : public Scheme {
     std::vector<float> row(static_cast<std::size_t>(channels));
     std::vector<std::uint8_t> q(row.size());
     for (std::int64_t t = 0; t < tokens; ++t) {
-      widen_row_checked(k_, x, t, row.data(), name);
-      const kernels::Extremes e = k_.min_max(row.data(), channels);
+      const kernels::Extremes e = widen_row(x, t, row.data());
       const MinMax r{e.lo, e.hi};
       check_range_finite(r, name, [t] { return "token " + std::to_string(t); });
       const float lo = r.stored_lo(), hi = r.stored_hi();
@@ -225,6 +226,19 @@ class KiviScheme final : public Scheme {
       k_.uniform_codes(row.data(), channels, lo, uniform_inverse(lo, hi, levels()), levels(), q.data());
       packer.put_run(static_cast<std::uint64_t>(t * channels), q.data(), static_cast<std::uint64_t>(channels));
     }
+  }
+
+  // Row t widened into row[] with the NaN/Inf check (widen_row_checked's message) and its
+  // extremes, in one pass (the kernel table's widen_extremes).
+  kernels::Extremes widen_row(ConstTensor x, std::int64_t t, float* row) const {
+    const std::size_t row_bytes = static_cast<std::size_t>(x.channels) * dtype_size(x.dtype);
+    kernels::Extremes e;
+    if (!k_.widen_extremes(static_cast<const std::byte*>(x.data) + t * row_bytes, x.dtype, x.channels, x.channels, row,
+                           &e)) {
+      widen_row_checked(k_, x, t, row, family());
+      throw std::logic_error("widen_extremes reported a NaN/Inf that widen_row_checked did not find");
+    }
+    return e;
   }
 
   int bits_;
