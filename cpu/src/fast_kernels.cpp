@@ -37,6 +37,7 @@ kernels::CpuKernels make_table() {
   k.uniform_nibbles_per_channel = codes::uniform_nibbles_per_channel;
   k.uniform_nibbles_row = codes::uniform_nibbles_row;
   k.rule7_codes = codes::rule7_codes;
+  k.pack_crumbs = codes::pack_crumbs;
   k.fwht_in_place = fwht_in_place;
   k.fwht_scaled_in_place = fwht_scaled_in_place;
   k.q8_0_quantize_row = q8_0::quantize_row_into;

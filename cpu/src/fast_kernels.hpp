@@ -48,6 +48,7 @@ void uniform_nibbles(const float* x, std::int64_t n, float lo, float inv, int le
 void uniform_nibbles_row(const void* src, DType dt, std::int64_t n, const float* lo, const float* inv,
                          bool per_channel, int levels, int offset, std::uint8_t* out);
 void rule7_codes(const float* x, std::int64_t n, float lo, float inv, std::uint8_t* q);
+void pack_crumbs(const std::uint8_t* q, std::int64_t n, std::uint8_t* out);  // AVX2
 bool widen_extremes(const void* src, DType dt, std::int64_t n, std::int64_t group, float* row,
                     kernels::Extremes* ext);  // AVX2 + F16C
 }  // namespace codes

@@ -45,6 +45,12 @@ bool widen_extremes(const void* src, DType dt, std::int64_t n, std::int64_t grou
   return true;
 }
 
+void pack_crumbs(const std::uint8_t* q, std::int64_t n, std::uint8_t* out) {
+  for (std::int64_t k = 0; k < n / 4; ++k) {
+    out[k] = static_cast<std::uint8_t>(q[4 * k] | q[4 * k + 1] << 2 | q[4 * k + 2] << 4 | q[4 * k + 3] << 6);
+  }
+}
+
 void e4m3_codes(const float* x, std::int64_t n, float scale, std::uint8_t* out) {
   for (std::int64_t i = 0; i < n; ++i) out[i] = fp8::float_to_e4m3(x[i] / scale);
 }
@@ -69,6 +75,7 @@ constexpr CpuKernels kReference{
     .uniform_nibbles_per_channel = schemes::uniform_nibbles_per_channel,
     .uniform_nibbles_row = schemes::uniform_nibbles_row,
     .widen_extremes = widen_extremes,
+    .pack_crumbs = pack_crumbs,
     .rule7_codes = schemes::rule7_codes,
     .fwht_in_place = fwht_in_place,
     .fwht_scaled_in_place = fwht_scaled_in_place,

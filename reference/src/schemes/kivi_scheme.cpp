@@ -62,7 +62,7 @@ class KiviScheme final : public Scheme {
       if (role == TensorRole::key) {
         encode_keys(x, layout.quantized_tokens, codes.data(), packer, ranges);
       } else {
-        encode_values(x, layout.quantized_tokens, packer, ranges);
+        encode_values(x, layout.quantized_tokens, codes.data(), packer, ranges);
       }
       std::vector<float> row(static_cast<std::size_t>(x.channels));
       for (std::int64_t t = layout.quantized_tokens; t < x.tokens; ++t) widen_row_checked(k_, x, t, row.data(), name);
@@ -207,12 +207,25 @@ class KiviScheme final : public Scheme {
           continue;
         }
         k_.uniform_codes_per_channel(v, channels, lo.data(), inv.data(), levels(), 0, q.data());
-        packer.put_run(static_cast<std::uint64_t>(t * channels), q.data(), static_cast<std::uint64_t>(channels));
+        put_row(stream, packer, t, channels, q.data());
       }
     }
   }
 
-  void encode_values(ConstTensor x, std::int64_t tokens, BitPacker& packer, std::vector<std::uint8_t>& ranges) const {
+  // Row t's codes into the zeroed stream: 2-bit rows of whole bytes packed by the kernel table
+  // and stored directly (each byte written once: the bytes put_run would or in), others by
+  // put_run.
+  void put_row(std::uint8_t* stream, BitPacker& packer, std::int64_t t, std::int64_t channels,
+               const std::uint8_t* q) const {
+    if (bits_ == 2 && channels % 4 == 0) {
+      k_.pack_crumbs(q, channels, stream + t * channels / 4);
+      return;
+    }
+    packer.put_run(static_cast<std::uint64_t>(t * channels), q, static_cast<std::uint64_t>(channels));
+  }
+
+  void encode_values(ConstTensor x, std::int64_t tokens, std::uint8_t* stream, BitPacker& packer,
+                     std::vector<std::uint8_t>& ranges) const {
     const std::int64_t channels = x.channels;
     const std::string name = family();
     std::vector<float> row(static_cast<std::size_t>(channels));
@@ -223,8 +236,13 @@ class KiviScheme final : public Scheme {
       check_range_finite(r, name, [t] { return "token " + std::to_string(t); });
       const float lo = r.stored_lo(), hi = r.stored_hi();
       append_range(ranges, lo, hi);
-      k_.uniform_codes(row.data(), channels, lo, uniform_inverse(lo, hi, levels()), levels(), q.data());
-      packer.put_run(static_cast<std::uint64_t>(t * channels), q.data(), static_cast<std::uint64_t>(channels));
+      const float inv = uniform_inverse(lo, hi, levels());
+      if (bits_ == 4 && channels % 2 == 0) {  // whole bytes, stored directly (as for keys)
+        k_.uniform_nibbles(row.data(), channels, lo, inv, levels(), 0, stream + t * channels / 2);
+        continue;
+      }
+      k_.uniform_codes(row.data(), channels, lo, inv, levels(), q.data());
+      put_row(stream, packer, t, channels, q.data());
     }
   }
 

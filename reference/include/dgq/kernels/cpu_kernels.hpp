@@ -90,6 +90,9 @@ struct CpuKernels {
   // element is NaN/Inf (row and ext then unspecified: the caller reports it with
   // widen_row_checked's message). One pass where the reference takes three.
   bool (*widen_extremes)(const void* src, DType dt, std::int64_t n, std::int64_t group, float* row, Extremes* ext);
+  // 2-bit codes (each <= 3) four to a byte, lowest first: out[k] = q[4k] | q[4k+1] << 2 |
+  // q[4k+2] << 4 | q[4k+3] << 6 for k < n/4 (n a multiple of 4): the stream BitPacker writes.
+  void (*pack_crumbs)(const std::uint8_t* q, std::int64_t n, std::uint8_t* out);
   // q[j] = rule7_code(x[j], lo, inv) stored as its byte.
   void (*rule7_codes)(const float* x, std::int64_t n, float lo, float inv, std::uint8_t* q);
 
