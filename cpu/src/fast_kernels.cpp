@@ -37,6 +37,7 @@ kernels::CpuKernels make_table() {
   k.uniform_nibbles_per_channel = codes::uniform_nibbles_per_channel;
   k.uniform_nibbles_row = codes::uniform_nibbles_row;
   k.rule7_codes = codes::rule7_codes;
+  k.pack_crumbs = codes::pack_crumbs;
   k.fwht_in_place = fwht_in_place;
   k.fwht_scaled_in_place = fwht_scaled_in_place;
   k.q8_0_quantize_row = q8_0::quantize_row_into;
@@ -44,6 +45,7 @@ kernels::CpuKernels make_table() {
   k.quantize_q4_0 = ggml::quantize_q4_0;
   k.quantize_iq4_nl = ggml::quantize_iq4_nl;
   k.turboquant_cells = codebook_cells;
+  k.e4m3_codes = fp8::e4m3_codes;
 #endif
 #if defined(__F16C__)
   k.halves_to_floats = halves_to_floats;
@@ -51,6 +53,7 @@ kernels::CpuKernels make_table() {
 #endif
 #if defined(__AVX2__) && defined(__F16C__)
   k.store_fp16_ranges8 = store_fp16_ranges8;
+  k.widen_extremes = codes::widen_extremes;
 #endif
   k.dgq2_compress_direct = dgq2_compress_direct;
   return k;

@@ -48,6 +48,9 @@ void uniform_nibbles(const float* x, std::int64_t n, float lo, float inv, int le
 void uniform_nibbles_row(const void* src, DType dt, std::int64_t n, const float* lo, const float* inv,
                          bool per_channel, int levels, int offset, std::uint8_t* out);
 void rule7_codes(const float* x, std::int64_t n, float lo, float inv, std::uint8_t* q);
+void pack_crumbs(const std::uint8_t* q, std::int64_t n, std::uint8_t* out);  // AVX2
+bool widen_extremes(const void* src, DType dt, std::int64_t n, std::int64_t group, float* row,
+                    kernels::Extremes* ext);  // AVX2 + F16C
 }  // namespace codes
 
 // Walsh-Hadamard (AVX2)
@@ -64,6 +67,10 @@ namespace ggml {  // AVX2
 bool quantize_q4_0(const float* x, dgq::ggml::BlockQ4_0& b);
 bool quantize_iq4_nl(const float* x, dgq::ggml::BlockIQ4NL& b, std::uint8_t (&indices)[dgq::ggml::kBlockValues]);
 }  // namespace ggml
+
+namespace fp8 {  // AVX2
+void e4m3_codes(const float* x, std::int64_t n, float scale, std::uint8_t* out);
+}  // namespace fp8
 
 void codebook_cells(const float* u, int d, const float* boundaries, int edges, std::uint8_t* cells);  // AVX2
 

@@ -1,4 +1,4 @@
-// The row-at-a-time baselines use whole-run kernels (min_max, uniform_codes, rule7_codes, AVX2
+// The row-at-a-time baselines use whole-run kernels (min_max, uniform_codes, rule7_codes, pack_crumbs, AVX2
 // where available) and widen one row at a time (widen_row_checked). Each must give the bytes
 // and messages of the per-element rules they replace, for every run length 1..300 (vector
 // bodies plus scalar tails), .5 ties, values past both clamps, zeros, subnormals, extremes.
@@ -8,6 +8,7 @@
 #include "dgq/kernels/uniform_codes.hpp"
 #include "dgq/cpu/kernels.hpp"
 #include "dgq/errors.hpp"
+#include "../../reference/src/schemes/bit_packing.hpp"
 
 using namespace dgq;
 using namespace dgq::schemes;
@@ -252,6 +253,23 @@ TEST_CASE("check_finite names the first NaN/Inf in row-major order, across its c
       CHECK_THROWS_WITH(check_finite(x.view(), "s"), "s: non-finite value " + what + " at token " +
                                                          std::to_string(first_bad / d) + ", channel " +
                                                          std::to_string(first_bad % d));
+    }
+  }
+}
+
+TEST_CASE("pack_crumbs packs 2-bit codes four to a byte as BitPacker::put does", "[scheme][fast]") {
+  auto gen = rng(919);
+  for (const kernels::CpuKernels* k : {&cpu_table(), &kernels::reference_kernels()}) {
+    for (std::int64_t n = 4; n <= 300; n += 4) {
+      CAPTURE(n, k->name);
+      std::vector<std::uint8_t> q(static_cast<std::size_t>(n));
+      for (auto& c : q) c = static_cast<std::uint8_t>(gen() & 3u);
+      if (n == 64) std::fill(q.begin(), q.end(), std::uint8_t{3});  // every byte 0xff
+      std::vector<std::uint8_t> got(static_cast<std::size_t>(n / 4), 0x5a), want;
+      BitPacker packer(want, static_cast<std::uint64_t>(n), 2);
+      for (std::int64_t j = 0; j < n; ++j) packer.put(static_cast<std::uint64_t>(j), q[j]);
+      k->pack_crumbs(q.data(), n, got.data());
+      REQUIRE(got == want);
     }
   }
 }

@@ -1,4 +1,4 @@
-// BitPacker::put_run (whole bytes / nibble pairs) must write the stream put() writes code by
+// BitPacker::put_run (whole bytes / nibble pairs / 2-bit quads) must write the stream put() writes code by
 // code, for runs of 1..300 codes starting at even and odd elements, with 8-, 4-, 2- and 1-bit
 // codes, next to codes already in the stream; unpack_run must read what unpack_code reads.
 #include <catch2/catch.hpp>

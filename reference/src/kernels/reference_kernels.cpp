@@ -2,6 +2,10 @@
 // the rules out, and the slot through which cpu/ makes its fast table the CPU's.
 #include "dgq/kernels/cpu_kernels.hpp"
 
+#include <algorithm>
+#include <cmath>
+
+#include "dgq/baselines/fp8_e4m3.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/fwht.hpp"
 #include "schemes/dgq_v1/row_kernels.hpp"
@@ -29,6 +33,28 @@ void floats_to_halves(const float* f, std::uint16_t* h, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) h[i] = rules::float_to_half(f[i]);
 }
 
+bool widen_extremes(const void* src, DType dt, std::int64_t n, std::int64_t group, float* row, Extremes* ext) {
+  const ConstTensor view{src, dt, 1, n};
+  bool finite = true;
+  for (std::int64_t d = 0; d < n; ++d) {
+    row[d] = load_element(view, d);
+    finite = finite && std::isfinite(row[d]);
+  }
+  if (!finite) return false;
+  for (std::int64_t first = 0; first < n; first += group, ++ext) *ext = min_max_extremes(row + first, std::min(group, n - first));
+  return true;
+}
+
+void pack_crumbs(const std::uint8_t* q, std::int64_t n, std::uint8_t* out) {
+  for (std::int64_t k = 0; k < n / 4; ++k) {
+    out[k] = static_cast<std::uint8_t>(q[4 * k] | q[4 * k + 1] << 2 | q[4 * k + 2] << 4 | q[4 * k + 3] << 6);
+  }
+}
+
+void e4m3_codes(const float* x, std::int64_t n, float scale, std::uint8_t* out) {
+  for (std::int64_t i = 0; i < n; ++i) out[i] = fp8::float_to_e4m3(x[i] / scale);
+}
+
 constexpr CpuKernels kReference{
     .name = "reference",
     .halves_to_floats = halves_to_floats,
@@ -48,6 +74,8 @@ constexpr CpuKernels kReference{
     .uniform_nibbles = schemes::uniform_nibbles,
     .uniform_nibbles_per_channel = schemes::uniform_nibbles_per_channel,
     .uniform_nibbles_row = schemes::uniform_nibbles_row,
+    .widen_extremes = widen_extremes,
+    .pack_crumbs = pack_crumbs,
     .rule7_codes = schemes::rule7_codes,
     .fwht_in_place = fwht_in_place,
     .fwht_scaled_in_place = fwht_scaled_in_place,
@@ -58,6 +86,7 @@ constexpr CpuKernels kReference{
     .store_fp16_ranges8 = no_fp16_ranges8,
     .dgq2_compress_direct = nullptr,
     .turboquant_cells = codebook_cells,
+    .e4m3_codes = e4m3_codes,
 };
 
 const CpuKernels*& fast_slot() {

@@ -22,7 +22,8 @@ class BitPacker {
     out_[base_ + bit / 8] |= static_cast<std::uint8_t>(code << (bit % 8));
   }
   // put(first + j, codes[j]) for j < count, a byte at a time where the run allows it (whole
-  // bytes of 8-bit codes, nibble pairs of 4-bit codes starting on a byte).
+  // bytes of 8-bit codes, nibble pairs of 4-bit codes and quads of 2-bit codes starting on a
+  // byte).
   void put_run(std::uint64_t first, const std::uint8_t* codes, std::uint64_t count) {
     std::uint64_t j = 0;
     if (bits_ == 8) {
@@ -31,6 +32,11 @@ class BitPacker {
     } else if (bits_ == 4 && first % 2 == 0) {
       std::uint8_t* out = out_.data() + base_ + first / 2;
       for (; j + 2 <= count; j += 2) out[j / 2] |= static_cast<std::uint8_t>(codes[j] | (codes[j + 1] << 4));
+    } else if (bits_ == 2 && first % 4 == 0) {
+      std::uint8_t* out = out_.data() + base_ + first / 4;
+      for (; j + 4 <= count; j += 4) {
+        out[j / 4] |= static_cast<std::uint8_t>(codes[j] | (codes[j + 1] << 2) | (codes[j + 2] << 4) | (codes[j + 3] << 6));
+      }
     }
     for (; j < count; ++j) put(first + j, codes[j]);
   }

@@ -9,6 +9,8 @@
 // rule C5): a per-tensor scale is known only once the last token is.
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -57,8 +59,7 @@ class Fp8E4M3Scheme final : public Scheme {
         // row's amax error, as when the tensor is checked first.
         non_finite_errors_first(x, "fp8-e4m3", [&] {
           for (std::int64_t t = 0; t < x.tokens; ++t) {
-            widen_row_checked(k_, x, t, row.data(), "fp8-e4m3");
-            const float scale = scale_for(amax_of(row.data(), x.channels, 0.0f));
+            const float scale = scale_for(row_amax(x, t, row.data(), 0.0f));
             append_le(scale_part, scale);
             encode_row(row.data(), x.channels, scale, codes.data() + t * x.channels);
           }
@@ -71,14 +72,14 @@ class Fp8E4M3Scheme final : public Scheme {
             scale_ == Fp8Scale::prefix ? std::min<std::int64_t>(prefix_, x.tokens) : x.tokens;
         float amax = 0.0f;
         for (std::int64_t t = 0; t < x.tokens; ++t) {
-          widen_row_checked(k_, x, t, row.data(), "fp8-e4m3");
-          if (t < scaled_rows) amax = amax_of(row.data(), x.channels, amax);
+          const float row_max = row_amax(x, t, row.data(), amax);
+          if (t < scaled_rows) amax = row_max;
         }
         const float scale = scale_for(amax);
         append_le(scale_part, scale);
         for (std::int64_t t = 0; t < x.tokens && scale != 0.0f; ++t) {
-          widen_row_checked(k_, x, t, row.data(), "fp8-e4m3");
-          encode_row(row.data(), x.channels, scale, codes.data() + t * x.channels);
+          const float* v = row_as_float_unchecked(k_, x, t, row.data());  // checked in the first pass
+          encode_row(v, x.channels, scale, codes.data() + t * x.channels);
         }
       }
     }
@@ -137,10 +138,21 @@ class Fp8E4M3Scheme final : public Scheme {
     return sizeof(float) * static_cast<std::uint64_t>(scale_ == Fp8Scale::token ? tokens : 1);
   }
 
-  // The larger of amax and max |v[i]| (finite input: the same as fmax, inlined).
-  static float amax_of(const float* v, std::int64_t n, float amax) {
-    for (std::int64_t i = 0; i < n; ++i) amax = std::fabs(v[i]) > amax ? std::fabs(v[i]) : amax;
-    return amax;
+  // Row t widened into row[] and checked for NaN/Inf (widen_row_checked's message) in one pass
+  // with its extremes (the kernel table's widen_extremes); returns the larger of amax and the
+  // row's max |x|, which for finite values is max(|min|, |max|): the running `|x| > amax` of the
+  // rule gives the same value (every operand is >= +0, fabs drops a zero's sign).
+  float row_amax(ConstTensor x, std::int64_t t, float* row, float amax) const {
+    const std::size_t row_bytes = static_cast<std::size_t>(x.channels) * dtype_size(x.dtype);
+    kernels::Extremes e;
+    if (!k_.widen_extremes(static_cast<const std::byte*>(x.data) + t * row_bytes, x.dtype, x.channels, x.channels, row,
+                           &e)) {
+      widen_row_checked(k_, x, t, row, "fp8-e4m3");
+      throw std::logic_error("widen_extremes reported a NaN/Inf that widen_row_checked did not find");
+    }
+    const float lo = std::fabs(e.lo), hi = std::fabs(e.hi);
+    amax = lo > amax ? lo : amax;
+    return hi > amax ? hi : amax;
   }
 
   // amax/448 in fp32. Any finite input fits its scale (docs/schemes.md); only an amax so close
@@ -152,10 +164,11 @@ class Fp8E4M3Scheme final : public Scheme {
     return scale;
   }
 
-  // Codes of one row; a zero scale leaves them 0 (every value it scales decodes to 0).
-  static void encode_row(const float* v, std::int64_t n, float scale, std::uint8_t* out) {
+  // Codes of one row (float_to_e4m3 of v[d] / scale, through the kernel table); a zero scale
+  // leaves them 0 (every value it scales decodes to 0).
+  void encode_row(const float* v, std::int64_t n, float scale, std::uint8_t* out) const {
     if (scale == 0.0f) return;
-    for (std::int64_t d = 0; d < n; ++d) out[d] = fp8::float_to_e4m3(v[d] / scale);
+    k_.e4m3_codes(v, n, scale, out);
   }
 
   void check_causal() const {
@@ -191,7 +204,7 @@ constexpr std::string_view kFp8Aliases[] = {"fp8", "fp8_e4m3"};
 
 }  // namespace
 
-// Its fast path is the kernel table's fp16 conversions (tensor_io).
+// Its fast path is the kernel table's fp16 conversions (tensor_io) and its widen_extremes and e4m3_codes runs.
 std::vector<SchemeFamily> fp8_e4m3_families(const kernels::CpuKernels& k, Device device) {
   return {
       {

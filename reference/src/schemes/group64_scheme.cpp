@@ -4,6 +4,8 @@
 // q = clamp(rint((x - lo)*inv), 0, 15) with inv = 15/(hi - lo), packed two per byte, low
 // nibble first, as one stream over the row-major elements (docs/schemes.md).
 // Parts: "codes", "ranges" (per token, per group: lo, hi as fp32).
+#include <cstddef>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -40,13 +42,21 @@ class Group64Scheme final : public Scheme {
     std::vector<std::uint8_t> ranges;
     ranges.reserve(static_cast<std::size_t>(x.tokens * groups) * kRangeBytes);
     std::vector<float> row(static_cast<std::size_t>(x.channels));
+    std::vector<kernels::Extremes> extremes(static_cast<std::size_t>(groups));
+    const std::size_t row_bytes = static_cast<std::size_t>(x.channels) * dtype_size(x.dtype);
     non_finite_errors_first(x, name, [&] {
       for (std::int64_t t = 0; t < x.tokens && x.channels > 0; ++t) {
-        widen_row_checked(k_, x, t, row.data(), name);
+        // One pass: the row widened, checked and each group's extremes; a NaN/Inf gets
+        // widen_row_checked's message.
+        if (!k_.widen_extremes(static_cast<const std::byte*>(x.data) + t * row_bytes, x.dtype, x.channels, kGroup,
+                               row.data(), extremes.data())) {
+          widen_row_checked(k_, x, t, row.data(), name);
+          throw std::logic_error("widen_extremes reported a NaN/Inf that widen_row_checked did not find");
+        }
         for (std::int64_t g = 0; g < groups; ++g) {
           const float* group = row.data() + g * kGroup;
           const std::int64_t count = std::min(kGroup, x.channels - g * kGroup);
-          const kernels::Extremes e = k_.min_max(group, count);
+          const kernels::Extremes e = extremes[static_cast<std::size_t>(g)];
           const MinMax r{e.lo, e.hi};
           check_range_finite(r, name, [&] {
             return "token " + std::to_string(t) + ", channels " + std::to_string(g * kGroup) + ".." +
@@ -54,7 +64,7 @@ class Group64Scheme final : public Scheme {
           });
           const float lo = r.stored_lo(), hi = r.stored_hi();
           append_range(ranges, lo, hi);
-          encode_group(group, count, lo, hi, t * x.channels + g * kGroup, packer);
+          encode_group(group, count, lo, hi, t * x.channels + g * kGroup, codes.data(), packer);
         }
       }
     });
@@ -95,14 +105,22 @@ class Group64Scheme final : public Scheme {
  private:
   static constexpr int kInt4Levels = 15;
 
+  // The stream starts zeroed and each element is written once, so a run of whole bytes is
+  // stored directly (8-bit codes; 4-bit pairs from an even element), the same bytes put_run
+  // would or in; other runs go through put_run.
   void encode_group(const float* x, std::int64_t count, float lo, float hi, std::int64_t first,
-                    BitPacker& packer) const {
-    std::uint8_t q[kGroup];
+                    std::uint8_t* stream, BitPacker& packer) const {
     if (bits_ == 8) {
-      k_.rule7_codes(x, count, lo, rules::code_inverse_step(lo, hi), q);
-    } else {
-      k_.uniform_codes(x, count, lo, uniform_inverse(lo, hi, kInt4Levels), kInt4Levels, q);
+      k_.rule7_codes(x, count, lo, rules::code_inverse_step(lo, hi), stream + first);
+      return;
     }
+    const float inv = uniform_inverse(lo, hi, kInt4Levels);
+    if (first % 2 == 0 && count % 2 == 0) {
+      k_.uniform_nibbles(x, count, lo, inv, kInt4Levels, 0, stream + first / 2);
+      return;
+    }
+    std::uint8_t q[kGroup];
+    k_.uniform_codes(x, count, lo, inv, kInt4Levels, q);
     packer.put_run(static_cast<std::uint64_t>(first), q, static_cast<std::uint64_t>(count));
   }
 

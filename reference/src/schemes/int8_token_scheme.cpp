@@ -2,6 +2,8 @@
 // DGQ rule 7 (253 levels, code = q - 127). Parts: "codes" (tokens*channels int8, row-major)
 // and "ranges" (per token lo, hi as fp32).
 #include <algorithm>
+#include <cstddef>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -29,11 +31,18 @@ class Int8TokenScheme final : public Scheme {
     std::vector<std::uint8_t> ranges;
     if (x.channels > 0) ranges.reserve(static_cast<std::size_t>(x.tokens) * kRangeBytes);
     std::vector<float> row(static_cast<std::size_t>(x.channels));
+    const std::size_t row_bytes = static_cast<std::size_t>(x.channels) * dtype_size(x.dtype);
     non_finite_errors_first(x, "int8-token", [&] {
       for (std::int64_t t = 0; t < x.tokens && x.channels > 0; ++t) {
-        widen_row_checked(k_, x, t, row.data(), "int8-token");
-        const kernels::Extremes e = k_.min_max(row.data(), x.channels);
-          const MinMax r{e.lo, e.hi};
+        // One pass: the row widened, checked and its extremes; a NaN/Inf gets
+        // widen_row_checked's message.
+        kernels::Extremes e;
+        if (!k_.widen_extremes(static_cast<const std::byte*>(x.data) + t * row_bytes, x.dtype, x.channels, x.channels,
+                               row.data(), &e)) {
+          widen_row_checked(k_, x, t, row.data(), "int8-token");
+          throw std::logic_error("widen_extremes reported a NaN/Inf that widen_row_checked did not find");
+        }
+        const MinMax r{e.lo, e.hi};
         check_range_finite(r, "int8-token", [t] { return "token " + std::to_string(t); });
         const float lo = r.stored_lo(), hi = r.stored_hi();
         append_range(ranges, lo, hi);

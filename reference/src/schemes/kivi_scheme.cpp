@@ -9,7 +9,10 @@
 // tokens, row-major, LSB first), "ranges" (lo, hi fp32: keys per (group, channel) at index
 // group*channels + channel; values per token), "residual" (tail tokens in the input dtype).
 #include <algorithm>
+#include <cmath>
+#include <cstddef>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -39,9 +42,14 @@ class KiviScheme final : public Scheme {
     return family() + ":group=" + std::to_string(group_) + ",residual=" + std::to_string(residual_);
   }
 
+  // Row by row from x (no whole-tensor fp32 copy): each row widened into one small buffer with
+  // the NaN/Inf check, in row-major order; keys read their group's rows twice (extremes, then
+  // codes), values once. The residual rows are checked too, so the first NaN/Inf of the tensor
+  // is reported, before a range that overflows (non_finite_errors_first), as when the whole
+  // tensor was widened first.
   Compressed compress(ConstTensor x, TensorRole role) const override {
     const std::string name = family();
-    const std::vector<float> v = widen_checked(k_, x, name);
+    check_input_dtype(x, name);
     Compressed c = start_compressed(spec(), x, role);
     const KiviLayout layout = layout_for(x.tokens, x.channels, role);
     const std::int64_t qn = layout.quantized_tokens * x.channels;
@@ -49,11 +57,16 @@ class KiviScheme final : public Scheme {
     BitPacker packer(codes, static_cast<std::uint64_t>(qn), bits_);
     std::vector<std::uint8_t> ranges;
     ranges.reserve(layout.ranges * kRangeBytes);
-    if (role == TensorRole::key) {
-      encode_keys(v.data(), layout.quantized_tokens, x.channels, packer, ranges);
-    } else {
-      encode_values(v.data(), layout.quantized_tokens, x.channels, packer, ranges);
-    }
+    non_finite_errors_first(x, name, [&] {
+      if (x.channels == 0) return;
+      if (role == TensorRole::key) {
+        encode_keys(x, layout.quantized_tokens, codes.data(), packer, ranges);
+      } else {
+        encode_values(x, layout.quantized_tokens, codes.data(), packer, ranges);
+      }
+      std::vector<float> row(static_cast<std::size_t>(x.channels));
+      for (std::int64_t t = layout.quantized_tokens; t < x.tokens; ++t) widen_row_checked(k_, x, t, row.data(), name);
+    });
     const std::size_t row_bytes = static_cast<std::size_t>(x.channels) * dtype_size(x.dtype);
     const auto* raw = static_cast<const std::uint8_t*>(x.data);
     std::vector<std::uint8_t> residual(raw + layout.quantized_tokens * row_bytes, raw + x.tokens * row_bytes);
@@ -145,48 +158,105 @@ class KiviScheme final : public Scheme {
     return layout;
   }
 
-  void encode_keys(const float* v, std::int64_t tokens, std::int64_t channels, BitPacker& packer,
+  // Per channel over each group of group_ tokens: the extremes (MinMax::add in token order,
+  // kept as two arrays so the loop over channels vectorizes), then each row's codes through
+  // the kernel table, packed by put_run.
+  void encode_keys(ConstTensor x, std::int64_t tokens, std::uint8_t* stream, BitPacker& packer,
                    std::vector<std::uint8_t>& ranges) const {
-    std::vector<MinMax> per_channel(static_cast<std::size_t>(channels));
-    std::vector<float> lo(per_channel.size()), inv(per_channel.size());
+    const std::int64_t channels = x.channels;
+    const std::string name = family();
+    // A group's widened rows are kept for its codes when they fit in kGroupFloats (the
+    // default 32 tokens x 128 channels do); larger groups widen each row again.
+    constexpr std::int64_t kGroupFloats = 8192;
+    const bool keep = static_cast<std::int64_t>(group_) * channels <= kGroupFloats;
+    std::vector<float> rows(static_cast<std::size_t>(keep ? group_ * channels : channels));
+    std::vector<float> row(static_cast<std::size_t>(channels));
+    std::vector<float> mins(row.size()), maxs(row.size()), lo(row.size()), inv(row.size());
+    std::vector<std::uint8_t> q(row.size());
     for (std::int64_t first = 0; first < tokens; first += group_) {
-      std::fill(per_channel.begin(), per_channel.end(), MinMax{});
+      std::fill(mins.begin(), mins.end(), INFINITY);
+      std::fill(maxs.begin(), maxs.end(), -INFINITY);
       for (std::int64_t t = first; t < first + group_; ++t) {
-        for (std::int64_t d = 0; d < channels; ++d) per_channel[d].add(v[t * channels + d]);
+        float* v = rows.data() + (keep ? (t - first) * channels : 0);
+        widen_row(x, t, v);
+        float* mn = mins.data();
+        float* mx = maxs.data();
+        for (std::int64_t d = 0; d < channels; ++d) {
+          mn[d] = v[d] < mn[d] ? v[d] : mn[d];
+          mx[d] = v[d] > mx[d] ? v[d] : mx[d];
+        }
       }
       for (std::int64_t d = 0; d < channels; ++d) {
-        check_range_finite(per_channel[d], family(), [&] {
+        const MinMax r{mins[d], maxs[d]};
+        check_range_finite(r, name, [&] {
           return "tokens " + std::to_string(first) + ".." + std::to_string(first + group_ - 1) + ", channel " +
                  std::to_string(d);
         });
-        lo[d] = per_channel[d].stored_lo();
-        const float hi = per_channel[d].stored_hi();
+        lo[d] = r.stored_lo();
+        const float hi = r.stored_hi();
         append_range(ranges, lo[d], hi);
         inv[d] = uniform_inverse(lo[d], hi, levels());
       }
       for (std::int64_t t = first; t < first + group_; ++t) {
-        for (std::int64_t d = 0; d < channels; ++d) {
-          const std::int64_t i = t * channels + d;
-          packer.put(static_cast<std::uint64_t>(i), uniform_code(v[i], lo[d], inv[d], levels()));
+        const float* v = keep ? rows.data() + (t - first) * channels
+                              : row_as_float_unchecked(k_, x, t, row.data());  // checked above
+        if (bits_ == 4 && channels % 2 == 0) {
+          // Whole bytes of a zeroed stream, each written once: stored directly, the bytes
+          // put_run would or in.
+          k_.uniform_nibbles_per_channel(v, channels, lo.data(), inv.data(), levels(), 0, stream + t * channels / 2);
+          continue;
         }
+        k_.uniform_codes_per_channel(v, channels, lo.data(), inv.data(), levels(), 0, q.data());
+        put_row(stream, packer, t, channels, q.data());
       }
     }
   }
 
-  void encode_values(const float* v, std::int64_t tokens, std::int64_t channels, BitPacker& packer,
+  // Row t's codes into the zeroed stream: 2-bit rows of whole bytes packed by the kernel table
+  // and stored directly (each byte written once: the bytes put_run would or in), others by
+  // put_run.
+  void put_row(std::uint8_t* stream, BitPacker& packer, std::int64_t t, std::int64_t channels,
+               const std::uint8_t* q) const {
+    if (bits_ == 2 && channels % 4 == 0) {
+      k_.pack_crumbs(q, channels, stream + t * channels / 4);
+      return;
+    }
+    packer.put_run(static_cast<std::uint64_t>(t * channels), q, static_cast<std::uint64_t>(channels));
+  }
+
+  void encode_values(ConstTensor x, std::int64_t tokens, std::uint8_t* stream, BitPacker& packer,
                      std::vector<std::uint8_t>& ranges) const {
-    for (std::int64_t t = 0; t < tokens && channels > 0; ++t) {
-      const float* row = v + t * channels;
-      MinMax r;
-      for (std::int64_t d = 0; d < channels; ++d) r.add(row[d]);
-      check_range_finite(r, family(), [t] { return "token " + std::to_string(t); });
+    const std::int64_t channels = x.channels;
+    const std::string name = family();
+    std::vector<float> row(static_cast<std::size_t>(channels));
+    std::vector<std::uint8_t> q(row.size());
+    for (std::int64_t t = 0; t < tokens; ++t) {
+      const kernels::Extremes e = widen_row(x, t, row.data());
+      const MinMax r{e.lo, e.hi};
+      check_range_finite(r, name, [t] { return "token " + std::to_string(t); });
       const float lo = r.stored_lo(), hi = r.stored_hi();
       append_range(ranges, lo, hi);
       const float inv = uniform_inverse(lo, hi, levels());
-      for (std::int64_t d = 0; d < channels; ++d) {
-        packer.put(static_cast<std::uint64_t>(t * channels + d), uniform_code(row[d], lo, inv, levels()));
+      if (bits_ == 4 && channels % 2 == 0) {  // whole bytes, stored directly (as for keys)
+        k_.uniform_nibbles(row.data(), channels, lo, inv, levels(), 0, stream + t * channels / 2);
+        continue;
       }
+      k_.uniform_codes(row.data(), channels, lo, inv, levels(), q.data());
+      put_row(stream, packer, t, channels, q.data());
     }
+  }
+
+  // Row t widened into row[] with the NaN/Inf check (widen_row_checked's message) and its
+  // extremes, in one pass (the kernel table's widen_extremes).
+  kernels::Extremes widen_row(ConstTensor x, std::int64_t t, float* row) const {
+    const std::size_t row_bytes = static_cast<std::size_t>(x.channels) * dtype_size(x.dtype);
+    kernels::Extremes e;
+    if (!k_.widen_extremes(static_cast<const std::byte*>(x.data) + t * row_bytes, x.dtype, x.channels, x.channels, row,
+                           &e)) {
+      widen_row_checked(k_, x, t, row, family());
+      throw std::logic_error("widen_extremes reported a NaN/Inf that widen_row_checked did not find");
+    }
+    return e;
   }
 
   int bits_;

@@ -84,6 +84,15 @@ struct CpuKernels {
   // The same on a row of the input (n elements of dtype dt), a range per channel or lo[0]/inv[0].
   void (*uniform_nibbles_row)(const void* src, DType dt, std::int64_t n, const float* lo, const float* inv,
                               bool per_channel, int levels, int offset, std::uint8_t* out);
+  // Row of the input widened exactly into row[0 .. n) (n elements of dtype dt) with, for each
+  // group of `group` elements (the last may be shorter), its extremes in ext[g] as min_max
+  // gives them (callers store them with MinMax's stored_lo/stored_hi). Returns false when some
+  // element is NaN/Inf (row and ext then unspecified: the caller reports it with
+  // widen_row_checked's message). One pass where the reference takes three.
+  bool (*widen_extremes)(const void* src, DType dt, std::int64_t n, std::int64_t group, float* row, Extremes* ext);
+  // 2-bit codes (each <= 3) four to a byte, lowest first: out[k] = q[4k] | q[4k+1] << 2 |
+  // q[4k+2] << 4 | q[4k+3] << 6 for k < n/4 (n a multiple of 4): the stream BitPacker writes.
+  void (*pack_crumbs)(const std::uint8_t* q, std::int64_t n, std::uint8_t* out);
   // q[j] = rule7_code(x[j], lo, inv) stored as its byte.
   void (*rule7_codes)(const float* x, std::int64_t n, float lo, float inv, std::uint8_t* q);
 
@@ -113,6 +122,9 @@ struct CpuKernels {
 
   // TurboQuant's codebook cell of each u[j]: the number of the `edges` sorted boundaries below it.
   void (*turboquant_cells)(const float* u, int d, const float* boundaries, int edges, std::uint8_t* cells);
+
+  // fp8-e4m3 (dgq/baselines/fp8_e4m3.hpp): out[j] = float_to_e4m3(x[j] / scale).
+  void (*e4m3_codes)(const float* x, std::int64_t n, float scale, std::uint8_t* out);
 };
 
 // The scalar table: the rules as docs/spec.md writes them.
