@@ -76,7 +76,9 @@ def numpy_logits(model, tokens) -> np.ndarray:
 
 
 def run_dgq(dgq_bin: str, *args, check: bool = True) -> subprocess.CompletedProcess:
-    result = subprocess.run([dgq_bin, *map(str, args)], capture_output=True, text=True, timeout=300)
+    # A bound for a hung process only: the slowest call (the literal decoder, --ubatch 1 --row-exact,
+    # 256 tokens of SmolLM2) took over 300 s on the 2-core machine while other jobs ran.
+    result = subprocess.run([dgq_bin, *map(str, args)], capture_output=True, text=True, timeout=1200)
     if check and result.returncode != 0:
         raise AssertionError(f"dgq {' '.join(map(str, args))} failed ({result.returncode}):\n{result.stderr}")
     return result

@@ -245,6 +245,8 @@ def test_a_weight_type_dgq_does_not_decode_is_named(dgq_bin, tmp_path):
     block_values, block_bytes = gguf.GGML_QUANT_SIZES[gguf.GGMLQuantizationType.Q2_K]
     embd = np.zeros((cfg["vocab_size"], cfg["hidden"] // block_values * block_bytes), dtype=np.uint8)
     writer.add_tensor("token_embd.weight", embd, raw_dtype=gguf.GGMLQuantizationType.Q2_K)
+    for name in ("attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm", "ffn_gate", "ffn_up"):
+        writer.add_tensor(f"blk.0.{name}.weight", np.ones(4, dtype=np.float32))  # a layer's count of tensors
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
