@@ -27,6 +27,32 @@ from export_model import random_model  # noqa: E402
 ARCHITECTURES = ("qwen2", "qwen3")
 
 
+def add_model_metadata(writer, cfg: dict, name: str | None = None, head_dim_keys: bool = True,
+                       vocab_size_key: bool = True) -> None:
+    """The keys llama.cpp's converter writes for a model of export_model's cfg, in its order, with a
+    no_vocab vocabulary of cfg["vocab_size"] dummy tokens (write_tiny_gguf's file is pinned by its
+    sha256: the order and the keys are part of it). head_dim_keys: key_length and value_length;
+    vocab_size_key: {arch}.vocab_size."""
+    if name is not None:
+        writer.add_name(name)
+    writer.add_block_count(cfg["num_layers"])
+    writer.add_embedding_length(cfg["hidden"])
+    writer.add_feed_forward_length(cfg["ffn"])
+    writer.add_head_count(cfg["num_q_heads"])
+    writer.add_head_count_kv(cfg["num_kv_heads"])
+    if head_dim_keys:
+        writer.add_key_length(cfg["head_dim"])
+        writer.add_value_length(cfg["head_dim"])
+    writer.add_rope_freq_base(cfg["rope_theta"])
+    writer.add_layer_norm_rms_eps(cfg["rms_eps"])
+    writer.add_context_length(cfg["context_length"])
+    if vocab_size_key:
+        writer.add_vocab_size(cfg["vocab_size"])
+    writer.add_tokenizer_model("no_vocab")
+    writer.add_token_list([f"t{i}" for i in range(cfg["vocab_size"])])
+    writer.add_bos_token_id(cfg["bos_token_id"])
+
+
 def write_tiny_gguf(path: Path, arch: str, seed: int = 0, extra_metadata=()) -> tuple[dict, dict]:
     """Writes random_model(arch, seed) to path; returns its (cfg, tensors). extra_metadata:
     (key, value) pairs added as they are (str or float), e.g. settings the exporter refuses."""
@@ -35,21 +61,7 @@ def write_tiny_gguf(path: Path, arch: str, seed: int = 0, extra_metadata=()) -> 
         raise ValueError(f"tiny_gguf: architecture {arch!r} is not one of {', '.join(ARCHITECTURES)}")
     cfg, tensors = random_model(arch, seed)
     writer = gguf.GGUFWriter(str(path), arch)
-    writer.add_name(f"tiny-{arch}-gguf")
-    writer.add_block_count(cfg["num_layers"])
-    writer.add_embedding_length(cfg["hidden"])
-    writer.add_feed_forward_length(cfg["ffn"])
-    writer.add_head_count(cfg["num_q_heads"])
-    writer.add_head_count_kv(cfg["num_kv_heads"])
-    writer.add_key_length(cfg["head_dim"])
-    writer.add_value_length(cfg["head_dim"])
-    writer.add_rope_freq_base(cfg["rope_theta"])
-    writer.add_layer_norm_rms_eps(cfg["rms_eps"])
-    writer.add_context_length(cfg["context_length"])
-    writer.add_vocab_size(cfg["vocab_size"])
-    writer.add_tokenizer_model("no_vocab")
-    writer.add_token_list([f"t{i}" for i in range(cfg["vocab_size"])])
-    writer.add_bos_token_id(cfg["bos_token_id"])
+    add_model_metadata(writer, cfg, f"tiny-{arch}-gguf")
     for key, value in extra_metadata:
         if isinstance(value, float):
             writer.add_float32(key, value)

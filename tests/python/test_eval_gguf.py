@@ -24,7 +24,7 @@ import pytest
 
 from conftest import REPO_ROOT
 from eval_support import SHIPPED_GGUF_NAMES, run_dgq, shipped_gguf, write_token_file
-from tiny_gguf import write_tiny_gguf
+from tiny_gguf import add_model_metadata, write_tiny_gguf
 
 EXPORTER = REPO_ROOT / "tools" / "export_model.py"
 MODELS_DIR = Path(os.environ.get("DGQ_MODELS_DIR", REPO_ROOT / "models"))
@@ -66,18 +66,7 @@ def write_types_gguf(path: Path, seed: int = 0) -> None:
     rng = np.random.default_rng(seed)
     cfg = TYPES_CFG
     writer = gguf.GGUFWriter(str(path), "llama")
-    writer.add_name("tiny-types-gguf")
-    writer.add_block_count(cfg["num_layers"])
-    writer.add_embedding_length(cfg["hidden"])
-    writer.add_feed_forward_length(cfg["ffn"])
-    writer.add_head_count(cfg["num_q_heads"])
-    writer.add_head_count_kv(cfg["num_kv_heads"])
-    writer.add_rope_freq_base(cfg["rope_theta"])
-    writer.add_layer_norm_rms_eps(cfg["rms_eps"])
-    writer.add_context_length(cfg["context_length"])
-    writer.add_tokenizer_model("no_vocab")
-    writer.add_token_list([f"t{i}" for i in range(cfg["vocab_size"])])
-    writer.add_bos_token_id(cfg["bos_token_id"])
+    add_model_metadata(writer, cfg, "tiny-types-gguf", head_dim_keys=False, vocab_size_key=False)
     for name, shape in tensor_shapes(cfg).items():
         qtype = gguf.GGMLQuantizationType[TENSOR_TYPES[name]]
         if qtype.name in K_QUANT_SCALE_OFFSETS:
@@ -230,18 +219,8 @@ def test_a_weight_type_dgq_does_not_decode_is_named(dgq_bin, tmp_path):
     import gguf
     path = tmp_path / "q2k.gguf"
     writer = gguf.GGUFWriter(str(path), "llama")
-    cfg = dict(TYPES_CFG)
-    writer.add_block_count(1)
-    writer.add_embedding_length(cfg["hidden"])
-    writer.add_feed_forward_length(cfg["ffn"])
-    writer.add_head_count(cfg["num_q_heads"])
-    writer.add_head_count_kv(cfg["num_kv_heads"])
-    writer.add_rope_freq_base(cfg["rope_theta"])
-    writer.add_layer_norm_rms_eps(cfg["rms_eps"])
-    writer.add_context_length(cfg["context_length"])
-    writer.add_tokenizer_model("no_vocab")
-    writer.add_token_list([f"t{i}" for i in range(cfg["vocab_size"])])
-    writer.add_bos_token_id(1)
+    cfg = TYPES_CFG
+    add_model_metadata(writer, cfg, head_dim_keys=False, vocab_size_key=False)
     block_values, block_bytes = gguf.GGML_QUANT_SIZES[gguf.GGMLQuantizationType.Q2_K]
     embd = np.zeros((cfg["vocab_size"], cfg["hidden"] // block_values * block_bytes), dtype=np.uint8)
     writer.add_tensor("token_embd.weight", embd, raw_dtype=gguf.GGMLQuantizationType.Q2_K)

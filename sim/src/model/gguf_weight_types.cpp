@@ -52,6 +52,23 @@ void scale_min_k4(int j, const std::uint8_t* q, std::uint8_t& scale, std::uint8_
   }
 }
 
+// The scales and mins of the two 32-value halves of a 64-value step (sub-blocks is and is + 1), as
+// ggml computes them before its two loops: d * scale and dmin * min, in float.
+struct ScaledPair {
+  float d1, m1, d2, m2;
+};
+ScaledPair scaled_pair(int is, const std::uint8_t* scales, float d, float min) {
+  std::uint8_t sc, m;
+  ScaledPair p;
+  scale_min_k4(is + 0, scales, sc, m);
+  p.d1 = d * sc;
+  p.m1 = min * m;
+  scale_min_k4(is + 1, scales, sc, m);
+  p.d2 = d * sc;
+  p.m2 = min * m;
+  return p;
+}
+
 // block_q4_K: d, dmin (fp16), scales[12], qs[128]; 144 bytes.
 void q4_k_blocks(const std::uint8_t* bytes, std::int64_t n, float* y) {
   for (std::int64_t i = 0; i < n / kSuperBlock; ++i) {
@@ -62,13 +79,9 @@ void q4_k_blocks(const std::uint8_t* bytes, std::int64_t n, float* y) {
     const std::uint8_t* q = block + 16;
     int is = 0;
     for (int j = 0; j < kSuperBlock; j += 64) {
-      std::uint8_t sc, m;
-      scale_min_k4(is + 0, scales, sc, m);
-      const float d1 = d * sc, m1 = min * m;
-      scale_min_k4(is + 1, scales, sc, m);
-      const float d2 = d * sc, m2 = min * m;
-      for (int l = 0; l < 32; ++l) *y++ = d1 * (q[l] & 0xF) - m1;
-      for (int l = 0; l < 32; ++l) *y++ = d2 * (q[l] >> 4) - m2;
+      const ScaledPair s = scaled_pair(is, scales, d, min);
+      for (int l = 0; l < 32; ++l) *y++ = s.d1 * (q[l] & 0xF) - s.m1;
+      for (int l = 0; l < 32; ++l) *y++ = s.d2 * (q[l] >> 4) - s.m2;
       q += 32;
       is += 2;
     }
@@ -87,13 +100,9 @@ void q5_k_blocks(const std::uint8_t* bytes, std::int64_t n, float* y) {
     int is = 0;
     std::uint8_t u1 = 1, u2 = 2;
     for (int j = 0; j < kSuperBlock; j += 64) {
-      std::uint8_t sc, m;
-      scale_min_k4(is + 0, scales, sc, m);
-      const float d1 = d * sc, m1 = min * m;
-      scale_min_k4(is + 1, scales, sc, m);
-      const float d2 = d * sc, m2 = min * m;
-      for (int l = 0; l < 32; ++l) *y++ = d1 * ((ql[l] & 0xF) + (qh[l] & u1 ? 16 : 0)) - m1;
-      for (int l = 0; l < 32; ++l) *y++ = d2 * ((ql[l] >> 4) + (qh[l] & u2 ? 16 : 0)) - m2;
+      const ScaledPair s = scaled_pair(is, scales, d, min);
+      for (int l = 0; l < 32; ++l) *y++ = s.d1 * ((ql[l] & 0xF) + (qh[l] & u1 ? 16 : 0)) - s.m1;
+      for (int l = 0; l < 32; ++l) *y++ = s.d2 * ((ql[l] >> 4) + (qh[l] & u2 ? 16 : 0)) - s.m2;
       ql += 32;
       is += 2;
       u1 = static_cast<std::uint8_t>(u1 << 2);

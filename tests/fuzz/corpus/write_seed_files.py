@@ -27,6 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tools"))
 import export_model  # noqa: E402
+from tiny_gguf import add_model_metadata  # noqa: E402
 
 TOKENS = [(7 * i + 3) % 16 for i in range(24)]  # three chunks of --ctx 8, ids < 16
 
@@ -84,19 +85,10 @@ def write_ggufs(out: Path) -> None:
     for arch, (dims, types) in GGUF_SEEDS.items():
         rng = np.random.default_rng(0)
         writer = gguf.GGUFWriter(str(out / f"seed-{arch}.gguf"), arch)
-        writer.add_name(f"fuzz-{arch}")
-        writer.add_block_count(1)
-        writer.add_embedding_length(dims["hidden"])
-        writer.add_feed_forward_length(dims["ffn"])
-        writer.add_head_count(dims["heads"])
-        writer.add_head_count_kv(dims["kv_heads"])
-        writer.add_key_length(dims["head_dim"])
-        writer.add_rope_freq_base(10000.0)
-        writer.add_layer_norm_rms_eps(1e-5)
-        writer.add_context_length(64)
-        writer.add_tokenizer_model("no_vocab")
-        writer.add_token_list([f"t{i}" for i in range(16)])
-        writer.add_bos_token_id(1)
+        cfg = {"num_layers": 1, "hidden": dims["hidden"], "ffn": dims["ffn"], "num_q_heads": dims["heads"],
+               "num_kv_heads": dims["kv_heads"], "head_dim": dims["head_dim"], "rope_theta": 10000.0,
+               "rms_eps": 1e-5, "context_length": 64, "vocab_size": 16, "bos_token_id": 1}
+        add_model_metadata(writer, cfg, f"fuzz-{arch}")
         for name, shape in gguf_shapes(arch, dims).items():
             qtype = gguf.GGMLQuantizationType[types[name]]
             values = (0.3 * rng.standard_normal(shape) + (1.0 if len(shape) == 1 else 0.0)).astype(np.float32)
