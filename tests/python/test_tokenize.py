@@ -96,7 +96,10 @@ def test_refusals_name_what_is_missing(dgq_bin, tmp_path):
         "no text": (("eval", "--model", shipped_gguf("smollm2"), *base), "give the text: --text TOKENS.h5"),
         "empty": (("tokenize", "--model", shipped_gguf("smollm2"), "--text-file", tmp_path / "empty.txt"),
                   "empty.txt: the text file is empty"),
+        "latin-1": (("tokenize", "--model", shipped_gguf("smollm2"), "--text-file", tmp_path / "latin1.txt"),
+                    "latin1.txt: not UTF-8: byte 3 does not start a valid sequence"),
     }
+    (tmp_path / "latin1.txt").write_bytes("caf\u00e9 au lait".encode("latin-1"))
     write_tiny_gguf(tmp_path / "tiny.gguf", "qwen2", seed=1)
     (tmp_path / "empty.txt").write_text("")
     for name, (args, expected) in cases.items():

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 
 #include "dgq/errors.hpp"
@@ -73,6 +74,12 @@ std::uint64_t scalar_size(ValueType t) {
   }
 }
 
+// A float's integer part, 0 when it has none in int64's range (NaN, infinities, beyond 2^63):
+// converting those is undefined behaviour. integer_value() refuses float keys anyway.
+std::int64_t truncated(double x) {
+  return std::isfinite(x) && x > -9.2e18 && x < 9.2e18 ? static_cast<std::int64_t>(x) : 0;
+}
+
 void read_scalar(Cursor& in, ValueType t, Value& v, const std::string& what) {
   switch (t) {
     case ValueType::u8: v.integer = in.scalar<std::uint8_t>(what); v.real = double(v.integer); return;
@@ -90,8 +97,8 @@ void read_scalar(Cursor& in, ValueType t, Value& v, const std::string& what) {
       return;
     }
     // float32 widened to double exactly (as Python's float() of the stored value).
-    case ValueType::f32: v.real = in.scalar<float>(what); v.integer = std::int64_t(v.real); return;
-    case ValueType::f64: v.real = in.scalar<double>(what); v.integer = std::int64_t(v.real); return;
+    case ValueType::f32: v.real = in.scalar<float>(what); v.integer = truncated(v.real); return;
+    case ValueType::f64: v.real = in.scalar<double>(what); v.integer = truncated(v.real); return;
     default: in.fail(what + ": value type " + std::to_string(std::uint32_t(t)) + " is not a GGUF type");
   }
 }

@@ -95,8 +95,8 @@ void check_model_config(const ModelConfig& c, const std::string& path) {
   if (c.head_dim % 2 != 0) throw InputError(path + ": head_dim " + std::to_string(c.head_dim) + " must be even for RoPE");
   if (c.bos_token_id < 0 || c.bos_token_id >= c.vocab_size)
     throw InputError(path + ": bos_token_id " + std::to_string(c.bos_token_id) + " outside the vocabulary");
-  if (c.rope_theta <= 0 || c.rms_eps <= 0)
-    throw InputError(path + ": rope_theta and rms_eps must be > 0");
+  if (!(c.rope_theta > 0) || !(c.rms_eps > 0) || !std::isfinite(c.rope_theta) || !std::isfinite(c.rms_eps))
+    throw InputError(path + ": rope_theta and rms_eps must be finite and > 0");
   if (c.sliding_window < 0 || c.sliding_window_pattern < 0 ||
       (c.sliding_window_pattern > 0 && (c.sliding_window == 0 || c.rope_theta_local <= 0)))
     throw InputError(path + ": inconsistent sliding_window / sliding_window_pattern / rope_theta_local");

@@ -19,6 +19,8 @@ std::string read_text_file(const std::string& path) {
   text << in.rdbuf();
   if (!in.good() && !in.eof()) throw InputError(path + ": cannot read the text file");
   if (text.str().empty()) throw InputError(path + ": the text file is empty");
+  if (const auto at = tokenizer::first_invalid_utf8(text.str()))
+    throw InputError(path + ": not UTF-8: byte " + std::to_string(*at) + " does not start a valid sequence");
   return text.str();
 }
 

@@ -9,6 +9,7 @@
 // Any other model or pre-tokenizer is refused by name. No BOS is added (the runner adds it).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,10 @@ class Tokenizer {
   virtual ~Tokenizer() = default;
   virtual std::vector<std::int32_t> encode(std::string_view text) const = 0;
 };
+
+// The byte offset of the first byte of `text` that does not start a valid UTF-8 sequence (strict:
+// no overlong forms, surrogates or code points beyond U+10FFFF); nullopt when the text is UTF-8.
+std::optional<std::size_t> first_invalid_utf8(std::string_view text);
 
 // The GGUF's tokenizer; InputError naming the file and the key it cannot use.
 std::unique_ptr<Tokenizer> from_gguf(const gguf::File& f);

@@ -34,7 +34,8 @@ TokenText read_eval_text(const EvalOptions& o);
 // `text` (UTF-8) tokenized with the tokenizer of the GGUF at `gguf_path`, as a token text of kind
 // "text" carrying the model's name and tokenizer identity.
 TokenText tokenize_with_gguf(const std::string& gguf_path, const std::string& text);
-// The whole file at `path` (InputError when it cannot be read or is empty).
+// The whole file at `path`, checked as UTF-8 (InputError when it cannot be read, is empty or is
+// not UTF-8, naming the first bad byte).
 std::string read_text_file(const std::string& path);
 inline constexpr std::int64_t kTokenFormatVersion = 1;
 
