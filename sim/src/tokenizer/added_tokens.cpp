@@ -1,6 +1,6 @@
 #include <algorithm>
 
-#include "tokenizer/tokenizer.hpp"
+#include "tokenizer/added_tokens.hpp"
 
 namespace dgq::sim::tokenizer {
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "tokenizer/pre_tokenizer.hpp"
+#include "tokenizer/added_tokens.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace dgq::sim::tokenizer {

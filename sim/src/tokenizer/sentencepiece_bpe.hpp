@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tokenizer/added_tokens.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace dgq::sim::tokenizer {

@@ -33,20 +33,4 @@ std::optional<std::size_t> first_invalid_utf8(std::string_view text);
 // The GGUF's tokenizer; InputError naming the file and the key it cannot use.
 std::unique_ptr<Tokenizer> from_gguf(const gguf::File& f);
 
-// The fragments of `text` in order: a user-defined token's id (>= 0) for each of its matches,
-// leftmost-longest, or -1 for the raw text between them (added_tokens.cpp).
-struct Fragment {
-  std::int32_t token;
-  std::string_view text;
-};
-class AddedTokens {
- public:
-  explicit AddedTokens(const std::vector<std::string>& tokens, const std::vector<std::int32_t>& ids);
-  std::vector<Fragment> split(std::string_view text) const;
-
- private:
-  // By first byte: the tokens starting with it, longest first.
-  std::vector<std::vector<std::pair<std::string, std::int32_t>>> by_first_byte_;
-};
-
 }  // namespace dgq::sim::tokenizer
