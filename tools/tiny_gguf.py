@@ -53,6 +53,23 @@ def add_model_metadata(writer, cfg: dict, name: str | None = None, head_dim_keys
     writer.add_bos_token_id(cfg["bos_token_id"])
 
 
+# Where a K-quant super-block keeps its fp16 scales (ggml-common.h): Q4_K/Q5_K d and dmin at bytes
+# 0 and 2, Q6_K d at byte 208.
+K_QUANT_SCALE_OFFSETS = {"Q4_K": (0, 2), "Q5_K": (0, 2), "Q6_K": (208,)}
+
+
+def random_k_quant_blocks(rng, qtype, rows: int, cols: int, scale: float) -> np.ndarray:
+    """rows x (cols / 256) super-blocks of qtype (Q4_K, Q5_K or Q6_K) as uint8 [rows, bytes]:
+    random bytes with every fp16 scale set to `scale` (finite and small). The gguf package does not
+    quantize K-quants, so tests and fuzz seeds make such tensors this way."""
+    import gguf
+    block_values, block_bytes = gguf.GGML_QUANT_SIZES[qtype]
+    data = rng.integers(0, 256, size=(rows, cols // block_values, block_bytes), dtype=np.uint8)
+    for offset in K_QUANT_SCALE_OFFSETS[qtype.name]:
+        data[:, :, offset:offset + 2] = np.frombuffer(np.float16(scale).tobytes(), dtype=np.uint8)
+    return data.reshape(rows, -1)
+
+
 def write_tiny_gguf(path: Path, arch: str, seed: int = 0, extra_metadata=()) -> tuple[dict, dict]:
     """Writes random_model(arch, seed) to path; returns its (cfg, tensors). extra_metadata:
     (key, value) pairs added as they are (str or float), e.g. settings the exporter refuses."""

@@ -24,7 +24,7 @@ import pytest
 
 from conftest import REPO_ROOT
 from eval_support import SHIPPED_GGUF_NAMES, run_dgq, shipped_gguf, write_token_file
-from tiny_gguf import add_model_metadata, write_tiny_gguf
+from tiny_gguf import K_QUANT_SCALE_OFFSETS, add_model_metadata, random_k_quant_blocks, write_tiny_gguf
 
 EXPORTER = REPO_ROOT / "tools" / "export_model.py"
 MODELS_DIR = Path(os.environ.get("DGQ_MODELS_DIR", REPO_ROOT / "models"))
@@ -37,7 +37,6 @@ TYPES_CFG = {"num_layers": 1, "hidden": 256, "ffn": 256, "num_q_heads": 4, "num_
 TENSOR_TYPES = {"token_embd": "Q5_K", "output": "Q4_1", "output_norm": "F32", "blk.0.attn_norm": "Q5_0",
                 "blk.0.attn_q": "F16", "blk.0.attn_k": "BF16", "blk.0.attn_v": "Q4_0", "blk.0.attn_output": "Q5_1",
                 "blk.0.ffn_norm": "F32", "blk.0.ffn_gate": "Q4_K", "blk.0.ffn_up": "Q6_K", "blk.0.ffn_down": "Q8_0"}
-K_QUANT_SCALE_OFFSETS = {"Q4_K": (0, 2), "Q5_K": (0, 2), "Q6_K": (208,)}
 
 
 def tensor_shapes(cfg):
@@ -49,18 +48,6 @@ def tensor_shapes(cfg):
             "blk.0.ffn_up": (f, h), "blk.0.ffn_down": (h, f)}
 
 
-def k_quant_blocks(rng, qtype, shape):
-    """Random super-blocks with their fp16 scales set small, so the weights are of order 0.1."""
-    import gguf
-    block_values, block_bytes = gguf.GGML_QUANT_SIZES[qtype]
-    rows, cols = shape
-    data = rng.integers(0, 256, size=(rows, cols // block_values, block_bytes), dtype=np.uint8)
-    for offset in K_QUANT_SCALE_OFFSETS[qtype.name]:
-        scale = np.float16(2e-4 if qtype.name == "Q6_K" else 2e-3)
-        data[:, :, offset:offset + 2] = np.frombuffer(scale.tobytes(), dtype=np.uint8)
-    return data.reshape(rows, -1)
-
-
 def write_types_gguf(path: Path, seed: int = 0) -> None:
     import gguf
     rng = np.random.default_rng(seed)
@@ -70,7 +57,9 @@ def write_types_gguf(path: Path, seed: int = 0) -> None:
     for name, shape in tensor_shapes(cfg).items():
         qtype = gguf.GGMLQuantizationType[TENSOR_TYPES[name]]
         if qtype.name in K_QUANT_SCALE_OFFSETS:
-            writer.add_tensor(f"{name}.weight", k_quant_blocks(rng, qtype, shape), raw_dtype=qtype)
+            # Small scales, so that the weights are of order 0.1.
+            blocks = random_k_quant_blocks(rng, qtype, *shape, scale=2e-4 if qtype.name == "Q6_K" else 2e-3)
+            writer.add_tensor(f"{name}.weight", blocks, raw_dtype=qtype)
             continue
         values = (1.0 + 0.1 * rng.standard_normal(shape) if len(shape) == 1
                   else rng.standard_normal(shape) / np.sqrt(shape[-1])).astype(np.float32)

@@ -95,10 +95,7 @@ ModelConfig config_of(const gguf::File& f) {
   ModelConfig c;
   c.architecture = architecture_of(f);
   const std::string& a = c.architecture;
-  // Unnamed: the file's name without its extension (as tools/export_model.py names it).
-  std::string stem = f.path().substr(f.path().find_last_of('/') + 1);
-  stem = stem.substr(0, stem.find_last_of('.'));
-  c.name = f.string_value("general.name", stem);
+  c.name = gguf_model_name(f);
   c.hidden = f.integer_value(a + ".embedding_length");
   c.num_q_heads = f.integer_value(a + ".attention.head_count");
   c.num_layers = f.integer_value(a + ".block_count");
@@ -204,6 +201,13 @@ class TensorReader {
 };
 
 }  // namespace
+
+std::string gguf_model_name(const gguf::File& f) {
+  // Unnamed: the file's name without its extension (as tools/export_model.py names it).
+  std::string stem = f.path().substr(f.path().find_last_of('/') + 1);
+  stem = stem.substr(0, stem.find_last_of('.'));
+  return f.string_value("general.name", stem);
+}
 
 ModelConfig read_gguf_model_config(const std::string& path) {
   const gguf::File f(path);

@@ -18,6 +18,9 @@ class File;
 
 Model load_gguf_model(const std::string& path);
 ModelConfig read_gguf_model_config(const std::string& path);
+// The name a model read from this GGUF gets: general.name, else the file's name without its
+// extension (token files made with its tokenizer carry the same name).
+std::string gguf_model_name(const gguf::File& f);
 // The model of an open GGUF (load_gguf_model's work; the fuzz target's way in).
 Model model_from_gguf(const gguf::File& f);
 

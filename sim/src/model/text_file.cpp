@@ -7,6 +7,7 @@
 #include "dgq/errors.hpp"
 #include "dgq/sim/eval.hpp"
 #include "model/gguf_file.hpp"
+#include "model/model_sources.hpp"
 #include "model/tokenizer_id.hpp"
 #include "tokenizer/tokenizer.hpp"
 
@@ -29,8 +30,7 @@ TokenText tokenize_with_gguf(const std::string& gguf_path, const std::string& te
   TokenText t;
   t.kind = "text";
   t.tokenizer_id = tokenizer_id(f);  // matched by identity: the model read from the same GGUF has it
-  const std::string stem = gguf_path.substr(gguf_path.find_last_of('/') + 1);
-  t.model = f.string_value("general.name", stem.substr(0, stem.find_last_of('.')));
+  t.model = gguf_model_name(f);
   t.tokens = tokenizer::from_gguf(f)->encode(text);
   return t;
 }

@@ -27,7 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tools"))
 import export_model  # noqa: E402
-from tiny_gguf import add_model_metadata  # noqa: E402
+from tiny_gguf import add_model_metadata, random_k_quant_blocks  # noqa: E402
 
 TOKENS = [(7 * i + 3) % 16 for i in range(24)]  # three chunks of --ctx 8, ids < 16
 
@@ -95,12 +95,7 @@ def write_ggufs(out: Path) -> None:
             if qtype == gguf.GGMLQuantizationType.F32:
                 writer.add_tensor(f"{name}.weight", values)
             elif qtype.name.endswith("_K"):  # the gguf package does not quantize K-quants: random blocks
-                block_values, block_bytes = gguf.GGML_QUANT_SIZES[qtype]
-                rows = shape[0] if len(shape) == 2 else 1
-                blocks = rng.integers(0, 256, size=(rows, shape[-1] // block_values, block_bytes), dtype=np.uint8)
-                for offset in ((208,) if qtype.name == "Q6_K" else (0, 2)):  # finite, small fp16 scales
-                    blocks[:, :, offset:offset + 2] = np.frombuffer(np.float16(1e-3).tobytes(), dtype=np.uint8)
-                blocks = blocks.reshape(rows, -1)
+                blocks = random_k_quant_blocks(rng, qtype, shape[0] if len(shape) == 2 else 1, shape[-1], 1e-3)
                 writer.add_tensor(f"{name}.weight", blocks if len(shape) == 2 else blocks[0], raw_dtype=qtype)
             else:
                 writer.add_tensor(f"{name}.weight", gguf.quants.quantize(values, qtype), raw_dtype=qtype)
