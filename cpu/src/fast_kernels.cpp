@@ -46,6 +46,10 @@ kernels::CpuKernels make_table() {
   k.quantize_iq4_nl = ggml::quantize_iq4_nl;
   k.turboquant_cells = codebook_cells;
   k.e4m3_codes = fp8::e4m3_codes;
+  k.window_mean = dgq3::window_mean;
+  k.signed_extreme = dgq3::signed_extreme;
+  k.symmetric_codes = dgq3::symmetric_codes;
+  k.symmetric_values = dgq3::symmetric_values;
 #endif
 #if defined(__F16C__)
   k.halves_to_floats = halves_to_floats;

@@ -8,6 +8,7 @@
 #include "dgq/baselines/fp8_e4m3.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/fwht.hpp"
+#include "schemes/dgq3/symmetric_codes.hpp"
 #include "schemes/dgq_v1/row_kernels.hpp"
 #include "schemes/uniform_code_runs.hpp"
 
@@ -87,6 +88,10 @@ constexpr CpuKernels kReference{
     .dgq2_compress_direct = nullptr,
     .turboquant_cells = codebook_cells,
     .e4m3_codes = e4m3_codes,
+    .window_mean = schemes::dgq3::window_mean,
+    .signed_extreme = schemes::dgq3::signed_extreme,
+    .symmetric_codes = schemes::dgq3::symmetric_codes,
+    .symmetric_values = schemes::dgq3::symmetric_values,
 };
 
 const CpuKernels*& fast_slot() {

@@ -30,6 +30,7 @@
 #include "schemes/dgq3/channel_scales.hpp"
 #include "schemes/dgq3/token_widths.hpp"
 #include "schemes/dgq3/window_mean.hpp"
+#include "schemes/kernel_families.hpp"
 
 namespace dgq::schemes {
 namespace {
@@ -93,7 +94,7 @@ class Dgq3Scheme final : public Scheme {
     block_scales.reserve(static_cast<std::size_t>(L * layout.blocks_per_row) * 2);
     std::vector<float> row(static_cast<std::size_t>(D));
     std::uint64_t bit = 0;
-    dgq3::WindowMean window(p_.center_win, D);
+    dgq3::WindowMean window(k_, p_.center_win, D);
     std::vector<float> mean(static_cast<std::size_t>(D)), decoded(static_cast<std::size_t>(D));
     for (std::int64_t t = 0; t < L; ++t) {
       prepare_row(v.data() + t * D, D, t, role, scales, row.data());
@@ -104,11 +105,11 @@ class Dgq3Scheme final : public Scheme {
       const int bits = promoted[static_cast<std::size_t>(t)] ? p_.hi_bits : p_.bits_for(role);
       for (std::int64_t b = 0; b < layout.blocks_per_row; ++b) {
         const float* y = row.data() + b * p_.block;
-        const std::uint16_t s = dgq3::block_scale(y, p_.block, bits, t, b);
+        const std::uint16_t s = dgq3::block_scale(k_, y, p_.block, bits, t, b);
         block_scales.push_back(static_cast<std::uint8_t>(s & 0xffu));
         block_scales.push_back(static_cast<std::uint8_t>(s >> 8));
-        dgq3::put_block_codes(y, p_.block, bits, s, codes.data(), bit);
-        if (p_.centres(role)) dgq3::get_block_values(codes.data(), bit, p_.block, bits, s, decoded.data() + b * p_.block);
+        dgq3::put_block_codes(k_, y, p_.block, bits, s, codes.data(), bit / 8,
+                              p_.centres(role) ? decoded.data() + b * p_.block : nullptr);
         bit += static_cast<std::uint64_t>(p_.block * bits);
       }
       if (p_.centres(role)) {
@@ -155,7 +156,7 @@ class Dgq3Scheme final : public Scheme {
     }
     std::vector<float> values(static_cast<std::size_t>(L * D));
     const int block_rotation = rules::hadamard_block(D, c.role == TensorRole::key);
-    dgq3::WindowMean window(p_.center_win, D);
+    dgq3::WindowMean window(k_, p_.center_win, D);
     std::vector<float> mean(static_cast<std::size_t>(D));
     std::uint64_t bit = 0;
     for (std::int64_t t = 0; t < L; ++t) {
@@ -167,7 +168,7 @@ class Dgq3Scheme final : public Scheme {
         if ((s & 0x7c00u) == 0x7c00u) {
           throw InputError(spec() + ": corrupt dgq3 data: non-finite block scale at token " + std::to_string(t));
         }
-        dgq3::get_block_values(codes.bytes.data(), bit, p_.block, bits, s, y + b * p_.block);
+        dgq3::get_block_values(k_, codes.bytes.data(), bit / 8, p_.block, bits, s, y + b * p_.block);
         bit += static_cast<std::uint64_t>(p_.block * bits);
       }
       if (p_.centres(c.role)) {
@@ -342,18 +343,25 @@ constexpr SchemeParam kDgq3Params[] = {
 
 bool dgq3_accepts_channels(std::int64_t d) { return d > 0 && d % 64 == 0; }
 
-[[maybe_unused]] const bool registered_dgq3 = register_scheme_family({
-    .name = kDgq3Name,
-    .device = Device::reference,
-    .order = 260,
-    .summary = "DGQ v3: causal per-token codes; Hadamard rotation, K channel scales from a calibration prefix, "
-               "variance-promoted tokens at hi_bits",
-    .params = kDgq3Params,
-    .make = [](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
-      return std::make_unique<Dgq3Scheme>(parse_dgq3(args), kernels::reference_kernels());
-    },
-    .accepts_channels = dgq3_accepts_channels,
-});
+}  // namespace
 
+std::vector<SchemeFamily> dgq3_families(const kernels::CpuKernels& k, Device device) {
+  return {{
+      .name = kDgq3Name,
+      .device = device,
+      .order = 260,
+      .summary = "DGQ v3: causal per-token codes; Hadamard rotation, K channel scales from a calibration prefix, "
+                 "variance-promoted tokens at hi_bits",
+      .params = kDgq3Params,
+      .make = [kt = &k](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
+        return std::make_unique<Dgq3Scheme>(parse_dgq3(args), *kt);
+      },
+      .accepts_channels = dgq3_accepts_channels,
+  }};
+}
+
+namespace {
+[[maybe_unused]] const bool registered_dgq3 =
+    register_scheme_families(dgq3_families(kernels::reference_kernels(), Device::reference));
 }  // namespace
 }  // namespace dgq::schemes

@@ -20,5 +20,6 @@ std::vector<SchemeFamily> int8_token_families(const kernels::CpuKernels& k, Devi
 std::vector<SchemeFamily> fp8_e4m3_families(const kernels::CpuKernels& k, Device device);
 std::vector<SchemeFamily> kivi_families(const kernels::CpuKernels& k, Device device);
 std::vector<SchemeFamily> turboquant_families(const kernels::CpuKernels& k, Device device);
+std::vector<SchemeFamily> dgq3_families(const kernels::CpuKernels& k, Device device);
 
 }  // namespace dgq::schemes

@@ -125,6 +125,20 @@ struct CpuKernels {
 
   // fp8-e4m3 (dgq/baselines/fp8_e4m3.hpp): out[j] = float_to_e4m3(x[j] / scale).
   void (*e4m3_codes)(const float* x, std::int64_t n, float scale, std::uint8_t* out);
+
+  // DGQ v3 (docs/spec.md "DGQ v3"). Rule W5's window mean of a ring of `window` rows of
+  // `channels` into which `count` rows were pushed (row j at slot j % window): with held =
+  // min(count, window), mean[c] = (rows count-held .. count-1, oldest first, added in fp32 to 0)
+  // / held; 0 when count is 0.
+  void (*window_mean)(const float* ring, std::int64_t window, std::int64_t count, std::int64_t channels, float* mean);
+  // Rule W4: the signed extreme of y[0 .. n) (largest |y|, the first on ties; +0 when all are
+  // zeros), y finite.
+  float (*signed_extreme)(const float* y, std::int64_t n);
+  // Rule W4's codes, one byte each: u[j] = clamp(rint(y[j] * inverse), -2^(b-1), 2^(b-1) - 1) +
+  // 2^(b-1), 2 <= bits <= 8.
+  void (*symmetric_codes)(const float* y, std::int64_t n, float inverse, int bits, std::uint8_t* u);
+  // Their values: y[j] = (u[j] - 2^(b-1)) * d.
+  void (*symmetric_values)(const std::uint8_t* u, std::int64_t n, int bits, float d, float* y);
 };
 
 // The scalar table: the rules as docs/spec.md writes them.

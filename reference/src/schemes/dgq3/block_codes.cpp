@@ -1,18 +1,68 @@
 #include "block_codes.hpp"
 
-#include <cmath>
+#include <cassert>
+#include <cstring>
 #include <string>
 
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
+#include "dgq/kernels/cpu_kernels.hpp"
 
 namespace dgq::schemes::dgq3 {
+namespace {
 
-std::uint16_t block_scale(const float* y, std::int64_t n, int bits, std::int64_t t, std::int64_t b) {
-  float extreme = 0.0f;
-  for (std::int64_t i = 0; i < n; ++i) {
-    if (std::fabs(y[i]) > std::fabs(extreme)) extreme = y[i];
+constexpr std::int64_t kMostChannels = 256;  // the largest block (parameter `block`)
+
+// u[0 .. n) at `bits` each into a little-endian bit stream, lowest code in the lowest bits.
+void pack_codes(const std::uint8_t* u, std::int64_t n, int bits, std::uint8_t* out) {
+  if (bits == 8) {
+    std::memcpy(out, u, static_cast<std::size_t>(n));
+    return;
   }
+  if (bits == 4) {
+    for (std::int64_t i = 0; i < n / 2; ++i) out[i] = static_cast<std::uint8_t>(u[2 * i] | u[2 * i + 1] << 4);
+    return;
+  }
+  std::uint32_t pending = 0;
+  int held = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    pending |= static_cast<std::uint32_t>(u[i]) << held;
+    for (held += bits; held >= 8; held -= 8, pending >>= 8) *out++ = static_cast<std::uint8_t>(pending & 0xffu);
+  }
+  assert(held == 0);
+}
+
+void unpack_codes(const std::uint8_t* in, std::int64_t n, int bits, std::uint8_t* u) {
+  if (bits == 8) {
+    std::memcpy(u, in, static_cast<std::size_t>(n));
+    return;
+  }
+  if (bits == 4) {
+    for (std::int64_t i = 0; i < n / 2; ++i) {
+      u[2 * i] = in[i] & 0x0fu;
+      u[2 * i + 1] = in[i] >> 4;
+    }
+    return;
+  }
+  const std::uint32_t mask = (1u << bits) - 1u;
+  std::uint32_t pending = 0;
+  int held = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (held < bits) {
+      pending |= static_cast<std::uint32_t>(*in++) << held;
+      held += 8;
+    }
+    u[i] = static_cast<std::uint8_t>(pending & mask);
+    pending >>= bits;
+    held -= bits;
+  }
+}
+
+}  // namespace
+
+std::uint16_t block_scale(const kernels::CpuKernels& k, const float* y, std::int64_t n, int bits, std::int64_t t,
+                          std::int64_t b) {
+  const float extreme = k.signed_extreme(y, n);
   const float lowest = -static_cast<float>(1 << (bits - 1));
   const std::uint16_t h = rules::float_to_half(extreme / lowest);
   if ((h & 0x7c00u) == 0x7c00u) {
@@ -22,32 +72,23 @@ std::uint16_t block_scale(const float* y, std::int64_t n, int bits, std::int64_t
   return static_cast<std::uint16_t>(h == 0x8000u ? 0 : h);  // -0 is stored as +0
 }
 
-void put_block_codes(const float* y, std::int64_t n, int bits, std::uint16_t scale, std::uint8_t* out,
-                     std::uint64_t bit_offset) {
+void put_block_codes(const kernels::CpuKernels& k, const float* y, std::int64_t n, int bits, std::uint16_t scale,
+                     std::uint8_t* out, std::uint64_t byte_offset, float* values) {
+  assert(n <= kMostChannels && (n * bits) % 8 == 0);
   const float d = rules::half_to_float(scale);
   const float inverse = d == 0.0f ? 0.0f : 1.0f / d;
-  const float lo = -static_cast<float>(1 << (bits - 1)), hi = static_cast<float>((1 << (bits - 1)) - 1);
-  for (std::int64_t i = 0; i < n; ++i) {
-    const float q = std::fmin(std::fmax(rintf(y[i] * inverse), lo), hi);
-    const auto u = static_cast<std::uint32_t>(static_cast<int>(q) + (1 << (bits - 1)));
-    const std::uint64_t bit = bit_offset + static_cast<std::uint64_t>(i) * static_cast<std::uint64_t>(bits);
-    const std::uint32_t shifted = u << (bit % 8);  // at most 8 + 7 bits: two bytes
-    out[bit / 8] |= static_cast<std::uint8_t>(shifted & 0xffu);
-    if (shifted > 0xffu) out[bit / 8 + 1] |= static_cast<std::uint8_t>(shifted >> 8);
-  }
+  std::uint8_t u[kMostChannels];
+  k.symmetric_codes(y, n, inverse, bits, u);
+  pack_codes(u, n, bits, out + byte_offset);
+  if (values != nullptr) k.symmetric_values(u, n, bits, d, values);
 }
 
-void get_block_values(const std::uint8_t* in, std::uint64_t bit_offset, std::int64_t n, int bits,
-                      std::uint16_t scale, float* y) {
-  const float d = rules::half_to_float(scale);
-  const std::uint32_t mask = (1u << bits) - 1u;
-  for (std::int64_t i = 0; i < n; ++i) {
-    const std::uint64_t bit = bit_offset + static_cast<std::uint64_t>(i) * static_cast<std::uint64_t>(bits);
-    std::uint32_t word = in[bit / 8];
-    if (bit % 8 + static_cast<std::uint64_t>(bits) > 8) word |= static_cast<std::uint32_t>(in[bit / 8 + 1]) << 8;
-    const int u = static_cast<int>((word >> (bit % 8)) & mask);
-    y[i] = static_cast<float>(u - (1 << (bits - 1))) * d;
-  }
+void get_block_values(const kernels::CpuKernels& k, const std::uint8_t* in, std::uint64_t byte_offset, std::int64_t n,
+                      int bits, std::uint16_t scale, float* y) {
+  assert(n <= kMostChannels && (n * bits) % 8 == 0);
+  std::uint8_t u[kMostChannels];
+  unpack_codes(in + byte_offset, n, bits, u);
+  k.symmetric_values(u, n, bits, rules::half_to_float(scale), y);
 }
 
 }  // namespace dgq::schemes::dgq3
