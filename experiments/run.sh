@@ -290,7 +290,7 @@ run_dgq3() { frontier_sweep dgq3-ablation clean; frontier_sweep dgq3-long clean;
 # and SmolLM2's longest length in long-context's grid (8192 tokens; depths 0, 50, 100 %, 3 keys: the
 # runner's CPU time bounds the count) into $OUT/dgq3-passkey-8k/; notebook dgq3-passkey.ipynb
 # publishes the dgq3-passkey block of §9e. About 45 min on the 2-core machine.
-DGQ3_PASSKEY_SCHEMES=("q4_0:rot=hadamard" "q5_0:rot=hadamard" dgq3 "dgq3:kbits=5,center=kv,hi_frac=0.05"
+DGQ3_PASSKEY_SCHEMES=(fp16 "q4_0:rot=hadamard" "q5_0:rot=hadamard" dgq3 "dgq3:kbits=5,center=kv,hi_frac=0.05"
   "dgq3:vbits=3,center=kv,hi_frac=0.05")
 run_dgq3-passkey() {
   e2e_inputs
