@@ -18,16 +18,22 @@ namespace {
 
 constexpr int kLlamaLayers = 32;
 const std::vector<std::int64_t> kLlamaLengths = {8192, 32768, 131072};
-const char* const kTypes[] = {"f16", "q8_0", "q4_0", "iq4_nl", "q4_0+rot", "iq4_nl+rot"};
+const char* const kTypes[] = {"f16", "q8_0", "q4_0", "iq4_nl", "q4_0+rot", "iq4_nl+rot", "dgq"};
 
 // The stored type a dgq entry reads: "q4_0+rot" (rot=hadamard on q4_0 blocks) reads q4_0's
 // bytes, so its ggml and memcpy references are q4_0's.
 std::string stored_type(const std::string& type) { return type.substr(0, type.find('+')); }
 
-// Bits per value of each stored type (fp16 scale per 32 values included).
+// The ggml cache a dgq entry is compared with as "the same type": its own, or for DGQ v1, which
+// ggml does not have, q8_0 (its peer in bits: 8.5 against DGQ's 8).
+std::string ggml_peer(const std::string& type) { return stored_type(type) == "dgq" ? "q8_0" : stored_type(type); }
+
+// Bits per value of each stored type (fp16 scale per 32 values included; DGQ v1's few ranges
+// and markers per head left out).
 double bits_per_value(const std::string& type) {
   if (stored_type(type) == "f16") return 16;
   if (stored_type(type) == "q8_0") return 8.5;
+  if (stored_type(type) == "dgq") return 8;
   return 4.5;
 }
 
@@ -73,12 +79,16 @@ Rows decode_rows(const std::vector<DecodeResult>& rs, int head_dim) {
       if (f16 == nullptr) continue;
       for (const char* type : kTypes) {
         const DecodeResult* mem = find(rs, "memcpy", stored_type(type), head_dim, tokens, threads);
-        const DecodeResult* g = find(rs, "ggml", stored_type(type), head_dim, tokens, threads);
+        const DecodeResult* g = find(rs, "ggml", ggml_peer(type), head_dim, tokens, threads);
         const DecodeResult* d = find(rs, "dgq", type, head_dim, tokens, threads);
-        if (d == nullptr && type != stored_type(type)) continue;
+        if (d == nullptr && (type != stored_type(type) || ggml_peer(type) != type)) continue;
+        if (ggml_peer(type) != stored_type(type)) g = nullptr;  // DGQ v1: no ggml time of its own
         rows.push_back({length_name(tokens), std::to_string(threads), type, mem ? fmt(mem->seconds * 1e3, 3) : "",
                         g ? fmt(g->seconds * 1e3, 3) : "", d ? fmt(d->seconds * 1e3, 3) : "", d ? fmt(1.0 / d->seconds, 1) : "",
-                        d ? fmt(d->cache_bytes / d->seconds / 1e9) : "", fmt(speedup(d, g)), fmt(speedup(d, f16)),
+                        d ? fmt(d->cache_bytes / d->seconds / 1e9) : "",
+                        ggml_peer(type) != stored_type(type) ? fmt(speedup(d, find(rs, "ggml", ggml_peer(type), head_dim, tokens, threads))) + " (q8_0)"
+                                                              : fmt(speedup(d, g)),
+                        fmt(speedup(d, f16)),
                         fmt(speedup(d, mem))});
       }
     }
@@ -106,7 +116,7 @@ std::vector<TargetRow> target_rows(const std::vector<DecodeResult>& rs) {
   std::vector<TargetRow> out;
   for (const auto& d : rs) {
     if (d.impl != "dgq") continue;
-    const double same = speedup(&d, find(rs, "ggml", stored_type(d.type), d.head_dim, d.tokens, d.threads));
+    const double same = speedup(&d, find(rs, "ggml", ggml_peer(d.type), d.head_dim, d.tokens, d.threads));
     const double f16 = speedup(&d, find(rs, "ggml", "f16", d.head_dim, d.tokens, d.threads));
     const DecodeResult* mem = find(rs, "memcpy", stored_type(d.type), d.head_dim, d.tokens, d.threads);
     const double of_memcpy = mem ? d.seconds / mem->seconds : 0;
@@ -131,7 +141,7 @@ std::vector<TargetRow> target_rows(const std::vector<DecodeResult>& rs) {
   return out;
 }
 
-const std::vector<std::string> kTargetHeader = {"D",   "L", "threads", "type", "vs ggml same (goal >= 1)",
+const std::vector<std::string> kTargetHeader = {"D",   "L", "threads", "type", "vs ggml same (DGQ v1: q8_0; goal >= 1)",
                                                 "vs ggml f16 (goal > 1 at L >= 16K, <= 4.5 bits)",
                                                 "time / memcpy of its bytes (goal <= 3)", "met"};
 
@@ -152,7 +162,8 @@ Rows llama_rows(const std::vector<DecodeResult>& rs) {
           const double change = (r->seconds / f16->seconds - 1) * 100;
           std::ostringstream pct;
           pct << std::showpos << std::fixed << std::setprecision(0) << change << " %";
-          rows.push_back({length_name(tokens), std::to_string(threads), std::string(impl) + " " + type,
+          rows.push_back({length_name(tokens), std::to_string(threads),
+                          std::string(impl) + " " + (std::string(type) == "dgq" ? "DGQ v1" : type),
                           fmt(r->seconds * 1e3, 2), fmt(r->seconds * 1e3 * kLlamaLayers, 1), pct.str()});
         }
     }

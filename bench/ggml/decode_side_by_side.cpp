@@ -10,6 +10,12 @@
 // no mask, scale 1/sqrt(D)) in a graph computed by ggml_graph_compute with its OpenMP threads.
 // dgq: DecodeAttention's chunk items and head merges under one OpenMP parallel region.
 // memcpy: the same K and V bytes copied (read + write) with the same threads.
+//
+// DGQ v1 (`dgq`, the article's scheme at its defaults, 8-bit codes with one range per segment)
+// has no ggml type: dgq's kernel on its codes is timed beside the others, against ggml's f16 and
+// (its peer in bits) q8_0 caches and memcpy of its own bytes (codes + ranges + markers). Its
+// segments are those of the longest L; a shorter L reads a prefix of the codes with the
+// segments clipped to it (the time does not depend on where the edges fall).
 #include "decode_side_by_side.hpp"
 
 #include <omp.h>
@@ -37,21 +43,58 @@ struct CacheType {
   ggml_type type;
   bool dgq;  // dgq's decode attention reads this type
   cpu::KvBlockFormat format;
+  bool ggml = true;  // ggml has this type (not DGQ v1)
 };
 constexpr CacheType kCacheTypes[] = {{"f16", GGML_TYPE_F16, false, cpu::KvBlockFormat::q8_0},
                                      {"q8_0", GGML_TYPE_Q8_0, true, cpu::KvBlockFormat::q8_0},
                                      {"q4_0", GGML_TYPE_Q4_0, true, cpu::KvBlockFormat::q4_0},
-                                     {"iq4_nl", GGML_TYPE_IQ4_NL, true, cpu::KvBlockFormat::iq4_nl}};
+                                     {"iq4_nl", GGML_TYPE_IQ4_NL, true, cpu::KvBlockFormat::iq4_nl},
+                                     {"dgq", GGML_TYPE_I8, true, cpu::KvBlockFormat::dgq, false}};
 
-// One type's K and V: [kv_heads][max_tokens][row_bytes].
+// One type's K and V: [kv_heads][max_tokens][row_bytes]; for dgq also each head's segment
+// ranges (the same for K and V, which hold the same values) and their stored bytes per head.
 struct StoredLayer {
   std::vector<std::uint8_t> k, v;
   std::size_t row_bytes = 0;
   std::int64_t max_tokens = 0;
+  std::vector<cpu::DgqSegmentRanges> ranges;
+  std::size_t extra_head_bytes = 0;
   const std::uint8_t* head(const std::vector<std::uint8_t>& role, int h) const {
     return role.data() + static_cast<std::size_t>(h) * static_cast<std::size_t>(max_tokens) * row_bytes;
   }
 };
+
+// DGQ v1's codes of every head in one buffer, and each head's ranges.
+std::vector<std::uint8_t> store_dgq_role(const Tensor3& x, std::size_t row_bytes, StoredLayer& s) {
+  const auto scheme = make_scheme("dgq");
+  const auto heads = static_cast<int>(x.heads);
+  const std::size_t head_bytes = row_bytes * static_cast<std::size_t>(x.tokens);
+  std::vector<std::uint8_t> bytes(head_bytes * static_cast<std::size_t>(heads));
+  s.ranges.resize(static_cast<std::size_t>(heads));
+  for (int h = 0; h < heads; ++h) {
+    const Compressed c = scheme->compress(x.head(h), TensorRole::key);
+    const std::uint8_t* codes = nullptr;
+    s.ranges[static_cast<std::size_t>(h)] = cpu::dgq_segment_ranges(c, &codes);
+    std::memcpy(bytes.data() + static_cast<std::size_t>(h) * head_bytes, codes, head_bytes);
+    s.extra_head_bytes = std::max<std::size_t>(s.extra_head_bytes, c.total_bytes() - head_bytes);
+  }
+  return bytes;
+}
+
+// Head h's ranges clipped to the first `tokens` tokens.
+cpu::DgqSegmentRanges clipped(const cpu::DgqSegmentRanges& r, std::int64_t tokens) {
+  cpu::DgqSegmentRanges out = r;
+  out.edges.clear();
+  out.lo.clear();
+  out.scale.clear();
+  for (std::size_t i = 0; i + 1 < r.edges.size() && r.edges[i] < tokens; ++i) {
+    out.edges.push_back(r.edges[i]);
+    out.lo.push_back(r.lo[i]);
+    out.scale.push_back(r.scale[i]);
+  }
+  out.edges.push_back(static_cast<std::uint32_t>(tokens));
+  return out;
+}
 
 std::vector<std::uint8_t> store_role(const CacheType& t, const Tensor3& x, std::size_t row_bytes) {
   if (t.type == GGML_TYPE_F16) {
@@ -77,7 +120,7 @@ StoredLayer store_layer(const CacheType& t, const Tensor3& kv, int head_dim) {
   StoredLayer s;
   s.row_bytes = ggml_row_size(t.type, head_dim);
   s.max_tokens = kv.tokens;
-  s.k = store_role(t, kv, s.row_bytes);
+  s.k = t.ggml ? store_role(t, kv, s.row_bytes) : store_dgq_role(kv, s.row_bytes, s);
   s.v = s.k;  // V holds the same values (see the top of this file)
   return s;
 }
@@ -132,11 +175,13 @@ std::shared_ptr<GgmlStep> make_ggml_step(const CacheType& t, const StoredLayer& 
 }
 
 // dgq's decode step: chunk items, then head merges, in one OpenMP parallel region.
-Entry dgq_entry(const std::string& type, const cpu::StoredKv& kv, const Shape& sh, double bytes, const float* q) {
+// ranges: a dgq entry's clipped segment ranges, kept alive with the step.
+Entry dgq_entry(const std::string& type, const cpu::StoredKv& kv, const Shape& sh, double bytes, const float* q,
+                std::shared_ptr<std::vector<cpu::DgqSegmentRanges>> ranges = nullptr) {
   auto step = std::make_shared<cpu::DecodeAttention>(kv, cpu::DecodeAttentionShape{sh.kv_heads, sh.group, sh.head_dim, sh.tokens},
                                                      1.0f / std::sqrt(static_cast<float>(sh.head_dim)));
   const int heads = sh.query_heads();
-  return {"dgq", type, bytes, [step, q, heads] {
+  return {"dgq", type, bytes, [step, q, heads, ranges] {
             step->set_query(q);
             const std::int64_t items = step->chunk_items();
 #pragma omp parallel
@@ -165,7 +210,7 @@ std::vector<Entry> make_entries(const Shape& sh, const std::vector<StoredLayer>&
   for (std::size_t i = 0; i < std::size(kCacheTypes); ++i) {
     const CacheType& t = kCacheTypes[i];
     const StoredLayer& s = layers[i];
-    const double bytes = 2.0 * sh.kv_heads * tokens * static_cast<double>(s.row_bytes);
+    const double bytes = 2.0 * sh.kv_heads * (tokens * static_cast<double>(s.row_bytes) + static_cast<double>(s.extra_head_bytes));
     const std::size_t head_bytes = static_cast<std::size_t>(sh.tokens) * s.row_bytes;
     std::uint8_t* dst = target.data();
     entries.push_back({"memcpy", t.name, bytes, [&s, dst, head_bytes, kv_heads = sh.kv_heads] {
@@ -174,14 +219,24 @@ std::vector<Entry> make_entries(const Shape& sh, const std::vector<StoredLayer>&
                            std::memcpy(dst + static_cast<std::size_t>(piece) * head_bytes,
                                        s.head(piece % 2 == 0 ? s.k : s.v, piece / 2), head_bytes);
                        }});
-    auto g = make_ggml_step(t, s, sh, q);
-    entries.push_back({"ggml", t.name, bytes, [g] { ggml_graph_compute(g->graph, &g->plan); }, g->out.data()});
+    if (t.ggml) {
+      auto g = make_ggml_step(t, s, sh, q);
+      entries.push_back({"ggml", t.name, bytes, [g] { ggml_graph_compute(g->graph, &g->plan); }, g->out.data()});
+    }
     if (!t.dgq) continue;
     cpu::StoredKv kv;
     kv.format = t.format;
     for (int h = 0; h < sh.kv_heads; ++h) {
       kv.k.push_back(s.head(s.k, h));
       kv.v.push_back(s.head(s.v, h));
+    }
+    if (t.format == cpu::KvBlockFormat::dgq) {
+      auto ranges = std::make_shared<std::vector<cpu::DgqSegmentRanges>>();
+      for (const auto& r : s.ranges) ranges->push_back(clipped(r, sh.tokens));
+      for (const auto& r : *ranges) kv.k_ranges.push_back(&r);
+      kv.v_ranges = kv.k_ranges;
+      entries.push_back(dgq_entry(t.name, kv, sh, bytes, q, ranges));
+      continue;
     }
     entries.push_back(dgq_entry(t.name, kv, sh, bytes, q));
     // rot=hadamard on top (4.5-bit types): the query rotated with K's blocks before the step,
@@ -197,12 +252,13 @@ std::vector<Entry> make_entries(const Shape& sh, const std::vector<StoredLayer>&
 // dgq's output against ggml's for the same type (same bytes, different arithmetic: ggml
 // rounds q to q8_0 for a quantized K and accumulates V in f16 for an f16 one): a layout or
 // head-mapping error would show as a difference of the order of the outputs themselves.
+// DGQ v1, which ggml lacks, against ggml's f16 cache of the same values (8-bit codes: close).
 void cross_check(const std::vector<Entry>& entries, const Shape& sh, std::ostream& log) {
   const std::size_t n = static_cast<std::size_t>(sh.query_heads()) * sh.head_dim;
   for (const Entry& d : entries) {
     if (d.impl != "dgq") continue;
     for (const Entry& g : entries) {
-      if (g.impl != "ggml" || g.type != d.type) continue;
+      if (g.impl != "ggml" || g.type != (d.type == "dgq" ? "f16" : d.type)) continue;
       double diff = 0, scale = 0;
       for (std::size_t i = 0; i < n; ++i) {
         diff = std::max(diff, static_cast<double>(std::fabs(d.output[i] - g.output[i])));

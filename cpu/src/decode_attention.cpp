@@ -18,13 +18,22 @@
 namespace dgq::cpu {
 namespace ar = dgq::attention_rules;
 
-int kv_block_bytes(KvBlockFormat f) { return f == KvBlockFormat::q8_0 ? 34 : 18; }
+int kv_block_bytes(KvBlockFormat f) {
+  switch (f) {
+    case KvBlockFormat::q8_0: return 34;
+    case KvBlockFormat::q4_0:
+    case KvBlockFormat::iq4_nl: return 18;
+    case KvBlockFormat::dgq: return 32;
+  }
+  return 0;
+}
 
 const char* kv_block_format_name(KvBlockFormat f) {
   switch (f) {
     case KvBlockFormat::q8_0: return "q8_0";
     case KvBlockFormat::q4_0: return "q4_0";
     case KvBlockFormat::iq4_nl: return "iq4_nl";
+    case KvBlockFormat::dgq: return "dgq";
   }
   return "?";
 }
@@ -45,6 +54,30 @@ void check_plan(const StoredKv& cache, const DecodeAttentionShape& s) {
          " V heads, the shape " + std::to_string(s.kv_heads));
   for (int h = 0; h < s.kv_heads; ++h)
     if (cache.k[h] == nullptr || cache.v[h] == nullptr) fail("KV head " + std::to_string(h) + " has no data");
+  if (cache.format != KvBlockFormat::dgq) return;
+  if (cache.k_ranges.size() != cache.k.size() || cache.v_ranges.size() != cache.v.size())
+    fail("format dgq needs the segment ranges of every K and V head");
+  for (const auto* ranges : {&cache.k_ranges, &cache.v_ranges}) {
+    for (const DgqSegmentRanges* r : *ranges) {
+      if (r == nullptr || r->edges.size() < 2 || r->edges.front() != 0 || r->edges.back() != s.tokens ||
+          r->lo.size() != r->edges.size() - 1 || r->scale.size() != r->lo.size() || r->f16 != cache.k_ranges[0]->f16)
+        fail("a dgq head's segment ranges do not cover its " + std::to_string(s.tokens) +
+             " tokens (or K and V differ in dtype)");
+    }
+  }
+}
+
+// The lo and scale of tokens first .. first+count-1 of a dgq head, from their segments.
+void token_ranges(const DgqSegmentRanges& r, std::int64_t first, std::int64_t count, std::vector<float>& lo,
+                  std::vector<float>& scale) {
+  lo.resize(static_cast<std::size_t>(count));
+  scale.resize(static_cast<std::size_t>(count));
+  std::size_t segment = 0;
+  for (std::int64_t t = 0; t < count; ++t) {
+    while (first + t >= static_cast<std::int64_t>(r.edges[segment + 1])) ++segment;
+    lo[static_cast<std::size_t>(t)] = r.lo[segment];
+    scale[static_cast<std::size_t>(t)] = r.scale[segment];
+  }
 }
 
 }  // namespace
@@ -75,16 +108,22 @@ void DecodeAttention::run_chunk(std::int64_t item) {
   const int kv_head = static_cast<int>(item / chunks_);
   const std::int64_t chunk = item % chunks_, first = chunk * ar::kChunkTokens;
   const int D = shape_.head_dim, g = shape_.group;
-  thread_local std::vector<float> scores;
+  thread_local std::vector<float> scores, k_lo, k_scale, v_lo, v_scale;
   scores.resize(static_cast<std::size_t>(g) * ar::kChunkTokens);
-  const attention::ChunkInput in{cache_.format,
-                                 cache_.k[kv_head] + first * row_bytes_,
-                                 cache_.v[kv_head] + first * row_bytes_,
-                                 std::min(ar::kChunkTokens, shape_.tokens - first),
-                                 D,
-                                 g,
-                                 q_.data() + static_cast<std::size_t>(kv_head) * g * D,
-                                 scale_};
+  attention::ChunkInput in{cache_.format,
+                           cache_.k[kv_head] + first * row_bytes_,
+                           cache_.v[kv_head] + first * row_bytes_,
+                           std::min(ar::kChunkTokens, shape_.tokens - first),
+                           D,
+                           g,
+                           q_.data() + static_cast<std::size_t>(kv_head) * g * D,
+                           scale_};
+  if (cache_.format == KvBlockFormat::dgq) {
+    token_ranges(*cache_.k_ranges[kv_head], first, in.tokens, k_lo, k_scale);
+    token_ranges(*cache_.v_ranges[kv_head], first, in.tokens, v_lo, v_scale);
+    in.k_lo = k_lo.data(), in.k_scale = k_scale.data(), in.v_lo = v_lo.data(), in.v_scale = v_scale.data();
+    in.f16 = cache_.k_ranges[kv_head]->f16;
+  }
   const std::size_t at = static_cast<std::size_t>(item) * g;
   attention::attend_chunk(in, {chunk_max_.data() + at, chunk_sum_.data() + at, chunk_acc_.data() + at * D}, scores.data(),
                           path_ == DecodePath::scalar);

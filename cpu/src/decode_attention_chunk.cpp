@@ -51,12 +51,29 @@ void dequantize_block_scalar(KvBlockFormat f, const std::uint8_t* block, float* 
       std::memcpy(&b, block, sizeof b);
       return ggml::dequantize_iq4_nl(b, out);
     }
+    case KvBlockFormat::dgq: break;  // no block scale: dequantize_dgq_row_scalar
+  }
+  assert(false);
+}
+
+// DGQ v1's row (rule 7, in-band markers unmarked as rule 8 does), rounded to fp16 when asked.
+void dequantize_dgq_row_scalar(const std::uint8_t* row, int head_dim, float lo, float scale, bool f16, float* out) {
+  for (int d = 0; d < head_dim; ++d) {
+    const float x = rules::dequantize_code(rules::inband_unmark(static_cast<std::int8_t>(row[d])), lo, scale);
+    out[d] = f16 ? rules::half_to_float(rules::float_to_half(x)) : x;
   }
 }
 
-void dequantize_row_scalar(KvBlockFormat f, const std::uint8_t* row, int head_dim, float* out) {
-  const int bytes = kv_block_bytes(f);
-  for (int b = 0; b < head_dim / kBlock; ++b) dequantize_block_scalar(f, row + b * bytes, out + b * kBlock);
+// Row t of the chunk's K (value = false) or V.
+void dequantize_row_scalar(const ChunkInput& in, bool value, std::int64_t t, float* out) {
+  const std::int64_t row_bytes = static_cast<std::int64_t>(in.head_dim / kBlock) * kv_block_bytes(in.format);
+  const std::uint8_t* row = (value ? in.v : in.k) + t * row_bytes;
+  if (in.format == KvBlockFormat::dgq) {
+    return dequantize_dgq_row_scalar(row, in.head_dim, (value ? in.v_lo : in.k_lo)[t], (value ? in.v_scale : in.k_scale)[t],
+                                     in.f16, out);
+  }
+  for (int b = 0; b < in.head_dim / kBlock; ++b)
+    dequantize_block_scalar(in.format, row + b * kv_block_bytes(in.format), out + b * kBlock);
 }
 
 float dot_scalar(const float* q, const float* k, int head_dim) {
@@ -73,10 +90,9 @@ float dot_scalar(const float* q, const float* k, int head_dim) {
 
 void attend_chunk_scalar(const ChunkInput& in, const ChunkOutput& out, float* scores) {
   const int D = in.head_dim;
-  const std::int64_t row_bytes = static_cast<std::int64_t>(D / kBlock) * kv_block_bytes(in.format);
   std::vector<float> x(static_cast<std::size_t>(D));
   for (std::int64_t t = 0; t < in.tokens; ++t) {
-    dequantize_row_scalar(in.format, in.k + t * row_bytes, D, x.data());
+    dequantize_row_scalar(in, false, t, x.data());
     for (int h = 0; h < in.group; ++h) scores[h * ar::kChunkTokens + t] = dot_scalar(in.q + h * D, x.data(), D) * in.scale;
   }
   for (int h = 0; h < in.group; ++h) {
@@ -92,7 +108,7 @@ void attend_chunk_scalar(const ChunkInput& in, const ChunkOutput& out, float* sc
     std::fill(out.acc + h * D, out.acc + (h + 1) * D, 0.0f);
   }
   for (std::int64_t t = 0; t < in.tokens; ++t) {
-    dequantize_row_scalar(in.format, in.v + t * row_bytes, D, x.data());
+    dequantize_row_scalar(in, true, t, x.data());
     for (int h = 0; h < in.group; ++h) {
       const float p = scores[h * ar::kChunkTokens + t];
       float* acc = out.acc + h * D;
@@ -107,16 +123,22 @@ void attend_chunk_scalar(const ChunkInput& in, const ChunkOutput& out, float* sc
 // Each format's block as 4 registers (dequantize: v[k] = elements 8k .. 8k+7, ggml's element
 // order) or as one half of 2 registers (dequantize_half: half 0 is elements 0..15, half 1
 // 16..31; for q4_0 and iq4_nl the low and the high nibbles of the 16 bytes).
-struct Q8_0 {
+// The ggml formats: every block carries its scale, a row nothing else.
+struct BlockScaled {
+  struct Row {};
+  static Row row(const ChunkInput&, bool, std::int64_t) { return {}; }
+};
+
+struct Q8_0 : BlockScaled {
   static constexpr int kBytes = 34;
-  static void dequantize(const std::uint8_t* b, __m256 v[4]) {
+  static void dequantize(const std::uint8_t* b, const Row&, __m256 v[4]) {
     const __m256 d = _mm256_set1_ps(_cvtsh_ss(load_scale_bits(b)));
     for (int k = 0; k < 4; ++k) {
       const __m128i c = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + 2 + 8 * k));
       v[k] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(c)), d);
     }
   }
-  static void dequantize_half(const std::uint8_t* b, int half, __m256 v[2]) {
+  static void dequantize_half(const std::uint8_t* b, int half, const Row&, __m256 v[2]) {
     const __m256 d = _mm256_set1_ps(_cvtsh_ss(load_scale_bits(b)));
     const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2 + 16 * half));
     v[0] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(c)), d);
@@ -145,32 +167,68 @@ inline __m128i nibbles(const std::uint8_t* b, int half) {
   return _mm_and_si128(half == 0 ? raw : _mm_srli_epi16(raw, 4), _mm_set1_epi8(0x0F));
 }
 
-struct Q4_0 {
+struct Q4_0 : BlockScaled {
   static constexpr int kBytes = 18;
-  static void dequantize(const std::uint8_t* b, __m256 v[4]) {
+  static void dequantize(const std::uint8_t* b, const Row&, __m256 v[4]) {
     __m128i low, high;
     both_nibbles(b, low, high);
     const __m256 d = block_scale(b);
     codes_to_floats(_mm_sub_epi8(low, _mm_set1_epi8(8)), d, v);
     codes_to_floats(_mm_sub_epi8(high, _mm_set1_epi8(8)), d, v + 2);
   }
-  static void dequantize_half(const std::uint8_t* b, int half, __m256 v[2]) {
+  static void dequantize_half(const std::uint8_t* b, int half, const Row&, __m256 v[2]) {
     codes_to_floats(_mm_sub_epi8(nibbles(b, half), _mm_set1_epi8(8)), block_scale(b), v);
   }
 };
 
-struct IQ4NL {
+struct IQ4NL : BlockScaled {
   static constexpr int kBytes = 18;
   static __m128i grid() { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(ggml::kIQ4NLValues)); }
-  static void dequantize(const std::uint8_t* b, __m256 v[4]) {
+  static void dequantize(const std::uint8_t* b, const Row&, __m256 v[4]) {
     __m128i low, high;
     both_nibbles(b, low, high);
     const __m256 d = block_scale(b);
     codes_to_floats(_mm_shuffle_epi8(grid(), low), d, v);
     codes_to_floats(_mm_shuffle_epi8(grid(), high), d, v + 2);
   }
-  static void dequantize_half(const std::uint8_t* b, int half, __m256 v[2]) {
+  static void dequantize_half(const std::uint8_t* b, int half, const Row&, __m256 v[2]) {
     codes_to_floats(_mm_shuffle_epi8(grid(), nibbles(b, half)), block_scale(b), v);
+  }
+};
+
+// DGQ v1 (granularity=segment): 32 int8 codes per block, the row's range from its segment.
+// fmadd is rule 7's fmaf; cvtps_ph rounds to nearest even as rules::float_to_half does; codes
+// clamped to [-127, 126] are rule 8's inband_unmark (only markers lie outside).
+struct Dgq {
+  static constexpr int kBytes = 32;
+  struct Row {
+    __m256 lo, scale;
+    bool f16;
+  };
+  static Row row(const ChunkInput& in, bool value, std::int64_t t) {
+    return {_mm256_set1_ps((value ? in.v_lo : in.k_lo)[t]), _mm256_set1_ps((value ? in.v_scale : in.k_scale)[t]), in.f16};
+  }
+  static __m128i unmarked(const std::uint8_t* p) {
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    return _mm_min_epi8(_mm_max_epi8(c, _mm_set1_epi8(-127)), _mm_set1_epi8(126));
+  }
+  // The values of the low eight codes of c.
+  static __m256 eight(__m128i c, const Row& r) {
+    const __m256i q = _mm256_add_epi32(_mm256_cvtepi8_epi32(c), _mm256_set1_epi32(127));
+    const __m256 x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(q), r.scale, r.lo);
+    return r.f16 ? _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)) : x;
+  }
+  static void dequantize(const std::uint8_t* b, const Row& r, __m256 v[4]) {
+    const __m128i first = unmarked(b), second = unmarked(b + 16);
+    v[0] = eight(first, r);
+    v[1] = eight(_mm_srli_si128(first, 8), r);
+    v[2] = eight(second, r);
+    v[3] = eight(_mm_srli_si128(second, 8), r);
+  }
+  static void dequantize_half(const std::uint8_t* b, int half, const Row& r, __m256 v[2]) {
+    const __m128i c = unmarked(b + 16 * half);
+    v[0] = eight(c, r);
+    v[1] = eight(_mm_srli_si128(c, 8), r);
   }
 };
 
@@ -210,9 +268,10 @@ void score_heads(const ChunkInput& in, int h0, float* scores) {
         _mm_prefetch(reinterpret_cast<const char*>(in.v + t * row_bytes + offset), _MM_HINT_T1);
     __m256 acc[H][2];
     for (int h = 0; h < H; ++h) acc[h][0] = acc[h][1] = _mm256_setzero_ps();
+    const typename F::Row range = F::row(in, false, t);
     for (int b = 0; b < blocks; ++b) {
       __m256 kv[4];
-      F::dequantize(row + b * F::kBytes, kv);
+      F::dequantize(row + b * F::kBytes, range, kv);
       for (int h = 0; h < H; ++h) {
         const float* q = in.q + (h0 + h) * D + b * kBlock;
         for (int k = 0; k < 4; ++k) acc[h][k % 2] = _mm256_fmadd_ps(_mm256_loadu_ps(q + 8 * k), kv[k], acc[h][k % 2]);
@@ -268,7 +327,7 @@ void accumulate_half_block(const ChunkInput& in, int h0, int half_block, std::in
   }
   for (std::int64_t t = first; t < last; ++t, block += row_bytes) {
     __m256 vv[2];
-    F::dequantize_half(block, half, vv);
+    F::dequantize_half(block, half, F::row(in, true, t), vv);
     for (int h = 0; h < H; ++h) {
       const __m256 w = _mm256_broadcast_ss(p + (h0 + h) * ar::kChunkTokens + t);
       acc[h][0] = _mm256_fmadd_ps(w, vv[0], acc[h][0]);
@@ -339,6 +398,7 @@ void attend_chunk(const ChunkInput& in, const ChunkOutput& out, float* scores, [
       case KvBlockFormat::q8_0: return attend_chunk_avx2<Q8_0>(in, out, scores);
       case KvBlockFormat::q4_0: return attend_chunk_avx2<Q4_0>(in, out, scores);
       case KvBlockFormat::iq4_nl: return attend_chunk_avx2<IQ4NL>(in, out, scores);
+      case KvBlockFormat::dgq: return attend_chunk_avx2<Dgq>(in, out, scores);
     }
   }
 #endif

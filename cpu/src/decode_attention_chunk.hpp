@@ -17,6 +17,13 @@ struct ChunkInput {
   int head_dim, group;
   const float* q;         // [group][head_dim]
   float scale;
+  // format dgq only: the range of each of the chunk's tokens (its segment's lo and scale), for
+  // K and for V, and whether values round to fp16 (DgqSegmentRanges::f16).
+  const float* k_lo = nullptr;
+  const float* k_scale = nullptr;
+  const float* v_lo = nullptr;
+  const float* v_scale = nullptr;
+  bool f16 = true;
 };
 
 struct ChunkOutput {

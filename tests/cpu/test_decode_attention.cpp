@@ -1,5 +1,5 @@
-// Decode attention on stored q8_0 / q4_0 / iq4_nl blocks (cpu/src/decode_attention*.cpp)
-// against attention over the decompressed cache:
+// Decode attention on stored q8_0 / q4_0 / iq4_nl blocks and DGQ v1 codes
+// (cpu/src/decode_attention*.cpp) against attention over the decompressed cache:
 //  - bit for bit against a scalar twin written here, which runs the order the kernel documents
 //    (dgq/attention_rules.hpp) on the cache decoded by the reference's block decoders, and
 //    rotates the query and the output with the reference's Hadamard rotation;
@@ -33,16 +33,20 @@ namespace ar = dgq::attention_rules;
 
 namespace {
 
-enum class Values { random, constant_rows, large };
+// regimes: random rows whose spread jumps by 8x at a third and at two thirds of the tokens,
+// so that DGQ finds several segments.
+enum class Values { random, constant_rows, large, regimes };
 
 struct DecodeCase {
   KvBlockFormat format;
   bool rotated;
   DecodeAttentionShape shape;
   Values values = Values::random;
+  std::string dgq_markers = "table";  // format dgq: its markers parameter
 };
 
 std::string spec_of(const DecodeCase& c) {
+  if (c.format == KvBlockFormat::dgq) return "dgq:markers=" + c.dgq_markers;
   return std::string(dgq::cpu::kv_block_format_name(c.format)) + (c.rotated ? ":rot=hadamard" : "");
 }
 
@@ -51,6 +55,8 @@ std::string spec_of(const DecodeCase& c) {
 struct RoleCache {
   std::vector<dgq::Compressed> stored;
   std::vector<std::vector<float>> decoded, decompressed;
+  std::vector<dgq::cpu::DgqSegmentRanges> ranges;  // format dgq
+  std::vector<const std::uint8_t*> rows;            // what the kernel reads: blocks, or dgq's codes
 };
 
 // Rows of one KV head as the case asks: random in [-1, 1) with a per-token spread, every row
@@ -68,6 +74,7 @@ dgq::test::OwnedTensor head_values(const DecodeCase& c, std::uint64_t seed) {
         case Values::random: x.set(t, d, rng.symmetric(spread)); break;
         case Values::constant_rows: x.set(t, d, first_row[d]); break;
         case Values::large: x.set(t, d, rng.symmetric(60000.0f)); break;
+        case Values::regimes: x.set(t, d, rng.symmetric(t < s.tokens / 3 || t >= 2 * s.tokens / 3 ? 0.5f : 4.0f)); break;
       }
     }
   }
@@ -96,12 +103,31 @@ std::vector<float> decode_blocks(KvBlockFormat f, const std::vector<std::uint8_t
   return out;
 }
 
+// DGQ v1 stores fp16 input as the caches of the traces and of dgq eval do: its codes, and the
+// values decoded to fp16 (rule 7) in the test's floats.
+void add_dgq_head(const dgq::Scheme& scheme, const dgq::test::OwnedTensor& x32, dgq::TensorRole role, RoleCache& r) {
+  dgq::test::OwnedTensor x(dgq::DType::f16, x32.tokens, x32.channels);
+  dgq::from_float(dgq::to_float(x32.view()).data(), x.mut());
+  r.stored.push_back(scheme.compress(x.view(), role));
+  const std::uint8_t* codes = nullptr;
+  r.ranges.push_back(dgq::cpu::dgq_segment_ranges(r.stored.back(), &codes));
+  REQUIRE(codes == r.stored.back().find("codes")->bytes.data());
+  dgq::test::OwnedTensor y(dgq::DType::f16, x32.tokens, x32.channels);
+  scheme.decompress(r.stored.back(), y.mut());
+  r.decompressed.push_back(dgq::to_float(y.view()));
+  r.decoded.push_back(r.decompressed.back());
+}
+
 RoleCache build_role(const DecodeCase& c, dgq::TensorRole role, std::uint64_t seed) {
   const auto scheme = dgq::make_scheme(spec_of(c));
   const auto& s = c.shape;
   RoleCache r;
   for (int h = 0; h < s.kv_heads; ++h) {
     const auto x = head_values(c, seed + 1000u * static_cast<std::uint64_t>(h));
+    if (c.format == KvBlockFormat::dgq) {
+      add_dgq_head(*scheme, x, role, r);
+      continue;
+    }
     r.stored.push_back(scheme->compress(x.view(), role));
     const auto* blocks = r.stored.back().find("blocks");
     REQUIRE(blocks != nullptr);
@@ -113,6 +139,9 @@ RoleCache build_role(const DecodeCase& c, dgq::TensorRole role, std::uint64_t se
     // compare with something else than the decompressed cache.
     if (!c.rotated) REQUIRE(r.decoded.back() == r.decompressed.back());
   }
+  // Taken once every head is stored: a growing vector may move its elements.
+  for (const auto& stored : r.stored)
+    r.rows.push_back(stored.find(c.format == KvBlockFormat::dgq ? "codes" : "blocks")->bytes.data());
   return r;
 }
 
@@ -135,10 +164,10 @@ Problem make_problem(const DecodeCase& c, std::uint64_t seed) {
   p.scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
   p.stored.format = c.format;
   p.stored.k_rotated = p.stored.v_rotated = c.rotated;
-  for (int h = 0; h < s.kv_heads; ++h) {
-    p.stored.k.push_back(p.k.stored[h].find("blocks")->bytes.data());
-    p.stored.v.push_back(p.v.stored[h].find("blocks")->bytes.data());
-  }
+  p.stored.k = p.k.rows;
+  p.stored.v = p.v.rows;
+  for (const auto& r : p.k.ranges) p.stored.k_ranges.push_back(&r);
+  for (const auto& r : p.v.ranges) p.stored.v_ranges.push_back(&r);
   return p;
 }
 
@@ -390,4 +419,48 @@ TEST_CASE("decode attention: work items in reverse order give the same bytes", "
     const std::vector<float> got(step.output(), step.output() + p.q.size());
     REQUIRE(same_bytes(got, run_kernel(p, 1)));
   }
+}
+
+// DGQ v1 (format dgq): its int8 codes read with each token's segment range, rounded to fp16 in
+// registers, bit for bit the twin on Scheme::decompress's fp16 output.
+TEST_CASE("decode attention on DGQ v1 codes: every marker mode, several segments, chunk edges and GQA",
+          "[decode_attention][dgq]") {
+  const std::int64_t K = ar::kChunkTokens;
+  for (const char* markers : {"table", "bitmap", "inband"}) {
+    // The segments must be there, or the per-token ranges would go untested.
+    const DecodeCase several{KvBlockFormat::dgq, false, {2, 4, 128, 3 * K + 5}, Values::regimes, markers};
+    const Problem p = make_problem(several, dgq::test::seed() + 51);
+    for (const auto& r : p.k.ranges) {
+      CAPTURE(markers);
+      REQUIRE(r.edges.size() >= 3);
+      REQUIRE(r.f16);
+    }
+    check_case(several, dgq::test::seed() + 51);
+  }
+  for (std::int64_t L : {std::int64_t{1}, std::int64_t{7}, K - 1, K, K + 1})
+    check_case({KvBlockFormat::dgq, false, {1, 3, 64, L}, Values::regimes}, dgq::test::seed() + static_cast<std::uint64_t>(L));
+  for (int D : {32, 256}) check_case({KvBlockFormat::dgq, false, {2, 2, D, 600}}, dgq::test::seed() + static_cast<std::uint64_t>(D));
+  check_case({KvBlockFormat::dgq, false, {1, 4, 128, 520}, Values::constant_rows}, dgq::test::seed() + 52);
+  check_case({KvBlockFormat::dgq, false, {1, 2, 128, 520}, Values::large}, dgq::test::seed() + 53);
+}
+
+TEST_CASE("decode attention on DGQ v1 codes: other schemes and missing ranges are refused", "[decode_attention][dgq]") {
+  const auto x = head_values({KvBlockFormat::dgq, false, {1, 1, 64, 40}}, 7);
+  const std::uint8_t* codes = nullptr;
+  const auto q8 = dgq::make_scheme("q8_0")->compress(x.view(), dgq::TensorRole::key);
+  REQUIRE_THROWS_WITH(dgq::cpu::dgq_segment_ranges(q8, &codes), Catch::Contains("not 'q8_0'"));
+  const auto per_channel = dgq::make_scheme("dgq:granularity=segment-channel")->compress(x.view(), dgq::TensorRole::key);
+  REQUIRE_THROWS_WITH(dgq::cpu::dgq_segment_ranges(per_channel, &codes), Catch::Contains("granularity=segment only"));
+  const Problem p = make_problem({KvBlockFormat::dgq, false, {1, 1, 64, 40}}, 8);
+  dgq::cpu::StoredKv kv = p.stored;
+  kv.v_ranges.clear();
+  float out[64];
+  REQUIRE_THROWS_WITH(dgq::cpu::decode_attention(kv, p.c.shape, p.q.data(), 1.0f, out, 1),
+                      Catch::Contains("segment ranges of every K and V head"));
+  dgq::cpu::DgqSegmentRanges short_ranges = p.k.ranges[0];
+  short_ranges.edges.back() = 39;
+  kv = p.stored;
+  kv.k_ranges = {&short_ranges};
+  REQUIRE_THROWS_WITH(dgq::cpu::decode_attention(kv, p.c.shape, p.q.data(), 1.0f, out, 1),
+                      Catch::Contains("do not cover its 40 tokens"));
 }

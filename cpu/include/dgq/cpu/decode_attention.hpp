@@ -1,8 +1,9 @@
 #pragma once
 // Decode attention on a stored cache: one new query per head against L cached tokens whose K and
 // V are ggml blocks (q8_0, q4_0, iq4_nl: what those schemes store as part "blocks" for one
-// [tokens][head_dim] head), read and dequantized in registers inside the loop, never
-// decompressed to a buffer. GQA: query head h reads KV head h / group (ggml_flash_attn_ext's
+// [tokens][head_dim] head) or DGQ v1's codes (`dgq`, granularity=segment: part "codes", one int8
+// per element, with each segment's range), read and dequantized in registers inside the loop,
+// never decompressed to a buffer. GQA: query head h reads KV head h / group (ggml_flash_attn_ext's
 // broadcast). Softmax over scale * q.k, fp32 throughout.
 //
 // Order (dgq/attention_rules.hpp): the tokens are cut into chunks of kChunkTokens; per chunk and
@@ -13,11 +14,28 @@
 #include <cstdint>
 #include <vector>
 
+#include "dgq/scheme.hpp"
+
 namespace dgq::cpu {
 
-enum class KvBlockFormat : std::uint8_t { q8_0, q4_0, iq4_nl };
-int kv_block_bytes(KvBlockFormat f);  // 34, 18, 18 (32 values each)
+enum class KvBlockFormat : std::uint8_t { q8_0, q4_0, iq4_nl, dgq };
+int kv_block_bytes(KvBlockFormat f);  // 34, 18, 18, 32 (32 values each; dgq's are its codes only)
 const char* kv_block_format_name(KvBlockFormat f);
+
+// What a `dgq` head needs beside its codes: the segment edges [0, e1, ..., L] and each segment's
+// lo and scale (docs/spec.md rules 6-8: rules::dequant_scale), and whether the values decode to
+// fp16 (the input dtype: rule 7 rounds to it) or stay fp32. A value is
+// fmaf(code + 127, scale, lo), rounded to fp16 when `f16`, bit for bit what Scheme::decompress
+// writes (in-band markers decoded as rule 8's inband_unmark does).
+struct DgqSegmentRanges {
+  std::vector<std::uint32_t> edges;
+  std::vector<float> lo, scale;
+  bool f16 = true;
+};
+// From a `dgq` scheme's compressed head (granularity=segment, any markers, fp16 or fp32 input):
+// the ranges above and a pointer to its codes (into c, which must outlive it). Throws
+// std::invalid_argument for another family or granularity, InputError for corrupt parts.
+DgqSegmentRanges dgq_segment_ranges(const Compressed& c, const std::uint8_t** codes);
 
 struct DecodeAttentionShape {
   int kv_heads = 1;
@@ -35,6 +53,8 @@ struct StoredKv {
   KvBlockFormat format = KvBlockFormat::q8_0;
   std::vector<const std::uint8_t*> k, v;
   bool k_rotated = false, v_rotated = false;
+  // format dgq only: head h's segment ranges (k_ranges[h] for k[h], v_ranges[h] for v[h]).
+  std::vector<const DgqSegmentRanges*> k_ranges, v_ranges;
 };
 
 // best: AVX2/FMA where compiled in, else scalar. scalar: the scalar loops of the same order

@@ -1,0 +1,39 @@
+// DGQ v1's stored head as decode attention reads it (format dgq): the codes where they lie and
+// each segment's lo and scale, from the scheme's parts (dgq/dgq_parts.hpp), read once per head
+// when the cache is set up, not at every step.
+#include <stdexcept>
+#include <string>
+
+#include "dgq/cpu/decode_attention.hpp"
+#include "dgq/dgq_parts.hpp"
+#include "dgq/element_rules.hpp"
+
+namespace dgq::cpu {
+
+DgqSegmentRanges dgq_segment_ranges(const Compressed& c, const std::uint8_t** codes) {
+  if (c.scheme.rfind("dgq:", 0) != 0 && c.scheme != "dgq") {
+    throw std::invalid_argument("decode_attention: format dgq reads the parts of a dgq scheme, not '" + c.scheme + "'");
+  }
+  const DgqV1Params p = dgq_v1_params_from_spec(c.scheme);
+  if (p.granularity != Granularity::segment) {
+    throw std::invalid_argument("decode_attention: format dgq takes granularity=segment only (one range per segment), not '" +
+                                c.scheme + "'");
+  }
+  if (c.dtype != DType::f16 && c.dtype != DType::f32) {
+    throw std::invalid_argument("decode_attention: format dgq takes fp16 or fp32 input, not " + std::string(dtype_name(c.dtype)));
+  }
+  // A copy of the codes: in-band markers are found in them (rule 8); the kernel reads c's own.
+  const DgqV1Encoded enc = dgq_encoded_from_parts(c, p);
+  DgqSegmentRanges r;
+  r.edges = dgq_segment_edges(enc);
+  r.f16 = c.dtype == DType::f16;
+  for (int s = 0; s < enc.segments; ++s) {
+    const float lo = enc.lo[static_cast<std::size_t>(s)], hi = enc.hi[static_cast<std::size_t>(s)];
+    r.lo.push_back(lo);
+    r.scale.push_back(rules::dequant_scale(lo, hi));
+  }
+  *codes = c.find("codes")->bytes.data();
+  return r;
+}
+
+}  // namespace dgq::cpu
