@@ -59,6 +59,7 @@ struct StoredLayer {
   std::int64_t max_tokens = 0;
   std::vector<cpu::DgqSegmentRanges> ranges;
   std::size_t extra_head_bytes = 0;
+  std::vector<std::uint8_t> decoded;  // dgq only: Scheme::decompress's fp16 values, for the cross-check
   const std::uint8_t* head(const std::vector<std::uint8_t>& role, int h) const {
     return role.data() + static_cast<std::size_t>(h) * static_cast<std::size_t>(max_tokens) * row_bytes;
   }
@@ -71,12 +72,15 @@ std::vector<std::uint8_t> store_dgq_role(const Tensor3& x, std::size_t row_bytes
   const std::size_t head_bytes = row_bytes * static_cast<std::size_t>(x.tokens);
   std::vector<std::uint8_t> bytes(head_bytes * static_cast<std::size_t>(heads));
   s.ranges.resize(static_cast<std::size_t>(heads));
+  s.decoded.resize(x.storage.size());
   for (int h = 0; h < heads; ++h) {
     const Compressed c = scheme->compress(x.head(h), TensorRole::key);
     const std::uint8_t* codes = nullptr;
     s.ranges[static_cast<std::size_t>(h)] = cpu::dgq_segment_ranges(c, &codes);
     std::memcpy(bytes.data() + static_cast<std::size_t>(h) * head_bytes, codes, head_bytes);
     s.extra_head_bytes = std::max<std::size_t>(s.extra_head_bytes, c.total_bytes() - head_bytes);
+    scheme->decompress(c, MutTensor{s.decoded.data() + static_cast<std::size_t>(h) * x.head_bytes(), DType::f16, x.tokens,
+                                    x.channels});
   }
   return bytes;
 }
@@ -130,6 +134,7 @@ struct Entry {
   double cache_bytes = 0;
   std::function<void()> run;
   const float* output = nullptr;  // [query_heads][head_dim] after run, for the cross-check
+  bool timed = true;              // false: run in the warm-up round only, for the cross-check
 };
 
 struct Shape {
@@ -149,7 +154,9 @@ struct GgmlStep {
   ~GgmlStep() { ggml_free(ctx); }
 };
 
-std::shared_ptr<GgmlStep> make_ggml_step(const CacheType& t, const StoredLayer& s, const Shape& sh, float* q) {
+// k, v: [kv_heads][max_tokens] rows of t.type.
+std::shared_ptr<GgmlStep> make_ggml_step(const CacheType& t, const std::uint8_t* k_bytes, const std::uint8_t* v_bytes,
+                                         std::int64_t max_tokens, const Shape& sh, float* q) {
   auto step = std::make_shared<GgmlStep>();
   ggml_init_params params{16 * ggml_tensor_overhead() + ggml_graph_overhead(), nullptr, true};
   step->ctx = ggml_init(params);
@@ -157,10 +164,10 @@ std::shared_ptr<GgmlStep> make_ggml_step(const CacheType& t, const StoredLayer& 
   ggml_context* ctx = step->ctx;
   ggml_tensor* tq = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, sh.head_dim, 1, sh.query_heads());
   tq->data = q;
-  ggml_tensor* k = ggml_new_tensor_3d(ctx, t.type, sh.head_dim, s.max_tokens, sh.kv_heads);
-  ggml_tensor* v = ggml_new_tensor_3d(ctx, t.type, sh.head_dim, s.max_tokens, sh.kv_heads);
-  k->data = const_cast<std::uint8_t*>(s.k.data());  // ggml reads them only
-  v->data = const_cast<std::uint8_t*>(s.v.data());
+  ggml_tensor* k = ggml_new_tensor_3d(ctx, t.type, sh.head_dim, max_tokens, sh.kv_heads);
+  ggml_tensor* v = ggml_new_tensor_3d(ctx, t.type, sh.head_dim, max_tokens, sh.kv_heads);
+  k->data = const_cast<std::uint8_t*>(k_bytes);  // ggml reads them only
+  v->data = const_cast<std::uint8_t*>(v_bytes);
   ggml_tensor* kl = ggml_view_3d(ctx, k, sh.head_dim, sh.tokens, sh.kv_heads, k->nb[1], k->nb[2], 0);
   ggml_tensor* vl = ggml_view_3d(ctx, v, sh.head_dim, sh.tokens, sh.kv_heads, v->nb[1], v->nb[2], 0);
   ggml_tensor* fa = ggml_flash_attn_ext(ctx, tq, kl, vl, nullptr, 1.0f / std::sqrt(static_cast<float>(sh.head_dim)), 0.0f, 0.0f);
@@ -220,7 +227,7 @@ std::vector<Entry> make_entries(const Shape& sh, const std::vector<StoredLayer>&
                                        s.head(piece % 2 == 0 ? s.k : s.v, piece / 2), head_bytes);
                        }});
     if (t.ggml) {
-      auto g = make_ggml_step(t, s, sh, q);
+      auto g = make_ggml_step(t, s.k.data(), s.v.data(), s.max_tokens, sh, q);
       entries.push_back({"ggml", t.name, bytes, [g] { ggml_graph_compute(g->graph, &g->plan); }, g->out.data()});
     }
     if (!t.dgq) continue;
@@ -231,6 +238,11 @@ std::vector<Entry> make_entries(const Shape& sh, const std::vector<StoredLayer>&
       kv.v.push_back(s.head(s.v, h));
     }
     if (t.format == cpu::KvBlockFormat::dgq) {
+      // The cross-check's reference: ggml's f16 attention over DGQ's decompressed values.
+      auto g = make_ggml_step(kCacheTypes[0], s.decoded.data(), s.decoded.data(), s.max_tokens, sh, q);
+      Entry check{"ggml-check", t.name, bytes, [g] { ggml_graph_compute(g->graph, &g->plan); }, g->out.data()};
+      check.timed = false;
+      entries.push_back(std::move(check));
       auto ranges = std::make_shared<std::vector<cpu::DgqSegmentRanges>>();
       for (const auto& r : s.ranges) ranges->push_back(clipped(r, sh.tokens));
       for (const auto& r : *ranges) kv.k_ranges.push_back(&r);
@@ -252,13 +264,13 @@ std::vector<Entry> make_entries(const Shape& sh, const std::vector<StoredLayer>&
 // dgq's output against ggml's for the same type (same bytes, different arithmetic: ggml
 // rounds q to q8_0 for a quantized K and accumulates V in f16 for an f16 one): a layout or
 // head-mapping error would show as a difference of the order of the outputs themselves.
-// DGQ v1, which ggml lacks, against ggml's f16 cache of the same values (8-bit codes: close).
+// DGQ v1, which ggml lacks, against ggml's f16 attention over its decompressed values.
 void cross_check(const std::vector<Entry>& entries, const Shape& sh, std::ostream& log) {
   const std::size_t n = static_cast<std::size_t>(sh.query_heads()) * sh.head_dim;
   for (const Entry& d : entries) {
     if (d.impl != "dgq") continue;
     for (const Entry& g : entries) {
-      if (g.impl != "ggml" || g.type != (d.type == "dgq" ? "f16" : d.type)) continue;
+      if (g.impl != (d.type == "dgq" ? "ggml-check" : "ggml") || g.type != d.type) continue;
       double diff = 0, scale = 0;
       for (std::size_t i = 0; i < n; ++i) {
         diff = std::max(diff, static_cast<double>(std::fabs(d.output[i] - g.output[i])));
@@ -310,6 +322,7 @@ std::vector<DecodeResult> run_decode_side_by_side(const DecodeOptions& o, std::o
         std::vector<std::vector<double>> seconds(entries.size());
         for (int round = -1; round < o.rounds; ++round) {
           for (std::size_t e = 0; e < entries.size(); ++e) {
+            if (round >= 0 && !entries[e].timed) continue;
             const auto start = std::chrono::steady_clock::now();
             entries[e].run();
             const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -318,6 +331,7 @@ std::vector<DecodeResult> run_decode_side_by_side(const DecodeOptions& o, std::o
           if (round == -1) cross_check(entries, sh, log);
         }
         for (std::size_t e = 0; e < entries.size(); ++e) {
+          if (!entries[e].timed) continue;
           auto& s = seconds[e];
           std::sort(s.begin(), s.end());
           results.push_back({entries[e].impl, entries[e].type, head_dim, tokens, threads, s[s.size() / 2], entries[e].cache_bytes});
