@@ -59,7 +59,7 @@ struct StoredLayer {
   std::int64_t max_tokens = 0;
   std::vector<cpu::DgqSegmentRanges> ranges;
   std::size_t extra_head_bytes = 0;
-  std::vector<std::uint8_t> decoded;  // dgq only: Scheme::decompress's fp16 values, for the cross-check
+  std::vector<std::uint8_t> decoded;  // dgq only: Scheme::decompress's values as fp32, for the cross-check
   const std::uint8_t* head(const std::vector<std::uint8_t>& role, int h) const {
     return role.data() + static_cast<std::size_t>(h) * static_cast<std::size_t>(max_tokens) * row_bytes;
   }
@@ -72,15 +72,17 @@ std::vector<std::uint8_t> store_dgq_role(const Tensor3& x, std::size_t row_bytes
   const std::size_t head_bytes = row_bytes * static_cast<std::size_t>(x.tokens);
   std::vector<std::uint8_t> bytes(head_bytes * static_cast<std::size_t>(heads));
   s.ranges.resize(static_cast<std::size_t>(heads));
-  s.decoded.resize(x.storage.size());
+  s.decoded.resize(x.storage.size() * 2);  // fp32 from fp16
   for (int h = 0; h < heads; ++h) {
     const Compressed c = scheme->compress(x.head(h), TensorRole::key);
     const std::uint8_t* codes = nullptr;
     s.ranges[static_cast<std::size_t>(h)] = cpu::dgq_segment_ranges(c, &codes);
     std::memcpy(bytes.data() + static_cast<std::size_t>(h) * head_bytes, codes, head_bytes);
     s.extra_head_bytes = std::max<std::size_t>(s.extra_head_bytes, c.total_bytes() - head_bytes);
-    scheme->decompress(c, MutTensor{s.decoded.data() + static_cast<std::size_t>(h) * x.head_bytes(), DType::f16, x.tokens,
-                                    x.channels});
+    std::vector<std::uint16_t> half(x.head_bytes() / 2);
+    scheme->decompress(c, MutTensor{half.data(), DType::f16, x.tokens, x.channels});
+    const std::vector<float> values = to_float(ConstTensor{half.data(), DType::f16, x.tokens, x.channels});
+    std::memcpy(s.decoded.data() + static_cast<std::size_t>(h) * x.head_bytes() * 2, values.data(), x.head_bytes() * 2);
   }
   return bytes;
 }
@@ -238,8 +240,10 @@ std::vector<Entry> make_entries(const Shape& sh, const std::vector<StoredLayer>&
       kv.v.push_back(s.head(s.v, h));
     }
     if (t.format == cpu::KvBlockFormat::dgq) {
-      // The cross-check's reference: ggml's f16 attention over DGQ's decompressed values.
-      auto g = make_ggml_step(kCacheTypes[0], s.decoded.data(), s.decoded.data(), s.max_tokens, sh, q);
+      // The cross-check's reference: ggml's attention over DGQ's decompressed values in an fp32
+      // cache (its f16 cache accumulates V in fp16, off by percents at 64K tokens).
+      const CacheType f32{"f32", GGML_TYPE_F32, false, cpu::KvBlockFormat::q8_0};
+      auto g = make_ggml_step(f32, s.decoded.data(), s.decoded.data(), s.max_tokens, sh, q);
       Entry check{"ggml-check", t.name, bytes, [g] { ggml_graph_compute(g->graph, &g->plan); }, g->out.data()};
       check.timed = false;
       entries.push_back(std::move(check));
@@ -264,7 +268,7 @@ std::vector<Entry> make_entries(const Shape& sh, const std::vector<StoredLayer>&
 // dgq's output against ggml's for the same type (same bytes, different arithmetic: ggml
 // rounds q to q8_0 for a quantized K and accumulates V in f16 for an f16 one): a layout or
 // head-mapping error would show as a difference of the order of the outputs themselves.
-// DGQ v1, which ggml lacks, against ggml's f16 attention over its decompressed values.
+// DGQ v1, which ggml lacks, against ggml's attention over its decompressed values (fp32 cache).
 void cross_check(const std::vector<Entry>& entries, const Shape& sh, std::ostream& log) {
   const std::size_t n = static_cast<std::size_t>(sh.query_heads()) * sh.head_dim;
   for (const Entry& d : entries) {
