@@ -70,6 +70,24 @@ def random_k_quant_blocks(rng, qtype, rows: int, cols: int, scale: float) -> np.
     return data.reshape(rows, -1)
 
 
+def add_weight(writer, name: str, values: np.ndarray, qtype) -> None:
+    """Tensor `name` of the fp32 `values`, stored as qtype: F32 as it is, any other type quantized
+    by the gguf package (which does not do K-quants: random_k_quant_blocks)."""
+    import gguf
+    if qtype == gguf.GGMLQuantizationType.F32:
+        writer.add_tensor(name, values)
+    else:
+        writer.add_tensor(name, gguf.quants.quantize(values, qtype), raw_dtype=qtype)
+
+
+def write_out(writer) -> None:
+    """The GGUFWriter's closing sequence: header, metadata, tensors, close."""
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
 def write_tiny_gguf(path: Path, arch: str, seed: int = 0, extra_metadata=()) -> tuple[dict, dict]:
     """Writes random_model(arch, seed) to path; returns its (cfg, tensors). extra_metadata:
     (key, value) pairs added as they are (str or float), e.g. settings the exporter refuses."""
@@ -87,10 +105,7 @@ def write_tiny_gguf(path: Path, arch: str, seed: int = 0, extra_metadata=()) -> 
     for name, values in tensors.items():
         gguf_name = name if name.endswith(".bias") else f"{name}.weight"
         writer.add_tensor(gguf_name, np.ascontiguousarray(values, dtype=np.float32))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    write_out(writer)
     return cfg, tensors
 
 

@@ -24,7 +24,8 @@ import pytest
 
 from conftest import REPO_ROOT
 from eval_support import SHIPPED_GGUF_NAMES, run_dgq, shipped_gguf, write_token_file
-from tiny_gguf import K_QUANT_SCALE_OFFSETS, add_model_metadata, random_k_quant_blocks, write_tiny_gguf
+from tiny_gguf import (K_QUANT_SCALE_OFFSETS, add_model_metadata, add_weight, random_k_quant_blocks, write_out,
+                       write_tiny_gguf)
 
 EXPORTER = REPO_ROOT / "tools" / "export_model.py"
 MODELS_DIR = Path(os.environ.get("DGQ_MODELS_DIR", REPO_ROOT / "models"))
@@ -63,14 +64,8 @@ def write_types_gguf(path: Path, seed: int = 0) -> None:
             continue
         values = (1.0 + 0.1 * rng.standard_normal(shape) if len(shape) == 1
                   else rng.standard_normal(shape) / np.sqrt(shape[-1])).astype(np.float32)
-        if qtype == gguf.GGMLQuantizationType.F32:
-            writer.add_tensor(f"{name}.weight", values)
-        else:
-            writer.add_tensor(f"{name}.weight", gguf.quants.quantize(values, qtype), raw_dtype=qtype)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+        add_weight(writer, f"{name}.weight", values, qtype)
+    write_out(writer)
 
 
 def export(gguf_path: Path, out: Path) -> subprocess.CompletedProcess:
@@ -215,10 +210,7 @@ def test_a_weight_type_dgq_does_not_decode_is_named(dgq_bin, tmp_path):
     writer.add_tensor("token_embd.weight", embd, raw_dtype=gguf.GGMLQuantizationType.Q2_K)
     for name in ("attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm", "ffn_gate", "ffn_up"):
         writer.add_tensor(f"blk.0.{name}.weight", np.ones(4, dtype=np.float32))  # a layer's count of tensors
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    write_out(writer)
     stderr = refusal(dgq_bin, path, tmp_path, name="q2k")
     assert "GGUF tensor token_embd.weight: type q2_K (ggml type 10) is not decoded by dgq (f32, f16, bf16," in stderr
 
@@ -229,10 +221,7 @@ def test_an_unknown_architecture_and_a_truncated_file_are_refused(dgq_bin, tmp_p
     phi = tmp_path / "phi.gguf"
     writer = gguf.GGUFWriter(str(phi), "phi3")
     writer.add_block_count(1)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    write_out(writer)
     assert "GGUF architecture 'phi3' is not supported (llama, gemma3, qwen2, qwen3)" in refusal(dgq_bin, phi, tmp_path)
     whole = tmp_path / "whole.gguf"
     write_tiny_gguf(whole, "qwen3", seed=2)

@@ -20,7 +20,7 @@ import pytest
 
 from conftest import REPO_ROOT
 from eval_support import numpy_qwen_logits, run_dgq, write_tiny_model, write_token_file
-from tiny_gguf import write_tiny_gguf
+from tiny_gguf import write_out, write_tiny_gguf
 
 LOGITS_REL_TOL = 1e-4
 EXPORTER = REPO_ROOT / "tools" / "export_model.py"
@@ -93,10 +93,7 @@ def test_an_unsupported_architecture_is_named(tmp_path):
     gguf_path = tmp_path / "phi.gguf"
     writer = gguf.GGUFWriter(str(gguf_path), "phi3")
     writer.add_block_count(1)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    write_out(writer)
     result = export_gguf(gguf_path, tmp_path / "never.h5")
     assert result.returncode == 1 and "GGUF architecture 'phi3' is not supported (llama, gemma3, qwen2, qwen3)" \
         in result.stderr

@@ -27,7 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tools"))
 import export_model  # noqa: E402
-from tiny_gguf import add_model_metadata, random_k_quant_blocks  # noqa: E402
+from tiny_gguf import add_model_metadata, add_weight, random_k_quant_blocks, write_out  # noqa: E402
 
 TOKENS = [(7 * i + 3) % 16 for i in range(24)]  # three chunks of --ctx 8, ids < 16
 
@@ -92,17 +92,12 @@ def write_ggufs(out: Path) -> None:
         for name, shape in gguf_shapes(arch, dims).items():
             qtype = gguf.GGMLQuantizationType[types[name]]
             values = (0.3 * rng.standard_normal(shape) + (1.0 if len(shape) == 1 else 0.0)).astype(np.float32)
-            if qtype == gguf.GGMLQuantizationType.F32:
-                writer.add_tensor(f"{name}.weight", values)
-            elif qtype.name.endswith("_K"):  # the gguf package does not quantize K-quants: random blocks
+            if qtype.name.endswith("_K"):  # the gguf package does not quantize K-quants: random blocks
                 blocks = random_k_quant_blocks(rng, qtype, shape[0] if len(shape) == 2 else 1, shape[-1], 1e-3)
                 writer.add_tensor(f"{name}.weight", blocks if len(shape) == 2 else blocks[0], raw_dtype=qtype)
             else:
-                writer.add_tensor(f"{name}.weight", gguf.quants.quantize(values, qtype), raw_dtype=qtype)
-        writer.write_header_to_file()
-        writer.write_kv_data_to_file()
-        writer.write_tensors_to_file()
-        writer.close()
+                add_weight(writer, f"{name}.weight", values, qtype)
+        write_out(writer)
 
 
 def write_tokens(out: Path) -> None:
