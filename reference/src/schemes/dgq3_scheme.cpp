@@ -93,7 +93,7 @@ class Dgq3Scheme final : public Scheme {
     std::vector<std::uint8_t> codes(code_bytes(promoted, D, role), 0), block_scales, bitmap, channel_bytes;
     block_scales.reserve(static_cast<std::size_t>(L * layout.blocks_per_row) * 2);
     std::vector<float> row(static_cast<std::size_t>(D));
-    std::uint64_t bit = 0;
+    std::uint64_t byte = 0;  // where the block's codes start: every block is whole bytes (W4)
     dgq3::WindowMean window(k_, p_.center_win, D);
     std::vector<float> mean(static_cast<std::size_t>(D)), decoded(static_cast<std::size_t>(D));
     for (std::int64_t t = 0; t < L; ++t) {
@@ -108,9 +108,9 @@ class Dgq3Scheme final : public Scheme {
         const std::uint16_t s = dgq3::block_scale(k_, y, p_.block, bits, t, b);
         block_scales.push_back(static_cast<std::uint8_t>(s & 0xffu));
         block_scales.push_back(static_cast<std::uint8_t>(s >> 8));
-        dgq3::put_block_codes(k_, y, p_.block, bits, s, codes.data(), bit / 8,
+        dgq3::put_block_codes(k_, y, p_.block, bits, s, codes.data(), byte,
                               p_.centres(role) ? decoded.data() + b * p_.block : nullptr);
-        bit += static_cast<std::uint64_t>(p_.block * bits);
+        byte += static_cast<std::uint64_t>(p_.block * bits / 8);
       }
       if (p_.centres(role)) {
         for (std::int64_t c = 0; c < D; ++c) decoded[c] = mean[c] + decoded[c];
@@ -158,7 +158,7 @@ class Dgq3Scheme final : public Scheme {
     const int block_rotation = rules::hadamard_block(D, c.role == TensorRole::key);
     dgq3::WindowMean window(k_, p_.center_win, D);
     std::vector<float> mean(static_cast<std::size_t>(D));
-    std::uint64_t bit = 0;
+    std::uint64_t byte = 0;  // where the block's codes start: every block is whole bytes (W4)
     for (std::int64_t t = 0; t < L; ++t) {
       const int bits = promoted[static_cast<std::size_t>(t)] ? p_.hi_bits : p_.bits_for(c.role);
       float* y = values.data() + t * D;
@@ -168,8 +168,8 @@ class Dgq3Scheme final : public Scheme {
         if ((s & 0x7c00u) == 0x7c00u) {
           throw InputError(spec() + ": corrupt dgq3 data: non-finite block scale at token " + std::to_string(t));
         }
-        dgq3::get_block_values(k_, codes.bytes.data(), bit / 8, p_.block, bits, s, y + b * p_.block);
-        bit += static_cast<std::uint64_t>(p_.block * bits);
+        dgq3::get_block_values(k_, codes.bytes.data(), byte, p_.block, bits, s, y + b * p_.block);
+        byte += static_cast<std::uint64_t>(p_.block * bits / 8);
       }
       if (p_.centres(c.role)) {
         window.mean(mean.data());
