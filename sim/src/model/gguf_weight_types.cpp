@@ -69,45 +69,45 @@ ScaledPair scaled_pair(int is, const std::uint8_t* scales, float d, float min) {
   return p;
 }
 
-// block_q4_K: d, dmin (fp16), scales[12], qs[128]; 144 bytes.
-void q4_k_blocks(const std::uint8_t* bytes, std::int64_t n, float* y) {
-  for (std::int64_t i = 0; i < n / kSuperBlock; ++i) {
-    const std::uint8_t* block = bytes + i * 144;
-    const float d = rules::half_to_float(u16(block));
-    const float min = rules::half_to_float(u16(block + 2));
-    const std::uint8_t* scales = block + 4;
-    const std::uint8_t* q = block + 16;
-    int is = 0;
-    for (int j = 0; j < kSuperBlock; j += 64) {
-      const ScaledPair s = scaled_pair(is, scales, d, min);
-      for (int l = 0; l < 32; ++l) *y++ = s.d1 * (q[l] & 0xF) - s.m1;
-      for (int l = 0; l < 32; ++l) *y++ = s.d2 * (q[l] >> 4) - s.m2;
-      q += 32;
-      is += 2;
-    }
+// The super-block Q4_K and Q5_K share (ggml's dequantize_row_q4_K / _q5_K): d and dmin (fp16) at
+// bytes 0 and 2, scales[12] at 4, then four 64-value steps of two 32-value halves, each half with
+// scaled_pair's scale and min. code(step, l, high) is element l's integer code in the step's low
+// (high = false) or high half.
+template <class Code>
+void k4_super_block(const std::uint8_t* block, Code code, float*& y) {
+  const float d = rules::half_to_float(u16(block));
+  const float min = rules::half_to_float(u16(block + 2));
+  for (int step = 0; step < kSuperBlock / 64; ++step) {
+    const ScaledPair s = scaled_pair(2 * step, block + 4, d, min);
+    for (int l = 0; l < 32; ++l) *y++ = s.d1 * code(step, l, false) - s.m1;
+    for (int l = 0; l < 32; ++l) *y++ = s.d2 * code(step, l, true) - s.m2;
   }
 }
 
-// block_q5_K: d, dmin (fp16), scales[12], qh[32], qs[128]; 176 bytes.
+// block_q4_K: d, dmin, scales[12], qs[128] (low nibbles first); 144 bytes.
+void q4_k_blocks(const std::uint8_t* bytes, std::int64_t n, float* y) {
+  for (std::int64_t i = 0; i < n / kSuperBlock; ++i) {
+    const std::uint8_t* block = bytes + i * 144;
+    const std::uint8_t* qs = block + 16;
+    k4_super_block(block, [qs](int step, int l, bool high) {
+      const std::uint8_t b = qs[32 * step + l];
+      return high ? b >> 4 : b & 0xF;
+    }, y);
+  }
+}
+
+// block_q5_K: d, dmin, scales[12], qh[32] (the fifth bits: bit 2*step for the low half, 2*step+1 for
+// the high one), qs[128]; 176 bytes.
 void q5_k_blocks(const std::uint8_t* bytes, std::int64_t n, float* y) {
   for (std::int64_t i = 0; i < n / kSuperBlock; ++i) {
     const std::uint8_t* block = bytes + i * 176;
-    const float d = rules::half_to_float(u16(block));
-    const float min = rules::half_to_float(u16(block + 2));
-    const std::uint8_t* scales = block + 4;
     const std::uint8_t* qh = block + 16;
-    const std::uint8_t* ql = block + 48;
-    int is = 0;
-    std::uint8_t u1 = 1, u2 = 2;
-    for (int j = 0; j < kSuperBlock; j += 64) {
-      const ScaledPair s = scaled_pair(is, scales, d, min);
-      for (int l = 0; l < 32; ++l) *y++ = s.d1 * ((ql[l] & 0xF) + (qh[l] & u1 ? 16 : 0)) - s.m1;
-      for (int l = 0; l < 32; ++l) *y++ = s.d2 * ((ql[l] >> 4) + (qh[l] & u2 ? 16 : 0)) - s.m2;
-      ql += 32;
-      is += 2;
-      u1 = static_cast<std::uint8_t>(u1 << 2);
-      u2 = static_cast<std::uint8_t>(u2 << 2);
-    }
+    const std::uint8_t* qs = block + 48;
+    k4_super_block(block, [qh, qs](int step, int l, bool high) {
+      const std::uint8_t b = qs[32 * step + l];
+      const unsigned fifth = 1u << (2 * step + (high ? 1 : 0));
+      return (high ? b >> 4 : b & 0xF) + (qh[l] & fifth ? 16 : 0);
+    }, y);
   }
 }
 
