@@ -79,17 +79,16 @@ Rows decode_rows(const std::vector<DecodeResult>& rs, int head_dim) {
       if (f16 == nullptr) continue;
       for (const char* type : kTypes) {
         const DecodeResult* mem = find(rs, "memcpy", stored_type(type), head_dim, tokens, threads);
-        const DecodeResult* g = find(rs, "ggml", ggml_peer(type), head_dim, tokens, threads);
+        const DecodeResult* peer = find(rs, "ggml", ggml_peer(type), head_dim, tokens, threads);
         const DecodeResult* d = find(rs, "dgq", type, head_dim, tokens, threads);
-        if (d == nullptr && (type != stored_type(type) || ggml_peer(type) != type)) continue;
-        if (ggml_peer(type) != stored_type(type)) g = nullptr;  // DGQ v1: no ggml time of its own
+        const bool own = ggml_peer(type) == stored_type(type);  // false for DGQ v1: ggml has no such type
+        if (d == nullptr && (type != stored_type(type) || !own)) continue;
+        const DecodeResult* g = own ? peer : nullptr;
         rows.push_back({length_name(tokens), std::to_string(threads), type, mem ? fmt(mem->seconds * 1e3, 3) : "",
                         g ? fmt(g->seconds * 1e3, 3) : "", d ? fmt(d->seconds * 1e3, 3) : "", d ? fmt(1.0 / d->seconds, 1) : "",
                         d ? fmt(d->cache_bytes / d->seconds / 1e9) : "",
-                        ggml_peer(type) != stored_type(type) ? fmt(speedup(d, find(rs, "ggml", ggml_peer(type), head_dim, tokens, threads))) + " (q8_0)"
-                                                              : fmt(speedup(d, g)),
-                        fmt(speedup(d, f16)),
-                        fmt(speedup(d, mem))});
+                        own ? fmt(speedup(d, peer)) : fmt(speedup(d, peer)) + " (" + ggml_peer(type) + ")",
+                        fmt(speedup(d, f16)), fmt(speedup(d, mem))});
       }
     }
   }
