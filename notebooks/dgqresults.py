@@ -449,6 +449,35 @@ def difference_error(a: float, b: float) -> float:
     return (a * a + b * b) ** 0.5
 
 
+def geometric_mean(values) -> float:
+    """The geometric mean, each value floored at 1e-12 (a KLD of exactly 0 stays finite)."""
+    import math
+    values = [max(v, 1e-12) for v in values]
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def aggregate_eval_runs(runs) -> dict:
+    """The eval runs (Run objects of load_runs) per scheme, over the texts: bits (final) and bits_avg
+    (held, averaged over the appends) as means, kld the geometric mean of each text's mean KLD (0
+    when every one is 0), p99 the mean KLD p99, dppl_pct the mean ΔPPL in % of the fp16 PPL,
+    per_text each text's mean KLD, n the number of runs. Callers pass one model's (and n_ctx's)
+    runs."""
+    groups: dict[str, list] = {}
+    for r in runs:
+        groups.setdefault(r.attrs["scheme"], []).append(r)
+    out = {}
+    for scheme, rs in groups.items():
+        klds = [r.attrs["kld_mean"] for r in rs]
+        out[scheme] = dict(
+            bits=sum(r.attrs["bits_per_element"] for r in rs) / len(rs),
+            bits_avg=sum(r.attrs["bits_averaged"] for r in rs) / len(rs),
+            kld=geometric_mean(klds) if any(k > 0 for k in klds) else 0.0,
+            p99=sum(r.attrs["kld_p99"] for r in rs) / len(rs),
+            dppl_pct=sum(100 * r.attrs["dppl"] / (r.attrs["ppl"] - r.attrs["dppl"]) for r in rs) / len(rs),
+            per_text={r.attrs["text"]: r.attrs["kld_mean"] for r in rs}, n=len(rs))
+    return out
+
+
 def save_figure(fig, name: str) -> Path:
     """Saves a matplotlib figure as docs/figures/<name>.png at a page-width-readable size."""
     path = figures_dir() / f"{name}.png"

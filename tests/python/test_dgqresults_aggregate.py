@@ -1,0 +1,39 @@
+"""The notebooks' aggregate of eval runs over the texts (dgqresults.aggregate_eval_runs, used by
+the dgq3-low block): geometric-mean KLD, arithmetic means of bits, p99 and ΔPPL in % of the fp16
+PPL, per-text KLDs, and a KLD of 0 kept 0. By hand: tests/python/run_pytest.sh -k aggregate
+"""
+import math
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from conftest import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "notebooks"))
+import dgqresults  # noqa: E402  (needs the sys.path entry above)
+
+
+def run(scheme, text, kld, ppl=11.0, dppl=1.0, bits=4.5, bits_avg=4.25, p99=0.5):
+    return SimpleNamespace(attrs={"scheme": scheme, "text": text, "kld_mean": kld, "ppl": ppl, "dppl": dppl,
+                                  "bits_per_element": bits, "bits_averaged": bits_avg, "kld_p99": p99})
+
+
+def test_texts_are_aggregated_per_scheme():
+    agg = dgqresults.aggregate_eval_runs([run("a", "code", 0.01, p99=0.2, bits_avg=4.0),
+                                          run("a", "prose", 0.04, ppl=21.0, dppl=1.0, p99=0.4, bits_avg=4.5),
+                                          run("b", "code", 0.5)])
+    assert set(agg) == {"a", "b"}
+    a = agg["a"]
+    assert a["kld"] == pytest.approx(math.sqrt(0.01 * 0.04))
+    assert a["bits_avg"] == pytest.approx(4.25) and a["bits"] == pytest.approx(4.5)
+    assert a["p99"] == pytest.approx(0.3)
+    assert a["dppl_pct"] == pytest.approx((10.0 + 5.0) / 2)  # 1 of 10 and 1 of 20
+    assert a["per_text"] == {"code": 0.01, "prose": 0.04} and a["n"] == 2
+    assert agg["b"]["kld"] == pytest.approx(0.5) and agg["b"]["n"] == 1
+
+
+def test_an_exact_cache_keeps_kld_zero_and_one_zero_text_stays_finite():
+    assert dgqresults.aggregate_eval_runs([run("fp32", "code", 0.0), run("fp32", "prose", 0.0)])["fp32"]["kld"] == 0.0
+    mixed = dgqresults.aggregate_eval_runs([run("a", "code", 0.0), run("a", "prose", 1e-4)])["a"]["kld"]
+    assert mixed == pytest.approx(math.sqrt(1e-12 * 1e-4))
