@@ -2,6 +2,7 @@
 // and the literal append/read cache.
 #include "dgq/causal.hpp"
 
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -66,6 +67,23 @@ CausalTimeline causal_timeline(const Scheme& s, ConstTensor x, TensorRole role) 
   return t;
 }
 
+namespace {
+
+// NaN/Inf is refused on append, whichever family: a row that stays raw for a while would
+// otherwise be held until it becomes final, and only then be refused, by a later append.
+void check_rows_finite(ConstTensor rows, std::int64_t first_token) {
+  const std::vector<float> values = to_float(rows);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (std::isfinite(values[i])) continue;
+    const auto channels = static_cast<std::size_t>(rows.channels);
+    throw InputError("causal cache: non-finite value " + std::to_string(values[i]) + " at token " +
+                     std::to_string(first_token + static_cast<std::int64_t>(i / channels)) + ", channel " +
+                     std::to_string(i % channels) + " of the appended rows");
+  }
+}
+
+}  // namespace
+
 CausalCache::CausalCache(const Scheme& scheme, TensorRole role, std::int64_t channels, DType dtype)
     : scheme_(scheme), role_(role), channels_(channels), dtype_(dtype) {
   form_ = &form_of(scheme_, owned_form_);
@@ -76,9 +94,25 @@ void CausalCache::append(ConstTensor rows) {
     throw InputError("causal cache: appended rows of " + std::to_string(rows.channels) + " channels (" +
                      std::string(dtype_name(rows.dtype)) + "), the cache holds " + std::to_string(channels_) + " (" +
                      std::string(dtype_name(dtype_)) + ")");
+  check_rows_finite(rows, tokens_);
   const auto* bytes = static_cast<const std::uint8_t*>(rows.data);
+  const std::size_t raw_before = raw_.size();
+  const std::int64_t tokens_before = tokens_;
   raw_.insert(raw_.end(), bytes, bytes + rows.bytes());
   tokens_ += rows.tokens;
+  // A refused append (bad data: the scheme's InputError) leaves the cache as it was.
+  try {
+    settle_final_tokens();
+  } catch (...) {
+    raw_.resize(raw_before);
+    tokens_ = tokens_before;
+    throw;
+  }
+}
+
+// Asks the schedule how many tokens are final now and stores the newly final ones; members
+// change only once every check passed.
+void CausalCache::settle_final_tokens() {
   if (tokens_ == 0) return;
   const ConstTensor all{raw_.data(), dtype_, tokens_, channels_};
   const CausalSchedule s = scheme_.causal_schedule(all, role_);

@@ -7,6 +7,8 @@
 // of their own compress, the schemes without a causal form refuse it by name, and the online
 // segmentation (rule C3) agrees with the adaptive one where the budget does not bind and takes
 // the first change points where it does.
+#include <limits>
+
 #include "test_causal_support.hpp"
 
 namespace dgq::test {
@@ -130,6 +132,43 @@ TEST_CASE("causal: the families with a look-ahead are not final on append", "[ca
     bool raw_somewhere = false;
     for (std::size_t t = 0; t < s.final_tokens.size(); ++t) raw_somewhere |= s.final_tokens[t] != t + 1;
     CHECK(raw_somewhere);
+  }
+}
+
+TEST_CASE("causal: a refused append (NaN/Inf) leaves every family's cache as it was", "[causal][errors]") {
+  std::uint64_t stream = 900;
+  for (const std::string& spec : causal_specs()) {
+    if (kCausalRefused.count(spec) != 0) continue;
+    CAPTURE(spec);
+    const auto scheme = make_scheme(spec);
+    const OwnedTensor x = causal_regime_tensor(60, 64, ++stream, DType::f32);
+    CausalCache cache(*scheme, TensorRole::key, 64, DType::f32);
+    CausalCache twin(*scheme, TensorRole::key, 64, DType::f32);
+    cache.append(causal_rows(x, 0, 40));
+    twin.append(causal_rows(x, 0, 40));
+    std::vector<float> before, after;
+    cache.read(before);
+    const std::uint64_t held = cache.held_bytes();
+    // Three rows, the middle one's channel 5 not finite: the raw tail of a family that waits
+    // (KIVI, DGQ's segments) would hold it; refused on append all the same.
+    for (const float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+      std::vector<float> rows(3 * 64, 0.5f);
+      rows[64 + 5] = bad;
+      CHECK(error_message_of<InputError>([&] { cache.append(ConstTensor{rows.data(), DType::f32, 3, 64}); })
+                .find("at token 41, channel 5") != std::string::npos);
+      cache.read(after);
+      REQUIRE(cache.tokens() == 40);
+      REQUIRE(cache.held_bytes() == held);
+      REQUIRE(causal_bits(after) == causal_bits(before));
+    }
+    // And it goes on as a cache that never saw the bad rows.
+    cache.append(causal_rows(x, 40, 20));
+    twin.append(causal_rows(x, 40, 20));
+    cache.read(after);
+    twin.read(before);
+    CHECK(cache.final_tokens() == twin.final_tokens());
+    CHECK(cache.held_bytes() == twin.held_bytes());
+    CHECK(causal_bits(after) == causal_bits(before));
   }
 }
 

@@ -59,8 +59,10 @@ CausalTimeline causal_timeline(const Scheme& s, ConstTensor x, TensorRole role);
 // fails here with std::logic_error, never silently).
 class CausalCache {
  public:
+  // append: a refused batch (InputError for bad data) leaves the cache as it was.
   CausalCache(const Scheme& scheme, TensorRole role, std::int64_t channels, DType dtype);
   void append(ConstTensor rows);
+  std::int64_t channels() const { return channels_; }
   std::int64_t tokens() const { return tokens_; }
   std::int64_t final_tokens() const { return final_; }
   // What attention reads now, [tokens()][channels] fp32: final values, then the raw tail.
@@ -69,6 +71,8 @@ class CausalCache {
   std::uint64_t held_bytes() const;
 
  private:
+  void settle_final_tokens();
+
   const Scheme& scheme_;
   std::unique_ptr<Scheme> owned_form_;
   const Scheme* form_ = nullptr;
