@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._dgq import Compressed, Error, InputError, ParameterError, Scheme
+from ._dgq import CausalCache, Compressed, Error, InputError, ParameterError, Scheme
 from ._dgq import families as _families
 from ._dgq import modifiers as _modifiers
 from ._dgq import scheme_help
 from .results import Group, Results, open_results
 
-__all__ = ["Compressed", "Error", "Group", "InputError", "ParameterError", "Results", "Scheme", "compress",
+__all__ = ["CausalCache", "Compressed", "Error", "Group", "InputError", "ParameterError", "Results", "Scheme", "compress",
            "modifiers", "open_results", "scheme_help", "schemes"]
 
 

@@ -11,6 +11,8 @@ void bind_errors(nanobind::module_& m);
 void bind_registry(nanobind::module_& m);
 // dgq.Scheme and dgq.Compressed (scheme_bindings.cpp).
 void bind_schemes(nanobind::module_& m);
+// dgq.CausalCache, the literal causal cache (causal_cache_bindings.cpp).
+void bind_causal_cache(nanobind::module_& m);
 // C++ timing loops for tools/bench-python.py (bench_bindings.cpp).
 void bind_bench(nanobind::module_& m);
 

@@ -8,5 +8,6 @@ NB_MODULE(_dgq, m) {
   dgq::python::bind_errors(m);
   dgq::python::bind_registry(m);
   dgq::python::bind_schemes(m);
+  dgq::python::bind_causal_cache(m);
   dgq::python::bind_bench(m);
 }
