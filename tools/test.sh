@@ -11,6 +11,10 @@
 # so the build's load does not change a verdict (three fresh-clone runs agreed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# dgq.hf's tests (ctest python:hf) need torch and transformers (tools/requirements-hf.txt, about
+# 5.3 GB, under 2 min to install beside the build): installed here, and then a missing one is a
+# failure of python:hf, not a skip.
+export DGQ_HF="${DGQ_HF:-1}" DGQ_HF_REQUIRED="${DGQ_HF_REQUIRED:-1}"
 tools/setup.sh
 BUILD_DIR="${DGQ_BUILD_DIR:-build}"
 JOBS="${DGQ_JOBS:-$(nproc)}"

@@ -16,6 +16,11 @@ sys.path.insert(0, str(REPO_ROOT / "tools"))
 
 import export_trace  # noqa: E402  (needs the sys.path entry above)
 
+# The dgq.hf tests import torch and transformers at once: collected only when
+# tests/python/run_hf_tests.sh runs them (it decides, with DGQ_HF_REQUIRED, whether a missing
+# torch is a skip or a failure), never as an import error of the other pytest runs.
+collect_ignore_glob = [] if os.environ.get("DGQ_HF_TESTS") == "1" else ["test_hf_*.py"]
+
 # Plain English prose written for these tests (no copyrighted text in the repository).
 ENGLISH_PROSE = (
     "The old lighthouse stood at the edge of the cliff for more than a hundred years. "
@@ -36,6 +41,7 @@ CXX_HEADER = Path("/usr/include/c++/12/bits/stl_vector.h")
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "needs_dgq: runs the C++ dgq binary named by $DGQ_BIN")
+    config.addinivalue_line("markers", "hf: imports torch and transformers (dgq.hf; ctest python:hf)")
     config.addinivalue_line("markers", "bindings: imports the Python module dgq (ctest python:bindings, -DDGQ_PYTHON=ON)")
 
 

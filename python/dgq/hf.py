@@ -1,0 +1,203 @@
+"""A Hugging Face transformers cache on dgq's schemes (docs/python.md, "Hugging Face").
+
+    >>> import dgq.hf
+    >>> cache = dgq.hf.Cache("q8_0/q4_0")                  # keys q8_0, values q4_0, causal
+    >>> out = model(input_ids, past_key_values=cache)      # or model.generate(..., past_key_values=cache)
+    >>> cache.bits_per_element()
+
+Every layer x batch row x KV head x role is one dgq.CausalCache: the C++ object `dgq eval --cache
+causal` appends to, so the keys and values attention reads are the ones dgq's runner reads when it
+appends the same rows (docs/spec.md, "Causal caches"). Feeding the tokens one at a time is
+`dgq eval --cache causal` (its one pass equals its token-by-token decoder); one forward over a
+chunk appends the chunk as one micro-batch (`--ubatch N`). mode="prefill" stores the raw rows and
+hands attention decompress(compress(all rows so far)), re-quantized at every forward: what
+`dgq eval --cache prefill` computes for a chunk given in one forward, a cache that sees the whole
+chunk first (no decoder writes one).
+
+The spec is a registry spec ("q8_0", "dgq2:bits=3", ...) or a pair "K_SPEC/V_SPEC"; "fp32" (or
+"f32") as a side keeps that role exactly as the model computed it, as `dgq eval`'s fp32 cache.
+Keys are cached after RoPE, as transformers, llama.cpp and dgq's runner cache them.
+
+Needs torch and transformers (`tools/setup-python.sh --hf`); `import dgq` does not import them.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from transformers.cache_utils import Cache as _HfCache
+from transformers.cache_utils import DynamicLayer
+
+from . import CausalCache, ParameterError, Scheme
+
+__all__ = ["Cache", "Layer"]
+
+MODES = ("causal", "prefill")
+EXACT_SPECS = ("fp32", "f32")
+
+# torch dtype -> dgq's name of it, and the numpy view the C++ is handed (bf16 as its bits).
+_DTYPES = {torch.float32: ("f32", np.float32), torch.float16: ("f16", np.float16), torch.bfloat16: ("bf16", np.uint16)}
+
+
+def split_spec(spec: str) -> tuple[str, str]:
+    """(K spec, V spec) of "K/V", or (spec, spec); each side checked by the registry (its
+    ParameterError says what is known) unless it names the exact cache."""
+    if not isinstance(spec, str) or not spec:
+        raise ParameterError(f"dgq.hf.Cache: spec must be a non-empty string, got {spec!r}")
+    sides = spec.split("/")
+    if len(sides) > 2 or not all(sides):
+        raise ParameterError(f"dgq.hf.Cache: spec {spec!r} must be one scheme or 'K_SPEC/V_SPEC'")
+    k, v = (sides[0], sides[0]) if len(sides) == 1 else sides
+    return tuple(side if side in EXACT_SPECS else Scheme(side).spec for side in (k, v))
+
+
+def _rows(x: torch.Tensor) -> np.ndarray:
+    """One head's rows (tokens x head_dim) as the C-contiguous numpy array dgq reads."""
+    x = x.detach().to("cpu").contiguous()
+    if x.dtype == torch.bfloat16:
+        return x.view(torch.int16).numpy().view(np.uint16)
+    return x.numpy()
+
+
+class _Role:
+    """One role (keys or values) of one layer: a dgq cache per batch row x KV head, or the exact
+    rows. Returns what attention reads, [batch, heads, tokens, head_dim] in the model's dtype."""
+
+    def __init__(self, spec: str, role: str, mode: str):
+        self.spec, self.role, self.mode = spec, role, mode
+        self.exact = spec in EXACT_SPECS
+        self.caches: list[list[CausalCache]] | None = None
+        self.raw: torch.Tensor | None = None  # every row appended (exact side, prefill mode)
+        self.scheme = None if self.exact or mode == "causal" else Scheme(spec)
+        self.held = 0  # prefill mode: bytes of the last compression
+
+    def update(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dtype not in _DTYPES:
+            raise ParameterError(f"dgq.hf.Cache: {self.role} states of dtype {x.dtype}; dgq takes float32, float16, bfloat16")
+        if self.exact or self.mode == "prefill":
+            self.raw = x if self.raw is None else torch.cat([self.raw, x], dim=-2)
+            return self.raw if self.exact else self._prefill()
+        return self._causal(x)
+
+    def _causal(self, x: torch.Tensor) -> torch.Tensor:
+        batch, heads, _, head_dim = x.shape
+        name, _ = _DTYPES[x.dtype]
+        if self.caches is None:
+            self.caches = [[CausalCache(self.spec, self.role, head_dim, name) for _ in range(heads)] for _ in range(batch)]
+        if len(self.caches) != batch or len(self.caches[0]) != heads:
+            raise ParameterError(f"dgq.hf.Cache: {self.role} states of {batch} rows x {heads} heads, the cache holds "
+                                 f"{len(self.caches)} x {len(self.caches[0])}")
+        tokens = self.caches[0][0].tokens + x.shape[-2]
+        out = np.empty((batch, heads, tokens, head_dim), np.float32)
+        for b in range(batch):
+            for h in range(heads):
+                cache = self.caches[b][h]
+                cache.append(_rows(x[b, h]))
+                cache.read(out=out[b, h])
+        # The final values decode in the input dtype and the raw tail is the input: exact back.
+        return torch.from_numpy(out).to(device=x.device, dtype=x.dtype)
+
+    def _prefill(self) -> torch.Tensor:
+        raw = self.raw
+        batch, heads, tokens, head_dim = raw.shape
+        name, _ = _DTYPES[raw.dtype]
+        out = np.empty((batch, heads, tokens, head_dim), np.float32)
+        self.held = 0
+        for b in range(batch):
+            for h in range(heads):
+                c = self.scheme.compress(_rows(raw[b, h]), self.role, name)
+                c.decompress("f32", out=out[b, h])
+                self.held += c.bytes
+        return torch.from_numpy(out).to(device=raw.device, dtype=raw.dtype)
+
+    def held_bytes(self) -> int:
+        if self.exact:
+            return 0 if self.raw is None else self.raw.numel() * self.raw.element_size()
+        if self.mode == "prefill":
+            return self.held
+        return sum(c.held_bytes for row in (self.caches or []) for c in row)
+
+    def elements(self) -> int:
+        if self.raw is not None:
+            return self.raw.numel()
+        return sum(c.tokens * c.channels for row in (self.caches or []) for c in row)
+
+
+class Layer(DynamicLayer):
+    """One model layer's cache (a transformers cache layer): keys and values each through dgq."""
+
+    is_croppable = False
+
+    def __init__(self, k_spec: str, v_spec: str, mode: str):
+        super().__init__()
+        self.k, self.v = _Role(k_spec, "k", mode), _Role(v_spec, "v", mode)
+        self.tokens = 0
+
+    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
+        if not self.is_initialized:
+            self.lazy_initialization(key_states, value_states)
+        self.keys = self.k.update(key_states)
+        self.values = self.v.update(value_states)
+        self.tokens += key_states.shape[-2]
+        return self.keys, self.values
+
+    def get_seq_length(self) -> int:
+        return self.tokens
+
+    def reset(self) -> None:
+        mode = self.k.mode
+        self.k, self.v = _Role(self.k.spec, "k", mode), _Role(self.v.spec, "v", mode)
+        self.tokens = 0
+        super().reset()
+
+    def _refuse(self, what: str):
+        raise NotImplementedError(f"dgq.hf.Cache: {what} is not supported (a token's stored value is final once "
+                                  "written; start a new cache instead)")
+
+    def crop(self, tokens_to_remove: int) -> None:
+        self._refuse("crop")
+
+    def reorder_cache(self, beam_idx) -> None:
+        self._refuse("beam search (reorder_cache)")
+
+    def batch_repeat_interleave(self, repeats: int) -> None:
+        self._refuse("batch_repeat_interleave")
+
+    def batch_select_indices(self, indices) -> None:
+        self._refuse("batch_select_indices")
+
+
+class Cache(_HfCache):
+    """A transformers cache whose keys and values go through dgq's schemes: pass it as
+    `past_key_values` to a decoder's forward or to generate. spec: "q8_0", "dgq2:bits=3",
+    "K_SPEC/V_SPEC", with "fp32" for an exact side; mode: "causal" (written as a decoder writes
+    it, the default) or "prefill" (re-quantized whole at every forward). Layers are made as the
+    model reaches them."""
+
+    def __init__(self, spec: str = "fp16", mode: str = "causal"):
+        if mode not in MODES:
+            raise ParameterError(f"dgq.hf.Cache: mode must be one of {', '.join(MODES)}, got {mode!r}")
+        self.k_spec, self.v_spec = split_spec(spec)
+        self.mode = mode
+        if mode == "causal":  # refuse a scheme without a causal rule now, not at the first forward
+            for side, role in ((self.k_spec, "k"), (self.v_spec, "v")):
+                if side not in EXACT_SPECS:
+                    CausalCache(side, role, 1)
+        super().__init__(layer_class_to_replicate=lambda: Layer(self.k_spec, self.v_spec, self.mode))
+
+    @property
+    def spec(self) -> str:
+        return self.k_spec if self.k_spec == self.v_spec else f"{self.k_spec}/{self.v_spec}"
+
+    def held_bytes(self) -> int:
+        """Bytes the cache holds now, every layer, row, head and role: the final values as stored
+        plus the raw tail in the model's dtype (causal), the last compression (prefill), the rows
+        themselves (an exact side)."""
+        return sum(layer.k.held_bytes() + layer.v.held_bytes() for layer in self.layers)
+
+    def bits_per_element(self) -> float:
+        """8 x held_bytes() over the elements held (keys and values); NaN when empty."""
+        elements = sum(layer.k.elements() + layer.v.elements() for layer in self.layers)
+        return 8.0 * self.held_bytes() / elements if elements else float("nan")
+
+    def __repr__(self) -> str:
+        return f"dgq.hf.Cache({self.spec!r}, mode={self.mode!r}, layers={len(self.layers)}, tokens={self.get_seq_length()})"
