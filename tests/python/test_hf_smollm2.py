@@ -102,7 +102,7 @@ def fragment():
              "GGUF loader, tokens fed one at a time into `dgq.hf.Cache(spec)`; dgq eval: `--cache causal` "
              "(one pass), in its fast and its `--row-exact` arithmetic. KLD against each side's own fp32 cache.",
              "", "| cache | KLD transformers + dgq.hf | KLD dgq eval | KLD dgq eval --row-exact | ratio "
-             "transformers / dgq eval | max \|Δ log p\| vs dgq eval | held bytes (both) | bits/elem |",
+             r"transformers / dgq eval | max \|Δ log p\| vs dgq eval | held bytes (both) | bits/elem |",
              "| :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |", *ROWS, ""]
     Path(path).write_text("\n".join(lines))
 
