@@ -2,7 +2,7 @@
 
     >>> import dgq.hf
     >>> cache = dgq.hf.Cache("q8_0/q4_0")                  # keys q8_0, values q4_0, causal
-    >>> out = model(input_ids, past_key_values=cache)      # or model.generate(..., past_key_values=cache)
+    >>> out = model(input_ids, cache=cache)                # or model.generate(..., cache=cache)
     >>> cache.bits_per_element()
 
 Every layer x batch row x KV head x role is one dgq.CausalCache: the C++ object `dgq eval --cache
@@ -167,8 +167,9 @@ class Layer(DynamicLayer):
 
 
 class Cache(_HfCache):
-    """A transformers cache whose keys and values go through dgq's schemes: pass it as
-    `past_key_values` to a decoder's forward or to generate. spec: "q8_0", "dgq2:bits=3",
+    """A transformers cache whose keys and values go through dgq's schemes: pass it as `cache`
+    to a decoder's forward or to generate (transformers 5's name; `past_key_values` still works,
+    deprecated). spec: "q8_0", "dgq2:bits=3",
     "K_SPEC/V_SPEC", with "fp32" for an exact side; mode: "causal" (written as a decoder writes
     it, the default) or "prefill" (re-quantized whole at every forward). Layers are made as the
     model reaches them."""
