@@ -311,16 +311,20 @@ def readme_path() -> Path | None:
     return REPO_ROOT / "README.md" if report_path().resolve() == default_report.resolve() else None
 
 
-def publish_fragment(block: str, markdown: str, into: str = "report") -> Path:
-    """Writes docs/results/<block>.md and splices it into docs/results.md (into="report") or into
-    the README (into="readme", see readme_path)."""
+def publish_fragment(block: str, markdown: str, into: "str | Path" = "report", strict: bool = False) -> Path:
+    """Writes docs/results/<block>.md and splices it into docs/results.md (into="report"), into
+    the README (into="readme", see readme_path) or into the page at a Path. strict: a target
+    without the block's markers is an error (ValueError) instead of a note."""
     path = fragments_dir() / f"{block}.md"
     _write_atomically(path, markdown)
-    target = report_path() if into == "report" else readme_path()
+    target = into if isinstance(into, Path) else report_path() if into == "report" else readme_path()
     if target is None:
         print(f"note: no README to update here; wrote {path} only")
     elif not splice_into_report(block, markdown, target):
-        print(f"note: {target} has no <!-- BEGIN {block} --> markers; wrote {path} only")
+        message = f"{target} has no <!-- BEGIN {block} --> markers; wrote {path} only"
+        if strict:
+            raise ValueError(message)
+        print(f"note: {message}")
     return path
 
 

@@ -91,11 +91,11 @@ def main():
         date = datetime.now(timezone.utc).date().isoformat()
         fragment = (f"Measured by `PYTHONPATH=build/python .venv/bin/python tools/bench-hf-cache.py --fragment` "
                     f"(commit {commit()}; {date}; load average {load} when it started): {header}.\n\n{table}")
-        path = dgqresults.fragments_dir() / "hf-overhead.md"
-        path.write_text(fragment, encoding="utf-8")
         page = REPO_ROOT / "docs" / "python.md"
-        if not dgqresults.splice_into_report("hf-overhead", fragment, page):
-            sys.exit(f"bench-hf-cache: {page} has no <!-- BEGIN hf-overhead --> markers; wrote {path} only")
+        try:
+            path = dgqresults.publish_fragment("hf-overhead", fragment, into=page, strict=True)
+        except ValueError as e:
+            sys.exit(f"bench-hf-cache: {e}")
         print(f"wrote {path} and spliced it into {page}")
 
 

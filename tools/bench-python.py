@@ -116,11 +116,11 @@ def publish(table, load):
     date = datetime.now(timezone.utc).date().isoformat()
     fragment = (f"Measured by `PYTHONPATH=build/python .venv/bin/python tools/bench-python.py --fragment` "
                 f"(commit {commit()}; {date}; load average {load} when it started).\n\n{table}")
-    path = dgqresults.fragments_dir() / "python-overhead.md"
-    path.write_text(fragment, encoding="utf-8")
     page = REPO_ROOT / "docs" / "python.md"
-    if not dgqresults.splice_into_report("python-overhead", fragment, page):
-        sys.exit(f"bench-python: {page} has no <!-- BEGIN python-overhead --> markers; wrote {path} only")
+    try:
+        path = dgqresults.publish_fragment("python-overhead", fragment, into=page, strict=True)
+    except ValueError as e:
+        sys.exit(f"bench-python: {e}")
     print(f"wrote {path} and spliced it into {page}")
 
 
