@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -309,6 +311,27 @@ def readme_path() -> Path | None:
         return Path(os.environ["DGQ_README"])
     default_report = REPO_ROOT / "docs" / "results.md"
     return REPO_ROOT / "README.md" if report_path().resolve() == default_report.resolve() else None
+
+
+def checkout_commit() -> str:
+    """HEAD of this checkout, 12 digits, "-dirty" when tracked files differ from it: the label of a
+    measurement made by a tool run from the checkout (not from a dgq binary's results)."""
+    return subprocess.run(["git", "-C", str(REPO_ROOT), "describe", "--always", "--dirty", "--abbrev=12"],
+                          capture_output=True, text=True).stdout.strip() or "unknown"
+
+
+def publish_measurement(block: str, command: str, provenance: str, body: str, page: Path) -> Path:
+    """The fragment "Measured by `command` (commit C; date; provenance)." and body, written as
+    docs/results/<block>.md and spliced into page; SystemExit naming the block when page has no
+    markers for it (a tool's --fragment run must not end silently half done)."""
+    date = datetime.now(timezone.utc).date().isoformat()
+    fragment = f"Measured by `{command}` (commit {checkout_commit()}; {date}; {provenance}\n\n{body}"
+    try:
+        path = publish_fragment(block, fragment, into=page, strict=True)
+    except ValueError as e:
+        raise SystemExit(f"{block}: {e}") from None
+    print(f"wrote {path} and spliced it into {page}")
+    return path
 
 
 def publish_fragment(block: str, markdown: str, into: "str | Path" = "report", strict: bool = False) -> Path:

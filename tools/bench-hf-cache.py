@@ -14,10 +14,8 @@ splices it into docs/python.md (between <!-- BEGIN hf-overhead --> and its END).
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 os.environ.setdefault("TQDM_DISABLE", "1")
@@ -29,11 +27,6 @@ import dgq.hf  # noqa: E402
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SPECS = ["fp32", "q8_0", "q4_0:rot=hadamard", "kivi-2",
          "dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128,rot=hadamard,rot_on=v"]
-
-
-def commit() -> str:
-    return subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=12"], cwd=REPO_ROOT,
-                          capture_output=True, text=True).stdout.strip() or "unknown"
 
 
 def step_seconds(model, ids, make_cache) -> list[float]:
@@ -84,19 +77,13 @@ def main():
     header = (f"SmolLM2-135M (30 layers x 3 KV heads x 64), {len(ids)} tokens decoded one at a time, "
               f"torch {torch.__version__} on 1 thread; median over {args.rounds} interleaved rounds of each "
               "cache's mean time per token")
-    print(f"dgq {commit()}: {header}; load average {load} before\n\n{table}")
+    print(f"{header}; load average {load} before\n\n{table}")
     if args.fragment:
         sys.path.insert(0, str(REPO_ROOT / "notebooks"))
         import dgqresults
-        date = datetime.now(timezone.utc).date().isoformat()
-        fragment = (f"Measured by `PYTHONPATH=build/python .venv/bin/python tools/bench-hf-cache.py --fragment` "
-                    f"(commit {commit()}; {date}; load average {load} when it started): {header}.\n\n{table}")
-        page = REPO_ROOT / "docs" / "python.md"
-        try:
-            path = dgqresults.publish_fragment("hf-overhead", fragment, into=page, strict=True)
-        except ValueError as e:
-            sys.exit(f"bench-hf-cache: {e}")
-        print(f"wrote {path} and spliced it into {page}")
+        dgqresults.publish_measurement(
+            "hf-overhead", "PYTHONPATH=build/python .venv/bin/python tools/bench-hf-cache.py --fragment",
+            f"load average {load} when it started): {header}.", table, REPO_ROOT / "docs" / "python.md")
 
 
 if __name__ == "__main__":

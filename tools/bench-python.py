@@ -20,7 +20,6 @@ import statistics
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -112,16 +111,9 @@ def main():
 def publish(table, load):
     sys.path.insert(0, str(REPO_ROOT / "notebooks"))
     import dgqresults  # the report's fragment writer: docs/results/<name>.md + the splice
-
-    date = datetime.now(timezone.utc).date().isoformat()
-    fragment = (f"Measured by `PYTHONPATH=build/python .venv/bin/python tools/bench-python.py --fragment` "
-                f"(commit {commit()}; {date}; load average {load} when it started).\n\n{table}")
-    page = REPO_ROOT / "docs" / "python.md"
-    try:
-        path = dgqresults.publish_fragment("python-overhead", fragment, into=page, strict=True)
-    except ValueError as e:
-        sys.exit(f"bench-python: {e}")
-    print(f"wrote {path} and spliced it into {page}")
+    dgqresults.publish_measurement(
+        "python-overhead", "PYTHONPATH=build/python .venv/bin/python tools/bench-python.py --fragment",
+        f"load average {load} when it started).", table, REPO_ROOT / "docs" / "python.md")
 
 
 if __name__ == "__main__":
