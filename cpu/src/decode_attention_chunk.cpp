@@ -14,6 +14,7 @@
 #include "dgq/baselines/ggml_kv_types.hpp"
 #include "dgq/baselines/q8_0.hpp"
 #include "dgq/element_rules.hpp"
+#include "dgq/kv_block_rules.hpp"
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include <immintrin.h>
@@ -58,10 +59,7 @@ void dequantize_block_scalar(KvBlockFormat f, const std::uint8_t* block, float* 
 
 // DGQ v1's row (rule 7, in-band markers unmarked as rule 8 does), rounded to fp16 when asked.
 void dequantize_dgq_row_scalar(const std::uint8_t* row, int head_dim, float lo, float scale, bool f16, float* out) {
-  for (int d = 0; d < head_dim; ++d) {
-    const float x = rules::dequantize_code(rules::inband_unmark(static_cast<std::int8_t>(row[d])), lo, scale);
-    out[d] = f16 ? rules::half_to_float(rules::float_to_half(x)) : x;
-  }
+  for (int d = 0; d < head_dim; ++d) out[d] = kv_block_rules::dgq_value(row[d], lo, scale, f16);
 }
 
 // Row t of the chunk's K (value = false) or V.

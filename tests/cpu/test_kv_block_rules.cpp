@@ -1,6 +1,7 @@
 // dgq/kv_block_rules.hpp, the block decoding the CUDA decode attention reads through, against the
 // schemes' own decompress: every value of every block bit for bit, for q8_0, q4_0 and iq4_nl,
-// on rows that reach the codes' extremes (so both nibbles and the grid's ends are read).
+// on rows that reach the codes' extremes (so both nibbles and the grid's ends are read), and
+// DGQ v1's codes through dgq_value with each token's segment range.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "dgq/cpu/decode_attention.hpp"
 #include "dgq/kv_block_rules.hpp"
 #include "dgq/scheme.hpp"
 
@@ -36,5 +38,41 @@ TEST_CASE("kv_block_rules decode every value as the scheme's decompress does", "
     for (std::size_t i = 0; i < x.size(); ++i)
       got[i] = dgq::kv_block_rules::block_value(format, blocks->bytes.data() + (i / 32) * bytes, static_cast<int>(i % 32));
     CHECK(std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)) == 0);
+  }
+}
+
+TEST_CASE("kv_block_rules' dgq_value decodes DGQ v1's codes as the scheme's decompress does", "[kv_block_rules]") {
+  // Rows whose spread changes (several segments), an outlier, an all-zero row; every marker mode
+  // (in-band markers are unmarked by the rule), fp16 (rounded) and fp32 input.
+  const std::int64_t tokens = 200, channels = 64;
+  std::mt19937_64 rng(11);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(static_cast<std::size_t>(tokens * channels));
+  for (std::int64_t t = 0; t < tokens; ++t)
+    for (std::int64_t c = 0; c < channels; ++c)
+      x[static_cast<std::size_t>(t * channels + c)] = (t < 64 ? 0.3f : t < 130 ? 6.0f : 1.0f) * normal(rng);
+  x[7] = 300.0f;
+  for (std::int64_t c = 0; c < channels; ++c) x[static_cast<std::size_t>(150 * channels + c)] = 0.0f;
+  for (const char* markers : {"table", "bitmap", "inband"}) {
+    for (const dgq::DType dtype : {dgq::DType::f16, dgq::DType::f32}) {
+      const std::string spec = std::string("dgq:markers=") + markers;
+      CAPTURE(spec, dgq::dtype_name(dtype));
+      const auto scheme = dgq::make_scheme(spec);
+      std::vector<std::uint8_t> input(x.size() * dgq::dtype_size(dtype));
+      dgq::from_float(x.data(), dgq::MutTensor{input.data(), dtype, tokens, channels});
+      const dgq::Compressed stored =
+          scheme->compress(dgq::ConstTensor{input.data(), dtype, tokens, channels}, dgq::TensorRole::key);
+      std::vector<std::uint8_t> decoded(input.size());
+      scheme->decompress(stored, dgq::MutTensor{decoded.data(), dtype, tokens, channels});
+      const std::vector<float> expected = dgq::to_float(dgq::ConstTensor{decoded.data(), dtype, tokens, channels});
+      const std::uint8_t* codes = nullptr;
+      const dgq::cpu::DgqSegmentRanges r = dgq::cpu::dgq_segment_ranges(stored, &codes);
+      REQUIRE(r.edges.size() >= 3);  // at least two segments
+      std::vector<float> got(x.size());
+      for (std::size_t s = 0; s + 1 < r.edges.size(); ++s)
+        for (std::size_t i = r.edges[s] * channels; i < r.edges[s + 1] * channels; ++i)
+          got[i] = dgq::kv_block_rules::dgq_value(codes[i], r.lo[s], r.scale[s], r.f16);
+      CHECK(std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)) == 0);
+    }
   }
 }

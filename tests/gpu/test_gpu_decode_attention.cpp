@@ -1,8 +1,9 @@
 // The CUDA decode attention (dgq/cuda/decode_attention.hpp) against the CPU kernel's scalar path
 // (dgq/cpu/decode_attention.hpp), bytes compared: the same stored q8_0 / q4_0 / iq4_nl blocks
 // (made by the schemes), the same queries. Shapes: one token; token counts around the 256-token
-// chunk (255, 257) and several chunks; GQA groups 1 and 4; head_dim 64, 128, 256. Not yet run on
-// a GPU (docs/cuda.md).
+// chunk (255, 257) and several chunks; GQA groups 1 and 4; head_dim 64, 128, 256; and DGQ v1's
+// codes (format dgq) with several segments, fp16 and fp32 input, markers in a table and in-band.
+// Not yet run on a GPU (docs/cuda.md).
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -32,6 +33,14 @@ std::vector<float> gaussian(std::size_t n, std::uint64_t seed) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<float> x(n);
   for (float& v : x) v = normal(rng);
+  return x;
+}
+
+// Rows whose spread changes every 90 tokens: DGQ v1 finds several segments.
+std::vector<float> regimes(std::int64_t tokens, int head_dim, std::uint64_t seed) {
+  std::vector<float> x = gaussian(static_cast<std::size_t>(tokens * head_dim), seed);
+  for (std::int64_t t = 0; t < tokens; ++t)
+    for (int d = 0; d < head_dim; ++d) x[static_cast<std::size_t>(t * head_dim + d)] *= (t / 90) % 2 ? 6.0f : 0.5f;
   return x;
 }
 
@@ -82,8 +91,71 @@ TEST_CASE("gpu: decode attention on stored blocks equals the CPU kernel's bytes"
   }
 }
 
+TEST_CASE("gpu: decode attention on DGQ v1's codes equals the CPU kernel's bytes", "[gpu][decode_attention]") {
+  struct DgqCase {
+    const char* spec;
+    dgq::DType dtype;
+    int kv_heads, group, head_dim;
+    std::int64_t tokens;
+  };
+  for (const DgqCase& c : {DgqCase{"dgq", dgq::DType::f16, 2, 4, 64, 257}, DgqCase{"dgq:markers=inband", dgq::DType::f16, 1, 1, 128, 700},
+                           DgqCase{"dgq:markers=bitmap", dgq::DType::f32, 2, 4, 128, 513}}) {
+    INFO(std::string(c.spec) + " " + std::string(dgq::dtype_name(c.dtype)) + " tokens " + std::to_string(c.tokens));
+    const auto scheme = dgq::make_scheme(c.spec);
+    std::vector<dgq::Compressed> stored;
+    for (int h = 0; h < 2 * c.kv_heads; ++h) {  // K heads, then V heads
+      const std::vector<float> x = regimes(c.tokens, c.head_dim, dgq::test::seed() + 10 + h);
+      std::vector<std::uint8_t> input(x.size() * dgq::dtype_size(c.dtype));
+      dgq::from_float(x.data(), dgq::MutTensor{input.data(), c.dtype, c.tokens, c.head_dim});
+      stored.push_back(scheme->compress(dgq::ConstTensor{input.data(), c.dtype, c.tokens, c.head_dim},
+                                        h < c.kv_heads ? dgq::TensorRole::key : dgq::TensorRole::value));
+    }
+    std::vector<dgq::cpu::DgqSegmentRanges> ranges(stored.size());
+    dgq::cpu::StoredKv cpu_cache;
+    cpu_cache.format = dgq::cpu::KvBlockFormat::dgq;
+    dgq::cuda::DecodeAttentionInput in;
+    in.format = dgq::kv_block_rules::Format::dgq;
+    in.kv_heads = c.kv_heads;
+    in.group = c.group;
+    in.head_dim = c.head_dim;
+    in.tokens = c.tokens;
+    for (std::size_t h = 0; h < stored.size(); ++h) {
+      const std::uint8_t* codes = nullptr;
+      ranges[h] = dgq::cpu::dgq_segment_ranges(stored[h], &codes);
+      REQUIRE(ranges[h].edges.size() >= 3);  // several segments
+      const bool key = h < static_cast<std::size_t>(c.kv_heads);
+      (key ? cpu_cache.k : cpu_cache.v).push_back(codes);
+      (key ? cpu_cache.k_ranges : cpu_cache.v_ranges).push_back(&ranges[h]);
+      (key ? in.k_segments : in.v_segments).push_back({ranges[h].edges, ranges[h].lo, ranges[h].scale});
+      in.dgq_f16 = ranges[h].f16;
+    }
+    in.k = cpu_cache.k;
+    in.v = cpu_cache.v;
+    const std::vector<float> q = gaussian(static_cast<std::size_t>(c.kv_heads * c.group * c.head_dim), dgq::test::seed() + 98);
+    in.q = q.data();
+    in.scale = 0.125f;
+    const dgq::cpu::DecodeAttentionShape shape{c.kv_heads, c.group, c.head_dim, c.tokens};
+    std::vector<float> cpu_out(q.size()), gpu_out(q.size(), -1.0f);
+    dgq::cpu::decode_attention(cpu_cache, shape, q.data(), in.scale, cpu_out.data(), 1, dgq::cpu::DecodePath::scalar);
+    dgq::cuda::decode_attention(in, gpu_out.data());
+    REQUIRE(std::memcmp(cpu_out.data(), gpu_out.data(), cpu_out.size() * sizeof(float)) == 0);
+  }
+}
+
 TEST_CASE("gpu: decode attention refuses shapes it does not take", "[gpu][decode_attention][errors]") {
   dgq::cuda::DecodeAttentionInput in;
   in.head_dim = 512;
   CHECK_THROWS_WITH(dgq::cuda::decode_attention(in, nullptr), Catch::Contains("head_dim must be a multiple of 32 in [32, 256]"));
+  // Format dgq without the segments of its heads, or with segments that do not cover the tokens.
+  const std::vector<std::uint8_t> codes(64 * 10);
+  const std::vector<float> q(64);
+  dgq::cuda::DecodeAttentionInput dgq_in;
+  dgq_in.format = dgq::kv_block_rules::Format::dgq;
+  dgq_in.head_dim = 64;
+  dgq_in.tokens = 10;
+  dgq_in.k = dgq_in.v = {codes.data()};
+  dgq_in.q = q.data();
+  CHECK_THROWS_WITH(dgq::cuda::decode_attention(dgq_in, nullptr), Catch::Contains("needs the segments of every K and V head"));
+  dgq_in.k_segments = dgq_in.v_segments = {dgq::cuda::DgqSegments{{0, 4, 9}, {0.0f, 0.0f}, {1.0f, 1.0f}}};
+  CHECK_THROWS_WITH(dgq::cuda::decode_attention(dgq_in, nullptr), Catch::Contains("do not cover its 10 tokens"));
 }

@@ -6,6 +6,9 @@
 // code of at most 8 bits times an fp16 scale), so any backend gets the bits the reference's
 // decompress writes. The CUDA decode kernel reads blocks through these; the CPU kernel through
 // the reference's decoders, and the differential test (tests/gpu) compares the two.
+// DGQ v1's codes (format dgq) are one int8 code per value with no block scale: a value is
+// dgq_value(code, lo, scale) of its token's segment (docs/spec.md rules 7-8), which both kernels
+// call.
 #include <cstdint>
 
 #include "dgq/element_rules.hpp"
@@ -13,10 +16,18 @@
 
 namespace dgq::kv_block_rules {
 
-enum class Format : std::uint8_t { q8_0, q4_0, iq4_nl };  // the order of dgq::cpu::KvBlockFormat
+enum class Format : std::uint8_t { q8_0, q4_0, iq4_nl, dgq };  // the order of dgq::cpu::KvBlockFormat
 inline constexpr int kBlockValues = 32;
 
-DGQ_HD int block_bytes(Format f) { return f == Format::q8_0 ? 34 : 18; }
+// dgq: 32 codes of one byte (its "blocks" are 32 values of a row; the ranges live per segment).
+DGQ_HD int block_bytes(Format f) { return f == Format::q8_0 ? 34 : f == Format::dgq ? 32 : 18; }
+
+// A DGQ v1 value: rule 7's fmaf(code + 127, scale, lo) of the code with rule 8's in-band marker
+// removed, rounded to fp16 when the input was fp16 (what Scheme::decompress writes).
+DGQ_HD float dgq_value(std::uint8_t code, float lo, float scale, bool f16) {
+  const float x = rules::dequantize_code(rules::inband_unmark(static_cast<std::int8_t>(code)), lo, scale);
+  return f16 ? rules::half_to_float(rules::float_to_half(x)) : x;
+}
 
 DGQ_HD float block_scale(const std::uint8_t* block) {
   return rules::half_to_float(static_cast<std::uint16_t>(block[0] | (block[1] << 8)));
@@ -33,7 +44,7 @@ DGQ_HD float iq4_nl_grid(int index) {
   }
 }
 
-// Value j (0..31) of one block.
+// Value j (0..31) of one block of q8_0, q4_0 or iq4_nl (dgq's values: dgq_value).
 DGQ_HD float block_value(Format f, const std::uint8_t* block, int j) {
   const float d = block_scale(block);
   if (f == Format::q8_0) return static_cast<float>(static_cast<std::int8_t>(block[2 + j])) * d;

@@ -24,11 +24,22 @@ struct Plan {
   int kv_heads, group, head_dim;
   std::int64_t tokens, chunks, row_bytes;
   float scale;
+  bool dgq_f16;
 };
 
-__device__ void dequantize_row(kb::Format f, const std::uint8_t* row, int head_dim, float* x) {
-  const int bytes = kb::block_bytes(f);
-  for (int d = 0; d < head_dim; ++d) x[d] = kb::block_value(f, row + (d / kb::kBlockValues) * bytes, d % kb::kBlockValues);
+// Format dgq: each token's lo and scale, [kv_head][token] (its segment's, expanded on the host).
+struct TokenRanges {
+  const float *k_lo, *k_scale, *v_lo, *v_scale;
+};
+
+__device__ void dequantize_row(const Plan& p, const std::uint8_t* row, float lo, float scale, float* x) {
+  if (p.format == kb::Format::dgq) {
+    for (int d = 0; d < p.head_dim; ++d) x[d] = kb::dgq_value(row[d], lo, scale, p.dgq_f16);
+    return;
+  }
+  const int bytes = kb::block_bytes(p.format);
+  for (int d = 0; d < p.head_dim; ++d)
+    x[d] = kb::block_value(p.format, row + (d / kb::kBlockValues) * bytes, d % kb::kBlockValues);
 }
 
 __device__ float dot(const float* q, const float* k, int head_dim) {
@@ -43,8 +54,8 @@ __device__ float dot(const float* q, const float* k, int head_dim) {
 }
 
 // partial index: (kv_head * chunks + chunk) * group + member, as the CPU kernel's.
-__global__ void chunk_kernel(Plan p, const std::uint8_t* const* k, const std::uint8_t* const* v, const float* q,
-                             float* chunk_max, float* chunk_sum, float* chunk_acc) {
+__global__ void chunk_kernel(Plan p, const std::uint8_t* const* k, const std::uint8_t* const* v, TokenRanges r,
+                             const float* q, float* chunk_max, float* chunk_sum, float* chunk_acc) {
   const std::int64_t item = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (item >= p.kv_heads * p.chunks * p.group) return;
   const int member = static_cast<int>(item % p.group);
@@ -55,8 +66,10 @@ __global__ void chunk_kernel(Plan p, const std::uint8_t* const* k, const std::ui
   const int D = p.head_dim;
   const float* qh = q + (static_cast<std::int64_t>(kv_head) * p.group + member) * D;
   float x[kMaxHeadDim], scores[ar::kChunkTokens];
+  const std::int64_t at = static_cast<std::int64_t>(kv_head) * p.tokens + first;  // TokenRanges' index of token 0
+  const bool dgq = p.format == kb::Format::dgq;
   for (std::int64_t t = 0; t < tokens; ++t) {
-    dequantize_row(p.format, k[kv_head] + (first + t) * p.row_bytes, D, x);
+    dequantize_row(p, k[kv_head] + (first + t) * p.row_bytes, dgq ? r.k_lo[at + t] : 0.0f, dgq ? r.k_scale[at + t] : 0.0f, x);
     scores[t] = dot(qh, x, D) * p.scale;
   }
   float m = scores[0];
@@ -71,7 +84,7 @@ __global__ void chunk_kernel(Plan p, const std::uint8_t* const* k, const std::ui
   float* acc = chunk_acc + item * D;
   for (int d = 0; d < D; ++d) acc[d] = 0.0f;
   for (std::int64_t t = 0; t < tokens; ++t) {
-    dequantize_row(p.format, v[kv_head] + (first + t) * p.row_bytes, D, x);
+    dequantize_row(p, v[kv_head] + (first + t) * p.row_bytes, dgq ? r.v_lo[at + t] : 0.0f, dgq ? r.v_scale[at + t] : 0.0f, x);
     for (int d = 0; d < D; ++d) acc[d] = fmaf(scores[t], x[d], acc[d]);
   }
 }
@@ -117,6 +130,29 @@ void check_input(const DecodeAttentionInput& in) {
   for (int h = 0; h < in.kv_heads; ++h)
     if (in.k[h] == nullptr || in.v[h] == nullptr) fail("KV head " + std::to_string(h) + " has no data");
   if (in.q == nullptr) fail("no query");
+  if (in.format != kb::Format::dgq) return;
+  if (in.k_segments.size() != in.k.size() || in.v_segments.size() != in.v.size())
+    fail("format dgq needs the segments of every K and V head");
+  for (const auto* heads : {&in.k_segments, &in.v_segments}) {
+    for (const DgqSegments& s : *heads) {
+      const std::size_t n = s.lo.size();
+      if (n == 0 || s.scale.size() != n || s.edges.size() != n + 1 || s.edges.front() != 0 ||
+          s.edges.back() != static_cast<std::uint32_t>(in.tokens))
+        fail("a dgq head's segments do not cover its " + std::to_string(in.tokens) + " tokens");
+      for (std::size_t i = 0; i < n; ++i)
+        if (s.edges[i] >= s.edges[i + 1]) fail("a dgq head's segment edges are not increasing");
+    }
+  }
+}
+
+// Each token's lo and scale from its segment, [kv_head][token], for one role.
+void expand_token_ranges(const std::vector<DgqSegments>& heads, std::vector<float>& lo, std::vector<float>& scale) {
+  for (const DgqSegments& s : heads) {
+    for (std::size_t i = 0; i + 1 < s.edges.size(); ++i) {
+      lo.insert(lo.end(), s.edges[i + 1] - s.edges[i], s.lo[i]);
+      scale.insert(scale.end(), s.edges[i + 1] - s.edges[i], s.scale[i]);
+    }
+  }
 }
 
 }  // namespace
@@ -125,7 +161,7 @@ void decode_attention(const DecodeAttentionInput& in, float* out) {
   check_input(in);
   Plan p{in.format, in.kv_heads, in.group, in.head_dim, in.tokens,
          (in.tokens + ar::kChunkTokens - 1) / ar::kChunkTokens,
-         static_cast<std::int64_t>(in.head_dim / 32) * kb::block_bytes(in.format), in.scale};
+         static_cast<std::int64_t>(in.head_dim / 32) * kb::block_bytes(in.format), in.scale, in.dgq_f16};
   const std::size_t head_bytes = static_cast<std::size_t>(p.tokens * p.row_bytes);
   const std::size_t heads = static_cast<std::size_t>(p.kv_heads);
   const std::size_t partials = heads * static_cast<std::size_t>(p.chunks * p.group);
@@ -145,10 +181,27 @@ void decode_attention(const DecodeAttentionInput& in, float* out) {
   check_cuda(cudaMemcpy(pointers.ptr, device_rows.data(), device_rows.size() * sizeof(void*), cudaMemcpyHostToDevice),
              "cudaMemcpy row pointers");
   check_cuda(cudaMemcpy(q.ptr, in.q, q_floats * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy q");
+  // Format dgq: four [kv_head][token] arrays (K lo, K scale, V lo, V scale); one float otherwise.
+  std::vector<float> ranges;
+  if (p.format == kb::Format::dgq) {
+    std::vector<float> k_lo, k_scale, v_lo, v_scale;
+    expand_token_ranges(in.k_segments, k_lo, k_scale);
+    expand_token_ranges(in.v_segments, v_lo, v_scale);
+    for (const auto* part : {&k_lo, &k_scale, &v_lo, &v_scale}) ranges.insert(ranges.end(), part->begin(), part->end());
+  }
+  Device token_ranges(ranges.size() * sizeof(float));
+  if (!ranges.empty())
+    check_cuda(cudaMemcpy(token_ranges.ptr, ranges.data(), ranges.size() * sizeof(float), cudaMemcpyHostToDevice),
+               "cudaMemcpy token ranges");
+  const std::size_t per_part = heads * static_cast<std::size_t>(p.tokens);
+  const float* ranges_at = token_ranges.as<float>();
+  const TokenRanges r = ranges.empty() ? TokenRanges{nullptr, nullptr, nullptr, nullptr}
+                                       : TokenRanges{ranges_at, ranges_at + per_part, ranges_at + 2 * per_part,
+                                                     ranges_at + 3 * per_part};
   constexpr int kThreads = 64;
   const auto* rows = pointers.as<const std::uint8_t* const>();
   chunk_kernel<<<static_cast<unsigned>((partials + kThreads - 1) / kThreads), kThreads>>>(
-      p, rows, rows + heads, q.as<float>(), chunk_max.as<float>(), chunk_sum.as<float>(), chunk_acc.as<float>());
+      p, rows, rows + heads, r, q.as<float>(), chunk_max.as<float>(), chunk_sum.as<float>(), chunk_acc.as<float>());
   check_launch("decode attention chunk_kernel");
   const int query_heads = p.kv_heads * p.group;
   merge_kernel<<<static_cast<unsigned>((query_heads + kThreads - 1) / kThreads), kThreads>>>(
