@@ -7,8 +7,8 @@ CLI (bit for bit: the same bytes for the same input and spec). docs/python.md is
     (272, 8.5, ['blocks'])
 
 Arrays are 2-D, tokens x channels (one KV head), in float16, float32, or bf16 given as its bits:
-a uint16 array with dtype="bf16" (numpy has no bf16 type; ml_dtypes' bfloat16 is not accepted,
-view it as uint16). C-contiguous arrays are read in place; any other layout is copied once.
+a uint16 array with dtype="bf16" (numpy has no bf16 type), or an ml_dtypes bfloat16 array
+(viewed as its bits). C-contiguous arrays are read in place; any other layout is copied once.
 Errors are the C++ library's, with its messages: dgq.ParameterError (a spec or argument) and
 dgq.InputError (the data: NaN/Inf, shape, dtype), both dgq.Error, a ValueError.
 """

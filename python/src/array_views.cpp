@@ -1,5 +1,7 @@
 #include "array_views.hpp"
 
+#include <nanobind/stl/string.h>
+
 #include <cstddef>
 #include <string>
 
@@ -25,6 +27,7 @@ std::string numpy_name(const nb::dlpack::dtype& t) {
     case C::Bfloat: kind = "bfloat"; break;
     case C::Complex: kind = "complex"; break;
     case C::Bool: return "bool";
+    default: break;  // the fp8/fp6/fp4 codes of newer DLPack: named by number
   }
   return kind + std::to_string(t.bits);
 }
@@ -123,6 +126,22 @@ OutputArray new_matrix(DType dtype, std::int64_t tokens, std::int64_t channels, 
     case DType::f32: t = nb::dtype<float>(); break;
   }
   return OutputArray(buffer, 2, shape, owner, nullptr, t);
+}
+
+nb::object bf16_bits_of(nb::handle array, std::optional<std::string_view> dtype, std::string_view what) {
+  const std::string prefix(what);
+  const std::string accepted =
+      "dgq takes float16, float32, or uint16 holding bf16 bits with dtype='bf16' (or an ml_dtypes bfloat16 array)";
+  nb::object type_name = nb::borrow(reinterpret_cast<PyObject*>(Py_TYPE(array.ptr()))).attr("__name__");
+  if (!nb::hasattr(array, "dtype") || !nb::hasattr(array, "view"))
+    throw InputError(prefix + ": a " + nb::cast<std::string>(type_name) + " is not an array; " + accepted);
+  const nb::object d = array.attr("dtype");
+  const std::string name = nb::hasattr(d, "name") ? nb::cast<std::string>(nb::str(d.attr("name"))) : "?";
+  if (name != "bfloat16" || nb::cast<int>(d.attr("itemsize")) != 2)
+    throw InputError(prefix + ": unsupported dtype " + name + "; " + accepted);
+  if (dtype && *dtype != "bf16")
+    throw InputError(prefix + ": a bfloat16 array with dtype='" + std::string(*dtype) + "'; it is bf16");
+  return array.attr("view")(nb::module_::import_("numpy").attr("uint16"));
 }
 
 }  // namespace dgq::python

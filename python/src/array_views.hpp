@@ -23,6 +23,12 @@ using OutputArray = nanobind::ndarray<nanobind::numpy>;
 // `what` starts the message ("compress").
 ConstTensor tensor_view(const InputArray& a, std::optional<std::string_view> dtype, std::string_view what);
 
+// An ml_dtypes bfloat16 array (numpy has no bf16 of its own, and ml_dtypes' is no buffer type
+// nanobind reads) as the uint16 view of its bits, for the caller to pass on with dtype "bf16".
+// Anything else that is not an array dgq reads: InputError saying what is accepted; a dtype
+// other than "bf16" given with a bfloat16 array: InputError.
+nanobind::object bf16_bits_of(nanobind::handle array, std::optional<std::string_view> dtype, std::string_view what);
+
 // out, a writable 2-D C-contiguous CPU array of tokens x channels in dtype (bf16: uint16), as a
 // view to decode into; throws InputError saying what out must be otherwise. `what` starts the
 // message ("decompress").

@@ -83,6 +83,11 @@ void bind_causal_cache(nb::module_& m) {
       .def("append", &append, nb::arg("rows"),
            "Append rows (tokens x channels, the cache's dtype): newly final tokens are stored by the causal "
            "form; the rest stays raw.")
+      // After the overload above fails: ml_dtypes' bfloat16 rows (a cache of dtype "bf16").
+      .def("append", [](nb::handle self, nb::handle rows) {
+        const auto& o = nb::cast<const CausalCacheObject&>(self);
+        self.attr("append")(bf16_bits_of(rows, std::string(dtype_name(o.dtype)), "CausalCache.append"));
+      }, nb::arg("rows"))
       .def("read", &read, nb::arg("out") = nb::none(),
            "What attention reads now: tokens x channels float32, the final values then the raw tail.")
       .def_prop_ro("spec", [](const CausalCacheObject& o) { return o.scheme->spec(); })

@@ -279,6 +279,35 @@ def test_a_wrong_dtype_or_role_is_refused_with_a_message_saying_what_is_taken(dg
     assert str(e.value) == text
 
 
+def test_an_ml_dtypes_bfloat16_array_is_taken_as_its_bits(dgq):
+    import ml_dtypes
+    x = np.random.default_rng(4).standard_normal((37, 128)).astype(np.float32).astype(ml_dtypes.bfloat16)
+    bits = x.view(np.uint16)
+    for spec in ("q8_0", "kivi-2", "dgq2:bits=3"):
+        ours, theirs = dgq.compress(x, spec, role="v"), dgq.compress(bits, spec, role="v", dtype="bf16")
+        assert ours.dtype == "bf16" and list(ours.parts) == list(theirs.parts), spec
+        assert all(np.array_equal(ours.parts[k], theirs.parts[k]) for k in ours.parts), spec
+    cache = dgq.CausalCache("q8_0", "k", 128, "bf16")
+    cache.append(x)
+    assert np.array_equal(cache.read(), dgq.compress(bits, "q8_0", dtype="bf16").decompress("f32"))
+
+
+@pytest.mark.parametrize("call, text", [
+    (lambda dgq, x: dgq.Scheme("q8_0").compress(x, dtype="f16"), "compress: a bfloat16 array with dtype='f16'; it is bf16"),
+    (lambda dgq, x: dgq.CausalCache("q8_0", "k", 128).append(x),
+     "CausalCache.append: a bfloat16 array with dtype='f32'; it is bf16"),
+    (lambda dgq, x: dgq.Scheme("q8_0").compress([[1.0] * 128]),
+     "compress: a list is not an array; dgq takes float16, float32, or uint16 holding bf16 bits with dtype='bf16' "
+     "(or an ml_dtypes bfloat16 array)"),
+])
+def test_a_bfloat16_array_with_another_dtype_or_a_non_array_is_refused(dgq, call, text):
+    import ml_dtypes
+    x = np.ones((4, 128), ml_dtypes.bfloat16)
+    with pytest.raises(dgq.InputError) as e:
+        call(dgq, x)
+    assert str(e.value) == text
+
+
 def test_an_unknown_dtype_name_is_parse_dtypes_parameter_error(dgq):
     x = np.ones((4, 8), np.float16)
     for call in (lambda: dgq.compress(x, "fp16", dtype="f64"), lambda: dgq.compress(x, "fp16").decompress("f64")):
