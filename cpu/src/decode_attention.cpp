@@ -60,23 +60,26 @@ void check_plan(const StoredKv& cache, const DecodeAttentionShape& s) {
   for (const auto* ranges : {&cache.k_ranges, &cache.v_ranges}) {
     for (const DgqSegmentRanges* r : *ranges) {
       if (r == nullptr || r->edges.size() < 2 || r->edges.front() != 0 || r->edges.back() != s.tokens ||
-          r->lo.size() != r->edges.size() - 1 || r->scale.size() != r->lo.size() || r->f16 != cache.k_ranges[0]->f16)
-        fail("a dgq head's segment ranges do not cover its " + std::to_string(s.tokens) +
-             " tokens (or K and V differ in dtype)");
+          (r->channels != 1 && r->channels != s.head_dim) ||
+          r->lo.size() != (r->edges.size() - 1) * static_cast<std::size_t>(r->channels) ||
+          r->scale.size() != r->lo.size() || r->f16 != cache.k_ranges[0]->f16)
+        fail("a dgq head's segment ranges do not cover its " + std::to_string(s.tokens) + " tokens and " +
+             std::to_string(s.head_dim) + " channels (or K and V differ in dtype)");
     }
   }
 }
 
-// The lo and scale of tokens first .. first+count-1 of a dgq head, from their segments.
-void token_ranges(const DgqSegmentRanges& r, std::int64_t first, std::int64_t count, std::vector<float>& lo,
-                  std::vector<float>& scale) {
+// Where the lo and scale of tokens first .. first+count-1 of a dgq head start: their segment's
+// range row (one value, or one per channel).
+void token_ranges(const DgqSegmentRanges& r, std::int64_t first, std::int64_t count, std::vector<const float*>& lo,
+                  std::vector<const float*>& scale) {
   lo.resize(static_cast<std::size_t>(count));
   scale.resize(static_cast<std::size_t>(count));
   std::size_t segment = 0;
   for (std::int64_t t = 0; t < count; ++t) {
     while (first + t >= static_cast<std::int64_t>(r.edges[segment + 1])) ++segment;
-    lo[static_cast<std::size_t>(t)] = r.lo[segment];
-    scale[static_cast<std::size_t>(t)] = r.scale[segment];
+    lo[static_cast<std::size_t>(t)] = r.lo.data() + segment * static_cast<std::size_t>(r.channels);
+    scale[static_cast<std::size_t>(t)] = r.scale.data() + segment * static_cast<std::size_t>(r.channels);
   }
 }
 
@@ -108,7 +111,8 @@ void DecodeAttention::run_chunk(std::int64_t item) {
   const int kv_head = static_cast<int>(item / chunks_);
   const std::int64_t chunk = item % chunks_, first = chunk * ar::kChunkTokens;
   const int D = shape_.head_dim, g = shape_.group;
-  thread_local std::vector<float> scores, k_lo, k_scale, v_lo, v_scale;
+  thread_local std::vector<float> scores;
+  thread_local std::vector<const float*> k_lo, k_scale, v_lo, v_scale;
   scores.resize(static_cast<std::size_t>(g) * ar::kChunkTokens);
   attention::ChunkInput in{cache_.format,
                            cache_.k[kv_head] + first * row_bytes_,
@@ -123,6 +127,8 @@ void DecodeAttention::run_chunk(std::int64_t item) {
     token_ranges(*cache_.v_ranges[kv_head], first, in.tokens, v_lo, v_scale);
     in.k_lo = k_lo.data(), in.k_scale = k_scale.data(), in.v_lo = v_lo.data(), in.v_scale = v_scale.data();
     in.f16 = cache_.k_ranges[kv_head]->f16;
+    in.k_range_channels = cache_.k_ranges[kv_head]->channels;
+    in.v_range_channels = cache_.v_ranges[kv_head]->channels;
   }
   const std::size_t at = static_cast<std::size_t>(item) * g;
   attention::attend_chunk(in, {chunk_max_.data() + at, chunk_sum_.data() + at, chunk_acc_.data() + at * D}, scores.data(),

@@ -58,8 +58,12 @@ void dequantize_block_scalar(KvBlockFormat f, const std::uint8_t* block, float* 
 }
 
 // DGQ v1's row (rule 7, in-band markers unmarked as rule 8 does), rounded to fp16 when asked.
-void dequantize_dgq_row_scalar(const std::uint8_t* row, int head_dim, float lo, float scale, bool f16, float* out) {
-  for (int d = 0; d < head_dim; ++d) out[d] = kv_block_rules::dgq_value(row[d], lo, scale, f16);
+void dequantize_dgq_row_scalar(const std::uint8_t* row, int head_dim, const float* lo, const float* scale,
+                               int range_channels, bool f16, float* out) {
+  for (int d = 0; d < head_dim; ++d) {
+    const int c = range_channels == 1 ? 0 : d;
+    out[d] = kv_block_rules::dgq_value(row[d], lo[c], scale[c], f16);
+  }
 }
 
 // Row t of the chunk's K (value = false) or V.
@@ -68,7 +72,7 @@ void dequantize_row_scalar(const ChunkInput& in, bool value, std::int64_t t, flo
   const std::uint8_t* row = (value ? in.v : in.k) + t * row_bytes;
   if (in.format == KvBlockFormat::dgq) {
     return dequantize_dgq_row_scalar(row, in.head_dim, (value ? in.v_lo : in.k_lo)[t], (value ? in.v_scale : in.k_scale)[t],
-                                     in.f16, out);
+                                     value ? in.v_range_channels : in.k_range_channels, in.f16, out);
   }
   for (int b = 0; b < in.head_dim / kBlock; ++b)
     dequantize_block_scalar(in.format, row + b * kv_block_bytes(in.format), out + b * kBlock);
@@ -194,39 +198,51 @@ struct IQ4NL : BlockScaled {
   }
 };
 
-// DGQ v1 (granularity=segment): 32 int8 codes per block, the row's range from its segment.
-// fmadd is rule 7's fmaf; cvtps_ph rounds to nearest even as rules::float_to_half does; codes
-// clamped to [-127, 126] are rule 8's inband_unmark (only markers lie outside).
+// DGQ v1: 32 int8 codes per block, the row's range from its segment (granularity=segment: one
+// lo and scale, broadcast; segment-channel: one per channel, loaded beside the codes; a block's
+// first channel is its offset in the row, one byte a code). fmadd is rule 7's fmaf; cvtps_ph
+// rounds to nearest even as rules::float_to_half does; codes clamped to [-127, 126] are rule
+// 8's inband_unmark (only markers lie outside).
 struct Dgq {
   static constexpr int kBytes = 32;
   struct Row {
-    __m256 lo, scale;
-    bool f16;
+    __m256 lo, scale;               // broadcast (one range per segment)
+    const float *lo_row, *scale_row;  // per channel (segment-channel)
+    const std::uint8_t* codes;      // the row's first code
+    bool per_channel, f16;
   };
   static Row row(const ChunkInput& in, bool value, std::int64_t t) {
-    return {_mm256_set1_ps((value ? in.v_lo : in.k_lo)[t]), _mm256_set1_ps((value ? in.v_scale : in.k_scale)[t]), in.f16};
+    const float* lo = (value ? in.v_lo : in.k_lo)[t];
+    const float* scale = (value ? in.v_scale : in.k_scale)[t];
+    const int channels = value ? in.v_range_channels : in.k_range_channels;
+    return {_mm256_set1_ps(lo[0]), _mm256_set1_ps(scale[0]), lo, scale, (value ? in.v : in.k) + t * in.head_dim,
+            channels != 1, in.f16};
   }
   static __m128i unmarked(const std::uint8_t* p) {
     const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     return _mm_min_epi8(_mm_max_epi8(c, _mm_set1_epi8(-127)), _mm_set1_epi8(126));
   }
-  // The values of the low eight codes of c.
-  static __m256 eight(__m128i c, const Row& r) {
+  // The values of the low eight codes of c, channels first .. first+7.
+  static __m256 eight(__m128i c, const Row& r, std::ptrdiff_t first) {
+    const __m256 lo = r.per_channel ? _mm256_loadu_ps(r.lo_row + first) : r.lo;
+    const __m256 scale = r.per_channel ? _mm256_loadu_ps(r.scale_row + first) : r.scale;
     const __m256i q = _mm256_add_epi32(_mm256_cvtepi8_epi32(c), _mm256_set1_epi32(127));
-    const __m256 x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(q), r.scale, r.lo);
+    const __m256 x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(q), scale, lo);
     return r.f16 ? _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)) : x;
   }
   static void dequantize(const std::uint8_t* b, const Row& r, __m256 v[4]) {
-    const __m128i first = unmarked(b), second = unmarked(b + 16);
-    v[0] = eight(first, r);
-    v[1] = eight(_mm_srli_si128(first, 8), r);
-    v[2] = eight(second, r);
-    v[3] = eight(_mm_srli_si128(second, 8), r);
+    const std::ptrdiff_t first = b - r.codes;
+    const __m128i low = unmarked(b), high = unmarked(b + 16);
+    v[0] = eight(low, r, first);
+    v[1] = eight(_mm_srli_si128(low, 8), r, first + 8);
+    v[2] = eight(high, r, first + 16);
+    v[3] = eight(_mm_srli_si128(high, 8), r, first + 24);
   }
   static void dequantize_half(const std::uint8_t* b, int half, const Row& r, __m256 v[2]) {
+    const std::ptrdiff_t first = b - r.codes + 16 * half;
     const __m128i c = unmarked(b + 16 * half);
-    v[0] = eight(c, r);
-    v[1] = eight(_mm_srli_si128(c, 8), r);
+    v[0] = eight(c, r, first);
+    v[1] = eight(_mm_srli_si128(c, 8), r, first + 8);
   }
 };
 

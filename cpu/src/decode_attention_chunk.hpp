@@ -17,12 +17,14 @@ struct ChunkInput {
   int head_dim, group;
   const float* q;         // [group][head_dim]
   float scale;
-  // format dgq only: the range of each of the chunk's tokens (its segment's lo and scale), for
-  // K and for V, and whether values round to fp16 (DgqSegmentRanges::f16).
-  const float* k_lo = nullptr;
-  const float* k_scale = nullptr;
-  const float* v_lo = nullptr;
-  const float* v_scale = nullptr;
+  // format dgq only: where each of the chunk's tokens finds its lo and scale (its segment's
+  // range row: one value, or head_dim with granularity=segment-channel, as *_range_channels
+  // says), for K and for V, and whether values round to fp16 (DgqSegmentRanges::f16).
+  const float* const* k_lo = nullptr;
+  const float* const* k_scale = nullptr;
+  const float* const* v_lo = nullptr;
+  const float* const* v_scale = nullptr;
+  int k_range_channels = 1, v_range_channels = 1;
   bool f16 = true;
 };
 

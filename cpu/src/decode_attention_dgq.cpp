@@ -1,5 +1,5 @@
 // DGQ v1's stored head as decode attention reads it (format dgq): the codes where they lie and
-// each segment's lo and scale, from the scheme's parts (dgq/dgq_parts.hpp), read once per head
+// each segment's (segment-channel: each segment and channel's) lo and scale, from the scheme's parts (dgq/dgq_parts.hpp), read once per head
 // when the cache is set up, not at every step.
 #include <stdexcept>
 #include <string>
@@ -15,10 +15,6 @@ DgqSegmentRanges dgq_segment_ranges(const Compressed& c, const std::uint8_t** co
     throw std::invalid_argument("decode_attention: format dgq reads the parts of a dgq scheme, not '" + c.scheme + "'");
   }
   const DgqV1Params p = dgq_v1_params_from_spec(c.scheme);
-  if (p.granularity != Granularity::segment) {
-    throw std::invalid_argument("decode_attention: format dgq takes granularity=segment only (one range per segment), not '" +
-                                c.scheme + "'");
-  }
   if (c.dtype != DType::f16 && c.dtype != DType::f32) {
     throw std::invalid_argument("decode_attention: format dgq takes fp16 or fp32 input, not " + std::string(dtype_name(c.dtype)));
   }
@@ -27,10 +23,10 @@ DgqSegmentRanges dgq_segment_ranges(const Compressed& c, const std::uint8_t** co
   DgqSegmentRanges r;
   r.edges = dgq_segment_edges(enc);
   r.f16 = c.dtype == DType::f16;
-  for (int s = 0; s < enc.segments; ++s) {
-    const float lo = enc.lo[static_cast<std::size_t>(s)], hi = enc.hi[static_cast<std::size_t>(s)];
-    r.lo.push_back(lo);
-    r.scale.push_back(rules::dequant_scale(lo, hi));
+  r.channels = p.granularity == Granularity::segment_channel ? static_cast<int>(c.channels) : 1;
+  for (std::size_t i = 0; i < enc.lo.size(); ++i) {  // [segment][channels], as rule 7 reads them
+    r.lo.push_back(enc.lo[i]);
+    r.scale.push_back(rules::dequant_scale(enc.lo[i], enc.hi[i]));
   }
   *codes = c.find("codes")->bytes.data();
   return r;

@@ -42,11 +42,12 @@ struct DecodeCase {
   bool rotated;
   DecodeAttentionShape shape;
   Values values = Values::random;
-  std::string dgq_markers = "table";  // format dgq: its markers parameter
+  std::string dgq_markers = "table";          // format dgq: its markers parameter
+  std::string dgq_granularity = "segment";    // and its granularity
 };
 
 std::string spec_of(const DecodeCase& c) {
-  if (c.format == KvBlockFormat::dgq) return "dgq:markers=" + c.dgq_markers;
+  if (c.format == KvBlockFormat::dgq) return "dgq:markers=" + c.dgq_markers + ",granularity=" + c.dgq_granularity;
   return std::string(dgq::cpu::kv_block_format_name(c.format)) + (c.rotated ? ":rot=hadamard" : "");
 }
 
@@ -423,7 +424,7 @@ TEST_CASE("decode attention: work items in reverse order give the same bytes", "
 
 // DGQ v1 (format dgq): its int8 codes read with each token's segment range, rounded to fp16 in
 // registers, bit for bit the twin on Scheme::decompress's fp16 output.
-TEST_CASE("decode attention on DGQ v1 codes: every marker mode, several segments, chunk edges and GQA",
+TEST_CASE("decode attention on DGQ v1 codes: every marker mode, several segments, both granularities, chunk edges and GQA",
           "[decode_attention][dgq]") {
   const std::int64_t K = ar::kChunkTokens;
   for (const char* markers : {"table", "bitmap", "inband"}) {
@@ -437,6 +438,20 @@ TEST_CASE("decode attention on DGQ v1 codes: every marker mode, several segments
     }
     check_case(several, dgq::test::seed() + 51);
   }
+  // Segment-channel: a lo and scale per segment and channel, read beside the codes.
+  for (const char* markers : {"table", "inband"}) {
+    const DecodeCase per_channel{KvBlockFormat::dgq, false, {2, 4, 128, 2 * K + 9}, Values::regimes, markers,
+                                 "segment-channel"};
+    const Problem p = make_problem(per_channel, dgq::test::seed() + 54);
+    for (const auto& r : p.k.ranges) {
+      CAPTURE(markers);
+      REQUIRE(r.edges.size() >= 3);
+      REQUIRE(r.channels == 128);
+    }
+    check_case(per_channel, dgq::test::seed() + 54);
+  }
+  check_case({KvBlockFormat::dgq, false, {1, 3, 32, 70}, Values::regimes, "bitmap", "segment-channel"}, dgq::test::seed() + 55);
+  check_case({KvBlockFormat::dgq, false, {1, 1, 256, K + 1}, Values::large, "table", "segment-channel"}, dgq::test::seed() + 56);
   for (std::int64_t L : {std::int64_t{1}, std::int64_t{7}, K - 1, K, K + 1})
     check_case({KvBlockFormat::dgq, false, {1, 3, 64, L}, Values::regimes}, dgq::test::seed() + static_cast<std::uint64_t>(L));
   for (int D : {32, 256}) check_case({KvBlockFormat::dgq, false, {2, 2, D, 600}}, dgq::test::seed() + static_cast<std::uint64_t>(D));
@@ -450,7 +465,9 @@ TEST_CASE("decode attention on DGQ v1 codes: other schemes and missing ranges ar
   const auto q8 = dgq::make_scheme("q8_0")->compress(x.view(), dgq::TensorRole::key);
   REQUIRE_THROWS_WITH(dgq::cpu::dgq_segment_ranges(q8, &codes), Catch::Contains("not 'q8_0'"));
   const auto per_channel = dgq::make_scheme("dgq:granularity=segment-channel")->compress(x.view(), dgq::TensorRole::key);
-  REQUIRE_THROWS_WITH(dgq::cpu::dgq_segment_ranges(per_channel, &codes), Catch::Contains("granularity=segment only"));
+  const dgq::cpu::DgqSegmentRanges per_channel_ranges = dgq::cpu::dgq_segment_ranges(per_channel, &codes);
+  REQUIRE(per_channel_ranges.channels == 64);
+  REQUIRE(per_channel_ranges.lo.size() == (per_channel_ranges.edges.size() - 1) * 64);
   const Problem p = make_problem({KvBlockFormat::dgq, false, {1, 1, 64, 40}}, 8);
   dgq::cpu::StoredKv kv = p.stored;
   kv.v_ranges.clear();
@@ -463,4 +480,13 @@ TEST_CASE("decode attention on DGQ v1 codes: other schemes and missing ranges ar
   kv.k_ranges = {&short_ranges};
   REQUIRE_THROWS_WITH(dgq::cpu::decode_attention(kv, p.c.shape, p.q.data(), 1.0f, out, 1),
                       Catch::Contains("do not cover its 40 tokens"));
+  // Per-channel ranges of another width than the head's.
+  dgq::cpu::DgqSegmentRanges narrow = p.k.ranges[0];
+  narrow.channels = 32;
+  narrow.lo.resize((narrow.edges.size() - 1) * 32);
+  narrow.scale.resize(narrow.lo.size());
+  kv = p.stored;
+  kv.k_ranges = {&narrow};
+  REQUIRE_THROWS_WITH(dgq::cpu::decode_attention(kv, p.c.shape, p.q.data(), 1.0f, out, 1),
+                      Catch::Contains("and 64 channels"));
 }

@@ -43,7 +43,8 @@ TEST_CASE("kv_block_rules decode every value as the scheme's decompress does", "
 
 TEST_CASE("kv_block_rules' dgq_value decodes DGQ v1's codes as the scheme's decompress does", "[kv_block_rules]") {
   // Rows whose spread changes (several segments), an outlier, an all-zero row; every marker mode
-  // (in-band markers are unmarked by the rule), fp16 (rounded) and fp32 input.
+  // (in-band markers are unmarked by the rule), both granularities (a range per segment, or per
+  // segment and channel), fp16 (rounded) and fp32 input.
   const std::int64_t tokens = 200, channels = 64;
   std::mt19937_64 rng(11);
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -55,24 +56,29 @@ TEST_CASE("kv_block_rules' dgq_value decodes DGQ v1's codes as the scheme's deco
   for (std::int64_t c = 0; c < channels; ++c) x[static_cast<std::size_t>(150 * channels + c)] = 0.0f;
   for (const char* markers : {"table", "bitmap", "inband"}) {
     for (const dgq::DType dtype : {dgq::DType::f16, dgq::DType::f32}) {
-      const std::string spec = std::string("dgq:markers=") + markers;
-      CAPTURE(spec, dgq::dtype_name(dtype));
-      const auto scheme = dgq::make_scheme(spec);
-      std::vector<std::uint8_t> input(x.size() * dgq::dtype_size(dtype));
-      dgq::from_float(x.data(), dgq::MutTensor{input.data(), dtype, tokens, channels});
-      const dgq::Compressed stored =
-          scheme->compress(dgq::ConstTensor{input.data(), dtype, tokens, channels}, dgq::TensorRole::key);
-      std::vector<std::uint8_t> decoded(input.size());
-      scheme->decompress(stored, dgq::MutTensor{decoded.data(), dtype, tokens, channels});
-      const std::vector<float> expected = dgq::to_float(dgq::ConstTensor{decoded.data(), dtype, tokens, channels});
-      const std::uint8_t* codes = nullptr;
-      const dgq::cpu::DgqSegmentRanges r = dgq::cpu::dgq_segment_ranges(stored, &codes);
-      REQUIRE(r.edges.size() >= 3);  // at least two segments
-      std::vector<float> got(x.size());
-      for (std::size_t s = 0; s + 1 < r.edges.size(); ++s)
-        for (std::size_t i = r.edges[s] * channels; i < r.edges[s + 1] * channels; ++i)
-          got[i] = dgq::kv_block_rules::dgq_value(codes[i], r.lo[s], r.scale[s], r.f16);
-      CHECK(std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)) == 0);
+      for (const char* granularity : {"segment", "segment-channel"}) {
+        const std::string spec = std::string("dgq:markers=") + markers + ",granularity=" + granularity;
+        CAPTURE(spec, dgq::dtype_name(dtype));
+        const auto scheme = dgq::make_scheme(spec);
+        std::vector<std::uint8_t> input(x.size() * dgq::dtype_size(dtype));
+        dgq::from_float(x.data(), dgq::MutTensor{input.data(), dtype, tokens, channels});
+        const dgq::Compressed stored =
+            scheme->compress(dgq::ConstTensor{input.data(), dtype, tokens, channels}, dgq::TensorRole::key);
+        std::vector<std::uint8_t> decoded(input.size());
+        scheme->decompress(stored, dgq::MutTensor{decoded.data(), dtype, tokens, channels});
+        const std::vector<float> expected = dgq::to_float(dgq::ConstTensor{decoded.data(), dtype, tokens, channels});
+        const std::uint8_t* codes = nullptr;
+        const dgq::cpu::DgqSegmentRanges r = dgq::cpu::dgq_segment_ranges(stored, &codes);
+        REQUIRE(r.edges.size() >= 3);  // at least two segments
+        std::vector<float> got(x.size());
+        const auto per_channel = static_cast<std::size_t>(r.channels == 1 ? 0 : 1);
+        for (std::size_t s = 0; s + 1 < r.edges.size(); ++s)
+          for (std::size_t i = r.edges[s] * channels; i < r.edges[s + 1] * channels; ++i) {
+            const std::size_t range = s * static_cast<std::size_t>(r.channels) + per_channel * (i % channels);
+            got[i] = dgq::kv_block_rules::dgq_value(codes[i], r.lo[range], r.scale[range], r.f16);
+          }
+        CHECK(std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)) == 0);
+      }
     }
   }
 }

@@ -1,7 +1,7 @@
 #pragma once
 // Decode attention on a stored cache: one new query per head against L cached tokens whose K and
 // V are ggml blocks (q8_0, q4_0, iq4_nl: what those schemes store as part "blocks" for one
-// [tokens][head_dim] head) or DGQ v1's codes (`dgq`, granularity=segment: part "codes", one int8
+// [tokens][head_dim] head) or DGQ v1's codes (`dgq`, granularity=segment or segment-channel: part "codes", one int8
 // per element, with each segment's range), read and dequantized in registers inside the loop,
 // never decompressed to a buffer. GQA: query head h reads KV head h / group (ggml_flash_attn_ext's
 // broadcast). Softmax over scale * q.k, fp32 throughout.
@@ -23,18 +23,22 @@ int kv_block_bytes(KvBlockFormat f);  // 34, 18, 18, 32 (32 values each; dgq's a
 const char* kv_block_format_name(KvBlockFormat f);
 
 // What a `dgq` head needs beside its codes: the segment edges [0, e1, ..., L] and each segment's
-// lo and scale (docs/spec.md rules 6-8: rules::dequant_scale), and whether the values decode to
-// fp16 (the input dtype: rule 7 rounds to it) or stay fp32. A value is
-// fmaf(code + 127, scale, lo), rounded to fp16 when `f16`, bit for bit what Scheme::decompress
-// writes (in-band markers decoded as rule 8's inband_unmark does).
+// lo and scale (docs/spec.md rules 6-8: rules::dequant_scale), one per segment
+// (granularity=segment, channels = 1) or one per segment and channel (segment-channel,
+// channels = head_dim; lo[s * channels + c]), and whether the values decode to fp16 (the input
+// dtype: rule 7 rounds to it) or stay fp32. A value is fmaf(code + 127, scale, lo), rounded to
+// fp16 when `f16`, bit for bit what Scheme::decompress writes (in-band markers decoded as rule
+// 8's inband_unmark does).
 struct DgqSegmentRanges {
   std::vector<std::uint32_t> edges;
   std::vector<float> lo, scale;
+  int channels = 1;
   bool f16 = true;
 };
-// From a `dgq` scheme's compressed head (granularity=segment, any markers, fp16 or fp32 input):
+// From a `dgq` scheme's compressed head (granularity segment or segment-channel, any markers,
+// fp16 or fp32 input):
 // the ranges above and a pointer to its codes (into c, which must outlive it). Throws
-// std::invalid_argument for another family or granularity, InputError for corrupt parts.
+// std::invalid_argument for another family, InputError for corrupt parts.
 DgqSegmentRanges dgq_segment_ranges(const Compressed& c, const std::uint8_t** codes);
 
 struct DecodeAttentionShape {
