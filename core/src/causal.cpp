@@ -2,7 +2,6 @@
 // and the literal append/read cache.
 #include "dgq/causal.hpp"
 
-#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -67,23 +66,6 @@ CausalTimeline causal_timeline(const Scheme& s, ConstTensor x, TensorRole role) 
   return t;
 }
 
-namespace {
-
-// NaN/Inf is refused on append, whichever family: a row that stays raw for a while would
-// otherwise be held until it becomes final, and only then be refused, by a later append.
-void check_rows_finite(ConstTensor rows, std::int64_t first_token) {
-  const std::vector<float> values = to_float(rows);
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if (std::isfinite(values[i])) continue;
-    const auto channels = static_cast<std::size_t>(rows.channels);
-    throw InputError("causal cache: non-finite value " + std::to_string(values[i]) + " at token " +
-                     std::to_string(first_token + static_cast<std::int64_t>(i / channels)) + ", channel " +
-                     std::to_string(i % channels) + " of the appended rows");
-  }
-}
-
-}  // namespace
-
 CausalCache::CausalCache(const Scheme& scheme, TensorRole role, std::int64_t channels, DType dtype)
     : scheme_(scheme), role_(role), channels_(channels), dtype_(dtype) {
   form_ = &form_of(scheme_, owned_form_);
@@ -94,7 +76,9 @@ void CausalCache::append(ConstTensor rows) {
     throw InputError("causal cache: appended rows of " + std::to_string(rows.channels) + " channels (" +
                      std::string(dtype_name(rows.dtype)) + "), the cache holds " + std::to_string(channels_) + " (" +
                      std::string(dtype_name(dtype_)) + ")");
-  check_rows_finite(rows, tokens_);
+  // NaN/Inf is refused on append, whichever family: a row that stays raw for a while would
+  // otherwise be held until it becomes final, and only then be refused, by a later append.
+  check_finite(rows, "causal cache", tokens_);
   const auto* bytes = static_cast<const std::uint8_t*>(rows.data);
   const std::size_t raw_before = raw_.size();
   const std::int64_t tokens_before = tokens_;
@@ -138,11 +122,16 @@ void CausalCache::settle_final_tokens() {
 }
 
 void CausalCache::read(std::vector<float>& out) const {
-  out.assign(final_values_.begin(), final_values_.end());
+  out.resize(static_cast<std::size_t>(tokens_ * channels_));
+  read(out.data());
+}
+
+void CausalCache::read(float* out) const {
+  if (!final_values_.empty()) std::memcpy(out, final_values_.data(), final_values_.size() * sizeof(float));
   if (tokens_ > final_) {
     const std::size_t offset = static_cast<std::size_t>(final_ * channels_) * dtype_size(dtype_);
-    const std::vector<float> tail = to_float(ConstTensor{raw_.data() + offset, dtype_, tokens_ - final_, channels_});
-    out.insert(out.end(), tail.begin(), tail.end());
+    to_float(ConstTensor{raw_.data() + offset, dtype_, tokens_ - final_, channels_},
+             out + static_cast<std::size_t>(final_ * channels_));
   }
 }
 

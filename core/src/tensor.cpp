@@ -1,8 +1,11 @@
 #include "dgq/tensor.hpp"
 
+#include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
@@ -193,17 +196,21 @@ std::vector<float> to_float(ConstTensor t) {
 }
 
 void to_float(ConstTensor t, std::vector<float>& out) {
+  out.resize(static_cast<std::size_t>(t.tokens * t.channels));
+  to_float(t, out.data());
+}
+
+void to_float(ConstTensor t, float* out) {
   const std::int64_t n = t.tokens * t.channels;
-  out.resize(static_cast<std::size_t>(n));
   switch (t.dtype) {
     case DType::f16:
-      widen_halves(static_cast<const std::uint16_t*>(t.data), out.data(), n);
+      widen_halves(static_cast<const std::uint16_t*>(t.data), out, n);
       break;
     case DType::bf16:
-      widen_bf16(static_cast<const std::uint16_t*>(t.data), out.data(), n);
+      widen_bf16(static_cast<const std::uint16_t*>(t.data), out, n);
       break;
     case DType::f32:
-      if (n > 0) std::memcpy(out.data(), t.data, static_cast<std::size_t>(n) * sizeof(float));
+      if (n > 0) std::memcpy(out, t.data, static_cast<std::size_t>(n) * sizeof(float));
       break;
   }
 }
@@ -218,6 +225,47 @@ void from_float(const float* values, MutTensor t) {
     case DType::f32:
       if (n > 0) std::memcpy(t.data, values, static_cast<std::size_t>(n) * sizeof(float));
       return;
+  }
+}
+
+void throw_non_finite(std::string_view who, float v, std::int64_t index, std::int64_t channels,
+                      std::int64_t first_token) {
+  throw InputError(std::string(who) + ": non-finite value " + (std::isnan(v) ? "nan" : "inf") + " at token " +
+                   std::to_string(first_token + index / channels) + ", channel " + std::to_string(index % channels));
+}
+
+void check_finite(ConstTensor x, std::string_view who, std::int64_t first_token) {
+  const std::int64_t n = x.tokens * x.channels;
+  // Chunks of elements are tested with an OR over "exponent bits all set" (NaN/Inf), a loop
+  // the compiler vectorizes; only a chunk that has one is searched for its first.
+  constexpr std::int64_t kChunk = 4096;
+  if (x.dtype == DType::f32) {
+    const auto* f = static_cast<const float*>(x.data);
+    for (std::int64_t start = 0; start < n; start += kChunk) {
+      const std::int64_t end = std::min(n, start + kChunk);
+      std::uint32_t any = 0;
+      for (std::int64_t i = start; i < end; ++i) any |= (rules::float_bits(f[i]) & 0x7f800000u) == 0x7f800000u ? 1u : 0u;
+      if (any == 0) continue;
+      for (std::int64_t i = start; i < end; ++i) {
+        if (!std::isfinite(f[i])) throw_non_finite(who, f[i], i, x.channels, first_token);
+      }
+    }
+    return;
+  }
+  // fp16 and bf16 are non-finite exactly when all exponent bits are set.
+  const std::uint16_t exponent_mask = x.dtype == DType::f16 ? 0x7c00u : 0x7f80u;
+  const auto* h = static_cast<const std::uint16_t*>(x.data);
+  for (std::int64_t start = 0; start < n; start += kChunk) {
+    const std::int64_t end = std::min(n, start + kChunk);
+    std::uint16_t any = 0;
+    for (std::int64_t i = start; i < end; ++i) any |= (h[i] & exponent_mask) == exponent_mask ? 1u : 0u;
+    if (any == 0) continue;
+    for (std::int64_t i = start; i < end; ++i) {
+      if ((h[i] & exponent_mask) == exponent_mask) {
+        const float v = x.dtype == DType::f16 ? rules::half_to_float(h[i]) : rules::bf16_to_float(h[i]);
+        throw_non_finite(who, v, i, x.channels, first_token);
+      }
+    }
   }
 }
 

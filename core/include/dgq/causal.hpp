@@ -67,6 +67,8 @@ class CausalCache {
   std::int64_t final_tokens() const { return final_; }
   // What attention reads now, [tokens()][channels] fp32: final values, then the raw tail.
   void read(std::vector<float>& out) const;
+  // The same into out[0 .. tokens()*channels()), memory the caller owns (a numpy array).
+  void read(float* out) const;
   // Bytes held now: the final prefix as stored plus the raw tail in the input dtype.
   std::uint64_t held_bytes() const;
 

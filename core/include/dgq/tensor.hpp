@@ -55,7 +55,17 @@ std::vector<float> to_float(ConstTensor t);
 // The same into out (resized to tokens*channels), so a caller converting many tensors of one
 // shape reuses its buffer.
 void to_float(ConstTensor t, std::vector<float>& out);
+// The same into out[0 .. tokens*channels), memory the caller owns.
+void to_float(ConstTensor t, float* out);
 // Fill t from fp32 values with round-to-nearest-even.
 void from_float(const float* values, MutTensor t);
+
+// The NaN/Inf check every input boundary shares (the schemes, the causal cache): InputError
+// "<who>: non-finite value nan at token t, channel d" for the first NaN/Inf of x, its token
+// counted from first_token. A finite tensor costs one pass the compiler vectorizes.
+void check_finite(ConstTensor x, std::string_view who, std::int64_t first_token = 0);
+// That error for element `index` of a tensor of `channels` columns whose value is v.
+[[noreturn]] void throw_non_finite(std::string_view who, float v, std::int64_t index, std::int64_t channels,
+                                   std::int64_t first_token = 0);
 
 }  // namespace dgq

@@ -12,13 +12,6 @@
 namespace dgq::schemes {
 namespace {
 
-[[noreturn]] void throw_non_finite(std::string_view scheme, float v, std::int64_t index,
-                                   std::int64_t channels) {
-  throw InputError(std::string(scheme) + ": non-finite value " + (std::isnan(v) ? "nan" : "inf") +
-                   " at token " + std::to_string(index / channels) + ", channel " +
-                   std::to_string(index % channels));
-}
-
 // One pass per dtype: the widening is exact, the finiteness check rides along.
 template <class Load>
 std::vector<float> widen_with(std::int64_t n, std::int64_t channels, std::string_view scheme,
@@ -60,41 +53,6 @@ std::vector<float> widen_checked(const kernels::CpuKernels& k, ConstTensor x, st
     }
   }
   throw InputError(std::string(scheme) + ": unsupported input dtype");
-}
-
-void check_finite(ConstTensor x, std::string_view scheme) {
-  const std::int64_t n = x.tokens * x.channels;
-  // Chunks of elements are tested with an OR over "exponent bits all set" (NaN/Inf), a loop
-  // the compiler vectorizes; only a chunk that has one is searched for its first.
-  constexpr std::int64_t kChunk = 4096;
-  if (x.dtype == DType::f32) {
-    const auto* f = static_cast<const float*>(x.data);
-    for (std::int64_t start = 0; start < n; start += kChunk) {
-      const std::int64_t end = std::min(n, start + kChunk);
-      std::uint32_t any = 0;
-      for (std::int64_t i = start; i < end; ++i) any |= (rules::float_bits(f[i]) & 0x7f800000u) == 0x7f800000u ? 1u : 0u;
-      if (any == 0) continue;
-      for (std::int64_t i = start; i < end; ++i) {
-        if (!std::isfinite(f[i])) throw_non_finite(scheme, f[i], i, x.channels);
-      }
-    }
-    return;
-  }
-  // fp16 and bf16 are non-finite exactly when all exponent bits are set.
-  const std::uint16_t exponent_mask = x.dtype == DType::f16 ? 0x7c00u : 0x7f80u;
-  const auto* h = static_cast<const std::uint16_t*>(x.data);
-  for (std::int64_t start = 0; start < n; start += kChunk) {
-    const std::int64_t end = std::min(n, start + kChunk);
-    std::uint16_t any = 0;
-    for (std::int64_t i = start; i < end; ++i) any |= (h[i] & exponent_mask) == exponent_mask ? 1u : 0u;
-    if (any == 0) continue;
-    for (std::int64_t i = start; i < end; ++i) {
-      if ((h[i] & exponent_mask) == exponent_mask) {
-        const float v = x.dtype == DType::f16 ? rules::half_to_float(h[i]) : rules::bf16_to_float(h[i]);
-        throw_non_finite(scheme, v, i, x.channels);
-      }
-    }
-  }
 }
 
 void check_input_dtype(ConstTensor x, std::string_view scheme) {

@@ -18,8 +18,9 @@ namespace dgq::schemes {
 // channel d" for the first NaN/Inf.
 std::vector<float> widen_checked(const kernels::CpuKernels& k, ConstTensor x, std::string_view scheme);
 
-// The same NaN/Inf check without keeping the fp32 copy.
-void check_finite(ConstTensor x, std::string_view scheme);
+// The same NaN/Inf check without keeping the fp32 copy: dgq::check_finite (dgq/tensor.hpp),
+// which the causal cache calls too.
+using dgq::check_finite;
 
 // Throws widen_checked's InputError "<scheme>: unsupported input dtype" for a dtype code
 // that is none of f16/bf16/f32 (row-at-a-time schemes call it first, so that an empty tensor
