@@ -34,8 +34,8 @@ __all__ = ["Cache", "Layer"]
 MODES = ("causal", "prefill")
 EXACT_SPECS = ("fp32", "f32")
 
-# torch dtype -> dgq's name of it, and the numpy view the C++ is handed (bf16 as its bits).
-_DTYPES = {torch.float32: ("f32", np.float32), torch.float16: ("f16", np.float16), torch.bfloat16: ("bf16", np.uint16)}
+# torch dtype -> dgq's name of it (bf16 is handed over as its bits, _rows).
+_DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
 
 
 def split_spec(spec: str) -> tuple[str, str]:
@@ -80,7 +80,7 @@ class _Role:
 
     def _causal(self, x: torch.Tensor) -> torch.Tensor:
         batch, heads, _, head_dim = x.shape
-        name, _ = _DTYPES[x.dtype]
+        name = _DTYPES[x.dtype]
         if self.caches is None:
             self.caches = [[CausalCache(self.spec, self.role, head_dim, name) for _ in range(heads)] for _ in range(batch)]
         if len(self.caches) != batch or len(self.caches[0]) != heads:
@@ -99,7 +99,7 @@ class _Role:
     def _prefill(self) -> torch.Tensor:
         raw = self.raw
         batch, heads, tokens, head_dim = raw.shape
-        name, _ = _DTYPES[raw.dtype]
+        name = _DTYPES[raw.dtype]
         out = np.empty((batch, heads, tokens, head_dim), np.float32)
         self.held = 0
         for b in range(batch):
@@ -130,23 +130,18 @@ class Layer(DynamicLayer):
     def __init__(self, k_spec: str, v_spec: str, mode: str):
         super().__init__()
         self.k, self.v = _Role(k_spec, "k", mode), _Role(v_spec, "v", mode)
-        self.tokens = 0
 
     def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
         if not self.is_initialized:
             self.lazy_initialization(key_states, value_states)
+        # Every token held, as DynamicLayer's keys are: its get_seq_length reads the length here.
         self.keys = self.k.update(key_states)
         self.values = self.v.update(value_states)
-        self.tokens += key_states.shape[-2]
         return self.keys, self.values
-
-    def get_seq_length(self) -> int:
-        return self.tokens
 
     def reset(self) -> None:
         mode = self.k.mode
         self.k, self.v = _Role(self.k.spec, "k", mode), _Role(self.v.spec, "v", mode)
-        self.tokens = 0
         super().reset()
 
     def _refuse(self, what: str):

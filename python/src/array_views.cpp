@@ -128,6 +128,12 @@ OutputArray new_matrix(DType dtype, std::int64_t tokens, std::int64_t channels, 
   return OutputArray(buffer, 2, shape, owner, nullptr, t);
 }
 
+TensorRole parse_role(std::string_view role) {
+  if (role == "k") return TensorRole::key;
+  if (role == "v") return TensorRole::value;
+  throw ParameterError("role must be 'k' (keys) or 'v' (values), got '" + std::string(role) + "'");
+}
+
 nb::object bf16_bits_of(nb::handle array, std::optional<std::string_view> dtype, std::string_view what) {
   const std::string prefix(what);
   const std::string accepted =

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string_view>
 
+#include "dgq/scheme.hpp"
 #include "dgq/tensor.hpp"
 
 namespace dgq::python {
@@ -34,6 +35,9 @@ nanobind::object bf16_bits_of(nanobind::handle array, std::optional<std::string_
 // message ("decompress").
 MutTensor output_view(const nanobind::handle& out, DType dtype, std::int64_t tokens, std::int64_t channels,
                       std::string_view what);
+
+// "k" (keys) or "v" (values), else ParameterError saying so: the role argument of every binding.
+TensorRole parse_role(std::string_view role);
 
 // A new numpy array of tokens x channels in dtype (bf16 as uint16), and its view in `view`.
 OutputArray new_matrix(DType dtype, std::int64_t tokens, std::int64_t channels, MutTensor& view);

@@ -5,12 +5,10 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
 
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "array_views.hpp"
 #include "bindings.hpp"
@@ -30,12 +28,6 @@ struct CausalCacheObject {
   DType dtype;
 };
 
-TensorRole role_of(std::string_view role) {
-  if (role == "k") return TensorRole::key;
-  if (role == "v") return TensorRole::value;
-  throw ParameterError("role must be 'k' (keys) or 'v' (values), got '" + std::string(role) + "'");
-}
-
 void init(CausalCacheObject* self, std::string_view spec, std::string_view role, std::int64_t channels,
           std::string_view dtype) {
   if (channels < 1) throw ParameterError("CausalCache: channels must be at least 1, got " + std::to_string(channels));
@@ -43,7 +35,7 @@ void init(CausalCacheObject* self, std::string_view spec, std::string_view role,
   std::shared_ptr<const Scheme> scheme(make_scheme(spec));
   // causal_form throws ParameterError for a scheme without a causal rule: refused here, before
   // any row is appended, as `dgq eval --cache causal` refuses it before any work.
-  auto cache = std::make_unique<CausalCache>(*scheme, role_of(role), channels, d);
+  auto cache = std::make_unique<CausalCache>(*scheme, parse_role(role), channels, d);
   new (self) CausalCacheObject{std::move(scheme), std::move(cache), d};
 }
 
@@ -66,9 +58,7 @@ nb::object read(const CausalCacheObject& o, nb::object out_array) {
     result = out_array;
   }
   nb::gil_scoped_release release;
-  std::vector<float> values;
-  o.cache->read(values);
-  if (!values.empty()) std::memcpy(out.data, values.data(), values.size() * sizeof(float));
+  o.cache->read(static_cast<float*>(out.data));
   return result;
 }
 

@@ -35,12 +35,6 @@ struct CompressedObject {
   std::shared_ptr<const Scheme> scheme;
 };
 
-TensorRole parse_role(std::string_view role) {
-  if (role == "k") return TensorRole::key;
-  if (role == "v") return TensorRole::value;
-  throw ParameterError("role must be 'k' (keys) or 'v' (values), got '" + std::string(role) + "'");
-}
-
 CompressedObject compress(const SchemeObject& s, const InputArray& x, std::string_view role,
                           std::optional<std::string_view> dtype) {
   const ConstTensor view = tensor_view(x, dtype, "compress");
@@ -131,12 +125,12 @@ void bind_schemes(nb::module_& m) {
       .def("compress", &compress, nb::arg("array"), nb::arg("role") = "k", nb::arg("dtype") = nb::none(),
            "Compress a 2-D C-contiguous array (tokens x channels): float16, float32, or uint16 bf16 "
            "bits with dtype='bf16'. role: 'k' or 'v'.")
-            // After the overload above fails: ml_dtypes' bfloat16 arrays, and one error for the rest.
+      // After the overload above fails: ml_dtypes' bfloat16 arrays, and one error for the rest.
       .def("compress", [](nb::handle self, nb::handle array, std::string_view role,
                           std::optional<std::string_view> dtype) {
         return self.attr("compress")(bf16_bits_of(array, dtype, "compress"), role, "bf16");
       }, nb::arg("array"), nb::arg("role") = "k", nb::arg("dtype") = nb::none())
-.def("planned_bytes", [](const SchemeObject& s, std::int64_t tokens, std::int64_t channels,
+      .def("planned_bytes", [](const SchemeObject& s, std::int64_t tokens, std::int64_t channels,
                                std::string_view dtype, std::string_view role) {
         return s.scheme->planned_bytes(tokens, channels, parse_dtype(dtype), parse_role(role));
       }, nb::arg("tokens"), nb::arg("channels"), nb::arg("dtype") = "f16", nb::arg("role") = "k",
