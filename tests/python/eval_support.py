@@ -84,6 +84,23 @@ def run_dgq(dgq_bin: str, *args, check: bool = True) -> subprocess.CompletedProc
     return result
 
 
+def eval_runs(dgq_bin, model, text, out, schemes, *options, ctx=128, chunks=2) -> dict:
+    """`dgq eval --save-logits` of the schemes on one token file into out: the file's attributes
+    ("attrs") and per run, the base first ("runs"), its spec, logits, bits (bits_per_element),
+    bits_averaged, stored_bytes and kld (kld_mean)."""
+    args = ["eval", "--model", model, "--text", text, "--ctx", ctx, "--chunks", chunks, "--save-logits", "-o", out]
+    for s in schemes:
+        args += ["--scheme", s]
+    run_dgq(dgq_bin, *args, *options)
+    with h5py.File(out, "r") as f:
+        runs = [f["runs"][str(i)] for i in range(len(f["runs"]))]
+        return {"attrs": dict(f.attrs),
+                "runs": [{"spec": r.attrs["spec"], "logits": np.asarray(r["logits"]),
+                          "bits": float(r.attrs["bits_per_element"]), "bits_averaged": float(r.attrs["bits_averaged"]),
+                          "stored_bytes": int(r.attrs["stored_bytes"]), "kld": float(r.attrs["kld_mean"])}
+                         for r in runs]}
+
+
 def run_attrs(results: Path) -> list[dict]:
     with h5py.File(results, "r") as f:
         return [dict(f["runs"][str(i)].attrs) for i in range(len(f["runs"]))]

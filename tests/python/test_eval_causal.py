@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from conftest import REPO_ROOT
-from eval_support import run_dgq, write_tiny_model, write_token_file
+from eval_support import eval_runs, run_dgq, write_tiny_model, write_token_file
 
 pytestmark = pytest.mark.needs_dgq
 MODELS_DIR = Path(os.environ.get("DGQ_MODELS_DIR", REPO_ROOT / "models"))
@@ -50,23 +50,9 @@ def tiny(request, tmp_path_factory):
     return {"model": model, "text": text, "dir": folder}
 
 
-def evaluate(dgq_bin, model, text, out, schemes, *options, ctx=128, chunks=2):
-    args = ["eval", "--model", model, "--text", text, "--ctx", ctx, "--chunks", chunks, "--save-logits", "-o", out]
-    for s in schemes:
-        args += ["--scheme", s]
-    run_dgq(dgq_bin, *args, *options)
-    with h5py.File(out, "r") as f:
-        runs = [f["runs"][str(i)] for i in range(len(f["runs"]))]
-        return {"attrs": dict(f.attrs),
-                "runs": [{"spec": r.attrs["spec"], "logits": np.asarray(r["logits"]),
-                          "bits": float(r.attrs["bits_per_element"]), "bits_averaged": float(r.attrs["bits_averaged"]),
-                          "stored_bytes": int(r.attrs["stored_bytes"]), "kld": float(r.attrs["kld_mean"])}
-                         for r in runs]}
-
-
 def test_per_token_formats_are_the_same_cache_causal_or_prefill(dgq_bin, tiny):
-    prefill = evaluate(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "pt-prefill.h5", PER_TOKEN)
-    causal = evaluate(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "pt-causal.h5", PER_TOKEN, "--cache", "causal")
+    prefill = eval_runs(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "pt-prefill.h5", PER_TOKEN)
+    causal = eval_runs(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "pt-causal.h5", PER_TOKEN, "--cache", "causal")
     assert prefill["attrs"]["cache"] == "prefill" and causal["attrs"]["cache"] == "causal"
     for p, c in zip(prefill["runs"], causal["runs"]):
         assert np.array_equal(p["logits"], c["logits"]), p["spec"]
@@ -77,9 +63,9 @@ def test_per_token_formats_are_the_same_cache_causal_or_prefill(dgq_bin, tiny):
 
 def test_one_pass_causal_equals_the_token_by_token_decoder(dgq_bin, tiny):
     schemes = ["q8_0"] + LOOK_AHEAD
-    one_pass = evaluate(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "c0.h5", schemes,
+    one_pass = eval_runs(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "c0.h5", schemes,
                         "--cache", "causal", "--row-exact")
-    literal = evaluate(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "c1.h5", schemes,
+    literal = eval_runs(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "c1.h5", schemes,
                        "--cache", "causal", "--ubatch", 1, "--row-exact")
     assert literal["attrs"]["ubatch"] == 1
     for a, b in zip(one_pass["runs"], literal["runs"]):
@@ -90,8 +76,8 @@ def test_one_pass_causal_equals_the_token_by_token_decoder(dgq_bin, tiny):
 
 def test_a_look_ahead_family_scores_differently_when_written_causally(dgq_bin, tiny):
     schemes = ["kivi-4", "dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=32"]
-    prefill = evaluate(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "la-p.h5", schemes)
-    causal = evaluate(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "la-c.h5", schemes, "--cache", "causal")
+    prefill = eval_runs(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "la-p.h5", schemes)
+    causal = eval_runs(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "la-c.h5", schemes, "--cache", "causal")
     for p, c in zip(prefill["runs"][1:], causal["runs"][1:]):
         assert not np.array_equal(p["logits"], c["logits"]), p["spec"]
         # The open group is held raw (fp32 here) while decoding: more bits on average than at the end.
@@ -102,8 +88,8 @@ def test_a_look_ahead_family_scores_differently_when_written_causally(dgq_bin, t
 
 def test_micro_batches_run_and_stay_close_to_token_by_token(dgq_bin, tiny):
     schemes = ["dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=32"]
-    one = evaluate(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "u1.h5", schemes, "--cache", "causal", "--ubatch", 1)
-    big = evaluate(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "u64.h5", schemes, "--cache", "causal", "--ubatch", 64)
+    one = eval_runs(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "u1.h5", schemes, "--cache", "causal", "--ubatch", 1)
+    big = eval_runs(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "u64.h5", schemes, "--cache", "causal", "--ubatch", 64)
     # A micro-batch is written before it attends, so its queries may read groups that closed
     # inside it: a different cache, not a different model.
     assert not np.array_equal(one["runs"][1]["logits"], big["runs"][1]["logits"])
@@ -156,9 +142,9 @@ def test_smollm2_one_pass_causal_equals_the_token_by_token_decoder(dgq_bin, tmp_
     write_token_file(text, tokens, model_name, "code")
     schemes = ["kivi-4",
                "dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128,rot=hadamard,rot_on=v"]
-    a = evaluate(dgq_bin, SMOLLM2_FILE, text, tmp_path / "a.h5", schemes, "--cache", "causal", "--row-exact",
+    a = eval_runs(dgq_bin, SMOLLM2_FILE, text, tmp_path / "a.h5", schemes, "--cache", "causal", "--row-exact",
                  ctx=256, chunks=1)
-    b = evaluate(dgq_bin, SMOLLM2_FILE, text, tmp_path / "b.h5", schemes, "--cache", "causal", "--ubatch", 1,
+    b = eval_runs(dgq_bin, SMOLLM2_FILE, text, tmp_path / "b.h5", schemes, "--cache", "causal", "--ubatch", 1,
                  "--row-exact", ctx=256, chunks=1)
     for x, y in zip(a["runs"], b["runs"]):
         assert np.array_equal(x["logits"], y["logits"]), x["spec"]

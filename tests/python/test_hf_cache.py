@@ -16,7 +16,6 @@ The same check on SmolLM2 loaded through transformers' GGUF loader: test_hf_smol
 """
 from __future__ import annotations
 
-import h5py
 import numpy as np
 import pytest
 
@@ -25,7 +24,7 @@ import dgq  # noqa: E402
 import dgq.hf  # noqa: E402
 from transformers import DynamicCache  # noqa: E402
 
-from eval_support import run_dgq, write_tiny_model, write_token_file  # noqa: E402
+from eval_support import eval_runs, write_tiny_model, write_token_file  # noqa: E402
 from hf_support import decode_logits, hf_llama, kld, log_softmax, prefill_logits  # noqa: E402
 
 pytestmark = [pytest.mark.hf, pytest.mark.needs_dgq]
@@ -60,16 +59,8 @@ def tiny(tmp_path_factory):
 
 
 def dgq_eval(dgq_bin, tiny, cache: str) -> list[dict]:
-    out = tiny["dir"] / f"eval-{cache}.h5"
-    args = ["eval", "--model", tiny["dir"] / "model.h5", "--text", tiny["dir"] / "tokens.h5", "--ctx", CTX,
-            "--chunks", 1, "--base", "fp32", "--cache", cache, "--save-logits", "-o", out]
-    for s in SCHEMES:
-        args += ["--scheme", s]
-    run_dgq(dgq_bin, *args)
-    with h5py.File(out, "r") as f:
-        return [{"spec": r.attrs["spec"], "logits": np.asarray(r["logits"]), "kld": float(r.attrs["kld_mean"]),
-                 "stored_bytes": int(r.attrs["stored_bytes"])}
-                for r in (f["runs"][str(i)] for i in range(len(f["runs"])))]
+    return eval_runs(dgq_bin, tiny["dir"] / "model.h5", tiny["dir"] / "tokens.h5", tiny["dir"] / f"eval-{cache}.h5",
+                     SCHEMES, "--base", "fp32", "--cache", cache, ctx=CTX, chunks=1)["runs"]
 
 
 @pytest.fixture(scope="module")

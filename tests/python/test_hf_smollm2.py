@@ -28,7 +28,7 @@ import torch  # noqa: F401  (a missing torch fails: run_hf_tests.sh decides skip
 
 import dgq.hf
 from conftest import REPO_ROOT
-from eval_support import run_dgq, write_token_file
+from eval_support import eval_runs, write_token_file
 from hf_support import decode_logits, kld, log_softmax
 
 pytestmark = [pytest.mark.hf, pytest.mark.needs_dgq]
@@ -57,17 +57,12 @@ def setup(dgq_bin, tmp_path_factory):
         name, add_bos = f.attrs["model"], int(f.attrs["add_bos"])
     assert add_bos == 0  # SmolLM2 feeds the chunk as it is
     write_token_file(folder / "code.h5", tokens, name, "code")
-    out = folder / "eval.h5"
-    args = ["eval", "--model", MODEL_FILE, "--text", folder / "code.h5", "--ctx", CTX, "--chunks", 1,
-            "--base", "fp32", "--cache", "causal", "--save-logits"]
-    for s in SCHEMES:
-        args += ["--scheme", s]
-    run_dgq(dgq_bin, *args, "-o", out)
-    run_dgq(dgq_bin, *args, "-o", folder / "row-exact.h5", "--row-exact")
-    with h5py.File(out, "r") as f, h5py.File(folder / "row-exact.h5", "r") as g:
-        runs = [{"spec": r.attrs["spec"], "logits": np.asarray(r["logits"]), "kld": float(r.attrs["kld_mean"]),
-                 "kld_row_exact": float(g["runs"][str(i)].attrs["kld_mean"]), "stored_bytes": int(r.attrs["stored_bytes"])}
-                for i, r in ((i, f["runs"][str(i)]) for i in range(len(f["runs"])))]
+    model_args = (dgq_bin, MODEL_FILE, folder / "code.h5")
+    options = ("--base", "fp32", "--cache", "causal")
+    runs = eval_runs(*model_args, folder / "eval.h5", SCHEMES, *options, ctx=CTX, chunks=1)["runs"]
+    row_exact = eval_runs(*model_args, folder / "row-exact.h5", SCHEMES, *options, "--row-exact", ctx=CTX, chunks=1)
+    for run, other in zip(runs, row_exact["runs"]):
+        run["kld_row_exact"] = other["kld"]
     gguf = export_trace.bundled_gguf_path()
     model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32).eval()
     return {"model": model, "ids": tokens, "runs": runs,
