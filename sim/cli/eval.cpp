@@ -24,6 +24,7 @@ struct EvalArgs {
   std::string query_rounding = "off";
   std::string task = "perplexity";
   std::string cache;  // empty: the task's default (perplexity: prefill; passkey: causal)
+  std::string keys = "post-rope";
   std::string text_file;  // --text-file: plain text for the GGUF's tokenizer
   bool row_exact = false;
   bool progress = false;  // --progress: also when stderr is not a terminal (one line per step)
@@ -43,6 +44,7 @@ void run_passkey_task(EvalArgs& a, const CLI::App& cmd) {
   p.schemes = scheme_list(a.schemes, "--schemes");
   p.query_rounding = sim::parse_query_rounding(a.query_rounding);
   p.cache = sim::parse_cache_mode(a.cache.empty() ? "causal" : a.cache);
+  p.keys = sim::parse_key_position(a.keys);
   p.ubatch = a.options.ubatch;
   p.arithmetic = a.row_exact ? sim::Arithmetic::row_exact : sim::Arithmetic::blocked;
   p.progress = a.progress || isatty(fileno(stderr));
@@ -64,6 +66,7 @@ void run_eval_command(EvalArgs& a, const CLI::App& cmd) {
   a.options.schemes = scheme_list(a.schemes, "--schemes");  // the name eval has always reported
   a.options.query_rounding = sim::parse_query_rounding(a.query_rounding);
   a.options.cache = sim::parse_cache_mode(a.cache.empty() ? "prefill" : a.cache);
+  a.options.keys = sim::parse_key_position(a.keys);
   a.options.arithmetic = a.row_exact ? sim::Arithmetic::row_exact : sim::Arithmetic::blocked;
   a.options.progress = a.progress || isatty(fileno(stderr));
   const sim::EvalResult result = sim::run_eval(a.options);
@@ -103,6 +106,10 @@ void register_eval(CLI::App& app) {
                   "prefill (default of --task perplexity: each scheme sees the whole chunk at once) | causal (default "
                   "of --task passkey): written token by token, each family by its causal rule (docs/spec.md, Causal "
                   "caches)");
+  cmd->add_option("--keys", args->keys,
+                  "post-rope (default: the cache holds the keys after RoPE, as llama.cpp and vLLM) | pre-rope (KVQuant: "
+                  "the cache holds them before RoPE, attention reads them rotated after the cache; docs/eval.md, "
+                  "Pre-RoPE keys)");
   cmd->add_option("--ubatch", o.ubatch,
                   "Causal cache: 0 (default) = one pass at prefill cost, each query reading the cache as it was when its "
                   "token was appended; N = the literal decoder in micro-batches of N tokens (1 = token by token)");

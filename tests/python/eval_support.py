@@ -87,7 +87,7 @@ def run_dgq(dgq_bin: str, *args, check: bool = True) -> subprocess.CompletedProc
 def eval_runs(dgq_bin, model, text, out, schemes, *options, ctx=128, chunks=2) -> dict:
     """`dgq eval --save-logits` of the schemes on one token file into out: the file's attributes
     ("attrs") and per run, the base first ("runs"), its spec, logits, bits (bits_per_element),
-    bits_averaged, stored_bytes and kld (kld_mean)."""
+    bits_averaged, stored_bytes, kld (kld_mean) and attn_kl (attn_kl_mean)."""
     args = ["eval", "--model", model, "--text", text, "--ctx", ctx, "--chunks", chunks, "--save-logits", "-o", out]
     for s in schemes:
         args += ["--scheme", s]
@@ -97,7 +97,8 @@ def eval_runs(dgq_bin, model, text, out, schemes, *options, ctx=128, chunks=2) -
         return {"attrs": dict(f.attrs),
                 "runs": [{"spec": r.attrs["spec"], "logits": np.asarray(r["logits"]),
                           "bits": float(r.attrs["bits_per_element"]), "bits_averaged": float(r.attrs["bits_averaged"]),
-                          "stored_bytes": int(r.attrs["stored_bytes"]), "kld": float(r.attrs["kld_mean"])}
+                          "stored_bytes": int(r.attrs["stored_bytes"]), "kld": float(r.attrs["kld_mean"]),
+                          "attn_kl": float(r.attrs["attn_kl_mean"])}
                          for r in runs]}
 
 
@@ -139,11 +140,14 @@ def read_model_file(model_file: Path) -> tuple[dict, dict]:
         return dict(f.attrs), {name: np.asarray(d, dtype=np.float32) for name, d in f["tensors"].items()}
 
 
-def numpy_gemma3_logits(model_file: Path, tokens) -> np.ndarray:
+def numpy_gemma3_logits(model_file: Path, tokens, key_cache=None, keys_before_rope=False) -> np.ndarray:
     """An independent numpy fp32 forward pass of Gemma 3 from a dgq model file (docs/model-format.md),
     written from Hugging Face's Gemma3 modeling code: embeddings * sqrt(hidden), RMSNorm (weights
     hold 1 + w already), Q/K RMSNorm per head, rotate-half RoPE (base 10000 on local layers),
-    sliding-window causal mask on local layers, post-attention and post-MLP norms, GeGLU (tanh)."""
+    sliding-window causal mask on local layers, post-attention and post-MLP norms, GeGLU (tanh).
+    key_cache, if given, maps each layer's keys [kv_heads, n, d] to what a (prefill) cache gives
+    back: after RoPE, or with keys_before_rope before it (KVQuant's pre-RoPE keys)."""
+    key_cache = key_cache or (lambda k: k)
     a, t = read_model_file(model_file)
     n, d = len(tokens), int(a["head_dim"])
     hq, hkv = int(a["num_q_heads"]), int(a["num_kv_heads"])
@@ -167,7 +171,8 @@ def numpy_gemma3_logits(model_file: Path, tokens) -> np.ndarray:
         k = (h @ t[p + "attn_k"].T).reshape(n, hkv, d).transpose(1, 0, 2)
         v = (h @ t[p + "attn_v"].T).reshape(n, hkv, d).transpose(1, 0, 2)
         q = rope(norm(q, t[p + "attn_q_norm"]), theta) * np.float32(1.0 / np.sqrt(d))
-        k = rope(norm(k, t[p + "attn_k_norm"]), theta)
+        k = norm(k, t[p + "attn_k_norm"])
+        k = rope(key_cache(k), theta) if keys_before_rope else key_cache(rope(k, theta))
         visible = pos[None, :] <= pos[:, None]
         if local:
             visible &= pos[:, None] - pos[None, :] < a["sliding_window"]

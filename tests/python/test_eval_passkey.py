@@ -131,6 +131,20 @@ def test_scores_match_the_perplexity_task_logits_of_the_same_tokens(dgq_bin, tin
                 assert s["exact"][i] == (s["predicted"][i] == answer)
 
 
+def test_keys_before_rope_score_alike_in_one_pass_and_token_by_token(dgq_bin, tiny):
+    # docs/eval.md, "Pre-RoPE keys": the decoder rotates what it reads, the one pass what it stored.
+    task = write_task(tiny["dir"] / "pre-rope.h5", tiny, [[5, 6], [7], [8, 9, 10]])
+    schemes = ["q4_0", "kivi-2:group=16,residual=8"]
+    one = run_passkey(dgq_bin, tiny, task, "pre-one", schemes, "--row-exact", "--keys", "pre-rope")
+    literal = run_passkey(dgq_bin, tiny, task, "pre-lit", schemes, "--ubatch", 1, "--row-exact", "--keys", "pre-rope")
+    post = run_passkey(dgq_bin, tiny, task, "post-one", schemes, "--row-exact")
+    for a, b, c in zip(one, literal, post):
+        assert np.array_equal(a["logprob"], b["logprob"]), a["spec"]
+        assert not np.array_equal(a["logprob"], c["logprob"]), a["spec"]
+    with h5py.File(tiny["dir"] / "pre-one.h5", "r") as f:
+        assert f.attrs["keys"] == "pre-rope"
+
+
 def test_the_results_file_json_and_table(dgq_bin, tiny):
     task = write_task(tiny["dir"] / "layout.h5", tiny, [[5, 6], [7], [8, 9, 10]])
     out, summary = tiny["dir"] / "layout-out.h5", tiny["dir"] / "layout.json"

@@ -87,6 +87,34 @@ def test_every_run_equals_the_same_dgq_eval_run(dgq_bin, inputs, tmp_path):
     assert "16 already complete, 0 run now" in rerun
 
 
+def test_a_keys_axis_runs_each_input_before_and_after_rope_as_dgq_eval_does(dgq_bin, inputs, tmp_path):
+    config = write_config(inputs["dir"], """schemes = ["q4_0"]
+[eval]
+ctx = 32
+chunks = 1
+cache = "causal"
+keys = ["post-rope", "pre-rope"]
+[[eval.model]]
+path = "tiny.h5"
+label = "tiny"
+texts = ["a.h5"]
+""")
+    out = tmp_path / "keys.h5"
+    run_dgq(dgq_bin, "sweep", config, "-o", out)
+    runs = runs_of(out)
+    assert sorted(runs) == ["q4_0@tiny+a+ctx32+causal", "q4_0@tiny+a+ctx32+causal+prerope"]
+    pre = runs["q4_0@tiny+a+ctx32+causal+prerope"]
+    assert pre["keys"] == "pre-rope" and runs["q4_0@tiny+a+ctx32+causal"]["keys"] == "post-rope"
+    alone = tmp_path / "alone-pre.h5"
+    run_dgq(dgq_bin, "eval", "--model", inputs["model"], "--text", inputs["texts"][0], "--ctx", 32, "--chunks", 1,
+            "--scheme", "q4_0", "--cache", "causal", "--keys", "pre-rope", "-o", alone)
+    with h5py.File(alone, "r") as f:
+        expected = dict(f["runs"]["1"].attrs)
+    for key in SUMMARY_KEYS + ["config_hash"]:
+        assert pre[key] == expected[key], key
+    assert pre["kld_mean"] != runs["q4_0@tiny+a+ctx32+causal"]["kld_mean"]
+
+
 def test_shards_merged_equal_the_whole_sweep(dgq_bin, inputs, tmp_path):
     config = write_config(inputs["dir"], CONFIG)
     whole = tmp_path / "whole.h5"

@@ -175,6 +175,22 @@ TEST_CASE("an [eval] grid expands the schemes as in replay sweeps") {
   CHECK(runs[1].name.find("@m+a+ctx64") != std::string::npos);
 }
 
+TEST_CASE("[eval] keys makes each input once per key position, pre-RoPE labelled") {
+  const auto c = parse("schemes = [\"q4_0\"]\n[eval]\nctx = 64\ncache = \"causal\"\nkeys = [\"post-rope\", "
+                       "\"pre-rope\"]\n[[eval.model]]\npath = \"m.h5\"\ntexts = [\"a.h5\"]\n");
+  REQUIRE(c.eval->inputs.size() == 2);
+  CHECK(c.eval->inputs[0].keys == sim::KeyPosition::post_rope);
+  CHECK(c.eval->inputs[0].label == "m+a+ctx64+causal");  // the default keeps the labels of older sweeps
+  CHECK(c.eval->inputs[1].keys == sim::KeyPosition::pre_rope);
+  CHECK(c.eval->inputs[1].label == "m+a+ctx64+causal+prerope");
+  const auto runs = sim::expand_runs(c);
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[1].name == "q4_0@m+a+ctx64+causal+prerope");
+  CHECK_THROWS_WITH(parse("schemes = [\"q8_0\"]\n[eval]\nctx = 16\nkeys = \"before\"\n[[eval.model]]\npath = \"m.h5\"\n"
+                          "texts = [\"a.h5\"]\n"),
+                    Catch::Contains(":4:") && Catch::Contains("key 'keys'") && Catch::Contains("expected post-rope or pre-rope"));
+}
+
 TEST_CASE("bad [eval] tables are errors naming the key or table") {
   const std::string model = "[[eval.model]]\npath = \"m.h5\"\ntexts = [\"a.h5\"]\n";
   CHECK_THROWS_WITH(parse("schemes = [\"q8_0\"]\n[eval]\nchunks = 1\n" + model), Catch::Contains("[eval] needs 'ctx'"));

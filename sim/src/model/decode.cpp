@@ -28,14 +28,14 @@ std::vector<float> decode_logits(const Model& model, std::span<const std::int32_
     const forward::Attend attend = [&](std::int64_t layer, std::vector<float>& q, std::vector<float>& k,
                                        std::vector<float>& v) {
       cache.append(layer, m, k, v);
-      cache.read(layer, all_k, all_v);
+      cache.read(layer, all_k, all_v, forward::rope_keys_of(c, ropes, layer));
       cache.queries(layer, m, q);
       for (float& value : q) value *= query_scale;
       const forward::AttentionKeys keys{all_k.data(), all_v.data(), u0 + m, nullptr};
       return forward::attention(q, m, u0, keys, c, c.is_local_layer(layer) ? c.sliding_window : 0, arithmetic);
     };
     for (std::int64_t layer = 0; layer < c.num_layers; ++layer)
-      forward::layer_step(model, layer, x, u0, ropes, arithmetic, attend);
+      forward::layer_step(model, layer, x, u0, ropes, arithmetic, cache.key_position(), attend);
     const std::int64_t from = std::max(first_row, u0);  // the micro-batch's rows that give logits
     if (from < u0 + m)
       forward::output_logits(model, x.bottomRows(u0 + m - from), arithmetic,

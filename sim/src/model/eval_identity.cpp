@@ -18,6 +18,7 @@ const char* rounding_name(QueryRounding r) { return r == QueryRounding::q8_0 ? "
 std::string cache_settings(const EvalOptions& o, const char* separator) {
   std::string s;
   if (o.cache == CacheMode::causal) s += std::string(separator) + "cache=causal";
+  if (o.keys == KeyPosition::pre_rope) s += std::string(separator) + "keys=pre-rope";
   if (o.ubatch > 0) s += std::string(separator) + "ubatch=" + std::to_string(o.ubatch);
   if (o.arithmetic == Arithmetic::row_exact) s += std::string(separator) + "arithmetic=row_exact";
   return s;

@@ -54,6 +54,7 @@ void write_eval_json(const std::string& path, const EvalResult& r, const EvalOpt
                  {"base", o.base},
                  {"query_rounding", o.query_rounding == QueryRounding::q8_0 ? "q8_0" : "off"},
                  {"cache", cache_mode_name(o.cache)},
+                 {"keys", key_position_name(o.keys)},
                  {"ubatch", o.ubatch},
                  {"tokens_per_second", r.tokens_per_second},
                  {"schemes", std::move(schemes)}};

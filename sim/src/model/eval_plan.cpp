@@ -47,10 +47,11 @@ EvalPlan::EvalPlan(const EvalOptions& o) {
     throw ParameterError("--ubatch " + std::to_string(o.ubatch) + ": the micro-batched decoder needs --cache causal");
 
   cache_mode = o.cache;
+  keys = o.keys;
   specs.push_back(o.base);
   specs.insert(specs.end(), o.schemes.begin(), o.schemes.end());
   for (const auto& spec : specs)
-    caches.push_back(std::make_unique<SchemeCache>(spec, o.query_rounding, o.cache));  // bad specs fail here
+    caches.push_back(std::make_unique<SchemeCache>(spec, o.query_rounding, o.cache, o.keys));  // bad specs fail here
   first = first_scored_row(o.ctx);
   rows = o.ctx - 1 - first;
   vocab = c.vocab_size;

@@ -27,6 +27,7 @@ void write_run_settings(hid_t f, const EvalOptions& o, const EvalPlan& plan) {
   h5::write_string_attribute(f, "base", o.base);
   h5::write_string_attribute(f, "query_rounding", o.query_rounding == QueryRounding::q8_0 ? "q8_0" : "off");
   h5::write_string_attribute(f, "cache", cache_mode_name(o.cache));
+  h5::write_string_attribute(f, "keys", key_position_name(o.keys));
   h5::write_int_attribute(f, "ubatch", o.ubatch);
 }
 

@@ -185,6 +185,7 @@ EvalResult summarize_runs(const EvalPlan& plan, const std::vector<ChunkRun>& tot
   EvalResult result;
   result.model = plan.config().name;
   result.cache = plan.cache_mode;
+  result.keys = plan.keys;
   result.text_kind = plan.text.kind;
   result.noise_rate = plan.text.noise_rate;
   result.chunks = plan.chunks;

@@ -11,7 +11,7 @@ std::string format_eval_table(const EvalResult& r) {
   std::ostringstream s;
   const bool causal = r.cache == CacheMode::causal;
   s << r.model << ": " << r.chunks << " chunks x " << r.scored_per_chunk << " scored tokens, " << cache_mode_name(r.cache)
-    << " cache\n";
+    << " cache" << (r.keys == KeyPosition::pre_rope ? ", keys stored before RoPE" : "") << "\n";
   s << std::left << std::setw(34) << "scheme" << std::right << std::setw(7) << "bits";
   if (causal) s << std::setw(7) << "avg";
   s << std::setw(18) << "PPL"

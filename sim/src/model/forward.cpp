@@ -21,14 +21,14 @@ std::vector<float> forward_hidden(const Model& model, std::span<const std::int32
   const float query_scale = static_cast<float>(1.0 / std::sqrt(double(c.head_dim)));
   const forward::Attend attend = [&](std::int64_t layer, std::vector<float>& q, std::vector<float>& k,
                                      std::vector<float>& v) {
-    cache.store(layer, n, k, v);
+    cache.store(layer, n, k, v, forward::rope_keys_of(c, ropes, layer));
     cache.queries(layer, n, q);  // before the scale, as ggml quantizes the unscaled Q
     for (float& value : q) value *= query_scale;
     const forward::AttentionKeys keys{k.data(), v.data(), n, cache.causal_kv(layer)};
     return forward::attention(q, n, 0, keys, c, c.is_local_layer(layer) ? c.sliding_window : 0, arithmetic);
   };
   for (std::int64_t layer = 0; layer < c.num_layers; ++layer)
-    forward::layer_step(model, layer, x, 0, ropes, arithmetic, attend);
+    forward::layer_step(model, layer, x, 0, ropes, arithmetic, cache.key_position(), attend);
   const forward::RowMat last = x.bottomRows(n - first_row);
   return {last.data(), last.data() + last.size()};
 }

@@ -73,12 +73,11 @@ RopeTable rope_table(std::int64_t positions, std::int64_t head_dim, double theta
   return t;
 }
 
-void apply_rope(std::vector<float>& x, std::int64_t heads, std::int64_t tokens, const RopeTable& t,
-                std::int64_t first_position) {
+void apply_rope(float* x, std::int64_t heads, std::int64_t tokens, const RopeTable& t, std::int64_t first_position) {
   const std::int64_t d = 2 * t.half;
   for (std::int64_t h = 0; h < heads; ++h)
     for (std::int64_t p = 0; p < tokens; ++p) {
-      float* row = x.data() + (h * tokens + p) * d;
+      float* row = x + (h * tokens + p) * d;
       const float* c = t.cos.data() + (first_position + p) * t.half;
       const float* s = t.sin.data() + (first_position + p) * t.half;
       for (std::int64_t j = 0; j < t.half; ++j) {
@@ -138,8 +137,15 @@ Ropes rope_tables(const ModelConfig& c, std::int64_t positions) {
   return r;
 }
 
+RopeKeys rope_keys_of(const ModelConfig& c, const Ropes& ropes, std::int64_t layer) {
+  const RopeTable* table = &ropes.of_layer(c, layer);
+  return [table](float* keys, std::int64_t heads, std::int64_t tokens, std::int64_t first_position) {
+    apply_rope(keys, heads, tokens, *table, first_position);
+  };
+}
+
 void layer_step(const Model& model, std::int64_t layer, RowMat& x, std::int64_t first_position, const Ropes& ropes,
-                Arithmetic a, const Attend& attend) {
+                Arithmetic a, KeyPosition keys, const Attend& attend) {
   const ModelConfig& c = model.config;
   const LayerWeights& w = model.layers[static_cast<std::size_t>(layer)];
   const std::int64_t n = x.rows(), d = c.head_dim;
@@ -151,9 +157,9 @@ void layer_step(const Model& model, std::int64_t layer, RowMat& x, std::int64_t 
     rms_norm_rows(q.data(), c.num_q_heads * n, d, w.attn_q_norm, c.rms_eps);
     rms_norm_rows(k.data(), c.num_kv_heads * n, d, w.attn_k_norm, c.rms_eps);
   }
-  const RopeTable& rope = c.is_local_layer(layer) ? ropes.local : ropes.global;
-  apply_rope(q, c.num_q_heads, n, rope, first_position);
-  apply_rope(k, c.num_kv_heads, n, rope, first_position);
+  const RopeTable& rope = ropes.of_layer(c, layer);
+  apply_rope(q.data(), c.num_q_heads, n, rope, first_position);
+  if (keys == KeyPosition::post_rope) apply_rope(k.data(), c.num_kv_heads, n, rope, first_position);
   RowMat attn = project(attend(layer, q, k, v), w.attn_output, a);
   if (c.post_norms) rms_norm_rows(attn.data(), n, c.hidden, w.post_attention_norm, c.rms_eps);
   x += attn;

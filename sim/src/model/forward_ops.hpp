@@ -30,8 +30,7 @@ struct RopeTable {
 };
 RopeTable rope_table(std::int64_t positions, std::int64_t head_dim, double theta);
 // Rotate-half RoPE on head-major [heads][tokens][head_dim]; row p has position first_position + p.
-void apply_rope(std::vector<float>& x, std::int64_t heads, std::int64_t tokens, const RopeTable& t,
-                std::int64_t first_position);
+void apply_rope(float* x, std::int64_t heads, std::int64_t tokens, const RopeTable& t, std::int64_t first_position);
 
 // The keys attention reads: [kv_heads][keys][head_dim] each, the first `keys` positions; with a
 // causal view (one-pass causal cache) some of them are read from its raw copies instead.
@@ -51,15 +50,21 @@ RowMat attention(const std::vector<float>& q, std::int64_t tokens, std::int64_t 
 
 // The per-layer step on rows x (positions first_position..): norms, projections, RoPE, then
 // `attend` (which writes K/V into a cache and returns the attention output [rows][q_rows]
-// from the unscaled RoPE'd queries), the output projection, residuals and the MLP.
+// from the unscaled RoPE'd queries), the output projection, residuals and the MLP. With keys
+// pre_rope the keys reach `attend` unrotated (the cache rotates them: KvCacheHook).
 using Attend = std::function<RowMat(std::int64_t layer, std::vector<float>& q, std::vector<float>& k,
                                     std::vector<float>& v)>;
 struct Ropes {
   RopeTable global, local;
+  const RopeTable& of_layer(const ModelConfig& c, std::int64_t layer) const {
+    return c.is_local_layer(layer) ? local : global;
+  }
 };
 Ropes rope_tables(const ModelConfig& c, std::int64_t positions);
+// The RopeKeys of one layer (model.hpp): apply_rope with the layer's table.
+RopeKeys rope_keys_of(const ModelConfig& c, const Ropes& ropes, std::int64_t layer);
 void layer_step(const Model& model, std::int64_t layer, RowMat& x, std::int64_t first_position, const Ropes& ropes,
-                Arithmetic a, const Attend& attend);
+                Arithmetic a, KeyPosition keys, const Attend& attend);
 
 // The embedded (and scaled) rows of tokens.
 RowMat embed(const Model& model, std::span<const std::int32_t> tokens, std::int64_t first_position);

@@ -19,6 +19,7 @@ std::string passkey_settings_text(const ModelConfig& c, const PasskeyTask& t, co
     << token_sequence_hash(t.tokens) << "\nanswers=" << std::dec << t.answer_tokens.size() << ":" << std::hex
     << token_sequence_hash(t.answer_tokens) << std::dec << "\nquery_rounding="
     << (o.query_rounding == QueryRounding::q8_0 ? "q8_0" : "off") << "\ncache=" << cache_mode_name(o.cache)
+    << (o.keys == KeyPosition::pre_rope ? "\nkeys=pre-rope" : "")  // only when set: older identities stand
     << "\nubatch=" << o.ubatch << "\narithmetic=" << (o.arithmetic == Arithmetic::row_exact ? "row_exact" : "blocked")
     << "\n";
   return s.str();

@@ -42,6 +42,7 @@ void write_passkey_json(const PasskeyOptions& o, const PasskeyResult& r) {
                  {"prompts", r.prompts},
                  {"query_rounding", o.query_rounding == QueryRounding::q8_0 ? "q8_0" : "off"},
                  {"cache", cache_mode_name(r.cache)},
+                 {"keys", key_position_name(r.keys)},
                  {"ubatch", r.ubatch},
                  {"tokens_per_second", r.tokens_per_second},
                  {"schemes", std::move(schemes)}};

@@ -31,6 +31,7 @@ void write_passkey_settings(hid_t f, const PasskeyOptions& o, const ModelConfig&
   h5::write_int_attribute(f, "prompts", static_cast<std::int64_t>(t.size()));
   h5::write_string_attribute(f, "query_rounding", o.query_rounding == QueryRounding::q8_0 ? "q8_0" : "off");
   h5::write_string_attribute(f, "cache", cache_mode_name(o.cache));
+  h5::write_string_attribute(f, "keys", key_position_name(o.keys));
   h5::write_int_attribute(f, "ubatch", o.ubatch);
   h5::write_int_attribute(f, "row_exact", o.arithmetic == Arithmetic::row_exact);
 }

@@ -11,7 +11,8 @@ namespace dgq::sim {
 
 std::string format_passkey_table(const PasskeyResult& r) {
   std::ostringstream s;
-  s << r.model << ": passkey, " << r.prompts << " prompts, " << cache_mode_name(r.cache) << " cache\n";
+  s << r.model << ": passkey, " << r.prompts << " prompts, " << cache_mode_name(r.cache) << " cache"
+    << (r.keys == KeyPosition::pre_rope ? ", keys stored before RoPE" : "") << "\n";
   s << std::left << std::setw(34) << "scheme" << std::right << std::setw(7) << "bits";
   if (!r.schemes.empty())
     for (const PasskeyLengthSummary& l : r.schemes[0].by_length) s << std::setw(10) << ("acc@" + std::to_string(l.length));

@@ -42,6 +42,14 @@ CacheMode parse_cache_mode(const std::string& name) {
 
 std::string cache_mode_name(CacheMode mode) { return mode == CacheMode::causal ? "causal" : "prefill"; }
 
+KeyPosition parse_key_position(const std::string& name) {
+  if (name == "post-rope") return KeyPosition::post_rope;
+  if (name == "pre-rope") return KeyPosition::pre_rope;
+  throw ParameterError("--keys '" + name + "': expected post-rope or pre-rope");
+}
+
+std::string key_position_name(KeyPosition keys) { return keys == KeyPosition::pre_rope ? "pre-rope" : "post-rope"; }
+
 QueryRounding parse_query_rounding(const std::string& name) {
   if (name == "off") return QueryRounding::off;
   if (name == "q8_0") return QueryRounding::q8_0;
@@ -60,8 +68,8 @@ std::string canonical_cache_spec(const std::string& spec) {
   return names_exact_cache(spec) ? "fp32" : make_scheme(spec)->spec();
 }
 
-SchemeCache::SchemeCache(const std::string& spec, QueryRounding rounding, CacheMode mode)
-    : rounding_(rounding), mode_(mode) {
+SchemeCache::SchemeCache(const std::string& spec, QueryRounding rounding, CacheMode mode, KeyPosition keys)
+    : rounding_(rounding), mode_(mode), keys_(keys) {
   const std::optional<KvPairSpec> pair = split_kv_pair_spec(spec);
   const std::string side_specs[2] = {pair ? pair->k : spec, pair ? pair->v : spec};
   for (int r = 0; r < 2; ++r) {
@@ -75,8 +83,9 @@ SchemeCache::SchemeCache(const std::string& spec, QueryRounding rounding, CacheM
   if (rounding_ == QueryRounding::q8_0) q8_0_ = make_scheme("q8_0");
 }
 
-SchemeCache::SchemeCache(const Scheme* scheme, bool stores_fp16, QueryRounding rounding, CacheMode mode)
-    : rounding_(rounding), mode_(mode) {
+SchemeCache::SchemeCache(const Scheme* scheme, bool stores_fp16, QueryRounding rounding, CacheMode mode,
+                         KeyPosition keys)
+    : rounding_(rounding), mode_(mode), keys_(keys) {
   for (Side& s : sides_) {
     s.scheme = scheme;
     s.stores_fp16 = stores_fp16;
@@ -124,14 +133,23 @@ void SchemeCache::reset_counters() {
   kl_counts_.assign(static_cast<std::size_t>(config->num_layers), 0);
 }
 
-void SchemeCache::store(std::int64_t, std::int64_t tokens, std::vector<float>& k, std::vector<float>& v) {
+void SchemeCache::store(std::int64_t, std::int64_t tokens, std::vector<float>& k, std::vector<float>& v,
+                        const RopeKeys& rope_keys) {
+  const bool pre_rope = keys_ == KeyPosition::pre_rope;
+  const std::int64_t heads = static_cast<std::int64_t>(k.size()) / (tokens * config->head_dim);
   exact_k_ = k;  // the probes compare attention weights: the keys are all they read
-  if (mode_ == CacheMode::causal && !exact()) {
+  if (pre_rope) rope_keys(exact_k_.data(), heads, tokens, 0);
+  const bool causal = mode_ == CacheMode::causal && !exact();
+  if (causal) {
     pass_causally(k, tokens, TensorRole::key, causal_.raw_k, causal_.final_k);
     pass_causally(v, tokens, TensorRole::value, causal_.raw_v, causal_.final_v);
   } else {
     pass_through(k, tokens, TensorRole::key);
     pass_through(v, tokens, TensorRole::value);
+  }
+  if (pre_rope) {  // what attention reads: the stored keys and the raw tail, rotated after the cache
+    rope_keys(k.data(), heads, tokens, 0);
+    if (causal) rope_keys(causal_.raw_k.data(), heads, tokens, 0);
   }
   cached_k_ = k;
 }

@@ -133,7 +133,7 @@ void SchemeCache::append(std::int64_t layer, std::int64_t tokens, const std::vec
   }
 }
 
-void SchemeCache::read(std::int64_t layer, std::vector<float>& k, std::vector<float>& v) {
+void SchemeCache::read(std::int64_t layer, std::vector<float>& k, std::vector<float>& v, const RopeKeys& rope_keys) {
   const ModelConfig& c = *config;
   const std::int64_t heads = c.num_kv_heads;
   std::vector<float> rows;
@@ -150,6 +150,8 @@ void SchemeCache::read(std::int64_t layer, std::vector<float>& k, std::vector<fl
       decoder_->caches[slot(layer, heads, h, role)]->read(rows);
       out.insert(out.end(), rows.begin(), rows.end());
     }
+  if (keys_ == KeyPosition::pre_rope)  // every position rotated after the cache, the raw tail's too
+    rope_keys(k.data(), heads, static_cast<std::int64_t>(k.size()) / (heads * c.head_dim), 0);
 }
 
 }  // namespace dgq::sim

@@ -40,6 +40,7 @@ void write_eval_run(hid_t file, const std::string& name, const SweepEvalInput& i
   h5::write_string_attribute(g.get(), "base", eval.base);
   h5::write_string_attribute(g.get(), "query_rounding", eval.query_rounding == QueryRounding::q8_0 ? "q8_0" : "off");
   h5::write_string_attribute(g.get(), "cache", cache_mode_name(in.cache));
+  h5::write_string_attribute(g.get(), "keys", key_position_name(in.keys));
   h5::write_string_attribute(g.get(), "text_kind", result.text_kind);
   h5::write_double_attribute(g.get(), "noise_rate", result.noise_rate);
   write_provenance_attributes(g.get(), scheme.config_hash, result.dgq_version);
@@ -58,6 +59,7 @@ EvalOptions eval_options_for(const SweepEval& eval, const SweepEvalInput& in) {
   o.base = eval.base;
   o.query_rounding = eval.query_rounding;
   o.cache = in.cache;
+  o.keys = in.keys;
   return o;
 }
 

@@ -175,7 +175,7 @@ void parse_grid(const Context& c, const toml::table& t, SweepGrid& g) {
 
 // [eval] with its [[eval.model]] tables: every model x text x ctx is one input.
 SweepEval parse_eval(const Context& c, const toml::table& t, const fs::path& base) {
-  c.only_known_keys(t, {"ctx", "chunks", "base", "query_rounding", "cache", "model"}, "[eval]");
+  c.only_known_keys(t, {"ctx", "chunks", "base", "query_rounding", "cache", "keys", "model"}, "[eval]");
   SweepEval eval;
   const int line = static_cast<int>(t.source().begin.line);
   const toml::node* ctx_node = t.get("ctx");
@@ -213,6 +213,17 @@ SweepEval parse_eval(const Context& c, const toml::table& t, const fs::path& bas
       }
     }
   }
+  std::vector<KeyPosition> key_positions{KeyPosition::post_rope};
+  if (const toml::node* n = t.get("keys")) {
+    key_positions.clear();
+    for (const std::string& name : strings(c, *n, "keys")) {
+      try {
+        key_positions.push_back(parse_key_position(name));
+      } catch (const ParameterError& e) {
+        c.fail(*n, "keys", e.what());
+      }
+    }
+  }
   const toml::node* models = t.get("model");
   if (!models)
     throw ParameterError(c.path + ":" + std::to_string(line) + ": [eval] needs [[eval.model]] tables (path, texts)");
@@ -231,18 +242,20 @@ SweepEval parse_eval(const Context& c, const toml::table& t, const fs::path& bas
     if (const toml::node* l = m->get("label")) label = c.string_value(*l, "label");
     for (const std::string& text_as : strings(c, *texts, "texts")) {
       for (const std::int64_t n : ctxs)
-        for (const CacheMode cache : caches) {
-          SweepEvalInput in;
-          in.model_as = model_as;
-          in.text_as = text_as;
-          in.model_path = resolve(model_as);
-          in.text_path = resolve(text_as);
-          in.ctx = n;
-          in.cache = cache;
-          in.label = label + "+" + fs::path(text_as).stem().string() + "+ctx" + std::to_string(n) +
-                     (cache == CacheMode::causal ? "+causal" : "");
-          eval.inputs.push_back(std::move(in));
-        }
+        for (const CacheMode cache : caches)
+          for (const KeyPosition keys : key_positions) {
+            SweepEvalInput in;
+            in.model_as = model_as;
+            in.text_as = text_as;
+            in.model_path = resolve(model_as);
+            in.text_path = resolve(text_as);
+            in.ctx = n;
+            in.cache = cache;
+            in.keys = keys;
+            in.label = label + "+" + fs::path(text_as).stem().string() + "+ctx" + std::to_string(n) +
+                       (cache == CacheMode::causal ? "+causal" : "") + (keys == KeyPosition::pre_rope ? "+prerope" : "");
+            eval.inputs.push_back(std::move(in));
+          }
     }
   }
   return eval;

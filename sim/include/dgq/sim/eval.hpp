@@ -59,22 +59,29 @@ QueryRounding parse_query_rounding(const std::string& name);  // "off" | "q8_0"
 enum class CacheMode { prefill, causal };
 CacheMode parse_cache_mode(const std::string& name);  // "prefill" | "causal"
 std::string cache_mode_name(CacheMode mode);
+KeyPosition parse_key_position(const std::string& name);  // "post-rope" | "pre-rope"
+std::string key_position_name(KeyPosition keys);
 
 // One cache of a run: a KvCacheHook for the one-pass evaluation (prefill, or causal at prefill
 // cost through its causal view) and a DecoderCache for the literal micro-batched decoder.
 class SchemeCache final : public KvCacheHook, public DecoderCache {
  public:
-  SchemeCache(const std::string& spec, QueryRounding rounding, CacheMode mode = CacheMode::prefill);
+  SchemeCache(const std::string& spec, QueryRounding rounding, CacheMode mode = CacheMode::prefill,
+              KeyPosition keys = KeyPosition::post_rope);
   // A caller-owned scheme for both roles (tests: a scheme that returns its input unchanged).
-  SchemeCache(const Scheme* scheme, bool stores_fp16, QueryRounding rounding, CacheMode mode = CacheMode::prefill);
+  SchemeCache(const Scheme* scheme, bool stores_fp16, QueryRounding rounding, CacheMode mode = CacheMode::prefill,
+              KeyPosition keys = KeyPosition::post_rope);
   ~SchemeCache() override;
+  // KvCacheHook and DecoderCache
+  KeyPosition key_position() const override { return keys_; }
   // KvCacheHook
-  void store(std::int64_t layer, std::int64_t tokens, std::vector<float>& k, std::vector<float>& v) override;
+  void store(std::int64_t layer, std::int64_t tokens, std::vector<float>& k, std::vector<float>& v,
+             const RopeKeys& rope_keys) override;
   void queries(std::int64_t layer, std::int64_t tokens, std::vector<float>& q) override;
   const CausalKv* causal_kv(std::int64_t layer) const override;
   // DecoderCache (causal mode only; no attention probes)
   void append(std::int64_t layer, std::int64_t tokens, const std::vector<float>& k, const std::vector<float>& v) override;
-  void read(std::int64_t layer, std::vector<float>& k, std::vector<float>& v) override;
+  void read(std::int64_t layer, std::vector<float>& k, std::vector<float>& v, const RopeKeys& rope_keys) override;
 
   CacheMode mode() const { return mode_; }
   // Causal mode: asks the scheme for its causal rule on a one-token tensor of config->head_dim
@@ -138,6 +145,7 @@ class SchemeCache final : public KvCacheHook, public DecoderCache {
   Side sides_[2];  // key, value
   QueryRounding rounding_ = QueryRounding::off;
   CacheMode mode_ = CacheMode::prefill;
+  KeyPosition keys_ = KeyPosition::post_rope;
   std::unique_ptr<Scheme> q8_0_;
   CausalKv causal_;  // the last stored layer's view (causal mode)
   struct Decoder;    // the literal caches, [layer][kv head][role]
@@ -198,6 +206,7 @@ struct EvalOptions {
   std::vector<std::string> schemes;
   QueryRounding query_rounding = QueryRounding::off;
   CacheMode cache = CacheMode::prefill;
+  KeyPosition keys = KeyPosition::post_rope;  // --keys: every cache of the run, the base's too
   // Causal cache only: 0 evaluates it in one pass at prefill cost (each query reads the cache as
   // it was when its token was appended, i.e. token-by-token decoding); N >= 1 runs the literal
   // decoder in micro-batches of N tokens (llama.cpp's n_ubatch semantics; 1 = token by token).
@@ -220,6 +229,7 @@ struct EvalSchemeResult {
 struct EvalResult {
   std::string model;
   CacheMode cache = CacheMode::prefill;
+  KeyPosition keys = KeyPosition::post_rope;
   std::string text_kind;  // the token file's kind and noise rate
   double noise_rate = 0;
   std::int64_t chunks = 0, scored_per_chunk = 0;

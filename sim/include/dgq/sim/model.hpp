@@ -4,6 +4,7 @@
 // (docs/model-format.md, written by tools/export_model.py); the KV cache of every layer passes
 // through a KvCacheHook, which is where a compression scheme is applied.
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -77,15 +78,26 @@ struct CausalKv {
   std::vector<std::uint32_t> final_k, final_v;
 };
 
-// Receives one layer's K (after RoPE) and V for the whole chunk, [num_kv_heads][tokens][head_dim]
-// fp32 each, and replaces them in place with what the cache gives back. It then sees the layer's
-// queries [num_q_heads][tokens][head_dim] (after RoPE, before the 1/sqrt(d) scale) and may round
-// them before they meet the cached keys.
+// Where a cache takes the keys (docs/eval.md, "Pre-RoPE keys"): after RoPE (llama.cpp, vLLM and
+// every serving engine cache the rotated keys) or before it (KVQuant): the cache stores the
+// projected keys and attention reads them rotated after dequantization, each at its position.
+enum class KeyPosition : std::uint8_t { post_rope, pre_rope };
+// The runner's RoPE of one layer's keys, head-major [heads][tokens][head_dim] in place, row p at
+// position first_position + p: what a pre-RoPE cache applies to what it gives back.
+using RopeKeys = std::function<void(float* keys, std::int64_t heads, std::int64_t tokens, std::int64_t first_position)>;
+
+// Receives one layer's K and V for the whole chunk, [num_kv_heads][tokens][head_dim] fp32 each,
+// and replaces them in place with what the cache gives back, the keys rotated: K arrives after
+// RoPE, or (key_position() pre_rope) before it, and the cache then rotates what it gives back
+// (and its causal view's raw keys) with rope_keys. It then sees the layer's queries
+// [num_q_heads][tokens][head_dim] (after RoPE, before the 1/sqrt(d) scale) and may round them
+// before they meet the cached keys.
 class KvCacheHook {
  public:
   virtual ~KvCacheHook() = default;
-  virtual void store(std::int64_t layer, std::int64_t tokens, std::vector<float>& k,
-                     std::vector<float>& v) = 0;
+  virtual KeyPosition key_position() const { return KeyPosition::post_rope; }
+  virtual void store(std::int64_t layer, std::int64_t tokens, std::vector<float>& k, std::vector<float>& v,
+                     const RopeKeys& rope_keys) = 0;
   virtual void queries(std::int64_t /*layer*/, std::int64_t /*tokens*/, std::vector<float>& /*q*/) {}
   // After store(): the causal view of this layer, or nullptr when every query reads store()'s
   // K/V (a prefill cache).
@@ -109,14 +121,16 @@ void row_logits(const Model& model, const float* hidden, std::int64_t rows, Arit
 
 // The cache of a decoder that writes tokens as they come (one micro-batch at a time): append()
 // gets a micro-batch's K/V of one layer, [num_kv_heads][m][head_dim] fp32; read() gives every
-// token's K/V as the cache holds them now, [num_kv_heads][tokens so far][head_dim]. queries()
-// as KvCacheHook's, for the micro-batch's queries.
+// token's K/V as the cache holds them now, [num_kv_heads][tokens so far][head_dim], the keys
+// rotated (a pre-RoPE cache gets them unrotated and rotates what it reads with rope_keys, as
+// KvCacheHook). queries() as KvCacheHook's, for the micro-batch's queries.
 class DecoderCache {
  public:
   virtual ~DecoderCache() = default;
+  virtual KeyPosition key_position() const { return KeyPosition::post_rope; }
   virtual void append(std::int64_t layer, std::int64_t tokens, const std::vector<float>& k,
                       const std::vector<float>& v) = 0;
-  virtual void read(std::int64_t layer, std::vector<float>& k, std::vector<float>& v) = 0;
+  virtual void read(std::int64_t layer, std::vector<float>& k, std::vector<float>& v, const RopeKeys& rope_keys) = 0;
   virtual void queries(std::int64_t /*layer*/, std::int64_t /*tokens*/, std::vector<float>& /*q*/) {}
 };
 

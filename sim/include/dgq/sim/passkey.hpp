@@ -57,6 +57,7 @@ struct PasskeyOptions {
   std::vector<std::string> schemes;  // "fp32" = the exact cache; else make_scheme specs
   QueryRounding query_rounding = QueryRounding::off;
   CacheMode cache = CacheMode::causal;  // a decoder's cache: the task is decoding
+  KeyPosition keys = KeyPosition::post_rope;
   std::int64_t ubatch = 0;              // causal only: 0 one pass, N the literal decoder
   Arithmetic arithmetic = Arithmetic::blocked;
   bool progress = false;
@@ -83,6 +84,7 @@ struct PasskeySchemeResult {
 struct PasskeyResult {
   std::string model;
   CacheMode cache = CacheMode::causal;
+  KeyPosition keys = KeyPosition::post_rope;
   std::int64_t ubatch = 0;
   std::int64_t prompts = 0;
   double tokens_per_second = 0;

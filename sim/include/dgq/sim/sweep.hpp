@@ -45,6 +45,7 @@ struct SweepEvalInput {
   std::string model_as, text_as;     // as written in the config (recorded in each run)
   std::int64_t ctx = 0;
   CacheMode cache = CacheMode::prefill;  // docs/eval.md, "The causal cache"; "+causal" in the label
+  KeyPosition keys = KeyPosition::post_rope;  // docs/eval.md, "Pre-RoPE keys"; "+prerope" in the label
 };
 struct SweepEval {
   std::int64_t chunks = 0;  // per input; 0 = every whole chunk of the text
