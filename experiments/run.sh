@@ -6,7 +6,7 @@
 #
 # NAME: baseline group_ratio min_var segments_vs_length noise markers memory claims (default:
 # all), and e2e, frontier, frontier-confirm, frontier-causal, frontier-serving, dgq3, dgq3-low, dgq3-passkey,
-# dgq3-prerope, long-context (language models;
+# dgq3-prerope, dgq3-layers, long-context (language models;
 # only when named). The claims ledger is rebuilt after any run. --quick uses experiments/NAME-quick.toml
 # where one exists (small synthetic traces; a few minutes on 2 cores); the full mode uses
 # experiments/NAME.toml (contexts up to 128K tokens) and adds the real traces in
@@ -39,7 +39,7 @@ for arg in "$@"; do
     -h|--help) usage; exit 0 ;;
     -*) echo "run.sh: unknown option '$arg'" >&2; usage >&2; exit 2 ;;
     *)
-      if [[ " ${ALL[*]} claims e2e frontier frontier-confirm frontier-causal frontier-serving dgq3 dgq3-low dgq3-passkey dgq3-prerope long-context " != *" $arg "* ]]; then
+      if [[ " ${ALL[*]} claims e2e frontier frontier-confirm frontier-causal frontier-serving dgq3 dgq3-low dgq3-passkey dgq3-prerope dgq3-layers long-context " != *" $arg "* ]]; then
         echo "run.sh: unknown experiment '$arg' (known: ${ALL[*]} claims)" >&2
         exit 2
       fi
@@ -283,14 +283,63 @@ run_frontier-causal() { frontier_sweep frontier-causal clean; }
 run_frontier-serving() { frontier_sweep frontier-serving clean; }
 # dgq3: DGQ v3's ablation at n_ctx 1024 (experiments/dgq3-ablation.toml) and its combined points at
 # n_ctx 4096 (dgq3-long.toml), causal, into dgq3-ablation.h5 and dgq3-long.h5; notebook dgq3.ipynb.
-# Then dgq3-low, dgq3-prerope and dgq3-passkey (below).
+# Then dgq3-low, dgq3-prerope, dgq3-layers and dgq3-passkey (below).
 run_dgq3() {
-  frontier_sweep dgq3-ablation clean; frontier_sweep dgq3-long clean; run_dgq3-low; run_dgq3-prerope; run_dgq3-passkey
+  frontier_sweep dgq3-ablation clean; frontier_sweep dgq3-long clean; run_dgq3-low; run_dgq3-prerope; run_dgq3-layers
+  run_dgq3-passkey
 }
 # dgq3-prerope: the candidate "pre-RoPE keys" (experiments/dgq3-prerope.toml: each cache with its
 # keys stored after and before RoPE), into dgq3-prerope.h5; notebook dgq3-prerope.ipynb. About
 # 25 min on the 2-core machine.
 run_dgq3-prerope() { frontier_sweep dgq3-prerope clean; }
+# dgq3-layers: the candidate "bits by layer sensitivity" (KVTuner). Per model,
+# tools/layer_sensitivity.py measures every layer's KLD at each of DGQ3_LAYER_LEVELS (that layer
+# alone at the level, fp16 elsewhere; causal) on a calibration text of 4 x 512 tokens taken past
+# token 6144 of the 4 clean texts (the report evaluates tokens 0-4095), and plans the layers for
+# each budget in DGQ3_LAYER_BUDGETS, with a sensitivity-blind control of the same levels; then
+# `dgq eval` runs the plans, the controls, the uniform levels and the yardsticks on the 4 clean
+# texts (n_ctx 1024, 2 chunks, causal) into $OUT/dgq3-layers/; notebook dgq3-layers.ipynb. About
+# 40 min on the 2-core machine.
+DGQ3_LAYER_LEVELS=("dgq3:kbits=3,vbits=3,center=kv,hi_frac=0.05" "dgq3:vbits=3,center=kv,hi_frac=0.05"
+  "dgq3:kbits=5,vbits=3,center=kv,hi_frac=0.05" "dgq3:kbits=6,vbits=3,center=kv,hi_frac=0.05")
+DGQ3_LAYER_BUDGETS=(4.0 3.5)
+run_dgq3-layers() {
+  local dir="$OUT/dgq3-layers" model kind spec args plan_file budget
+  mkdir -p "$dir"
+  e2e_inputs
+  for model in smollm2 gemma3; do
+    plan_file="$dir/plans-$model.json"
+    if [ -f "$plan_file" ] && reusable_summary "$plan_file"; then
+      log "dgq3-layers $model: plans done before"
+    else
+      args=()
+      for kind in code legal poetry prose; do args+=(--text "out/eval-texts/$model-$kind-clean.h5"); done
+      for spec in "${DGQ3_LAYER_LEVELS[@]}"; do args+=(--level "$spec"); done
+      for budget in "${DGQ3_LAYER_BUDGETS[@]}"; do args+=(--budget "$budget"); done
+      log "dgq3-layers $model: per-layer sensitivity (${#DGQ3_LAYER_LEVELS[@]} levels)"
+      .venv/bin/python tools/layer_sensitivity.py --model "${DGQ_MODELS_DIR:-models}/${E2E_MODEL_FILES[$model]}" \
+        "${args[@]}" --window 6144,512 --ctx 512 --dgq "$DGQ" -o "$plan_file"
+    fi
+    args=(--scheme "q4_0:rot=hadamard" --scheme "q5_0:rot=hadamard")
+    for spec in "${DGQ3_LAYER_LEVELS[@]}"; do args+=(--scheme "$spec"); done
+    while IFS= read -r spec; do args+=(--scheme "$spec"); done < <(.venv/bin/python -c '
+import json, sys
+for plan in json.load(open(sys.argv[1]))["plans"].values():
+    print(plan["spec"]); print(plan["control_spec"])' "$plan_file")
+    for kind in code legal poetry prose; do
+      if [ -f "$dir/$model-$kind.json" ] && reusable_summary "$dir/$model-$kind.json"; then
+        log "dgq3-layers $model $kind: done before"
+        continue
+      fi
+      log "dgq3-layers $model $kind"
+      "$DGQ" eval --model "${DGQ_MODELS_DIR:-models}/${E2E_MODEL_FILES[$model]}" \
+        --text "out/eval-texts/$model-$kind-clean.h5" --ctx 1024 --chunks 2 --cache causal "${args[@]}" \
+        -o "$dir/$model-$kind.h5" --json "$dir/$model-$kind.json" ${MIXED_FLAG[@]+"${MIXED_FLAG[@]}"} \
+        > "$dir/$model-$kind.txt.partial"
+      mv "$dir/$model-$kind.txt.partial" "$dir/$model-$kind.txt"
+    done
+  done
+}
 # dgq3-low: the points at most 3 bits and the sinks (experiments/dgq3-low.toml), into dgq3-low.h5;
 # notebook dgq3-low.ipynb. About 25 min on the 2-core machine.
 run_dgq3-low() { frontier_sweep dgq3-low clean; }
@@ -360,7 +409,7 @@ notebook() {
   if [ "$name" = long-context ]; then notebook long_context; return; fi
   # dgq3 ends with dgq3-passkey, whose block has its own notebook.
   if [ "$name" = dgq3 ]; then
-    notebook dgq3-ablation; notebook dgq3-low; notebook dgq3-prerope; notebook dgq3-passkey; return
+    notebook dgq3-ablation; notebook dgq3-low; notebook dgq3-prerope; notebook dgq3-layers; notebook dgq3-passkey; return
   fi
   if [ "$name" = dgq3-ablation ]; then name=dgq3; fi
   log "notebook $name"

@@ -244,6 +244,11 @@ std::string scheme_family_of(std::string_view spec) {
 }
 
 std::unique_ptr<Scheme> make_scheme(std::string_view spec, Device device) {
+  // ';' makes `dgq eval`'s layer plan (sim/src/model/layer_plan.hpp), a cache of many schemes
+  // that only a model's layers can read: said here, where "unknown family" would mislead.
+  if (spec.find(';') != std::string_view::npos)
+    throw ParameterError("scheme '" + std::string(spec) +
+                         "': ';' makes a layer plan, which only dgq eval reads (--scheme, both tasks)");
   if (const auto pair = split_kv_pair_spec(spec)) {
     std::unique_ptr<Scheme> k = make_scheme(pair->k, device), v = make_scheme(pair->v, device);
     if (k->spec() == v->spec()) return k;

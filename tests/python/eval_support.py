@@ -140,14 +140,16 @@ def read_model_file(model_file: Path) -> tuple[dict, dict]:
         return dict(f.attrs), {name: np.asarray(d, dtype=np.float32) for name, d in f["tensors"].items()}
 
 
-def numpy_gemma3_logits(model_file: Path, tokens, key_cache=None, keys_before_rope=False) -> np.ndarray:
+def numpy_gemma3_logits(model_file: Path, tokens, key_cache=None, keys_before_rope=False,
+                        key_cache_layers=None) -> np.ndarray:
     """An independent numpy fp32 forward pass of Gemma 3 from a dgq model file (docs/model-format.md),
     written from Hugging Face's Gemma3 modeling code: embeddings * sqrt(hidden), RMSNorm (weights
     hold 1 + w already), Q/K RMSNorm per head, rotate-half RoPE (base 10000 on local layers),
     sliding-window causal mask on local layers, post-attention and post-MLP norms, GeGLU (tanh).
     key_cache, if given, maps each layer's keys [kv_heads, n, d] to what a (prefill) cache gives
-    back: after RoPE, or with keys_before_rope before it (KVQuant's pre-RoPE keys)."""
-    key_cache = key_cache or (lambda k: k)
+    back: after RoPE, or with keys_before_rope before it (KVQuant's pre-RoPE keys), in the layers
+    key_cache_layers (None: every layer)."""
+    exact = lambda k: k  # noqa: E731
     a, t = read_model_file(model_file)
     n, d = len(tokens), int(a["head_dim"])
     hq, hkv = int(a["num_q_heads"]), int(a["num_kv_heads"])
@@ -172,7 +174,8 @@ def numpy_gemma3_logits(model_file: Path, tokens, key_cache=None, keys_before_ro
         v = (h @ t[p + "attn_v"].T).reshape(n, hkv, d).transpose(1, 0, 2)
         q = rope(norm(q, t[p + "attn_q_norm"]), theta) * np.float32(1.0 / np.sqrt(d))
         k = norm(k, t[p + "attn_k_norm"])
-        k = rope(key_cache(k), theta) if keys_before_rope else key_cache(rope(k, theta))
+        cache = key_cache if key_cache and (key_cache_layers is None or i in key_cache_layers) else exact
+        k = rope(cache(k), theta) if keys_before_rope else cache(rope(k, theta))
         visible = pos[None, :] <= pos[:, None]
         if local:
             visible &= pos[:, None] - pos[None, :] < a["sliding_window"]

@@ -104,7 +104,8 @@ def test_a_sweep_takes_cache_k_and_cache_v(dgq_bin, tmp_path):
 
 
 @pytest.mark.parametrize("options, message", [
-    (["--cache-k", "q8_0/q4_0"], "--cache-k takes one scheme per entry, not a K/V pair ('q8_0/q4_0')"),
+    (["--cache-k", "q8_0/q4_0"], "--cache-k takes one scheme per entry, not a K/V pair or a layer plan ('q8_0/q4_0')"),
+    (["--cache-v", "q8_0;0=q4_0"], "--cache-v takes one scheme per entry, not a K/V pair or a layer plan ('q8_0;0=q4_0')"),
     (["--cache-k", "q8_0", "--cache-k", "q4_0", "--cache-v", "q4_0", "--cache-v", "q8_0", "--cache-v", "fp16"],
      "--cache-k has 2 entries and --cache-v 3"),
     (["--scheme", "q8_0/"], "scheme 'q8_0/': a K/V pair needs a scheme on both sides of '/'"),

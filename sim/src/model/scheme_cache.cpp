@@ -9,6 +9,7 @@
 #include "dgq/registry.hpp"
 #include "dgq/sim/attention.hpp"
 #include "dgq/sim/eval.hpp"
+#include "model/layer_plan.hpp"
 #include "model/scheme_cache_decoder.hpp"
 
 namespace dgq::sim {
@@ -63,22 +64,44 @@ bool names_exact_cache(std::string_view spec) { return spec == "fp32" || spec ==
 }  // namespace
 
 std::string canonical_cache_spec(const std::string& spec) {
+  if (std::optional<LayerPlan> plan = split_layer_plan(spec)) {
+    plan->default_spec = canonical_cache_spec(plan->default_spec);
+    for (LayerOverride& o : plan->overrides) o.spec = canonical_cache_spec(o.spec);
+    return join_layer_plan(*plan);
+  }
   if (const auto pair = split_kv_pair_spec(spec))
     return join_kv_pair_spec(canonical_cache_spec(pair->k), canonical_cache_spec(pair->v));
   return names_exact_cache(spec) ? "fp32" : make_scheme(spec)->spec();
 }
 
-SchemeCache::SchemeCache(const std::string& spec, QueryRounding rounding, CacheMode mode, KeyPosition keys)
-    : rounding_(rounding), mode_(mode), keys_(keys) {
+SchemeCache::Sides SchemeCache::make_sides(const std::string& spec) {
+  Sides sides;
   const std::optional<KvPairSpec> pair = split_kv_pair_spec(spec);
   const std::string side_specs[2] = {pair ? pair->k : spec, pair ? pair->v : spec};
   for (int r = 0; r < 2; ++r) {
     if (names_exact_cache(side_specs[r])) continue;
-    Side& s = sides_[r];
+    Side& s = sides.role[r];
     s.owned = make_scheme(side_specs[r]);
     s.scheme = s.owned.get();
     const SchemeFamily* family = find_scheme_family(s.owned->family(), Device::cpu);
     s.stores_fp16 = family != nullptr && family->stores_input_bytes;
+  }
+  return sides;
+}
+
+SchemeCache::SchemeCache(const std::string& spec, QueryRounding rounding, CacheMode mode, KeyPosition keys)
+    : rounding_(rounding), mode_(mode), keys_(keys) {
+  const std::optional<LayerPlan> plan = split_layer_plan(spec);
+  plan_.push_back(make_sides(plan ? plan->default_spec : spec));
+  if (plan) {
+    for (const LayerOverride& o : plan->overrides) {
+      plan_.push_back(make_sides(o.spec));
+      for (const std::int64_t l : o.layers) {
+        if (static_cast<std::size_t>(l) >= layer_sides_.size()) layer_sides_.resize(static_cast<std::size_t>(l) + 1, 0);
+        layer_sides_[static_cast<std::size_t>(l)] = plan_.size() - 1;
+        highest_planned_layer_ = std::max(highest_planned_layer_, l);
+      }
+    }
   }
   if (rounding_ == QueryRounding::q8_0) q8_0_ = make_scheme("q8_0");
 }
@@ -86,18 +109,20 @@ SchemeCache::SchemeCache(const std::string& spec, QueryRounding rounding, CacheM
 SchemeCache::SchemeCache(const Scheme* scheme, bool stores_fp16, QueryRounding rounding, CacheMode mode,
                          KeyPosition keys)
     : rounding_(rounding), mode_(mode), keys_(keys) {
-  for (Side& s : sides_) {
+  Sides sides;
+  for (Side& s : sides.role) {
     s.scheme = scheme;
     s.stores_fp16 = stores_fp16;
   }
+  plan_.push_back(std::move(sides));
   if (rounding_ == QueryRounding::q8_0) q8_0_ = make_scheme("q8_0");
 }
 
-void SchemeCache::pass_through(std::vector<float>& x, std::int64_t tokens, TensorRole role) {
+void SchemeCache::pass_through(std::vector<float>& x, std::int64_t layer, std::int64_t tokens, TensorRole role) {
   const std::int64_t d = config->head_dim;
   const std::int64_t heads = static_cast<std::int64_t>(x.size()) / (tokens * d);
   const std::uint64_t bytes_before = bytes_;
-  const Side& s = side(role);
+  const Side& s = side(layer, role);
   elements_ += x.size();
   held_elements_sum_ += x.size();
   if (s.scheme == nullptr) {
@@ -133,7 +158,7 @@ void SchemeCache::reset_counters() {
   kl_counts_.assign(static_cast<std::size_t>(config->num_layers), 0);
 }
 
-void SchemeCache::store(std::int64_t, std::int64_t tokens, std::vector<float>& k, std::vector<float>& v,
+void SchemeCache::store(std::int64_t layer, std::int64_t tokens, std::vector<float>& k, std::vector<float>& v,
                         const RopeKeys& rope_keys) {
   const bool pre_rope = keys_ == KeyPosition::pre_rope;
   const std::int64_t heads = static_cast<std::int64_t>(k.size()) / (tokens * config->head_dim);
@@ -141,11 +166,11 @@ void SchemeCache::store(std::int64_t, std::int64_t tokens, std::vector<float>& k
   if (pre_rope) rope_keys(exact_k_.data(), heads, tokens, 0);
   const bool causal = mode_ == CacheMode::causal && !exact();
   if (causal) {
-    pass_causally(k, tokens, TensorRole::key, causal_.raw_k, causal_.final_k);
-    pass_causally(v, tokens, TensorRole::value, causal_.raw_v, causal_.final_v);
+    pass_causally(k, layer, tokens, TensorRole::key, causal_.raw_k, causal_.final_k);
+    pass_causally(v, layer, tokens, TensorRole::value, causal_.raw_v, causal_.final_v);
   } else {
-    pass_through(k, tokens, TensorRole::key);
-    pass_through(v, tokens, TensorRole::value);
+    pass_through(k, layer, tokens, TensorRole::key);
+    pass_through(v, layer, tokens, TensorRole::value);
   }
   if (pre_rope) {  // what attention reads: the stored keys and the raw tail, rotated after the cache
     rope_keys(k.data(), heads, tokens, 0);
@@ -157,7 +182,7 @@ void SchemeCache::store(std::int64_t, std::int64_t tokens, std::vector<float>& k
 void SchemeCache::queries(std::int64_t layer, std::int64_t tokens, std::vector<float>& q) {
   // ggml converts Q to the K cache's vec_dot type: none for f32, f16 for an f16 cache, q8_0
   // for the quantized cache types.
-  const Side& keys = side(TensorRole::key);
+  const Side& keys = side(layer, TensorRole::key);
   if (rounding_ == QueryRounding::q8_0 && keys.scheme != nullptr) {
     if (keys.stores_fp16) {
       round_to_fp16(q.data(), static_cast<std::int64_t>(q.size()));
@@ -186,7 +211,7 @@ void SchemeCache::probe_attention(std::int64_t layer, std::int64_t tokens, const
   // Heads in parallel, each probe's KL into its own slot; summed below in (head, probe) order,
   // so the result does not depend on the thread count.
   std::vector<double> kl(static_cast<std::size_t>(c.num_q_heads * probes));
-  if (side(TensorRole::key).scheme == nullptr && view == nullptr) probes = 0;  // exact keys: every KL is 0
+  if (side(layer, TensorRole::key).scheme == nullptr && view == nullptr) probes = 0;  // exact keys: every KL is 0
 #pragma omp parallel
   {
     // Only the two distributions: the KL needs neither the outputs nor the top keys.

@@ -22,13 +22,18 @@ SchemeCache::~SchemeCache() = default;
 void SchemeCache::reset_decoder() { decoder_.reset(); }
 
 void SchemeCache::check_causal_rule() const {
+  if (highest_planned_layer_ >= config->num_layers)
+    throw ParameterError("layer plan: layer " + std::to_string(highest_planned_layer_) + " is past the model's last (" +
+                         config->name + " has " + std::to_string(config->num_layers) + " layers, 0-" +
+                         std::to_string(config->num_layers - 1) + ")");
   if (mode_ != CacheMode::causal) return;
   const std::vector<std::uint8_t> zeros(static_cast<std::size_t>(config->head_dim) * sizeof(float), 0);
-  for (TensorRole role : {TensorRole::key, TensorRole::value}) {
-    const Side& s = side(role);
-    if (s.scheme != nullptr)
-      (void)s.scheme->causal_schedule(ConstTensor{zeros.data(), s.input_dtype(), 1, config->head_dim}, role);
-  }
+  for (const Sides& sides : plan_)
+    for (TensorRole role : {TensorRole::key, TensorRole::value}) {
+      const Side& s = sides.role[role_index(role)];
+      if (s.scheme != nullptr)
+        (void)s.scheme->causal_schedule(ConstTensor{zeros.data(), s.input_dtype(), 1, config->head_dim}, role);
+    }
 }
 
 const CausalKv* SchemeCache::causal_kv(std::int64_t) const {
@@ -38,11 +43,11 @@ const CausalKv* SchemeCache::causal_kv(std::int64_t) const {
 // Every KV head of x through the family's causal timeline: x becomes the values each token is
 // final with, raw keeps the input (as the cache holds it while raw), final_tokens each head's
 // schedule; the held bytes of every time go into the counters.
-void SchemeCache::pass_causally(std::vector<float>& x, std::int64_t tokens, TensorRole role, std::vector<float>& raw,
-                                std::vector<std::uint32_t>& final_tokens) {
+void SchemeCache::pass_causally(std::vector<float>& x, std::int64_t layer, std::int64_t tokens, TensorRole role,
+                                std::vector<float>& raw, std::vector<std::uint32_t>& final_tokens) {
   const std::int64_t d = config->head_dim;
   const std::int64_t heads = static_cast<std::int64_t>(x.size()) / (tokens * d);
-  const Side& s = side(role);
+  const Side& s = side(layer, role);
   final_tokens.resize(static_cast<std::size_t>(heads * tokens));
   if (s.scheme == nullptr) {  // the exact side of a K/V pair: every token final, as computed, on append
     raw = x;
@@ -93,7 +98,7 @@ void SchemeCache::append(std::int64_t layer, std::int64_t tokens, const std::vec
     for (std::int64_t l = 0; l < c.num_layers; ++l)
       for (std::int64_t g = 0; g < heads; ++g)
         for (TensorRole role : {TensorRole::key, TensorRole::value}) {
-          const Side& s = side(role);
+          const Side& s = side(l, role);
           if (s.scheme != nullptr)
             decoder_->caches[slot(l, heads, g, role)] = std::make_unique<CausalCache>(*s.scheme, role, d, s.input_dtype());
         }
@@ -101,7 +106,7 @@ void SchemeCache::append(std::int64_t layer, std::int64_t tokens, const std::vec
   std::vector<std::uint16_t> half;
   for (std::int64_t h = 0; h < heads; ++h)
     for (TensorRole role : {TensorRole::key, TensorRole::value}) {
-      const Side& s = side(role);
+      const Side& s = side(layer, role);
       const float* rows = (role == TensorRole::key ? k : v).data() + h * tokens * d;
       if (s.scheme == nullptr) {
         std::vector<float>& exact = decoder_->exact[slot(layer, heads, h, role)];
@@ -142,7 +147,7 @@ void SchemeCache::read(std::int64_t layer, std::vector<float>& k, std::vector<fl
   for (std::int64_t h = 0; h < heads; ++h)
     for (TensorRole role : {TensorRole::key, TensorRole::value}) {
       std::vector<float>& out = role == TensorRole::key ? k : v;
-      if (side(role).scheme == nullptr) {
+      if (side(layer, role).scheme == nullptr) {
         const std::vector<float>& exact = decoder_->exact[slot(layer, heads, h, role)];
         out.insert(out.end(), exact.begin(), exact.end());
         continue;

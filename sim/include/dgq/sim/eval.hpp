@@ -44,9 +44,11 @@ inline constexpr std::int64_t kTokenFormatVersion = 1;
 // make_scheme spec, a K/V pair "K_SPEC/V_SPEC" included (dgq/kv_pair.hpp; either side may be
 // fp32). The fp16 family stores fp16: its input is the fp32 K/V rounded to nearest-even
 // (llama.cpp's f32 -> f16 copy); every other scheme gets the fp32 K/V as computed.
+// A layer plan "DEFAULT;LAYERS=SPEC;..." gives some layers their own cache spec (docs/eval.md,
+// "Layer plans"; sim/src/model/layer_plan.hpp).
 // The canonical text of a cache spec: "fp32" for the exact cache (f32 too), a scheme's
-// canonical spec, a K/V pair of those (a pair of one scheme is that scheme), so that "dgq" and
-// "dgq:win=16,..." are one configuration in a run's identity.
+// canonical spec, a K/V pair of those (a pair of one scheme is that scheme), a layer plan of
+// those, so that "dgq" and "dgq:win=16,..." are one configuration in a run's identity.
 std::string canonical_cache_spec(const std::string& spec);
 enum class QueryRounding { off, q8_0 };
 QueryRounding parse_query_rounding(const std::string& name);  // "off" | "q8_0"
@@ -85,7 +87,8 @@ class SchemeCache final : public KvCacheHook, public DecoderCache {
 
   CacheMode mode() const { return mode_; }
   // Causal mode: asks the scheme for its causal rule on a one-token tensor of config->head_dim
-  // channels, so that a scheme with none (fp8-e4m3's per-tensor scale) fails before any work.
+  // channels, so that a scheme with none (fp8-e4m3's per-tensor scale) fails before any work;
+  // and a layer plan's layers must exist in the model (ParameterError naming the layer).
   void check_causal_rule() const;
   // Bytes and elements the cache holds after the last token (the final state, raw tail
   // included), and their sums over every time a token was appended (decoder: every append), so
@@ -120,9 +123,9 @@ class SchemeCache final : public KvCacheHook, public DecoderCache {
   }
 
  private:
-  void pass_through(std::vector<float>& x, std::int64_t tokens, TensorRole role);
-  void pass_causally(std::vector<float>& x, std::int64_t tokens, TensorRole role, std::vector<float>& raw,
-                     std::vector<std::uint32_t>& final_tokens);
+  void pass_through(std::vector<float>& x, std::int64_t layer, std::int64_t tokens, TensorRole role);
+  void pass_causally(std::vector<float>& x, std::int64_t layer, std::int64_t tokens, TensorRole role,
+                     std::vector<float>& raw, std::vector<std::uint32_t>& final_tokens);
   // The scheme of one role: nullptr for the exact fp32 cache; stores_fp16 for a family that
   // stores its input's bytes (its input is then the K/V rounded to fp16).
   struct Side {
@@ -131,8 +134,23 @@ class SchemeCache final : public KvCacheHook, public DecoderCache {
     bool stores_fp16 = false;
     DType input_dtype() const { return stores_fp16 ? DType::f16 : DType::f32; }
   };
-  const Side& side(TensorRole role) const { return sides_[role_index(role)]; }
-  bool exact() const { return sides_[0].scheme == nullptr && sides_[1].scheme == nullptr; }
+  // The K and V sides of one cache spec (a scheme, a pair or fp32); a layer plan has one per spec.
+  struct Sides {
+    Side role[2];  // key, value
+    bool exact() const { return role[0].scheme == nullptr && role[1].scheme == nullptr; }
+  };
+  static Sides make_sides(const std::string& spec);
+  const Sides& sides(std::int64_t layer) const {
+    const auto l = static_cast<std::size_t>(layer);
+    return plan_[l < layer_sides_.size() ? layer_sides_[l] : 0];
+  }
+  const Side& side(std::int64_t layer, TensorRole role) const { return sides(layer).role[role_index(role)]; }
+  // No layer has a scheme: the cache gives back what it gets, and keeps no causal view. A plan
+  // with any scheme passes even its exact layers causally, so that they count their held bytes
+  // at every append as the others do.
+  bool exact() const {
+    return std::all_of(plan_.begin(), plan_.end(), [](const Sides& s) { return s.exact(); });
+  }
   void count_bytes(TensorRole role, std::uint64_t bytes) {
     bytes_ += bytes;
     role_bytes_[role_index(role)] += bytes;
@@ -142,7 +160,11 @@ class SchemeCache final : public KvCacheHook, public DecoderCache {
   std::vector<float> exact_k_, cached_k_;  // this layer's keys, for the probes
   std::vector<double> kl_sums_;
   std::vector<std::int64_t> kl_counts_;
-  Side sides_[2];  // key, value
+  // plan_[0] is the default spec's sides, then one per override spec; layer_sides_[l] indexes
+  // plan_ for layer l (layers past its end take the default).
+  std::vector<Sides> plan_;
+  std::vector<std::size_t> layer_sides_;
+  std::int64_t highest_planned_layer_ = -1;
   QueryRounding rounding_ = QueryRounding::off;
   CacheMode mode_ = CacheMode::prefill;
   KeyPosition keys_ = KeyPosition::post_rope;

@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Per-layer sensitivity of a model's KV cache, and the layer plans it buys (docs/eval.md, "Layer
+plans"; GitHub issue 25: bits by measured sensitivity, as KVTuner allocates them).
+
+    tools/layer_sensitivity.py --model M.h5 --text T1.h5 [--text T2.h5 ...] [--window 6144,512] \\
+        --ctx 512 [--chunks 4] --level SPEC0 --level SPEC1 ... --budget 4.0 [--budget 3.5] -o OUT.json
+
+0. The calibration text: one token file, or with --window START,COUNT the tokens
+   [START, START + COUNT) of each --text, concatenated into OUT-calibration.h5 (so that a window
+   past the tokens a report evaluates calibrates on the same kinds of text without reusing them).
+
+1. `dgq eval` (causal cache) of every level alone, for its bits held, and of every (layer, level):
+   that level on that layer and the fp16 cache elsewhere ("fp16;L=SPEC"), whose KLD against the
+   fp16 base is the layer's sensitivity at that level. The levels are cache specs listed from the
+   fewest bits to the most; a calibration text should not be one the plans are evaluated on.
+2. For each budget (bits per element, averaged over the layers, which hold equally many
+   elements in the models dgq runs): every layer starts at the first level; the upgrade of one
+   layer by one level with the largest KLD reduction per bit is taken while the mean stays within
+   the budget (upgrades that do not reduce the measured KLD are never taken). Ties go to the
+   lower layer. The predicted KLD is the sum of the layers' sensitivities (additive, as KVTuner
+   assumes); dgq eval measures the real one.
+3. The sensitivity-blind control of each plan: the same levels, assigned to the layers in a fixed
+   low-discrepancy order (layer l ranked by frac(0.618... x (l + 1)), which spreads any count of
+   layers over the depth and favours neither end), so that a plan's gain over it is the gain of
+   knowing where the sensitive layers are.
+
+Writes OUT.json (levels with bits and KLD, sensitivity[layer][level], and per budget the plan and
+control specs with their predicted bits and KLD) and prints the plans. Everything it reports comes
+from the dgq eval runs it makes (their results files beside OUT, kept for provenance).
+"""
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+GOLDEN = 0.6180339887498949
+
+
+def calibration_text(texts: list[str], window: str | None, out: Path) -> str:
+    """The one token file to calibrate on: texts[0], or the windows of every text (--window)."""
+    if window is None:
+        if len(texts) != 1:
+            sys.exit("layer_sensitivity.py: several --text need --window START,COUNT")
+        return texts[0]
+    import h5py
+    import numpy as np
+    start, count = (int(x) for x in window.split(","))
+    parts, attrs = [], None
+    for path in texts:
+        with h5py.File(path, "r") as f:
+            tokens = np.asarray(f["tokens"], dtype=np.int32)
+            attrs = attrs or {k: f.attrs[k] for k in ("format", "version", "model", "tokenizer_id") if k in f.attrs}
+        if len(tokens) < start + count:
+            sys.exit(f"layer_sensitivity.py: {path} has {len(tokens)} tokens, the window ends at {start + count}")
+        parts.append(tokens[start:start + count])
+    partial = out.with_name(out.name + ".partial")
+    with h5py.File(partial, "w") as f:
+        f.attrs.update(attrs)
+        f.attrs["kind"] = "calibration"
+        f.attrs["noise_rate"] = np.float64(0)
+        f.create_dataset("tokens", data=np.concatenate(parts))
+    partial.replace(out)
+    return str(out)
+
+
+def run_eval(dgq: str, args, schemes: list[str], out: Path, threads: int) -> list[dict]:
+    """dgq eval of the schemes (fp16 base, causal) into out (.h5 and .json); their JSON summaries."""
+    command = [dgq, "eval", "--model", args.model, "--text", args.calibration, "--ctx", str(args.ctx), "--chunks",
+               str(args.chunks), "--cache", "causal", "-o", str(out), "--json", str(out.with_suffix(".json"))]
+    if threads:
+        command += ["--threads", str(threads)]
+    for s in schemes:
+        command += ["--scheme", s]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"layer_sensitivity.py: {' '.join(command[:3])} ... failed: {result.stderr.strip()}")
+    summaries = json.loads(out.with_suffix(".json").read_text())["schemes"]
+    return summaries[1:]  # the base first
+
+
+def allocate(sensitivity: list[list[float]], bits: list[float], budget: float) -> list[int]:
+    """Greedy: each layer's level index, every layer from level 0, best KLD reduction per bit first."""
+    layers = len(sensitivity)
+    level = [0] * layers
+    total = sum(bits[0] for _ in range(layers))
+    while True:
+        best = None
+        for layer in range(layers):
+            j = level[layer]
+            if j + 1 >= len(bits):
+                continue
+            cost = bits[j + 1] - bits[j]
+            gain = sensitivity[layer][j] - sensitivity[layer][j + 1]
+            if gain <= 0 or (total + cost) / layers > budget + 1e-12:
+                continue
+            ratio = gain / cost if cost > 0 else float("inf")
+            if best is None or ratio > best[0]:
+                best = (ratio, layer, cost)
+        if best is None:
+            return level
+        level[best[1]] += 1
+        total += best[2]
+
+
+def control_of(level: list[int]) -> list[int]:
+    """The same levels, highest first, over the layers in the fixed order frac(GOLDEN * (l + 1))."""
+    order = sorted(range(len(level)), key=lambda l: ((GOLDEN * (l + 1)) % 1.0, l))
+    out = [0] * len(level)
+    for layer, value in zip(order, sorted(level, reverse=True)):
+        out[layer] = value
+    return out
+
+
+def plan_spec(level: list[int], specs: list[str]) -> str:
+    """"DEFAULT;LAYERS=SPEC...": the most common level is the default."""
+    default = max(range(len(specs)), key=lambda j: (level.count(j), -j))
+    parts = [specs[default]]
+    for j, spec in enumerate(specs):
+        layers = [str(l) for l, v in enumerate(level) if v == j]
+        if j != default and layers:
+            parts.append(",".join(layers) + "=" + spec)
+    return ";".join(parts)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", required=True)
+    p.add_argument("--text", action="append", required=True,
+                   help="calibration token file (not an evaluated text); repeat with --window")
+    p.add_argument("--window", help="START,COUNT: calibrate on these tokens of every --text")
+    p.add_argument("--ctx", type=int, required=True)
+    p.add_argument("--chunks", type=int, default=0)
+    p.add_argument("--level", action="append", required=True, help="cache spec, fewest bits first (repeat)")
+    p.add_argument("--budget", type=float, action="append", required=True, help="bits per element (repeat)")
+    p.add_argument("--layers", type=int, help="the model's layer count (default: a dgq model file's num_layers)")
+    p.add_argument("--dgq", default="build/sim/dgq")
+    p.add_argument("--threads", type=int, default=0)
+    p.add_argument("-o", "--output", required=True)
+    args = p.parse_args()
+    if len(args.level) < 2:
+        sys.exit("layer_sensitivity.py: give at least two --level specs")
+    if args.layers is None:
+        import h5py
+        with h5py.File(args.model, "r") as f:
+            args.layers = int(f.attrs["num_layers"])
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    args.calibration = calibration_text(args.text, args.window, out.with_name(out.stem + "-calibration.h5"))
+
+    uniform = run_eval(args.dgq, args, args.level, out.with_name(out.stem + "-levels.h5"), args.threads)
+    bits = [u["bits_averaged"] for u in uniform]
+    if any(b2 <= b1 for b1, b2 in zip(bits, bits[1:])):
+        sys.exit(f"layer_sensitivity.py: the levels' bits {bits} do not increase: list them from the fewest bits")
+    per_layer = [f"fp16;{layer}={spec}" for layer in range(args.layers) for spec in args.level]
+    runs = run_eval(args.dgq, args, per_layer, out.with_name(out.stem + "-layers.h5"), args.threads)
+    J = len(args.level)
+    sensitivity = [[runs[layer * J + j]["kld_mean"] for j in range(J)] for layer in range(args.layers)]
+
+    plans = {}
+    for budget in args.budget:
+        level = allocate(sensitivity, bits, budget)
+        control = control_of(level)
+        predicted = lambda lv: (sum(bits[j] for j in lv) / len(lv), sum(sensitivity[l][j] for l, j in enumerate(lv)))
+        plans[f"{budget:g}"] = {
+            "budget": budget, "levels": level, "spec": plan_spec(level, args.level),
+            "predicted_bits": predicted(level)[0], "predicted_kld": predicted(level)[1],
+            "control_levels": control, "control_spec": plan_spec(control, args.level),
+            "control_predicted_kld": predicted(control)[1]}
+    doc = {"format": "dgq-layer-sensitivity", "version": 1, "model": args.model, "texts": args.text, "window": args.window,
+           "calibration": args.calibration, "ctx": args.ctx,
+           "chunks": args.chunks, "cache": "causal", "base": "fp16",
+           "dgq_version": subprocess.run([args.dgq, "--version"], capture_output=True, text=True).stdout.split()[-1],
+           "levels": [{"spec": s, "bits": b, "kld": u["kld_mean"]} for s, b, u in zip(args.level, bits, uniform)],
+           "sensitivity": sensitivity, "plans": plans}
+    partial = out.with_name(out.name + ".partial")
+    partial.write_text(json.dumps(doc, indent=1) + "\n")
+    partial.replace(out)
+    for key, plan in plans.items():
+        print(f"budget {key}: {plan['spec']}  (predicted {plan['predicted_bits']:.3f} bits, KLD {plan['predicted_kld']:.3e}; "
+              f"control {plan['control_predicted_kld']:.3e})")
+
+
+if __name__ == "__main__":
+    main()
