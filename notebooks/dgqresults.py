@@ -131,7 +131,14 @@ def family_defaults() -> dict:
 
 
 def short_spec(spec: str) -> str:
-    """A canonical spec without the parameters at their defaults ("dgq2:bits=3,kgroup=64")."""
+    """A canonical spec without the parameters at their defaults ("dgq2:bits=3,kgroup=64"); each
+    part of a layer plan ("DEFAULT;LAYERS=SPEC", docs/eval.md) and of a K/V pair shortened alike."""
+    if ";" in spec:
+        default, *overrides = spec.split(";")
+        return ";".join([short_spec(default)] + [o.partition("=")[0] + "=" + short_spec(o.partition("=")[2])
+                                                  for o in overrides])
+    if "/" in spec:
+        return "/".join(short_spec(side) for side in spec.split("/"))
     family, _, rest = spec.partition(":")
     defaults = family_defaults().get(family, {})
     kept = [kv for kv in filter(None, rest.split(",")) if defaults.get(kv.partition("=")[0]) != kv.partition("=")[2]]

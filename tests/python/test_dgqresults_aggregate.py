@@ -37,3 +37,11 @@ def test_an_exact_cache_keeps_kld_zero_and_one_zero_text_stays_finite():
     assert dgqresults.aggregate_eval_runs([run("fp32", "code", 0.0), run("fp32", "prose", 0.0)])["fp32"]["kld"] == 0.0
     mixed = dgqresults.aggregate_eval_runs([run("a", "code", 0.0), run("a", "prose", 1e-4)])["a"]["kld"]
     assert mixed == pytest.approx(math.sqrt(1e-12 * 1e-4))
+
+
+def test_short_spec_shortens_each_part_of_a_layer_plan_and_of_a_pair():
+    canonical = "dgq3:kbits=5,vbits=3,block=64,rot=hadamard,center=kv,hi_frac=0.05"  # block, rot: defaults
+    assert dgqresults.short_spec(canonical) == "dgq3:kbits=5,vbits=3,center=kv,hi_frac=0.05"
+    assert (dgqresults.short_spec(f"{canonical};0-2,5={canonical}/fp32;7=q4_0")
+            == "dgq3:kbits=5,vbits=3,center=kv,hi_frac=0.05;0-2,5=dgq3:kbits=5,vbits=3,center=kv,hi_frac=0.05/fp32;7=q4_0")
+    assert dgqresults.short_spec("q8_0/dgq3:block=64,kbits=3") == "q8_0/dgq3:kbits=3"
