@@ -52,12 +52,6 @@ std::string layer_list_text(const std::vector<std::int64_t>& layers) {
 
 }  // namespace
 
-const std::string& LayerPlan::spec_of(std::int64_t layer) const {
-  for (const LayerOverride& o : overrides)
-    if (std::binary_search(o.layers.begin(), o.layers.end(), layer)) return o.spec;
-  return default_spec;
-}
-
 std::optional<LayerPlan> split_layer_plan(std::string_view spec) {
   if (spec.find(kLayerPlanSeparator) == std::string_view::npos) return std::nullopt;
   std::vector<std::string_view> parts;

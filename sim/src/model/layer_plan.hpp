@@ -23,8 +23,6 @@ struct LayerOverride {
 struct LayerPlan {
   std::string default_spec;
   std::vector<LayerOverride> overrides;
-  // The spec of one layer: its override's, else the default.
-  const std::string& spec_of(std::int64_t layer) const;
 };
 
 // The parts of "DEFAULT;LAYERS=SPEC..."; std::nullopt for a spec without ';'. ParameterError

@@ -1,5 +1,6 @@
-// The KV cache of `dgq eval`: every layer's K (after RoPE) and V, per KV head, compressed by a
-// scheme and decompressed again, so attention reads what a quantized cache would hold.
+// The KV cache of `dgq eval`: every layer's K (after RoPE, or before it with --keys pre-rope) and
+// V, per KV head, compressed by a scheme (the layer's own in a layer plan) and decompressed
+// again, so attention reads what a quantized cache would hold.
 #include <algorithm>
 #include <cstring>
 #include <optional>
