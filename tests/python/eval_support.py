@@ -17,6 +17,42 @@ def write_tiny_model(path: Path, arch: str = "llama", seed: int = 0) -> tuple[di
     return cfg, tensors
 
 
+def tiny_eval_inputs(folder: Path, arch: str, token_seed: int, tokens: int = 256) -> dict:
+    """The tiny random model of arch in folder and a token file of random ids (seeded): "model",
+    "text", "dir", "arch" and "layers", the inputs of the eval tests' module fixtures."""
+    model = folder / "model.h5"
+    cfg, _ = write_tiny_model(model, arch)
+    ids = np.random.default_rng(token_seed).integers(2, cfg["vocab_size"], size=tokens).astype(np.int32)
+    text = folder / "tokens.h5"
+    write_token_file(text, ids, f"tiny-{arch}")
+    return {"model": model, "text": text, "dir": folder, "arch": arch, "layers": cfg["num_layers"]}
+
+
+def tiny_gemma3_prompt(folder: Path) -> tuple[Path, Path, np.ndarray]:
+    """Tiny Gemma 3 (7 layers) and 150 tokens, BOS first: the inputs the numpy twin checks run on.
+    Returns (model, token file, tokens)."""
+    model = folder / "tiny-gemma3.h5"
+    cfg, _ = write_tiny_model(model, "gemma3")
+    tokens = np.random.default_rng(3).integers(3, cfg["vocab_size"], size=150).astype(np.int32)
+    tokens[0] = cfg["bos_token_id"]
+    text = folder / "t.h5"
+    write_token_file(text, tokens, "tiny-gemma3")
+    return model, text, tokens
+
+
+def dgq_round_trip(spec: str, role: str = "k"):
+    """A numpy cache hook: each head of [heads, n, d] through dgq.compress(spec) and back (fp32)."""
+    import dgq
+
+    def hook(x):
+        return np.stack([dgq.compress(np.ascontiguousarray(h, np.float32), spec, role=role).decompress("f32") for h in x])
+    return hook
+
+
+def relative_l2_error(a, b) -> float:
+    return float(np.linalg.norm(np.asarray(a, np.float64) - b) / np.linalg.norm(b))
+
+
 # The shipped models' GGUF files (pinned PyPI packages) and the general.name of each, which is the
 # name `dgq eval` gives a model read from its GGUF (token files for it carry that name).
 SHIPPED_GGUF_NAMES = {"smollm2": "Smollm2 135M 8k Lc100K Mix1 Ep2", "gemma3": "Gemma 3 270m"}

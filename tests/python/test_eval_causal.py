@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from conftest import REPO_ROOT
-from eval_support import eval_runs, run_dgq, write_tiny_model, write_token_file
+from eval_support import eval_runs, run_dgq, tiny_eval_inputs, write_token_file
 
 pytestmark = pytest.mark.needs_dgq
 MODELS_DIR = Path(os.environ.get("DGQ_MODELS_DIR", REPO_ROOT / "models"))
@@ -40,14 +40,7 @@ LOOK_AHEAD = ["kivi-4", "kivi-2:group=16,residual=8", "dgq2",
 @pytest.fixture(scope="module", params=["llama", "gemma3"])
 def tiny(request, tmp_path_factory):
     """A tiny random model of each architecture and 256 tokens (2 chunks of 128), BOS first."""
-    folder = tmp_path_factory.mktemp(f"tiny-{request.param}")
-    model = folder / "model.h5"
-    cfg, _ = write_tiny_model(model, request.param)
-    rng = np.random.default_rng(11)
-    tokens = rng.integers(2, cfg["vocab_size"], size=256).astype(np.int32)
-    text = folder / "tokens.h5"
-    write_token_file(text, tokens, f"tiny-{request.param}")
-    return {"model": model, "text": text, "dir": folder}
+    return tiny_eval_inputs(tmp_path_factory.mktemp(f"tiny-{request.param}"), request.param, 11)
 
 
 def test_per_token_formats_are_the_same_cache_causal_or_prefill(dgq_bin, tiny):

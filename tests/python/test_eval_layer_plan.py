@@ -14,7 +14,8 @@ import h5py
 import numpy as np
 import pytest
 
-from eval_support import eval_runs, numpy_gemma3_logits, run_dgq, write_tiny_model, write_token_file
+from eval_support import (dgq_round_trip, eval_runs, numpy_gemma3_logits, relative_l2_error, run_dgq, tiny_eval_inputs,
+                          tiny_gemma3_prompt)
 
 pytestmark = pytest.mark.needs_dgq
 
@@ -22,13 +23,7 @@ pytestmark = pytest.mark.needs_dgq
 @pytest.fixture(scope="module", params=["llama", "gemma3"])
 def tiny(request, tmp_path_factory):
     """A tiny random model of each architecture (llama: 2 layers, Gemma 3: 7) and 256 tokens."""
-    folder = tmp_path_factory.mktemp(f"layer-plan-{request.param}")
-    model = folder / "model.h5"
-    cfg, _ = write_tiny_model(model, request.param)
-    tokens = np.random.default_rng(9).integers(2, cfg["vocab_size"], size=256).astype(np.int32)
-    text = folder / "tokens.h5"
-    write_token_file(text, tokens, f"tiny-{request.param}")
-    return {"model": model, "text": text, "dir": folder, "layers": cfg["num_layers"]}
+    return tiny_eval_inputs(tmp_path_factory.mktemp(f"layer-plan-{request.param}"), request.param, 9)
 
 
 def test_a_plan_over_every_layer_is_the_override_and_one_of_the_default_is_the_default(dgq_bin, tiny):
@@ -60,21 +55,8 @@ def test_the_override_reaches_the_layer_it_names(dgq_bin, tmp_path):
     logits follow a numpy forward pass that quantizes that layer's keys 100x closer than one that
     quantizes a neighbour's (the numpy keys differ from the C++ ones in the last bits, so a few
     4-bit codes may round the other way: a ratio, not equality)."""
-    import dgq
-    model = tmp_path / "tiny-gemma3.h5"
-    cfg, _ = write_tiny_model(model, "gemma3")
-    tokens = np.random.default_rng(3).integers(3, cfg["vocab_size"], size=150).astype(np.int32)
-    tokens[0] = cfg["bos_token_id"]
-    text = tmp_path / "t.h5"
-    write_token_file(text, tokens, "tiny-gemma3")
-
-    def q4_0_keys(k):  # [kv_heads, n, d]
-        return np.stack([dgq.compress(np.ascontiguousarray(h, np.float32), "q4_0", role="k").decompress("f32")
-                         for h in k])
-
-    def relative_error(a, b):
-        return float(np.linalg.norm(np.asarray(a, np.float64) - b) / np.linalg.norm(b))
-
+    model, text, tokens = tiny_gemma3_prompt(tmp_path)
+    q4_0_keys = dgq_round_trip("q4_0")
     for layer, neighbour in [(2, 3), (5, 4)]:  # a local layer, and the global one (pattern 6)
         twins = {l: numpy_gemma3_logits(model, tokens, q4_0_keys, key_cache_layers={l})[75:149] for l in (layer, neighbour)}
         out = tmp_path / f"layer-{layer}.h5"
@@ -82,7 +64,7 @@ def test_the_override_reaches_the_layer_it_names(dgq_bin, tmp_path):
                 "--scheme", f"fp32;{layer}=q4_0/fp32", "--save-logits", "-o", out)
         with h5py.File(out, "r") as f:
             logits = np.asarray(f["runs"]["1"]["logits"])
-        right, wrong = relative_error(logits, twins[layer]), relative_error(logits, twins[neighbour])
+        right, wrong = relative_l2_error(logits, twins[layer]), relative_l2_error(logits, twins[neighbour])
         assert right * 100 < wrong, (layer, right, wrong)
 
 

@@ -15,7 +15,8 @@ import h5py
 import numpy as np
 import pytest
 
-from eval_support import eval_runs, numpy_gemma3_logits, run_dgq, write_tiny_model, write_token_file
+from eval_support import (dgq_round_trip, eval_runs, numpy_gemma3_logits, relative_l2_error, run_dgq, tiny_eval_inputs,
+                          tiny_gemma3_prompt)
 
 pytestmark = pytest.mark.needs_dgq
 
@@ -23,13 +24,7 @@ pytestmark = pytest.mark.needs_dgq
 @pytest.fixture(scope="module", params=["llama", "gemma3"])
 def tiny(request, tmp_path_factory):
     """A tiny random model of each architecture and 256 tokens (2 chunks of 128), BOS first."""
-    folder = tmp_path_factory.mktemp(f"pre-rope-{request.param}")
-    model = folder / "model.h5"
-    cfg, _ = write_tiny_model(model, request.param)
-    tokens = np.random.default_rng(5).integers(2, cfg["vocab_size"], size=256).astype(np.int32)
-    text = folder / "tokens.h5"
-    write_token_file(text, tokens, f"tiny-{request.param}")
-    return {"model": model, "text": text, "dir": folder, "arch": request.param}
+    return tiny_eval_inputs(tmp_path_factory.mktemp(f"pre-rope-{request.param}"), request.param, 5)
 
 
 @pytest.mark.parametrize("cache", ["prefill", "causal"])
@@ -75,28 +70,14 @@ def test_the_one_pass_causal_cache_equals_the_token_by_token_decoder_with_keys_b
         assert a["stored_bytes"] == b["stored_bytes"] and a["bits_averaged"] == b["bits_averaged"], a["spec"]
 
 
-def relative_error(a, b):
-    return float(np.linalg.norm(np.asarray(a, np.float64) - b) / np.linalg.norm(b))
-
-
 def test_the_cache_quantizes_the_keys_before_rope_as_a_numpy_forward_pass_does(dgq_bin, tmp_path):
     """Gemma 3's tiny model, keys through q4_0 (values exact), prefill: dgq's pre-RoPE logits are
     close to a numpy pass that quantizes the keys before RoPE and far from one that quantizes them
     after (and the post-RoPE run the other way round). The numpy keys differ from the C++ ones in
     the last bits, so a few 4-bit codes may round the other way: the test asks for a factor of 100
     between the right and the wrong twin (measured: 4000 and 1.7e5), not for equality."""
-    import dgq
-    model = tmp_path / "tiny-gemma3.h5"
-    cfg, _ = write_tiny_model(model, "gemma3")
-    tokens = np.random.default_rng(3).integers(3, cfg["vocab_size"], size=150).astype(np.int32)
-    tokens[0] = cfg["bos_token_id"]
-    text = tmp_path / "t.h5"
-    write_token_file(text, tokens, "tiny-gemma3")
-
-    def q4_0_keys(k):  # [kv_heads, n, d]
-        return np.stack([dgq.compress(np.ascontiguousarray(h, np.float32), "q4_0", role="k").decompress("f32")
-                         for h in k])
-
+    model, text, tokens = tiny_gemma3_prompt(tmp_path)
+    q4_0_keys = dgq_round_trip("q4_0")
     twins = {where: numpy_gemma3_logits(model, tokens, q4_0_keys, keys_before_rope=where == "pre-rope")[75:149]
              for where in ["pre-rope", "post-rope"]}
     for where, wrong in [("pre-rope", "post-rope"), ("post-rope", "pre-rope")]:
@@ -105,7 +86,7 @@ def test_the_cache_quantizes_the_keys_before_rope_as_a_numpy_forward_pass_does(d
                 "--scheme", "q4_0/fp32", "--keys", where, "--save-logits", "-o", out)
         with h5py.File(out, "r") as f:
             logits = np.asarray(f["runs"]["1"]["logits"])
-        right_error, wrong_error = relative_error(logits, twins[where]), relative_error(logits, twins[wrong])
+        right_error, wrong_error = relative_l2_error(logits, twins[where]), relative_l2_error(logits, twins[wrong])
         assert right_error * 100 < wrong_error, (where, right_error, wrong_error)
 
 
