@@ -6,7 +6,7 @@
 #
 # NAME: baseline group_ratio min_var segments_vs_length noise markers memory claims (default:
 # all), and e2e, frontier, frontier-confirm, frontier-causal, frontier-serving, dgq3, dgq3-low, dgq3-passkey,
-# dgq3-prerope, dgq3-layers, long-context (language models;
+# dgq3-prerope, dgq3-layers, dgq3-grid, long-context (language models;
 # only when named). The claims ledger is rebuilt after any run. --quick uses experiments/NAME-quick.toml
 # where one exists (small synthetic traces; a few minutes on 2 cores); the full mode uses
 # experiments/NAME.toml (contexts up to 128K tokens) and adds the real traces in
@@ -39,7 +39,7 @@ for arg in "$@"; do
     -h|--help) usage; exit 0 ;;
     -*) echo "run.sh: unknown option '$arg'" >&2; usage >&2; exit 2 ;;
     *)
-      if [[ " ${ALL[*]} claims e2e frontier frontier-confirm frontier-causal frontier-serving dgq3 dgq3-low dgq3-passkey dgq3-prerope dgq3-layers long-context " != *" $arg "* ]]; then
+      if [[ " ${ALL[*]} claims e2e frontier frontier-confirm frontier-causal frontier-serving dgq3 dgq3-low dgq3-passkey dgq3-prerope dgq3-layers dgq3-grid long-context " != *" $arg "* ]]; then
         echo "run.sh: unknown experiment '$arg' (known: ${ALL[*]} claims)" >&2
         exit 2
       fi
@@ -283,15 +283,19 @@ run_frontier-causal() { frontier_sweep frontier-causal clean; }
 run_frontier-serving() { frontier_sweep frontier-serving clean; }
 # dgq3: DGQ v3's ablation at n_ctx 1024 (experiments/dgq3-ablation.toml) and its combined points at
 # n_ctx 4096 (dgq3-long.toml), causal, into dgq3-ablation.h5 and dgq3-long.h5; notebook dgq3.ipynb.
-# Then dgq3-low, dgq3-prerope, dgq3-layers and dgq3-passkey (below).
+# Then dgq3-low, dgq3-prerope, dgq3-layers, dgq3-grid and dgq3-passkey (below).
 run_dgq3() {
   frontier_sweep dgq3-ablation clean; frontier_sweep dgq3-long clean; run_dgq3-low; run_dgq3-prerope; run_dgq3-layers
-  run_dgq3-passkey
+  run_dgq3-grid; run_dgq3-passkey
 }
 # dgq3-prerope: the candidate "pre-RoPE keys" (experiments/dgq3-prerope.toml: each cache with its
 # keys stored after and before RoPE), into dgq3-prerope.h5; notebook dgq3-prerope.ipynb. About
 # 25 min on the 2-core machine.
 run_dgq3-prerope() { frontier_sweep dgq3-prerope clean; }
+# dgq3-grid: the candidate "non-uniform codes" (experiments/dgq3-grid.toml: dgq3's points with and
+# without the Lloyd-Max grid of rule W8, keys after and before RoPE), into dgq3-grid.h5; notebook
+# dgq3-grid.ipynb.
+run_dgq3-grid() { frontier_sweep dgq3-grid clean; }
 # dgq3-layers: the candidate "bits by layer sensitivity" (KVTuner). Per model,
 # tools/layer_sensitivity.py measures every layer's KLD at each of DGQ3_LAYER_LEVELS (that layer
 # alone at the level, fp16 elsewhere; causal) on a calibration text of 4 x 512 tokens taken past
@@ -413,7 +417,7 @@ notebook() {
   if [ "$name" = long-context ]; then notebook long_context; return; fi
   # dgq3 ends with dgq3-passkey, whose block has its own notebook.
   if [ "$name" = dgq3 ]; then
-    notebook dgq3-ablation; notebook dgq3-low; notebook dgq3-prerope; notebook dgq3-layers; notebook dgq3-passkey; return
+    notebook dgq3-ablation; notebook dgq3-low; notebook dgq3-prerope; notebook dgq3-grid; notebook dgq3-layers; notebook dgq3-passkey; return
   fi
   if [ "$name" = dgq3-ablation ]; then name=dgq3; fi
   log "notebook $name"

@@ -50,6 +50,8 @@ kernels::CpuKernels make_table() {
   k.signed_extreme = dgq3::signed_extreme;
   k.symmetric_codes = dgq3::symmetric_codes;
   k.symmetric_values = dgq3::symmetric_values;
+  k.grid_codes = dgq3::grid_codes;
+  k.grid_values = dgq3::grid_values;
 #endif
 #if defined(__F16C__)
   k.halves_to_floats = halves_to_floats;

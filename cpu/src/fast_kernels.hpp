@@ -72,11 +72,13 @@ namespace fp8 {  // AVX2
 void e4m3_codes(const float* x, std::int64_t n, float scale, std::uint8_t* out);
 }  // namespace fp8
 
-namespace dgq3 {  // DGQ v3's rules W4 and W5 (AVX2)
+namespace dgq3 {  // DGQ v3's rules W4, W5 and W8 (AVX2)
 void window_mean(const float* ring, std::int64_t window, std::int64_t count, std::int64_t channels, float* mean);
 float signed_extreme(const float* y, std::int64_t n);
 void symmetric_codes(const float* y, std::int64_t n, float inverse, int bits, std::uint8_t* u);
 void symmetric_values(const std::uint8_t* u, std::int64_t n, int bits, float d, float* y);
+void grid_codes(const float* y, std::int64_t n, float inverse, int bits, std::uint8_t* u);
+void grid_values(const std::uint8_t* u, std::int64_t n, int bits, float d, float* y);
 }  // namespace dgq3
 void codebook_cells(const float* u, int d, const float* boundaries, int edges, std::uint8_t* cells);  // AVX2
 

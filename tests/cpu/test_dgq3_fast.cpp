@@ -1,8 +1,10 @@
-// cpu/'s DGQ v3 runs (window_mean, signed_extreme, symmetric_codes, symmetric_values) against
+// cpu/'s DGQ v3 runs (window_mean, signed_extreme, symmetric_codes, symmetric_values, grid_codes,
+// grid_values) against
 // the reference's scalar ones on adversarial inputs, every length 1..300 (vector bodies and
 // scalar tails), and the dgq3 scheme on Device::cpu against Device::reference for every
 // parameter its fast path touches: code widths 2..8, blocks 16..256, the window mean on K and V
-// with windows shorter and longer than the head, promotion, channel scales, every dtype and role.
+// with windows shorter and longer than the head, promotion, channel scales, the Lloyd-Max grid,
+// every dtype and role.
 #include "test_scheme_support.hpp"
 
 #include <cmath>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "dgq/cpu/kernels.hpp"
+#include "dgq/dgq3_grids.hpp"
 #include "dgq/kernels/cpu_kernels.hpp"
 #include "dgq/registry.hpp"
 
@@ -70,6 +73,54 @@ TEST_CASE("dgq3 fast: symmetric codes at ties, bounds, zero scale and every widt
   }
 }
 
+TEST_CASE("dgq3: a value on a grid midpoint takes the lower level and the grid's ends clamp (rule W8)", "[dgq3][grid]") {
+  for (int bits = 2; bits <= 5; ++bits) {
+    const int top = (1 << bits) - 1;
+    CAPTURE(bits);
+    CHECK(rules::grid_level(bits, 0) == -127);
+    for (int i = 0; i < top; ++i) {
+      REQUIRE(rules::grid_level(bits, i) < rules::grid_level(bits, i + 1));
+      const float mid = 0.5f * static_cast<float>(rules::grid_level(bits, i) + rules::grid_level(bits, i + 1));
+      CHECK(rules::grid_code(mid, bits) == i);
+      CHECK(rules::grid_code(std::nextafter(mid, 1e9f), bits) == i + 1);
+      CHECK(rules::grid_code(static_cast<float>(rules::grid_level(bits, i)), bits) == i);
+    }
+    CHECK(rules::grid_code(-1e30f, bits) == 0);
+    CHECK(rules::grid_code(-127.9f, bits) == 0);
+    CHECK(rules::grid_code(127.0f, bits) == top);
+    CHECK(rules::grid_code(1e30f, bits) == top);
+  }
+}
+
+TEST_CASE("dgq3 fast: grid codes at midpoints, beyond the ends, zero scale and every width equal the rule's",
+          "[dgq3][fast][grid]") {
+  for (int bits = 2; bits <= 5; ++bits) {
+    for (const float inverse : {0.0f, 1.0f, 0.37f, 96.0f, 1.6777216e7f}) {
+      for (std::int64_t n = 1; n <= 300; n += (n < 40 ? 1 : 37)) {
+        std::vector<float> y = gaussian_values(n, static_cast<std::uint64_t>(n * 10 + bits));
+        for (std::int64_t i = 0; i < n; ++i) {
+          y[i] *= 40.0f / (inverse == 0.0f ? 1.0f : inverse);
+          // midpoints of the grid (ties), values beyond both ends, signed zeros
+          const int m = static_cast<int>(i % ((1 << bits) - 1));
+          if (i % 5 == 0 && inverse != 0.0f)
+            y[i] = 0.5f * static_cast<float>(rules::grid_level(bits, m) + rules::grid_level(bits, m + 1)) / inverse;
+          if (i % 7 == 0) y[i] *= 4.0f;
+          if (i % 11 == 0) y[i] = i % 2 ? -0.0f : 0.0f;
+        }
+        std::vector<std::uint8_t> want(static_cast<std::size_t>(n)), got(want.size());
+        reference().grid_codes(y.data(), n, inverse, bits, want.data());
+        fast().grid_codes(y.data(), n, inverse, bits, got.data());
+        CAPTURE(bits, inverse, n);
+        REQUIRE(got == want);
+        std::vector<float> a(want.size()), b(want.size());
+        reference().grid_values(want.data(), n, bits, -0.0078125f / (bits + 1), a.data());
+        fast().grid_values(want.data(), n, bits, -0.0078125f / (bits + 1), b.data());
+        REQUIRE(bits_of(b) == bits_of(a));
+      }
+    }
+  }
+}
+
 TEST_CASE("dgq3 fast: the window mean adds the held rows oldest first, for every fill of the ring", "[dgq3][fast]") {
   for (const std::int64_t channels : {1, 7, 32, 64, 70}) {
     for (const std::int64_t window : {1, 3, 32}) {
@@ -92,7 +143,8 @@ TEST_CASE("dgq3 on the CPU stores and decodes the reference's bytes for every pa
   for (const char* spec : {"dgq3", "dgq3:center=none", "dgq3:center=kv,hi_frac=0.05", "dgq3:kbits=2,vbits=3,block=16",
                            "dgq3:kbits=5,vbits=6,block=32,center_win=3", "dgq3:kbits=7,vbits=8,block=128,center=v",
                            "dgq3:block=256,rot=none,hi_frac=0.2,hi_bits=5", "dgq3:cnorm=kv,calib=16,center=kv",
-                           "dgq3:center_win=1,kbits=3"}) {
+                           "dgq3:center_win=1,kbits=3", "dgq3:nl=kv,kbits=2,vbits=5,center=kv",
+                           "dgq3:nl=k,kbits=3,vbits=3,block=16,hi_frac=0.1,hi_bits=5", "dgq3:nl=v,vbits=4,block=256"}) {
     const auto on_cpu = make_scheme(spec, Device::cpu);
     const auto ref = make_scheme(spec, Device::reference);
     for (const DType dtype : {DType::f16, DType::bf16, DType::f32}) {

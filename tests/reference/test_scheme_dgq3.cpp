@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "dgq/causal.hpp"
+#include "dgq/dgq3_grids.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/rotation.hpp"
 #include "golden_scheme_digests.hpp"
@@ -47,10 +48,21 @@ OwnedTensor dgq3_key_like(std::int64_t l, std::int64_t d, std::uint64_t state, D
   return tensor_from(v, l, d, dtype);
 }
 
-// Rules W1, W3-W5 written out independently (no cnorm): rotate, subtract the window mean of the
-// decoded rows, symmetric codes per block, the decoded rows rotated back.
+// Rule W8's code written as a search for the nearest level (the lower one on equal distances, in
+// fp64, where v - level is exact), not as W8's count of midpoints.
+int nearest_grid_level(float v, int bits) {
+  int best = 0;
+  for (int i = 1; i < (1 << bits); ++i) {
+    if (std::fabs(double(v) - rules::grid_level(bits, i)) < std::fabs(double(v) - rules::grid_level(bits, best))) best = i;
+  }
+  return best;
+}
+
+// Rules W1, W3-W5 and W8 written out independently (no cnorm): rotate, subtract the window mean
+// of the decoded rows, symmetric codes per block (on the Lloyd-Max grid at 2-5 bits when `nl`),
+// the decoded rows rotated back.
 std::vector<float> dgq3_oracle(const OwnedTensor& x, TensorRole role, int bits, int hi_bits, double hi_frac,
-                               double hi_ratio, int block, bool centre, int window) {
+                               double hi_ratio, int block, bool centre, int window, bool nl = false) {
   const std::int64_t L = x.tokens, D = x.channels;
   const int rot_block = rules::hadamard_block(D, role == TensorRole::key);
   std::vector<float> decoded(static_cast<std::size_t>(L * D)), out(decoded.size());
@@ -91,8 +103,15 @@ std::vector<float> dgq3_oracle(const OwnedTensor& x, TensorRole role, int bits, 
       float extreme = 0.0f;
       for (std::int64_t c = first; c < first + block; ++c)
         if (std::fabs(row[c]) > std::fabs(extreme)) extreme = row[c];
-      const float scale = rules::half_to_float(rules::float_to_half(extreme / -static_cast<float>(1 << (b - 1))));
+      const bool on_grid = nl && b <= 5;
+      const float lowest = on_grid ? -127.0f : -static_cast<float>(1 << (b - 1));
+      const float scale = rules::half_to_float(rules::float_to_half(extreme / lowest));
       for (std::int64_t c = first; c < first + block; ++c) {
+        if (on_grid) {
+          const float v = scale == 0.0f ? 0.0f : row[c] * (1.0f / scale);
+          decoded[static_cast<std::size_t>(t * D + c)] = m[c] + float(rules::grid_level(b, nearest_grid_level(v, b))) * scale;
+          continue;
+        }
         float q = scale == 0.0f ? 0.0f : rintf(row[c] * (1.0f / scale));
         q = std::min(std::max(q, -static_cast<float>(1 << (b - 1))), static_cast<float>((1 << (b - 1)) - 1));
         decoded[static_cast<std::size_t>(t * D + c)] = m[c] + q * scale;
@@ -110,7 +129,8 @@ std::vector<float> dgq3_oracle(const OwnedTensor& x, TensorRole role, int bits, 
 TEST_CASE("dgq3: the default spec is canonical; out-of-range parameters are refused by name", "[scheme][dgq3][params]") {
   CHECK(make_scheme("dgq3")->spec() ==
         "dgq3:kbits=4,vbits=4,block=64,rot=hadamard,cnorm=none,cnorm_pow=1,calib=32,center=k,center_win=32,pairs=half,"
-        "hi_bits=8,hi_frac=0,hi_ratio=2");
+        "hi_bits=8,hi_frac=0,hi_ratio=2,nl=none");
+  CHECK(error_message_of([] { make_scheme("dgq3:nl=q"); }) == "dgq3: parameter 'nl' = 'q' is not one of none, k, v, kv");
   CHECK(error_message_of([] { make_scheme("dgq3:hi_frac=1.5"); }) == "dgq3: parameter 'hi_frac' = '1.5' is not in [0, 1]");
   CHECK(error_message_of([] { make_scheme("dgq3:block=48"); }) ==
         "dgq3: parameter 'block' = '48' is not one of 16, 32, 64, 128, 256");
@@ -190,17 +210,21 @@ TEST_CASE("dgq3: promotion follows the variance and never exceeds the budget at 
   CHECK(bitmap_of("dgq3:hi_frac=0.1,hi_ratio=0") == std::vector<int>{0, 9, 19, 29, 39, 49, 59});
 }
 
-TEST_CASE("dgq3: decoding equals an independent oracle of rules W1 and W3-W5", "[scheme][dgq3][oracle]") {
-  for (const auto& [spec, bits, hi_bits, hi_frac, block, centre] :
-       {std::tuple<const char*, int, int, double, int, bool>{"dgq3", 4, 8, 0.0, 64, true},
-        {"dgq3:kbits=5,vbits=5,center=none,block=32", 5, 8, 0.0, 32, false},
-        {"dgq3:kbits=3,vbits=3,hi_frac=0.1,hi_bits=6,center=kv,block=16", 3, 6, double(0.1f), 16, true}}) {
+TEST_CASE("dgq3: decoding equals an independent oracle of rules W1, W3-W5 and W8", "[scheme][dgq3][oracle]") {
+  for (const auto& [spec, bits, hi_bits, hi_frac, block, centre, nl] :
+       {std::tuple<const char*, int, int, double, int, bool, bool>{"dgq3", 4, 8, 0.0, 64, true, false},
+        {"dgq3:kbits=5,vbits=5,center=none,block=32", 5, 8, 0.0, 32, false, false},
+        {"dgq3:kbits=3,vbits=3,hi_frac=0.1,hi_bits=6,center=kv,block=16", 3, 6, double(0.1f), 16, true, false},
+        {"dgq3:nl=kv", 4, 8, 0.0, 64, true, true},
+        {"dgq3:kbits=2,vbits=2,nl=kv,center=kv,block=32", 2, 8, 0.0, 32, true, true},
+        {"dgq3:kbits=3,vbits=3,nl=kv,hi_frac=0.1,hi_bits=5", 3, 5, double(0.1f), 64, true, true},
+        {"dgq3:kbits=5,vbits=5,nl=kv,center=none,hi_frac=0.1,hi_bits=7", 5, 7, double(0.1f), 64, false, true}}) {
     const auto s = make_scheme(spec);
     for (const TensorRole role : {TensorRole::key, TensorRole::value}) {
       CAPTURE(spec, role_name(role));
       const OwnedTensor x = dgq3_key_like(200, 128, 9, DType::f32);
       const bool centred = centre && (role == TensorRole::key || std::string(spec).find("center=kv") != std::string::npos);
-      const std::vector<float> want = dgq3_oracle(x, role, bits, hi_bits, hi_frac, 2.0, block, centred, 32);
+      const std::vector<float> want = dgq3_oracle(x, role, bits, hi_bits, hi_frac, 2.0, block, centred, 32, nl);
       const OwnedTensor got = decompressed(*s, s->compress(x.view(), role));
       std::int64_t mismatches = 0;
       for (std::int64_t i = 0; i < x.size(); ++i) mismatches += got.at(i) == want[static_cast<std::size_t>(i)] ? 0 : 1;
@@ -219,6 +243,36 @@ TEST_CASE("dgq3: the window mean lowers the error of keys with a shared componen
   CHECK(error("dgq3") < 0.5 * error("dgq3:center=none"));
   CHECK(error("dgq3:kbits=5") < 0.5 * error("dgq3"));
   CHECK(error("dgq3:cnorm=k") != error("dgq3"));
+}
+
+TEST_CASE("dgq3: the Lloyd-Max grid lowers the error at 2-5 bits and leaves 6-8-bit codes alone (rule W8)",
+          "[scheme][dgq3][grid]") {
+  // Gaussian rows, the law the grid was fitted to (tools/dgq3_grids.py); on the shipped SmolLM2
+  // trace the grid raises K and V SNR by 0.5-0.9 dB at every width (docs/spec.md rule W8).
+  const OwnedTensor x = tensor_from(gaussian_values(512 * 128, 33), 512, 128, DType::f32);
+  const auto error = [&](const std::string& spec, TensorRole role) {
+    const auto s = make_scheme(spec);
+    return dgq3_squared_error(x, decompressed(*s, s->compress(x.view(), role)));
+  };
+  for (const int bits : {2, 3, 4, 5}) {
+    for (const TensorRole role : {TensorRole::key, TensorRole::value}) {
+      const std::string uniform = "dgq3:kbits=" + std::to_string(bits) + ",vbits=" + std::to_string(bits);
+      CAPTURE(bits, role_name(role));
+      // The same bytes (the grid changes levels, not widths), a smaller error.
+      CHECK(make_scheme(uniform + ",nl=kv")->compress(x.view(), role).total_bytes() ==
+            make_scheme(uniform)->compress(x.view(), role).total_bytes());
+      CHECK(error(uniform + ",nl=kv", role) < 0.95 * error(uniform, role));
+      // nl names roles: the other role keeps evenly spaced levels, bit for bit.
+      const std::string other = role == TensorRole::key ? ",nl=v" : ",nl=k";
+      CHECK(make_scheme(uniform + other)->compress(x.view(), role).parts == make_scheme(uniform)->compress(x.view(), role).parts);
+    }
+  }
+  for (const char* wide : {"dgq3:kbits=6,vbits=7", "dgq3:kbits=8,vbits=8"}) {
+    CAPTURE(wide);
+    for (const TensorRole role : {TensorRole::key, TensorRole::value})
+      CHECK(make_scheme(std::string(wide) + ",nl=kv")->compress(x.view(), role).parts ==
+            make_scheme(wide)->compress(x.view(), role).parts);
+  }
 }
 
 TEST_CASE("dgq3: stored data that cannot be decoded is refused as corrupt", "[scheme][dgq3][errors]") {
@@ -248,7 +302,10 @@ TEST_CASE("dgq3 golden digests: every stored part for fixed inputs", "[scheme][d
        {"dgq3", DType::f16, TensorRole::value, 2, "5efa5bad5fca8273"},
        {"dgq3:kbits=5,vbits=4,hi_frac=0.05", DType::f32, TensorRole::key, 3, "ee345dde510b9dd7"},
        {"dgq3:kbits=3,vbits=3,block=32,center=kv,hi_frac=0.1,hi_bits=6", DType::bf16, TensorRole::value, 4, "e0c7f097ed0b342e"},
-       {"dgq3:cnorm=kv,cnorm_pow=-0.5,calib=16,rot=none", DType::f16, TensorRole::key, 5, "b190faa4c823adfc"}},
+       {"dgq3:cnorm=kv,cnorm_pow=-0.5,calib=16,rot=none", DType::f16, TensorRole::key, 5, "b190faa4c823adfc"},
+       {"dgq3:nl=kv", DType::f16, TensorRole::key, 6, "d49c6c6e513c6d44"},
+       {"dgq3:kbits=3,vbits=2,nl=v,center=kv,hi_frac=0.1,hi_bits=5", DType::f32, TensorRole::value, 7, "d638f0958a90faaa"},
+       {"dgq3:kbits=5,nl=k,block=32,hi_frac=0.05", DType::bf16, TensorRole::key, 8, "6a9809cb2be3378d"}},
       [](std::uint64_t stream, DType dtype) { return dgq3_key_like(300, 128, stream, dtype); });
 }
 

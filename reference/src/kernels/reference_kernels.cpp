@@ -8,6 +8,7 @@
 #include "dgq/baselines/fp8_e4m3.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/fwht.hpp"
+#include "schemes/dgq3/grid_codes.hpp"
 #include "schemes/dgq3/symmetric_codes.hpp"
 #include "schemes/dgq_v1/row_kernels.hpp"
 #include "schemes/uniform_code_runs.hpp"
@@ -92,6 +93,8 @@ constexpr CpuKernels kReference{
     .signed_extreme = schemes::dgq3::signed_extreme,
     .symmetric_codes = schemes::dgq3::symmetric_codes,
     .symmetric_values = schemes::dgq3::symmetric_values,
+    .grid_codes = schemes::dgq3::grid_codes,
+    .grid_values = schemes::dgq3::grid_values,
 };
 
 const CpuKernels*& fast_slot() {

@@ -4,7 +4,8 @@
 //      (W2, dgq3/channel_scales.hpp), is rotated with llama.cpp's Hadamard blocks;
 //   W3 its width is the role's bits, or hi_bits when DGQ's token variance says the token stands
 //      out (dgq3/token_widths.hpp), under a budget of hi_frac of the tokens;
-//   W4 blocks of `block` channels get symmetric codes with one fp16 scale (dgq3/block_codes.hpp).
+//   W4 blocks of `block` channels get symmetric codes with one fp16 scale (dgq3/block_codes.hpp),
+//   W8 on a Lloyd-Max grid instead of evenly spaced levels for the roles in `nl`.
 // Every decision for token t reads tokens 0 .. t only: the cache is final on append (rule C8).
 // Rules W0-W7 of docs/spec.md "DGQ v3".
 //
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "dgq/causal.hpp"
+#include "dgq/dgq3_grids.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/kernels/cpu_kernels.hpp"
@@ -48,6 +50,7 @@ struct Dgq3Params {
   bool rotate = true;
   std::string cnorm = "none";  // none, k, v, kv
   std::string center = "k";   // none, k, v, kv
+  std::string nl = "none";    // none, k, v, kv: roles whose 2-5-bit codes use the Lloyd-Max grid (W8)
   int center_win = 32;
   bool pair_halves = true;  // K's RoPE pairs (d, d + D/2) share a channel scale
   float hi_frac = 0.0f, hi_ratio = 2.0f, cnorm_pow = 1.0f;
@@ -58,11 +61,15 @@ struct Dgq3Params {
   }
   bool normalises(TensorRole r) const { return covers(cnorm, r); }
   bool centres(TensorRole r) const { return covers(center, r); }
+  dgq3::CodeGrid grid_for(TensorRole r, int bits) const {
+    return covers(nl, r) && bits >= rules::kGridLowestBits && bits <= rules::kGridHighestBits ? dgq3::CodeGrid::lloyd
+                                                                                              : dgq3::CodeGrid::uniform;
+  }
   std::string spec() const {
     return std::string(kDgq3Name) + ":kbits=" + std::to_string(kbits) + ",vbits=" + std::to_string(vbits) +
            ",block=" + std::to_string(block) + ",rot=" + (rotate ? "hadamard" : "none") + ",cnorm=" + cnorm +
            ",cnorm_pow=" + shortest(cnorm_pow) + ",calib=" + std::to_string(calib) + ",center=" + center + ",center_win=" + std::to_string(center_win) + ",pairs=" + (pair_halves ? "half" : "none") +
-           ",hi_bits=" + std::to_string(hi_bits) + ",hi_frac=" + shortest(hi_frac) + ",hi_ratio=" + shortest(hi_ratio);
+           ",hi_bits=" + std::to_string(hi_bits) + ",hi_frac=" + shortest(hi_frac) + ",hi_ratio=" + shortest(hi_ratio) + ",nl=" + nl;
   }
 };
 
@@ -103,12 +110,13 @@ class Dgq3Scheme final : public Scheme {
         for (std::int64_t c = 0; c < D; ++c) row[c] = row[c] - mean[c];
       }
       const int bits = promoted[static_cast<std::size_t>(t)] ? p_.hi_bits : p_.bits_for(role);
+      const dgq3::CodeGrid grid = p_.grid_for(role, bits);
       for (std::int64_t b = 0; b < layout.blocks_per_row; ++b) {
         const float* y = row.data() + b * p_.block;
-        const std::uint16_t s = dgq3::block_scale(k_, y, p_.block, bits, t, b);
+        const std::uint16_t s = dgq3::block_scale(k_, y, p_.block, bits, grid, t, b);
         block_scales.push_back(static_cast<std::uint8_t>(s & 0xffu));
         block_scales.push_back(static_cast<std::uint8_t>(s >> 8));
-        dgq3::put_block_codes(k_, y, p_.block, bits, s, codes.data(), byte,
+        dgq3::put_block_codes(k_, y, p_.block, bits, grid, s, codes.data(), byte,
                               p_.centres(role) ? decoded.data() + b * p_.block : nullptr);
         byte += static_cast<std::uint64_t>(p_.block * bits / 8);
       }
@@ -161,6 +169,7 @@ class Dgq3Scheme final : public Scheme {
     std::uint64_t byte = 0;  // where the block's codes start: every block is whole bytes (W4)
     for (std::int64_t t = 0; t < L; ++t) {
       const int bits = promoted[static_cast<std::size_t>(t)] ? p_.hi_bits : p_.bits_for(c.role);
+      const dgq3::CodeGrid grid = p_.grid_for(c.role, bits);
       float* y = values.data() + t * D;
       for (std::int64_t b = 0; b < layout.blocks_per_row; ++b) {
         const std::size_t i = static_cast<std::size_t>(t * layout.blocks_per_row + b) * 2;
@@ -168,7 +177,7 @@ class Dgq3Scheme final : public Scheme {
         if ((s & 0x7c00u) == 0x7c00u) {
           throw InputError(spec() + ": corrupt dgq3 data: non-finite block scale at token " + std::to_string(t));
         }
-        dgq3::get_block_values(k_, codes.bytes.data(), byte, p_.block, bits, s, y + b * p_.block);
+        dgq3::get_block_values(k_, codes.bytes.data(), byte, p_.block, bits, grid, s, y + b * p_.block);
         byte += static_cast<std::uint64_t>(p_.block * bits / 8);
       }
       if (p_.centres(c.role)) {
@@ -288,6 +297,9 @@ void check_cnorm(std::string_view v) {
 void check_center(std::string_view v) {
   if (v != "none" && v != "k" && v != "v" && v != "kv") dgq3_reject("center", v, "none, k, v, kv");
 }
+void check_nl(std::string_view v) {
+  if (v != "none" && v != "k" && v != "v" && v != "kv") dgq3_reject("nl", v, "none, k, v, kv");
+}
 void check_pairs(std::string_view v) {
   if (v != "none" && v != "half") dgq3_reject("pairs", v, "none, half");
 }
@@ -306,6 +318,7 @@ Dgq3Params parse_dgq3(const SchemeArgs& args) {
   p.rotate = args.word("rot") == "hadamard";
   p.cnorm = args.word("cnorm");
   p.pair_halves = args.word("pairs") == "half";
+  p.nl = args.word("nl");
   p.hi_frac = args.number("hi_frac");
   p.hi_ratio = args.number("hi_ratio");
   if (!(p.hi_frac >= 0.0f && p.hi_frac <= 1.0f)) {
@@ -339,6 +352,8 @@ constexpr SchemeParam kDgq3Params[] = {
     {"hi_frac", Kind::number, "0", 0, 0, "[0, 1]", "most tokens promoted, as a share (rule W3; 0: none)", nullptr},
     {"hi_ratio", Kind::number, "2", 0, 0, ">= 0",
      "a token is promoted when its variance exceeds this times the running mean (rule W3)", nullptr},
+    {"nl", Kind::word, "none", 0, 0, "none, k, v or kv",
+     "roles whose 2-5-bit codes take the Lloyd-Max grid instead of evenly spaced levels (rule W8)", check_nl},
 };
 
 bool dgq3_accepts_channels(std::int64_t d) { return d > 0 && d % 64 == 0; }

@@ -139,6 +139,11 @@ struct CpuKernels {
   void (*symmetric_codes)(const float* y, std::int64_t n, float inverse, int bits, std::uint8_t* u);
   // Their values: y[j] = (u[j] - 2^(b-1)) * d.
   void (*symmetric_values)(const std::uint8_t* u, std::int64_t n, int bits, float d, float* y);
+  // Rule W8's codes on the Lloyd-Max grid (dgq/dgq3_grids.hpp), one byte each: u[j] =
+  // grid_code(y[j] * inverse, bits) (the product rounded, no fma), 2 <= bits <= 5.
+  void (*grid_codes)(const float* y, std::int64_t n, float inverse, int bits, std::uint8_t* u);
+  // Their values: y[j] = grid_level(bits, u[j]) * d.
+  void (*grid_values)(const std::uint8_t* u, std::int64_t n, int bits, float d, float* y);
 };
 
 // The scalar table: the rules as docs/spec.md writes them.

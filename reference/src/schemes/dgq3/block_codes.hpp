@@ -6,6 +6,8 @@
 // on a byte (D * b is a multiple of 8 for every D the family accepts), and so is every block's
 // (a block has at least 16 channels). The element rules are the kernel table's
 // (signed_extreme, symmetric_codes, symmetric_values; dgq3/symmetric_codes.hpp writes them out).
+// Rule W8 swaps the uniform levels for a Lloyd-Max grid (grid_codes, grid_values) at 2-5 bits:
+// the extreme then maps to the grid's lowest level, -127.
 #include <cstdint>
 
 namespace dgq::kernels {
@@ -14,18 +16,21 @@ struct CpuKernels;
 
 namespace dgq::schemes::dgq3 {
 
+// The levels a block's codes index: rule W4's evenly spaced ones, or rule W8's grid.
+enum class CodeGrid : std::uint8_t { uniform, lloyd };
+
 // fp16 bits of the block's scale for y[0 .. n); throws InputError (naming token t and block b)
 // when it does not fit fp16.
-std::uint16_t block_scale(const kernels::CpuKernels& k, const float* y, std::int64_t n, int bits, std::int64_t t,
-                          std::int64_t b);
+std::uint16_t block_scale(const kernels::CpuKernels& k, const float* y, std::int64_t n, int bits, CodeGrid grid,
+                          std::int64_t t, std::int64_t b);
 
 // Codes of y[0 .. n) under the fp16 scale, written at `bits` each from byte `byte_offset` of out
 // (n * bits a multiple of 8). When `values` is not null it receives what the codes decode to.
-void put_block_codes(const kernels::CpuKernels& k, const float* y, std::int64_t n, int bits, std::uint16_t scale,
-                     std::uint8_t* out, std::uint64_t byte_offset, float* values);
+void put_block_codes(const kernels::CpuKernels& k, const float* y, std::int64_t n, int bits, CodeGrid grid,
+                     std::uint16_t scale, std::uint8_t* out, std::uint64_t byte_offset, float* values);
 
 // The inverse: n values from the codes at byte_offset.
 void get_block_values(const kernels::CpuKernels& k, const std::uint8_t* in, std::uint64_t byte_offset, std::int64_t n,
-                      int bits, std::uint16_t scale, float* y);
+                      int bits, CodeGrid grid, std::uint16_t scale, float* y);
 
 }  // namespace dgq::schemes::dgq3
