@@ -100,7 +100,6 @@ SchemeCache::SchemeCache(const std::string& spec, QueryRounding rounding, CacheM
       for (const std::int64_t l : o.layers) {
         if (static_cast<std::size_t>(l) >= layer_sides_.size()) layer_sides_.resize(static_cast<std::size_t>(l) + 1, 0);
         layer_sides_[static_cast<std::size_t>(l)] = plan_.size() - 1;
-        highest_planned_layer_ = std::max(highest_planned_layer_, l);
       }
     }
   }

@@ -22,8 +22,9 @@ SchemeCache::~SchemeCache() = default;
 void SchemeCache::reset_decoder() { decoder_.reset(); }
 
 void SchemeCache::check_causal_rule() const {
-  if (highest_planned_layer_ >= config->num_layers)
-    throw ParameterError("layer plan: layer " + std::to_string(highest_planned_layer_) + " is past the model's last (" +
+  const auto highest_planned_layer = static_cast<std::int64_t>(layer_sides_.size()) - 1;
+  if (highest_planned_layer >= config->num_layers)
+    throw ParameterError("layer plan: layer " + std::to_string(highest_planned_layer) + " is past the model's last (" +
                          config->name + " has " + std::to_string(config->num_layers) + " layers, 0-" +
                          std::to_string(config->num_layers - 1) + ")");
   if (mode_ != CacheMode::causal) return;

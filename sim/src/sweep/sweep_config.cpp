@@ -80,6 +80,24 @@ std::vector<std::string> strings(const Context& c, const toml::node& n, const st
   return c.list_of<std::string>(n, key, [&](const toml::node& x, const std::string& k) { return c.string_value(x, k); });
 }
 
+// The words of t[key] (one or a list), each through parse (which throws ParameterError naming the
+// word); {fallback} when the key is absent.
+template <class Parse, class Value>
+std::vector<Value> parsed_words(const Context& c, const toml::table& t, const std::string& key, Parse parse,
+                                Value fallback) {
+  const toml::node* n = t.get(key);
+  if (!n) return {fallback};
+  std::vector<Value> out;
+  for (const std::string& word : strings(c, *n, key)) {
+    try {
+      out.push_back(parse(word));
+    } catch (const ParameterError& e) {
+      c.fail(*n, key, e.what());
+    }
+  }
+  return out;
+}
+
 const toml::table& as_table(const Context& c, const toml::node& node, const std::string& key) {
   if (const toml::table* t = node.as_table()) return *t;
   c.fail(node, key, "expected a table");
@@ -202,28 +220,8 @@ SweepEval parse_eval(const Context& c, const toml::table& t, const fs::path& bas
       c.fail(*n, "query_rounding", e.what());
     }
   }
-  std::vector<CacheMode> caches{CacheMode::prefill};
-  if (const toml::node* n = t.get("cache")) {
-    caches.clear();
-    for (const std::string& name : strings(c, *n, "cache")) {
-      try {
-        caches.push_back(parse_cache_mode(name));
-      } catch (const ParameterError& e) {
-        c.fail(*n, "cache", e.what());
-      }
-    }
-  }
-  std::vector<KeyPosition> key_positions{KeyPosition::post_rope};
-  if (const toml::node* n = t.get("keys")) {
-    key_positions.clear();
-    for (const std::string& name : strings(c, *n, "keys")) {
-      try {
-        key_positions.push_back(parse_key_position(name));
-      } catch (const ParameterError& e) {
-        c.fail(*n, "keys", e.what());
-      }
-    }
-  }
+  const std::vector<CacheMode> caches = parsed_words(c, t, "cache", parse_cache_mode, CacheMode::prefill);
+  const std::vector<KeyPosition> key_positions = parsed_words(c, t, "keys", parse_key_position, KeyPosition::post_rope);
   const toml::node* models = t.get("model");
   if (!models)
     throw ParameterError(c.path + ":" + std::to_string(line) + ": [eval] needs [[eval.model]] tables (path, texts)");

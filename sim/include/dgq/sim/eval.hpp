@@ -161,10 +161,10 @@ class SchemeCache final : public KvCacheHook, public DecoderCache {
   std::vector<double> kl_sums_;
   std::vector<std::int64_t> kl_counts_;
   // plan_[0] is the default spec's sides, then one per override spec; layer_sides_[l] indexes
-  // plan_ for layer l (layers past its end take the default).
+  // plan_ for layer l (layers past its end take the default), so its last entry is the highest
+  // planned layer.
   std::vector<Sides> plan_;
   std::vector<std::size_t> layer_sides_;
-  std::int64_t highest_planned_layer_ = -1;
   QueryRounding rounding_ = QueryRounding::off;
   CacheMode mode_ = CacheMode::prefill;
   KeyPosition keys_ = KeyPosition::post_rope;
