@@ -6,7 +6,7 @@
 #
 # NAME: baseline group_ratio min_var segments_vs_length noise markers memory claims (default:
 # all), and e2e, frontier, frontier-confirm, frontier-causal, frontier-serving, dgq3, dgq3-low, dgq3-passkey,
-# dgq3-prerope, dgq3-layers, dgq3-grid, long-context (language models;
+# dgq3-prerope, dgq3-layers, dgq3-grid, dgq3-best, long-context (language models;
 # only when named). The claims ledger is rebuilt after any run. --quick uses experiments/NAME-quick.toml
 # where one exists (small synthetic traces; a few minutes on 2 cores); the full mode uses
 # experiments/NAME.toml (contexts up to 128K tokens) and adds the real traces in
@@ -39,7 +39,7 @@ for arg in "$@"; do
     -h|--help) usage; exit 0 ;;
     -*) echo "run.sh: unknown option '$arg'" >&2; usage >&2; exit 2 ;;
     *)
-      if [[ " ${ALL[*]} claims e2e frontier frontier-confirm frontier-causal frontier-serving dgq3 dgq3-low dgq3-passkey dgq3-prerope dgq3-layers dgq3-grid long-context " != *" $arg "* ]]; then
+      if [[ " ${ALL[*]} claims e2e frontier frontier-confirm frontier-causal frontier-serving dgq3 dgq3-low dgq3-passkey dgq3-prerope dgq3-layers dgq3-grid dgq3-best long-context " != *" $arg "* ]]; then
         echo "run.sh: unknown experiment '$arg' (known: ${ALL[*]} claims)" >&2
         exit 2
       fi
@@ -283,10 +283,10 @@ run_frontier-causal() { frontier_sweep frontier-causal clean; }
 run_frontier-serving() { frontier_sweep frontier-serving clean; }
 # dgq3: DGQ v3's ablation at n_ctx 1024 (experiments/dgq3-ablation.toml) and its combined points at
 # n_ctx 4096 (dgq3-long.toml), causal, into dgq3-ablation.h5 and dgq3-long.h5; notebook dgq3.ipynb.
-# Then dgq3-low, dgq3-prerope, dgq3-layers, dgq3-grid and dgq3-passkey (below).
+# Then dgq3-low, dgq3-prerope, dgq3-layers, dgq3-grid, dgq3-best and dgq3-passkey (below).
 run_dgq3() {
   frontier_sweep dgq3-ablation clean; frontier_sweep dgq3-long clean; run_dgq3-low; run_dgq3-prerope; run_dgq3-layers
-  run_dgq3-grid; run_dgq3-passkey
+  run_dgq3-grid; run_dgq3-best; run_dgq3-passkey
 }
 # dgq3-prerope: the candidate "pre-RoPE keys" (experiments/dgq3-prerope.toml: each cache with its
 # keys stored after and before RoPE), into dgq3-prerope.h5; notebook dgq3-prerope.ipynb. About
@@ -303,7 +303,10 @@ run_dgq3-grid() { frontier_sweep dgq3-grid clean; }
 # each budget in DGQ3_LAYER_BUDGETS, with a sensitivity-blind control of the same levels; then
 # `dgq eval` runs the plans, the controls, the uniform levels and the yardsticks on the 4 clean
 # texts (n_ctx 1024, 2 chunks, causal) into $OUT/dgq3-layers/; notebook dgq3-layers.ipynb. About
-# 40 min on the 2-core machine.
+# 40 min on the 2-core machine. dgq3-best does the same with every candidate that helped on its
+# own: the levels on rule W8's grid (nl=kv) and keys stored before RoPE (calibration and
+# evaluation), into $OUT/dgq3-best/, the yardsticks evaluated post-RoPE beside them (as llama.cpp
+# runs them); the same notebook with LAYERS_NAME=dgq3-best.
 # The levels: DGQ v3's points of §9e from 3.3 to 4.8 bits (K3V3, K4V3, K4V4, K5V4). A chain of K
 # bits alone over 3-bit values was tried first and dropped before its plans: on SmolLM2's
 # calibration text uniform K6V3 (4.83 bits) kept 2.6x the KLD that q5_0+rotation has on the
@@ -311,40 +314,44 @@ run_dgq3-grid() { frontier_sweep dgq3-grid clean; }
 DGQ3_LAYER_LEVELS=("dgq3:kbits=3,vbits=3,center=kv,hi_frac=0.05" "dgq3:vbits=3,center=kv,hi_frac=0.05"
   "dgq3:center=kv,hi_frac=0.05" "dgq3:kbits=5,center=kv,hi_frac=0.05")
 DGQ3_LAYER_BUDGETS=(3.6 4.0 4.4)
-run_dgq3-layers() {
-  local dir="$OUT/dgq3-layers" model kind spec args plan_file budget
+DGQ3_BEST_LEVELS=("dgq3:kbits=3,vbits=3,center=kv,hi_frac=0.05,nl=kv" "dgq3:vbits=3,center=kv,hi_frac=0.05,nl=kv"
+  "dgq3:center=kv,hi_frac=0.05,nl=kv" "dgq3:kbits=5,center=kv,hi_frac=0.05,nl=kv")
+run_dgq3-layers() { layer_plan_experiment dgq3-layers post-rope "${DGQ3_LAYER_LEVELS[@]}"; }
+run_dgq3-best() { layer_plan_experiment dgq3-best pre-rope "${DGQ3_BEST_LEVELS[@]}"; }
+# layer_plan_experiment NAME KEYS LEVEL...: sensitivity, plans and their evaluation (above) into
+# $OUT/NAME/, keys stored at KEYS (post-rope or pre-rope).
+layer_plan_experiment() {
+  local name="$1" keys="$2"; shift 2
+  local levels=("$@") dir="$OUT/$name" model kind spec args plan_file budget yard
+  local key_args=()
+  [ "$keys" = post-rope ] || key_args=(--keys "$keys")
   mkdir -p "$dir"
   e2e_inputs
   for model in smollm2 gemma3; do
     plan_file="$dir/plans-$model.json"
     if [ -f "$plan_file" ] && reusable_summary "$plan_file"; then
-      log "dgq3-layers $model: plans done before"
+      log "$name $model: plans done before"
     else
       args=()
       for kind in code legal poetry prose; do args+=(--text "out/eval-texts/$model-$kind-clean.h5"); done
-      for spec in "${DGQ3_LAYER_LEVELS[@]}"; do args+=(--level "$spec"); done
+      for spec in "${levels[@]}"; do args+=(--level "$spec"); done
       for budget in "${DGQ3_LAYER_BUDGETS[@]}"; do args+=(--budget "$budget"); done
-      log "dgq3-layers $model: per-layer sensitivity (${#DGQ3_LAYER_LEVELS[@]} levels)"
+      log "$name $model: per-layer sensitivity (${#levels[@]} levels, keys $keys)"
       .venv/bin/python tools/layer_sensitivity.py --model "${DGQ_MODELS_DIR:-models}/${E2E_MODEL_FILES[$model]}" \
-        "${args[@]}" --window 6144,512 --ctx 512 --dgq "$DGQ" -o "$plan_file"
+        "${args[@]}" --window 6144,512 --ctx 512 --keys "$keys" --dgq "$DGQ" -o "$plan_file"
     fi
-    args=(--scheme "q4_0:rot=hadamard" --scheme "q5_0:rot=hadamard")
-    for spec in "${DGQ3_LAYER_LEVELS[@]}"; do args+=(--scheme "$spec"); done
+    # The yardsticks post-RoPE, as llama.cpp runs them (with the rest when the keys are there too).
+    yard=(--scheme "q4_0:rot=hadamard" --scheme "q5_0:rot=hadamard")
+    args=()
+    [ "$keys" = post-rope ] && args=("${yard[@]}")
+    for spec in "${levels[@]}"; do args+=(--scheme "$spec"); done
     while IFS= read -r spec; do args+=(--scheme "$spec"); done < <(.venv/bin/python -c '
 import json, sys
 for plan in json.load(open(sys.argv[1]))["plans"].values():
     print(plan["spec"]); print(plan["control_spec"])' "$plan_file")
     for kind in code legal poetry prose; do
-      if [ -f "$dir/$model-$kind.json" ] && reusable_summary "$dir/$model-$kind.json"; then
-        log "dgq3-layers $model $kind: done before"
-        continue
-      fi
-      log "dgq3-layers $model $kind"
-      "$DGQ" eval --model "${DGQ_MODELS_DIR:-models}/${E2E_MODEL_FILES[$model]}" \
-        --text "out/eval-texts/$model-$kind-clean.h5" --ctx 1024 --chunks 2 --cache causal "${args[@]}" \
-        -o "$dir/$model-$kind.h5" --json "$dir/$model-$kind.json" ${MIXED_FLAG[@]+"${MIXED_FLAG[@]}"} \
-        > "$dir/$model-$kind.txt.partial"
-      mv "$dir/$model-$kind.txt.partial" "$dir/$model-$kind.txt"
+      layer_plan_eval "$name" "$model" "$kind" "$dir/$model-$kind" "${key_args[@]}" "${args[@]}"
+      [ "$keys" = post-rope ] || layer_plan_eval "$name" "$model" "$kind" "$dir/$model-$kind-yardsticks" "${yard[@]}"
     done
   done
 }
@@ -359,6 +366,20 @@ run_dgq3-low() { frontier_sweep dgq3-low clean; }
 # About 75 min on the 2-core machine.
 DGQ3_PASSKEY_SCHEMES=(fp16 "q4_0:rot=hadamard" "q5_0:rot=hadamard" dgq3 "dgq3:kbits=5,center=kv,hi_frac=0.05"
   "dgq3:vbits=3,center=kv,hi_frac=0.05")
+# layer_plan_eval NAME MODEL KIND STEM EVAL-ARGS...: one dgq eval of layer_plan_experiment into
+# STEM.{h5,json,txt}, skipped when a reusable summary is there.
+layer_plan_eval() {
+  local name="$1" model="$2" kind="$3" stem="$4"; shift 4
+  if [ -f "$stem.json" ] && reusable_summary "$stem.json"; then
+    log "$name $model $kind: $(basename "$stem") done before"
+    return
+  fi
+  log "$name $model $kind: $(basename "$stem")"
+  "$DGQ" eval --model "${DGQ_MODELS_DIR:-models}/${E2E_MODEL_FILES[$model]}" \
+    --text "out/eval-texts/$model-$kind-clean.h5" --ctx 1024 --chunks 2 --cache causal "$@" \
+    -o "$stem.h5" --json "$stem.json" ${MIXED_FLAG[@]+"${MIXED_FLAG[@]}"} > "$stem.txt.partial"
+  mv "$stem.txt.partial" "$stem.txt"
+}
 run_dgq3-passkey() {
   e2e_inputs
   passkey_run "$OUT/dgq3-passkey" smollm2 1024,2048 0,50,100 10 "${DGQ3_PASSKEY_SCHEMES[@]}"
@@ -415,9 +436,10 @@ notebook() {
   if [ "$name" = frontier-causal ]; then notebook causal; return; fi
   if [ "$name" = frontier-serving ]; then notebook serving; return; fi
   if [ "$name" = long-context ]; then notebook long_context; return; fi
+  if [ "$name" = dgq3-best ]; then LAYERS_NAME=dgq3-best notebook dgq3-layers; return; fi
   # dgq3 ends with dgq3-passkey, whose block has its own notebook.
   if [ "$name" = dgq3 ]; then
-    notebook dgq3-ablation; notebook dgq3-low; notebook dgq3-prerope; notebook dgq3-grid; notebook dgq3-layers; notebook dgq3-passkey; return
+    notebook dgq3-ablation; notebook dgq3-low; notebook dgq3-prerope; notebook dgq3-grid; notebook dgq3-layers; notebook dgq3-best; notebook dgq3-passkey; return
   fi
   if [ "$name" = dgq3-ablation ]; then name=dgq3; fi
   log "notebook $name"

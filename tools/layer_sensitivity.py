@@ -3,13 +3,15 @@
 plans"; GitHub issue 25: bits by measured sensitivity, as KVTuner allocates them).
 
     tools/layer_sensitivity.py --model M.h5 --text T1.h5 [--text T2.h5 ...] [--window 6144,512] \\
-        --ctx 512 [--chunks 4] --level SPEC0 --level SPEC1 ... --budget 4.0 [--budget 3.5] -o OUT.json
+        --ctx 512 [--chunks 4] [--keys pre-rope] --level SPEC0 --level SPEC1 ... --budget 4.0 [--budget 3.5] \\
+        -o OUT.json
 
 0. The calibration text: one token file, or with --window START,COUNT the tokens
    [START, START + COUNT) of each --text, concatenated into OUT-calibration.h5 (so that a window
    past the tokens a report evaluates calibrates on the same kinds of text without reusing them).
 
-1. `dgq eval` (causal cache) of every level alone, for its bits held, and of every (layer, level):
+1. `dgq eval` (causal cache; with --keys, keys stored at that position, docs/eval.md "Pre-RoPE
+   keys") of every level alone, for its bits held, and of every (layer, level):
    that level on that layer and the fp16 cache elsewhere ("fp16;L=SPEC"), whose KLD against the
    fp16 base is the layer's sensitivity at that level. The levels are cache specs listed from the
    fewest bits to the most; a calibration text should not be one the plans are evaluated on.
@@ -70,6 +72,8 @@ def run_eval(dgq: str, args, schemes: list[str], out: Path, threads: int) -> lis
                str(args.chunks), "--cache", "causal", "-o", str(out), "--json", str(out.with_suffix(".json"))]
     if threads:
         command += ["--threads", str(threads)]
+    if args.keys != "post-rope":
+        command += ["--keys", args.keys]
     for s in schemes:
         command += ["--scheme", s]
     result = subprocess.run(command, capture_output=True, text=True)
@@ -134,6 +138,8 @@ def main() -> None:
     p.add_argument("--level", action="append", required=True, help="cache spec, fewest bits first (repeat)")
     p.add_argument("--budget", type=float, action="append", required=True, help="bits per element (repeat)")
     p.add_argument("--layers", type=int, help="the model's layer count (default: a dgq model file's num_layers)")
+    p.add_argument("--keys", default="post-rope", choices=["post-rope", "pre-rope"],
+                   help="where the cache stores keys (dgq eval --keys); the plans are for that position")
     p.add_argument("--dgq", default="build/sim/dgq")
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("-o", "--output", required=True)
@@ -169,7 +175,7 @@ def main() -> None:
             "control_predicted_kld": predicted(control)[1]}
     doc = {"format": "dgq-layer-sensitivity", "version": 1, "model": args.model, "texts": args.text, "window": args.window,
            "calibration": args.calibration, "ctx": args.ctx,
-           "chunks": args.chunks, "cache": "causal", "base": "fp16",
+           "chunks": args.chunks, "cache": "causal", "base": "fp16", "keys": args.keys,
            "dgq_version": subprocess.run([args.dgq, "--version"], capture_output=True, text=True).stdout.split()[-1],
            "levels": [{"spec": s, "bits": b, "kld": u["kld_mean"]} for s, b, u in zip(args.level, bits, uniform)],
            "sensitivity": sensitivity, "plans": plans}

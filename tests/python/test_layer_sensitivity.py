@@ -85,3 +85,24 @@ def test_one_run_on_a_tiny_model_writes_plans_that_dgq_eval_runs(dgq_bin, tmp_pa
     runs = json.loads(summary.read_text())["schemes"]
     assert runs[1]["bits_averaged"] == pytest.approx(plan["predicted_bits"], rel=1e-9)
     assert runs[1]["kld_mean"] < runs[2]["kld_mean"]  # the measured KLD agrees with the prediction's order
+
+
+def test_keys_pre_rope_calibrates_and_records_the_key_position(dgq_bin, tmp_path):
+    model = tmp_path / "model.h5"
+    cfg, _ = write_tiny_model(model, "gemma3")
+    text = tmp_path / "a.h5"
+    write_token_file(text, np.random.default_rng(5).integers(2, cfg["vocab_size"], size=128).astype(np.int32),
+                     "tiny-gemma3")
+    docs = {}
+    for keys in ("post-rope", "pre-rope"):
+        out = tmp_path / keys / "tiny.json"
+        result = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "layer_sensitivity.py"), "--model", str(model),
+                                 "--text", str(text), "--ctx", "128", "--keys", keys, "--level", "q4_0",
+                                 "--level", "q8_0", "--budget", "6.0", "--dgq", dgq_bin, "-o", str(out)],
+                                capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        docs[keys] = json.loads(out.read_text())
+        assert docs[keys]["keys"] == keys
+        assert json.loads(out.with_name("tiny-levels.json").read_text())["keys"] == keys
+    # q4_0 keys before RoPE are other bytes than after it: the measured sensitivities differ.
+    assert docs["pre-rope"]["sensitivity"] != docs["post-rope"]["sensitivity"]
