@@ -208,6 +208,9 @@ long_context_eval() {
 # The passkey task of MODEL (tools/make_passkey.py: LENGTHS, DEPTHS, KEYS keys) through the given
 # schemes into DIR/passkey-MODEL.{h5,json,txt}; a finished result is kept. Shared by long-context
 # and dgq3.
+# passkey_run DIR MODEL LENGTHS DEPTHS KEYS SCHEME...: make the task and run it (PASSKEY_EVAL_ARGS:
+# more dgq eval arguments, such as --keys pre-rope).
+PASSKEY_EVAL_ARGS=()
 passkey_run() {
   local dir="$1" model="$2" lengths="$3" depths="$4" keys="$5" name scheme args=()
   shift 5
@@ -222,7 +225,7 @@ passkey_run() {
   for scheme in "$@"; do args+=(--scheme "$scheme"); done
   log "$dir/$name (lengths $lengths, depths $depths, $keys keys)"
   "$DGQ" eval --task passkey --model "${DGQ_MODELS_DIR:-models}/${E2E_MODEL_FILES[$model]}" \
-    --text "$dir/$name-task.h5" --cache causal "${args[@]}" -o "$dir/$name.h5" \
+    --text "$dir/$name-task.h5" --cache causal "${args[@]}" ${PASSKEY_EVAL_ARGS[@]+"${PASSKEY_EVAL_ARGS[@]}"} -o "$dir/$name.h5" \
     --json "$dir/$name.json" > "$dir/$name.txt.partial"
   mv "$dir/$name.txt.partial" "$dir/$name.txt"
 }
@@ -317,7 +320,23 @@ DGQ3_LAYER_BUDGETS=(3.6 4.0 4.4)
 DGQ3_BEST_LEVELS=("dgq3:kbits=3,vbits=3,center=kv,hi_frac=0.05,nl=kv" "dgq3:vbits=3,center=kv,hi_frac=0.05,nl=kv"
   "dgq3:center=kv,hi_frac=0.05,nl=kv" "dgq3:kbits=5,center=kv,hi_frac=0.05,nl=kv")
 run_dgq3-layers() { layer_plan_experiment dgq3-layers post-rope "${DGQ3_LAYER_LEVELS[@]}"; }
-run_dgq3-best() { layer_plan_experiment dgq3-best pre-rope "${DGQ3_BEST_LEVELS[@]}"; }
+run_dgq3-best() {
+  layer_plan_experiment dgq3-best pre-rope "${DGQ3_BEST_LEVELS[@]}"
+  best_plans_passkey
+}
+# dgq3-best's plans at 4.0 and 4.4 bits and its K4V3 level on the passkey task (SmolLM2, keys
+# stored before RoPE, the fp16 base likewise; dgq3-passkey's quick grid) into
+# $OUT/dgq3-best-passkey/; dgq3-passkey.ipynb adds them to its block.
+best_plans_passkey() {
+  local plans=()
+  mapfile -t plans < <(.venv/bin/python -c '
+import json, sys
+plans = json.load(open(sys.argv[1]))["plans"]
+print(plans["4"]["spec"]); print(plans["4.4"]["spec"])' "$OUT/dgq3-best/plans-smollm2.json")
+  PASSKEY_EVAL_ARGS=(--keys pre-rope)
+  passkey_run "$OUT/dgq3-best-passkey" smollm2 1024,2048 0,50,100 10 fp16 "${DGQ3_BEST_LEVELS[1]}" "${plans[@]}"
+  PASSKEY_EVAL_ARGS=()
+}
 # layer_plan_experiment NAME KEYS LEVEL...: sensitivity, plans and their evaluation (above) into
 # $OUT/NAME/, keys stored at KEYS (post-rope or pre-rope).
 layer_plan_experiment() {
@@ -436,7 +455,7 @@ notebook() {
   if [ "$name" = frontier-causal ]; then notebook causal; return; fi
   if [ "$name" = frontier-serving ]; then notebook serving; return; fi
   if [ "$name" = long-context ]; then notebook long_context; return; fi
-  if [ "$name" = dgq3-best ]; then LAYERS_NAME=dgq3-best notebook dgq3-layers; return; fi
+  if [ "$name" = dgq3-best ]; then LAYERS_NAME=dgq3-best notebook dgq3-layers; notebook dgq3-passkey; return; fi
   # dgq3 ends with dgq3-passkey, whose block has its own notebook.
   if [ "$name" = dgq3 ]; then
     notebook dgq3-ablation; notebook dgq3-low; notebook dgq3-prerope; notebook dgq3-grid; notebook dgq3-layers; notebook dgq3-best; notebook dgq3-passkey; return

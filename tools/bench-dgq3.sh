@@ -16,7 +16,8 @@ bench="${1:-$repo/build}/bench/dgq-bench"
 [ -x "$bench" ] || { echo "bench-dgq3: $bench not found; build the dgq-bench target first" >&2; exit 1; }
 out="${OUT_DIR:-/tmp/dgq-bench-dgq3}"
 mkdir -p "$out"
-schemes=(q4_0 q4_0:rot=hadamard q5_0:rot=hadamard dgq3 dgq3:center=none dgq3:kbits=5,center=kv,hi_frac=0.05)
+schemes=(q4_0 q4_0:rot=hadamard q5_0:rot=hadamard dgq3 dgq3:center=none dgq3:kbits=5,center=kv,hi_frac=0.05
+  dgq3:vbits=3,center=kv,hi_frac=0.05 dgq3:vbits=3,center=kv,hi_frac=0.05,nl=kv)
 args=(--tokens "${TOKENS:-32768}" --heads 8 --head-dim 128 --reps "${REPS:-5}" --threads 1,2)
 for s in "${schemes[@]}"; do args+=(--scheme "$s"); done
 commit="$(git -C "$repo" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
