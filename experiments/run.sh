@@ -326,7 +326,9 @@ run_dgq3-best() {
 }
 # dgq3-best's plans at 4.0 and 4.4 bits and its K4V3 level on the passkey task (SmolLM2, keys
 # stored before RoPE, the fp16 base likewise; dgq3-passkey's quick grid) into
-# $OUT/dgq3-best-passkey/; dgq3-passkey.ipynb adds them to its block.
+# $OUT/dgq3-best-passkey/, and the 4.0-bit plan at SmolLM2's longest length (8000 tokens, as
+# dgq3-passkey-8k) into $OUT/dgq3-best-passkey-8k/; dgq3-passkey.ipynb adds them to its block.
+# About 40 min on the 2-core machine.
 best_plans_passkey() {
   local plans=()
   mapfile -t plans < <(.venv/bin/python -c '
@@ -335,6 +337,7 @@ plans = json.load(open(sys.argv[1]))["plans"]
 print(plans["4"]["spec"]); print(plans["4.4"]["spec"])' "$OUT/dgq3-best/plans-smollm2.json")
   PASSKEY_EVAL_ARGS=(--keys pre-rope)
   passkey_run "$OUT/dgq3-best-passkey" smollm2 1024,2048 0,50,100 10 fp16 "${DGQ3_BEST_LEVELS[1]}" "${plans[@]}"
+  passkey_run "$OUT/dgq3-best-passkey-8k" smollm2 8000 0,50,100 2 fp16 "${plans[0]}"
   PASSKEY_EVAL_ARGS=()
 }
 # layer_plan_experiment NAME KEYS LEVEL...: sensitivity, plans and their evaluation (above) into
