@@ -6,7 +6,7 @@
 #
 # NAME: baseline group_ratio min_var segments_vs_length noise markers memory claims (default:
 # all), and e2e, frontier, frontier-confirm, frontier-causal, frontier-serving, dgq3, dgq3-low, dgq3-passkey,
-# dgq3-prerope, dgq3-layers, dgq3-grid, dgq3-best, long-context (language models;
+# dgq3-prerope, dgq3-layers, dgq3-grid, dgq3-best, dgq3-roles, long-context (language models;
 # only when named). The claims ledger is rebuilt after any run. --quick uses experiments/NAME-quick.toml
 # where one exists (small synthetic traces; a few minutes on 2 cores); the full mode uses
 # experiments/NAME.toml (contexts up to 128K tokens) and adds the real traces in
@@ -39,7 +39,7 @@ for arg in "$@"; do
     -h|--help) usage; exit 0 ;;
     -*) echo "run.sh: unknown option '$arg'" >&2; usage >&2; exit 2 ;;
     *)
-      if [[ " ${ALL[*]} claims e2e frontier frontier-confirm frontier-causal frontier-serving dgq3 dgq3-low dgq3-passkey dgq3-prerope dgq3-layers dgq3-grid dgq3-best long-context " != *" $arg "* ]]; then
+      if [[ " ${ALL[*]} claims e2e frontier frontier-confirm frontier-causal frontier-serving dgq3 dgq3-low dgq3-passkey dgq3-prerope dgq3-layers dgq3-grid dgq3-best dgq3-roles long-context " != *" $arg "* ]]; then
         echo "run.sh: unknown experiment '$arg' (known: ${ALL[*]} claims)" >&2
         exit 2
       fi
@@ -289,7 +289,7 @@ run_frontier-serving() { frontier_sweep frontier-serving clean; }
 # Then dgq3-low, dgq3-prerope, dgq3-layers, dgq3-grid, dgq3-best and dgq3-passkey (below).
 run_dgq3() {
   frontier_sweep dgq3-ablation clean; frontier_sweep dgq3-long clean; run_dgq3-low; run_dgq3-prerope; run_dgq3-layers
-  run_dgq3-grid; run_dgq3-best; run_dgq3-passkey
+  run_dgq3-grid; run_dgq3-best; run_dgq3-roles; run_dgq3-passkey
 }
 # dgq3-prerope: the candidate "pre-RoPE keys" (experiments/dgq3-prerope.toml: each cache with its
 # keys stored after and before RoPE), into dgq3-prerope.h5; notebook dgq3-prerope.ipynb. About
@@ -322,7 +322,25 @@ DGQ3_BEST_LEVELS=("dgq3:kbits=3,vbits=3,center=kv,hi_frac=0.05,nl=kv" "dgq3:vbit
 run_dgq3-layers() { layer_plan_experiment dgq3-layers post-rope "${DGQ3_LAYER_LEVELS[@]}"; }
 run_dgq3-best() {
   layer_plan_experiment dgq3-best pre-rope "${DGQ3_BEST_LEVELS[@]}"
+  best_plans_long
   best_plans_passkey
+}
+# dgq3-best's plans at 4.0 and 4.4 bits at n_ctx 4096 (one chunk per text, the issue's second
+# length; keys before RoPE) beside the yardsticks post-RoPE, into $OUT/dgq3-best/<model>-<kind>-4k*.
+best_plans_long() {
+  local model kind plans=()
+  for model in smollm2 gemma3; do
+    mapfile -t plans < <(.venv/bin/python -c '
+import json, sys
+plans = json.load(open(sys.argv[1]))["plans"]
+print(plans["4"]["spec"]); print(plans["4.4"]["spec"])' "$OUT/dgq3-best/plans-$model.json")
+    for kind in code legal poetry prose; do
+      layer_plan_eval dgq3-best "$model" "$kind" "$OUT/dgq3-best/$model-$kind-4k" 4096 1 --keys pre-rope \
+        --scheme "${plans[0]}" --scheme "${plans[1]}"
+      layer_plan_eval dgq3-best "$model" "$kind" "$OUT/dgq3-best/$model-$kind-4k-yardsticks" 4096 1 \
+        --scheme "q4_0:rot=hadamard" --scheme "q5_0:rot=hadamard"
+    done
+  done
 }
 # dgq3-best's plans at 4.0 and 4.4 bits and its K4V3 level on the passkey task (SmolLM2, keys
 # stored before RoPE, the fp16 base likewise; dgq3-passkey's quick grid) into
@@ -340,8 +358,17 @@ print(plans["4"]["spec"]); print(plans["4.4"]["spec"])' "$OUT/dgq3-best/plans-sm
   passkey_run "$OUT/dgq3-best-passkey-8k" smollm2 8000 0,50,100 2 fp16 "${plans[0]}"
   PASSKEY_EVAL_ARGS=()
 }
+# dgq3-roles: dgq3-best's setting with K and V of each layer allocated apart (KVTuner's per-layer
+# K/V precision pairs): K levels of 3, 4, 5 bits and V levels of 3, 4, 5 bits, each measured on
+# its role alone; plans of K/V pairs (tools/layer_sensitivity.py --k-level/--v-level), their
+# controls and the yardsticks into $OUT/dgq3-roles/; the same notebook with LAYERS_NAME=dgq3-roles.
+DGQ3_ROLE_LEVELS=("k:dgq3:kbits=3,center=kv,hi_frac=0.05,nl=kv" "k:dgq3:center=kv,hi_frac=0.05,nl=kv"
+  "k:dgq3:kbits=5,center=kv,hi_frac=0.05,nl=kv" "v:dgq3:vbits=3,center=kv,hi_frac=0.05,nl=kv"
+  "v:dgq3:center=kv,hi_frac=0.05,nl=kv" "v:dgq3:vbits=5,center=kv,hi_frac=0.05,nl=kv")
+run_dgq3-roles() { layer_plan_experiment dgq3-roles pre-rope "${DGQ3_ROLE_LEVELS[@]}"; }
 # layer_plan_experiment NAME KEYS LEVEL...: sensitivity, plans and their evaluation (above) into
-# $OUT/NAME/, keys stored at KEYS (post-rope or pre-rope).
+# $OUT/NAME/, keys stored at KEYS (post-rope or pre-rope). A LEVEL "k:SPEC" or "v:SPEC" is a level
+# of that role alone (--k-level/--v-level); such levels are not evaluated uniformly.
 layer_plan_experiment() {
   local name="$1" keys="$2"; shift 2
   local levels=("$@") dir="$OUT/$name" model kind spec args plan_file budget yard
@@ -356,7 +383,13 @@ layer_plan_experiment() {
     else
       args=()
       for kind in code legal poetry prose; do args+=(--text "out/eval-texts/$model-$kind-clean.h5"); done
-      for spec in "${levels[@]}"; do args+=(--level "$spec"); done
+      for spec in "${levels[@]}"; do
+        case "$spec" in
+          k:*) args+=(--k-level "${spec#k:}") ;;
+          v:*) args+=(--v-level "${spec#v:}") ;;
+          *) args+=(--level "$spec") ;;
+        esac
+      done
       for budget in "${DGQ3_LAYER_BUDGETS[@]}"; do args+=(--budget "$budget"); done
       log "$name $model: per-layer sensitivity (${#levels[@]} levels, keys $keys)"
       .venv/bin/python tools/layer_sensitivity.py --model "${DGQ_MODELS_DIR:-models}/${E2E_MODEL_FILES[$model]}" \
@@ -366,14 +399,15 @@ layer_plan_experiment() {
     yard=(--scheme "q4_0:rot=hadamard" --scheme "q5_0:rot=hadamard")
     args=()
     [ "$keys" = post-rope ] && args=("${yard[@]}")
-    for spec in "${levels[@]}"; do args+=(--scheme "$spec"); done
+    for spec in "${levels[@]}"; do [[ "$spec" == [kv]:* ]] || args+=(--scheme "$spec"); done
     while IFS= read -r spec; do args+=(--scheme "$spec"); done < <(.venv/bin/python -c '
 import json, sys
 for plan in json.load(open(sys.argv[1]))["plans"].values():
     print(plan["spec"]); print(plan["control_spec"])' "$plan_file")
     for kind in code legal poetry prose; do
-      layer_plan_eval "$name" "$model" "$kind" "$dir/$model-$kind" "${key_args[@]}" "${args[@]}"
-      [ "$keys" = post-rope ] || layer_plan_eval "$name" "$model" "$kind" "$dir/$model-$kind-yardsticks" "${yard[@]}"
+      layer_plan_eval "$name" "$model" "$kind" "$dir/$model-$kind" 1024 2 "${key_args[@]}" "${args[@]}"
+      [ "$keys" = post-rope ] ||
+        layer_plan_eval "$name" "$model" "$kind" "$dir/$model-$kind-yardsticks" 1024 2 "${yard[@]}"
     done
   done
 }
@@ -388,17 +422,17 @@ run_dgq3-low() { frontier_sweep dgq3-low clean; }
 # About 75 min on the 2-core machine.
 DGQ3_PASSKEY_SCHEMES=(fp16 "q4_0:rot=hadamard" "q5_0:rot=hadamard" dgq3 "dgq3:kbits=5,center=kv,hi_frac=0.05"
   "dgq3:vbits=3,center=kv,hi_frac=0.05")
-# layer_plan_eval NAME MODEL KIND STEM EVAL-ARGS...: one dgq eval of layer_plan_experiment into
-# STEM.{h5,json,txt}, skipped when a reusable summary is there.
+# layer_plan_eval NAME MODEL KIND STEM CTX CHUNKS EVAL-ARGS...: one dgq eval of
+# layer_plan_experiment into STEM.{h5,json,txt}, skipped when a reusable summary is there.
 layer_plan_eval() {
-  local name="$1" model="$2" kind="$3" stem="$4"; shift 4
+  local name="$1" model="$2" kind="$3" stem="$4" ctx="$5" chunks="$6"; shift 6
   if [ -f "$stem.json" ] && reusable_summary "$stem.json"; then
     log "$name $model $kind: $(basename "$stem") done before"
     return
   fi
   log "$name $model $kind: $(basename "$stem")"
   "$DGQ" eval --model "${DGQ_MODELS_DIR:-models}/${E2E_MODEL_FILES[$model]}" \
-    --text "out/eval-texts/$model-$kind-clean.h5" --ctx 1024 --chunks 2 --cache causal "$@" \
+    --text "out/eval-texts/$model-$kind-clean.h5" --ctx "$ctx" --chunks "$chunks" --cache causal "$@" \
     -o "$stem.h5" --json "$stem.json" ${MIXED_FLAG[@]+"${MIXED_FLAG[@]}"} > "$stem.txt.partial"
   mv "$stem.txt.partial" "$stem.txt"
 }
@@ -459,9 +493,10 @@ notebook() {
   if [ "$name" = frontier-serving ]; then notebook serving; return; fi
   if [ "$name" = long-context ]; then notebook long_context; return; fi
   if [ "$name" = dgq3-best ]; then LAYERS_NAME=dgq3-best notebook dgq3-layers; notebook dgq3-passkey; return; fi
+  if [ "$name" = dgq3-roles ]; then LAYERS_NAME=dgq3-roles notebook dgq3-layers; return; fi
   # dgq3 ends with dgq3-passkey, whose block has its own notebook.
   if [ "$name" = dgq3 ]; then
-    notebook dgq3-ablation; notebook dgq3-low; notebook dgq3-prerope; notebook dgq3-grid; notebook dgq3-layers; notebook dgq3-best; notebook dgq3-passkey; return
+    notebook dgq3-ablation; notebook dgq3-low; notebook dgq3-prerope; notebook dgq3-grid; notebook dgq3-layers; notebook dgq3-best; notebook dgq3-roles; notebook dgq3-passkey; return
   fi
   if [ "$name" = dgq3-ablation ]; then name=dgq3; fi
   log "notebook $name"

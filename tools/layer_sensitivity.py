@@ -21,6 +21,10 @@ plans"; GitHub issue 25: bits by measured sensitivity, as KVTuner allocates them
    the budget (upgrades that do not reduce the measured KLD are never taken). Ties go to the
    lower layer. The predicted KLD is the sum of the layers' sensitivities (additive, as KVTuner
    assumes); dgq eval measures the real one.
+   With --k-level/--v-level instead of --level, K and V of each layer are allocated apart: a K
+   level is measured as the pair "SPEC/fp16" on one layer, a V level as "fp16/SPEC", a role's
+   bits are read from the pair's (2 x bits - 16), the 2 x layers (layer, role) items share the
+   budget (K and V hold equally many elements), and a plan gives each layer the pair "K/V".
 3. The sensitivity-blind control of each plan: the same levels, assigned to the layers in a fixed
    low-discrepancy order (layer l ranked by frac(0.618... x (l + 1)), which spreads any count of
    layers over the depth and favours neither end), so that a plan's gain over it is the gain of
@@ -83,18 +87,20 @@ def run_eval(dgq: str, args, schemes: list[str], out: Path, threads: int) -> lis
     return summaries[1:]  # the base first
 
 
-def allocate(sensitivity: list[list[float]], bits: list[float], budget: float) -> list[int]:
-    """Greedy: each layer's level index, every layer from level 0, best KLD reduction per bit first."""
+def allocate(sensitivity: list[list[float]], bits, budget: float) -> list[int]:
+    """Greedy: each item's level index, every item from level 0, best KLD reduction per bit first.
+    bits: one chain for every item (a list of numbers) or one chain per item (a list of lists)."""
     layers = len(sensitivity)
+    chains = bits if bits and isinstance(bits[0], list) else [bits] * layers
     level = [0] * layers
-    total = sum(bits[0] for _ in range(layers))
+    total = sum(chain[0] for chain in chains)
     while True:
         best = None
         for layer in range(layers):
             j = level[layer]
-            if j + 1 >= len(bits):
+            if j + 1 >= len(chains[layer]):
                 continue
-            cost = bits[j + 1] - bits[j]
+            cost = chains[layer][j + 1] - chains[layer][j]
             gain = sensitivity[layer][j] - sensitivity[layer][j + 1]
             if gain <= 0 or (total + cost) / layers > budget + 1e-12:
                 continue
@@ -116,6 +122,18 @@ def control_of(level: list[int]) -> list[int]:
     return out
 
 
+def role_pair(role: str, spec: str) -> str:
+    """The K/V pair that puts spec on one role and fp16 on the other."""
+    return f"{spec}/fp16" if role == "k" else f"fp16/{spec}"
+
+
+def pair_plan(k_level: list[int], v_level: list[int], k_specs: list[str], v_specs: list[str]) -> str:
+    """A plan of per-layer K/V pairs: each distinct pair one part, the most common the default."""
+    pairs = [f"{k_specs[k]}/{v_specs[v]}" for k, v in zip(k_level, v_level)]
+    distinct = sorted(set(pairs), key=pairs.index)
+    return plan_spec([distinct.index(p) for p in pairs], distinct)
+
+
 def plan_spec(level: list[int], specs: list[str]) -> str:
     """"DEFAULT;LAYERS=SPEC...": the most common level is the default."""
     default = max(range(len(specs)), key=lambda j: (level.count(j), -j))
@@ -135,7 +153,9 @@ def main() -> None:
     p.add_argument("--window", help="START,COUNT: calibrate on these tokens of every --text")
     p.add_argument("--ctx", type=int, required=True)
     p.add_argument("--chunks", type=int, default=0)
-    p.add_argument("--level", action="append", required=True, help="cache spec, fewest bits first (repeat)")
+    p.add_argument("--level", action="append", help="cache spec, fewest bits first (repeat)")
+    p.add_argument("--k-level", action="append", help="with --v-level: K's levels, allocated apart from V's")
+    p.add_argument("--v-level", action="append", help="with --k-level: V's levels")
     p.add_argument("--budget", type=float, action="append", required=True, help="bits per element (repeat)")
     p.add_argument("--layers", type=int, help="the model's layer count (default: a dgq model file's num_layers)")
     p.add_argument("--keys", default="post-rope", choices=["post-rope", "pre-rope"],
@@ -144,7 +164,10 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("-o", "--output", required=True)
     args = p.parse_args()
-    if len(args.level) < 2:
+    split = bool(args.k_level or args.v_level)
+    if split and (args.level or not args.k_level or not args.v_level):
+        sys.exit("layer_sensitivity.py: give --level, or --k-level and --v-level (not both kinds)")
+    if not split and (not args.level or len(args.level) < 2):
         sys.exit("layer_sensitivity.py: give at least two --level specs")
     if args.layers is None:
         import h5py
@@ -153,6 +176,9 @@ def main() -> None:
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
     args.calibration = calibration_text(args.text, args.window, out.with_name(out.stem + "-calibration.h5"))
+    if split:
+        write_split_plans(args, out)
+        return
 
     uniform = run_eval(args.dgq, args, args.level, out.with_name(out.stem + "-levels.h5"), args.threads)
     bits = [u["bits_averaged"] for u in uniform]
@@ -179,6 +205,51 @@ def main() -> None:
            "dgq_version": subprocess.run([args.dgq, "--version"], capture_output=True, text=True).stdout.split()[-1],
            "levels": [{"spec": s, "bits": b, "kld": u["kld_mean"]} for s, b, u in zip(args.level, bits, uniform)],
            "sensitivity": sensitivity, "plans": plans}
+    partial = out.with_name(out.name + ".partial")
+    partial.write_text(json.dumps(doc, indent=1) + "\n")
+    partial.replace(out)
+    for key, plan in plans.items():
+        print(f"budget {key}: {plan['spec']}  (predicted {plan['predicted_bits']:.3f} bits, KLD {plan['predicted_kld']:.3e}; "
+              f"control {plan['control_predicted_kld']:.3e})")
+
+
+def write_split_plans(args, out: Path) -> None:
+    """Step 1-3 with K and V of each layer as separate items (--k-level/--v-level)."""
+    roles = {"k": args.k_level, "v": args.v_level}
+    bits, levels = {}, {}
+    for role, specs in roles.items():
+        uniform = run_eval(args.dgq, args, [role_pair(role, s) for s in specs],
+                           out.with_name(f"{out.stem}-levels-{role}.h5"), args.threads)
+        bits[role] = [2 * u["bits_averaged"] - 16 for u in uniform]  # the other role holds fp16
+        if any(b2 <= b1 for b1, b2 in zip(bits[role], bits[role][1:])):
+            sys.exit(f"layer_sensitivity.py: the {role.upper()} levels' bits {bits[role]} do not increase")
+        levels[role] = [{"spec": s, "bits": b, "kld": u["kld_mean"]} for s, b, u in zip(specs, bits[role], uniform)]
+    per_layer = [f"fp16;{layer}={role_pair(role, spec)}" for role in roles for layer in range(args.layers)
+                 for spec in roles[role]]
+    runs = iter(run_eval(args.dgq, args, per_layer, out.with_name(out.stem + "-layers.h5"), args.threads))
+    sensitivity = {role: [[next(runs)["kld_mean"] for _ in specs] for _ in range(args.layers)]
+                   for role, specs in roles.items()}
+    items = sensitivity["k"] + sensitivity["v"]
+    chains = [bits["k"]] * args.layers + [bits["v"]] * args.layers
+    plans = {}
+    for budget in args.budget:
+        level = allocate(items, chains, budget)
+        k, v = level[:args.layers], level[args.layers:]
+        control = control_of(k) + control_of(v)
+        predicted = lambda lv: (sum(c[j] for c, j in zip(chains, lv)) / len(lv), sum(items[i][j] for i, j in enumerate(lv)))
+        plans[f"{budget:g}"] = {
+            "budget": budget, "k_levels": k, "v_levels": v,
+            "spec": pair_plan(k, v, args.k_level, args.v_level),
+            "predicted_bits": predicted(level)[0], "predicted_kld": predicted(level)[1],
+            "control_k_levels": control[:args.layers], "control_v_levels": control[args.layers:],
+            "control_spec": pair_plan(control[:args.layers], control[args.layers:], args.k_level, args.v_level),
+            "control_predicted_kld": predicted(control)[1]}
+    doc = {"format": "dgq-layer-sensitivity", "version": 1, "roles": "split", "model": args.model, "texts": args.text,
+           "window": args.window, "calibration": args.calibration, "ctx": args.ctx, "chunks": args.chunks,
+           "cache": "causal", "base": "fp16", "keys": args.keys,
+           "dgq_version": subprocess.run([args.dgq, "--version"], capture_output=True, text=True).stdout.split()[-1],
+           "k_levels": levels["k"], "v_levels": levels["v"], "k_sensitivity": sensitivity["k"],
+           "v_sensitivity": sensitivity["v"], "plans": plans}
     partial = out.with_name(out.name + ".partial")
     partial.write_text(json.dumps(doc, indent=1) + "\n")
     partial.replace(out)

@@ -106,3 +106,46 @@ def test_keys_pre_rope_calibrates_and_records_the_key_position(dgq_bin, tmp_path
         assert json.loads(out.with_name("tiny-levels.json").read_text())["keys"] == keys
     # q4_0 keys before RoPE are other bytes than after it: the measured sensitivities differ.
     assert docs["pre-rope"]["sensitivity"] != docs["post-rope"]["sensitivity"]
+
+
+def test_a_plan_of_k_v_pairs_for_a_pair_of_mixed_levels():
+    # Layer 0's K is the sensitive item, then layer 1's V; each level's bits are its role's.
+    k, v = [0, 1], [1, 0]
+    spec = ls.pair_plan(k, v, ["q4_0", "q8_0"], ["q4_0", "q8_0"])
+    assert spec == "q4_0/q8_0;1=q8_0/q4_0"
+    level = ls.allocate([[5.0, 1.0], [1.0, 0.9], [1.0, 0.9], [3.0, 1.0]], [[4.5, 8.5]] * 2 + [[4.5, 8.5]] * 2, 5.5)
+    assert level == [1, 0, 0, 0]  # one upgrade fits: the largest reduction per bit
+
+
+def test_k_and_v_levels_are_allocated_apart_and_their_plan_runs(dgq_bin, tmp_path):
+    model = tmp_path / "model.h5"
+    cfg, _ = write_tiny_model(model, "gemma3")
+    text = tmp_path / "a.h5"
+    write_token_file(text, np.random.default_rng(6).integers(2, cfg["vocab_size"], size=256).astype(np.int32),
+                     "tiny-gemma3")
+    out = tmp_path / "split.json"
+    result = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "layer_sensitivity.py"), "--model", str(model),
+                             "--text", str(text), "--ctx", "128", "--k-level", "q4_0", "--k-level", "q8_0",
+                             "--v-level", "q4_0", "--v-level", "q8_0", "--budget", "6.5", "--dgq", dgq_bin,
+                             "-o", str(out)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(out.read_text())
+    assert doc["roles"] == "split"
+    assert [lv["bits"] for lv in doc["k_levels"]] == [4.5, 8.5] == [lv["bits"] for lv in doc["v_levels"]]
+    layers = cfg["num_layers"]
+    assert len(doc["k_sensitivity"]) == layers == len(doc["v_sensitivity"])
+    plan = doc["plans"]["6.5"]
+    assert len(plan["k_levels"]) == layers and plan["predicted_bits"] <= 6.5
+    assert sorted(plan["control_k_levels"]) == sorted(plan["k_levels"])
+    assert "/" in plan["spec"]
+    summary = tmp_path / "plan.json"
+    run_dgq(dgq_bin, "eval", "--model", model, "--text", text, "--ctx", 128, "--cache", "causal",
+            "--scheme", plan["spec"], "-o", tmp_path / "plan.h5", "--json", summary)
+    got = json.loads(summary.read_text())["schemes"][1]
+    assert got["bits_averaged"] == pytest.approx(plan["predicted_bits"], rel=1e-9)
+    # Refused: both kinds of levels, or one role's alone.
+    for extra in (["--level", "q4_0", "--level", "q8_0", "--k-level", "q4_0", "--v-level", "q4_0"], ["--k-level", "q4_0"]):
+        bad = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "layer_sensitivity.py"), "--model", str(model),
+                              "--text", str(text), "--ctx", "128", "--budget", "5", "--dgq", dgq_bin,
+                              "-o", str(tmp_path / "bad.json")] + extra, capture_output=True, text=True)
+        assert bad.returncode != 0 and "--k-level and --v-level" in bad.stderr

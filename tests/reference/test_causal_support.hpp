@@ -59,7 +59,9 @@ inline std::vector<std::string> causal_specs() {
                            "dgq2:boundaries=online,kgran=segment-channel-group,kgroup=32,sink=5",
                            "dgq:sink=20",
                            "dgq3:hi_frac=0.1,center=kv,cnorm=kv,calib=16",
-                           "dgq3:kbits=3,vbits=5,hi_bits=4,hi_frac=0.5,hi_ratio=0,sink=3"}) {
+                           "dgq3:kbits=3,vbits=5,hi_bits=4,hi_frac=0.5,hi_ratio=0,sink=3",
+                           "dgq3:vbits=3,center=kv,hi_frac=0.05,nl=kv",  // a level of docs/spec.md's frontier configuration
+                           "dgq3:kbits=2,hi_bits=5,hi_frac=0.2,nl=v"}) {
     out.emplace_back(spec);
   }
   return out;
