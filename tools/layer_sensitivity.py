@@ -199,16 +199,22 @@ def main() -> None:
             "predicted_bits": predicted(level)[0], "predicted_kld": predicted(level)[1],
             "control_levels": control, "control_spec": plan_spec(control, args.level),
             "control_predicted_kld": predicted(control)[1]}
+    write_plans(args, out, {
+        "levels": [{"spec": s, "bits": b, "kld": u["kld_mean"]} for s, b, u in zip(args.level, bits, uniform)],
+        "sensitivity": sensitivity, "plans": plans})
+
+
+def write_plans(args, out: Path, measured: dict) -> None:
+    """OUT.json: what the run was (model, texts, calibration, dgq) and what it measured and planned."""
     doc = {"format": "dgq-layer-sensitivity", "version": 1, "model": args.model, "texts": args.text, "window": args.window,
-           "calibration": args.calibration, "ctx": args.ctx,
-           "chunks": args.chunks, "cache": "causal", "base": "fp16", "keys": args.keys,
+           "calibration": args.calibration, "ctx": args.ctx, "chunks": args.chunks, "cache": "causal", "base": "fp16",
+           "keys": args.keys,
            "dgq_version": subprocess.run([args.dgq, "--version"], capture_output=True, text=True).stdout.split()[-1],
-           "levels": [{"spec": s, "bits": b, "kld": u["kld_mean"]} for s, b, u in zip(args.level, bits, uniform)],
-           "sensitivity": sensitivity, "plans": plans}
+           **measured}
     partial = out.with_name(out.name + ".partial")
     partial.write_text(json.dumps(doc, indent=1) + "\n")
     partial.replace(out)
-    for key, plan in plans.items():
+    for key, plan in measured["plans"].items():
         print(f"budget {key}: {plan['spec']}  (predicted {plan['predicted_bits']:.3f} bits, KLD {plan['predicted_kld']:.3e}; "
               f"control {plan['control_predicted_kld']:.3e})")
 
@@ -244,18 +250,8 @@ def write_split_plans(args, out: Path) -> None:
             "control_k_levels": control[:args.layers], "control_v_levels": control[args.layers:],
             "control_spec": pair_plan(control[:args.layers], control[args.layers:], args.k_level, args.v_level),
             "control_predicted_kld": predicted(control)[1]}
-    doc = {"format": "dgq-layer-sensitivity", "version": 1, "roles": "split", "model": args.model, "texts": args.text,
-           "window": args.window, "calibration": args.calibration, "ctx": args.ctx, "chunks": args.chunks,
-           "cache": "causal", "base": "fp16", "keys": args.keys,
-           "dgq_version": subprocess.run([args.dgq, "--version"], capture_output=True, text=True).stdout.split()[-1],
-           "k_levels": levels["k"], "v_levels": levels["v"], "k_sensitivity": sensitivity["k"],
-           "v_sensitivity": sensitivity["v"], "plans": plans}
-    partial = out.with_name(out.name + ".partial")
-    partial.write_text(json.dumps(doc, indent=1) + "\n")
-    partial.replace(out)
-    for key, plan in plans.items():
-        print(f"budget {key}: {plan['spec']}  (predicted {plan['predicted_bits']:.3f} bits, KLD {plan['predicted_kld']:.3e}; "
-              f"control {plan['control_predicted_kld']:.3e})")
+    write_plans(args, out, {"roles": "split", "k_levels": levels["k"], "v_levels": levels["v"],
+                            "k_sensitivity": sensitivity["k"], "v_sensitivity": sensitivity["v"], "plans": plans})
 
 
 if __name__ == "__main__":

@@ -87,12 +87,18 @@ def test_one_run_on_a_tiny_model_writes_plans_that_dgq_eval_runs(dgq_bin, tmp_pa
     assert runs[1]["kld_mean"] < runs[2]["kld_mean"]  # the measured KLD agrees with the prediction's order
 
 
-def test_keys_pre_rope_calibrates_and_records_the_key_position(dgq_bin, tmp_path):
+def tiny_model_and_text(tmp_path, seed: int, tokens: int):
+    """A tiny Gemma 3 model file and one token file of random tokens for it."""
     model = tmp_path / "model.h5"
     cfg, _ = write_tiny_model(model, "gemma3")
     text = tmp_path / "a.h5"
-    write_token_file(text, np.random.default_rng(5).integers(2, cfg["vocab_size"], size=128).astype(np.int32),
+    write_token_file(text, np.random.default_rng(seed).integers(2, cfg["vocab_size"], size=tokens).astype(np.int32),
                      "tiny-gemma3")
+    return model, cfg, text
+
+
+def test_keys_pre_rope_calibrates_and_records_the_key_position(dgq_bin, tmp_path):
+    model, _, text = tiny_model_and_text(tmp_path, 5, 128)
     docs = {}
     for keys in ("post-rope", "pre-rope"):
         out = tmp_path / keys / "tiny.json"
@@ -118,11 +124,7 @@ def test_a_plan_of_k_v_pairs_for_a_pair_of_mixed_levels():
 
 
 def test_k_and_v_levels_are_allocated_apart_and_their_plan_runs(dgq_bin, tmp_path):
-    model = tmp_path / "model.h5"
-    cfg, _ = write_tiny_model(model, "gemma3")
-    text = tmp_path / "a.h5"
-    write_token_file(text, np.random.default_rng(6).integers(2, cfg["vocab_size"], size=256).astype(np.int32),
-                     "tiny-gemma3")
+    model, cfg, text = tiny_model_and_text(tmp_path, 6, 256)
     out = tmp_path / "split.json"
     result = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "layer_sensitivity.py"), "--model", str(model),
                              "--text", str(text), "--ctx", "128", "--k-level", "q4_0", "--k-level", "q8_0",
