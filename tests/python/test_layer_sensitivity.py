@@ -97,6 +97,7 @@ def tiny_model_and_text(tmp_path, seed: int, tokens: int):
     return model, cfg, text
 
 
+@pytest.mark.needs_dgq
 def test_keys_pre_rope_calibrates_and_records_the_key_position(dgq_bin, tmp_path):
     model, _, text = tiny_model_and_text(tmp_path, 5, 128)
     docs = {}
@@ -123,6 +124,7 @@ def test_a_plan_of_k_v_pairs_for_a_pair_of_mixed_levels():
     assert level == [1, 0, 0, 0]  # one upgrade fits: the largest reduction per bit
 
 
+@pytest.mark.needs_dgq
 def test_k_and_v_levels_are_allocated_apart_and_their_plan_runs(dgq_bin, tmp_path):
     model, cfg, text = tiny_model_and_text(tmp_path, 6, 256)
     out = tmp_path / "split.json"
