@@ -325,15 +325,19 @@ run_dgq3-best() {
   best_plans_long
   best_plans_passkey
 }
+# best_plan_specs MODEL: the specs of dgq3-best's 4.0- and 4.4-bit plans for MODEL, one per line.
+best_plan_specs() {
+  .venv/bin/python -c '
+import json, sys
+plans = json.load(open(sys.argv[1]))["plans"]
+print(plans["4"]["spec"]); print(plans["4.4"]["spec"])' "$OUT/dgq3-best/plans-$1.json"
+}
 # dgq3-best's plans at 4.0 and 4.4 bits at n_ctx 4096 (one chunk per text, the issue's second
 # length; keys before RoPE) beside the yardsticks post-RoPE, into $OUT/dgq3-best/<model>-<kind>-4k*.
 best_plans_long() {
   local model kind plans=()
   for model in smollm2 gemma3; do
-    mapfile -t plans < <(.venv/bin/python -c '
-import json, sys
-plans = json.load(open(sys.argv[1]))["plans"]
-print(plans["4"]["spec"]); print(plans["4.4"]["spec"])' "$OUT/dgq3-best/plans-$model.json")
+    mapfile -t plans < <(best_plan_specs "$model")
     for kind in code legal poetry prose; do
       layer_plan_eval dgq3-best "$model" "$kind" "$OUT/dgq3-best/$model-$kind-4k" 4096 1 --keys pre-rope \
         --scheme "${plans[0]}" --scheme "${plans[1]}"
@@ -349,10 +353,7 @@ print(plans["4"]["spec"]); print(plans["4.4"]["spec"])' "$OUT/dgq3-best/plans-$m
 # About 40 min on the 2-core machine.
 best_plans_passkey() {
   local plans=()
-  mapfile -t plans < <(.venv/bin/python -c '
-import json, sys
-plans = json.load(open(sys.argv[1]))["plans"]
-print(plans["4"]["spec"]); print(plans["4.4"]["spec"])' "$OUT/dgq3-best/plans-smollm2.json")
+  mapfile -t plans < <(best_plan_specs smollm2)
   PASSKEY_EVAL_ARGS=(--keys pre-rope)
   passkey_run "$OUT/dgq3-best-passkey" smollm2 1024,2048 0,50,100 10 fp16 "${DGQ3_BEST_LEVELS[1]}" "${plans[@]}"
   passkey_run "$OUT/dgq3-best-passkey-8k" smollm2 8000 0,50,100 2 fp16 "${plans[0]}"
