@@ -13,20 +13,13 @@
 #include "dgq/attention_rules.hpp"
 #include "dgq/cpu/kernels.hpp"
 #include "dgq/element_rules.hpp"
+#include "dgq/kv_block_rules.hpp"
 #include "dgq/rotation.hpp"
 
 namespace dgq::cpu {
 namespace ar = dgq::attention_rules;
 
-int kv_block_bytes(KvBlockFormat f) {
-  switch (f) {
-    case KvBlockFormat::q8_0: return 34;
-    case KvBlockFormat::q4_0:
-    case KvBlockFormat::iq4_nl: return 18;
-    case KvBlockFormat::dgq: return 32;
-  }
-  return 0;
-}
+int kv_block_bytes(KvBlockFormat f) { return kv_block_rules::block_bytes(static_cast<kv_block_rules::Format>(f)); }
 
 const char* kv_block_format_name(KvBlockFormat f) {
   switch (f) {
@@ -34,8 +27,16 @@ const char* kv_block_format_name(KvBlockFormat f) {
     case KvBlockFormat::q4_0: return "q4_0";
     case KvBlockFormat::iq4_nl: return "iq4_nl";
     case KvBlockFormat::dgq: return "dgq";
+    case KvBlockFormat::uniform2: return "uniform2";
+    case KvBlockFormat::uniform3: return "uniform3";
+    case KvBlockFormat::uniform4: return "uniform4";
+    case KvBlockFormat::uniform8: return "uniform8";
   }
   return "?";
+}
+
+bool kv_format_has_ranges(KvBlockFormat f) {
+  return f == KvBlockFormat::dgq || kv_block_rules::uniform_bits(static_cast<kv_block_rules::Format>(f)) != 0;
 }
 
 bool decode_attention_vectorized() { return attention::vectorized_path_compiled(); }
@@ -54,16 +55,22 @@ void check_plan(const StoredKv& cache, const DecodeAttentionShape& s) {
          " V heads, the shape " + std::to_string(s.kv_heads));
   for (int h = 0; h < s.kv_heads; ++h)
     if (cache.k[h] == nullptr || cache.v[h] == nullptr) fail("KV head " + std::to_string(h) + " has no data");
-  if (cache.format != KvBlockFormat::dgq) return;
+  const KvBlockFormat kf = cache.format, vf = cache.value_format();
+  const bool uniform_pair = kf != KvBlockFormat::dgq && vf != KvBlockFormat::dgq && kv_format_has_ranges(kf) &&
+                            kv_format_has_ranges(vf);
+  if (kf != vf && !uniform_pair)
+    fail(std::string("K and V may differ in format only between uniform code widths, got ") + kv_block_format_name(kf) +
+         " and " + kv_block_format_name(vf));
+  if (!kv_format_has_ranges(kf)) return;
   if (cache.k_ranges.size() != cache.k.size() || cache.v_ranges.size() != cache.v.size())
-    fail("format dgq needs the segment ranges of every K and V head");
+    fail(std::string("format ") + kv_block_format_name(kf) + " needs the segment ranges of every K and V head");
   for (const auto* ranges : {&cache.k_ranges, &cache.v_ranges}) {
     for (const DgqSegmentRanges* r : *ranges) {
       if (r == nullptr || r->edges.size() < 2 || r->edges.front() != 0 || r->edges.back() != s.tokens ||
           (r->channels != 1 && r->channels != s.head_dim) ||
           r->lo.size() != (r->edges.size() - 1) * static_cast<std::size_t>(r->channels) ||
           r->scale.size() != r->lo.size() || r->f16 != cache.k_ranges[0]->f16)
-        fail("a dgq head's segment ranges do not cover its " + std::to_string(s.tokens) + " tokens and " +
+        fail(std::string("a ") + kv_block_format_name(kf) + " head's segment ranges do not cover its " + std::to_string(s.tokens) + " tokens and " +
              std::to_string(s.head_dim) + " channels (or K and V differ in dtype)");
     }
   }
@@ -89,7 +96,8 @@ DecodeAttention::DecodeAttention(const StoredKv& cache, const DecodeAttentionSha
     : cache_(cache), shape_(shape), scale_(scale), path_(path) {
   check_plan(cache, shape);
   chunks_ = (shape.tokens + ar::kChunkTokens - 1) / ar::kChunkTokens;
-  row_bytes_ = static_cast<std::int64_t>(shape.head_dim / 32) * kv_block_bytes(cache.format);
+  k_row_bytes_ = static_cast<std::int64_t>(shape.head_dim / 32) * kv_block_bytes(cache.format);
+  v_row_bytes_ = static_cast<std::int64_t>(shape.head_dim / 32) * kv_block_bytes(cache.value_format());
   const auto partials = static_cast<std::size_t>(shape.kv_heads * chunks_ * shape.group);
   q_.resize(static_cast<std::size_t>(shape.query_heads()) * shape.head_dim);
   chunk_max_.resize(partials);
@@ -115,14 +123,15 @@ void DecodeAttention::run_chunk(std::int64_t item) {
   thread_local std::vector<const float*> k_lo, k_scale, v_lo, v_scale;
   scores.resize(static_cast<std::size_t>(g) * ar::kChunkTokens);
   attention::ChunkInput in{cache_.format,
-                           cache_.k[kv_head] + first * row_bytes_,
-                           cache_.v[kv_head] + first * row_bytes_,
+                           cache_.value_format(),
+                           cache_.k[kv_head] + first * k_row_bytes_,
+                           cache_.v[kv_head] + first * v_row_bytes_,
                            std::min(ar::kChunkTokens, shape_.tokens - first),
                            D,
                            g,
                            q_.data() + static_cast<std::size_t>(kv_head) * g * D,
                            scale_};
-  if (cache_.format == KvBlockFormat::dgq) {
+  if (kv_format_has_ranges(cache_.format)) {
     token_ranges(*cache_.k_ranges[kv_head], first, in.tokens, k_lo, k_scale);
     token_ranges(*cache_.v_ranges[kv_head], first, in.tokens, v_lo, v_scale);
     in.k_lo = k_lo.data(), in.k_scale = k_scale.data(), in.v_lo = v_lo.data(), in.v_scale = v_scale.data();

@@ -52,7 +52,7 @@ void dequantize_block_scalar(KvBlockFormat f, const std::uint8_t* block, float* 
       std::memcpy(&b, block, sizeof b);
       return ggml::dequantize_iq4_nl(b, out);
     }
-    case KvBlockFormat::dgq: break;  // no block scale: dequantize_dgq_row_scalar
+    default: break;  // no block scale: dequantize_dgq_row_scalar, dequantize_uniform_row_scalar
   }
   assert(false);
 }
@@ -66,16 +66,27 @@ void dequantize_dgq_row_scalar(const std::uint8_t* row, int head_dim, const floa
   }
 }
 
+// A row of dgq2's or KIVI's b-bit codes (rule V5's value), rounded to fp16 when asked.
+void dequantize_uniform_row_scalar(const std::uint8_t* row, int bits, int head_dim, const float* lo, const float* scale,
+                                   int range_channels, bool f16, float* out) {
+  for (int d = 0; d < head_dim; ++d) {
+    const int c = range_channels == 1 ? 0 : d;
+    out[d] = kv_block_rules::uniform_value(kv_block_rules::uniform_code(row, d, bits), lo[c], scale[c], f16);
+  }
+}
+
 // Row t of the chunk's K (value = false) or V.
 void dequantize_row_scalar(const ChunkInput& in, bool value, std::int64_t t, float* out) {
-  const std::int64_t row_bytes = static_cast<std::int64_t>(in.head_dim / kBlock) * kv_block_bytes(in.format);
+  const KvBlockFormat f = value ? in.v_format : in.format;
+  const std::int64_t row_bytes = static_cast<std::int64_t>(in.head_dim / kBlock) * kv_block_bytes(f);
   const std::uint8_t* row = (value ? in.v : in.k) + t * row_bytes;
-  if (in.format == KvBlockFormat::dgq) {
-    return dequantize_dgq_row_scalar(row, in.head_dim, (value ? in.v_lo : in.k_lo)[t], (value ? in.v_scale : in.k_scale)[t],
-                                     value ? in.v_range_channels : in.k_range_channels, in.f16, out);
-  }
-  for (int b = 0; b < in.head_dim / kBlock; ++b)
-    dequantize_block_scalar(in.format, row + b * kv_block_bytes(in.format), out + b * kBlock);
+  const float* lo = kv_format_has_ranges(f) ? (value ? in.v_lo : in.k_lo)[t] : nullptr;
+  const float* scale = kv_format_has_ranges(f) ? (value ? in.v_scale : in.k_scale)[t] : nullptr;
+  const int channels = value ? in.v_range_channels : in.k_range_channels;
+  if (f == KvBlockFormat::dgq) return dequantize_dgq_row_scalar(row, in.head_dim, lo, scale, channels, in.f16, out);
+  if (const int bits = kv_block_rules::uniform_bits(static_cast<kv_block_rules::Format>(f)); bits != 0)
+    return dequantize_uniform_row_scalar(row, bits, in.head_dim, lo, scale, channels, in.f16, out);
+  for (int b = 0; b < in.head_dim / kBlock; ++b) dequantize_block_scalar(f, row + b * kv_block_bytes(f), out + b * kBlock);
 }
 
 float dot_scalar(const float* q, const float* k, int head_dim) {
@@ -246,6 +257,49 @@ struct Dgq {
   }
 };
 
+// dgq2's and KIVI's unsigned codes of Bits bits (2, 3, 4, 8), one bit stream per row, with the
+// row's range as Dgq's (one per span, or one per span and channel). Eight consecutive codes are
+// Bits whole bytes: broadcast as one word and shifted apart per lane (srlv), so one path serves
+// every width. fmadd is rule V5's fmaf; cvtps_ph rounds to fp16 as the decompress does.
+template <int Bits>
+struct Uniform {
+  static constexpr int kBytes = 4 * Bits;
+  using Row = Dgq::Row;
+  static Row row(const ChunkInput& in, bool value, std::int64_t t) {
+    Row r = Dgq::row(in, value, t);
+    r.codes = (value ? in.v : in.k) + t * (in.head_dim / kBlock) * kBytes;
+    return r;
+  }
+  // Codes first .. first+7 of the row at p (the byte of code `first`) as 8 int32 lanes.
+  static __m256i eight_codes(const std::uint8_t* p) {
+    if constexpr (Bits == 8) {
+      return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+    } else {
+      std::uint32_t word = 0;
+      std::memcpy(&word, p, Bits);  // Bits bytes: never past the row
+      const __m256i shifts = _mm256_setr_epi32(0, Bits, 2 * Bits, 3 * Bits, 4 * Bits, 5 * Bits, 6 * Bits, 7 * Bits);
+      return _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(word)), shifts),
+                              _mm256_set1_epi32((1 << Bits) - 1));
+    }
+  }
+  static __m256 eight(const std::uint8_t* p, const Row& r, std::ptrdiff_t first) {
+    const __m256 lo = r.per_channel ? _mm256_loadu_ps(r.lo_row + first) : r.lo;
+    const __m256 scale = r.per_channel ? _mm256_loadu_ps(r.scale_row + first) : r.scale;
+    const __m256 x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(eight_codes(p)), scale, lo);
+    return r.f16 ? _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)) : x;
+  }
+  // b: the block's first byte; its first channel is 32 x (its block index in the row).
+  static void dequantize(const std::uint8_t* b, const Row& r, __m256 v[4]) {
+    const std::ptrdiff_t first = (b - r.codes) / kBytes * kBlock;
+    for (int k = 0; k < 4; ++k) v[k] = eight(b + k * Bits, r, first + 8 * k);
+  }
+  static void dequantize_half(const std::uint8_t* b, int half, const Row& r, __m256 v[2]) {
+    const std::ptrdiff_t first = (b - r.codes) / kBytes * kBlock + 16 * half;
+    v[0] = eight(b + 2 * half * Bits, r, first);
+    v[1] = eight(b + (2 * half + 1) * Bits, r, first + 8);
+  }
+};
+
 // lane_tree_sum8 of a register: the halving reduction the rule is written after.
 inline float lane_tree_sum8(__m256 v) {
   const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -272,14 +326,15 @@ template <class F, int H>
 void score_heads(const ChunkInput& in, int h0, float* scores) {
   const int D = in.head_dim, blocks = D / kBlock;
   const std::int64_t row_bytes = static_cast<std::int64_t>(blocks) * F::kBytes;
+  const std::int64_t v_row_bytes = static_cast<std::int64_t>(blocks) * kv_block_bytes(in.v_format);
   for (std::int64_t t = 0; t < in.tokens; ++t) {
     const std::uint8_t* row = in.k + t * row_bytes;
     // V's row t, into L2 while K streams: the V passes walk rows at a stride of row_bytes,
     // which the hardware prefetcher does not follow (a stall on every row, measured with perf
     // at head_dim 256). Data movement only: no bit changes.
     if (h0 == 0)
-      for (std::int64_t offset = 0; offset < row_bytes; offset += 64)
-        _mm_prefetch(reinterpret_cast<const char*>(in.v + t * row_bytes + offset), _MM_HINT_T1);
+      for (std::int64_t offset = 0; offset < v_row_bytes; offset += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(in.v + t * v_row_bytes + offset), _MM_HINT_T1);
     __m256 acc[H][2];
     for (int h = 0; h < H; ++h) acc[h][0] = acc[h][1] = _mm256_setzero_ps();
     const typename F::Row range = F::row(in, false, t);
@@ -381,15 +436,27 @@ struct AccumulateTile {
   }
 };
 
-template <class F>
+template <class FK, class FV>
 void attend_chunk_avx2(const ChunkInput& in, const ChunkOutput& out, float* scores) {
-  over_head_tiles<F, ScoreTile>(in.group, in, scores);
+  over_head_tiles<FK, ScoreTile>(in.group, in, scores);
   for (int g = 0; g < in.group; ++g) softmax_head(in, g, out, scores);
   const float* p = scores;
   for (std::int64_t first = 0; first < in.tokens; first += kValueTileTokens) {
     const std::int64_t last = std::min(in.tokens, first + kValueTileTokens);
     for (int half_block = 0; half_block < 2 * (in.head_dim / kBlock); ++half_block)
-      over_head_tiles<F, AccumulateTile>(in.group, in, half_block, first, last, out, p);
+      over_head_tiles<FV, AccumulateTile>(in.group, in, half_block, first, last, out, p);
+  }
+}
+
+// K's uniform width chosen, V's: any uniform width (dgq2's kbits and vbits).
+template <class FK>
+void attend_uniform_avx2(const ChunkInput& in, const ChunkOutput& out, float* scores) {
+  switch (in.v_format) {
+    case KvBlockFormat::uniform2: return attend_chunk_avx2<FK, Uniform<2>>(in, out, scores);
+    case KvBlockFormat::uniform3: return attend_chunk_avx2<FK, Uniform<3>>(in, out, scores);
+    case KvBlockFormat::uniform4: return attend_chunk_avx2<FK, Uniform<4>>(in, out, scores);
+    case KvBlockFormat::uniform8: return attend_chunk_avx2<FK, Uniform<8>>(in, out, scores);
+    default: assert(false);
   }
 }
 #endif
@@ -409,10 +476,15 @@ void attend_chunk(const ChunkInput& in, const ChunkOutput& out, float* scores, [
 #if defined(DGQ_DECODE_ATTENTION_AVX2)
   if (!scalar) {
     switch (in.format) {
-      case KvBlockFormat::q8_0: return attend_chunk_avx2<Q8_0>(in, out, scores);
-      case KvBlockFormat::q4_0: return attend_chunk_avx2<Q4_0>(in, out, scores);
-      case KvBlockFormat::iq4_nl: return attend_chunk_avx2<IQ4NL>(in, out, scores);
-      case KvBlockFormat::dgq: return attend_chunk_avx2<Dgq>(in, out, scores);
+      // K and V share a format but for uniform widths (DecodeAttention checks it).
+      case KvBlockFormat::q8_0: return attend_chunk_avx2<Q8_0, Q8_0>(in, out, scores);
+      case KvBlockFormat::q4_0: return attend_chunk_avx2<Q4_0, Q4_0>(in, out, scores);
+      case KvBlockFormat::iq4_nl: return attend_chunk_avx2<IQ4NL, IQ4NL>(in, out, scores);
+      case KvBlockFormat::dgq: return attend_chunk_avx2<Dgq, Dgq>(in, out, scores);
+      case KvBlockFormat::uniform2: return attend_uniform_avx2<Uniform<2>>(in, out, scores);
+      case KvBlockFormat::uniform3: return attend_uniform_avx2<Uniform<3>>(in, out, scores);
+      case KvBlockFormat::uniform4: return attend_uniform_avx2<Uniform<4>>(in, out, scores);
+      case KvBlockFormat::uniform8: return attend_uniform_avx2<Uniform<8>>(in, out, scores);
     }
   }
 #endif

@@ -10,14 +10,15 @@
 namespace dgq::cpu::attention {
 
 struct ChunkInput {
-  KvBlockFormat format;
+  KvBlockFormat format;   // K's
+  KvBlockFormat v_format; // V's (differs from K's only between uniform widths)
   const std::uint8_t* k;  // the chunk's first K row (head_dim / 32 blocks per row)
   const std::uint8_t* v;
   std::int64_t tokens;    // 1 .. kChunkTokens
   int head_dim, group;
   const float* q;         // [group][head_dim]
   float scale;
-  // format dgq only: where each of the chunk's tokens finds its lo and scale (its segment's
+  // formats with ranges only (dgq, uniform*): where each of the chunk's tokens finds its lo and scale (its segment's
   // range row: one value, or head_dim with granularity=segment-channel, as *_range_channels
   // says), for K and for V, and whether values round to fp16 (DgqSegmentRanges::f16).
   const float* const* k_lo = nullptr;

@@ -1,5 +1,5 @@
-// Decode attention on stored q8_0 / q4_0 / iq4_nl blocks and DGQ v1 codes
-// (cpu/src/decode_attention*.cpp) against attention over the decompressed cache:
+// Decode attention on stored q8_0 / q4_0 / iq4_nl blocks, DGQ v1 codes and dgq2's and KIVI's
+// uniform codes (cpu/src/decode_attention*.cpp) against attention over the decompressed cache:
 //  - bit for bit against a scalar twin written here, which runs the order the kernel documents
 //    (dgq/attention_rules.hpp) on the cache decoded by the reference's block decoders, and
 //    rotates the query and the output with the reference's Hadamard rotation;
@@ -44,9 +44,11 @@ struct DecodeCase {
   Values values = Values::random;
   std::string dgq_markers = "table";          // format dgq: its markers parameter
   std::string dgq_granularity = "segment";    // and its granularity
+  std::string uniform_spec = "";              // a dgq2 or KIVI spec: the uniform formats (format ignored)
 };
 
 std::string spec_of(const DecodeCase& c) {
+  if (!c.uniform_spec.empty()) return c.uniform_spec;
   if (c.format == KvBlockFormat::dgq) return "dgq:markers=" + c.dgq_markers + ",granularity=" + c.dgq_granularity;
   return std::string(dgq::cpu::kv_block_format_name(c.format)) + (c.rotated ? ":rot=hadamard" : "");
 }
@@ -56,8 +58,14 @@ std::string spec_of(const DecodeCase& c) {
 struct RoleCache {
   std::vector<dgq::Compressed> stored;
   std::vector<std::vector<float>> decoded, decompressed;
-  std::vector<dgq::cpu::DgqSegmentRanges> ranges;  // format dgq
-  std::vector<const std::uint8_t*> rows;            // what the kernel reads: blocks, or dgq's codes
+  std::vector<dgq::cpu::DgqSegmentRanges> ranges;  // formats with ranges (dgq, uniform*)
+  std::vector<const std::uint8_t*> rows;            // what the kernel reads: blocks, or codes
+  KvBlockFormat format = KvBlockFormat::q8_0;       // the uniform heads' (from uniform_codes_head)
+  bool rotated = false;
+  // Relative error per value of `decompressed` against the exact inverse rotation of `decoded`:
+  // a rotated dgq2 role decompresses to fp16 after rotating back (rule V0), the kernel rotates
+  // the fp32 output instead, so half an fp16 ulp (2^-11 relative) enters the plain bound.
+  double output_rounding = 0;
 };
 
 // Rows of one KV head as the case asks: random in [-1, 1) with a per-token spread, every row
@@ -119,12 +127,61 @@ void add_dgq_head(const dgq::Scheme& scheme, const dgq::test::OwnedTensor& x32, 
   r.decoded.push_back(r.decompressed.back());
 }
 
+// Code i of a little-endian stream of b-bit codes, written out here from docs/spec.md rule V5
+// (the test's own decoder, not the kernel's rule).
+unsigned stream_code(const std::vector<std::uint8_t>& bytes, std::uint64_t i, int bits) {
+  unsigned code = 0;
+  for (int k = 0; k < bits; ++k) {
+    const std::uint64_t bit = i * static_cast<std::uint64_t>(bits) + static_cast<std::uint64_t>(k);
+    code |= ((bytes[bit / 8] >> (bit % 8)) & 1u) << k;
+  }
+  return code;
+}
+
+// A dgq2 or KIVI head from fp16 input: its ranges by uniform_codes_head, its values in the
+// stored basis decoded here (fmaf(code, scale, lo) of the token's span, rounded to fp16), and
+// Scheme::decompress's fp16 output (for a rotated role: rotated back, then rounded again).
+void add_uniform_head(const dgq::Scheme& scheme, const dgq::test::OwnedTensor& x32, dgq::TensorRole role, RoleCache& r) {
+  dgq::test::OwnedTensor x(dgq::DType::f16, x32.tokens, x32.channels);
+  dgq::from_float(dgq::to_float(x32.view()).data(), x.mut());
+  r.stored.push_back(scheme.compress(x.view(), role));
+  const dgq::cpu::UniformCodesHead head = dgq::cpu::uniform_codes_head(r.stored.back());
+  REQUIRE(head.codes == r.stored.back().find("codes")->bytes.data());
+  r.format = head.format;
+  r.rotated = head.rotated;
+  r.ranges.push_back(head.ranges);
+  const int bits = dgq::cpu::kv_block_bytes(head.format) / 4;
+  const auto& codes = r.stored.back().find("codes")->bytes;
+  const auto& rg = head.ranges;
+  std::vector<float> decoded(static_cast<std::size_t>(x.tokens * x.channels));
+  std::size_t span = 0;
+  for (std::int64_t t = 0; t < x.tokens; ++t) {
+    while (t >= static_cast<std::int64_t>(rg.edges[span + 1])) ++span;
+    for (std::int64_t d = 0; d < x.channels; ++d) {
+      const std::size_t at = span * static_cast<std::size_t>(rg.channels) + (rg.channels == 1 ? 0 : static_cast<std::size_t>(d));
+      const float v = std::fma(static_cast<float>(stream_code(codes, static_cast<std::uint64_t>(t * x.channels + d), bits)),
+                               rg.scale[at], rg.lo[at]);
+      decoded[static_cast<std::size_t>(t * x.channels + d)] = dgq::rules::half_to_float(dgq::rules::float_to_half(v));
+    }
+  }
+  dgq::test::OwnedTensor y(dgq::DType::f16, x32.tokens, x32.channels);
+  if (head.rotated) r.output_rounding = 0x1p-11;
+  scheme.decompress(r.stored.back(), y.mut());
+  r.decompressed.push_back(dgq::to_float(y.view()));
+  r.decoded.push_back(std::move(decoded));
+  if (!head.rotated) REQUIRE(r.decoded.back() == r.decompressed.back());
+}
+
 RoleCache build_role(const DecodeCase& c, dgq::TensorRole role, std::uint64_t seed) {
   const auto scheme = dgq::make_scheme(spec_of(c));
   const auto& s = c.shape;
   RoleCache r;
   for (int h = 0; h < s.kv_heads; ++h) {
     const auto x = head_values(c, seed + 1000u * static_cast<std::uint64_t>(h));
+    if (!c.uniform_spec.empty()) {
+      add_uniform_head(*scheme, x, role, r);
+      continue;
+    }
     if (c.format == KvBlockFormat::dgq) {
       add_dgq_head(*scheme, x, role, r);
       continue;
@@ -142,7 +199,11 @@ RoleCache build_role(const DecodeCase& c, dgq::TensorRole role, std::uint64_t se
   }
   // Taken once every head is stored: a growing vector may move its elements.
   for (const auto& stored : r.stored)
-    r.rows.push_back(stored.find(c.format == KvBlockFormat::dgq ? "codes" : "blocks")->bytes.data());
+    r.rows.push_back(stored.find(c.format == KvBlockFormat::dgq || !c.uniform_spec.empty() ? "codes" : "blocks")->bytes.data());
+  if (c.uniform_spec.empty()) {
+    r.format = c.format;
+    r.rotated = c.rotated;
+  }
   return r;
 }
 
@@ -163,8 +224,10 @@ Problem make_problem(const DecodeCase& c, std::uint64_t seed) {
   p.q.resize(static_cast<std::size_t>(s.query_heads()) * s.head_dim);
   for (auto& x : p.q) x = rng.symmetric(q_amplitude);
   p.scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
-  p.stored.format = c.format;
-  p.stored.k_rotated = p.stored.v_rotated = c.rotated;
+  p.stored.format = p.k.format;
+  if (p.v.format != p.k.format) p.stored.v_format = p.v.format;
+  p.stored.k_rotated = p.k.rotated;
+  p.stored.v_rotated = p.v.rotated;
   p.stored.k = p.k.rows;
   p.stored.v = p.v.rows;
   for (const auto& r : p.k.ranges) p.stored.k_ranges.push_back(&r);
@@ -220,7 +283,7 @@ std::vector<float> twin_attention(const Problem& p) {
   for (int qh = 0; qh < s.query_heads(); ++qh) {
     const int kvh = qh / s.group;
     std::vector<float> q(p.q.begin() + qh * D, p.q.begin() + (qh + 1) * D);
-    if (p.c.rotated) dgq::hadamard_rotate_row(q.data(), D, dgq::rules::hadamard_block(D, true));
+    if (p.stored.k_rotated) dgq::hadamard_rotate_row(q.data(), D, dgq::rules::hadamard_block(D, true));
     Partial run;
     for (std::int64_t first = 0; first < s.tokens; first += ar::kChunkTokens) {
       const auto count = std::min(ar::kChunkTokens, s.tokens - first);
@@ -236,7 +299,7 @@ std::vector<float> twin_attention(const Problem& p) {
       run.m = m_new;
     }
     for (int d = 0; d < D; ++d) out[qh * D + d] = run.acc[d] / run.l;
-    if (p.c.rotated) dgq::hadamard_rotate_row(out.data() + qh * D, D, dgq::rules::hadamard_block(D, false));
+    if (p.stored.v_rotated) dgq::hadamard_rotate_row(out.data() + qh * D, D, dgq::rules::hadamard_block(D, false));
   }
   return out;
 }
@@ -290,11 +353,11 @@ Reference plain_attention(const Problem& p) {
       for (int d = 0; d < D; ++d) r.out[qh * D + d] += w * v[t * D + d];
     }
     for (int d = 0; d < D; ++d) r.out[qh * D + d] /= l;
-    const double score_error = (p.c.rotated ? 3.0 : 1.0) * D * u * conditioning;
+    const double score_error = ((p.stored.k_rotated ? 3.0 : 1.0) * D * u + p.k.output_rounding) * conditioning;
     const double chunks = static_cast<double>((s.tokens + ar::kChunkTokens - 1) / ar::kChunkTokens);
     const double delta = 2 * score_error + 4 * u + (static_cast<double>(ar::kChunkTokens) + chunks) * u;
-    const double rotation = p.c.rotated ? 8 * u * D : 0;
-    r.bound = std::max(r.bound, (2 * delta + rotation) * vmax);
+    const double rotation = p.stored.v_rotated ? 8 * u * D : 0;
+    r.bound = std::max(r.bound, (2 * delta + rotation + p.v.output_rounding) * vmax);
   }
   return r;
 }
@@ -489,4 +552,95 @@ TEST_CASE("decode attention on DGQ v1 codes: other schemes and missing ranges ar
   kv.k_ranges = {&narrow};
   REQUIRE_THROWS_WITH(dgq::cpu::decode_attention(kv, p.c.shape, p.q.data(), 1.0f, out, 1),
                       Catch::Contains("and 64 channels"));
+}
+
+// dgq2 and KIVI (formats uniform2 .. uniform8): their b-bit codes read with each token's span
+// range (a segment, a group inside one, a KIVI key group, or the token itself), K and V of
+// different widths, bit for bit the twin on the values Scheme::decompress writes; rotated roles
+// (dgq2's rot, rot_on) within the bound of plain attention on the decompressed cache.
+TEST_CASE("decode attention on dgq2 and KIVI codes: every width, granularity and range dtype, K and V apart",
+          "[decode_attention][uniform]") {
+  const std::int64_t K = ar::kChunkTokens;
+  const DecodeAttentionShape several{2, 4, 128, 3 * K + 5};
+  for (const char* spec : {"dgq2:bits=4", "dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128",
+                           "dgq2:kbits=3,vbits=2,markers=bitmap", "dgq2:bits=8,kgran=segment,vgran=segment-channel",
+                           "dgq2:kbits=2,vbits=8,vgran=segment-channel-group,vgroup=64,range_dtype=fp32",
+                           "kivi-4:group=32,residual=0", "kivi-2:group=32,residual=0"}) {
+    DecodeCase c{KvBlockFormat::q8_0, false, several, Values::regimes};
+    c.uniform_spec = spec;
+    c.shape.tokens = spec[0] == 'k' ? 25 * 32 : several.tokens;  // KIVI: whole key groups
+    const Problem p = make_problem(c, dgq::test::seed() + 61);
+    if (std::string(spec).find("kgran=segment,") != std::string::npos || std::string(spec) == "dgq2:bits=4") {
+      for (const auto& r : p.k.ranges) REQUIRE(r.edges.size() >= 3);  // several segments, per-token ranges exercised
+    }
+    check_case(c, dgq::test::seed() + 61);
+  }
+}
+
+TEST_CASE("decode attention on dgq2 and KIVI codes: one token, chunk edges, head_dim 32 and 256, GQA 1 and 3",
+          "[decode_attention][uniform]") {
+  const std::int64_t K = ar::kChunkTokens;
+  for (std::int64_t L : {std::int64_t{1}, std::int64_t{7}, K - 1, K, K + 1}) {
+    DecodeCase c{KvBlockFormat::q8_0, false, {1, 3, 64, L}, Values::regimes};
+    c.uniform_spec = "dgq2:kbits=3,vbits=4,kgran=segment-channel-group,kgroup=16";
+    check_case(c, dgq::test::seed() + static_cast<std::uint64_t>(L));
+  }
+  for (int D : {32, 256}) {
+    DecodeCase c{KvBlockFormat::q8_0, false, {2, 1, D, 320}};
+    c.uniform_spec = "kivi-2:group=32,residual=0";
+    check_case(c, dgq::test::seed() + static_cast<std::uint64_t>(D));
+    c.uniform_spec = "dgq2:bits=3";
+    check_case(c, dgq::test::seed() + static_cast<std::uint64_t>(D) + 1);
+  }
+  DecodeCase constant{KvBlockFormat::q8_0, false, {1, 4, 128, 520}, Values::constant_rows};
+  constant.uniform_spec = "dgq2:bits=2";
+  check_case(constant, dgq::test::seed() + 62);
+  DecodeCase large{KvBlockFormat::q8_0, false, {1, 2, 128, 512}, Values::large};
+  large.uniform_spec = "kivi-4:group=32,residual=0";
+  check_case(large, dgq::test::seed() + 63);
+}
+
+TEST_CASE("decode attention on dgq2 codes with the Hadamard rotation: V only and both roles", "[decode_attention][uniform]") {
+  for (const char* spec : {"dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128,rot=hadamard,rot_on=v",
+                           "dgq2:bits=4,rot=hadamard", "dgq2:bits=3,rot=hadamard,rot_on=k"}) {
+    DecodeCase c{KvBlockFormat::q8_0, false, {2, 4, 128, 2 * ar::kChunkTokens + 9}, Values::regimes};
+    c.uniform_spec = spec;
+    const Problem p = make_problem(c, dgq::test::seed() + 64);
+    const std::string s(spec);
+    REQUIRE(p.stored.k_rotated == (s.find("rot_on=v") == std::string::npos));
+    REQUIRE(p.stored.v_rotated == (s.find("rot_on=k") == std::string::npos));
+    check_case(c, dgq::test::seed() + 64);
+  }
+}
+
+TEST_CASE("decode attention on dgq2 and KIVI codes: raw tokens, in-band markers, other families and mixed formats are refused",
+          "[decode_attention][uniform]") {
+  const auto x = head_values({KvBlockFormat::q8_0, false, {1, 1, 64, 40}}, 9);
+  const auto head_of = [&x](const char* spec, dgq::TensorRole role = dgq::TensorRole::key) {
+    return dgq::cpu::uniform_codes_head(dgq::make_scheme(spec)->compress(x.view(), role));
+  };
+  REQUIRE_THROWS_WITH(head_of("dgq2:bits=4,residual=8"), Catch::Contains("keeps raw tokens"));
+  REQUIRE_THROWS_WITH(head_of("dgq2:bits=4,markers=inband"), Catch::Contains("marks segments in-band"));
+  // A token role has nothing to mark: in-band is table there (rule V5) and is read.
+  REQUIRE(head_of("dgq2:bits=4,markers=inband", dgq::TensorRole::value).format == KvBlockFormat::uniform4);
+  REQUIRE_THROWS_WITH(head_of("kivi-4:group=32,residual=0"), Catch::Contains("keeps 8 raw tokens"));
+  REQUIRE_THROWS_WITH(head_of("kivi-2:group=8,residual=16", dgq::TensorRole::value), Catch::Contains("keeps 16 raw tokens"));
+  REQUIRE(head_of("kivi-2:group=8,residual=0").ranges.edges.size() == 6);
+  REQUIRE_THROWS_WITH(head_of("q8_0"), Catch::Contains("not 'q8_0'"));
+  REQUIRE_THROWS_WITH(head_of("dgq"), Catch::Contains("dgq2 or KIVI"));
+  // K and V of different formats: only between uniform widths.
+  DecodeCase c{KvBlockFormat::q8_0, false, {1, 1, 64, 40}};
+  c.uniform_spec = "dgq2:kbits=4,vbits=2";
+  const Problem p = make_problem(c, 10);
+  REQUIRE(p.stored.format == KvBlockFormat::uniform4);
+  REQUIRE(p.stored.value_format() == KvBlockFormat::uniform2);
+  dgq::cpu::StoredKv kv = p.stored;
+  kv.format = KvBlockFormat::q4_0;
+  float out[64];
+  REQUIRE_THROWS_WITH(dgq::cpu::decode_attention(kv, p.c.shape, p.q.data(), 1.0f, out, 1),
+                      Catch::Contains("only between uniform code widths"));
+  kv = p.stored;
+  kv.v_format = KvBlockFormat::dgq;
+  REQUIRE_THROWS_WITH(dgq::cpu::decode_attention(kv, p.c.shape, p.q.data(), 1.0f, out, 1),
+                      Catch::Contains("only between uniform code widths"));
 }

@@ -8,7 +8,9 @@
 // the reference's decoders, and the differential test (tests/gpu) compares the two.
 // DGQ v1's codes (format dgq) are one int8 code per value with no block scale: a value is
 // dgq_value(code, lo, scale) of its token's segment (docs/spec.md rules 7-8), which both kernels
-// call.
+// call. The uniform formats (uniform2 .. uniform8: dgq2's and KIVI's codes) are unsigned codes
+// of b bits in one little-endian bit stream, 32 values in 4 b bytes, with no block scale either:
+// a value is uniform_value(code, lo, scale) of its token's range (docs/spec.md rule V5, KIVI).
 #include <cstdint>
 
 #include "dgq/element_rules.hpp"
@@ -16,11 +18,42 @@
 
 namespace dgq::kv_block_rules {
 
-enum class Format : std::uint8_t { q8_0, q4_0, iq4_nl, dgq };  // the order of dgq::cpu::KvBlockFormat
+// The order of dgq::cpu::KvBlockFormat.
+enum class Format : std::uint8_t { q8_0, q4_0, iq4_nl, dgq, uniform2, uniform3, uniform4, uniform8 };
 inline constexpr int kBlockValues = 32;
 
-// dgq: 32 codes of one byte (its "blocks" are 32 values of a row; the ranges live per segment).
-DGQ_HD int block_bytes(Format f) { return f == Format::q8_0 ? 34 : f == Format::dgq ? 32 : 18; }
+// The code width of a uniform format, 0 for the others.
+DGQ_HD int uniform_bits(Format f) {
+  switch (f) {
+    case Format::uniform2: return 2;
+    case Format::uniform3: return 3;
+    case Format::uniform4: return 4;
+    case Format::uniform8: return 8;
+    default: return 0;
+  }
+}
+
+// dgq: 32 codes of one byte (its "blocks" are 32 values of a row; the ranges live per segment);
+// uniform b: 32 codes of b bits.
+DGQ_HD int block_bytes(Format f) {
+  if (uniform_bits(f) != 0) return 4 * uniform_bits(f);
+  return f == Format::q8_0 ? 34 : f == Format::dgq ? 32 : 18;
+}
+
+// Code j of a row of b-bit codes (bits [j b, (j + 1) b) of the row, from bit 0 of byte 0; a row
+// of a multiple of 32 values starts on a byte, so a row's codes are the stream's).
+DGQ_HD std::uint8_t uniform_code(const std::uint8_t* row, int j, int bits) {
+  const int bit = j * bits;
+  const unsigned two = row[bit / 8] | (bit % 8 + bits > 8 ? row[bit / 8 + 1] << 8 : 0u);
+  return static_cast<std::uint8_t>((two >> (bit % 8)) & ((1u << bits) - 1u));
+}
+
+// A uniform code's value: fmaf(code, scale, lo) (rule V5, KIVI's uniform_value), rounded to fp16
+// when the input was fp16 (what Scheme::decompress writes before any inverse rotation).
+DGQ_HD float uniform_value(std::uint8_t code, float lo, float scale, bool f16) {
+  const float x = fmaf(static_cast<float>(code), scale, lo);
+  return f16 ? rules::half_to_float(rules::float_to_half(x)) : x;
+}
 
 // A DGQ v1 value: rule 7's fmaf(code + 127, scale, lo) of the code with rule 8's in-band marker
 // removed, rounded to fp16 when the input was fp16 (what Scheme::decompress writes).

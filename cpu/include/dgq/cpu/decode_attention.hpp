@@ -1,8 +1,10 @@
 #pragma once
 // Decode attention on a stored cache: one new query per head against L cached tokens whose K and
 // V are ggml blocks (q8_0, q4_0, iq4_nl: what those schemes store as part "blocks" for one
-// [tokens][head_dim] head) or DGQ v1's codes (`dgq`, granularity=segment or segment-channel: part "codes", one int8
-// per element, with each segment's range), read and dequantized in registers inside the loop,
+// [tokens][head_dim] head), DGQ v1's codes (`dgq`, granularity=segment or segment-channel: part
+// "codes", one int8 per element, with each segment's range) or the unsigned b-bit codes of dgq2
+// and KIVI (`uniform2` .. `uniform8`: part "codes", with each span's range; K and V may differ in
+// width), read and dequantized in registers inside the loop,
 // never decompressed to a buffer. GQA: query head h reads KV head h / group (ggml_flash_attn_ext's
 // broadcast). Softmax over scale * q.k, fp32 throughout.
 //
@@ -12,15 +14,20 @@
 // out = acc / l. Work items are (KV head, chunk) and every one of them serves the whole GQA
 // group, so each block is read once per step; the bits do not depend on the thread count.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "dgq/scheme.hpp"
 
 namespace dgq::cpu {
 
-enum class KvBlockFormat : std::uint8_t { q8_0, q4_0, iq4_nl, dgq };
-int kv_block_bytes(KvBlockFormat f);  // 34, 18, 18, 32 (32 values each; dgq's are its codes only)
-const char* kv_block_format_name(KvBlockFormat f);
+// The order of dgq::kv_block_rules::Format.
+enum class KvBlockFormat : std::uint8_t { q8_0, q4_0, iq4_nl, dgq, uniform2, uniform3, uniform4, uniform8 };
+// 34, 18, 18, 32, then 4 b for uniform b (32 values each; dgq's and uniform's are codes only).
+int kv_block_bytes(KvBlockFormat f);
+const char* kv_block_format_name(KvBlockFormat f);  // "q8_0", ..., "dgq", "uniform2", ...
+// Whether a format's values come with per-token ranges (dgq, uniform*) rather than block scales.
+bool kv_format_has_ranges(KvBlockFormat f);
 
 // What a `dgq` head needs beside its codes: the segment edges [0, e1, ..., L] and each segment's
 // lo and scale (docs/spec.md rules 6-8: rules::dequant_scale), one per segment
@@ -41,6 +48,23 @@ struct DgqSegmentRanges {
 // std::invalid_argument for another family, InputError for corrupt parts.
 DgqSegmentRanges dgq_segment_ranges(const Compressed& c, const std::uint8_t** codes);
 
+// A dgq2 or KIVI head as the kernel reads it: its uniform format (the role's code width), its
+// codes (into c, which must outlive it), whether the role is stored rotated (dgq2's rot and
+// rot_on) and its ranges as DgqSegmentRanges: one "segment" per span that shares ranges (dgq2
+// rule V3's spans: segments, segment-channel groups or tokens; KIVI's key groups of `group`
+// tokens with a range per channel, or its per-token value ranges), lo and scale = (hi - lo) /
+// levels as the scheme's decompress computes them. The kernel has no raw rows: a head with
+// residual (raw) tokens, or dgq2's in-band markers in a segmenting role (a code that decodes as
+// its neighbour), is refused with std::invalid_argument, as is another family; InputError for
+// corrupt parts.
+struct UniformCodesHead {
+  KvBlockFormat format = KvBlockFormat::uniform4;
+  const std::uint8_t* codes = nullptr;
+  bool rotated = false;
+  DgqSegmentRanges ranges;
+};
+UniformCodesHead uniform_codes_head(const Compressed& c);
+
 struct DecodeAttentionShape {
   int kv_heads = 1;
   int group = 1;       // query heads per KV head (GQA); 1 = multi-head attention
@@ -54,10 +78,13 @@ struct DecodeAttentionShape {
 // rules::hadamard_block(head_dim, key), V's 64); the query is rotated with K's blocks (q.k is
 // (Hq).(Hk)) and the output rotated back once with V's.
 struct StoredKv {
-  KvBlockFormat format = KvBlockFormat::q8_0;
+  KvBlockFormat format = KvBlockFormat::q8_0;  // K's, and V's unless v_format says otherwise
+  // V's format when it differs from K's (only between uniform widths: dgq2's kbits/vbits).
+  std::optional<KvBlockFormat> v_format;
+  KvBlockFormat value_format() const { return v_format.value_or(format); }
   std::vector<const std::uint8_t*> k, v;
   bool k_rotated = false, v_rotated = false;
-  // format dgq only: head h's segment ranges (k_ranges[h] for k[h], v_ranges[h] for v[h]).
+  // formats with ranges only (dgq, uniform*): head h's segment ranges (k_ranges[h] for k[h], v_ranges[h] for v[h]).
   std::vector<const DgqSegmentRanges*> k_ranges, v_ranges;
 };
 
@@ -89,7 +116,7 @@ class DecodeAttention {
   DecodeAttentionShape shape_;
   float scale_;
   DecodePath path_;
-  std::int64_t chunks_, row_bytes_;
+  std::int64_t chunks_, k_row_bytes_, v_row_bytes_;
   std::vector<float> q_;                 // [query_heads][head_dim], rotated if K is
   std::vector<float> chunk_max_, chunk_sum_;  // [kv_head][chunk][group]
   std::vector<float> chunk_acc_;         // [kv_head][chunk][group][head_dim]

@@ -1,0 +1,152 @@
+// dgq2's and KIVI's stored heads as decode attention reads them (formats uniform2 .. uniform8):
+// the codes where they lie and each span's lo and scale, read from the scheme's parts once per
+// head when the cache is set up. The spans and ranges are the decompress's (dgq2 rules V3-V6 through
+// the reference's dgq2 helpers; KIVI's layout as kivi_scheme.cpp documents it), so a value the
+// kernel decodes is the one Scheme::decompress writes before any inverse rotation.
+#include <cmath>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "dgq/byte_io.hpp"
+#include "dgq/cpu/decode_attention.hpp"
+#include "dgq/errors.hpp"
+#include "dgq/kernels/uniform_codes.hpp"
+#include "dgq/registry.hpp"
+#include "dgq/schemes/dgq2/layout.hpp"
+#include "dgq/schemes/dgq2/packed_codes.hpp"
+#include "dgq/schemes/dgq2/params.hpp"
+#include "dgq/schemes/dgq2/range_store.hpp"
+#include "dgq/schemes/dgq2/segments.hpp"
+
+namespace dgq::cpu {
+namespace {
+
+[[noreturn]] void refuse(const std::string& what) { throw std::invalid_argument("decode_attention: " + what); }
+
+KvBlockFormat uniform_format(int bits) {
+  switch (bits) {
+    case 2: return KvBlockFormat::uniform2;
+    case 3: return KvBlockFormat::uniform3;
+    case 4: return KvBlockFormat::uniform4;
+    case 8: return KvBlockFormat::uniform8;
+    default: refuse("no uniform format of " + std::to_string(bits) + " bits");
+  }
+}
+
+const Part& part_of(const Compressed& c, const char* name) {
+  const Part* p = c.find(name);
+  if (p == nullptr) throw InputError(c.scheme + ": part '" + name + "' is missing");
+  return *p;
+}
+
+void check_input_dtype(const Compressed& c) {
+  if (c.dtype != DType::f16 && c.dtype != DType::f32)
+    refuse("the uniform formats take fp16 or fp32 input, not " + std::string(dtype_name(c.dtype)));
+}
+
+UniformCodesHead dgq2_head(const Compressed& c) {
+  namespace d2 = schemes::dgq2;
+  d2::Params all;
+  parse_scheme_args(c.scheme, d2::dgq2_scheme_params(), [&all](const SchemeArgs& args) { all = d2::params_from_args(args); });
+  const d2::Params p = all.for_role(c.role);
+  const d2::RangeGranularity g = p.granularity(c.role);
+  const std::int64_t quantized = d2::quantized_tokens(c.tokens, p.residual);
+  if (quantized != c.tokens) refuse("'" + c.scheme + "' keeps raw tokens (residual), which the kernel does not read");
+  if (d2::uses_segments(g) && p.seg.markers == Markers::inband)
+    refuse("'" + c.scheme + "' marks segments in-band, which the kernel does not read (use markers=table or bitmap)");
+  const Part& codes = part_of(c, "codes");
+  if (codes.bytes.size() != d2::packed_code_bytes(static_cast<std::uint64_t>(c.tokens * c.channels), p.bits))
+    throw InputError(c.scheme + ": corrupt dgq2 data: part 'codes' has the wrong size");
+  std::vector<std::uint32_t> edges{0};
+  if (d2::uses_segments(g)) {
+    edges = d2::edges_from_parts(part_of(c, "markers").bytes, codes.bytes.data(), codes.bytes.size(), quantized,
+                                 c.channels, p, c.scheme);
+  } else if (quantized > 0) {
+    edges.push_back(static_cast<std::uint32_t>(quantized));
+  }
+  const std::vector<d2::TokenSpan> spans = d2::range_spans(g, p.group(c.role), edges, quantized);
+  const std::size_t per_span = d2::per_channel(g) ? static_cast<std::size_t>(c.channels) : 1;
+  const Part& ranges = part_of(c, "ranges");
+  if (ranges.bytes.size() != spans.size() * per_span * d2::range_pair_bytes(p.range_dtype))
+    throw InputError(c.scheme + ": corrupt dgq2 data: part 'ranges' has the wrong size");
+  UniformCodesHead head;
+  head.format = uniform_format(p.bits);
+  head.codes = codes.bytes.data();
+  head.rotated = p.rotate;
+  head.ranges.f16 = c.dtype == DType::f16;
+  head.ranges.channels = static_cast<int>(per_span);
+  head.ranges.edges.push_back(0);
+  std::size_t index = 0;
+  for (const d2::TokenSpan& s : spans) {
+    head.ranges.edges.push_back(s.end);
+    for (std::size_t k = 0; k < per_span; ++k) {
+      const d2::StoredRange r = d2::load_range(ranges.bytes, index++, p.range_dtype);
+      if (!std::isfinite(r.hi - r.lo)) throw InputError(c.scheme + ": corrupt dgq2 data: a range is wider than fp32");
+      head.ranges.lo.push_back(r.lo);
+      head.ranges.scale.push_back(schemes::uniform_scale(r.lo, r.hi, p.levels()));
+    }
+  }
+  return head;
+}
+
+// KIVI's canonical spec "kivi-b:group=G,residual=R" (KiviScheme::spec).
+UniformCodesHead kivi_head(const Compressed& c, int bits) {
+  int group = 0, residual = -1;
+  std::string_view rest(c.scheme);
+  rest.remove_prefix(rest.find(':') == std::string_view::npos ? rest.size() : rest.find(':') + 1);
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    rest.remove_prefix(comma == std::string_view::npos ? rest.size() : comma + 1);
+    const std::size_t eq = item.find('=');
+    if (eq == std::string_view::npos) continue;
+    const int value = std::stoi(std::string(item.substr(eq + 1)));
+    if (item.substr(0, eq) == "group") group = value;
+    if (item.substr(0, eq) == "residual") residual = value;
+  }
+  if (group < 1 || residual < 0) refuse("'" + c.scheme + "' is not a canonical KIVI spec (group=G,residual=R)");
+  const std::int64_t old = c.tokens > residual ? c.tokens - residual : 0;
+  const std::int64_t quantized = c.role == TensorRole::key ? old / group * group : old;
+  if (quantized != c.tokens)
+    refuse("'" + c.scheme + "' keeps " + std::to_string(c.tokens - quantized) +
+           " raw tokens (residual, or an incomplete key group), which the kernel does not read");
+  const Part& codes = part_of(c, "codes");
+  const bool keys = c.role == TensorRole::key;
+  const std::size_t spans = static_cast<std::size_t>(keys ? quantized / group : quantized);
+  const std::size_t per_span = keys ? static_cast<std::size_t>(c.channels) : 1;
+  const Part& ranges = part_of(c, "ranges");
+  if (codes.bytes.size() != (static_cast<std::uint64_t>(quantized * c.channels) * bits + 7) / 8 ||
+      ranges.bytes.size() != spans * per_span * 8)
+    throw InputError(c.scheme + ": corrupt KIVI data: parts 'codes' or 'ranges' have the wrong size");
+  UniformCodesHead head;
+  head.format = uniform_format(bits);
+  head.codes = codes.bytes.data();
+  head.ranges.f16 = c.dtype == DType::f16;
+  head.ranges.channels = static_cast<int>(per_span);
+  head.ranges.edges.push_back(0);
+  const int levels = (1 << bits) - 1;
+  for (std::size_t s = 0; s < spans; ++s) {
+    head.ranges.edges.push_back(static_cast<std::uint32_t>(keys ? (s + 1) * group : s + 1));
+    for (std::size_t k = 0; k < per_span; ++k) {
+      const schemes::Range r = schemes::read_range(ranges.bytes, s * per_span + k);
+      head.ranges.lo.push_back(r.lo);
+      head.ranges.scale.push_back(schemes::uniform_scale(r.lo, r.hi, levels));
+    }
+  }
+  return head;
+}
+
+}  // namespace
+
+UniformCodesHead uniform_codes_head(const Compressed& c) {
+  const std::string family = scheme_family_of(c.scheme);
+  if (family != "dgq2" && family != "kivi-2" && family != "kivi-4")
+    refuse("the uniform formats read the parts of dgq2 or KIVI, not '" + c.scheme + "'");
+  check_input_dtype(c);
+  if (c.channels % 32 != 0) refuse("head_dim must be a multiple of 32, got " + std::to_string(c.channels));
+  return family == "dgq2" ? dgq2_head(c) : kivi_head(c, family == "kivi-2" ? 2 : 4);
+}
+
+}  // namespace dgq::cpu
