@@ -18,24 +18,28 @@ namespace {
 
 constexpr int kLlamaLayers = 32;
 const std::vector<std::int64_t> kLlamaLengths = {8192, 32768, 131072};
-const char* const kTypes[] = {"f16", "q8_0", "q4_0", "iq4_nl", "q4_0+rot", "iq4_nl+rot", "dgq"};
-
 // The stored type a dgq entry reads: "q4_0+rot" (rot=hadamard on q4_0 blocks) reads q4_0's
 // bytes, so its ggml and memcpy references are q4_0's.
 std::string stored_type(const std::string& type) { return type.substr(0, type.find('+')); }
 
-// The ggml cache a dgq entry is compared with as "the same type": its own, or for DGQ v1, which
-// ggml does not have, q8_0 (its peer in bits: 8.5 against DGQ's 8).
-std::string ggml_peer(const std::string& type) { return stored_type(type) == "dgq" ? "q8_0" : stored_type(type); }
-
-// Bits per value of each stored type (fp16 scale per 32 values included; DGQ v1's few ranges
-// and markers per head left out).
-double bits_per_value(const std::string& type) {
-  if (stored_type(type) == "f16") return 16;
-  if (stored_type(type) == "q8_0") return 8.5;
-  if (stored_type(type) == "dgq") return 8;
-  return 4.5;
+// The types of the run in run order, f16 (ggml's only) first: each dgq entry's type. The ggml
+// cache a type is compared with as "the same" is its result's peer: its own, or for a type ggml
+// lacks the nearest in bits (DGQ v1: q8_0; dgq2 and KIVI: q4_0), shown in parentheses.
+std::vector<std::string> types_of(const std::vector<DecodeResult>& rs) {
+  std::vector<std::string> out{"f16"};
+  for (const auto& r : rs)
+    if (r.impl == "dgq" && std::find(out.begin(), out.end(), r.type) == out.end()) out.push_back(r.type);
+  return out;
 }
+std::string ggml_peer(const std::vector<DecodeResult>& rs, const std::string& type) {
+  for (const auto& r : rs)
+    if (r.type == type && !r.peer.empty()) return r.peer;
+  return stored_type(type);
+}
+bool ggml_has(const std::vector<DecodeResult>& rs, const std::string& type) {
+  return ggml_peer(rs, type) == stored_type(type);
+}
+std::string display_name(const std::string& type) { return type == "dgq" ? "DGQ v1" : type; }
 
 const DecodeResult* find(const std::vector<DecodeResult>& rs, const std::string& impl, const std::string& type, int head_dim,
                          std::int64_t tokens, int threads) {
@@ -65,7 +69,7 @@ int head_dim_of(const DecodeResult& r) { return r.head_dim; }
 std::int64_t tokens_of(const DecodeResult& r) { return r.tokens; }
 int threads_of(const DecodeResult& r) { return r.threads; }
 
-const std::vector<std::string> kDecodeHeader = {"L",          "threads",         "type",         "memcpy ms",
+const std::vector<std::string> kDecodeHeader = {"L",          "threads",         "type",         "bits/value",  "memcpy ms",
                                                 "ggml ms",    "dgq ms",          "dgq steps/s",  "dgq GB/s read",
                                                 "dgq vs ggml same", "dgq vs ggml f16", "dgq vs memcpy"};
 
@@ -77,17 +81,19 @@ Rows decode_rows(const std::vector<DecodeResult>& rs, int head_dim) {
     for (int threads : distinct(rs, threads_of)) {
       const DecodeResult* f16 = find(rs, "ggml", "f16", head_dim, tokens, threads);
       if (f16 == nullptr) continue;
-      for (const char* type : kTypes) {
+      for (const std::string& type : types_of(rs)) {
         const DecodeResult* mem = find(rs, "memcpy", stored_type(type), head_dim, tokens, threads);
-        const DecodeResult* peer = find(rs, "ggml", ggml_peer(type), head_dim, tokens, threads);
+        const DecodeResult* peer = find(rs, "ggml", ggml_peer(rs, type), head_dim, tokens, threads);
         const DecodeResult* d = find(rs, "dgq", type, head_dim, tokens, threads);
-        const bool own = ggml_peer(type) == stored_type(type);  // false for DGQ v1: ggml has no such type
+        const bool own = ggml_has(rs, type);  // false for DGQ v1, dgq2, KIVI: ggml has no such type
         if (d == nullptr && (type != stored_type(type) || !own)) continue;
         const DecodeResult* g = own ? peer : nullptr;
-        rows.push_back({length_name(tokens), std::to_string(threads), type, mem ? fmt(mem->seconds * 1e3, 3) : "",
+        const DecodeResult* any = d ? d : mem;
+        rows.push_back({length_name(tokens), std::to_string(threads), type, any ? fmt(any->bits, 2) : "",
+                        mem ? fmt(mem->seconds * 1e3, 3) : "",
                         g ? fmt(g->seconds * 1e3, 3) : "", d ? fmt(d->seconds * 1e3, 3) : "", d ? fmt(1.0 / d->seconds, 1) : "",
                         d ? fmt(d->cache_bytes / d->seconds / 1e9) : "",
-                        own ? fmt(speedup(d, peer)) : fmt(speedup(d, peer)) + " (" + ggml_peer(type) + ")",
+                        own ? fmt(speedup(d, peer)) : fmt(speedup(d, peer)) + " (" + ggml_peer(rs, type) + ")",
                         fmt(speedup(d, f16)), fmt(speedup(d, mem))});
       }
     }
@@ -115,7 +121,7 @@ std::vector<TargetRow> target_rows(const std::vector<DecodeResult>& rs) {
   std::vector<TargetRow> out;
   for (const auto& d : rs) {
     if (d.impl != "dgq") continue;
-    const double same = speedup(&d, find(rs, "ggml", ggml_peer(d.type), d.head_dim, d.tokens, d.threads));
+    const double same = speedup(&d, find(rs, "ggml", ggml_peer(rs, d.type), d.head_dim, d.tokens, d.threads));
     const double f16 = speedup(&d, find(rs, "ggml", "f16", d.head_dim, d.tokens, d.threads));
     const DecodeResult* mem = find(rs, "memcpy", stored_type(d.type), d.head_dim, d.tokens, d.threads);
     const double of_memcpy = mem ? d.seconds / mem->seconds : 0;
@@ -127,12 +133,13 @@ std::vector<TargetRow> target_rows(const std::vector<DecodeResult>& rs) {
       if (!ok) verdict += (verdict.empty() ? "missed: " : ", ") + what;
     };
     goal(same >= 1.0, "vs ggml same");
-    const bool low_bit = d.tokens >= 16384 && bits_per_value(d.type) <= 4.5;
+    const bool low_bit = d.tokens >= 16384 && d.bits <= 4.5 + 1e-9;
     if (low_bit) {
       goal(f16 > 1.0, "vs ggml f16");
       goal(of_memcpy > 0 && of_memcpy <= 3.0, "memcpy");
     }
-    row.cells = {std::to_string(d.head_dim), length_name(d.tokens), std::to_string(d.threads), d.type, fmt(same) + "x",
+    const std::string same_cell = ggml_has(rs, d.type) ? fmt(same) + "x" : fmt(same) + "x (" + d.peer + ")";
+    row.cells = {std::to_string(d.head_dim), length_name(d.tokens), std::to_string(d.threads), d.type, fmt(d.bits, 2), same_cell,
                  shown_ratio(f16, low_bit), shown_ratio(of_memcpy, low_bit),
                  verdict.empty() ? "met" : verdict};
     out.push_back(row);
@@ -140,7 +147,7 @@ std::vector<TargetRow> target_rows(const std::vector<DecodeResult>& rs) {
   return out;
 }
 
-const std::vector<std::string> kTargetHeader = {"D",   "L", "threads", "type", "vs ggml same (DGQ v1: q8_0; goal >= 1)",
+const std::vector<std::string> kTargetHeader = {"D",   "L", "threads", "type", "bits/value", "vs ggml same or (peer) (goal >= 1)",
                                                 "vs ggml f16 (goal > 1 at L >= 16K, <= 4.5 bits)",
                                                 "time / memcpy of its bytes (goal <= 3)", "met"};
 
@@ -155,14 +162,14 @@ Rows llama_rows(const std::vector<DecodeResult>& rs) {
       const DecodeResult* f16 = find(rs, "ggml", "f16", 128, tokens, threads);
       if (f16 == nullptr) continue;
       for (const char* impl : {"ggml", "dgq"})
-        for (const char* type : kTypes) {
+        for (const std::string& type : types_of(rs)) {
           const DecodeResult* r = find(rs, impl, type, 128, tokens, threads);
           if (r == nullptr) continue;
           const double change = (r->seconds / f16->seconds - 1) * 100;
           std::ostringstream pct;
           pct << std::showpos << std::fixed << std::setprecision(0) << change << " %";
           rows.push_back({length_name(tokens), std::to_string(threads),
-                          std::string(impl) + " " + (std::string(type) == "dgq" ? "DGQ v1" : type),
+                          std::string(impl) + " " + display_name(type),
                           fmt(r->seconds * 1e3, 2), fmt(r->seconds * 1e3 * kLlamaLayers, 1), pct.str()});
         }
     }

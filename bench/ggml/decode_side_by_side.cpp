@@ -30,6 +30,7 @@
 
 #include "../bench_layer.hpp"
 #include "dgq/cpu/decode_attention.hpp"
+#include "dgq/registry.hpp"
 #include "dgq/scheme.hpp"
 #include "dgq/tensor.hpp"
 #include "ggml-cpu.h"
@@ -38,53 +39,102 @@
 namespace dgq::ggml_bench {
 namespace {
 
+// A cache type of the run. ggml's types are stored by dgq's schemes of the same name (ggml's
+// bytes); the types ggml lacks by `spec`, with `peer` the ggml type compared as "the same"
+// (the nearest in bits of those timed here).
 struct CacheType {
   const char* name;
-  ggml_type type;
-  bool dgq;  // dgq's decode attention reads this type
-  cpu::KvBlockFormat format;
-  bool ggml = true;  // ggml has this type (not DGQ v1)
+  ggml_type type;  // ggml's type; GGML_TYPE_COUNT for the types ggml lacks
+  bool dgq;        // dgq's decode attention reads this type
+  cpu::KvBlockFormat format = cpu::KvBlockFormat::q8_0;
+  const char* spec = nullptr;  // types ggml lacks: the scheme that stores K and V
+  const char* peer = nullptr;  // types ggml lacks: the ggml type it is compared with
+  bool ggml() const { return spec == nullptr; }
 };
-constexpr CacheType kCacheTypes[] = {{"f16", GGML_TYPE_F16, false, cpu::KvBlockFormat::q8_0},
-                                     {"q8_0", GGML_TYPE_Q8_0, true, cpu::KvBlockFormat::q8_0},
-                                     {"q4_0", GGML_TYPE_Q4_0, true, cpu::KvBlockFormat::q4_0},
-                                     {"iq4_nl", GGML_TYPE_IQ4_NL, true, cpu::KvBlockFormat::iq4_nl},
-                                     {"dgq", GGML_TYPE_I8, true, cpu::KvBlockFormat::dgq, false}};
+// dgq2's ≤ 4-bit frontier configuration (experiments/frontier-dgq2.txt): K 4-bit per channel over
+// 128-token groups inside each segment, V 3-bit per token with the Hadamard rotation. KIVI with
+// 32-token key groups and no raw tail (the kernel reads no raw rows; the causal cache's form).
+constexpr CacheType kCacheTypes[] = {
+    {"f16", GGML_TYPE_F16, false},
+    {"q8_0", GGML_TYPE_Q8_0, true, cpu::KvBlockFormat::q8_0},
+    {"q4_0", GGML_TYPE_Q4_0, true, cpu::KvBlockFormat::q4_0},
+    {"iq4_nl", GGML_TYPE_IQ4_NL, true, cpu::KvBlockFormat::iq4_nl},
+    {"dgq", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::dgq, "dgq", "q8_0"},
+    {"dgq2-k4v3", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::uniform4,
+     "dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128,rot=hadamard,rot_on=v", "q4_0"},
+    {"kivi-4", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::uniform4, "kivi-4:group=32,residual=0", "q4_0"},
+    {"kivi-2", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::uniform2, "kivi-2:group=32,residual=0", "q4_0"},
+};
 
-// One type's K and V: [kv_heads][max_tokens][row_bytes]; for dgq also each head's segment
-// ranges (the same for K and V, which hold the same values) and their stored bytes per head.
-struct StoredLayer {
-  std::vector<std::uint8_t> k, v;
+// One role (K or V) of one type: [kv_heads][max_tokens][row_bytes] and, for the types ggml
+// lacks, each head's ranges, the stored bytes beside the codes (ranges, markers) and
+// Scheme::decompress's values for the cross-check. `bytes` ends with extra_head_bytes of slack,
+// so that the memcpy reference can copy a head's codes and its extra bytes in one run.
+struct StoredRole {
+  std::vector<std::uint8_t> bytes;
   std::size_t row_bytes = 0;
-  std::int64_t max_tokens = 0;
+  cpu::KvBlockFormat format = cpu::KvBlockFormat::q8_0;
+  bool rotated = false;
   std::vector<cpu::DgqSegmentRanges> ranges;
-  std::size_t extra_head_bytes = 0;
-  std::vector<std::uint8_t> decoded;  // dgq only: Scheme::decompress's values as fp32, for the cross-check
-  const std::uint8_t* head(const std::vector<std::uint8_t>& role, int h) const {
-    return role.data() + static_cast<std::size_t>(h) * static_cast<std::size_t>(max_tokens) * row_bytes;
+  std::size_t extra_head_bytes = 0;  // at max_tokens
+  std::vector<float> decoded;
+};
+
+struct StoredLayer {
+  StoredRole k, v;
+  std::int64_t max_tokens = 0;
+  const std::uint8_t* head(const StoredRole& role, int h) const {
+    return role.bytes.data() + static_cast<std::size_t>(h) * static_cast<std::size_t>(max_tokens) * role.row_bytes;
   }
 };
 
-// DGQ v1's codes of every head in one buffer, and each head's ranges.
-std::vector<std::uint8_t> store_dgq_role(const Tensor3& x, std::size_t row_bytes, StoredLayer& s) {
-  const auto scheme = make_scheme("dgq");
-  const auto heads = static_cast<int>(x.heads);
-  const std::size_t head_bytes = row_bytes * static_cast<std::size_t>(x.tokens);
-  std::vector<std::uint8_t> bytes(head_bytes * static_cast<std::size_t>(heads));
-  s.ranges.resize(static_cast<std::size_t>(heads));
-  s.decoded.resize(x.storage.size() * 2);  // fp32 from fp16
-  for (int h = 0; h < heads; ++h) {
-    const Compressed c = scheme->compress(x.head(h), TensorRole::key);
-    const std::uint8_t* codes = nullptr;
-    s.ranges[static_cast<std::size_t>(h)] = cpu::dgq_segment_ranges(c, &codes);
-    std::memcpy(bytes.data() + static_cast<std::size_t>(h) * head_bytes, codes, head_bytes);
-    s.extra_head_bytes = std::max<std::size_t>(s.extra_head_bytes, c.total_bytes() - head_bytes);
-    std::vector<std::uint16_t> half(x.head_bytes() / 2);
-    scheme->decompress(c, MutTensor{half.data(), DType::f16, x.tokens, x.channels});
-    const std::vector<float> values = to_float(ConstTensor{half.data(), DType::f16, x.tokens, x.channels});
-    std::memcpy(s.decoded.data() + static_cast<std::size_t>(h) * x.head_bytes() * 2, values.data(), x.head_bytes() * 2);
+// A head of a type ggml lacks, compressed by its scheme: where the kernel finds its codes and
+// ranges, in which format, and whether the role is stored rotated.
+struct SchemeHead {
+  const std::uint8_t* codes = nullptr;
+  cpu::DgqSegmentRanges ranges;
+  cpu::KvBlockFormat format = cpu::KvBlockFormat::dgq;
+  bool rotated = false;
+};
+SchemeHead scheme_head(const Compressed& c) {
+  if (scheme_family_of(c.scheme) == "dgq") {
+    SchemeHead h;
+    h.ranges = cpu::dgq_segment_ranges(c, &h.codes);
+    return h;
   }
-  return bytes;
+  cpu::UniformCodesHead u = cpu::uniform_codes_head(c);
+  return {u.codes, std::move(u.ranges), u.format, u.rotated};
+}
+
+// Every head of one role through t.spec.
+StoredRole store_scheme_role(const CacheType& t, const Tensor3& x, TensorRole role) {
+  const auto scheme = make_scheme(t.spec);
+  const auto heads = static_cast<int>(x.heads);
+  std::vector<Compressed> stored(static_cast<std::size_t>(heads));
+  StoredRole s;
+  s.ranges.resize(stored.size());
+  s.decoded.resize(x.storage.size() * 2);  // fp32 from fp16
+  std::vector<SchemeHead> parsed(stored.size());
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int h = 0; h < heads; ++h) {
+    stored[static_cast<std::size_t>(h)] = scheme->compress(x.head(h), role);
+    std::vector<std::uint16_t> half(x.head_bytes() / 2);
+    scheme->decompress(stored[static_cast<std::size_t>(h)], MutTensor{half.data(), DType::f16, x.tokens, x.channels});
+    const std::vector<float> values = to_float(ConstTensor{half.data(), DType::f16, x.tokens, x.channels});
+    std::memcpy(s.decoded.data() + static_cast<std::size_t>(h) * values.size(), values.data(), values.size() * sizeof(float));
+  }
+  for (int h = 0; h < heads; ++h) parsed[static_cast<std::size_t>(h)] = scheme_head(stored[static_cast<std::size_t>(h)]);
+  s.format = parsed[0].format;
+  s.rotated = parsed[0].rotated;
+  s.row_bytes = static_cast<std::size_t>(x.channels / 32) * static_cast<std::size_t>(cpu::kv_block_bytes(s.format));
+  const std::size_t head_bytes = s.row_bytes * static_cast<std::size_t>(x.tokens);
+  for (const Compressed& c : stored) s.extra_head_bytes = std::max<std::size_t>(s.extra_head_bytes, c.total_bytes() - head_bytes);
+  s.bytes.resize(head_bytes * stored.size() + s.extra_head_bytes);
+  for (int h = 0; h < heads; ++h) {
+    std::memcpy(s.bytes.data() + static_cast<std::size_t>(h) * head_bytes, parsed[static_cast<std::size_t>(h)].codes, head_bytes);
+    s.ranges[static_cast<std::size_t>(h)] = std::move(parsed[static_cast<std::size_t>(h)].ranges);
+  }
+  return s;
 }
 
 // Head h's ranges clipped to the first `tokens` tokens.
@@ -93,47 +143,66 @@ cpu::DgqSegmentRanges clipped(const cpu::DgqSegmentRanges& r, std::int64_t token
   out.edges.clear();
   out.lo.clear();
   out.scale.clear();
+  const auto channels = static_cast<std::size_t>(r.channels);
   for (std::size_t i = 0; i + 1 < r.edges.size() && r.edges[i] < tokens; ++i) {
     out.edges.push_back(r.edges[i]);
-    out.lo.push_back(r.lo[i]);
-    out.scale.push_back(r.scale[i]);
+    out.lo.insert(out.lo.end(), r.lo.begin() + static_cast<std::ptrdiff_t>(i * channels),
+                  r.lo.begin() + static_cast<std::ptrdiff_t>((i + 1) * channels));
+    out.scale.insert(out.scale.end(), r.scale.begin() + static_cast<std::ptrdiff_t>(i * channels),
+                     r.scale.begin() + static_cast<std::ptrdiff_t>((i + 1) * channels));
   }
   out.edges.push_back(static_cast<std::uint32_t>(tokens));
   return out;
 }
 
-std::vector<std::uint8_t> store_role(const CacheType& t, const Tensor3& x, std::size_t row_bytes) {
+StoredRole store_ggml_role(const CacheType& t, const Tensor3& x, int head_dim) {
+  StoredRole s;
+  s.format = t.format;
+  s.row_bytes = ggml_row_size(t.type, head_dim);
   if (t.type == GGML_TYPE_F16) {
-    std::vector<std::uint8_t> bytes(x.storage.size());
-    std::memcpy(bytes.data(), x.storage.data(), bytes.size());
-    return bytes;
+    s.bytes.resize(x.storage.size());
+    std::memcpy(s.bytes.data(), x.storage.data(), s.bytes.size());
+    return s;
   }
   const auto scheme = make_scheme(t.name);
   const auto heads = static_cast<int>(x.heads);
-  const std::size_t head_bytes = row_bytes * static_cast<std::size_t>(x.tokens);
-  std::vector<std::uint8_t> bytes(head_bytes * static_cast<std::size_t>(heads));
+  const std::size_t head_bytes = s.row_bytes * static_cast<std::size_t>(x.tokens);
+  s.bytes.resize(head_bytes * static_cast<std::size_t>(heads));
 #pragma omp parallel for schedule(dynamic, 1)
   for (int h = 0; h < heads; ++h) {
     const Compressed c = scheme->compress(x.head(h), TensorRole::key);
     const Part* blocks = c.find("blocks");
     if (blocks == nullptr || blocks->bytes.size() != head_bytes) throw std::runtime_error(std::string("unexpected parts of ") + t.name);
-    std::memcpy(bytes.data() + static_cast<std::size_t>(h) * head_bytes, blocks->bytes.data(), head_bytes);
+    std::memcpy(s.bytes.data() + static_cast<std::size_t>(h) * head_bytes, blocks->bytes.data(), head_bytes);
   }
-  return bytes;
+  return s;
 }
 
+// K and V hold the same values (see the top of this file), each in its own buffer. DGQ v1 and
+// the ggml types store V as K (the same bytes); dgq2 and KIVI store each role as that role
+// (their layouts differ: per-channel key ranges, per-token value ranges, other widths).
 StoredLayer store_layer(const CacheType& t, const Tensor3& kv, int head_dim) {
   StoredLayer s;
-  s.row_bytes = ggml_row_size(t.type, head_dim);
   s.max_tokens = kv.tokens;
-  s.k = t.ggml ? store_role(t, kv, s.row_bytes) : store_dgq_role(kv, s.row_bytes, s);
-  s.v = s.k;  // V holds the same values (see the top of this file)
+  if (t.ggml()) {
+    s.k = store_ggml_role(t, kv, head_dim);
+    s.v = s.k;
+  } else if (std::string(t.spec) == "dgq") {
+    s.k = store_scheme_role(t, kv, TensorRole::key);
+    s.v = s.k;
+    s.v.decoded.clear();  // the same values as K's: the cross-check reads k.decoded for both
+  } else {
+    s.k = store_scheme_role(t, kv, TensorRole::key);
+    s.v = store_scheme_role(t, kv, TensorRole::value);
+  }
   return s;
 }
 
 struct Entry {
   std::string impl, type;
   double cache_bytes = 0;
+  double bits = 0;       // stored bits per cached value (codes and what they need beside them)
+  std::string peer;      // the ggml type this entry's type is compared with
   std::function<void()> run;
   const float* output = nullptr;  // [query_heads][head_dim] after run, for the cross-check
   bool timed = true;              // false: run in the warm-up round only, for the cross-check
@@ -184,13 +253,14 @@ std::shared_ptr<GgmlStep> make_ggml_step(const CacheType& t, const std::uint8_t*
 }
 
 // dgq's decode step: chunk items, then head merges, in one OpenMP parallel region.
-// ranges: a dgq entry's clipped segment ranges, kept alive with the step.
-Entry dgq_entry(const std::string& type, const cpu::StoredKv& kv, const Shape& sh, double bytes, const float* q,
-                std::shared_ptr<std::vector<cpu::DgqSegmentRanges>> ranges = nullptr) {
+// k_ranges, v_ranges: the clipped segment ranges of a type with ranges, kept alive with the step.
+using SharedRanges = std::shared_ptr<std::vector<cpu::DgqSegmentRanges>>;
+Entry dgq_entry(const std::string& type, const cpu::StoredKv& kv, const Shape& sh, double bytes, double bits,
+                const std::string& peer, const float* q, SharedRanges k_ranges = nullptr, SharedRanges v_ranges = nullptr) {
   auto step = std::make_shared<cpu::DecodeAttention>(kv, cpu::DecodeAttentionShape{sh.kv_heads, sh.group, sh.head_dim, sh.tokens},
                                                      1.0f / std::sqrt(static_cast<float>(sh.head_dim)));
   const int heads = sh.query_heads();
-  return {"dgq", type, bytes, [step, q, heads, ranges] {
+  return {"dgq", type, bytes, bits, peer, [step, q, heads, k_ranges, v_ranges] {
             step->set_query(q);
             const std::int64_t items = step->chunk_items();
 #pragma omp parallel
@@ -211,56 +281,85 @@ std::vector<std::uint8_t>& copy_target() {
   return bytes;
 }
 
+// The stored bytes of a role at `tokens` tokens for all heads: the codes, and the extra bytes
+// (ranges, markers) in proportion to the spans a clipped head keeps (per-token ranges grow with
+// L, a few segments' do not).
+double role_bytes(const StoredRole& r, const Shape& sh, const std::vector<cpu::DgqSegmentRanges>* clipped_ranges) {
+  double bytes = static_cast<double>(sh.tokens) * static_cast<double>(r.row_bytes) * sh.kv_heads;
+  for (int h = 0; h < sh.kv_heads && r.extra_head_bytes > 0; ++h) {
+    const double all = static_cast<double>(r.ranges[static_cast<std::size_t>(h)].edges.size() - 1);
+    const double kept = clipped_ranges ? static_cast<double>((*clipped_ranges)[static_cast<std::size_t>(h)].edges.size() - 1) : all;
+    bytes += static_cast<double>(r.extra_head_bytes) * kept / all;
+  }
+  return bytes;
+}
+
 std::vector<Entry> make_entries(const Shape& sh, const std::vector<StoredLayer>& layers, float* q) {
   std::vector<Entry> entries;
-  const double tokens = static_cast<double>(sh.tokens);
   std::vector<std::uint8_t>& target = copy_target();
-  for (const StoredLayer& s : layers) target.resize(std::max(target.size(), s.k.size() + s.v.size()));
+  for (const StoredLayer& s : layers) target.resize(std::max(target.size(), s.k.bytes.size() + s.v.bytes.size()));
+  const double values = 2.0 * static_cast<double>(sh.tokens) * sh.head_dim * sh.kv_heads;
   for (std::size_t i = 0; i < std::size(kCacheTypes); ++i) {
     const CacheType& t = kCacheTypes[i];
     const StoredLayer& s = layers[i];
-    const double bytes = 2.0 * sh.kv_heads * (tokens * static_cast<double>(s.row_bytes) + static_cast<double>(s.extra_head_bytes));
-    const std::size_t head_bytes = static_cast<std::size_t>(sh.tokens) * s.row_bytes;
+    // Ranges clipped to this L (types with ranges), kept alive with the dgq entry.
+    auto k_ranges = std::make_shared<std::vector<cpu::DgqSegmentRanges>>();
+    auto v_ranges = std::make_shared<std::vector<cpu::DgqSegmentRanges>>();
+    for (const auto& r : s.k.ranges) k_ranges->push_back(clipped(r, sh.tokens));
+    for (const auto& r : s.v.ranges) v_ranges->push_back(clipped(r, sh.tokens));
+    const double k_bytes = role_bytes(s.k, sh, k_ranges.get()), v_bytes = role_bytes(s.v, sh, v_ranges.get());
+    const double bytes = k_bytes + v_bytes;
+    const std::string peer = t.ggml() ? t.name : t.peer;
+    const double bits = bytes * 8 / values;
+    // memcpy: per head, its K codes and its share of K's extra bytes, then V's, read from the
+    // role buffers (whose slack covers the last head's extra bytes).
+    const auto k_piece = static_cast<std::size_t>(k_bytes / sh.kv_heads), v_piece = static_cast<std::size_t>(v_bytes / sh.kv_heads);
     std::uint8_t* dst = target.data();
-    entries.push_back({"memcpy", t.name, bytes, [&s, dst, head_bytes, kv_heads = sh.kv_heads] {
+    entries.push_back({"memcpy", t.name, bytes, bits, peer, [&s, dst, k_piece, v_piece, kv_heads = sh.kv_heads] {
 #pragma omp parallel for schedule(static)
-                         for (int piece = 0; piece < 2 * kv_heads; ++piece)
-                           std::memcpy(dst + static_cast<std::size_t>(piece) * head_bytes,
-                                       s.head(piece % 2 == 0 ? s.k : s.v, piece / 2), head_bytes);
+                         for (int piece = 0; piece < 2 * kv_heads; ++piece) {
+                           const bool key = piece % 2 == 0;
+                           const std::size_t n = key ? k_piece : v_piece;
+                           std::memcpy(dst + static_cast<std::size_t>(piece / 2) * (k_piece + v_piece) + (key ? 0 : k_piece),
+                                       s.head(key ? s.k : s.v, piece / 2), n);
+                         }
                        }});
-    if (t.ggml) {
-      auto g = make_ggml_step(t, s.k.data(), s.v.data(), s.max_tokens, sh, q);
-      entries.push_back({"ggml", t.name, bytes, [g] { ggml_graph_compute(g->graph, &g->plan); }, g->out.data()});
+    if (t.ggml()) {
+      auto g = make_ggml_step(t, s.k.bytes.data(), s.v.bytes.data(), s.max_tokens, sh, q);
+      entries.push_back({"ggml", t.name, bytes, bits, peer, [g] { ggml_graph_compute(g->graph, &g->plan); }, g->out.data()});
     }
     if (!t.dgq) continue;
     cpu::StoredKv kv;
-    kv.format = t.format;
+    kv.format = s.k.format;
+    if (s.v.format != s.k.format) kv.v_format = s.v.format;
     for (int h = 0; h < sh.kv_heads; ++h) {
       kv.k.push_back(s.head(s.k, h));
       kv.v.push_back(s.head(s.v, h));
     }
-    if (t.format == cpu::KvBlockFormat::dgq) {
-      // The cross-check's reference: ggml's attention over DGQ's decompressed values in an fp32
+    if (!t.ggml()) {
+      // The cross-check's reference: ggml's attention over the decompressed values in an fp32
       // cache (its f16 cache accumulates V in fp16, off by percents at 64K tokens).
-      const CacheType f32{"f32", GGML_TYPE_F32, false, cpu::KvBlockFormat::q8_0};
-      auto g = make_ggml_step(f32, s.decoded.data(), s.decoded.data(), s.max_tokens, sh, q);
-      Entry check{"ggml-check", t.name, bytes, [g] { ggml_graph_compute(g->graph, &g->plan); }, g->out.data()};
+      const CacheType f32{"f32", GGML_TYPE_F32, false};
+      const std::vector<float>& v_decoded = s.v.decoded.empty() ? s.k.decoded : s.v.decoded;
+      auto g = make_ggml_step(f32, reinterpret_cast<const std::uint8_t*>(s.k.decoded.data()),
+                              reinterpret_cast<const std::uint8_t*>(v_decoded.data()), s.max_tokens, sh, q);
+      Entry check{"ggml-check", t.name, bytes, bits, peer, [g] { ggml_graph_compute(g->graph, &g->plan); }, g->out.data()};
       check.timed = false;
       entries.push_back(std::move(check));
-      auto ranges = std::make_shared<std::vector<cpu::DgqSegmentRanges>>();
-      for (const auto& r : s.ranges) ranges->push_back(clipped(r, sh.tokens));
-      for (const auto& r : *ranges) kv.k_ranges.push_back(&r);
-      kv.v_ranges = kv.k_ranges;
-      entries.push_back(dgq_entry(t.name, kv, sh, bytes, q, ranges));
+      kv.k_rotated = s.k.rotated;
+      kv.v_rotated = s.v.rotated;
+      for (const auto& r : *k_ranges) kv.k_ranges.push_back(&r);
+      for (const auto& r : *v_ranges) kv.v_ranges.push_back(&r);
+      entries.push_back(dgq_entry(t.name, kv, sh, bytes, bits, peer, q, k_ranges, v_ranges));
       continue;
     }
-    entries.push_back(dgq_entry(t.name, kv, sh, bytes, q));
+    entries.push_back(dgq_entry(t.name, kv, sh, bytes, bits, peer, q));
     // rot=hadamard on top (4.5-bit types): the query rotated with K's blocks before the step,
     // the output rotated back with V's after it. Same bytes read (the time does not depend on
     // the values), so only the rotations' cost is added; not cross-checked against ggml.
     if (t.type == GGML_TYPE_F16 || t.type == GGML_TYPE_Q8_0 || sh.head_dim % 64 != 0) continue;
     kv.k_rotated = kv.v_rotated = true;
-    entries.push_back(dgq_entry(std::string(t.name) + "+rot", kv, sh, bytes, q));
+    entries.push_back(dgq_entry(std::string(t.name) + "+rot", kv, sh, bytes, bits, peer, q));
   }
   return entries;
 }
@@ -268,13 +367,14 @@ std::vector<Entry> make_entries(const Shape& sh, const std::vector<StoredLayer>&
 // dgq's output against ggml's for the same type (same bytes, different arithmetic: ggml
 // rounds q to q8_0 for a quantized K and accumulates V in f16 for an f16 one): a layout or
 // head-mapping error would show as a difference of the order of the outputs themselves.
-// DGQ v1, which ggml lacks, against ggml's attention over its decompressed values (fp32 cache).
+// The types ggml lacks (DGQ v1, dgq2, KIVI) against ggml's attention over their decompressed
+// values (fp32 cache).
 void cross_check(const std::vector<Entry>& entries, const Shape& sh, std::ostream& log) {
   const std::size_t n = static_cast<std::size_t>(sh.query_heads()) * sh.head_dim;
   for (const Entry& d : entries) {
     if (d.impl != "dgq") continue;
     for (const Entry& g : entries) {
-      if (g.impl != (d.type == "dgq" ? "ggml-check" : "ggml") || g.type != d.type) continue;
+      if (g.impl != (d.peer == d.type ? "ggml" : "ggml-check") || g.type != d.type) continue;
       double diff = 0, scale = 0;
       for (std::size_t i = 0; i < n; ++i) {
         diff = std::max(diff, static_cast<double>(std::fabs(d.output[i] - g.output[i])));
@@ -338,7 +438,8 @@ std::vector<DecodeResult> run_decode_side_by_side(const DecodeOptions& o, std::o
           if (!entries[e].timed) continue;
           auto& s = seconds[e];
           std::sort(s.begin(), s.end());
-          results.push_back({entries[e].impl, entries[e].type, head_dim, tokens, threads, s[s.size() / 2], entries[e].cache_bytes});
+          results.push_back({entries[e].impl, entries[e].type, head_dim, tokens, threads, s[s.size() / 2], entries[e].cache_bytes,
+                             entries[e].bits, entries[e].peer});
         }
       }
     }

@@ -70,7 +70,7 @@ if [ "$decode" = 1 ]; then
   marker=ggml-decode
   [ -n "$table" ] || table="$work/decode.md"
   args=(--decode --table "$table" --command "$command_line" --commit "$commit")
-  [ "$smoke" = 1 ] && args+=(--lengths 512,1000 --llama-lengths "" --head-dims 64,128 --rounds 1 --threads 1)
+  [ "$smoke" = 1 ] && args+=(--lengths 512,1056 --llama-lengths "" --head-dims 64,128 --rounds 1 --threads 1)
 else
   [ -n "$table" ] || table="$work/side-by-side.md"
   args=(--table "$table" --command "$command_line" --commit "$commit")

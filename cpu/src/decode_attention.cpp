@@ -82,7 +82,9 @@ void token_ranges(const DgqSegmentRanges& r, std::int64_t first, std::int64_t co
                   std::vector<const float*>& scale) {
   lo.resize(static_cast<std::size_t>(count));
   scale.resize(static_cast<std::size_t>(count));
-  std::size_t segment = 0;
+  // The segment of token `first` by binary search (per-token ranges have L segments), then on.
+  std::size_t segment = static_cast<std::size_t>(
+      std::upper_bound(r.edges.begin(), r.edges.end(), static_cast<std::uint32_t>(first)) - r.edges.begin() - 1);
   for (std::int64_t t = 0; t < count; ++t) {
     while (first + t >= static_cast<std::int64_t>(r.edges[segment + 1])) ++segment;
     lo[static_cast<std::size_t>(t)] = r.lo.data() + segment * static_cast<std::size_t>(r.channels);
