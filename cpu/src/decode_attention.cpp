@@ -31,6 +31,9 @@ const char* kv_block_format_name(KvBlockFormat f) {
     case KvBlockFormat::uniform3: return "uniform3";
     case KvBlockFormat::uniform4: return "uniform4";
     case KvBlockFormat::uniform8: return "uniform8";
+    case KvBlockFormat::codebook2: return "codebook2";
+    case KvBlockFormat::codebook3: return "codebook3";
+    case KvBlockFormat::codebook4: return "codebook4";
   }
   return "?";
 }
@@ -56,12 +59,17 @@ void check_plan(const StoredKv& cache, const DecodeAttentionShape& s) {
   for (int h = 0; h < s.kv_heads; ++h)
     if (cache.k[h] == nullptr || cache.v[h] == nullptr) fail("KV head " + std::to_string(h) + " has no data");
   const KvBlockFormat kf = cache.format, vf = cache.value_format();
-  const bool uniform_pair = kf != KvBlockFormat::dgq && vf != KvBlockFormat::dgq && kv_format_has_ranges(kf) &&
-                            kv_format_has_ranges(vf);
+  const auto uniform = [](KvBlockFormat f) {
+    const auto rf = static_cast<kv_block_rules::Format>(f);
+    return kv_block_rules::uniform_bits(rf) != 0 && !kv_block_rules::is_codebook(rf);
+  };
+  const bool uniform_pair = uniform(kf) && uniform(vf);
   if (kf != vf && !uniform_pair)
     fail(std::string("K and V may differ in format only between uniform code widths, got ") + kv_block_format_name(kf) +
          " and " + kv_block_format_name(vf));
   if (!kv_format_has_ranges(kf)) return;
+  if ((cache.query_rotation || cache.output_rotation) && (cache.k_rotated || cache.v_rotated))
+    fail("a cache has the Hadamard rotation or another one, not both");
   if (cache.k_ranges.size() != cache.k.size() || cache.v_ranges.size() != cache.v.size())
     fail(std::string("format ") + kv_block_format_name(kf) + " needs the segment ranges of every K and V head");
   for (const auto* ranges : {&cache.k_ranges, &cache.v_ranges}) {
@@ -69,9 +77,11 @@ void check_plan(const StoredKv& cache, const DecodeAttentionShape& s) {
       if (r == nullptr || r->edges.size() < 2 || r->edges.front() != 0 || r->edges.back() != s.tokens ||
           (r->channels != 1 && r->channels != s.head_dim) ||
           r->lo.size() != (r->edges.size() - 1) * static_cast<std::size_t>(r->channels) ||
-          r->scale.size() != r->lo.size() || r->f16 != cache.k_ranges[0]->f16)
+          r->scale.size() != r->lo.size() || r->f16 != cache.k_ranges[0]->f16 ||
+          (kv_block_rules::is_codebook(static_cast<kv_block_rules::Format>(kf)) &&
+           r->codebook.size() != (std::size_t{1} << kv_block_rules::uniform_bits(static_cast<kv_block_rules::Format>(kf)))))
         fail(std::string("a ") + kv_block_format_name(kf) + " head's segment ranges do not cover its " + std::to_string(s.tokens) + " tokens and " +
-             std::to_string(s.head_dim) + " channels (or K and V differ in dtype)");
+             std::to_string(s.head_dim) + " channels (or K and V differ in dtype, or a codebook is not 2^bits levels)");
     }
   }
 }
@@ -110,6 +120,8 @@ DecodeAttention::DecodeAttention(const StoredKv& cache, const DecodeAttentionSha
 
 void DecodeAttention::set_query(const float* q) {
   std::copy(q, q + q_.size(), q_.begin());
+  if (cache_.query_rotation)
+    for (int h = 0; h < shape_.query_heads(); ++h) cache_.query_rotation(q_.data() + static_cast<std::size_t>(h) * shape_.head_dim);
   if (!cache_.k_rotated) return;
   const int block = rules::hadamard_block(shape_.head_dim, true);
   for (int h = 0; h < shape_.query_heads(); ++h)
@@ -140,6 +152,16 @@ void DecodeAttention::run_chunk(std::int64_t item) {
     in.f16 = cache_.k_ranges[kv_head]->f16;
     in.k_range_channels = cache_.k_ranges[kv_head]->channels;
     in.v_range_channels = cache_.v_ranges[kv_head]->channels;
+    // Padded to 16 levels, so that the vector path loads two whole registers.
+    thread_local float k_levels[16], v_levels[16];
+    std::fill(k_levels, k_levels + 16, 0.0f);
+    std::fill(v_levels, v_levels + 16, 0.0f);
+    const auto& kc = cache_.k_ranges[kv_head]->codebook;
+    const auto& vc = cache_.v_ranges[kv_head]->codebook;
+    std::copy_n(kc.begin(), std::min<std::size_t>(kc.size(), 16), k_levels);
+    std::copy_n(vc.begin(), std::min<std::size_t>(vc.size(), 16), v_levels);
+    in.k_codebook = k_levels;
+    in.v_codebook = v_levels;
   }
   const std::size_t at = static_cast<std::size_t>(item) * g;
   attention::attend_chunk(in, {chunk_max_.data() + at, chunk_sum_.data() + at, chunk_acc_.data() + at * D}, scores.data(),
@@ -166,6 +188,7 @@ void DecodeAttention::merge_head(int query_head) {
   }
   for (int d = 0; d < D; ++d) acc[d] = acc[d] / l;
   if (cache_.v_rotated) hadamard_rotate_row(fast_kernels(), acc, D, rules::hadamard_block(D, false));
+  if (cache_.output_rotation) cache_.output_rotation(acc);
 }
 
 void decode_attention(const StoredKv& cache, const DecodeAttentionShape& shape, const float* q, float scale, float* out,

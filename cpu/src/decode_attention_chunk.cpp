@@ -84,7 +84,14 @@ void dequantize_row_scalar(const ChunkInput& in, bool value, std::int64_t t, flo
   const float* scale = kv_format_has_ranges(f) ? (value ? in.v_scale : in.k_scale)[t] : nullptr;
   const int channels = value ? in.v_range_channels : in.k_range_channels;
   if (f == KvBlockFormat::dgq) return dequantize_dgq_row_scalar(row, in.head_dim, lo, scale, channels, in.f16, out);
-  if (const int bits = kv_block_rules::uniform_bits(static_cast<kv_block_rules::Format>(f)); bits != 0)
+  const auto rf = static_cast<kv_block_rules::Format>(f);
+  if (kv_block_rules::is_codebook(rf)) {
+    const float* levels = value ? in.v_codebook : in.k_codebook;
+    for (int d = 0; d < in.head_dim; ++d)
+      out[d] = kv_block_rules::codebook_value(levels[kv_block_rules::uniform_code(row, d, kv_block_rules::uniform_bits(rf))], scale[0]);
+    return;
+  }
+  if (const int bits = kv_block_rules::uniform_bits(rf); bits != 0)
     return dequantize_uniform_row_scalar(row, bits, in.head_dim, lo, scale, channels, in.f16, out);
   for (int b = 0; b < in.head_dim / kBlock; ++b) dequantize_block_scalar(f, row + b * kv_block_bytes(f), out + b * kBlock);
 }
@@ -308,6 +315,37 @@ struct Uniform {
   }
 };
 
+// TurboQuant's codes of Bits bits (2, 3, 4) indexing a codebook, times the token's norm (the
+// row's scale): the levels sit in two registers and permutevar picks 8 at once (bit 3 of a
+// 4-bit code chooses the register). The product is codebook_value's one rounding.
+template <int Bits>
+struct Codebook {
+  static constexpr int kBytes = 4 * Bits;
+  struct Row {
+    __m256 g, low, high;  // the norm; levels 0..7 and 8..15
+    const std::uint8_t* codes;
+  };
+  static Row row(const ChunkInput& in, bool value, std::int64_t t) {
+    const float* levels = value ? in.v_codebook : in.k_codebook;  // padded to 16 (ChunkInput)
+    return {_mm256_set1_ps((value ? in.v_scale : in.k_scale)[t][0]), _mm256_loadu_ps(levels), _mm256_loadu_ps(levels + 8),
+            (value ? in.v : in.k) + t * (in.head_dim / kBlock) * kBytes};
+  }
+  static __m256 eight(const std::uint8_t* p, const Row& r) {
+    const __m256i code = Uniform<Bits>::eight_codes(p);
+    __m256 level = _mm256_permutevar8x32_ps(r.low, code);
+    if constexpr (Bits == 4)
+      level = _mm256_blendv_ps(level, _mm256_permutevar8x32_ps(r.high, code), _mm256_castsi256_ps(_mm256_slli_epi32(code, 28)));
+    return _mm256_mul_ps(level, r.g);
+  }
+  static void dequantize(const std::uint8_t* b, const Row& r, __m256 v[4]) {
+    for (int k = 0; k < 4; ++k) v[k] = eight(b + k * Bits, r);
+  }
+  static void dequantize_half(const std::uint8_t* b, int half, const Row& r, __m256 v[2]) {
+    v[0] = eight(b + 2 * half * Bits, r);
+    v[1] = eight(b + (2 * half + 1) * Bits, r);
+  }
+};
+
 // lane_tree_sum8 of a register: the halving reduction the rule is written after.
 inline float lane_tree_sum8(__m256 v) {
   const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -493,6 +531,9 @@ void attend_chunk(const ChunkInput& in, const ChunkOutput& out, float* scores, [
       case KvBlockFormat::uniform3: return attend_uniform_avx2<Uniform<3>>(in, out, scores);
       case KvBlockFormat::uniform4: return attend_uniform_avx2<Uniform<4>>(in, out, scores);
       case KvBlockFormat::uniform8: return attend_uniform_avx2<Uniform<8>>(in, out, scores);
+      case KvBlockFormat::codebook2: return attend_chunk_avx2<Codebook<2>, Codebook<2>>(in, out, scores);
+      case KvBlockFormat::codebook3: return attend_chunk_avx2<Codebook<3>, Codebook<3>>(in, out, scores);
+      case KvBlockFormat::codebook4: return attend_chunk_avx2<Codebook<4>, Codebook<4>>(in, out, scores);
     }
   }
 #endif

@@ -26,6 +26,9 @@ struct ChunkInput {
   const float* const* v_lo = nullptr;
   const float* const* v_scale = nullptr;
   int k_range_channels = 1, v_range_channels = 1;
+  // Codebook formats: the levels K's and V's codes index (2^bits of them, then zeros to 16).
+  const float* k_codebook = nullptr;
+  const float* v_codebook = nullptr;
   bool f16 = true;
 };
 

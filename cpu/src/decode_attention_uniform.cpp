@@ -1,15 +1,22 @@
-// dgq2's and KIVI's stored heads as decode attention reads them (formats uniform2 .. uniform8):
-// the codes where they lie and each span's lo and scale, read from the scheme's parts once per
-// head when the cache is set up. The spans and ranges are the decompress's (dgq2 rules V3-V6 through
-// the reference's dgq2 helpers; KIVI's layout as kivi_scheme.cpp documents it), so a value the
-// kernel decodes is the one Scheme::decompress writes before any inverse rotation.
+// dgq2's, KIVI's and TurboQuant's stored heads as decode attention reads them (formats
+// uniform2 .. uniform8, codebook2 .. codebook4): the codes where they lie and each span's lo and
+// scale (TurboQuant: each token's norm, the codebook and the rotation), read from the scheme's
+// parts once per head when the cache is set up. The spans and ranges are the decompress's (dgq2
+// rules V3-V6 through the reference's dgq2 helpers; KIVI's layout as kivi_scheme.cpp documents
+// it; TurboQuant's as docs/spec.md does), so a value the kernel decodes is the one
+// Scheme::decompress computes before any inverse rotation.
 #include <cmath>
 #include <cstddef>
+#include <cstring>
+#include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 
+#include "dgq/baselines/turboquant.hpp"
 #include "dgq/byte_io.hpp"
+#include "dgq/cpu/kernels.hpp"
 #include "dgq/cpu/decode_attention.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/kernels/uniform_codes.hpp"
@@ -91,21 +98,30 @@ UniformCodesHead dgq2_head(const Compressed& c) {
   return head;
 }
 
-// KIVI's canonical spec "kivi-b:group=G,residual=R" (KiviScheme::spec).
-UniformCodesHead kivi_head(const Compressed& c, int bits) {
-  int group = 0, residual = -1;
-  std::string_view rest(c.scheme);
-  rest.remove_prefix(rest.find(':') == std::string_view::npos ? rest.size() : rest.find(':') + 1);
+// The key=value pairs of a canonical spec ("family:k=v,k=v"; KiviScheme::spec, TurboQuant's).
+std::map<std::string, std::string, std::less<>> spec_values(std::string_view spec) {
+  std::map<std::string, std::string, std::less<>> out;
+  const std::size_t colon = spec.find(':');
+  std::string_view rest = colon == std::string_view::npos ? std::string_view{} : spec.substr(colon + 1);
   while (!rest.empty()) {
     const std::size_t comma = rest.find(',');
     const std::string_view item = rest.substr(0, comma);
     rest.remove_prefix(comma == std::string_view::npos ? rest.size() : comma + 1);
     const std::size_t eq = item.find('=');
-    if (eq == std::string_view::npos) continue;
-    const int value = std::stoi(std::string(item.substr(eq + 1)));
-    if (item.substr(0, eq) == "group") group = value;
-    if (item.substr(0, eq) == "residual") residual = value;
+    if (eq != std::string_view::npos) out[std::string(item.substr(0, eq))] = std::string(item.substr(eq + 1));
   }
+  return out;
+}
+
+int spec_int(const std::map<std::string, std::string, std::less<>>& values, const char* key, int missing) {
+  const auto it = values.find(key);
+  return it == values.end() ? missing : std::stoi(it->second);
+}
+
+// KIVI's canonical spec "kivi-b:group=G,residual=R" (KiviScheme::spec).
+UniformCodesHead kivi_head(const Compressed& c, int bits) {
+  const auto values = spec_values(c.scheme);
+  const int group = spec_int(values, "group", 0), residual = spec_int(values, "residual", -1);
   if (group < 1 || residual < 0) refuse("'" + c.scheme + "' is not a canonical KIVI spec (group=G,residual=R)");
   const std::int64_t old = c.tokens > residual ? c.tokens - residual : 0;
   const std::int64_t quantized = c.role == TensorRole::key ? old / group * group : old;
@@ -138,14 +154,57 @@ UniformCodesHead kivi_head(const Compressed& c, int bits) {
   return head;
 }
 
+// TurboQuant_mse ("turboquant:bits=b,seed=s"): per token its fp32 norm g and d codes of b bits
+// indexing the codebook of (d, b); the values y_j = c[code_j] * g lie in the basis of the role's
+// rotation Pi, which the kernel moves to the query (forward, K) and to the output (inverse, V).
+UniformCodesHead turboquant_head(const Compressed& c) {
+  const auto values = spec_values(c.scheme);
+  if (values.count("variant") != 0 && values.at("variant") != "mse")
+    refuse("'" + c.scheme + "' adds the QJL residual (variant=prod), which the kernel does not read");
+  const int bits = spec_int(values, "bits", 0), seed = spec_int(values, "seed", 0);
+  const int d = static_cast<int>(c.channels);
+  if (bits < 2 || bits > 4) refuse("'" + c.scheme + "': the codebook formats take 2 to 4 bits");
+  const turboquant::CodebookView book = turboquant::codebook(d, bits);
+  if (book.centroids == nullptr || (d & (d - 1)) != 0)
+    refuse("'" + c.scheme + "' has no codebook for head_dim " + std::to_string(d));
+  const Part& codes = part_of(c, "codes");
+  const Part& norms = part_of(c, "norms");
+  if (codes.bytes.size() != static_cast<std::size_t>(c.tokens) * static_cast<std::size_t>(d * bits / 8) ||
+      norms.bytes.size() != static_cast<std::size_t>(c.tokens) * 4)
+    throw InputError(c.scheme + ": corrupt TurboQuant data: parts 'codes' or 'norms' have the wrong size");
+  UniformCodesHead head;
+  head.format = bits == 2 ? KvBlockFormat::codebook2 : bits == 3 ? KvBlockFormat::codebook3 : KvBlockFormat::codebook4;
+  head.codes = codes.bytes.data();
+  head.ranges.f16 = false;  // y stays fp32: the decode rounds only after rotating back
+  head.ranges.codebook.assign(book.centroids, book.centroids + (1 << bits));
+  head.ranges.edges.push_back(0);
+  for (std::int64_t t = 0; t < c.tokens; ++t) {
+    float g;
+    std::memcpy(&g, norms.bytes.data() + t * 4, 4);
+    head.ranges.edges.push_back(static_cast<std::uint32_t>(t + 1));
+    head.ranges.lo.push_back(0.0f);
+    head.ranges.scale.push_back(g);
+  }
+  const bool key = c.role == TensorRole::key;
+  auto rotation = std::make_shared<const turboquant::Rotation>(
+      d, turboquant::rotation_stream(static_cast<std::uint32_t>(seed), key), fast_kernels());
+  if (key) {
+    head.rotation = [rotation](float* row) { rotation->forward(row); };
+  } else {
+    head.rotation = [rotation](float* row) { rotation->inverse(row); };
+  }
+  return head;
+}
+
 }  // namespace
 
 UniformCodesHead uniform_codes_head(const Compressed& c) {
   const std::string family = scheme_family_of(c.scheme);
-  if (family != "dgq2" && family != "kivi-2" && family != "kivi-4")
-    refuse("the uniform formats read the parts of dgq2 or KIVI, not '" + c.scheme + "'");
+  if (family != "dgq2" && family != "kivi-2" && family != "kivi-4" && family != "turboquant")
+    refuse("the uniform and codebook formats read the parts of dgq2, KIVI or TurboQuant, not '" + c.scheme + "'");
   check_input_dtype(c);
   if (c.channels % 32 != 0) refuse("head_dim must be a multiple of 32, got " + std::to_string(c.channels));
+  if (family == "turboquant") return turboquant_head(c);
   return family == "dgq2" ? dgq2_head(c) : kivi_head(c, family == "kivi-2" ? 2 : 4);
 }
 

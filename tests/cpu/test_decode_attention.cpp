@@ -11,12 +11,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "dgq/attention_rules.hpp"
 #include "dgq/baselines/ggml_kv_types.hpp"
+#include "dgq/baselines/turboquant.hpp"
 #include "dgq/baselines/q8_0.hpp"
 #include "dgq/cpu/decode_attention.hpp"
 #include "dgq/element_rules.hpp"
@@ -66,6 +68,9 @@ struct RoleCache {
   // a rotated dgq2 role decompresses to fp16 after rotating back (rule V0), the kernel rotates
   // the fp32 output instead, so half an fp16 ulp (2^-11 relative) enters the plain bound.
   double output_rounding = 0;
+  // TurboQuant: the kernel's rotation (the head's, fast kernels) and the twin's (the reference's
+  // turboquant::Rotation drawn here from the spec's seed): forward for K, inverse for V.
+  std::function<void(float*)> rotation, twin_rotation;
 };
 
 // Rows of one KV head as the case asks: random in [-1, 1) with a per-token spread, every row
@@ -153,14 +158,35 @@ void add_uniform_head(const dgq::Scheme& scheme, const dgq::test::OwnedTensor& x
   const int bits = dgq::cpu::kv_block_bytes(head.format) / 4;
   const auto& codes = r.stored.back().find("codes")->bytes;
   const auto& rg = head.ranges;
+  const bool codebook = !rg.codebook.empty();
+  if (codebook) {
+    REQUIRE(head.rotation);
+    r.rotation = head.rotation;
+    const std::string& spec = r.stored.back().scheme;
+    const std::size_t at = spec.find("seed=");
+    const auto seed = static_cast<std::uint32_t>(at == std::string::npos ? 0 : std::stoul(spec.substr(at + 5)));
+    auto rot = std::make_shared<dgq::turboquant::Rotation>(static_cast<int>(x.channels),
+                                                          dgq::turboquant::rotation_stream(seed, role == dgq::TensorRole::key));
+    if (role == dgq::TensorRole::key) {
+      r.twin_rotation = [rot](float* row) { rot->forward(row); };
+    } else {
+      r.twin_rotation = [rot](float* row) { rot->inverse(row); };
+    }
+    r.output_rounding = 0x1p-11;
+  }
   std::vector<float> decoded(static_cast<std::size_t>(x.tokens * x.channels));
   std::size_t span = 0;
   for (std::int64_t t = 0; t < x.tokens; ++t) {
     while (t >= static_cast<std::int64_t>(rg.edges[span + 1])) ++span;
     for (std::int64_t d = 0; d < x.channels; ++d) {
       const std::size_t at = span * static_cast<std::size_t>(rg.channels) + (rg.channels == 1 ? 0 : static_cast<std::size_t>(d));
-      const float v = std::fma(static_cast<float>(stream_code(codes, static_cast<std::uint64_t>(t * x.channels + d), bits)),
-                               rg.scale[at], rg.lo[at]);
+      const unsigned code = stream_code(codes, static_cast<std::uint64_t>(t * x.channels + d), bits);
+      // TurboQuant's y_j = c[code] * g, fp32 (rounded only after the inverse rotation).
+      if (codebook) {
+        decoded[static_cast<std::size_t>(t * x.channels + d)] = rg.codebook[code] * rg.scale[at];
+        continue;
+      }
+      const float v = std::fma(static_cast<float>(code), rg.scale[at], rg.lo[at]);
       decoded[static_cast<std::size_t>(t * x.channels + d)] = dgq::rules::half_to_float(dgq::rules::float_to_half(v));
     }
   }
@@ -169,7 +195,7 @@ void add_uniform_head(const dgq::Scheme& scheme, const dgq::test::OwnedTensor& x
   scheme.decompress(r.stored.back(), y.mut());
   r.decompressed.push_back(dgq::to_float(y.view()));
   r.decoded.push_back(std::move(decoded));
-  if (!head.rotated) REQUIRE(r.decoded.back() == r.decompressed.back());
+  if (!head.rotated && !codebook) REQUIRE(r.decoded.back() == r.decompressed.back());
 }
 
 RoleCache build_role(const DecodeCase& c, dgq::TensorRole role, std::uint64_t seed) {
@@ -228,6 +254,8 @@ Problem make_problem(const DecodeCase& c, std::uint64_t seed) {
   if (p.v.format != p.k.format) p.stored.v_format = p.v.format;
   p.stored.k_rotated = p.k.rotated;
   p.stored.v_rotated = p.v.rotated;
+  p.stored.query_rotation = p.k.rotation;
+  p.stored.output_rotation = p.v.rotation;
   p.stored.k = p.k.rows;
   p.stored.v = p.v.rows;
   for (const auto& r : p.k.ranges) p.stored.k_ranges.push_back(&r);
@@ -284,6 +312,7 @@ std::vector<float> twin_attention(const Problem& p) {
     const int kvh = qh / s.group;
     std::vector<float> q(p.q.begin() + qh * D, p.q.begin() + (qh + 1) * D);
     if (p.stored.k_rotated) dgq::hadamard_rotate_row(q.data(), D, dgq::rules::hadamard_block(D, true));
+    if (p.k.twin_rotation) p.k.twin_rotation(q.data());
     Partial run;
     for (std::int64_t first = 0; first < s.tokens; first += ar::kChunkTokens) {
       const auto count = std::min(ar::kChunkTokens, s.tokens - first);
@@ -300,6 +329,7 @@ std::vector<float> twin_attention(const Problem& p) {
     }
     for (int d = 0; d < D; ++d) out[qh * D + d] = run.acc[d] / run.l;
     if (p.stored.v_rotated) dgq::hadamard_rotate_row(out.data() + qh * D, D, dgq::rules::hadamard_block(D, false));
+    if (p.v.twin_rotation) p.v.twin_rotation(out.data() + qh * D);
   }
   return out;
 }
@@ -353,10 +383,12 @@ Reference plain_attention(const Problem& p) {
       for (int d = 0; d < D; ++d) r.out[qh * D + d] += w * v[t * D + d];
     }
     for (int d = 0; d < D; ++d) r.out[qh * D + d] /= l;
-    const double score_error = ((p.stored.k_rotated ? 3.0 : 1.0) * D * u + p.k.output_rounding) * conditioning;
+    // TurboQuant's Pi is two Walsh-Hadamard transforms: twice the Hadamard block's terms.
+    const double k_rotation_terms = p.stored.k_rotated ? 2.0 : p.k.rotation ? 4.0 : 0.0;
+    const double score_error = ((1.0 + k_rotation_terms) * D * u + p.k.output_rounding) * conditioning;
     const double chunks = static_cast<double>((s.tokens + ar::kChunkTokens - 1) / ar::kChunkTokens);
     const double delta = 2 * score_error + 4 * u + (static_cast<double>(ar::kChunkTokens) + chunks) * u;
-    const double rotation = p.stored.v_rotated ? 8 * u * D : 0;
+    const double rotation = p.stored.v_rotated ? 8 * u * D : p.v.rotation ? 16 * u * D : 0;
     r.bound = std::max(r.bound, (2 * delta + rotation + p.v.output_rounding) * vmax);
   }
   return r;
@@ -627,7 +659,9 @@ TEST_CASE("decode attention on dgq2 and KIVI codes: raw tokens, in-band markers,
   REQUIRE_THROWS_WITH(head_of("kivi-2:group=8,residual=16", dgq::TensorRole::value), Catch::Contains("keeps 16 raw tokens"));
   REQUIRE(head_of("kivi-2:group=8,residual=0").ranges.edges.size() == 6);
   REQUIRE_THROWS_WITH(head_of("q8_0"), Catch::Contains("not 'q8_0'"));
-  REQUIRE_THROWS_WITH(head_of("dgq"), Catch::Contains("dgq2 or KIVI"));
+  REQUIRE_THROWS_WITH(head_of("dgq"), Catch::Contains("dgq2, KIVI or TurboQuant"));
+  REQUIRE_THROWS_WITH(head_of("turboquant:bits=3,variant=prod"), Catch::Contains("QJL residual"));
+  REQUIRE_THROWS_WITH(head_of("turboquant:bits=1"), Catch::Contains("2 to 4 bits"));
   // K and V of different formats: only between uniform widths.
   DecodeCase c{KvBlockFormat::q8_0, false, {1, 1, 64, 40}};
   c.uniform_spec = "dgq2:kbits=4,vbits=2";
@@ -643,4 +677,31 @@ TEST_CASE("decode attention on dgq2 and KIVI codes: raw tokens, in-band markers,
   kv.v_format = KvBlockFormat::dgq;
   REQUIRE_THROWS_WITH(dgq::cpu::decode_attention(kv, p.c.shape, p.q.data(), 1.0f, out, 1),
                       Catch::Contains("only between uniform code widths"));
+}
+
+// TurboQuant_mse (formats codebook2 .. codebook4): the codes index the codebook of (head_dim,
+// bits), times each token's norm, in the basis of the role's rotation Pi, which the kernel moves
+// to the query (K) and the output (V); bit for bit the twin with the reference's Pi, and within
+// the bound of plain attention on the decompressed cache (rounded to fp16 after rotating back).
+TEST_CASE("decode attention on TurboQuant codes: 2, 3 and 4 bits, seeds, head_dim 32 to 256, chunk edges",
+          "[decode_attention][codebook]") {
+  const std::int64_t K = ar::kChunkTokens;
+  for (const char* spec : {"turboquant:bits=2", "turboquant:bits=3,seed=7", "turboquant:bits=4"}) {
+    DecodeCase c{KvBlockFormat::q8_0, false, {2, 4, 128, 2 * K + 9}, Values::regimes};
+    c.uniform_spec = spec;
+    const Problem p = make_problem(c, dgq::test::seed() + 71);
+    REQUIRE(p.stored.query_rotation);
+    REQUIRE(p.stored.output_rotation);
+    check_case(c, dgq::test::seed() + 71);
+  }
+  for (std::int64_t L : {std::int64_t{1}, K, K + 1}) {
+    DecodeCase c{KvBlockFormat::q8_0, false, {1, 3, 64, L}};
+    c.uniform_spec = "turboquant:bits=3";
+    check_case(c, dgq::test::seed() + static_cast<std::uint64_t>(L));
+  }
+  for (int D : {32, 256}) {
+    DecodeCase c{KvBlockFormat::q8_0, false, {1, 2, D, 300}};
+    c.uniform_spec = "turboquant:bits=4,seed=3";
+    check_case(c, dgq::test::seed() + static_cast<std::uint64_t>(D));
+  }
 }

@@ -11,6 +11,9 @@
 // call. The uniform formats (uniform2 .. uniform8: dgq2's and KIVI's codes) are unsigned codes
 // of b bits in one little-endian bit stream, 32 values in 4 b bytes, with no block scale either:
 // a value is uniform_value(code, lo, scale) of its token's range (docs/spec.md rule V5, KIVI).
+// The codebook formats (codebook2 .. codebook4: TurboQuant's) are the same streams whose codes
+// index a codebook: a value is codebook_value(level, g), the token's norm times the level, in
+// the rotated basis (docs/spec.md, TurboQuant step 4 before its inverse rotation).
 #include <cstdint>
 
 #include "dgq/element_rules.hpp"
@@ -19,22 +22,29 @@
 namespace dgq::kv_block_rules {
 
 // The order of dgq::cpu::KvBlockFormat.
-enum class Format : std::uint8_t { q8_0, q4_0, iq4_nl, dgq, uniform2, uniform3, uniform4, uniform8 };
+enum class Format : std::uint8_t {
+  q8_0, q4_0, iq4_nl, dgq, uniform2, uniform3, uniform4, uniform8, codebook2, codebook3, codebook4
+};
 inline constexpr int kBlockValues = 32;
 
-// The code width of a uniform format, 0 for the others.
+// The code width of a uniform or codebook format, 0 for the others.
 DGQ_HD int uniform_bits(Format f) {
   switch (f) {
-    case Format::uniform2: return 2;
-    case Format::uniform3: return 3;
-    case Format::uniform4: return 4;
+    case Format::uniform2: case Format::codebook2: return 2;
+    case Format::uniform3: case Format::codebook3: return 3;
+    case Format::uniform4: case Format::codebook4: return 4;
     case Format::uniform8: return 8;
     default: return 0;
   }
 }
+DGQ_HD bool is_codebook(Format f) { return f == Format::codebook2 || f == Format::codebook3 || f == Format::codebook4; }
+
+// A codebook code's value: level (the codebook's entry) times the token's norm g, one fp32
+// rounding, as TurboQuant's decode computes y_j = c[code_j] * g before rotating back.
+DGQ_HD float codebook_value(float level, float g) { return level * g; }
 
 // dgq: 32 codes of one byte (its "blocks" are 32 values of a row; the ranges live per segment);
-// uniform b: 32 codes of b bits.
+// uniform b and codebook b: 32 codes of b bits.
 DGQ_HD int block_bytes(Format f) {
   if (uniform_bits(f) != 0) return 4 * uniform_bits(f);
   return f == Format::q8_0 ? 34 : f == Format::dgq ? 32 : 18;

@@ -2,9 +2,10 @@
 // Decode attention on a stored cache: one new query per head against L cached tokens whose K and
 // V are ggml blocks (q8_0, q4_0, iq4_nl: what those schemes store as part "blocks" for one
 // [tokens][head_dim] head), DGQ v1's codes (`dgq`, granularity=segment or segment-channel: part
-// "codes", one int8 per element, with each segment's range) or the unsigned b-bit codes of dgq2
+// "codes", one int8 per element, with each segment's range), the unsigned b-bit codes of dgq2
 // and KIVI (`uniform2` .. `uniform8`: part "codes", with each span's range; K and V may differ in
-// width), read and dequantized in registers inside the loop,
+// width) or TurboQuant's codebook codes (`codebook2` .. `codebook4`, with each token's norm),
+// read and dequantized in registers inside the loop,
 // never decompressed to a buffer. GQA: query head h reads KV head h / group (ggml_flash_attn_ext's
 // broadcast). Softmax over scale * q.k, fp32 throughout.
 //
@@ -14,6 +15,7 @@
 // out = acc / l. Work items are (KV head, chunk) and every one of them serves the whole GQA
 // group, so each block is read once per step; the bits do not depend on the thread count.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -22,11 +24,15 @@
 namespace dgq::cpu {
 
 // The order of dgq::kv_block_rules::Format.
-enum class KvBlockFormat : std::uint8_t { q8_0, q4_0, iq4_nl, dgq, uniform2, uniform3, uniform4, uniform8 };
-// 34, 18, 18, 32, then 4 b for uniform b (32 values each; dgq's and uniform's are codes only).
+enum class KvBlockFormat : std::uint8_t {
+  q8_0, q4_0, iq4_nl, dgq, uniform2, uniform3, uniform4, uniform8, codebook2, codebook3, codebook4
+};
+// 34, 18, 18, 32, then 4 b for uniform b and codebook b (32 values each; dgq's, uniform's and
+// codebook's are codes only).
 int kv_block_bytes(KvBlockFormat f);
 const char* kv_block_format_name(KvBlockFormat f);  // "q8_0", ..., "dgq", "uniform2", ...
-// Whether a format's values come with per-token ranges (dgq, uniform*) rather than block scales.
+// Whether a format's values come with per-token ranges (dgq, uniform*, codebook*) rather than
+// block scales.
 bool kv_format_has_ranges(KvBlockFormat f);
 
 // What a `dgq` head needs beside its codes: the segment edges [0, e1, ..., L] and each segment's
@@ -41,6 +47,8 @@ struct DgqSegmentRanges {
   std::vector<float> lo, scale;
   int channels = 1;
   bool f16 = true;
+  // Codebook formats: the 2^b levels the codes index (lo unused, scale = the token's norm g).
+  std::vector<float> codebook;
 };
 // From a `dgq` scheme's compressed head (granularity segment or segment-channel, any markers,
 // fp16 or fp32 input):
@@ -48,20 +56,25 @@ struct DgqSegmentRanges {
 // std::invalid_argument for another family, InputError for corrupt parts.
 DgqSegmentRanges dgq_segment_ranges(const Compressed& c, const std::uint8_t** codes);
 
-// A dgq2 or KIVI head as the kernel reads it: its uniform format (the role's code width), its
-// codes (into c, which must outlive it), whether the role is stored rotated (dgq2's rot and
-// rot_on) and its ranges as DgqSegmentRanges: one "segment" per span that shares ranges (dgq2
-// rule V3's spans: segments, segment-channel groups or tokens; KIVI's key groups of `group`
-// tokens with a range per channel, or its per-token value ranges), lo and scale = (hi - lo) /
-// levels as the scheme's decompress computes them. The kernel has no raw rows: a head with
-// residual (raw) tokens, or dgq2's in-band markers in a segmenting role (a code that decodes as
-// its neighbour), is refused with std::invalid_argument, as is another family; InputError for
+// A dgq2, KIVI or TurboQuant head as the kernel reads it: its format (the role's code width),
+// its codes (into c, which must outlive it), whether the role is stored rotated and its ranges
+// as DgqSegmentRanges: one "segment" per span that shares ranges (dgq2 rule V3's spans:
+// segments, segment-channel groups or tokens; KIVI's key groups of `group` tokens with a range
+// per channel, or its per-token value ranges), lo and scale = (hi - lo) / levels as the scheme's
+// decompress computes them; TurboQuant (variant=mse, 2-4 bits): a codebook format, one span per
+// token with scale = its norm, the codebook, and the role's rotation Pi as `rotation` (forward
+// Pi for a K head, to apply to the query; inverse Pi^T for a V head, to apply to the output).
+// dgq2's rotation is the Hadamard blocks (`rotated`, StoredKv's k_rotated / v_rotated).
+// The kernel has no raw rows: a head with residual (raw) tokens, dgq2's in-band markers in a
+// segmenting role (a code that decodes as its neighbour) or TurboQuant's QJL residual
+// (variant=prod) is refused with std::invalid_argument, as is another family; InputError for
 // corrupt parts.
 struct UniformCodesHead {
   KvBlockFormat format = KvBlockFormat::uniform4;
   const std::uint8_t* codes = nullptr;
   bool rotated = false;
   DgqSegmentRanges ranges;
+  std::function<void(float*)> rotation;  // TurboQuant only
 };
 UniformCodesHead uniform_codes_head(const Compressed& c);
 
@@ -84,6 +97,11 @@ struct StoredKv {
   KvBlockFormat value_format() const { return v_format.value_or(format); }
   std::vector<const std::uint8_t*> k, v;
   bool k_rotated = false, v_rotated = false;
+  // Another rotation than the Hadamard blocks (TurboQuant's Pi): query_rotation(row) on each
+  // query head's row before the step (K stored as Pi k: q.k = (Pi q).(Pi k)), output_rotation(row)
+  // on each output row after it (V stored as Pi v: the output is Pi^T of the sum). Called from
+  // set_query and merge_head, so from the caller's threads: they must be reentrant.
+  std::function<void(float*)> query_rotation, output_rotation;
   // formats with ranges only (dgq, uniform*): head h's segment ranges (k_ranges[h] for k[h], v_ranges[h] for v[h]).
   std::vector<const DgqSegmentRanges*> k_ranges, v_ranges;
 };
