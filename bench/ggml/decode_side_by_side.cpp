@@ -54,6 +54,7 @@ struct CacheType {
 // dgq2's ≤ 4-bit frontier configuration (experiments/frontier-dgq2.txt): K 4-bit per channel over
 // 128-token groups inside each segment, V 3-bit per token with the Hadamard rotation. KIVI with
 // 32-token key groups and no raw tail (the kernel reads no raw rows; the causal cache's form).
+// TurboQuant_mse at 3 and 4 bits (per token a norm and Lloyd-Max codes after the rotation Pi).
 constexpr CacheType kCacheTypes[] = {
     {"f16", GGML_TYPE_F16, false},
     {"q8_0", GGML_TYPE_Q8_0, true, cpu::KvBlockFormat::q8_0},
@@ -64,6 +65,8 @@ constexpr CacheType kCacheTypes[] = {
      "dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128,rot=hadamard,rot_on=v", "q4_0"},
     {"kivi-4", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::uniform4, "kivi-4:group=32,residual=0", "q4_0"},
     {"kivi-2", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::uniform2, "kivi-2:group=32,residual=0", "q4_0"},
+    {"turboquant-3", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::codebook3, "turboquant:bits=3", "q4_0"},
+    {"turboquant-4", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::codebook4, "turboquant:bits=4", "q4_0"},
 };
 
 // One role (K or V) of one type: [kv_heads][max_tokens][row_bytes] and, for the types ggml
@@ -75,6 +78,7 @@ struct StoredRole {
   std::size_t row_bytes = 0;
   cpu::KvBlockFormat format = cpu::KvBlockFormat::q8_0;
   bool rotated = false;
+  std::function<void(float*)> rotation;  // TurboQuant's Pi (forward for K, inverse for V)
   std::vector<cpu::DgqSegmentRanges> ranges;
   std::size_t extra_head_bytes = 0;  // at max_tokens
   std::vector<float> decoded;
@@ -95,6 +99,7 @@ struct SchemeHead {
   cpu::DgqSegmentRanges ranges;
   cpu::KvBlockFormat format = cpu::KvBlockFormat::dgq;
   bool rotated = false;
+  std::function<void(float*)> rotation;
 };
 SchemeHead scheme_head(const Compressed& c) {
   if (scheme_family_of(c.scheme) == "dgq") {
@@ -103,7 +108,7 @@ SchemeHead scheme_head(const Compressed& c) {
     return h;
   }
   cpu::UniformCodesHead u = cpu::uniform_codes_head(c);
-  return {u.codes, std::move(u.ranges), u.format, u.rotated};
+  return {u.codes, std::move(u.ranges), u.format, u.rotated, std::move(u.rotation)};
 }
 
 // Every head of one role through t.spec.
@@ -126,6 +131,7 @@ StoredRole store_scheme_role(const CacheType& t, const Tensor3& x, TensorRole ro
   for (int h = 0; h < heads; ++h) parsed[static_cast<std::size_t>(h)] = scheme_head(stored[static_cast<std::size_t>(h)]);
   s.format = parsed[0].format;
   s.rotated = parsed[0].rotated;
+  s.rotation = parsed[0].rotation;  // one per role, shared by the heads (docs/spec.md, TurboQuant step 2)
   s.row_bytes = static_cast<std::size_t>(x.channels / 32) * static_cast<std::size_t>(cpu::kv_block_bytes(s.format));
   const std::size_t head_bytes = s.row_bytes * static_cast<std::size_t>(x.tokens);
   for (const Compressed& c : stored) s.extra_head_bytes = std::max<std::size_t>(s.extra_head_bytes, c.total_bytes() - head_bytes);
@@ -348,6 +354,8 @@ std::vector<Entry> make_entries(const Shape& sh, const std::vector<StoredLayer>&
       entries.push_back(std::move(check));
       kv.k_rotated = s.k.rotated;
       kv.v_rotated = s.v.rotated;
+      kv.query_rotation = s.k.rotation;
+      kv.output_rotation = s.v.rotation;
       for (const auto& r : *k_ranges) kv.k_ranges.push_back(&r);
       for (const auto& r : *v_ranges) kv.v_ranges.push_back(&r);
       entries.push_back(dgq_entry(t.name, kv, sh, bytes, bits, peer, q, k_ranges, v_ranges));
