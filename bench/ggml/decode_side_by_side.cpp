@@ -118,7 +118,7 @@ StoredRole store_scheme_role(const CacheType& t, const Tensor3& x, TensorRole ro
   std::vector<Compressed> stored(static_cast<std::size_t>(heads));
   StoredRole s;
   s.ranges.resize(stored.size());
-  s.decoded.resize(x.storage.size() * 2);  // fp32 from fp16
+  s.decoded.resize(static_cast<std::size_t>(x.heads * x.tokens * x.channels));
   std::vector<SchemeHead> parsed(stored.size());
 #pragma omp parallel for schedule(dynamic, 1)
   for (int h = 0; h < heads; ++h) {
