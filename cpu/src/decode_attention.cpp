@@ -3,6 +3,7 @@
 #include "dgq/cpu/decode_attention.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <cmath>
 #include <stdexcept>
@@ -67,9 +68,11 @@ void check_plan(const StoredKv& cache, const DecodeAttentionShape& s) {
   if (kf != vf && !uniform_pair)
     fail(std::string("K and V may differ in format only between uniform code widths, got ") + kv_block_format_name(kf) +
          " and " + kv_block_format_name(vf));
-  if (!kv_format_has_ranges(kf)) return;
   if ((cache.query_rotation || cache.output_rotation) && (cache.k_rotated || cache.v_rotated))
     fail("a cache has the Hadamard rotation or another one, not both");
+  if (!kv_format_has_ranges(kf)) return;
+  const auto kr = static_cast<kv_block_rules::Format>(kf);
+  const std::size_t levels = kv_block_rules::is_codebook(kr) ? std::size_t{1} << kv_block_rules::uniform_bits(kr) : 0;
   if (cache.k_ranges.size() != cache.k.size() || cache.v_ranges.size() != cache.v.size())
     fail(std::string("format ") + kv_block_format_name(kf) + " needs the segment ranges of every K and V head");
   for (const auto* ranges : {&cache.k_ranges, &cache.v_ranges}) {
@@ -77,11 +80,10 @@ void check_plan(const StoredKv& cache, const DecodeAttentionShape& s) {
       if (r == nullptr || r->edges.size() < 2 || r->edges.front() != 0 || r->edges.back() != s.tokens ||
           (r->channels != 1 && r->channels != s.head_dim) ||
           r->lo.size() != (r->edges.size() - 1) * static_cast<std::size_t>(r->channels) ||
-          r->scale.size() != r->lo.size() || r->f16 != cache.k_ranges[0]->f16 ||
-          (kv_block_rules::is_codebook(static_cast<kv_block_rules::Format>(kf)) &&
-           r->codebook.size() != (std::size_t{1} << kv_block_rules::uniform_bits(static_cast<kv_block_rules::Format>(kf)))))
-        fail(std::string("a ") + kv_block_format_name(kf) + " head's segment ranges do not cover its " + std::to_string(s.tokens) + " tokens and " +
-             std::to_string(s.head_dim) + " channels (or K and V differ in dtype, or a codebook is not 2^bits levels)");
+          r->scale.size() != r->lo.size() || r->f16 != cache.k_ranges[0]->f16 || r->codebook.size() != levels)
+        fail(std::string("a ") + kv_block_format_name(kf) + " head's segment ranges do not cover its " +
+             std::to_string(s.tokens) + " tokens and " + std::to_string(s.head_dim) +
+             " channels (or K and V differ in dtype, or a codebook is not 2^bits levels)");
     }
   }
 }
@@ -100,6 +102,14 @@ void token_ranges(const DgqSegmentRanges& r, std::int64_t first, std::int64_t co
     lo[static_cast<std::size_t>(t)] = r.lo.data() + segment * static_cast<std::size_t>(r.channels);
     scale[static_cast<std::size_t>(t)] = r.scale.data() + segment * static_cast<std::size_t>(r.channels);
   }
+}
+
+// A codebook's levels padded with zeros to 16, so that the vector path loads two whole
+// registers (a 2-bit codebook has 4 levels).
+const float* padded_levels(const std::vector<float>& levels, std::array<float, 16>& out) {
+  out.fill(0.0f);
+  std::copy_n(levels.begin(), std::min<std::size_t>(levels.size(), out.size()), out.begin());
+  return out.data();
 }
 
 }  // namespace
@@ -152,16 +162,9 @@ void DecodeAttention::run_chunk(std::int64_t item) {
     in.f16 = cache_.k_ranges[kv_head]->f16;
     in.k_range_channels = cache_.k_ranges[kv_head]->channels;
     in.v_range_channels = cache_.v_ranges[kv_head]->channels;
-    // Padded to 16 levels, so that the vector path loads two whole registers.
-    thread_local float k_levels[16], v_levels[16];
-    std::fill(k_levels, k_levels + 16, 0.0f);
-    std::fill(v_levels, v_levels + 16, 0.0f);
-    const auto& kc = cache_.k_ranges[kv_head]->codebook;
-    const auto& vc = cache_.v_ranges[kv_head]->codebook;
-    std::copy_n(kc.begin(), std::min<std::size_t>(kc.size(), 16), k_levels);
-    std::copy_n(vc.begin(), std::min<std::size_t>(vc.size(), 16), v_levels);
-    in.k_codebook = k_levels;
-    in.v_codebook = v_levels;
+    thread_local std::array<float, 16> k_levels, v_levels;
+    in.k_codebook = padded_levels(cache_.k_ranges[kv_head]->codebook, k_levels);
+    in.v_codebook = padded_levels(cache_.v_ranges[kv_head]->codebook, v_levels);
   }
   const std::size_t at = static_cast<std::size_t>(item) * g;
   attention::attend_chunk(in, {chunk_max_.data() + at, chunk_sum_.data() + at, chunk_acc_.data() + at * D}, scores.data(),

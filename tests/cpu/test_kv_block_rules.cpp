@@ -1,7 +1,8 @@
 // dgq/kv_block_rules.hpp, the block decoding the CUDA decode attention reads through, against the
 // schemes' own decompress: every value of every block bit for bit, for q8_0, q4_0 and iq4_nl,
 // on rows that reach the codes' extremes (so both nibbles and the grid's ends are read), and
-// DGQ v1's codes through dgq_value with each token's segment range.
+// DGQ v1's codes through dgq_value with each token's segment range, and dgq2's and KIVI's codes
+// through uniform_code and uniform_value with each token's span range.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -77,6 +78,51 @@ TEST_CASE("kv_block_rules' dgq_value decodes DGQ v1's codes as the scheme's deco
             const std::size_t range = s * static_cast<std::size_t>(r.channels) + per_channel * (i % channels);
             got[i] = dgq::kv_block_rules::dgq_value(codes[i], r.lo[range], r.scale[range], r.f16);
           }
+        CHECK(std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)) == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("kv_block_rules' uniform_code and uniform_value decode dgq2's and KIVI's codes as their decompress does",
+          "[kv_block_rules]") {
+  // Every code width (2, 3 with codes across bytes, 4, 8), per-channel and per-token ranges,
+  // segments and groups, fp16 and fp32 ranges, fp16 (rounded) and fp32 input; an outlier and an
+  // all-zero row, and spreads that change (several segments).
+  const std::int64_t tokens = 192, channels = 64;
+  std::mt19937_64 rng(13);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(static_cast<std::size_t>(tokens * channels));
+  for (std::int64_t t = 0; t < tokens; ++t)
+    for (std::int64_t c = 0; c < channels; ++c)
+      x[static_cast<std::size_t>(t * channels + c)] = (t < 64 ? 0.3f : t < 130 ? 6.0f : 1.0f) * normal(rng);
+  x[9] = 300.0f;
+  for (std::int64_t c = 0; c < channels; ++c) x[static_cast<std::size_t>(150 * channels + c)] = 0.0f;
+  for (const char* spec : {"dgq2:kbits=3,vbits=2", "dgq2:bits=4,kgran=segment-channel-group,kgroup=32,vgran=segment",
+                           "dgq2:bits=8,range_dtype=fp32,vgran=segment-channel", "kivi-4:group=32,residual=0",
+                           "kivi-2:group=16,residual=0"}) {
+    for (const dgq::TensorRole role : {dgq::TensorRole::key, dgq::TensorRole::value}) {
+      for (const dgq::DType dtype : {dgq::DType::f16, dgq::DType::f32}) {
+        CAPTURE(spec, role == dgq::TensorRole::key, dgq::dtype_name(dtype));
+        const auto scheme = dgq::make_scheme(spec);
+        std::vector<std::uint8_t> input(x.size() * dgq::dtype_size(dtype));
+        dgq::from_float(x.data(), dgq::MutTensor{input.data(), dtype, tokens, channels});
+        const dgq::Compressed stored = scheme->compress(dgq::ConstTensor{input.data(), dtype, tokens, channels}, role);
+        std::vector<std::uint8_t> decoded(input.size());
+        scheme->decompress(stored, dgq::MutTensor{decoded.data(), dtype, tokens, channels});
+        const std::vector<float> expected = dgq::to_float(dgq::ConstTensor{decoded.data(), dtype, tokens, channels});
+        const dgq::cpu::UniformCodesHead head = dgq::cpu::uniform_codes_head(stored);
+        const auto& r = head.ranges;
+        const int bits = dgq::kv_block_rules::uniform_bits(static_cast<dgq::kv_block_rules::Format>(head.format));
+        const std::size_t row_bytes = static_cast<std::size_t>(channels) * static_cast<std::size_t>(bits) / 8;
+        std::vector<float> got(x.size());
+        for (std::size_t s = 0; s + 1 < r.edges.size(); ++s)
+          for (std::size_t t = r.edges[s]; t < r.edges[s + 1]; ++t)
+            for (std::size_t c = 0; c < static_cast<std::size_t>(channels); ++c) {
+              const std::size_t range = s * static_cast<std::size_t>(r.channels) + (r.channels == 1 ? 0 : c);
+              const std::uint8_t code = dgq::kv_block_rules::uniform_code(head.codes + t * row_bytes, static_cast<int>(c), bits);
+              got[t * static_cast<std::size_t>(channels) + c] = dgq::kv_block_rules::uniform_value(code, r.lo[range], r.scale[range], r.f16);
+            }
         CHECK(std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)) == 0);
       }
     }

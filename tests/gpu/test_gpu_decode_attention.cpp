@@ -2,8 +2,9 @@
 // (dgq/cpu/decode_attention.hpp), bytes compared: the same stored q8_0 / q4_0 / iq4_nl blocks
 // (made by the schemes), the same queries. Shapes: one token; token counts around the 256-token
 // chunk (255, 257) and several chunks; GQA groups 1 and 4; head_dim 64, 128, 256; and DGQ v1's
-// codes (format dgq) with several segments, fp16 and fp32 input, markers in a table and in-band.
-// Not yet run on a GPU (docs/cuda.md).
+// codes (format dgq) with several segments, fp16 and fp32 input, markers in a table and in-band;
+// dgq2's and KIVI's uniform codes (K and V of different widths, per-channel and per-token
+// ranges). Not yet run on a GPU (docs/cuda.md).
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -142,6 +143,60 @@ TEST_CASE("gpu: decode attention on DGQ v1's codes equals the CPU kernel's bytes
   }
 }
 
+TEST_CASE("gpu: decode attention on dgq2's and KIVI's codes equals the CPU kernel's bytes", "[gpu][decode_attention]") {
+  struct UniformCase {
+    const char* spec;
+    int kv_heads, group, head_dim;
+    std::int64_t tokens;
+  };
+  for (const UniformCase& c : {UniformCase{"dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128", 2, 4, 128, 513},
+                               UniformCase{"dgq2:bits=2,kgran=segment,vgran=segment-channel", 1, 1, 64, 257},
+                               UniformCase{"dgq2:bits=8,range_dtype=fp32", 1, 4, 256, 300},
+                               UniformCase{"kivi-4:group=32,residual=0", 2, 4, 128, 320},
+                               UniformCase{"kivi-2:group=32,residual=0", 1, 3, 64, 64}}) {
+    INFO(std::string(c.spec) + " tokens " + std::to_string(c.tokens));
+    const auto scheme = dgq::make_scheme(c.spec);
+    std::vector<dgq::Compressed> stored;
+    for (int h = 0; h < 2 * c.kv_heads; ++h) {  // K heads, then V heads, from fp16 input
+      const std::vector<float> x = regimes(c.tokens, c.head_dim, dgq::test::seed() + 20 + h);
+      std::vector<std::uint8_t> input(x.size() * 2);
+      dgq::from_float(x.data(), dgq::MutTensor{input.data(), dgq::DType::f16, c.tokens, c.head_dim});
+      stored.push_back(scheme->compress(dgq::ConstTensor{input.data(), dgq::DType::f16, c.tokens, c.head_dim},
+                                        h < c.kv_heads ? dgq::TensorRole::key : dgq::TensorRole::value));
+    }
+    std::vector<dgq::cpu::UniformCodesHead> heads;
+    for (const auto& s : stored) heads.push_back(dgq::cpu::uniform_codes_head(s));
+    dgq::cpu::StoredKv cpu_cache;
+    cpu_cache.format = heads.front().format;
+    if (heads.back().format != heads.front().format) cpu_cache.v_format = heads.back().format;
+    dgq::cuda::DecodeAttentionInput in;
+    in.format = static_cast<dgq::kv_block_rules::Format>(cpu_cache.format);
+    if (cpu_cache.v_format) in.v_format = static_cast<dgq::kv_block_rules::Format>(*cpu_cache.v_format);
+    in.kv_heads = c.kv_heads;
+    in.group = c.group;
+    in.head_dim = c.head_dim;
+    in.tokens = c.tokens;
+    for (std::size_t h = 0; h < heads.size(); ++h) {
+      const bool key = h < static_cast<std::size_t>(c.kv_heads);
+      const auto& r = heads[h].ranges;
+      (key ? cpu_cache.k : cpu_cache.v).push_back(heads[h].codes);
+      (key ? cpu_cache.k_ranges : cpu_cache.v_ranges).push_back(&r);
+      (key ? in.k_segments : in.v_segments).push_back({r.edges, r.lo, r.scale, r.channels});
+      in.dgq_f16 = r.f16;
+    }
+    in.k = cpu_cache.k;
+    in.v = cpu_cache.v;
+    const std::vector<float> q = gaussian(static_cast<std::size_t>(c.kv_heads * c.group * c.head_dim), dgq::test::seed() + 97);
+    in.q = q.data();
+    in.scale = 0.125f;
+    const dgq::cpu::DecodeAttentionShape shape{c.kv_heads, c.group, c.head_dim, c.tokens};
+    std::vector<float> cpu_out(q.size()), gpu_out(q.size(), -1.0f);
+    dgq::cpu::decode_attention(cpu_cache, shape, q.data(), in.scale, cpu_out.data(), 1, dgq::cpu::DecodePath::scalar);
+    dgq::cuda::decode_attention(in, gpu_out.data());
+    REQUIRE(std::memcmp(cpu_out.data(), gpu_out.data(), cpu_out.size() * sizeof(float)) == 0);
+  }
+}
+
 TEST_CASE("gpu: decode attention refuses shapes it does not take", "[gpu][decode_attention][errors]") {
   dgq::cuda::DecodeAttentionInput in;
   in.head_dim = 512;
@@ -155,7 +210,13 @@ TEST_CASE("gpu: decode attention refuses shapes it does not take", "[gpu][decode
   dgq_in.tokens = 10;
   dgq_in.k = dgq_in.v = {codes.data()};
   dgq_in.q = q.data();
-  CHECK_THROWS_WITH(dgq::cuda::decode_attention(dgq_in, nullptr), Catch::Contains("needs the segments of every K and V head"));
+  CHECK_THROWS_WITH(dgq::cuda::decode_attention(dgq_in, nullptr), Catch::Contains("need the segments of every K and V head"));
   dgq_in.k_segments = dgq_in.v_segments = {dgq::cuda::DgqSegments{{0, 4, 9}, {0.0f, 0.0f}, {1.0f, 1.0f}}};
   CHECK_THROWS_WITH(dgq::cuda::decode_attention(dgq_in, nullptr), Catch::Contains("do not cover its 10 tokens"));
+  // TurboQuant's codebook formats are the CPU kernel's only; K and V apart only between uniform widths.
+  dgq_in.format = dgq::kv_block_rules::Format::codebook3;
+  CHECK_THROWS_WITH(dgq::cuda::decode_attention(dgq_in, nullptr), Catch::Contains("codebook formats"));
+  dgq_in.format = dgq::kv_block_rules::Format::q4_0;
+  dgq_in.v_format = dgq::kv_block_rules::Format::uniform4;
+  CHECK_THROWS_WITH(dgq::cuda::decode_attention(dgq_in, nullptr), Catch::Contains("only between uniform code widths"));
 }

@@ -20,26 +20,41 @@ namespace kb = dgq::kv_block_rules;
 constexpr int kMaxHeadDim = 256;
 
 struct Plan {
-  kb::Format format;
+  kb::Format k_format, v_format;
   int kv_heads, group, head_dim;
-  std::int64_t tokens, chunks, row_bytes;
+  std::int64_t tokens, chunks, k_row_bytes, v_row_bytes;
   float scale;
   bool dgq_f16;
+  int k_channels, v_channels;  // range values per token of each role: 1, or head_dim (per channel)
 };
 
-// Format dgq: each token's lo and scale, [kv_head][token] (its segment's, expanded on the host).
+bool has_ranges(kb::Format f) { return f == kb::Format::dgq || kb::uniform_bits(f) != 0; }
+
+// Formats with ranges: each token's lo and scale, [kv_head][token][channels of the role] (its
+// segment's, expanded on the host).
 struct TokenRanges {
   const float *k_lo, *k_scale, *v_lo, *v_scale;
 };
 
-__device__ void dequantize_row(const Plan& p, const std::uint8_t* row, float lo, float scale, float* x) {
-  if (p.format == kb::Format::dgq) {
-    for (int d = 0; d < p.head_dim; ++d) x[d] = kb::dgq_value(row[d], lo, scale, p.dgq_f16);
+// lo, scale: the token's range row (channels values, 1 or head_dim); unused for block formats.
+__device__ void dequantize_row(const Plan& p, kb::Format f, const std::uint8_t* row, const float* lo, const float* scale,
+                               int channels, float* x) {
+  if (f == kb::Format::dgq) {
+    for (int d = 0; d < p.head_dim; ++d) {
+      const int c = channels == 1 ? 0 : d;
+      x[d] = kb::dgq_value(row[d], lo[c], scale[c], p.dgq_f16);
+    }
     return;
   }
-  const int bytes = kb::block_bytes(p.format);
-  for (int d = 0; d < p.head_dim; ++d)
-    x[d] = kb::block_value(p.format, row + (d / kb::kBlockValues) * bytes, d % kb::kBlockValues);
+  if (const int bits = kb::uniform_bits(f); bits != 0) {
+    for (int d = 0; d < p.head_dim; ++d) {
+      const int c = channels == 1 ? 0 : d;
+      x[d] = kb::uniform_value(kb::uniform_code(row, d, bits), lo[c], scale[c], p.dgq_f16);
+    }
+    return;
+  }
+  const int bytes = kb::block_bytes(f);
+  for (int d = 0; d < p.head_dim; ++d) x[d] = kb::block_value(f, row + (d / kb::kBlockValues) * bytes, d % kb::kBlockValues);
 }
 
 __device__ float dot(const float* q, const float* k, int head_dim) {
@@ -66,10 +81,12 @@ __global__ void chunk_kernel(Plan p, const std::uint8_t* const* k, const std::ui
   const int D = p.head_dim;
   const float* qh = q + (static_cast<std::int64_t>(kv_head) * p.group + member) * D;
   float x[kMaxHeadDim], scores[ar::kChunkTokens];
-  const std::int64_t at = static_cast<std::int64_t>(kv_head) * p.tokens + first;  // TokenRanges' index of token 0
-  const bool dgq = p.format == kb::Format::dgq;
+  const std::int64_t at = static_cast<std::int64_t>(kv_head) * p.tokens + first;  // TokenRanges' token index of token 0
+  const auto k_range = [&](const float* base, std::int64_t t) { return base ? base + (at + t) * p.k_channels : nullptr; };
+  const auto v_range = [&](const float* base, std::int64_t t) { return base ? base + (at + t) * p.v_channels : nullptr; };
   for (std::int64_t t = 0; t < tokens; ++t) {
-    dequantize_row(p, k[kv_head] + (first + t) * p.row_bytes, dgq ? r.k_lo[at + t] : 0.0f, dgq ? r.k_scale[at + t] : 0.0f, x);
+    dequantize_row(p, p.k_format, k[kv_head] + (first + t) * p.k_row_bytes, k_range(r.k_lo, t), k_range(r.k_scale, t),
+                   p.k_channels, x);
     scores[t] = dot(qh, x, D) * p.scale;
   }
   float m = scores[0];
@@ -84,7 +101,8 @@ __global__ void chunk_kernel(Plan p, const std::uint8_t* const* k, const std::ui
   float* acc = chunk_acc + item * D;
   for (int d = 0; d < D; ++d) acc[d] = 0.0f;
   for (std::int64_t t = 0; t < tokens; ++t) {
-    dequantize_row(p, v[kv_head] + (first + t) * p.row_bytes, dgq ? r.v_lo[at + t] : 0.0f, dgq ? r.v_scale[at + t] : 0.0f, x);
+    dequantize_row(p, p.v_format, v[kv_head] + (first + t) * p.v_row_bytes, v_range(r.v_lo, t), v_range(r.v_scale, t),
+                   p.v_channels, x);
     for (int d = 0; d < D; ++d) acc[d] = fmaf(scores[t], x[d], acc[d]);
   }
 }
@@ -130,27 +148,39 @@ void check_input(const DecodeAttentionInput& in) {
   for (int h = 0; h < in.kv_heads; ++h)
     if (in.k[h] == nullptr || in.v[h] == nullptr) fail("KV head " + std::to_string(h) + " has no data");
   if (in.q == nullptr) fail("no query");
-  if (in.format != kb::Format::dgq) return;
+  const kb::Format kf = in.format, vf = in.v_format.value_or(in.format);
+  for (kb::Format f : {kf, vf})
+    if (kb::is_codebook(f)) fail("the codebook formats (TurboQuant) are not in the CUDA twin");
+  const bool uniform_pair = kb::uniform_bits(kf) != 0 && kb::uniform_bits(vf) != 0;
+  if (kf != vf && !uniform_pair) fail("K and V may differ in format only between uniform code widths");
+  if (!has_ranges(kf)) return;
   if (in.k_segments.size() != in.k.size() || in.v_segments.size() != in.v.size())
-    fail("format dgq needs the segments of every K and V head");
+    fail("formats with ranges need the segments of every K and V head");
   for (const auto* heads : {&in.k_segments, &in.v_segments}) {
     for (const DgqSegments& s : *heads) {
-      const std::size_t n = s.lo.size();
-      if (n == 0 || s.scale.size() != n || s.edges.size() != n + 1 || s.edges.front() != 0 ||
-          s.edges.back() != static_cast<std::uint32_t>(in.tokens))
-        fail("a dgq head's segments do not cover its " + std::to_string(in.tokens) + " tokens");
+      const std::size_t n = s.edges.size() < 2 ? 0 : s.edges.size() - 1;
+      const auto per = static_cast<std::size_t>(s.channels);
+      if (n == 0 || (s.channels != 1 && s.channels != in.head_dim) || s.lo.size() != n * per || s.scale.size() != n * per ||
+          s.edges.front() != 0 || s.edges.back() != static_cast<std::uint32_t>(in.tokens) ||
+          s.channels != (*heads)[0].channels)
+        fail("a head's segments do not cover its " + std::to_string(in.tokens) + " tokens and " +
+             std::to_string(in.head_dim) + " channels (or the heads of a role differ in channels)");
       for (std::size_t i = 0; i < n; ++i)
-        if (s.edges[i] >= s.edges[i + 1]) fail("a dgq head's segment edges are not increasing");
+        if (s.edges[i] >= s.edges[i + 1]) fail("a head's segment edges are not increasing");
     }
   }
 }
 
-// Each token's lo and scale from its segment, [kv_head][token], for one role.
+// Each token's lo and scale rows from its segment, [kv_head][token][channels], for one role.
 void expand_token_ranges(const std::vector<DgqSegments>& heads, std::vector<float>& lo, std::vector<float>& scale) {
   for (const DgqSegments& s : heads) {
+    const auto per = static_cast<std::size_t>(s.channels);
     for (std::size_t i = 0; i + 1 < s.edges.size(); ++i) {
-      lo.insert(lo.end(), s.edges[i + 1] - s.edges[i], s.lo[i]);
-      scale.insert(scale.end(), s.edges[i + 1] - s.edges[i], s.scale[i]);
+      for (std::uint32_t t = s.edges[i]; t < s.edges[i + 1]; ++t) {
+        lo.insert(lo.end(), s.lo.begin() + static_cast<std::ptrdiff_t>(i * per), s.lo.begin() + static_cast<std::ptrdiff_t>((i + 1) * per));
+        scale.insert(scale.end(), s.scale.begin() + static_cast<std::ptrdiff_t>(i * per),
+                     s.scale.begin() + static_cast<std::ptrdiff_t>((i + 1) * per));
+      }
     }
   }
 }
@@ -159,31 +189,44 @@ void expand_token_ranges(const std::vector<DgqSegments>& heads, std::vector<floa
 
 void decode_attention(const DecodeAttentionInput& in, float* out) {
   check_input(in);
-  Plan p{in.format, in.kv_heads, in.group, in.head_dim, in.tokens,
+  const kb::Format vf = in.v_format.value_or(in.format);
+  const bool ranged = has_ranges(in.format);
+  Plan p{in.format,
+         vf,
+         in.kv_heads,
+         in.group,
+         in.head_dim,
+         in.tokens,
          (in.tokens + ar::kChunkTokens - 1) / ar::kChunkTokens,
-         static_cast<std::int64_t>(in.head_dim / 32) * kb::block_bytes(in.format), in.scale, in.dgq_f16};
-  const std::size_t head_bytes = static_cast<std::size_t>(p.tokens * p.row_bytes);
+         static_cast<std::int64_t>(in.head_dim / 32) * kb::block_bytes(in.format),
+         static_cast<std::int64_t>(in.head_dim / 32) * kb::block_bytes(vf),
+         in.scale,
+         in.dgq_f16,
+         ranged ? in.k_segments[0].channels : 1,
+         ranged ? in.v_segments[0].channels : 1};
+  const std::size_t k_head_bytes = static_cast<std::size_t>(p.tokens * p.k_row_bytes);
+  const std::size_t v_head_bytes = static_cast<std::size_t>(p.tokens * p.v_row_bytes);
   const std::size_t heads = static_cast<std::size_t>(p.kv_heads);
   const std::size_t partials = heads * static_cast<std::size_t>(p.chunks * p.group);
   const std::size_t q_floats = heads * p.group * p.head_dim;
-  Device cache(2 * heads * head_bytes), pointers(2 * heads * sizeof(void*)), q(q_floats * sizeof(float));
+  Device cache(heads * (k_head_bytes + v_head_bytes)), pointers(2 * heads * sizeof(void*)), q(q_floats * sizeof(float));
   Device chunk_max(partials * sizeof(float)), chunk_sum(partials * sizeof(float)),
       chunk_acc(partials * p.head_dim * sizeof(float)), result(q_floats * sizeof(float));
   std::vector<const std::uint8_t*> device_rows(2 * heads);
   for (std::size_t h = 0; h < heads; ++h) {
-    std::uint8_t* k_at = cache.as<std::uint8_t>() + h * head_bytes;
-    std::uint8_t* v_at = cache.as<std::uint8_t>() + (heads + h) * head_bytes;
-    check_cuda(cudaMemcpy(k_at, in.k[h], head_bytes, cudaMemcpyHostToDevice), "cudaMemcpy K");
-    check_cuda(cudaMemcpy(v_at, in.v[h], head_bytes, cudaMemcpyHostToDevice), "cudaMemcpy V");
+    std::uint8_t* k_at = cache.as<std::uint8_t>() + h * k_head_bytes;
+    std::uint8_t* v_at = cache.as<std::uint8_t>() + heads * k_head_bytes + h * v_head_bytes;
+    check_cuda(cudaMemcpy(k_at, in.k[h], k_head_bytes, cudaMemcpyHostToDevice), "cudaMemcpy K");
+    check_cuda(cudaMemcpy(v_at, in.v[h], v_head_bytes, cudaMemcpyHostToDevice), "cudaMemcpy V");
     device_rows[h] = k_at;
     device_rows[heads + h] = v_at;
   }
   check_cuda(cudaMemcpy(pointers.ptr, device_rows.data(), device_rows.size() * sizeof(void*), cudaMemcpyHostToDevice),
              "cudaMemcpy row pointers");
   check_cuda(cudaMemcpy(q.ptr, in.q, q_floats * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy q");
-  // Format dgq: four [kv_head][token] arrays (K lo, K scale, V lo, V scale); one float otherwise.
+  // Formats with ranges: four [kv_head][token][channels] arrays (K lo, K scale, V lo, V scale).
   std::vector<float> ranges;
-  if (p.format == kb::Format::dgq) {
+  if (ranged) {
     std::vector<float> k_lo, k_scale, v_lo, v_scale;
     expand_token_ranges(in.k_segments, k_lo, k_scale);
     expand_token_ranges(in.v_segments, v_lo, v_scale);
@@ -193,11 +236,12 @@ void decode_attention(const DecodeAttentionInput& in, float* out) {
   if (!ranges.empty())
     check_cuda(cudaMemcpy(token_ranges.ptr, ranges.data(), ranges.size() * sizeof(float), cudaMemcpyHostToDevice),
                "cudaMemcpy token ranges");
-  const std::size_t per_part = heads * static_cast<std::size_t>(p.tokens);
+  const std::size_t k_part = heads * static_cast<std::size_t>(p.tokens) * static_cast<std::size_t>(p.k_channels);
+  const std::size_t v_part = heads * static_cast<std::size_t>(p.tokens) * static_cast<std::size_t>(p.v_channels);
   const float* ranges_at = token_ranges.as<float>();
   const TokenRanges r = ranges.empty() ? TokenRanges{nullptr, nullptr, nullptr, nullptr}
-                                       : TokenRanges{ranges_at, ranges_at + per_part, ranges_at + 2 * per_part,
-                                                     ranges_at + 3 * per_part};
+                                       : TokenRanges{ranges_at, ranges_at + k_part, ranges_at + 2 * k_part,
+                                                     ranges_at + 2 * k_part + v_part};
   constexpr int kThreads = 64;
   const auto* rows = pointers.as<const std::uint8_t* const>();
   chunk_kernel<<<static_cast<unsigned>((partials + kThreads - 1) / kThreads), kThreads>>>(

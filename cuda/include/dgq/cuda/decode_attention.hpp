@@ -1,33 +1,40 @@
 #pragma once
 // Decode attention on a stored cache, on the GPU: the CUDA twin of dgq::cpu::decode_attention
-// (cpu/include/dgq/cpu/decode_attention.hpp) for the unrotated q8_0, q4_0 and iq4_nl caches and
-// DGQ v1's codes (format dgq: granularity=segment, fp16 or fp32 input),
+// (cpu/include/dgq/cpu/decode_attention.hpp) for the unrotated q8_0, q4_0 and iq4_nl caches,
+// DGQ v1's codes (format dgq: granularity=segment or segment-channel, fp16 or fp32 input) and
+// dgq2's and KIVI's uniform codes (uniform2 .. uniform8, K and V of different widths; the
+// unrotated roles: a rotated one is the CPU kernel's query and output rotation, not done here),
 // in the same order (dgq/attention_rules.hpp: 256-token chunks, the 2 x 8 lane dot product,
 // the lane tree, the library-free exp, the merge in token order), so its output is meant to be
 // the CPU kernel's bit for bit (tests/gpu/test_gpu_decode_attention.cpp). One thread per (KV
 // head, chunk, query head of the group) and one per query head for the merge: written to be
 // checked, not fast. It has not run on a GPU; no claim about its speed (docs/cuda.md).
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "dgq/kv_block_rules.hpp"
 
 namespace dgq::cuda {
 
-// Format dgq: a head's segments as the CPU kernel's DgqSegmentRanges holds them (edges [0, e1, ...,
-// tokens], each segment's lo and scale: dgq::cpu::dgq_segment_ranges reads them from the parts).
+// Formats with ranges (dgq, uniform*): a head's segments as the CPU kernel's DgqSegmentRanges
+// holds them (edges [0, e1, ..., tokens], each segment's lo and scale, one per segment or, with
+// channels = head_dim, one per segment and channel: dgq::cpu::dgq_segment_ranges and
+// uniform_codes_head read them from the parts).
 struct DgqSegments {
   std::vector<std::uint32_t> edges;
   std::vector<float> lo, scale;
+  int channels = 1;
 };
 
 struct DecodeAttentionInput {
-  kv_block_rules::Format format = kv_block_rules::Format::q8_0;
+  kv_block_rules::Format format = kv_block_rules::Format::q8_0;  // K's, and V's unless v_format is set
+  std::optional<kv_block_rules::Format> v_format;  // V's when it differs (uniform widths only)
   int kv_heads = 1, group = 1, head_dim = 128;  // head_dim: a multiple of 32, at most 256
   std::int64_t tokens = 1;
   std::vector<const std::uint8_t*> k, v;  // host pointers: KV head h's tokens x head_dim/32 blocks
-  // format dgq only: head h's segments (k_segments[h] for k[h], v_segments[h] for v[h]) and
-  // whether the values round to fp16 (the input was fp16) as rule 7 does.
+  // formats with ranges only: head h's segments (k_segments[h] for k[h], v_segments[h] for v[h])
+  // and whether the values round to fp16 (the input was fp16) as rules 7 and V5 do.
   std::vector<DgqSegments> k_segments, v_segments;
   bool dgq_f16 = true;
   const float* q = nullptr;               // host [kv_heads * group][head_dim]
