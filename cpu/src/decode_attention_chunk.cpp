@@ -264,21 +264,14 @@ struct Dgq {
   }
 };
 
-// dgq2's and KIVI's unsigned codes of Bits bits (2, 3, 4, 8), one bit stream per row, with the
-// row's range as Dgq's (one per span, or one per span and channel). Eight consecutive codes are
-// Bits whole bytes: broadcast as one word and shifted apart per lane (srlv), so one path serves
-// every width. fmadd is rule V5's fmaf; cvtps_ph rounds to fp16 as the decompress does.
+// Unsigned codes of Bits bits (2, 3, 4, 8) in a row's bit stream (dgq2, KIVI, TurboQuant) as
+// int32 lanes. Eight consecutive codes are Bits whole bytes. 4-bit codes are split into nibbles
+// and interleaved (code 2j is byte j's low nibble), 8-bit ones widened; 2- and 3-bit ones are
+// broadcast as one word and shifted apart per lane (srlv).
 template <int Bits>
-struct Uniform {
-  static constexpr int kBytes = 4 * Bits;
-  using Row = Dgq::Row;
-  static Row row(const ChunkInput& in, bool value, std::int64_t t) {
-    Row r = Dgq::row(in, value, t);
-    r.codes = (value ? in.v : in.k) + t * (in.head_dim / kBlock) * kBytes;
-    return r;
-  }
-  // Codes first .. first+7 of the row at p (the byte of code `first`) as 8 int32 lanes.
-  static __m256i eight_codes(const std::uint8_t* p) {
+struct PackedCodes {
+  // Codes first .. first+7 at p (the byte of code `first`, a multiple of 8).
+  static __m256i eight(const std::uint8_t* p) {
     if constexpr (Bits == 8) {
       return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
     } else {
@@ -297,54 +290,135 @@ struct Uniform {
                               _mm256_set1_epi32((1 << Bits) - 1));
     }
   }
-  static __m256 eight(const std::uint8_t* p, const Row& r, std::ptrdiff_t first) {
+  // 16 nibbles of 8 bytes in code order: each byte's low nibble, then its high one.
+  static __m128i nibbles16(__m128i raw) {
+    const __m128i low = _mm_and_si128(raw, _mm_set1_epi8(0x0F));
+    const __m128i high = _mm_and_si128(_mm_srli_epi16(raw, 4), _mm_set1_epi8(0x0F));
+    return _mm_unpacklo_epi8(low, high);
+  }
+  // The 32 codes of the block at b: c[k] holds codes 8k .. 8k+7.
+  static void block(const std::uint8_t* b, __m256i c[4]) {
+    if constexpr (Bits == 4) {
+      const __m128i first = nibbles16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b)));
+      const __m128i second = nibbles16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + 8)));
+      c[0] = _mm256_cvtepu8_epi32(first);
+      c[1] = _mm256_cvtepu8_epi32(_mm_srli_si128(first, 8));
+      c[2] = _mm256_cvtepu8_epi32(second);
+      c[3] = _mm256_cvtepu8_epi32(_mm_srli_si128(second, 8));
+    } else {
+      for (int k = 0; k < 4; ++k) c[k] = eight(b + k * Bits);
+    }
+  }
+  // Codes 16 half .. 16 half + 15 of the block at b.
+  static void half(const std::uint8_t* b, int h, __m256i c[2]) {
+    if constexpr (Bits == 4) {
+      const __m128i codes = nibbles16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + 8 * h)));
+      c[0] = _mm256_cvtepu8_epi32(codes);
+      c[1] = _mm256_cvtepu8_epi32(_mm_srli_si128(codes, 8));
+    } else {
+      c[0] = eight(b + 2 * h * Bits);
+      c[1] = eight(b + (2 * h + 1) * Bits);
+    }
+  }
+};
+
+// dgq2's and KIVI's codes with the row's range as Dgq's (one per span, or one per span and
+// channel, loaded beside the codes): fmadd is rule V5's fmaf, cvtps_ph rounds to fp16 as the
+// decompress does. The path for per-channel ranges and 8-bit codes; a role with one range per
+// token and at most 4 bits goes through TokenLevels.
+template <int Bits>
+struct Uniform {
+  static constexpr int kBytes = 4 * Bits;
+  using Row = Dgq::Row;
+  static Row row(const ChunkInput& in, bool value, std::int64_t t) {
+    Row r = Dgq::row(in, value, t);
+    r.codes = (value ? in.v : in.k) + t * (in.head_dim / kBlock) * kBytes;
+    return r;
+  }
+  static __m256 value(__m256i code, const Row& r, std::ptrdiff_t first) {
     const __m256 lo = r.per_channel ? _mm256_loadu_ps(r.lo_row + first) : r.lo;
     const __m256 scale = r.per_channel ? _mm256_loadu_ps(r.scale_row + first) : r.scale;
-    const __m256 x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(eight_codes(p)), scale, lo);
+    const __m256 x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(code), scale, lo);
     return r.f16 ? _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)) : x;
   }
   // b: the block's first byte; its first channel is 32 x (its block index in the row).
   static void dequantize(const std::uint8_t* b, const Row& r, __m256 v[4]) {
     const std::ptrdiff_t first = (b - r.codes) / kBytes * kBlock;
-    for (int k = 0; k < 4; ++k) v[k] = eight(b + k * Bits, r, first + 8 * k);
+    __m256i c[4];
+    PackedCodes<Bits>::block(b, c);
+    for (int k = 0; k < 4; ++k) v[k] = value(c[k], r, first + 8 * k);
   }
   static void dequantize_half(const std::uint8_t* b, int half, const Row& r, __m256 v[2]) {
     const std::ptrdiff_t first = (b - r.codes) / kBytes * kBlock + 16 * half;
-    v[0] = eight(b + 2 * half * Bits, r, first);
-    v[1] = eight(b + (2 * half + 1) * Bits, r, first + 8);
+    __m256i c[2];
+    PackedCodes<Bits>::half(b, half, c);
+    v[0] = value(c[0], r, first);
+    v[1] = value(c[1], r, first + 8);
   }
 };
 
-// TurboQuant's codes of Bits bits (2, 3, 4) indexing a codebook, times the token's norm (the
-// row's scale): the levels sit in two registers and permutevar picks 8 at once (bit 3 of a
-// 4-bit code chooses the register). The product is codebook_value's one rounding.
+// A role whose tokens each have at most 16 values (codes of at most 4 bits with one range per
+// token: dgq2's `token` roles, KIVI's values; TurboQuant's codebook times the token's norm):
+// the chunk's tokens' values are tabulated once (token_levels below: the same fmadd and
+// rounding as Uniform, or codebook_value's product) and a code picks its value from two
+// registers by permutevar (bit 3 of a 4-bit code chooses the register).
 template <int Bits>
-struct Codebook {
+struct TokenLevels {
   static constexpr int kBytes = 4 * Bits;
   struct Row {
-    __m256 g, low, high;  // the norm; levels 0..7 and 8..15
-    const std::uint8_t* codes;
+    __m256 low, high;  // the token's values of codes 0..7 and 8..15
   };
   static Row row(const ChunkInput& in, bool value, std::int64_t t) {
-    const float* levels = value ? in.v_codebook : in.k_codebook;  // padded to 16 (ChunkInput)
-    return {_mm256_set1_ps((value ? in.v_scale : in.k_scale)[t][0]), _mm256_loadu_ps(levels), _mm256_loadu_ps(levels + 8),
-            (value ? in.v : in.k) + t * (in.head_dim / kBlock) * kBytes};
+    const float* levels = (value ? in.v_token_levels : in.k_token_levels) + t * 16;
+    return {_mm256_loadu_ps(levels), _mm256_loadu_ps(levels + 8)};
   }
-  static __m256 eight(const std::uint8_t* p, const Row& r) {
-    const __m256i code = Uniform<Bits>::eight_codes(p);
-    __m256 level = _mm256_permutevar8x32_ps(r.low, code);
-    if constexpr (Bits == 4)
-      level = _mm256_blendv_ps(level, _mm256_permutevar8x32_ps(r.high, code), _mm256_castsi256_ps(_mm256_slli_epi32(code, 28)));
-    return _mm256_mul_ps(level, r.g);
+  static __m256 value(__m256i code, const Row& r) {
+    const __m256 level = _mm256_permutevar8x32_ps(r.low, code);
+    if constexpr (Bits < 4) return level;
+    return _mm256_blendv_ps(level, _mm256_permutevar8x32_ps(r.high, code), _mm256_castsi256_ps(_mm256_slli_epi32(code, 28)));
   }
   static void dequantize(const std::uint8_t* b, const Row& r, __m256 v[4]) {
-    for (int k = 0; k < 4; ++k) v[k] = eight(b + k * Bits, r);
+    __m256i c[4];
+    PackedCodes<Bits>::block(b, c);
+    for (int k = 0; k < 4; ++k) v[k] = value(c[k], r);
   }
   static void dequantize_half(const std::uint8_t* b, int half, const Row& r, __m256 v[2]) {
-    v[0] = eight(b + 2 * half * Bits, r);
-    v[1] = eight(b + (2 * half + 1) * Bits, r);
+    __m256i c[2];
+    PackedCodes<Bits>::half(b, half, c);
+    v[0] = value(c[0], r);
+    v[1] = value(c[1], r);
   }
 };
+
+// Whether a role's values go through TokenLevels: a codebook, or uniform codes of at most 4 bits
+// with one range per token.
+bool tabulated(const ChunkInput& in, bool value) {
+  const auto f = static_cast<kv_block_rules::Format>(value ? in.v_format : in.format);
+  if (kv_block_rules::is_codebook(f)) return true;
+  const int bits = kv_block_rules::uniform_bits(f);
+  return bits != 0 && bits <= 4 && (value ? in.v_range_channels : in.k_range_channels) == 1;
+}
+
+// The chunk's values per token and code (16 per token) for a tabulated role.
+void token_levels(const ChunkInput& in, bool value, float* out) {
+  const auto f = static_cast<kv_block_rules::Format>(value ? in.v_format : in.format);
+  const __m256 codes_low = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256 codes_high = _mm256_setr_ps(8, 9, 10, 11, 12, 13, 14, 15);
+  const float* const* lo = value ? in.v_lo : in.k_lo;
+  const float* const* scale = value ? in.v_scale : in.k_scale;
+  for (std::int64_t t = 0; t < in.tokens; ++t, out += 16) {
+    const __m256 s = _mm256_set1_ps(scale[t][0]);
+    if (kv_block_rules::is_codebook(f)) {
+      const float* levels = value ? in.v_codebook : in.k_codebook;  // padded to 16
+      _mm256_storeu_ps(out, _mm256_mul_ps(_mm256_loadu_ps(levels), s));
+      _mm256_storeu_ps(out + 8, _mm256_mul_ps(_mm256_loadu_ps(levels + 8), s));
+      continue;
+    }
+    const Dgq::Row r{_mm256_set1_ps(lo[t][0]), s, nullptr, nullptr, nullptr, false, in.f16};
+    _mm256_storeu_ps(out, Uniform<4>::value(_mm256_cvtps_epi32(codes_low), r, 0));
+    _mm256_storeu_ps(out + 8, Uniform<4>::value(_mm256_cvtps_epi32(codes_high), r, 0));
+  }
+}
 
 // lane_tree_sum8 of a register: the halving reduction the rule is written after.
 inline float lane_tree_sum8(__m256 v) {
@@ -494,15 +568,48 @@ void attend_chunk_avx2(const ChunkInput& in, const ChunkOutput& out, float* scor
   }
 }
 
-// K's uniform width chosen, V's: any uniform width (dgq2's kbits and vbits).
+// The role's path among the uniform and codebook formats: Uniform<b>, or TokenLevels<b> where
+// tabulated() holds.
+enum class CodesPath { uniform2, uniform3, uniform4, uniform8, levels2, levels3, levels4 };
+CodesPath codes_path(const ChunkInput& in, bool value) {
+  const int bits = kv_block_rules::uniform_bits(static_cast<kv_block_rules::Format>(value ? in.v_format : in.format));
+  if (tabulated(in, value)) return bits == 2 ? CodesPath::levels2 : bits == 3 ? CodesPath::levels3 : CodesPath::levels4;
+  return bits == 2 ? CodesPath::uniform2 : bits == 3 ? CodesPath::uniform3 : bits == 4 ? CodesPath::uniform4 : CodesPath::uniform8;
+}
+
+// K's path chosen, V's: any (dgq2's kbits and vbits, each role's granularity).
 template <class FK>
-void attend_uniform_avx2(const ChunkInput& in, const ChunkOutput& out, float* scores) {
-  switch (in.v_format) {
-    case KvBlockFormat::uniform2: return attend_chunk_avx2<FK, Uniform<2>>(in, out, scores);
-    case KvBlockFormat::uniform3: return attend_chunk_avx2<FK, Uniform<3>>(in, out, scores);
-    case KvBlockFormat::uniform4: return attend_chunk_avx2<FK, Uniform<4>>(in, out, scores);
-    case KvBlockFormat::uniform8: return attend_chunk_avx2<FK, Uniform<8>>(in, out, scores);
-    default: assert(false);
+void attend_codes_avx2(const ChunkInput& in, const ChunkOutput& out, float* scores) {
+  switch (codes_path(in, true)) {
+    case CodesPath::uniform2: return attend_chunk_avx2<FK, Uniform<2>>(in, out, scores);
+    case CodesPath::uniform3: return attend_chunk_avx2<FK, Uniform<3>>(in, out, scores);
+    case CodesPath::uniform4: return attend_chunk_avx2<FK, Uniform<4>>(in, out, scores);
+    case CodesPath::uniform8: return attend_chunk_avx2<FK, Uniform<8>>(in, out, scores);
+    case CodesPath::levels2: return attend_chunk_avx2<FK, TokenLevels<2>>(in, out, scores);
+    case CodesPath::levels3: return attend_chunk_avx2<FK, TokenLevels<3>>(in, out, scores);
+    case CodesPath::levels4: return attend_chunk_avx2<FK, TokenLevels<4>>(in, out, scores);
+  }
+}
+
+// The uniform and codebook formats: each tabulated role's values first, then K's path.
+void attend_codes_avx2(const ChunkInput& given, const ChunkOutput& out, float* scores) {
+  thread_local std::vector<float> k_levels, v_levels;
+  ChunkInput in = given;
+  for (const bool value : {false, true}) {
+    if (!tabulated(in, value)) continue;
+    std::vector<float>& levels = value ? v_levels : k_levels;
+    levels.resize(static_cast<std::size_t>(ar::kChunkTokens) * 16);
+    token_levels(in, value, levels.data());
+    (value ? in.v_token_levels : in.k_token_levels) = levels.data();
+  }
+  switch (codes_path(in, false)) {
+    case CodesPath::uniform2: return attend_codes_avx2<Uniform<2>>(in, out, scores);
+    case CodesPath::uniform3: return attend_codes_avx2<Uniform<3>>(in, out, scores);
+    case CodesPath::uniform4: return attend_codes_avx2<Uniform<4>>(in, out, scores);
+    case CodesPath::uniform8: return attend_codes_avx2<Uniform<8>>(in, out, scores);
+    case CodesPath::levels2: return attend_codes_avx2<TokenLevels<2>>(in, out, scores);
+    case CodesPath::levels3: return attend_codes_avx2<TokenLevels<3>>(in, out, scores);
+    case CodesPath::levels4: return attend_codes_avx2<TokenLevels<4>>(in, out, scores);
   }
 }
 #endif
@@ -527,13 +634,7 @@ void attend_chunk(const ChunkInput& in, const ChunkOutput& out, float* scores, [
       case KvBlockFormat::q4_0: return attend_chunk_avx2<Q4_0, Q4_0>(in, out, scores);
       case KvBlockFormat::iq4_nl: return attend_chunk_avx2<IQ4NL, IQ4NL>(in, out, scores);
       case KvBlockFormat::dgq: return attend_chunk_avx2<Dgq, Dgq>(in, out, scores);
-      case KvBlockFormat::uniform2: return attend_uniform_avx2<Uniform<2>>(in, out, scores);
-      case KvBlockFormat::uniform3: return attend_uniform_avx2<Uniform<3>>(in, out, scores);
-      case KvBlockFormat::uniform4: return attend_uniform_avx2<Uniform<4>>(in, out, scores);
-      case KvBlockFormat::uniform8: return attend_uniform_avx2<Uniform<8>>(in, out, scores);
-      case KvBlockFormat::codebook2: return attend_chunk_avx2<Codebook<2>, Codebook<2>>(in, out, scores);
-      case KvBlockFormat::codebook3: return attend_chunk_avx2<Codebook<3>, Codebook<3>>(in, out, scores);
-      case KvBlockFormat::codebook4: return attend_chunk_avx2<Codebook<4>, Codebook<4>>(in, out, scores);
+      default: return attend_codes_avx2(in, out, scores);  // uniform and codebook formats
     }
   }
 #endif

@@ -29,6 +29,10 @@ struct ChunkInput {
   // Codebook formats: the levels K's and V's codes index (2^bits of them, then zeros to 16).
   const float* k_codebook = nullptr;
   const float* v_codebook = nullptr;
+  // Set by the AVX2 path for itself: a tabulated role's values per chunk token and code
+  // ([tokens][16]), nullptr otherwise.
+  const float* k_token_levels = nullptr;
+  const float* v_token_levels = nullptr;
   bool f16 = true;
 };
 

@@ -597,6 +597,7 @@ TEST_CASE("decode attention on dgq2 and KIVI codes: every width, granularity and
   for (const char* spec : {"dgq2:bits=4", "dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128",
                            "dgq2:kbits=3,vbits=2,markers=bitmap", "dgq2:bits=8,kgran=segment,vgran=segment-channel",
                            "dgq2:kbits=2,vbits=8,vgran=segment-channel-group,vgroup=64,range_dtype=fp32",
+                           "dgq2:bits=3,kgran=segment,vgran=segment-channel-group,vgroup=32",
                            "kivi-4:group=32,residual=0", "kivi-2:group=32,residual=0"}) {
     DecodeCase c{KvBlockFormat::q8_0, false, several, Values::regimes};
     c.uniform_spec = spec;
