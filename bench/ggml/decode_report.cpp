@@ -151,6 +151,47 @@ const std::vector<std::string> kTargetHeader = {"D",   "L", "threads", "type", "
                                                 "vs ggml f16 (goal > 1 at L >= 16K, <= 4.5 bits)",
                                                 "time / memcpy of its bytes (goal <= 3)", "met"};
 
+// Per type, over every row of the run: the range of each ratio (and the stored bits), the f16
+// and memcpy ratios over L >= 16K (where they are goals for <= 4.5-bit types), and the goals met.
+const std::vector<std::string> kSummaryHeader = {"type", "bits/value", "vs ggml same or (peer)",
+                                                 "vs ggml f16 at L >= 16K", "time / memcpy at L >= 16K", "goals met"};
+
+std::string span_of(double lo, double hi, int digits = 2) {
+  const std::string a = fmt(lo, digits), b = fmt(hi, digits);
+  return a == b ? a : a + " - " + b;
+}
+
+Rows summary_rows(const std::vector<DecodeResult>& rs, const std::vector<TargetRow>& targets) {
+  Rows rows;
+  for (const std::string& type : types_of(rs)) {
+    double bits_lo = 1e9, bits_hi = 0, same_lo = 1e9, same_hi = 0, f16_lo = 1e9, f16_hi = 0, mem_lo = 1e9, mem_hi = 0;
+    int met = 0, goals = 0;
+    std::size_t i = 0;
+    for (const auto& d : rs) {
+      if (d.impl != "dgq") continue;
+      const TargetRow& t = targets[i++];  // target_rows walks the dgq results in this order
+      if (d.type != type) continue;
+      met += t.met;
+      goals += t.goals;
+      bits_lo = std::min(bits_lo, d.bits), bits_hi = std::max(bits_hi, d.bits);
+      const double same = speedup(&d, find(rs, "ggml", ggml_peer(rs, d.type), d.head_dim, d.tokens, d.threads));
+      same_lo = std::min(same_lo, same), same_hi = std::max(same_hi, same);
+      if (d.tokens < 16384) continue;
+      const double f16 = speedup(&d, find(rs, "ggml", "f16", d.head_dim, d.tokens, d.threads));
+      const DecodeResult* mem = find(rs, "memcpy", stored_type(d.type), d.head_dim, d.tokens, d.threads);
+      const double of_memcpy = mem ? d.seconds / mem->seconds : 0;
+      f16_lo = std::min(f16_lo, f16), f16_hi = std::max(f16_hi, f16);
+      mem_lo = std::min(mem_lo, of_memcpy), mem_hi = std::max(mem_hi, of_memcpy);
+    }
+    if (goals == 0) continue;
+    const std::string peer = ggml_has(rs, type) ? "" : " (" + ggml_peer(rs, type) + ")";
+    rows.push_back({type, span_of(bits_lo, bits_hi), span_of(same_lo, same_hi) + "x" + peer,
+                    f16_hi > 0 ? span_of(f16_lo, f16_hi) + "x" : "", mem_hi > 0 ? span_of(mem_lo, mem_hi) + "x" : "",
+                    std::to_string(met) + " of " + std::to_string(goals)});
+  }
+  return rows;
+}
+
 // One layer timed, times 32 layers: the attention part of a Llama-3.1-8B decode step.
 const std::vector<std::string> kLlamaHeader = {"L", "threads", "cache", "ms per layer", "ms per token (x32 layers)",
                                                "vs ggml f16 cache"};
@@ -228,6 +269,8 @@ void print_decode_results(const std::vector<DecodeResult>& rs, const DecodeOptio
   const auto targets = target_rows(rs);
   out << "\ntargets (" << targets_summary(targets) << ")\n";
   text_table(out, kTargetHeader, cells_of(targets));
+  out << "\nby type\n";
+  text_table(out, kSummaryHeader, summary_rows(rs, targets));
   out << "\nLlama-3.1-8B attention per decode step (one layer timed, x" << kLlamaLayers << " layers)\n";
   text_table(out, kLlamaHeader, llama_rows(rs));
 }
@@ -258,6 +301,8 @@ void write_decode_markdown(const std::vector<DecodeResult>& rs, const DecodeOpti
   out << "**Targets of the decode side-by-side** (" << targets_summary(targets)
       << "; a ratio in parentheses is shown, not a goal)\n\n";
   markdown_table(out, kTargetHeader, cells_of(targets), 4);
+  out << "\n**By type** (ranges over every row above; the f16 and memcpy columns over L >= 16K)\n\n";
+  markdown_table(out, kSummaryHeader, summary_rows(rs, targets), 1);
   out << "\n**Llama-3.1-8B shape** (8 KV heads x 128, GQA 4): attention of one decode step, one layer timed and "
          "multiplied by "
       << kLlamaLayers << " layers (not timed as 32 layers)\n\n";
