@@ -51,7 +51,8 @@ struct DecodeCase {
 
 std::string spec_of(const DecodeCase& c) {
   if (!c.uniform_spec.empty()) return c.uniform_spec;
-  if (c.format == KvBlockFormat::dgq) return "dgq:markers=" + c.dgq_markers + ",granularity=" + c.dgq_granularity;
+  if (c.format == KvBlockFormat::dgq)
+    return "dgq:markers=" + c.dgq_markers + ",granularity=" + c.dgq_granularity + (c.rotated ? ",rot=hadamard" : "");
   return std::string(dgq::cpu::kv_block_format_name(c.format)) + (c.rotated ? ":rot=hadamard" : "");
 }
 
@@ -129,7 +130,22 @@ void add_dgq_head(const dgq::Scheme& scheme, const dgq::test::OwnedTensor& x32, 
   dgq::test::OwnedTensor y(dgq::DType::f16, x32.tokens, x32.channels);
   scheme.decompress(r.stored.back(), y.mut());
   r.decompressed.push_back(dgq::to_float(y.view()));
-  r.decoded.push_back(r.decompressed.back());
+  const std::string& spec = r.stored.back().scheme;
+  const bool rotated = spec.size() > 13 && spec.compare(spec.size() - 13, 13, ",rot=hadamard") == 0;
+  REQUIRE(r.ranges.back().rotated == rotated);
+  if (!rotated) {
+    r.decoded.push_back(r.decompressed.back());
+    return;
+  }
+  // The values in the rotated basis: the inner scheme's decompress of the same parts (the
+  // modifier's parts are the inner scheme's); the decompressed cache rounds again after rotating
+  // back, the kernel does not (half an fp16 ulp in the plain bound).
+  const std::string inner = spec.substr(0, spec.size() - 13);
+  dgq::Compressed as_inner = r.stored.back();
+  as_inner.scheme = inner;
+  dgq::make_scheme(inner)->decompress(as_inner, y.mut());
+  r.decoded.push_back(dgq::to_float(y.view()));
+  r.output_rounding = 0x1p-11;
 }
 
 // Code i of a little-endian stream of b-bit codes, written out here from docs/spec.md rule V5
@@ -551,6 +567,10 @@ TEST_CASE("decode attention on DGQ v1 codes: every marker mode, several segments
     check_case({KvBlockFormat::dgq, false, {1, 3, 64, L}, Values::regimes}, dgq::test::seed() + static_cast<std::uint64_t>(L));
   for (int D : {32, 256}) check_case({KvBlockFormat::dgq, false, {2, 2, D, 600}}, dgq::test::seed() + static_cast<std::uint64_t>(D));
   check_case({KvBlockFormat::dgq, false, {1, 4, 128, 520}, Values::constant_rows}, dgq::test::seed() + 52);
+  // With the rotation modifier: the codes in the rotated basis, the query and the output rotated.
+  check_case({KvBlockFormat::dgq, true, {2, 4, 128, 2 * K + 9}, Values::regimes}, dgq::test::seed() + 57);
+  check_case({KvBlockFormat::dgq, true, {1, 3, 64, K + 1}, Values::regimes, "inband", "segment-channel"},
+             dgq::test::seed() + 58);
   check_case({KvBlockFormat::dgq, false, {1, 2, 128, 520}, Values::large}, dgq::test::seed() + 53);
 }
 

@@ -49,9 +49,12 @@ struct DgqSegmentRanges {
   bool f16 = true;
   // Codebook formats: the 2^b levels the codes index (lo unused, scale = the token's norm g).
   std::vector<float> codebook;
+  // dgq_segment_ranges: the head was stored with the modifier rot=hadamard (its values are in
+  // the rotated basis: set StoredKv's k_rotated / v_rotated).
+  bool rotated = false;
 };
 // From a `dgq` scheme's compressed head (granularity segment or segment-channel, any markers,
-// fp16 or fp32 input):
+// fp16 or fp32 input, with or without rot=hadamard):
 // the ranges above and a pointer to its codes (into c, which must outlive it). Throws
 // std::invalid_argument for another family, InputError for corrupt parts.
 DgqSegmentRanges dgq_segment_ranges(const Compressed& c, const std::uint8_t** codes);
