@@ -14,6 +14,24 @@
 #include "dgq/kv_block_rules.hpp"
 #include "dgq/scheme.hpp"
 
+namespace {
+
+// Rows whose spread changes at tokens 64 and 130 (several segments), an outlier at element
+// `outlier` and an all-zero row 150: what the range-based decoders are checked on.
+std::vector<float> regime_rows(std::int64_t tokens, std::int64_t channels, std::uint64_t seed, std::size_t outlier) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(static_cast<std::size_t>(tokens * channels));
+  for (std::int64_t t = 0; t < tokens; ++t)
+    for (std::int64_t c = 0; c < channels; ++c)
+      x[static_cast<std::size_t>(t * channels + c)] = (t < 64 ? 0.3f : t < 130 ? 6.0f : 1.0f) * normal(rng);
+  x[outlier] = 300.0f;
+  for (std::int64_t c = 0; c < channels; ++c) x[static_cast<std::size_t>(150 * channels + c)] = 0.0f;
+  return x;
+}
+
+}  // namespace
+
 TEST_CASE("kv_block_rules decode every value as the scheme's decompress does", "[kv_block_rules]") {
   using F = dgq::kv_block_rules::Format;
   for (const auto& [format, spec] : {std::pair{F::q8_0, "q8_0"}, std::pair{F::q4_0, "q4_0"}, std::pair{F::iq4_nl, "iq4_nl"}}) {
@@ -47,14 +65,7 @@ TEST_CASE("kv_block_rules' dgq_value decodes DGQ v1's codes as the scheme's deco
   // (in-band markers are unmarked by the rule), both granularities (a range per segment, or per
   // segment and channel), fp16 (rounded) and fp32 input.
   const std::int64_t tokens = 200, channels = 64;
-  std::mt19937_64 rng(11);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> x(static_cast<std::size_t>(tokens * channels));
-  for (std::int64_t t = 0; t < tokens; ++t)
-    for (std::int64_t c = 0; c < channels; ++c)
-      x[static_cast<std::size_t>(t * channels + c)] = (t < 64 ? 0.3f : t < 130 ? 6.0f : 1.0f) * normal(rng);
-  x[7] = 300.0f;
-  for (std::int64_t c = 0; c < channels; ++c) x[static_cast<std::size_t>(150 * channels + c)] = 0.0f;
+  const std::vector<float> x = regime_rows(tokens, channels, 11, 7);
   for (const char* markers : {"table", "bitmap", "inband"}) {
     for (const dgq::DType dtype : {dgq::DType::f16, dgq::DType::f32}) {
       for (const char* granularity : {"segment", "segment-channel"}) {
@@ -90,14 +101,7 @@ TEST_CASE("kv_block_rules' uniform_code and uniform_value decode dgq2's and KIVI
   // segments and groups, fp16 and fp32 ranges, fp16 (rounded) and fp32 input; an outlier and an
   // all-zero row, and spreads that change (several segments).
   const std::int64_t tokens = 192, channels = 64;
-  std::mt19937_64 rng(13);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> x(static_cast<std::size_t>(tokens * channels));
-  for (std::int64_t t = 0; t < tokens; ++t)
-    for (std::int64_t c = 0; c < channels; ++c)
-      x[static_cast<std::size_t>(t * channels + c)] = (t < 64 ? 0.3f : t < 130 ? 6.0f : 1.0f) * normal(rng);
-  x[9] = 300.0f;
-  for (std::int64_t c = 0; c < channels; ++c) x[static_cast<std::size_t>(150 * channels + c)] = 0.0f;
+  const std::vector<float> x = regime_rows(tokens, channels, 13, 9);
   for (const char* spec : {"dgq2:kbits=3,vbits=2", "dgq2:bits=4,kgran=segment-channel-group,kgroup=32,vgran=segment",
                            "dgq2:bits=8,range_dtype=fp32,vgran=segment-channel", "kivi-4:group=32,residual=0",
                            "kivi-2:group=16,residual=0"}) {

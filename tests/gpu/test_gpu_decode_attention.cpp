@@ -45,6 +45,21 @@ std::vector<float> regimes(std::int64_t tokens, int head_dim, std::uint64_t seed
   return x;
 }
 
+// The query, then the CPU kernel's scalar path and the CUDA kernel on the same stored cache
+// (in's shape and ranges set, its K/V pointers taken from cpu_cache): the same output bytes.
+void require_gpu_equals_cpu(const dgq::cpu::StoredKv& cpu_cache, dgq::cuda::DecodeAttentionInput& in, std::uint64_t seed) {
+  in.k = cpu_cache.k;
+  in.v = cpu_cache.v;
+  const std::vector<float> q = gaussian(static_cast<std::size_t>(in.kv_heads * in.group * in.head_dim), seed);
+  in.q = q.data();
+  in.scale = 0.125f;
+  const dgq::cpu::DecodeAttentionShape shape{in.kv_heads, in.group, in.head_dim, in.tokens};
+  std::vector<float> cpu_out(q.size()), gpu_out(q.size(), -1.0f);
+  dgq::cpu::decode_attention(cpu_cache, shape, q.data(), in.scale, cpu_out.data(), 1, dgq::cpu::DecodePath::scalar);
+  dgq::cuda::decode_attention(in, gpu_out.data());
+  REQUIRE(std::memcmp(cpu_out.data(), gpu_out.data(), cpu_out.size() * sizeof(float)) == 0);
+}
+
 }  // namespace
 
 TEST_CASE("gpu: decode attention on stored blocks equals the CPU kernel's bytes", "[gpu][decode_attention]") {
@@ -79,16 +94,7 @@ TEST_CASE("gpu: decode attention on stored blocks equals the CPU kernel's bytes"
       cpu_cache.k.push_back(k[h].find("blocks")->bytes.data());
       cpu_cache.v.push_back(v[h].find("blocks")->bytes.data());
     }
-    in.k = cpu_cache.k;
-    in.v = cpu_cache.v;
-    const std::vector<float> q = gaussian(static_cast<std::size_t>(c.kv_heads * c.group * c.head_dim), dgq::test::seed() + 99);
-    in.q = q.data();
-    in.scale = 1.0f / 8.0f;
-    const dgq::cpu::DecodeAttentionShape shape{c.kv_heads, c.group, c.head_dim, c.tokens};
-    std::vector<float> cpu_out(q.size()), gpu_out(q.size(), -1.0f);
-    dgq::cpu::decode_attention(cpu_cache, shape, q.data(), in.scale, cpu_out.data(), 1, dgq::cpu::DecodePath::scalar);
-    dgq::cuda::decode_attention(in, gpu_out.data());
-    REQUIRE(std::memcmp(cpu_out.data(), gpu_out.data(), cpu_out.size() * sizeof(float)) == 0);
+    require_gpu_equals_cpu(cpu_cache, in, dgq::test::seed() + 99);
   }
 }
 
@@ -130,16 +136,7 @@ TEST_CASE("gpu: decode attention on DGQ v1's codes equals the CPU kernel's bytes
       (key ? in.k_segments : in.v_segments).push_back({ranges[h].edges, ranges[h].lo, ranges[h].scale});
       in.dgq_f16 = ranges[h].f16;
     }
-    in.k = cpu_cache.k;
-    in.v = cpu_cache.v;
-    const std::vector<float> q = gaussian(static_cast<std::size_t>(c.kv_heads * c.group * c.head_dim), dgq::test::seed() + 98);
-    in.q = q.data();
-    in.scale = 0.125f;
-    const dgq::cpu::DecodeAttentionShape shape{c.kv_heads, c.group, c.head_dim, c.tokens};
-    std::vector<float> cpu_out(q.size()), gpu_out(q.size(), -1.0f);
-    dgq::cpu::decode_attention(cpu_cache, shape, q.data(), in.scale, cpu_out.data(), 1, dgq::cpu::DecodePath::scalar);
-    dgq::cuda::decode_attention(in, gpu_out.data());
-    REQUIRE(std::memcmp(cpu_out.data(), gpu_out.data(), cpu_out.size() * sizeof(float)) == 0);
+    require_gpu_equals_cpu(cpu_cache, in, dgq::test::seed() + 98);
   }
 }
 
@@ -184,16 +181,7 @@ TEST_CASE("gpu: decode attention on dgq2's and KIVI's codes equals the CPU kerne
       (key ? in.k_segments : in.v_segments).push_back({r.edges, r.lo, r.scale, r.channels});
       in.dgq_f16 = r.f16;
     }
-    in.k = cpu_cache.k;
-    in.v = cpu_cache.v;
-    const std::vector<float> q = gaussian(static_cast<std::size_t>(c.kv_heads * c.group * c.head_dim), dgq::test::seed() + 97);
-    in.q = q.data();
-    in.scale = 0.125f;
-    const dgq::cpu::DecodeAttentionShape shape{c.kv_heads, c.group, c.head_dim, c.tokens};
-    std::vector<float> cpu_out(q.size()), gpu_out(q.size(), -1.0f);
-    dgq::cpu::decode_attention(cpu_cache, shape, q.data(), in.scale, cpu_out.data(), 1, dgq::cpu::DecodePath::scalar);
-    dgq::cuda::decode_attention(in, gpu_out.data());
-    REQUIRE(std::memcmp(cpu_out.data(), gpu_out.data(), cpu_out.size() * sizeof(float)) == 0);
+    require_gpu_equals_cpu(cpu_cache, in, dgq::test::seed() + 97);
   }
 }
 
