@@ -39,7 +39,9 @@ std::string ggml_peer(const std::vector<DecodeResult>& rs, const std::string& ty
 bool ggml_has(const std::vector<DecodeResult>& rs, const std::string& type) {
   return ggml_peer(rs, type) == stored_type(type);
 }
-std::string display_name(const std::string& type) { return type == "dgq" ? "DGQ v1" : type; }
+std::string display_name(const std::string& type) {
+  return type == "dgq" ? "DGQ v1" : type == "dgq-segch" ? "DGQ v1 segment-channel" : type;
+}
 
 const DecodeResult* find(const std::vector<DecodeResult>& rs, const std::string& impl, const std::string& type, int head_dim,
                          std::int64_t tokens, int threads) {

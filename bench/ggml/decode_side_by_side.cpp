@@ -51,6 +51,7 @@ struct CacheType {
   const char* peer = nullptr;  // types ggml lacks: the ggml type it is compared with
   bool ggml() const { return spec == nullptr; }
 };
+// DGQ v1 at its defaults (`dgq`) and with a range per segment and channel (`dgq-segch`).
 // dgq2's ≤ 4-bit frontier configuration (experiments/frontier-dgq2.txt): K 4-bit per channel over
 // 128-token groups inside each segment, V 3-bit per token with the Hadamard rotation. KIVI with
 // 32-token key groups and no raw tail (the kernel reads no raw rows; the causal cache's form).
@@ -61,6 +62,7 @@ constexpr CacheType kCacheTypes[] = {
     {"q4_0", GGML_TYPE_Q4_0, true, cpu::KvBlockFormat::q4_0},
     {"iq4_nl", GGML_TYPE_IQ4_NL, true, cpu::KvBlockFormat::iq4_nl},
     {"dgq", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::dgq, "dgq", "q8_0"},
+    {"dgq-segch", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::dgq, "dgq:granularity=segment-channel", "q8_0"},
     {"dgq2-k4v3", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::uniform4,
      "dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128,rot=hadamard,rot_on=v", "q4_0"},
     {"kivi-4", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::uniform4, "kivi-4:group=32,residual=0", "q4_0"},
@@ -193,7 +195,7 @@ StoredLayer store_layer(const CacheType& t, const Tensor3& kv, int head_dim) {
   if (t.ggml()) {
     s.k = store_ggml_role(t, kv, head_dim);
     s.v = s.k;
-  } else if (std::string(t.spec) == "dgq") {
+  } else if (scheme_family_of(t.spec) == "dgq") {
     s.k = store_scheme_role(t, kv, TensorRole::key);
     s.v = s.k;
     s.v.decoded.clear();  // the same values as K's: the cross-check reads k.decoded for both
