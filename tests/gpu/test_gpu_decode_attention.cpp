@@ -4,7 +4,8 @@
 // chunk (255, 257) and several chunks; GQA groups 1 and 4; head_dim 64, 128, 256; and DGQ v1's
 // codes (format dgq) with several segments, fp16 and fp32 input, markers in a table and in-band;
 // dgq2's and KIVI's uniform codes (K and V of different widths, per-channel and per-token
-// ranges). Not yet run on a GPU (docs/cuda.md).
+// ranges, dgq2 with the Hadamard rotation on V or on both roles). Not yet run on a GPU
+// (docs/cuda.md).
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -150,7 +151,11 @@ TEST_CASE("gpu: decode attention on dgq2's and KIVI's codes equals the CPU kerne
                                UniformCase{"dgq2:bits=2,kgran=segment,vgran=segment-channel", 1, 1, 64, 257},
                                UniformCase{"dgq2:bits=8,range_dtype=fp32", 1, 4, 256, 300},
                                UniformCase{"kivi-4:group=32,residual=0", 2, 4, 128, 320},
-                               UniformCase{"kivi-2:group=32,residual=0", 1, 3, 64, 64}}) {
+                               UniformCase{"kivi-2:group=32,residual=0", 1, 3, 64, 64},
+                               // dgq2's frontier configuration (V rotated) and both roles rotated.
+                               UniformCase{"dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128,rot=hadamard,rot_on=v",
+                                           2, 4, 128, 300},
+                               UniformCase{"dgq2:bits=4,rot=hadamard", 1, 4, 256, 257}}) {
     INFO(std::string(c.spec) + " tokens " + std::to_string(c.tokens));
     const auto scheme = dgq::make_scheme(c.spec);
     std::vector<dgq::Compressed> stored;
@@ -166,7 +171,11 @@ TEST_CASE("gpu: decode attention on dgq2's and KIVI's codes equals the CPU kerne
     dgq::cpu::StoredKv cpu_cache;
     cpu_cache.format = heads.front().format;
     if (heads.back().format != heads.front().format) cpu_cache.v_format = heads.back().format;
+    cpu_cache.k_rotated = heads.front().rotated;
+    cpu_cache.v_rotated = heads.back().rotated;
     dgq::cuda::DecodeAttentionInput in;
+    in.k_rotated = cpu_cache.k_rotated;
+    in.v_rotated = cpu_cache.v_rotated;
     in.format = static_cast<dgq::kv_block_rules::Format>(cpu_cache.format);
     if (cpu_cache.v_format) in.v_format = static_cast<dgq::kv_block_rules::Format>(*cpu_cache.v_format);
     in.kv_heads = c.kv_heads;
@@ -207,4 +216,10 @@ TEST_CASE("gpu: decode attention refuses shapes it does not take", "[gpu][decode
   dgq_in.format = dgq::kv_block_rules::Format::q4_0;
   dgq_in.v_format = dgq::kv_block_rules::Format::uniform4;
   CHECK_THROWS_WITH(dgq::cuda::decode_attention(dgq_in, nullptr), Catch::Contains("only between uniform code widths"));
+  dgq::cuda::DecodeAttentionInput rotated;
+  rotated.head_dim = 96;
+  rotated.k = rotated.v = {codes.data()};
+  rotated.q = q.data();
+  rotated.v_rotated = true;
+  CHECK_THROWS_WITH(dgq::cuda::decode_attention(rotated, nullptr), Catch::Contains("needs head_dim a multiple of 64"));
 }

@@ -9,6 +9,7 @@
 
 #include "../cuda_check.hpp"
 #include "dgq/attention_rules.hpp"
+#include "dgq/element_rules.hpp"
 #include "dgq/cuda/decode_attention.hpp"
 #include "dgq/errors.hpp"
 
@@ -148,6 +149,8 @@ void check_input(const DecodeAttentionInput& in) {
   for (int h = 0; h < in.kv_heads; ++h)
     if (in.k[h] == nullptr || in.v[h] == nullptr) fail("KV head " + std::to_string(h) + " has no data");
   if (in.q == nullptr) fail("no query");
+  if ((in.k_rotated || in.v_rotated) && in.head_dim % 64 != 0)
+    fail("the Hadamard rotation needs head_dim a multiple of 64, got " + std::to_string(in.head_dim));
   const kb::Format kf = in.format, vf = in.v_format.value_or(in.format);
   for (kb::Format f : {kf, vf})
     if (kb::is_codebook(f)) fail("the codebook formats (TurboQuant) are not in the CUDA twin");
@@ -167,6 +170,22 @@ void check_input(const DecodeAttentionInput& in) {
              std::to_string(in.head_dim) + " channels (or the heads of a role differ in channels)");
       for (std::size_t i = 0; i < n; ++i)
         if (s.edges[i] >= s.edges[i + 1]) fail("a head's segment edges are not increasing");
+    }
+  }
+}
+
+// Each row of rows x head_dim rotated in blocks of `block` channels as the CPU kernel's
+// hadamard_rotate_row does (docs/spec.md, "Hadamard rotation": the butterfly stages, then one
+// multiply by the block's scale), on the host from the core's rules.
+void hadamard_rotate_rows(float* rows, std::size_t count, int head_dim, int block) {
+  const float scale = rules::hadamard_scale(block);
+  for (std::size_t r = 0; r < count; ++r) {
+    for (int first = 0; first < head_dim; first += block) {
+      float* x = rows + r * static_cast<std::size_t>(head_dim) + first;
+      for (int h = 1; h < block; h *= 2)
+        for (int j = 0; j < block; ++j)
+          if ((j & h) == 0) rules::hadamard_butterfly(x[j], x[j + h]);
+      for (int j = 0; j < block; ++j) x[j] = x[j] * scale;
     }
   }
 }
@@ -223,7 +242,9 @@ void decode_attention(const DecodeAttentionInput& in, float* out) {
   }
   check_cuda(cudaMemcpy(pointers.ptr, device_rows.data(), device_rows.size() * sizeof(void*), cudaMemcpyHostToDevice),
              "cudaMemcpy row pointers");
-  check_cuda(cudaMemcpy(q.ptr, in.q, q_floats * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy q");
+  std::vector<float> query(in.q, in.q + q_floats);
+  if (in.k_rotated) hadamard_rotate_rows(query.data(), heads * p.group, p.head_dim, rules::hadamard_block(p.head_dim, true));
+  check_cuda(cudaMemcpy(q.ptr, query.data(), q_floats * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy q");
   // Formats with ranges: four [kv_head][token][channels] arrays (K lo, K scale, V lo, V scale).
   std::vector<float> ranges;
   if (ranged) {
@@ -252,6 +273,7 @@ void decode_attention(const DecodeAttentionInput& in, float* out) {
       p, chunk_max.as<float>(), chunk_sum.as<float>(), chunk_acc.as<float>(), result.as<float>());
   check_launch("decode attention merge_kernel");
   check_cuda(cudaMemcpy(out, result.ptr, q_floats * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy out");
+  if (in.v_rotated) hadamard_rotate_rows(out, heads * p.group, p.head_dim, rules::hadamard_block(p.head_dim, false));
 }
 
 }  // namespace dgq::cuda

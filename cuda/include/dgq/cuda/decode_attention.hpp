@@ -2,8 +2,9 @@
 // Decode attention on a stored cache, on the GPU: the CUDA twin of dgq::cpu::decode_attention
 // (cpu/include/dgq/cpu/decode_attention.hpp) for the unrotated q8_0, q4_0 and iq4_nl caches,
 // DGQ v1's codes (format dgq: granularity=segment or segment-channel, fp16 or fp32 input) and
-// dgq2's and KIVI's uniform codes (uniform2 .. uniform8, K and V of different widths; the
-// unrotated roles: a rotated one is the CPU kernel's query and output rotation, not done here),
+// dgq2's and KIVI's uniform codes (uniform2 .. uniform8, K and V of different widths), with
+// llama.cpp's Hadamard rotation as the CPU kernel applies it (the query rotated with K's
+// blocks, the output rotated back with V's; on the host, by the core's rules),
 // in the same order (dgq/attention_rules.hpp: 256-token chunks, the 2 x 8 lane dot product,
 // the lane tree, the library-free exp, the merge in token order), so its output is meant to be
 // the CPU kernel's bit for bit (tests/gpu/test_gpu_decode_attention.cpp). One thread per (KV
@@ -37,6 +38,9 @@ struct DecodeAttentionInput {
   // and whether the values round to fp16 (the input was fp16) as rules 7 and V5 do.
   std::vector<DgqSegments> k_segments, v_segments;
   bool dgq_f16 = true;
+  // K or V stored with rot=hadamard (q4_0:rot=hadamard, dgq2's rot and rot_on, DGQ v1's
+  // modifier): the CPU kernel's StoredKv::k_rotated / v_rotated. head_dim a multiple of 64.
+  bool k_rotated = false, v_rotated = false;
   const float* q = nullptr;               // host [kv_heads * group][head_dim]
   float scale = 1.0f;
 };
