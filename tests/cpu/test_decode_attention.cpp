@@ -22,6 +22,7 @@
 #include "dgq/baselines/q8_0.hpp"
 #include "dgq/cpu/decode_attention.hpp"
 #include "dgq/element_rules.hpp"
+#include "dgq/errors.hpp"
 #include "dgq/rotation.hpp"
 #include "dgq/scheme.hpp"
 #include "owned_tensor.hpp"
@@ -682,6 +683,28 @@ TEST_CASE("decode attention on dgq2 and KIVI codes: raw tokens, in-band markers,
   REQUIRE_THROWS_WITH(head_of("q8_0"), Catch::Contains("not 'q8_0'"));
   REQUIRE_THROWS_WITH(head_of("dgq"), Catch::Contains("dgq2, KIVI or TurboQuant"));
   REQUIRE_THROWS_WITH(head_of("turboquant:bits=3,variant=prod"), Catch::Contains("QJL residual"));
+  // Corrupt parts: a truncated codes part, a missing one, ranges or norms of the wrong size.
+  const auto corrupt = [&x](const char* spec, const char* part, bool drop) {
+    dgq::Compressed c = dgq::make_scheme(spec)->compress(x.view(), dgq::TensorRole::value);
+    for (auto it = c.parts.begin(); it != c.parts.end(); ++it) {
+      if (it->name != part) continue;
+      if (drop) {
+        c.parts.erase(it);
+      } else {
+        it->bytes.pop_back();
+      }
+      break;
+    }
+    return c;
+  };
+  REQUIRE_THROWS_AS(dgq::cpu::uniform_codes_head(corrupt("dgq2:bits=4", "codes", false)), dgq::InputError);
+  REQUIRE_THROWS_WITH(dgq::cpu::uniform_codes_head(corrupt("dgq2:bits=4", "codes", false)), Catch::Contains("corrupt dgq2 data"));
+  REQUIRE_THROWS_WITH(dgq::cpu::uniform_codes_head(corrupt("dgq2:bits=4", "ranges", false)), Catch::Contains("corrupt dgq2 data"));
+  REQUIRE_THROWS_WITH(dgq::cpu::uniform_codes_head(corrupt("dgq2:bits=4", "codes", true)), Catch::Contains("part 'codes' is missing"));
+  REQUIRE_THROWS_WITH(dgq::cpu::uniform_codes_head(corrupt("kivi-4:group=8,residual=0", "ranges", false)),
+                      Catch::Contains("corrupt KIVI data"));
+  REQUIRE_THROWS_WITH(dgq::cpu::uniform_codes_head(corrupt("turboquant:bits=3", "norms", false)),
+                      Catch::Contains("corrupt TurboQuant data"));
   REQUIRE_THROWS_WITH(head_of("turboquant:bits=1"), Catch::Contains("2 to 4 bits"));
   // K and V of different formats: only between uniform widths.
   DecodeCase c{KvBlockFormat::q8_0, false, {1, 1, 64, 40}};
