@@ -11,6 +11,7 @@
 #include "dgq/dgq_parts.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/registry.hpp"
+#include "dgq/tensor.hpp"
 
 namespace dgq::cuda {
 namespace {
@@ -26,7 +27,15 @@ class CudaDgqScheme final : public Scheme {
   }
 
   Compressed compress(ConstTensor x, TensorRole role) const override {
-    const DgqV1Encoded enc = encode_batch({x}, params_).front();
+    DgqV1Encoded enc;
+    try {
+      enc = encode_batch({x}, params_).front();
+    } catch (const InputError&) {
+      // The batch API names a NaN/Inf by unit; a scheme names it in the schemes' uniform words,
+      // as the CPU dgq scheme does (the first non-finite element, whatever fault came first).
+      if (x.data != nullptr && x.channels >= 1) check_finite(x, "dgq");
+      throw;
+    }
     Compressed c = start_compressed(spec(), x, role);
     append_dgq_parts(enc, c);
     c.diagnostics.segments = SegmentDiagnostics{dgq_segment_edges(enc)};  // diagnostics, as the CPU scheme reports them

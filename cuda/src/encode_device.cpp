@@ -140,7 +140,8 @@ EncodeFault range_fault(const DeviceEncoded& enc, std::int64_t slot) {
   f.kind = EncodeFault::range_overflow;
   f.unit = slot / (kMaxSegments * C);
   f.segment = static_cast<int>(slot / C % kMaxSegments);
-  f.channel = C == 1 ? -1 : slot % C;
+  // Per-channel ranges name their channel even when there is one (D = 1), as the reference does.
+  f.channel = enc.params.granularity == Granularity::segment_channel ? slot % C : -1;
   const std::int64_t edge = f.unit * (kMaxSegments + 1) + f.segment;
   f.first_token = fetch<std::uint32_t>(enc.edges.get(), edge, "cudaMemcpy(edges)");
   f.last_token = static_cast<std::int64_t>(fetch<std::uint32_t>(enc.edges.get(), edge + 1, "cudaMemcpy(edges)")) - 1;
