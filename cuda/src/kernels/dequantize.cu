@@ -17,7 +17,36 @@ struct DequantizeArgs {
   int channels;
   std::int64_t range_channels;
   bool inband, vectorized;
+  bool row_chunks;  // D % 16 == 0 and vectorized: every chunk is whole and inside one row
 };
+
+// The fast form, as in quantize.cu: one position per chunk; the element rule is the same.
+template <class S, DType T>
+__device__ __forceinline__ void dequantize_row_chunk(const std::int8_t* __restrict__ codes, const DequantizeArgs& a,
+                                                     std::int64_t chunk, const std::uint32_t* __restrict__ edges,
+                                                     const int* __restrict__ segments, const float* __restrict__ lo,
+                                                     const float* __restrict__ scale, S* __restrict__ out) {
+  const std::int64_t first = chunk * 16;
+  Codes16 in;
+  in.word = *reinterpret_cast<const uint4*>(codes + first);
+  const RowChunk at(chunk, a.tokens, a.channels, edges, segments);
+  if (a.inband && at.starts_with_inband_marker()) in.codes[0] = rules::inband_unmark(in.codes[0]);
+  const std::int64_t base = at.range_base(a.range_channels);
+  Chunk16<S> values;
+  if (a.range_channels == 1) {
+    const float l = lo[base], s = scale[base];
+#pragma unroll
+    for (int i = 0; i < 16; ++i) values.elements[i] = Storage<T>::store(rules::dequantize_code(in.codes[i], l, s));
+  } else {
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+      values.elements[i] = Storage<T>::store(rules::dequantize_code(in.codes[i], lo[base + i], scale[base + i]));
+    }
+  }
+  uint4* dst = reinterpret_cast<uint4*>(out + first);
+#pragma unroll
+  for (int k = 0; k < static_cast<int>(sizeof(S)); ++k) dst[k] = values.words[k];
+}
 
 __global__ void decode_scales_kernel(const float* __restrict__ lo, const float* __restrict__ hi, std::int64_t slots,
                                      float* __restrict__ scale) {
@@ -31,8 +60,10 @@ __global__ void dequantize_kernel(const std::int8_t* __restrict__ codes, Dequant
                                   const float* __restrict__ lo, const float* __restrict__ scale,
                                   typename Storage<T>::type* __restrict__ out) {
   using S = typename Storage<T>::type;
-  const std::int64_t first = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * 16;
+  const std::int64_t chunk = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::int64_t first = chunk * 16;
   if (first >= a.elements) return;
+  if (a.row_chunks) return dequantize_row_chunk<S, T>(codes, a, chunk, edges, segments, lo, scale, out);
   const int count = a.elements - first < 16 ? static_cast<int>(a.elements - first) : 16;
   const bool whole = a.vectorized && count == 16;
 
@@ -97,6 +128,7 @@ void launch_dequantize(const std::int8_t* codes, const DeviceShape& shape, const
   a.range_channels = range_channels;
   a.inband = inband;
   a.vectorized = aligned16(codes) && aligned16(out);
+  a.row_chunks = a.vectorized && a.channels % 16 == 0;
   switch (shape.dtype) {
     case DType::f16: return launch_typed<DType::f16>(codes, a, edges, segments, lo, scale, out, stream);
     case DType::bf16: return launch_typed<DType::bf16>(codes, a, edges, segments, lo, scale, out, stream);

@@ -62,6 +62,25 @@ __device__ __forceinline__ float key_float(std::uint32_t k) {
   return __uint_as_float((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k);
 }
 
+// The same min/max as warp_min/warp_max for finite and infinite values (a zero's sign aside,
+// which rule 6 erases) in one warp-reduce instruction on sm_80+, through the ordered keys. A NaN
+// orders differently than fminf/fmaxf treat it, but a row with a NaN is rejected (its token
+// fault wins over anything its extremes cause), so its extremes are never used.
+__device__ __forceinline__ float warp_min_of_finite(float v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  return key_float(__reduce_min_sync(kFullMask, float_key(v)));
+#else
+  return warp_min(v);
+#endif
+}
+__device__ __forceinline__ float warp_max_of_finite(float v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  return key_float(__reduce_max_sync(kFullMask, float_key(v)));
+#else
+  return warp_max(v);
+#endif
+}
+
 // Segment of token t given edges[0..segments] (edges[0] = 0, edges[segments] = tokens),
 // starting the scan from a known lower bound.
 __device__ __forceinline__ int segment_of(const std::uint32_t* edges, int segments, std::int64_t t, int from) {

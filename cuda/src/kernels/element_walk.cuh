@@ -61,6 +61,35 @@ struct ElementWalk {
   }
 };
 
+// Position of a 16-element chunk that lies inside one row: when D is a multiple of 16 every
+// chunk does, so the (unit, token, segment) bookkeeping is done once per chunk and the 16
+// elements share a token, a segment and (per segment) a range. The same answers as
+// ElementWalk for every element of the chunk (range_slot(i) = ElementWalk's after i advances).
+struct RowChunk {
+  std::int64_t unit, token;
+  int channel0, segment;
+  const std::uint32_t* edges;
+
+  __device__ RowChunk(std::int64_t chunk, std::int64_t tokens, int channels, const std::uint32_t* all_edges,
+                      const int* all_segments) {
+    const int chunks_per_row = channels / 16;
+    const std::int64_t row = chunk / chunks_per_row;
+    channel0 = static_cast<int>(chunk - row * chunks_per_row) * 16;
+    unit = row / tokens;
+    token = row - unit * tokens;
+    edges = all_edges + unit * (kMaxSegments + 1);
+    segment = segment_of(edges, all_segments[unit], token, 0);
+  }
+
+  __device__ std::int64_t range_base(std::int64_t range_channels) const {
+    return (unit * kMaxSegments + segment) * range_channels + (range_channels == 1 ? 0 : channel0);
+  }
+  // Element 0 of the chunk carries rule 8's marker: channel 0 of a later segment's first token.
+  __device__ bool starts_with_inband_marker() const {
+    return channel0 == 0 && segment > 0 && token == static_cast<std::int64_t>(edges[segment]);
+  }
+};
+
 // 16 elements of storage type S, loadable as sizeof(S) 16-byte words.
 template <class S>
 union Chunk16 {

@@ -18,7 +18,37 @@ struct QuantizeArgs {
   int channels;
   std::int64_t range_channels;
   bool inband, vectorized;
+  bool row_chunks;  // D % 16 == 0 and vectorized: every chunk is whole and inside one row
 };
+
+// The fast form: one position per chunk, the range read once per segment (or 16 consecutive
+// per-channel ranges). The element rule is the same rules::quantize_code.
+template <class S, DType T>
+__device__ __forceinline__ void quantize_row_chunk(const S* __restrict__ x, const QuantizeArgs& a, std::int64_t chunk,
+                                                   const std::uint32_t* __restrict__ edges,
+                                                   const int* __restrict__ segments, const float* __restrict__ lo,
+                                                   const float* __restrict__ inv, std::int8_t* __restrict__ codes) {
+  const std::int64_t first = chunk * 16;
+  Chunk16<S> in;
+  const uint4* src = reinterpret_cast<const uint4*>(x + first);
+#pragma unroll
+  for (int k = 0; k < static_cast<int>(sizeof(S)); ++k) in.words[k] = src[k];
+  const RowChunk at(chunk, a.tokens, a.channels, edges, segments);
+  const std::int64_t base = at.range_base(a.range_channels);
+  Codes16 out;
+  if (a.range_channels == 1) {
+    const float l = lo[base], v = inv[base];
+#pragma unroll
+    for (int i = 0; i < 16; ++i) out.codes[i] = rules::quantize_code(Storage<T>::load(in.elements[i]), l, v);
+  } else {
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+      out.codes[i] = rules::quantize_code(Storage<T>::load(in.elements[i]), lo[base + i], inv[base + i]);
+    }
+  }
+  if (a.inband && at.starts_with_inband_marker()) out.codes[0] = rules::inband_mark(out.codes[0]);
+  *reinterpret_cast<uint4*>(codes + first) = out.word;
+}
 
 template <DType T>
 __global__ void quantize_kernel(const typename Storage<T>::type* __restrict__ x, QuantizeArgs a,
@@ -26,8 +56,10 @@ __global__ void quantize_kernel(const typename Storage<T>::type* __restrict__ x,
                                 const float* __restrict__ lo, const float* __restrict__ inv,
                                 std::int8_t* __restrict__ codes) {
   using S = typename Storage<T>::type;
-  const std::int64_t first = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * 16;
+  const std::int64_t chunk = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::int64_t first = chunk * 16;
   if (first >= a.elements) return;
+  if (a.row_chunks) return quantize_row_chunk<S, T>(x, a, chunk, edges, segments, lo, inv, codes);
   const int count = a.elements - first < 16 ? static_cast<int>(a.elements - first) : 16;
   const bool whole = a.vectorized && count == 16;
 
@@ -85,6 +117,7 @@ void launch_quantize(const void* x, const DeviceShape& shape, const std::uint32_
   a.range_channels = range_channels;
   a.inband = inband;
   a.vectorized = aligned16(x) && aligned16(codes);
+  a.row_chunks = a.vectorized && a.channels % 16 == 0;
   switch (shape.dtype) {
     case DType::f16: return launch_typed<DType::f16>(x, a, edges, segments, lo, inv, codes, stream);
     case DType::bf16: return launch_typed<DType::bf16>(x, a, edges, segments, lo, inv, codes, stream);

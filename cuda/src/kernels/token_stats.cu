@@ -64,9 +64,10 @@ __global__ void token_stats_kernel(const typename Storage<T>::type* __restrict__
     if (lane + kWarp * k < channels) squares = rules::square_step(squares, v[k] - mean);
   }
   const float variance = __shfl_sync(kFullMask, canonical_tree(squares), 0) / static_cast<float>(channels);
-  lo = warp_min(lo);
-  hi = warp_max(hi);
-  first_bad = warp_min_u64(first_bad);
+  lo = warp_min_of_finite(lo);
+  hi = warp_max_of_finite(hi);
+  // NaN/Inf are rare: the 64-bit minimum (ten shuffles) only runs in a warp that saw one.
+  if (__ballot_sync(kFullMask, first_bad != kNoIndex) != 0) first_bad = warp_min_u64(first_bad);
   if (lane == 0) {
     var[token] = fmaxf(variance, min_var);
     tmin[token] = lo;
