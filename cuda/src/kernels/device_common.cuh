@@ -4,6 +4,8 @@
 // for exact min/max with integer atomics.
 #include <cstdint>
 
+#include <cuda_fp16.h>
+
 #include "dgq/cuda/dgq_cuda.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/tensor.hpp"
@@ -16,11 +18,22 @@ inline constexpr int kWarp = 32;
 // Storage type per dtype; conversion to fp32 is exact, from fp32 round-half-even (rule 0).
 template <DType T>
 struct Storage;
+// fp16 through the hardware's conversions (one instruction each, where the bit-level rule
+// costs a dozen): the same bits as rules::half_to_float / float_to_half for every non-NaN value
+// (widening is exact; narrowing is round-to-nearest-even with subnormals kept, as -ftz=false
+// compiles it). NaNs take the rule, which keeps their payload. tests/gpu/test_gpu_conversions.cpp
+// compares both on the device: every half, and every fp32 tie and neighbour of one.
 template <>
 struct Storage<DType::f16> {
   using type = std::uint16_t;
-  static __device__ __forceinline__ float load(type v) { return rules::half_to_float(v); }
-  static __device__ __forceinline__ type store(float f) { return rules::float_to_half(f); }
+  static __device__ __forceinline__ float load(type v) {
+    if ((v & 0x7fffu) > 0x7c00u) return rules::half_to_float(v);
+    return __half2float(__ushort_as_half(v));
+  }
+  static __device__ __forceinline__ type store(float f) {
+    if (isnan(f)) return rules::float_to_half(f);
+    return __half_as_ushort(__float2half_rn(f));
+  }
 };
 template <>
 struct Storage<DType::bf16> {
