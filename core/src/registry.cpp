@@ -116,6 +116,17 @@ std::vector<std::string> keys_read(std::span<const SchemeParam> params) {
   return keys;
 }
 
+// Every registered modifier's (key, value) taken from the spec, defaulted and checked, in
+// scheme_modifier_list's order (after the family's own keys, which may include a modifier's).
+std::vector<std::pair<std::string, std::string>> read_modifiers(schemes::SpecArgs& spec) {
+  std::vector<std::pair<std::string, std::string>> values;
+  for (const SchemeModifier& m : modifiers()) {
+    values.emplace_back(std::string(m.key), spec.take_string(m.key, m.default_value));
+    if (m.check != nullptr) m.check(values.back().second);
+  }
+  return values;
+}
+
 // The registry is the only list of families, so the guess comes from it (CPU entries: every
 // family has one, and their order is the listing order).
 std::string unknown_family_message(const std::string& family) {
@@ -264,15 +275,12 @@ std::unique_ptr<Scheme> make_scheme(std::string_view spec, Device device) {
     throw ParameterError(unknown_family_message(args.family()));
   }
   const SchemeArgs typed = read_params(args, f->params);
-  std::vector<std::string> modifier_values;
-  for (const SchemeModifier& m : modifiers()) {
-    modifier_values.push_back(args.take_string(m.key, m.default_value));
-    if (m.check != nullptr) m.check(modifier_values.back());
-  }
+  const auto modifier_values = read_modifiers(args);
   std::unique_ptr<Scheme> scheme = f->make(typed);
   args.finish(keys_read(f->params));
   for (std::size_t i = 0; i < modifier_values.size(); ++i) {
-    if (modifier_values[i] != modifiers()[i].default_value) scheme = modifiers()[i].wrap(std::move(scheme), modifier_values[i], device);
+    const std::string& value = modifier_values[i].second;
+    if (value != modifiers()[i].default_value) scheme = modifiers()[i].wrap(std::move(scheme), value, device);
   }
   return scheme;
 }
@@ -285,6 +293,33 @@ void parse_scheme_args(std::string_view spec, std::span<const SchemeParam> param
 }
 
 std::unique_ptr<Scheme> make_scheme(std::string_view spec) { return make_scheme(spec, Device::cpu); }
+
+const std::string& ParsedSpec::modifier(std::string_view key) const {
+  for (const auto& [k, v] : modifiers) {
+    if (k == key) return v;
+  }
+  throw std::logic_error("ParsedSpec::modifier: no scheme modifier has the key '" + std::string(key) + "'");
+}
+
+std::vector<std::string> ParsedSpec::applied_modifiers() const {
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < modifiers.size(); ++i) {
+    if (modifiers[i].second != scheme_modifier_list()[i].default_value) keys.push_back(modifiers[i].first);
+  }
+  return keys;
+}
+
+ParsedSpec parse_spec(std::string_view spec, Device device) {
+  if (spec.find(';') != std::string_view::npos || split_kv_pair_spec(spec))
+    throw ParameterError("scheme '" + std::string(spec) + "' is a K/V pair or a layer plan, not one scheme");
+  schemes::SpecArgs args(spec);
+  const SchemeFamily* f = find_scheme_family(args.family(), device);
+  if (f == nullptr) throw ParameterError(unknown_family_message(args.family()));
+  ParsedSpec parsed{f, read_params(args, f->params), {}};
+  parsed.modifiers = read_modifiers(args);
+  args.finish(keys_read(f->params));
+  return parsed;
+}
 
 std::vector<std::string> scheme_families() {
   std::vector<std::string> names;

@@ -40,7 +40,7 @@ const char* kv_block_format_name(KvBlockFormat f) {
 }
 
 bool kv_format_has_ranges(KvBlockFormat f) {
-  return f == KvBlockFormat::dgq || kv_block_rules::uniform_bits(static_cast<kv_block_rules::Format>(f)) != 0;
+  return kv_block_rules::has_ranges(static_cast<kv_block_rules::Format>(f));
 }
 
 bool decode_attention_vectorized() { return attention::vectorized_path_compiled(); }

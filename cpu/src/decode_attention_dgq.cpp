@@ -8,33 +8,19 @@
 #include "dgq/cpu/decode_attention.hpp"
 #include "dgq/dgq_parts.hpp"
 #include "dgq/element_rules.hpp"
+#include "dgq/registry.hpp"
+#include "decode_attention_spec.hpp"
 
 namespace dgq::cpu {
 
-namespace {
-
-// The spec without the rotation modifier's key, which make_scheme appends last to the inner
-// spec (docs/spec.md, "Scheme modifier: Hadamard rotation"); rotated says whether it was there.
-std::string without_rotation(const std::string& spec, bool& rotated) {
-  for (const char* suffix : {",rot=hadamard", ":rot=hadamard"}) {
-    const std::string s(suffix);
-    if (spec.size() > s.size() && spec.compare(spec.size() - s.size(), s.size(), s) == 0) {
-      rotated = true;
-      return spec.substr(0, spec.size() - s.size());
-    }
-  }
-  rotated = false;
-  return spec;
-}
-
-}  // namespace
-
 DgqSegmentRanges dgq_segment_ranges(const Compressed& c, const std::uint8_t** codes) {
-  if (c.scheme.rfind("dgq:", 0) != 0 && c.scheme != "dgq") {
+  if (scheme_family_of(c.scheme) != "dgq") {
     throw std::invalid_argument("decode_attention: format dgq reads the parts of a dgq scheme, not '" + c.scheme + "'");
   }
-  bool rotated = false;
-  const DgqV1Params p = dgq_v1_params_from_spec(without_rotation(c.scheme, rotated));
+  const ParsedSpec spec = parse_spec(c.scheme);
+  refuse_modifiers_but_rotation(spec, c.scheme);
+  const bool rotated = spec.modifier("rot") == "hadamard";
+  const DgqV1Params p = dgq_v1_params_from_args(spec.args);
   if (c.dtype != DType::f16 && c.dtype != DType::f32) {
     throw std::invalid_argument("decode_attention: format dgq takes fp16 or fp32 input, not " + std::string(dtype_name(c.dtype)));
   }

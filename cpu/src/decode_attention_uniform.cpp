@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -26,6 +25,7 @@
 #include "dgq/schemes/dgq2/params.hpp"
 #include "dgq/schemes/dgq2/range_store.hpp"
 #include "dgq/schemes/dgq2/segments.hpp"
+#include "decode_attention_spec.hpp"
 
 namespace dgq::cpu {
 namespace {
@@ -53,11 +53,9 @@ void check_input_dtype(const Compressed& c) {
     refuse("the uniform formats take fp16 or fp32 input, not " + std::string(dtype_name(c.dtype)));
 }
 
-UniformCodesHead dgq2_head(const Compressed& c) {
+UniformCodesHead dgq2_head(const Compressed& c, const ParsedSpec& spec) {
   namespace d2 = schemes::dgq2;
-  d2::Params all;
-  parse_scheme_args(c.scheme, d2::dgq2_scheme_params(), [&all](const SchemeArgs& args) { all = d2::params_from_args(args); });
-  const d2::Params p = all.for_role(c.role);
+  const d2::Params p = d2::params_from_args(spec.args).for_role(c.role);  // dgq2 reads rot itself
   const d2::RangeGranularity g = p.granularity(c.role);
   const std::int64_t quantized = d2::quantized_tokens(c.tokens, p.residual);
   if (quantized != c.tokens) refuse("'" + c.scheme + "' keeps raw tokens (residual), which the kernel does not read");
@@ -98,31 +96,9 @@ UniformCodesHead dgq2_head(const Compressed& c) {
   return head;
 }
 
-// The key=value pairs of a canonical spec ("family:k=v,k=v"; KiviScheme::spec, TurboQuant's).
-std::map<std::string, std::string, std::less<>> spec_values(std::string_view spec) {
-  std::map<std::string, std::string, std::less<>> out;
-  const std::size_t colon = spec.find(':');
-  std::string_view rest = colon == std::string_view::npos ? std::string_view{} : spec.substr(colon + 1);
-  while (!rest.empty()) {
-    const std::size_t comma = rest.find(',');
-    const std::string_view item = rest.substr(0, comma);
-    rest.remove_prefix(comma == std::string_view::npos ? rest.size() : comma + 1);
-    const std::size_t eq = item.find('=');
-    if (eq != std::string_view::npos) out[std::string(item.substr(0, eq))] = std::string(item.substr(eq + 1));
-  }
-  return out;
-}
-
-int spec_int(const std::map<std::string, std::string, std::less<>>& values, const char* key, int missing) {
-  const auto it = values.find(key);
-  return it == values.end() ? missing : std::stoi(it->second);
-}
-
-// KIVI's canonical spec "kivi-b:group=G,residual=R" (KiviScheme::spec).
-UniformCodesHead kivi_head(const Compressed& c, int bits) {
-  const auto values = spec_values(c.scheme);
-  const int group = spec_int(values, "group", 0), residual = spec_int(values, "residual", -1);
-  if (group < 1 || residual < 0) refuse("'" + c.scheme + "' is not a canonical KIVI spec (group=G,residual=R)");
+// KIVI ("kivi-b:group=G,residual=R"; with rot=hadamard its parts hold the rotated tensor's codes).
+UniformCodesHead kivi_head(const Compressed& c, const ParsedSpec& spec, int bits) {
+  const int group = spec.args.integer("group"), residual = spec.args.integer("residual");
   const std::int64_t old = c.tokens > residual ? c.tokens - residual : 0;
   const std::int64_t quantized = c.role == TensorRole::key ? old / group * group : old;
   if (quantized != c.tokens)
@@ -139,6 +115,7 @@ UniformCodesHead kivi_head(const Compressed& c, int bits) {
   UniformCodesHead head;
   head.format = uniform_format(bits);
   head.codes = codes.bytes.data();
+  head.rotated = spec.modifier("rot") == "hadamard";
   head.ranges.f16 = c.dtype == DType::f16;
   head.ranges.channels = static_cast<int>(per_span);
   head.ranges.edges.push_back(0);
@@ -157,11 +134,12 @@ UniformCodesHead kivi_head(const Compressed& c, int bits) {
 // TurboQuant_mse ("turboquant:bits=b,seed=s"): per token its fp32 norm g and d codes of b bits
 // indexing the codebook of (d, b); the values y_j = c[code_j] * g lie in the basis of the role's
 // rotation Pi, which the kernel moves to the query (forward, K) and to the output (inverse, V).
-UniformCodesHead turboquant_head(const Compressed& c) {
-  const auto values = spec_values(c.scheme);
-  if (values.count("variant") != 0 && values.at("variant") != "mse")
+UniformCodesHead turboquant_head(const Compressed& c, const ParsedSpec& spec) {
+  if (spec.args.word("variant") != "mse")
     refuse("'" + c.scheme + "' adds the QJL residual (variant=prod), which the kernel does not read");
-  const int bits = spec_int(values, "bits", 0), seed = spec_int(values, "seed", 0);
+  if (spec.modifier("rot") != "none")
+    refuse("'" + c.scheme + "' puts the Hadamard rotation before TurboQuant's own, which the kernel does not read");
+  const int bits = spec.args.integer("bits"), seed = spec.args.integer("seed");
   const int d = static_cast<int>(c.channels);
   if (bits < 2 || bits > 4) refuse("'" + c.scheme + "': the codebook formats take 2 to 4 bits");
   const turboquant::CodebookView book = turboquant::codebook(d, bits);
@@ -204,8 +182,10 @@ UniformCodesHead uniform_codes_head(const Compressed& c) {
     refuse("the uniform and codebook formats read the parts of dgq2, KIVI or TurboQuant, not '" + c.scheme + "'");
   check_input_dtype(c);
   if (c.channels % 32 != 0) refuse("head_dim must be a multiple of 32, got " + std::to_string(c.channels));
-  if (family == "turboquant") return turboquant_head(c);
-  return family == "dgq2" ? dgq2_head(c) : kivi_head(c, family == "kivi-2" ? 2 : 4);
+  const ParsedSpec spec = parse_spec(c.scheme);
+  refuse_modifiers_but_rotation(spec, c.scheme);
+  if (family == "turboquant") return turboquant_head(c, spec);
+  return family == "dgq2" ? dgq2_head(c, spec) : kivi_head(c, spec, family == "kivi-2" ? 2 : 4);
 }
 
 }  // namespace dgq::cpu

@@ -584,6 +584,11 @@ TEST_CASE("decode attention on DGQ v1 codes: other schemes and missing ranges ar
   const dgq::cpu::DgqSegmentRanges per_channel_ranges = dgq::cpu::dgq_segment_ranges(per_channel, &codes);
   REQUIRE(per_channel_ranges.channels == 64);
   REQUIRE(per_channel_ranges.lo.size() == (per_channel_ranges.edges.size() - 1) * 64);
+  // The rotation modifier is read, any other refused by name (the sinks' parts are not DGQ's).
+  REQUIRE(dgq::cpu::dgq_segment_ranges(dgq::make_scheme("dgq:rot=hadamard")->compress(x.view(), dgq::TensorRole::key), &codes)
+              .rotated);
+  REQUIRE_THROWS_WITH(dgq::cpu::dgq_segment_ranges(dgq::make_scheme("dgq:sink=4")->compress(x.view(), dgq::TensorRole::key), &codes),
+                      Catch::Contains("modifier sink="));
   const Problem p = make_problem({KvBlockFormat::dgq, false, {1, 1, 64, 40}}, 8);
   dgq::cpu::StoredKv kv = p.stored;
   kv.v_ranges.clear();
@@ -654,10 +659,16 @@ TEST_CASE("decode attention on dgq2 and KIVI codes: one token, chunk edges, head
   check_case(large, dgq::test::seed() + 63);
 }
 
-TEST_CASE("decode attention on dgq2 codes with the Hadamard rotation: V only and both roles", "[decode_attention][uniform]") {
+// dgq2 reads rot itself (rot_on picks the roles); KIVI takes it as the scheme modifier, whose
+// parts are KIVI's codes of the rotated tensor (read as such since 2026-12-04: before, the
+// modifier was not looked at and a rotated KIVI head was read in the wrong basis).
+TEST_CASE("decode attention on dgq2 and KIVI codes with the Hadamard rotation: V only and both roles",
+          "[decode_attention][uniform]") {
   for (const char* spec : {"dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128,rot=hadamard,rot_on=v",
-                           "dgq2:bits=4,rot=hadamard", "dgq2:bits=3,rot=hadamard,rot_on=k"}) {
-    DecodeCase c{KvBlockFormat::q8_0, false, {2, 4, 128, 2 * ar::kChunkTokens + 9}, Values::regimes};
+                           "dgq2:bits=4,rot=hadamard", "dgq2:bits=3,rot=hadamard,rot_on=k",
+                           "kivi-4:group=32,residual=0,rot=hadamard", "kivi-2:group=64,residual=0,rot=hadamard"}) {
+    const bool kivi = spec[0] == 'k';
+    DecodeCase c{KvBlockFormat::q8_0, false, {2, 4, 128, 2 * ar::kChunkTokens + (kivi ? 64 : 9)}, Values::regimes};
     c.uniform_spec = spec;
     const Problem p = make_problem(c, dgq::test::seed() + 64);
     const std::string s(spec);
@@ -683,6 +694,10 @@ TEST_CASE("decode attention on dgq2 and KIVI codes: raw tokens, in-band markers,
   REQUIRE_THROWS_WITH(head_of("q8_0"), Catch::Contains("not 'q8_0'"));
   REQUIRE_THROWS_WITH(head_of("dgq"), Catch::Contains("dgq2, KIVI or TurboQuant"));
   REQUIRE_THROWS_WITH(head_of("turboquant:bits=3,variant=prod"), Catch::Contains("QJL residual"));
+  // A modifier the kernel does not read is refused by name, never ignored.
+  REQUIRE_THROWS_WITH(head_of("kivi-4:group=8,residual=0,sink=4"), Catch::Contains("modifier sink="));
+  REQUIRE_THROWS_WITH(head_of("dgq2:bits=4,sink=2"), Catch::Contains("modifier sink="));
+  REQUIRE_THROWS_WITH(head_of("turboquant:bits=3,rot=hadamard"), Catch::Contains("before TurboQuant's own"));
   // Corrupt parts: a truncated codes part, a missing one, ranges or norms of the wrong size.
   const auto corrupt = [&x](const char* spec, const char* part, bool drop) {
     dgq::Compressed c = dgq::make_scheme(spec)->compress(x.view(), dgq::TensorRole::value);

@@ -4,8 +4,12 @@
 #include "test_scheme_support.hpp"
 
 #include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "dgq/errors.hpp"
+#include "dgq/registry.hpp"
 
 using namespace dgq;
 using namespace dgq::test;
@@ -49,6 +53,33 @@ TEST_CASE("kivi spec records its parameters and keeps non-default ones", "[schem
   const auto s = make_scheme("kivi-4: residual=128 , group=16");
   CHECK(s->spec() == "kivi-4:group=16,residual=128");
   CHECK(make_scheme(s->spec())->spec() == s->spec());
+}
+
+TEST_CASE("parse_spec reads a spec's family, typed parameters and modifiers as make_scheme does", "[scheme][registry]") {
+  // Every canonical spec a scheme prints parses back to its family, with its modifiers.
+  const ParsedSpec kivi = parse_spec(make_scheme("kivi-4:group=16,residual=0,rot=hadamard,sink=4")->spec());
+  CHECK(kivi.family->name == "kivi-4");
+  CHECK(kivi.args.integer("group") == 16);
+  CHECK(kivi.args.integer("residual") == 0);
+  CHECK(kivi.modifier("rot") == "hadamard");
+  CHECK(kivi.modifier("sink") == "4");
+  CHECK(kivi.applied_modifiers() == std::vector<std::string>{"rot", "sink"});
+  // Defaults fill what the spec leaves out; an unmodified spec applies none.
+  const ParsedSpec plain = parse_spec("kivi-2");
+  CHECK(plain.args.integer("group") == 32);
+  CHECK(plain.modifier("rot") == "none");
+  CHECK(plain.applied_modifiers().empty());
+  // A family that declares a modifier's key reads it itself; the modifier keeps its default.
+  const ParsedSpec dgq2 = parse_spec("dgq2:bits=4,rot=hadamard");
+  CHECK(dgq2.args.word("rot") == "hadamard");
+  CHECK(dgq2.applied_modifiers().empty());
+  // make_scheme's errors, and a pair or a layer plan is not one scheme.
+  CHECK_THROWS_WITH(parse_spec("kivi-4:groups=32"), Contains("unknown parameter 'groups'"));
+  CHECK_THROWS_WITH(parse_spec("int3"), Contains("unknown scheme family 'int3'"));
+  CHECK_THROWS_WITH(parse_spec("kivi-4:rot=givens"), Contains("givens"));
+  CHECK_THROWS_WITH(parse_spec("q8_0/q4_0"), Contains("not one scheme"));
+  CHECK_THROWS_WITH(parse_spec("q8_0;q4_0"), Contains("not one scheme"));
+  CHECK_THROWS_AS(plain.modifier("rotation"), std::logic_error);
 }
 
 TEST_CASE("decompress rejects another scheme's data and a mismatched output", "[scheme][registry][errors]") {

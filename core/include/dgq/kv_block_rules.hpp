@@ -37,6 +37,11 @@ DGQ_HD int uniform_bits(Format f) {
     default: return 0;
   }
 }
+// The formats whose values need a (lo, scale) per span beside the codes: DGQ v1's segments, the
+// uniform formats' spans and the codebook formats' tokens (lo 0, scale the token's norm). The
+// ggml blocks carry their scales inside.
+DGQ_HD bool has_ranges(Format f) { return f == Format::dgq || uniform_bits(f) != 0; }
+
 DGQ_HD bool is_codebook(Format f) { return f == Format::codebook2 || f == Format::codebook3 || f == Format::codebook4; }
 
 // A codebook code's value: level (the codebook's entry) times the token's norm g, one fp32

@@ -164,6 +164,26 @@ std::unique_ptr<Scheme> make_scheme(std::string_view spec, Device device);
 void parse_scheme_args(std::string_view spec, std::span<const SchemeParam> params,
                        const std::function<void(const SchemeArgs&)>& use);
 
+// One scheme's spec read as make_scheme reads it, without making the scheme: the family, its
+// typed parameters and every registered modifier's value (its default where the spec has none;
+// a family that declares a modifier's key itself, as dgq2 and dgq3 do rot, reads it in `args`
+// and the modifier keeps its default). For readers of stored data that must know what a spec
+// stores (decode attention reads the parts of a rotated scheme in the rotated basis).
+struct ParsedSpec {
+  const SchemeFamily* family = nullptr;
+  SchemeArgs args;
+  std::vector<std::pair<std::string, std::string>> modifiers;  // (key, value), scheme_modifier_list's order
+
+  // The value of a registered modifier's key; std::logic_error for a key no modifier has.
+  const std::string& modifier(std::string_view key) const;
+  // The keys of the modifiers whose value is not their default ("rot", "sink"), in order.
+  std::vector<std::string> applied_modifiers() const;
+};
+// make_scheme's errors for a malformed spec, an unknown family or key, an out-of-range value;
+// a K/V pair or a layer plan (not one scheme) is a ParameterError too. The family's own
+// validation (its factory) does not run.
+ParsedSpec parse_spec(std::string_view spec, Device device = Device::cpu);
+
 // Help text for the registered families of `device`: one block per family with its summary
 // and parameters (key, kind and range, default, help).
 std::string scheme_help(Device device = Device::cpu);

@@ -29,8 +29,6 @@ struct Plan {
   int k_channels, v_channels;  // range values per token of each role: 1, or head_dim (per channel)
 };
 
-bool has_ranges(kb::Format f) { return f == kb::Format::dgq || kb::uniform_bits(f) != 0; }
-
 // Formats with ranges: each token's lo and scale, [kv_head][token][channels of the role] (its
 // segment's, expanded on the host).
 struct TokenRanges {
@@ -156,7 +154,7 @@ void check_input(const DecodeAttentionInput& in) {
     if (kb::is_codebook(f)) fail("the codebook formats (TurboQuant) are not in the CUDA twin");
   const bool uniform_pair = kb::uniform_bits(kf) != 0 && kb::uniform_bits(vf) != 0;
   if (kf != vf && !uniform_pair) fail("K and V may differ in format only between uniform code widths");
-  if (!has_ranges(kf)) return;
+  if (!kb::has_ranges(kf)) return;
   if (in.k_segments.size() != in.k.size() || in.v_segments.size() != in.v.size())
     fail("formats with ranges need the segments of every K and V head");
   for (const auto* heads : {&in.k_segments, &in.v_segments}) {
@@ -209,7 +207,7 @@ void expand_token_ranges(const std::vector<DgqSegments>& heads, std::vector<floa
 void decode_attention(const DecodeAttentionInput& in, float* out) {
   check_input(in);
   const kb::Format vf = in.v_format.value_or(in.format);
-  const bool ranged = has_ranges(in.format);
+  const bool ranged = kb::has_ranges(in.format);
   Plan p{in.format,
          vf,
          in.kv_heads,
