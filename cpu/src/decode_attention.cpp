@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "decode_attention_chunk.hpp"
 #include "dgq/attention_rules.hpp"
@@ -57,8 +58,18 @@ void check_plan(const StoredKv& cache, const DecodeAttentionShape& s) {
   if (cache.k.size() != static_cast<std::size_t>(s.kv_heads) || cache.v.size() != static_cast<std::size_t>(s.kv_heads))
     fail("the cache has " + std::to_string(cache.k.size()) + " K and " + std::to_string(cache.v.size()) +
          " V heads, the shape " + std::to_string(s.kv_heads));
+  for (const auto& [raw, raw_tokens] : {std::pair{&cache.k_raw, cache.k_raw_tokens}, std::pair{&cache.v_raw, cache.v_raw_tokens}}) {
+    if (raw_tokens < 0 || raw_tokens > s.tokens)
+      fail("raw tokens must be in [0, " + std::to_string(s.tokens) + "], got " + std::to_string(raw_tokens));
+    if (raw_tokens > 0 && (raw->size() != static_cast<std::size_t>(s.kv_heads) ||
+                           std::find(raw->begin(), raw->end(), nullptr) != raw->end()))
+      fail("a cache with raw tokens needs the raw rows of every K and V head");
+  }
+  if ((cache.k_raw_tokens > 0 || cache.v_raw_tokens > 0) && (cache.query_rotation || cache.output_rotation))
+    fail("raw rows beside a rotation other than the Hadamard blocks are not read");
   for (int h = 0; h < s.kv_heads; ++h)
-    if (cache.k[h] == nullptr || cache.v[h] == nullptr) fail("KV head " + std::to_string(h) + " has no data");
+    if ((cache.k[h] == nullptr && cache.k_raw_tokens < s.tokens) || (cache.v[h] == nullptr && cache.v_raw_tokens < s.tokens))
+      fail("KV head " + std::to_string(h) + " has no data");
   const KvBlockFormat kf = cache.format, vf = cache.value_format();
   const auto uniform = [](KvBlockFormat f) {
     const auto rf = static_cast<kv_block_rules::Format>(f);
@@ -75,14 +86,15 @@ void check_plan(const StoredKv& cache, const DecodeAttentionShape& s) {
   const std::size_t levels = kv_block_rules::is_codebook(kr) ? std::size_t{1} << kv_block_rules::uniform_bits(kr) : 0;
   if (cache.k_ranges.size() != cache.k.size() || cache.v_ranges.size() != cache.v.size())
     fail(std::string("format ") + kv_block_format_name(kf) + " needs the segment ranges of every K and V head");
-  for (const auto* ranges : {&cache.k_ranges, &cache.v_ranges}) {
+  for (const auto& [ranges, raw_tokens] : {std::pair{&cache.k_ranges, cache.k_raw_tokens}, std::pair{&cache.v_ranges, cache.v_raw_tokens}}) {
+    const std::int64_t codes = s.tokens - raw_tokens;  // the tokens the ranges cover
     for (const DgqSegmentRanges* r : *ranges) {
-      if (r == nullptr || r->edges.size() < 2 || r->edges.front() != 0 || r->edges.back() != s.tokens ||
+      if (r == nullptr || r->edges.size() < (codes > 0 ? 2u : 1u) || r->edges.front() != 0 || r->edges.back() != codes ||
           (r->channels != 1 && r->channels != s.head_dim) ||
           r->lo.size() != (r->edges.size() - 1) * static_cast<std::size_t>(r->channels) ||
           r->scale.size() != r->lo.size() || r->f16 != cache.k_ranges[0]->f16 || r->codebook.size() != levels)
         fail(std::string("a ") + kv_block_format_name(kf) + " head's segment ranges do not cover its " +
-             std::to_string(s.tokens) + " tokens and " + std::to_string(s.head_dim) +
+             std::to_string(codes) + " tokens and " + std::to_string(s.head_dim) +
              " channels (or K and V differ in dtype, or a codebook is not 2^bits levels)");
     }
   }
@@ -94,6 +106,7 @@ void token_ranges(const DgqSegmentRanges& r, std::int64_t first, std::int64_t co
                   std::vector<const float*>& scale) {
   lo.resize(static_cast<std::size_t>(count));
   scale.resize(static_cast<std::size_t>(count));
+  if (count == 0) return;  // the chunk's rows are all raw
   // The segment of token `first` by binary search (per-token ranges have L segments), then on.
   std::size_t segment = static_cast<std::size_t>(
       std::upper_bound(r.edges.begin(), r.edges.end(), static_cast<std::uint32_t>(first)) - r.edges.begin() - 1);
@@ -146,18 +159,30 @@ void DecodeAttention::run_chunk(std::int64_t item) {
   thread_local std::vector<float> scores;
   thread_local std::vector<const float*> k_lo, k_scale, v_lo, v_scale;
   scores.resize(static_cast<std::size_t>(g) * ar::kChunkTokens);
+  const std::int64_t k_codes = shape_.tokens - cache_.k_raw_tokens, v_codes = shape_.tokens - cache_.v_raw_tokens;
   attention::ChunkInput in{cache_.format,
                            cache_.value_format(),
-                           cache_.k[kv_head] + first * k_row_bytes_,
-                           cache_.v[kv_head] + first * v_row_bytes_,
+                           first < k_codes ? cache_.k[kv_head] + first * k_row_bytes_ : nullptr,
+                           first < v_codes ? cache_.v[kv_head] + first * v_row_bytes_ : nullptr,
                            std::min(ar::kChunkTokens, shape_.tokens - first),
                            D,
                            g,
                            q_.data() + static_cast<std::size_t>(kv_head) * g * D,
                            scale_};
+  // Raw rows: from the chunk's token k_codes - first on (0 when the chunk starts in them).
+  const std::int64_t raw_row_bytes = static_cast<std::int64_t>(D) * (cache_.raw_f16 ? 2 : 4);
+  in.raw_f16 = cache_.raw_f16;
+  if (k_codes < first + in.tokens) {
+    in.k_raw_from = std::max<std::int64_t>(k_codes - first, 0);
+    in.k_raw = cache_.k_raw[kv_head] + (first + in.k_raw_from - k_codes) * raw_row_bytes;
+  }
+  if (v_codes < first + in.tokens) {
+    in.v_raw_from = std::max<std::int64_t>(v_codes - first, 0);
+    in.v_raw = cache_.v_raw[kv_head] + (first + in.v_raw_from - v_codes) * raw_row_bytes;
+  }
   if (kv_format_has_ranges(cache_.format)) {
-    token_ranges(*cache_.k_ranges[kv_head], first, in.tokens, k_lo, k_scale);
-    token_ranges(*cache_.v_ranges[kv_head], first, in.tokens, v_lo, v_scale);
+    token_ranges(*cache_.k_ranges[kv_head], first, in.codes_end(false), k_lo, k_scale);
+    token_ranges(*cache_.v_ranges[kv_head], first, in.codes_end(true), v_lo, v_scale);
     in.k_lo = k_lo.data(), in.k_scale = k_scale.data(), in.v_lo = v_lo.data(), in.v_scale = v_scale.data();
     in.f16 = cache_.k_ranges[kv_head]->f16;
     in.k_range_channels = cache_.k_ranges[kv_head]->channels;

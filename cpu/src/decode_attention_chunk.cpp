@@ -75,8 +75,25 @@ void dequantize_uniform_row_scalar(const std::uint8_t* row, int bits, int head_d
   }
 }
 
+// A raw row (fp16 widened exactly, or fp32 as stored).
+void raw_row_scalar(const std::uint8_t* row, bool f16, int head_dim, float* out) {
+  for (int d = 0; d < head_dim; ++d) {
+    if (f16) {
+      std::uint16_t h;
+      std::memcpy(&h, row + 2 * d, 2);
+      out[d] = rules::half_to_float(h);
+    } else {
+      std::memcpy(out + d, row + 4 * d, 4);
+    }
+  }
+}
+
 // Row t of the chunk's K (value = false) or V.
 void dequantize_row_scalar(const ChunkInput& in, bool value, std::int64_t t, float* out) {
+  if (const std::int64_t raw_from = value ? in.v_raw_from : in.k_raw_from; t >= raw_from) {
+    const std::int64_t raw_row_bytes = static_cast<std::int64_t>(in.head_dim) * (in.raw_f16 ? 2 : 4);
+    return raw_row_scalar((value ? in.v_raw : in.k_raw) + (t - raw_from) * raw_row_bytes, in.raw_f16, in.head_dim, out);
+  }
   const KvBlockFormat f = value ? in.v_format : in.format;
   const std::int64_t row_bytes = static_cast<std::int64_t>(in.head_dim / kBlock) * kv_block_bytes(f);
   const std::uint8_t* row = (value ? in.v : in.k) + t * row_bytes;
@@ -390,6 +407,31 @@ struct TokenLevels {
   }
 };
 
+// Raw rows (StoredKv::k_raw): 32 values per "block" in the input dtype, fp16 widened exactly by
+// F16C, fp32 as stored; no range (a row nothing, as the ggml blocks').
+struct RawF16 : BlockScaled {
+  static constexpr int kBytes = 64;
+  static void dequantize(const std::uint8_t* b, const Row&, __m256 v[4]) {
+    for (int k = 0; k < 4; ++k) v[k] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 16 * k)));
+  }
+  static void dequantize_half(const std::uint8_t* b, int half, const Row&, __m256 v[2]) {
+    const std::uint8_t* p = b + 32 * half;
+    v[0] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    v[1] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16)));
+  }
+};
+struct RawF32 : BlockScaled {
+  static constexpr int kBytes = 128;
+  static void dequantize(const std::uint8_t* b, const Row&, __m256 v[4]) {
+    for (int k = 0; k < 4; ++k) v[k] = _mm256_loadu_ps(reinterpret_cast<const float*>(b) + 8 * k);
+  }
+  static void dequantize_half(const std::uint8_t* b, int half, const Row&, __m256 v[2]) {
+    const float* p = reinterpret_cast<const float*>(b) + 16 * half;
+    v[0] = _mm256_loadu_ps(p);
+    v[1] = _mm256_loadu_ps(p + 8);
+  }
+};
+
 // Whether a role's values go through TokenLevels: a codebook, or uniform codes of at most 4 bits
 // with one range per token.
 bool tabulated(const ChunkInput& in, bool value) {
@@ -406,7 +448,7 @@ void token_levels(const ChunkInput& in, bool value, float* out) {
   const __m256 codes_high = _mm256_setr_ps(8, 9, 10, 11, 12, 13, 14, 15);
   const float* const* lo = value ? in.v_lo : in.k_lo;
   const float* const* scale = value ? in.v_scale : in.k_scale;
-  for (std::int64_t t = 0; t < in.tokens; ++t, out += 16) {
+  for (std::int64_t t = 0; t < in.codes_end(value); ++t, out += 16) {  // raw rows have no range
     const __m256 s = _mm256_set1_ps(scale[t][0]);
     if (kv_block_rules::is_codebook(f)) {
       const float* levels = value ? in.v_codebook : in.k_codebook;  // padded to 16
@@ -440,19 +482,21 @@ inline __m256 softmax_exp8(__m256 x) {
   return _mm256_and_ps(_mm256_mul_ps(y, _mm256_castsi256_ps(exponent)), in_range);
 }
 
-// Scores of query heads h0 .. h0+H-1 (H <= 4): each K block dequantized once for the H heads;
-// its register k holds elements 8k.. of accumulator k % 2 = (d / 8) % 2.
+// Scores of query heads h0 .. h0+H-1 (H <= 4) for chunk tokens [first, last), whose K rows of
+// format F start at rows (token first's): each K block dequantized once for the H heads; its
+// register k holds elements 8k.. of accumulator k % 2 = (d / 8) % 2.
 template <class F, int H>
-void score_heads(const ChunkInput& in, int h0, float* scores) {
+void score_heads(const ChunkInput& in, int h0, const std::uint8_t* rows, std::int64_t first, std::int64_t last,
+                 float* scores) {
   const int D = in.head_dim, blocks = D / kBlock;
   const std::int64_t row_bytes = static_cast<std::int64_t>(blocks) * F::kBytes;
   const std::int64_t v_row_bytes = static_cast<std::int64_t>(blocks) * kv_block_bytes(in.v_format);
-  for (std::int64_t t = 0; t < in.tokens; ++t) {
-    const std::uint8_t* row = in.k + t * row_bytes;
+  for (std::int64_t t = first; t < last; ++t) {
+    const std::uint8_t* row = rows + (t - first) * row_bytes;
     // V's row t, into L2 while K streams: the V passes walk rows at a stride of row_bytes,
     // which the hardware prefetcher does not follow (a stall on every row, measured with perf
     // at head_dim 256). Data movement only: no bit changes.
-    if (h0 == 0)
+    if (h0 == 0 && t < in.codes_end(true))
       for (std::int64_t offset = 0; offset < v_row_bytes; offset += 64)
         _mm_prefetch(reinterpret_cast<const char*>(in.v + t * v_row_bytes + offset), _MM_HINT_T1);
     __m256 acc[H][2];
@@ -500,13 +544,15 @@ void softmax_head(const ChunkInput& in, int h, const ChunkOutput& out, float* sc
 constexpr std::int64_t kValueTileTokens = 64;
 
 // acc of query heads h0 .. h0+H-1 (H <= 4) over channels [16 * half_block, + 16) and tokens
-// [first, last): the 2H accumulators in registers, each V half-block dequantized once for the
-// H heads. first == 0 starts from zero, a later tile from what the previous one stored.
+// [first, last), whose V rows of format F start at rows (token rows_first's): the 2H
+// accumulators in registers, each V half-block dequantized once for the H heads. first == 0
+// starts from zero, a later tile from what the previous one stored.
 template <class F, int H>
-void accumulate_half_block(const ChunkInput& in, int h0, int half_block, std::int64_t first, std::int64_t last,
-                           const ChunkOutput& out, const float* p) {
+void accumulate_half_block(const ChunkInput& in, int h0, int half_block, const std::uint8_t* rows,
+                           std::int64_t rows_first, std::int64_t first, std::int64_t last, const ChunkOutput& out,
+                           const float* p) {
   const std::int64_t row_bytes = static_cast<std::int64_t>(in.head_dim / kBlock) * F::kBytes;
-  const std::uint8_t* block = in.v + first * row_bytes + (half_block / 2) * F::kBytes;
+  const std::uint8_t* block = rows + (first - rows_first) * row_bytes + (half_block / 2) * F::kBytes;
   const int half = half_block % 2;
   __m256 acc[H][2];
   for (int h = 0; h < H; ++h) {
@@ -545,26 +591,44 @@ void over_head_tiles(int group, Args&&... args) {
 
 template <class F, int H>
 struct ScoreTile {
-  static void run(int h0, const ChunkInput& in, float* scores) { score_heads<F, H>(in, h0, scores); }
+  static void run(int h0, const ChunkInput& in, const std::uint8_t* rows, std::int64_t first, std::int64_t last,
+                  float* scores) {
+    score_heads<F, H>(in, h0, rows, first, last, scores);
+  }
 };
 
 template <class F, int H>
 struct AccumulateTile {
-  static void run(int h0, const ChunkInput& in, int half_block, std::int64_t first, std::int64_t last,
-                  const ChunkOutput& out, const float* p) {
-    accumulate_half_block<F, H>(in, h0, half_block, first, last, out, p);
+  static void run(int h0, const ChunkInput& in, int half_block, const std::uint8_t* rows, std::int64_t rows_first,
+                  std::int64_t first, std::int64_t last, const ChunkOutput& out, const float* p) {
+    accumulate_half_block<F, H>(in, h0, half_block, rows, rows_first, first, last, out, p);
   }
 };
 
+// The raw rows' format: RawF16 or RawF32 as the input dtype was.
+template <template <class, int> class Tile, class... Args>
+void over_raw_head_tiles(const ChunkInput& in, Args&&... args) {
+  if (in.raw_f16) return over_head_tiles<RawF16, Tile>(in.group, in, args...);
+  over_head_tiles<RawF32, Tile>(in.group, in, args...);
+}
+
+// Every token in order, its row from the codes or (from k_raw_from / v_raw_from on) raw: the
+// same sums in the same order whichever a token's row comes from.
 template <class FK, class FV>
 void attend_chunk_avx2(const ChunkInput& in, const ChunkOutput& out, float* scores) {
-  over_head_tiles<FK, ScoreTile>(in.group, in, scores);
+  const std::int64_t k_codes = in.codes_end(false), v_codes = in.codes_end(true);
+  if (k_codes > 0) over_head_tiles<FK, ScoreTile>(in.group, in, in.k, std::int64_t{0}, k_codes, scores);
+  if (k_codes < in.tokens) over_raw_head_tiles<ScoreTile>(in, in.k_raw, k_codes, in.tokens, scores);
   for (int g = 0; g < in.group; ++g) softmax_head(in, g, out, scores);
   const float* p = scores;
   for (std::int64_t first = 0; first < in.tokens; first += kValueTileTokens) {
     const std::int64_t last = std::min(in.tokens, first + kValueTileTokens);
-    for (int half_block = 0; half_block < 2 * (in.head_dim / kBlock); ++half_block)
-      over_head_tiles<FV, AccumulateTile>(in.group, in, half_block, first, last, out, p);
+    const std::int64_t split = std::clamp(v_codes, first, last);
+    for (int half_block = 0; half_block < 2 * (in.head_dim / kBlock); ++half_block) {
+      if (first < split)
+        over_head_tiles<FV, AccumulateTile>(in.group, in, half_block, in.v, std::int64_t{0}, first, split, out, p);
+      if (split < last) over_raw_head_tiles<AccumulateTile>(in, half_block, in.v_raw, v_codes, split, last, out, p);
+    }
   }
 }
 

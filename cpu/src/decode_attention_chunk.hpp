@@ -3,7 +3,9 @@
 // partial softmax of a GQA group of queries over up to kChunkTokens stored tokens, in the order
 // dgq/cpu/decode_attention.hpp states. decode_attention_chunk.cpp holds the AVX2/FMA version and
 // the scalar one of the same order.
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 
 #include "dgq/cpu/decode_attention.hpp"
 
@@ -34,6 +36,16 @@ struct ChunkInput {
   const float* k_token_levels = nullptr;
   const float* v_token_levels = nullptr;
   bool f16 = true;
+  // Raw rows (StoredKv::k_raw): chunk tokens k_raw_from .. tokens-1 of K are head_dim values in
+  // fp16 (raw_f16) or fp32 from k_raw on (the row of token k_raw_from); k_raw_from >= tokens:
+  // none. V likewise.
+  std::int64_t k_raw_from = kNoRawRows, v_raw_from = kNoRawRows;
+  const std::uint8_t* k_raw = nullptr;
+  const std::uint8_t* v_raw = nullptr;
+  bool raw_f16 = true;
+
+  static constexpr std::int64_t kNoRawRows = std::numeric_limits<std::int64_t>::max();
+  std::int64_t codes_end(bool value) const { return std::min(value ? v_raw_from : k_raw_from, tokens); }
 };
 
 struct ChunkOutput {

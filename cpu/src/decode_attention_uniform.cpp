@@ -53,16 +53,26 @@ void check_input_dtype(const Compressed& c) {
     refuse("the uniform formats take fp16 or fp32 input, not " + std::string(dtype_name(c.dtype)));
 }
 
+// The rows after the quantized tokens (dgq2's and KIVI's part "residual", in the input dtype).
+void set_raw_rows(const Compressed& c, std::int64_t quantized, const char* family, UniformCodesHead& head) {
+  const Part& raw = part_of(c, "residual");
+  head.raw_tokens = c.tokens - quantized;
+  if (raw.bytes.size() != static_cast<std::uint64_t>(head.raw_tokens * c.channels) * dtype_size(c.dtype))
+    throw InputError(c.scheme + ": corrupt " + family + " data: part 'residual' has the wrong size");
+  head.raw = head.raw_tokens > 0 ? raw.bytes.data() : nullptr;
+}
+
 UniformCodesHead dgq2_head(const Compressed& c, const ParsedSpec& spec) {
   namespace d2 = schemes::dgq2;
   const d2::Params p = d2::params_from_args(spec.args).for_role(c.role);  // dgq2 reads rot itself
   const d2::RangeGranularity g = p.granularity(c.role);
   const std::int64_t quantized = d2::quantized_tokens(c.tokens, p.residual);
-  if (quantized != c.tokens) refuse("'" + c.scheme + "' keeps raw tokens (residual), which the kernel does not read");
+  if (quantized != c.tokens && p.rotate)
+    refuse("'" + c.scheme + "' keeps its raw tokens unrotated beside rotated codes, which the kernel does not read");
   if (d2::uses_segments(g) && p.seg.markers == Markers::inband)
     refuse("'" + c.scheme + "' marks segments in-band, which the kernel does not read (use markers=table or bitmap)");
   const Part& codes = part_of(c, "codes");
-  if (codes.bytes.size() != d2::packed_code_bytes(static_cast<std::uint64_t>(c.tokens * c.channels), p.bits))
+  if (codes.bytes.size() != d2::packed_code_bytes(static_cast<std::uint64_t>(quantized * c.channels), p.bits))
     throw InputError(c.scheme + ": corrupt dgq2 data: part 'codes' has the wrong size");
   std::vector<std::uint32_t> edges{0};
   if (d2::uses_segments(g)) {
@@ -80,6 +90,7 @@ UniformCodesHead dgq2_head(const Compressed& c, const ParsedSpec& spec) {
   head.format = uniform_format(p.bits);
   head.codes = codes.bytes.data();
   head.rotated = p.rotate;
+  set_raw_rows(c, quantized, "dgq2", head);
   head.ranges.f16 = c.dtype == DType::f16;
   head.ranges.channels = static_cast<int>(per_span);
   head.ranges.edges.push_back(0);
@@ -101,9 +112,6 @@ UniformCodesHead kivi_head(const Compressed& c, const ParsedSpec& spec, int bits
   const int group = spec.args.integer("group"), residual = spec.args.integer("residual");
   const std::int64_t old = c.tokens > residual ? c.tokens - residual : 0;
   const std::int64_t quantized = c.role == TensorRole::key ? old / group * group : old;
-  if (quantized != c.tokens)
-    refuse("'" + c.scheme + "' keeps " + std::to_string(c.tokens - quantized) +
-           " raw tokens (residual, or an incomplete key group), which the kernel does not read");
   const Part& codes = part_of(c, "codes");
   const bool keys = c.role == TensorRole::key;
   const std::size_t spans = static_cast<std::size_t>(keys ? quantized / group : quantized);
@@ -115,7 +123,8 @@ UniformCodesHead kivi_head(const Compressed& c, const ParsedSpec& spec, int bits
   UniformCodesHead head;
   head.format = uniform_format(bits);
   head.codes = codes.bytes.data();
-  head.rotated = spec.modifier("rot") == "hadamard";
+  head.rotated = spec.modifier("rot") == "hadamard";  // the raw rows too: the modifier rotates the input
+  set_raw_rows(c, quantized, "KIVI", head);
   head.ranges.f16 = c.dtype == DType::f16;
   head.ranges.channels = static_cast<int>(per_span);
   head.ranges.edges.push_back(0);

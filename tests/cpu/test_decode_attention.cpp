@@ -64,6 +64,8 @@ struct RoleCache {
   std::vector<std::vector<float>> decoded, decompressed;
   std::vector<dgq::cpu::DgqSegmentRanges> ranges;  // formats with ranges (dgq, uniform*)
   std::vector<const std::uint8_t*> rows;            // what the kernel reads: blocks, or codes
+  std::vector<const std::uint8_t*> raw;             // dgq2's and KIVI's raw rows (uniform_codes_head)
+  std::int64_t raw_tokens = 0;
   KvBlockFormat format = KvBlockFormat::q8_0;       // the uniform heads' (from uniform_codes_head)
   bool rotated = false;
   // Relative error per value of `decompressed` against the exact inverse rotation of `decoded`:
@@ -172,6 +174,9 @@ void add_uniform_head(const dgq::Scheme& scheme, const dgq::test::OwnedTensor& x
   r.format = head.format;
   r.rotated = head.rotated;
   r.ranges.push_back(head.ranges);
+  r.raw_tokens = head.raw_tokens;
+  if (head.raw_tokens > 0) REQUIRE(head.raw == r.stored.back().find("residual")->bytes.data());
+  const std::int64_t quantized = x.tokens - head.raw_tokens;
   const int bits = dgq::cpu::kv_block_bytes(head.format) / 4;
   const auto& codes = r.stored.back().find("codes")->bytes;
   const auto& rg = head.ranges;
@@ -194,6 +199,14 @@ void add_uniform_head(const dgq::Scheme& scheme, const dgq::test::OwnedTensor& x
   std::vector<float> decoded(static_cast<std::size_t>(x.tokens * x.channels));
   std::size_t span = 0;
   for (std::int64_t t = 0; t < x.tokens; ++t) {
+    if (t >= quantized) {  // a raw row: the input's fp16 value (in the stored basis: the rows the scheme was given)
+      for (std::int64_t d = 0; d < x.channels; ++d) {
+        std::uint16_t h;
+        std::memcpy(&h, head.raw + ((t - quantized) * x.channels + d) * 2, 2);
+        decoded[static_cast<std::size_t>(t * x.channels + d)] = dgq::rules::half_to_float(h);
+      }
+      continue;
+    }
     while (t >= static_cast<std::int64_t>(rg.edges[span + 1])) ++span;
     for (std::int64_t d = 0; d < x.channels; ++d) {
       const std::size_t at = span * static_cast<std::size_t>(rg.channels) + (rg.channels == 1 ? 0 : static_cast<std::size_t>(d));
@@ -241,8 +254,10 @@ RoleCache build_role(const DecodeCase& c, dgq::TensorRole role, std::uint64_t se
     if (!c.rotated) REQUIRE(r.decoded.back() == r.decompressed.back());
   }
   // Taken once every head is stored: a growing vector may move its elements.
-  for (const auto& stored : r.stored)
+  for (const auto& stored : r.stored) {
     r.rows.push_back(stored.find(c.format == KvBlockFormat::dgq || !c.uniform_spec.empty() ? "codes" : "blocks")->bytes.data());
+    if (r.raw_tokens > 0) r.raw.push_back(stored.find("residual")->bytes.data());
+  }
   if (c.uniform_spec.empty()) {
     r.format = c.format;
     r.rotated = c.rotated;
@@ -275,6 +290,10 @@ Problem make_problem(const DecodeCase& c, std::uint64_t seed) {
   p.stored.output_rotation = p.v.rotation;
   p.stored.k = p.k.rows;
   p.stored.v = p.v.rows;
+  p.stored.k_raw_tokens = p.k.raw_tokens;
+  p.stored.v_raw_tokens = p.v.raw_tokens;
+  if (p.k.raw_tokens > 0) p.stored.k_raw = p.k.raw;
+  if (p.v.raw_tokens > 0) p.stored.v_raw = p.v.raw;
   for (const auto& r : p.k.ranges) p.stored.k_ranges.push_back(&r);
   for (const auto& r : p.v.ranges) p.stored.v_ranges.push_back(&r);
   return p;
@@ -678,18 +697,114 @@ TEST_CASE("decode attention on dgq2 and KIVI codes with the Hadamard rotation: V
   }
 }
 
-TEST_CASE("decode attention on dgq2 and KIVI codes: raw tokens, in-band markers, other families and mixed formats are refused",
+// Raw rows: dgq2's and KIVI's residual tokens (KIVI's keys also keep an incomplete group raw),
+// read from the part "residual" after the codes; chunks that hold codes and raw rows, chunks of
+// raw rows only, a head with no codes at all (L <= residual), K and V with different raw counts;
+// bit for bit the twin (which decodes the raw rows as the input's values) on both paths.
+TEST_CASE("decode attention on dgq2 and KIVI codes with raw rows: residual tokens and KIVI's incomplete key group",
+          "[decode_attention][uniform]") {
+  const std::int64_t K = ar::kChunkTokens;
+  struct RawCase {
+    const char* spec;
+    std::int64_t tokens;
+  };
+  for (const RawCase& rc : {RawCase{"kivi-4:group=32,residual=32", 3 * K + 45},  // K: 13 + 32 raw, V: 32
+                            RawCase{"kivi-2:group=128,residual=300", 2 * K + 7},   // raw rows over a chunk edge
+                            RawCase{"kivi-4:group=32,residual=32", 20},            // no codes at all
+                            RawCase{"dgq2:bits=4,residual=64", 2 * K + 9},
+                            RawCase{"dgq2:kbits=4,vbits=2,kgran=segment-channel-group,kgroup=64,residual=16", K + 3}}) {
+    DecodeCase c{KvBlockFormat::q8_0, false, {2, 3, 64, rc.tokens}, Values::regimes};
+    c.uniform_spec = rc.spec;
+    CAPTURE(rc.spec, rc.tokens);
+    const Problem p = make_problem(c, dgq::test::seed() + 65);
+    REQUIRE(p.stored.k_raw_tokens > 0);
+    REQUIRE(p.stored.v_raw_tokens > 0);
+    check_case(c, dgq::test::seed() + 65);
+  }
+  // KIVI keys keep the incomplete group: 45 = 13 + 32 raw keys, 32 raw values.
+  DecodeCase kivi{KvBlockFormat::q8_0, false, {1, 1, 64, 3 * K + 45}};
+  kivi.uniform_spec = "kivi-4:group=32,residual=32";
+  const Problem p = make_problem(kivi, 66);
+  REQUIRE(p.stored.k_raw_tokens == 45);
+  REQUIRE(p.stored.v_raw_tokens == 32);
+  // A cache that says it has raw rows must hand them over.
+  dgq::cpu::StoredKv kv = p.stored;
+  kv.v_raw.clear();
+  float out[64];
+  REQUIRE_THROWS_WITH(dgq::cpu::decode_attention(kv, p.c.shape, p.q.data(), 1.0f, out, 1), Catch::Contains("raw rows of every"));
+  kv = p.stored;
+  kv.k_raw_tokens = p.c.shape.tokens + 1;
+  REQUIRE_THROWS_WITH(dgq::cpu::decode_attention(kv, p.c.shape, p.q.data(), 1.0f, out, 1), Catch::Contains("raw tokens must be in"));
+  kv = p.stored;
+  kv.k_raw_tokens = 44;  // the ranges then miss a token
+  REQUIRE_THROWS_WITH(dgq::cpu::decode_attention(kv, p.c.shape, p.q.data(), 1.0f, out, 1), Catch::Contains("do not cover"));
+}
+
+// fp32 input keeps fp32 raw rows: the vector path reads them as stored, bit for bit the scalar
+// path, and the result is attention on the decompressed cache within rounding.
+TEST_CASE("decode attention on KIVI codes with fp32 raw rows: both paths agree", "[decode_attention][uniform]") {
+  const DecodeAttentionShape shape{1, 2, 64, ar::kChunkTokens + 40};
+  const auto x = head_values({KvBlockFormat::q8_0, false, shape}, 67);  // fp32
+  const auto scheme = dgq::make_scheme("kivi-4:group=32,residual=50");
+  const dgq::Compressed k = scheme->compress(x.view(), dgq::TensorRole::key);
+  const dgq::Compressed v = scheme->compress(x.view(), dgq::TensorRole::value);
+  const dgq::cpu::UniformCodesHead kh = dgq::cpu::uniform_codes_head(k), vh = dgq::cpu::uniform_codes_head(v);
+  REQUIRE_FALSE(kh.ranges.f16);
+  dgq::cpu::StoredKv kv;
+  kv.format = kh.format;
+  kv.k = {kh.codes};
+  kv.v = {vh.codes};
+  kv.k_ranges = {&kh.ranges};
+  kv.v_ranges = {&vh.ranges};
+  kv.k_raw = {kh.raw};
+  kv.v_raw = {vh.raw};
+  kv.k_raw_tokens = kh.raw_tokens;
+  kv.v_raw_tokens = vh.raw_tokens;
+  kv.raw_f16 = false;
+  REQUIRE(kv.k_raw_tokens == 50 + (shape.tokens - 50) % 32);
+  std::vector<float> q(static_cast<std::size_t>(shape.query_heads() * shape.head_dim));
+  dgq::test::SplitMix64 rng(68);
+  for (auto& value : q) value = rng.symmetric(1.0f);
+  std::vector<float> best(q.size()), scalar(q.size());
+  dgq::cpu::decode_attention(kv, shape, q.data(), 0.125f, best.data(), 2, DecodePath::best);
+  dgq::cpu::decode_attention(kv, shape, q.data(), 0.125f, scalar.data(), 1, DecodePath::scalar);
+  REQUIRE(std::memcmp(best.data(), scalar.data(), best.size() * sizeof(float)) == 0);
+  // Against plain attention on the decompressed cache (fp32: the raw rows exactly).
+  dgq::test::OwnedTensor kd(dgq::DType::f32, shape.tokens, shape.head_dim), vd(dgq::DType::f32, shape.tokens, shape.head_dim);
+  scheme->decompress(k, kd.mut());
+  scheme->decompress(v, vd.mut());
+  const std::vector<float> kf = dgq::to_float(kd.view()), vf = dgq::to_float(vd.view());
+  for (int h = 0; h < shape.group; ++h) {
+    std::vector<double> s(static_cast<std::size_t>(shape.tokens));
+    double m = -1e300, l = 0;
+    for (std::int64_t t = 0; t < shape.tokens; ++t) {
+      double dot = 0;
+      for (int d = 0; d < shape.head_dim; ++d) dot += double(q[h * shape.head_dim + d]) * kf[t * shape.head_dim + d];
+      s[t] = dot * 0.125;
+      m = std::max(m, s[t]);
+    }
+    for (auto& e : s) l += (e = std::exp(e - m));
+    for (int d = 0; d < shape.head_dim; ++d) {
+      double o = 0;
+      for (std::int64_t t = 0; t < shape.tokens; ++t) o += s[t] * vf[t * shape.head_dim + d];
+      CHECK(std::abs(o / l - best[h * shape.head_dim + d]) <= 1e-4);
+    }
+  }
+}
+
+TEST_CASE("decode attention on dgq2 and KIVI codes: in-band markers, other families and mixed formats are refused",
           "[decode_attention][uniform]") {
   const auto x = head_values({KvBlockFormat::q8_0, false, {1, 1, 64, 40}}, 9);
   const auto head_of = [&x](const char* spec, dgq::TensorRole role = dgq::TensorRole::key) {
     return dgq::cpu::uniform_codes_head(dgq::make_scheme(spec)->compress(x.view(), role));
   };
-  REQUIRE_THROWS_WITH(head_of("dgq2:bits=4,residual=8"), Catch::Contains("keeps raw tokens"));
+  REQUIRE(head_of("dgq2:bits=4,residual=8").raw_tokens == 8);
+  REQUIRE_THROWS_WITH(head_of("dgq2:bits=4,residual=8,rot=hadamard"), Catch::Contains("unrotated beside rotated codes"));
   REQUIRE_THROWS_WITH(head_of("dgq2:bits=4,markers=inband"), Catch::Contains("marks segments in-band"));
   // A token role has nothing to mark: in-band is table there (rule V5) and is read.
   REQUIRE(head_of("dgq2:bits=4,markers=inband", dgq::TensorRole::value).format == KvBlockFormat::uniform4);
-  REQUIRE_THROWS_WITH(head_of("kivi-4:group=32,residual=0"), Catch::Contains("keeps 8 raw tokens"));
-  REQUIRE_THROWS_WITH(head_of("kivi-2:group=8,residual=16", dgq::TensorRole::value), Catch::Contains("keeps 16 raw tokens"));
+  REQUIRE(head_of("kivi-4:group=32,residual=0").raw_tokens == 8);  // the incomplete key group
+  REQUIRE(head_of("kivi-2:group=8,residual=16", dgq::TensorRole::value).raw_tokens == 16);
   REQUIRE(head_of("kivi-2:group=8,residual=0").ranges.edges.size() == 6);
   REQUIRE_THROWS_WITH(head_of("q8_0"), Catch::Contains("not 'q8_0'"));
   REQUIRE_THROWS_WITH(head_of("dgq"), Catch::Contains("dgq2, KIVI or TurboQuant"));
@@ -718,6 +833,10 @@ TEST_CASE("decode attention on dgq2 and KIVI codes: raw tokens, in-band markers,
   REQUIRE_THROWS_WITH(dgq::cpu::uniform_codes_head(corrupt("dgq2:bits=4", "codes", true)), Catch::Contains("part 'codes' is missing"));
   REQUIRE_THROWS_WITH(dgq::cpu::uniform_codes_head(corrupt("kivi-4:group=8,residual=0", "ranges", false)),
                       Catch::Contains("corrupt KIVI data"));
+  REQUIRE_THROWS_WITH(dgq::cpu::uniform_codes_head(corrupt("kivi-4:group=8,residual=8", "residual", false)),
+                      Catch::Contains("corrupt KIVI data: part 'residual'"));
+  REQUIRE_THROWS_WITH(dgq::cpu::uniform_codes_head(corrupt("dgq2:bits=4,residual=8", "residual", true)),
+                      Catch::Contains("part 'residual' is missing"));
   REQUIRE_THROWS_WITH(dgq::cpu::uniform_codes_head(corrupt("turboquant:bits=3", "norms", false)),
                       Catch::Contains("corrupt TurboQuant data"));
   REQUIRE_THROWS_WITH(head_of("turboquant:bits=1"), Catch::Contains("2 to 4 bits"));

@@ -68,16 +68,20 @@ DgqSegmentRanges dgq_segment_ranges(const Compressed& c, const std::uint8_t** co
 // token with scale = its norm, the codebook, and the role's rotation Pi as `rotation` (forward
 // Pi for a K head, to apply to the query; inverse Pi^T for a V head, to apply to the output).
 // dgq2's rotation is the Hadamard blocks (`rotated`, StoredKv's k_rotated / v_rotated).
-// The kernel has no raw rows: a head with residual (raw) tokens, dgq2's in-band markers in a
-// segmenting role (a code that decodes as its neighbour) or TurboQuant's QJL residual
-// (variant=prod) is refused with std::invalid_argument, as is another family; InputError for
-// corrupt parts.
+// Raw rows (dgq2's and KIVI's residual tokens, KIVI's incomplete key group) are the head's last
+// raw_tokens tokens, in the input dtype (ranges.f16: fp16, else fp32) at `raw`: the codes and
+// ranges cover the tokens before them (StoredKv's k_raw / v_raw). dgq2's in-band markers in a
+// segmenting role (a code that decodes as its neighbour), dgq2's rotation with raw rows (which
+// it keeps unrotated) and TurboQuant's QJL residual (variant=prod) are refused with
+// std::invalid_argument, as is another family; InputError for corrupt parts.
 struct UniformCodesHead {
   KvBlockFormat format = KvBlockFormat::uniform4;
   const std::uint8_t* codes = nullptr;
   bool rotated = false;
   DgqSegmentRanges ranges;
   std::function<void(float*)> rotation;  // TurboQuant only
+  const std::uint8_t* raw = nullptr;     // raw_tokens rows of head_dim values
+  std::int64_t raw_tokens = 0;
 };
 UniformCodesHead uniform_codes_head(const Compressed& c);
 
@@ -107,6 +111,13 @@ struct StoredKv {
   std::function<void(float*)> query_rotation, output_rotation;
   // formats with ranges only (dgq, uniform*): head h's segment ranges (k_ranges[h] for k[h], v_ranges[h] for v[h]).
   std::vector<const DgqSegmentRanges*> k_ranges, v_ranges;
+  // Raw rows: the last k_raw_tokens tokens of every K head (v_raw_tokens of every V head) are
+  // head_dim values in the input dtype (raw_f16: fp16, else fp32) at k_raw[h] (v_raw[h]), not
+  // codes; k[h] and the ranges cover the tokens before them (and may be null where none are
+  // left). In the stored basis, as the codes: rotated where the role is.
+  std::vector<const std::uint8_t*> k_raw, v_raw;
+  std::int64_t k_raw_tokens = 0, v_raw_tokens = 0;
+  bool raw_f16 = true;
 };
 
 // best: AVX2/FMA where compiled in, else scalar. scalar: the scalar loops of the same order
