@@ -167,7 +167,10 @@ TEST_CASE("gpu: decode attention on dgq2's and KIVI's codes equals the CPU kerne
                                         h < c.kv_heads ? dgq::TensorRole::key : dgq::TensorRole::value));
     }
     std::vector<dgq::cpu::UniformCodesHead> heads;
-    for (const auto& s : stored) heads.push_back(dgq::cpu::uniform_codes_head(s));
+    for (const auto& s : stored) {
+      heads.push_back(dgq::cpu::uniform_codes_head(s));
+      REQUIRE(heads.back().raw_tokens == 0);  // the CUDA twin's input has no raw rows (docs/cuda.md)
+    }
     dgq::cpu::StoredKv cpu_cache;
     cpu_cache.format = heads.front().format;
     if (heads.back().format != heads.front().format) cpu_cache.v_format = heads.back().format;
