@@ -11,8 +11,10 @@
 # DGQ_VENDOR (tools/vendor-headers.sh makes it where Debian's packages exist). With no device
 # the differential suite reports "skipped" and so does this report.
 #
-# OUTDIR receives at most four files (report.md, report.json, test_gpu.log, details.log): the
-# device tool brings back only a few. Full logs stay in build-gpu-check/gpu-check-logs/.
+# OUTDIR receives at most five files (report.md, report.json, test_gpu.log, details.log and,
+# with the CLI bundle, cli-check.md): the device tool brings back only a few.
+# With .gpubundle/dgq-bundle.tar.xz (tools/gpu-bundle.sh, carried along) the dgq CLI's
+# --device cuda is compared with --device cpu on the shipped traces (tools/gpu-cli-check.sh). Full logs stay in build-gpu-check/gpu-check-logs/.
 # The report is rewritten after every step, so a run cut short still leaves one.
 # Order: the GPU work first (build test_gpu + dgq-bench, differential suite, benchmark), then
 # the CPU-only reference tests, so a slow or broken reference build cannot cost the GPU verdict.
@@ -46,6 +48,7 @@ date_utc="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 configure_ok=false; gpu_build_ok=false; ref_build_ok=false
 gpu_rc=-1; gpu_summary="not run"; ref_summary="not run"; bench_rc=-1; mismatches=0
 cases_summary="not needed (the suite passed)"; memcheck_summary="not run"
+cli_summary="not run (no .gpubundle/dgq-bundle.tar.xz: tools/gpu-bundle.sh)"
 device="none"; driver="none"
 
 elapsed_s() { echo $(( $(date +%s) - started )); }
@@ -67,6 +70,7 @@ write_report() {
     echo "- mismatches reported: $mismatches"
     echo "- test cases run one by one: $cases_summary"
     echo "- compute-sanitizer memcheck: $memcheck_summary"
+    echo "- dgq CLI, --device cuda against cpu (compress and replay, shipped traces): $cli_summary"
     echo "- reference tests: ${ref_summary:-not run}"
     echo "- wall time: ${elapsed} s"
     echo
@@ -92,6 +96,7 @@ write_report() {
     echo "  \"mismatches\": $mismatches,"
     echo "  \"cases_one_by_one\": \"$(echo "$cases_summary" | json_escape)\","
     echo "  \"memcheck\": \"$(echo "$memcheck_summary" | json_escape)\","
+    echo "  \"cli_check\": \"$(echo "$cli_summary" | json_escape)\","
     echo "  \"reference_tests\": \"$(echo "${ref_summary:-not run}" | json_escape)\","
     echo "  \"bench_exit\": $bench_rc,"
     if [ -s "$logs/bench.json" ]; then echo "  \"bench\": $(cat "$logs/bench.json"),"; else echo "  \"bench\": null,"; fi
@@ -171,6 +176,17 @@ if [ "$gpu_build_ok" = true ]; then
   log "benchmark exit code $bench_rc ($(( $(date +%s) - started )) s)"
   [ $bench_rc -eq 0 ] || tail_into_details "$logs/bench.txt" 20
   write_report
+
+  if [ -f .gpubundle/dgq-bundle.tar.xz ] && time_left_for 120; then
+    log "dgq CLI: --device cuda against --device cpu (tools/gpu-cli-check.sh)"
+    timeout 120 tools/gpu-cli-check.sh "$out" > "$logs/cli-check.log" 2>&1; cli_rc=$?
+    cli_summary="$(tail -1 "$logs/cli-check.log") (exit $cli_rc; cli-check.md)"
+    [ $cli_rc -eq 0 ] || tail_into_details "$logs/cli-check.log" 20
+    log "CLI check: $cli_summary ($(elapsed_s) s)"
+    write_report
+  elif [ -f .gpubundle/dgq-bundle.tar.xz ]; then
+    cli_summary="skipped (deadline ${deadline} s)"
+  fi
 fi
 
 if [ "$gpu_build_ok" = true ] && command -v compute-sanitizer > /dev/null 2>&1; then
