@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 
 #include "decode_attention_chunk.hpp"
@@ -71,31 +72,35 @@ void check_plan(const StoredKv& cache, const DecodeAttentionShape& s) {
     if ((cache.k[h] == nullptr && cache.k_raw_tokens < s.tokens) || (cache.v[h] == nullptr && cache.v_raw_tokens < s.tokens))
       fail("KV head " + std::to_string(h) + " has no data");
   const KvBlockFormat kf = cache.format, vf = cache.value_format();
-  const auto uniform = [](KvBlockFormat f) {
-    const auto rf = static_cast<kv_block_rules::Format>(f);
-    return kv_block_rules::uniform_bits(rf) != 0 && !kv_block_rules::is_codebook(rf);
-  };
-  const bool uniform_pair = uniform(kf) && uniform(vf);
-  if (kf != vf && !uniform_pair)
-    fail(std::string("K and V may differ in format only between uniform code widths, got ") + kv_block_format_name(kf) +
-         " and " + kv_block_format_name(vf));
+  // uniform_bits is not 0 for the uniform and the codebook formats: codes with a range per span.
+  const auto coded = [](KvBlockFormat f) { return kv_block_rules::uniform_bits(static_cast<kv_block_rules::Format>(f)) != 0; };
+  if (kf != vf && !(coded(kf) && coded(vf)))
+    fail(std::string("K and V may differ in format only among the uniform and codebook formats, got ") +
+         kv_block_format_name(kf) + " and " + kv_block_format_name(vf));
+  for (const auto& [stride, f] : {std::pair{cache.k_row_stride, kf}, std::pair{cache.v_row_stride, vf}}) {
+    const std::int64_t packed = static_cast<std::int64_t>(s.head_dim / 32) * kv_block_bytes(f);
+    if (stride != 0 && stride < packed)
+      fail("a row stride of " + std::to_string(stride) + " bytes is shorter than a row of " + kv_block_format_name(f) +
+           " codes (" + std::to_string(packed) + ")");
+  }
   if ((cache.query_rotation || cache.output_rotation) && (cache.k_rotated || cache.v_rotated))
     fail("a cache has the Hadamard rotation or another one, not both");
   if (!kv_format_has_ranges(kf)) return;
-  const auto kr = static_cast<kv_block_rules::Format>(kf);
-  const std::size_t levels = kv_block_rules::is_codebook(kr) ? std::size_t{1} << kv_block_rules::uniform_bits(kr) : 0;
   if (cache.k_ranges.size() != cache.k.size() || cache.v_ranges.size() != cache.v.size())
     fail(std::string("format ") + kv_block_format_name(kf) + " needs the segment ranges of every K and V head");
-  for (const auto& [ranges, raw_tokens] : {std::pair{&cache.k_ranges, cache.k_raw_tokens}, std::pair{&cache.v_ranges, cache.v_raw_tokens}}) {
+  for (const auto& [ranges, raw_tokens, f] : {std::tuple{&cache.k_ranges, cache.k_raw_tokens, kf},
+                                               std::tuple{&cache.v_ranges, cache.v_raw_tokens, vf}}) {
     const std::int64_t codes = s.tokens - raw_tokens;  // the tokens the ranges cover
+    const auto rf = static_cast<kv_block_rules::Format>(f);
+    const std::size_t levels = kv_block_rules::is_codebook(rf) ? std::size_t{1} << kv_block_rules::uniform_bits(rf) : 0;
     for (const DgqSegmentRanges* r : *ranges) {
       if (r == nullptr || r->edges.size() < (codes > 0 ? 2u : 1u) || r->edges.front() != 0 || r->edges.back() != codes ||
           (r->channels != 1 && r->channels != s.head_dim) ||
           r->lo.size() != (r->edges.size() - 1) * static_cast<std::size_t>(r->channels) ||
-          r->scale.size() != r->lo.size() || r->f16 != cache.k_ranges[0]->f16 || r->codebook.size() != levels)
+          r->scale.size() != r->lo.size() || r->f16 != (*ranges)[0]->f16 || r->codebook.size() != levels)
         fail(std::string("a ") + kv_block_format_name(kf) + " head's segment ranges do not cover its " +
              std::to_string(codes) + " tokens and " + std::to_string(s.head_dim) +
-             " channels (or K and V differ in dtype, or a codebook is not 2^bits levels)");
+             " channels (or its heads differ in dtype, or a codebook is not 2^bits levels)");
     }
   }
 }
@@ -131,8 +136,10 @@ DecodeAttention::DecodeAttention(const StoredKv& cache, const DecodeAttentionSha
     : cache_(cache), shape_(shape), scale_(scale), path_(path) {
   check_plan(cache, shape);
   chunks_ = (shape.tokens + ar::kChunkTokens - 1) / ar::kChunkTokens;
-  k_row_bytes_ = static_cast<std::int64_t>(shape.head_dim / 32) * kv_block_bytes(cache.format);
-  v_row_bytes_ = static_cast<std::int64_t>(shape.head_dim / 32) * kv_block_bytes(cache.value_format());
+  k_row_bytes_ = cache.k_row_stride != 0 ? cache.k_row_stride
+                                         : static_cast<std::int64_t>(shape.head_dim / 32) * kv_block_bytes(cache.format);
+  v_row_bytes_ = cache.v_row_stride != 0 ? cache.v_row_stride
+                                         : static_cast<std::int64_t>(shape.head_dim / 32) * kv_block_bytes(cache.value_format());
   const auto partials = static_cast<std::size_t>(shape.kv_heads * chunks_ * shape.group);
   q_.resize(static_cast<std::size_t>(shape.query_heads()) * shape.head_dim);
   chunk_max_.resize(partials);
@@ -172,6 +179,8 @@ void DecodeAttention::run_chunk(std::int64_t item) {
   // Raw rows: from the chunk's token k_codes - first on (0 when the chunk starts in them).
   const std::int64_t raw_row_bytes = static_cast<std::int64_t>(D) * (cache_.raw_f16 ? 2 : 4);
   in.raw_f16 = cache_.raw_f16;
+  in.k_row_bytes = k_row_bytes_;
+  in.v_row_bytes = v_row_bytes_;
   if (k_codes < first + in.tokens) {
     in.k_raw_from = std::max<std::int64_t>(k_codes - first, 0);
     in.k_raw = cache_.k_raw[kv_head] + (first + in.k_raw_from - k_codes) * raw_row_bytes;
@@ -184,7 +193,8 @@ void DecodeAttention::run_chunk(std::int64_t item) {
     token_ranges(*cache_.k_ranges[kv_head], first, in.codes_end(false), k_lo, k_scale);
     token_ranges(*cache_.v_ranges[kv_head], first, in.codes_end(true), v_lo, v_scale);
     in.k_lo = k_lo.data(), in.k_scale = k_scale.data(), in.v_lo = v_lo.data(), in.v_scale = v_scale.data();
-    in.f16 = cache_.k_ranges[kv_head]->f16;
+    in.k_f16 = cache_.k_ranges[kv_head]->f16;
+    in.v_f16 = cache_.v_ranges[kv_head]->f16;
     in.k_range_channels = cache_.k_ranges[kv_head]->channels;
     in.v_range_channels = cache_.v_ranges[kv_head]->channels;
     thread_local std::array<float, 16> k_levels, v_levels;

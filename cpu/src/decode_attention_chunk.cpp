@@ -95,12 +95,11 @@ void dequantize_row_scalar(const ChunkInput& in, bool value, std::int64_t t, flo
     return raw_row_scalar((value ? in.v_raw : in.k_raw) + (t - raw_from) * raw_row_bytes, in.raw_f16, in.head_dim, out);
   }
   const KvBlockFormat f = value ? in.v_format : in.format;
-  const std::int64_t row_bytes = static_cast<std::int64_t>(in.head_dim / kBlock) * kv_block_bytes(f);
-  const std::uint8_t* row = (value ? in.v : in.k) + t * row_bytes;
+  const std::uint8_t* row = (value ? in.v : in.k) + t * in.row_bytes(value);
   const float* lo = kv_format_has_ranges(f) ? (value ? in.v_lo : in.k_lo)[t] : nullptr;
   const float* scale = kv_format_has_ranges(f) ? (value ? in.v_scale : in.k_scale)[t] : nullptr;
   const int channels = value ? in.v_range_channels : in.k_range_channels;
-  if (f == KvBlockFormat::dgq) return dequantize_dgq_row_scalar(row, in.head_dim, lo, scale, channels, in.f16, out);
+  if (f == KvBlockFormat::dgq) return dequantize_dgq_row_scalar(row, in.head_dim, lo, scale, channels, in.f16(value), out);
   const auto rf = static_cast<kv_block_rules::Format>(f);
   if (kv_block_rules::is_codebook(rf)) {
     const float* levels = value ? in.v_codebook : in.k_codebook;
@@ -109,7 +108,7 @@ void dequantize_row_scalar(const ChunkInput& in, bool value, std::int64_t t, flo
     return;
   }
   if (const int bits = kv_block_rules::uniform_bits(rf); bits != 0)
-    return dequantize_uniform_row_scalar(row, bits, in.head_dim, lo, scale, channels, in.f16, out);
+    return dequantize_uniform_row_scalar(row, bits, in.head_dim, lo, scale, channels, in.f16(value), out);
   for (int b = 0; b < in.head_dim / kBlock; ++b) dequantize_block_scalar(f, row + b * kv_block_bytes(f), out + b * kBlock);
 }
 
@@ -250,8 +249,8 @@ struct Dgq {
     const float* lo = (value ? in.v_lo : in.k_lo)[t];
     const float* scale = (value ? in.v_scale : in.k_scale)[t];
     const int channels = value ? in.v_range_channels : in.k_range_channels;
-    return {_mm256_set1_ps(lo[0]), _mm256_set1_ps(scale[0]), lo, scale, (value ? in.v : in.k) + t * in.head_dim,
-            channels != 1, in.f16};
+    return {_mm256_set1_ps(lo[0]), _mm256_set1_ps(scale[0]), lo, scale, (value ? in.v : in.k) + t * in.row_bytes(value),
+            channels != 1, in.f16(value)};
   }
   static __m128i unmarked(const std::uint8_t* p) {
     const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
@@ -348,9 +347,7 @@ struct Uniform {
   static constexpr int kBytes = 4 * Bits;
   using Row = Dgq::Row;
   static Row row(const ChunkInput& in, bool value, std::int64_t t) {
-    Row r = Dgq::row(in, value, t);
-    r.codes = (value ? in.v : in.k) + t * (in.head_dim / kBlock) * kBytes;
-    return r;
+    return Dgq::row(in, value, t);  // the row's first code at the role's row stride
   }
   static __m256 value(__m256i code, const Row& r, std::ptrdiff_t first) {
     const __m256 lo = r.per_channel ? _mm256_loadu_ps(r.lo_row + first) : r.lo;
@@ -456,7 +453,7 @@ void token_levels(const ChunkInput& in, bool value, float* out) {
       _mm256_storeu_ps(out + 8, _mm256_mul_ps(_mm256_loadu_ps(levels + 8), s));
       continue;
     }
-    const Dgq::Row r{_mm256_set1_ps(lo[t][0]), s, nullptr, nullptr, nullptr, false, in.f16};
+    const Dgq::Row r{_mm256_set1_ps(lo[t][0]), s, nullptr, nullptr, nullptr, false, in.f16(value)};
     _mm256_storeu_ps(out, Uniform<4>::value(_mm256_cvtps_epi32(codes_low), r, 0));
     _mm256_storeu_ps(out + 8, Uniform<4>::value(_mm256_cvtps_epi32(codes_high), r, 0));
   }
@@ -483,21 +480,20 @@ inline __m256 softmax_exp8(__m256 x) {
 }
 
 // Scores of query heads h0 .. h0+H-1 (H <= 4) for chunk tokens [first, last), whose K rows of
-// format F start at rows (token first's): each K block dequantized once for the H heads; its
+// format F start at rows (token first's), row_bytes apart: each K block dequantized once for the H heads; its
 // register k holds elements 8k.. of accumulator k % 2 = (d / 8) % 2.
 template <class F, int H>
-void score_heads(const ChunkInput& in, int h0, const std::uint8_t* rows, std::int64_t first, std::int64_t last,
-                 float* scores) {
+void score_heads(const ChunkInput& in, int h0, const std::uint8_t* rows, std::int64_t row_bytes, std::int64_t first,
+                 std::int64_t last, float* scores) {
   const int D = in.head_dim, blocks = D / kBlock;
-  const std::int64_t row_bytes = static_cast<std::int64_t>(blocks) * F::kBytes;
-  const std::int64_t v_row_bytes = static_cast<std::int64_t>(blocks) * kv_block_bytes(in.v_format);
+  const std::int64_t v_row_bytes = in.v_row_bytes;
   for (std::int64_t t = first; t < last; ++t) {
     const std::uint8_t* row = rows + (t - first) * row_bytes;
     // V's row t, into L2 while K streams: the V passes walk rows at a stride of row_bytes,
     // which the hardware prefetcher does not follow (a stall on every row, measured with perf
     // at head_dim 256). Data movement only: no bit changes.
     if (h0 == 0 && t < in.codes_end(true))
-      for (std::int64_t offset = 0; offset < v_row_bytes; offset += 64)
+      for (std::int64_t offset = 0; offset < static_cast<std::int64_t>(blocks) * kv_block_bytes(in.v_format); offset += 64)
         _mm_prefetch(reinterpret_cast<const char*>(in.v + t * v_row_bytes + offset), _MM_HINT_T1);
     __m256 acc[H][2];
     for (int h = 0; h < H; ++h) acc[h][0] = acc[h][1] = _mm256_setzero_ps();
@@ -544,14 +540,13 @@ void softmax_head(const ChunkInput& in, int h, const ChunkOutput& out, float* sc
 constexpr std::int64_t kValueTileTokens = 64;
 
 // acc of query heads h0 .. h0+H-1 (H <= 4) over channels [16 * half_block, + 16) and tokens
-// [first, last), whose V rows of format F start at rows (token rows_first's): the 2H
+// [first, last), whose V rows of format F start at rows (token rows_first's), row_bytes apart: the 2H
 // accumulators in registers, each V half-block dequantized once for the H heads. first == 0
 // starts from zero, a later tile from what the previous one stored.
 template <class F, int H>
 void accumulate_half_block(const ChunkInput& in, int h0, int half_block, const std::uint8_t* rows,
-                           std::int64_t rows_first, std::int64_t first, std::int64_t last, const ChunkOutput& out,
-                           const float* p) {
-  const std::int64_t row_bytes = static_cast<std::int64_t>(in.head_dim / kBlock) * F::kBytes;
+                           std::int64_t row_bytes, std::int64_t rows_first, std::int64_t first, std::int64_t last,
+                           const ChunkOutput& out, const float* p) {
   const std::uint8_t* block = rows + (first - rows_first) * row_bytes + (half_block / 2) * F::kBytes;
   const int half = half_block % 2;
   __m256 acc[H][2];
@@ -591,25 +586,27 @@ void over_head_tiles(int group, Args&&... args) {
 
 template <class F, int H>
 struct ScoreTile {
-  static void run(int h0, const ChunkInput& in, const std::uint8_t* rows, std::int64_t first, std::int64_t last,
-                  float* scores) {
-    score_heads<F, H>(in, h0, rows, first, last, scores);
+  static void run(int h0, const ChunkInput& in, const std::uint8_t* rows, std::int64_t row_bytes, std::int64_t first,
+                  std::int64_t last, float* scores) {
+    score_heads<F, H>(in, h0, rows, row_bytes, first, last, scores);
   }
 };
 
 template <class F, int H>
 struct AccumulateTile {
-  static void run(int h0, const ChunkInput& in, int half_block, const std::uint8_t* rows, std::int64_t rows_first,
-                  std::int64_t first, std::int64_t last, const ChunkOutput& out, const float* p) {
-    accumulate_half_block<F, H>(in, h0, half_block, rows, rows_first, first, last, out, p);
+  static void run(int h0, const ChunkInput& in, const std::uint8_t* rows, std::int64_t row_bytes, int half_block,
+                  std::int64_t rows_first, std::int64_t first, std::int64_t last, const ChunkOutput& out, const float* p) {
+    accumulate_half_block<F, H>(in, h0, half_block, rows, row_bytes, rows_first, first, last, out, p);
   }
 };
 
-// The raw rows' format: RawF16 or RawF32 as the input dtype was.
+// The raw rows' format: RawF16 or RawF32 as the input dtype was, rows packed; `rows` is the
+// first argument after the tile's own.
 template <template <class, int> class Tile, class... Args>
-void over_raw_head_tiles(const ChunkInput& in, Args&&... args) {
-  if (in.raw_f16) return over_head_tiles<RawF16, Tile>(in.group, in, args...);
-  over_head_tiles<RawF32, Tile>(in.group, in, args...);
+void over_raw_head_tiles(const ChunkInput& in, const std::uint8_t* rows, Args&&... args) {
+  const std::int64_t blocks = in.head_dim / kBlock;
+  if (in.raw_f16) return over_head_tiles<RawF16, Tile>(in.group, in, rows, blocks * RawF16::kBytes, args...);
+  over_head_tiles<RawF32, Tile>(in.group, in, rows, blocks * RawF32::kBytes, args...);
 }
 
 // Every token in order, its row from the codes or (from k_raw_from / v_raw_from on) raw: the
@@ -617,7 +614,7 @@ void over_raw_head_tiles(const ChunkInput& in, Args&&... args) {
 template <class FK, class FV>
 void attend_chunk_avx2(const ChunkInput& in, const ChunkOutput& out, float* scores) {
   const std::int64_t k_codes = in.codes_end(false), v_codes = in.codes_end(true);
-  if (k_codes > 0) over_head_tiles<FK, ScoreTile>(in.group, in, in.k, std::int64_t{0}, k_codes, scores);
+  if (k_codes > 0) over_head_tiles<FK, ScoreTile>(in.group, in, in.k, in.k_row_bytes, std::int64_t{0}, k_codes, scores);
   if (k_codes < in.tokens) over_raw_head_tiles<ScoreTile>(in, in.k_raw, k_codes, in.tokens, scores);
   for (int g = 0; g < in.group; ++g) softmax_head(in, g, out, scores);
   const float* p = scores;
@@ -626,8 +623,9 @@ void attend_chunk_avx2(const ChunkInput& in, const ChunkOutput& out, float* scor
     const std::int64_t split = std::clamp(v_codes, first, last);
     for (int half_block = 0; half_block < 2 * (in.head_dim / kBlock); ++half_block) {
       if (first < split)
-        over_head_tiles<FV, AccumulateTile>(in.group, in, half_block, in.v, std::int64_t{0}, first, split, out, p);
-      if (split < last) over_raw_head_tiles<AccumulateTile>(in, half_block, in.v_raw, v_codes, split, last, out, p);
+        over_head_tiles<FV, AccumulateTile>(in.group, in, in.v, in.v_row_bytes, half_block, std::int64_t{0}, first, split,
+                                            out, p);
+      if (split < last) over_raw_head_tiles<AccumulateTile>(in, in.v_raw, half_block, v_codes, split, last, out, p);
     }
   }
 }

@@ -35,7 +35,11 @@ struct ChunkInput {
   // ([tokens][16]), nullptr otherwise.
   const float* k_token_levels = nullptr;
   const float* v_token_levels = nullptr;
-  bool f16 = true;
+  // Whether K's and V's values round to fp16 (DgqSegmentRanges::f16 of each role).
+  bool k_f16 = true, v_f16 = true;
+  // Bytes from one token's K codes to the next's (V's): head_dim / 32 blocks when the rows are
+  // packed, more where each token's codes sit in a slot with other fields (vLLM's presets).
+  std::int64_t k_row_bytes = 0, v_row_bytes = 0;
   // Raw rows (StoredKv::k_raw): chunk tokens k_raw_from .. tokens-1 of K are head_dim values in
   // fp16 (raw_f16) or fp32 from k_raw on (the row of token k_raw_from); k_raw_from >= tokens:
   // none. V likewise.
@@ -46,6 +50,8 @@ struct ChunkInput {
 
   static constexpr std::int64_t kNoRawRows = std::numeric_limits<std::int64_t>::max();
   std::int64_t codes_end(bool value) const { return std::min(value ? v_raw_from : k_raw_from, tokens); }
+  bool f16(bool value) const { return value ? v_f16 : k_f16; }
+  std::int64_t row_bytes(bool value) const { return value ? v_row_bytes : k_row_bytes; }
 };
 
 struct ChunkOutput {

@@ -850,11 +850,17 @@ TEST_CASE("decode attention on dgq2 and KIVI codes: in-band markers, other famil
   kv.format = KvBlockFormat::q4_0;
   float out[64];
   REQUIRE_THROWS_WITH(dgq::cpu::decode_attention(kv, p.c.shape, p.q.data(), 1.0f, out, 1),
-                      Catch::Contains("only between uniform code widths"));
+                      Catch::Contains("only among the uniform and codebook formats"));
   kv = p.stored;
   kv.v_format = KvBlockFormat::dgq;
   REQUIRE_THROWS_WITH(dgq::cpu::decode_attention(kv, p.c.shape, p.q.data(), 1.0f, out, 1),
-                      Catch::Contains("only between uniform code widths"));
+                      Catch::Contains("only among the uniform and codebook formats"));
+  // A row stride shorter than a packed row of the format.
+  kv = p.stored;
+  kv.v_row_stride = 31;  // K: 64 channels of 4-bit codes take 32 bytes
+  kv.k_row_stride = 31;
+  REQUIRE_THROWS_WITH(dgq::cpu::decode_attention(kv, p.c.shape, p.q.data(), 1.0f, out, 1),
+                      Catch::Contains("shorter than a row of uniform4 codes (32)"));
 }
 
 // TurboQuant_mse (formats codebook2 .. codebook4): the codes index the codebook of (head_dim,

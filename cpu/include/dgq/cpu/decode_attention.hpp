@@ -82,6 +82,7 @@ struct UniformCodesHead {
   std::function<void(float*)> rotation;  // TurboQuant only
   const std::uint8_t* raw = nullptr;     // raw_tokens rows of head_dim values
   std::int64_t raw_tokens = 0;
+  std::int64_t row_stride = 0;           // StoredKv::k_row_stride / v_row_stride (0: packed)
 };
 UniformCodesHead uniform_codes_head(const Compressed& c);
 
@@ -99,8 +100,12 @@ struct DecodeAttentionShape {
 // (Hq).(Hk)) and the output rotated back once with V's.
 struct StoredKv {
   KvBlockFormat format = KvBlockFormat::q8_0;  // K's, and V's unless v_format says otherwise
-  // V's format when it differs from K's (only between uniform widths: dgq2's kbits/vbits).
+  // V's format when it differs from K's (only among the uniform and codebook formats: dgq2's
+  // kbits/vbits, vLLM's presets' codebook keys and uniform values).
   std::optional<KvBlockFormat> v_format;
+  // Bytes from one token's codes to the next's; 0: packed rows (head_dim / 32 blocks). More where
+  // each token's codes open a slot with other fields (vLLM's presets: norm, scale, zero).
+  std::int64_t k_row_stride = 0, v_row_stride = 0;
   KvBlockFormat value_format() const { return v_format.value_or(format); }
   std::vector<const std::uint8_t*> k, v;
   bool k_rotated = false, v_rotated = false;
