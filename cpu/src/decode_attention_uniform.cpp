@@ -26,6 +26,7 @@
 #include "dgq/schemes/dgq2/range_store.hpp"
 #include "dgq/schemes/dgq2/segments.hpp"
 #include "decode_attention_spec.hpp"
+#include "decode_attention_vllm.hpp"
 
 namespace dgq::cpu {
 namespace {
@@ -187,12 +188,19 @@ UniformCodesHead turboquant_head(const Compressed& c, const ParsedSpec& spec) {
 
 UniformCodesHead uniform_codes_head(const Compressed& c) {
   const std::string family = scheme_family_of(c.scheme);
-  if (family != "dgq2" && family != "kivi-2" && family != "kivi-4" && family != "turboquant")
-    refuse("the uniform and codebook formats read the parts of dgq2, KIVI or TurboQuant, not '" + c.scheme + "'");
+  const turboquant_vllm::Preset* vllm = turboquant_vllm::find_preset(family);
+  if (family != "dgq2" && family != "kivi-2" && family != "kivi-4" && family != "turboquant" && vllm == nullptr)
+    refuse("the uniform and codebook formats read the parts of dgq2, KIVI, TurboQuant or vLLM's TurboQuant presets, not '" +
+           c.scheme + "'");
   check_input_dtype(c);
   if (c.channels % 32 != 0) refuse("head_dim must be a multiple of 32, got " + std::to_string(c.channels));
   const ParsedSpec spec = parse_spec(c.scheme);
   refuse_modifiers_but_rotation(spec, c.scheme);
+  if (vllm != nullptr) {
+    if (spec.modifier("rot") != "none")
+      refuse("'" + c.scheme + "' puts the Hadamard rotation before the preset's own, which the kernel does not read");
+    return vllm_turboquant_head(c, *vllm, spec);
+  }
   if (family == "turboquant") return turboquant_head(c, spec);
   return family == "dgq2" ? dgq2_head(c, spec) : kivi_head(c, spec, family == "kivi-2" ? 2 : 4);
 }

@@ -19,10 +19,12 @@
 #include "dgq/attention_rules.hpp"
 #include "dgq/baselines/ggml_kv_types.hpp"
 #include "dgq/baselines/turboquant.hpp"
+#include "dgq/baselines/turboquant_vllm.hpp"
 #include "dgq/baselines/q8_0.hpp"
 #include "dgq/cpu/decode_attention.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
+#include "dgq/kernels/cpu_kernels.hpp"
 #include "dgq/rotation.hpp"
 #include "dgq/scheme.hpp"
 #include "owned_tensor.hpp"
@@ -66,6 +68,7 @@ struct RoleCache {
   std::vector<const std::uint8_t*> rows;            // what the kernel reads: blocks, or codes
   std::vector<const std::uint8_t*> raw;             // dgq2's and KIVI's raw rows (uniform_codes_head)
   std::int64_t raw_tokens = 0;
+  std::int64_t row_stride = 0;                      // vLLM's presets: bytes from a token's codes to the next's
   KvBlockFormat format = KvBlockFormat::q8_0;       // the uniform heads' (from uniform_codes_head)
   bool rotated = false;
   // Relative error per value of `decompressed` against the exact inverse rotation of `decoded`:
@@ -153,7 +156,7 @@ void add_dgq_head(const dgq::Scheme& scheme, const dgq::test::OwnedTensor& x32, 
 
 // Code i of a little-endian stream of b-bit codes, written out here from docs/spec.md rule V5
 // (the test's own decoder, not the kernel's rule).
-unsigned stream_code(const std::vector<std::uint8_t>& bytes, std::uint64_t i, int bits) {
+unsigned stream_code(const std::uint8_t* bytes, std::uint64_t i, int bits) {
   unsigned code = 0;
   for (int k = 0; k < bits; ++k) {
     const std::uint64_t bit = i * static_cast<std::uint64_t>(bits) + static_cast<std::uint64_t>(k);
@@ -170,21 +173,38 @@ void add_uniform_head(const dgq::Scheme& scheme, const dgq::test::OwnedTensor& x
   dgq::from_float(dgq::to_float(x32.view()).data(), x.mut());
   r.stored.push_back(scheme.compress(x.view(), role));
   const dgq::cpu::UniformCodesHead head = dgq::cpu::uniform_codes_head(r.stored.back());
-  REQUIRE(head.codes == r.stored.back().find("codes")->bytes.data());
+  const char* codes_part = head.row_stride != 0 ? "slots" : "codes";  // vLLM's presets: codes inside slots
+  REQUIRE(head.codes == r.stored.back().find(codes_part)->bytes.data());
   r.format = head.format;
+  r.row_stride = head.row_stride;
   r.rotated = head.rotated;
   r.ranges.push_back(head.ranges);
   r.raw_tokens = head.raw_tokens;
   if (head.raw_tokens > 0) REQUIRE(head.raw == r.stored.back().find("residual")->bytes.data());
   const std::int64_t quantized = x.tokens - head.raw_tokens;
   const int bits = dgq::cpu::kv_block_bytes(head.format) / 4;
-  const auto& codes = r.stored.back().find("codes")->bytes;
+  const auto& codes = r.stored.back().find(codes_part)->bytes;
+  const std::int64_t row_bytes = head.row_stride != 0 ? head.row_stride : x.channels * bits / 8;
   const auto& rg = head.ranges;
   const bool codebook = !rg.codebook.empty();
-  if (codebook) {
+  const std::string& spec = r.stored.back().scheme;
+  if (codebook && head.row_stride != 0) {
+    // vLLM's keys: y = s * H y_rot, so the query turns into H (s * q); the twin's H is the
+    // reference kernels' WHT, its signs the preset's (docs/spec.md rule TV3).
     REQUIRE(head.rotation);
     r.rotation = head.rotation;
-    const std::string& spec = r.stored.back().scheme;
+    const int d = static_cast<int>(x.channels);
+    const std::size_t at = spec.find("seed=");
+    const auto signs = dgq::turboquant_vllm::key_signs(d, static_cast<std::uint32_t>(std::stoul(spec.substr(at + 5))));
+    const float h = dgq::turboquant_vllm::hadamard_scale(d);
+    r.twin_rotation = [signs, h, d](float* row) {
+      for (int j = 0; j < d; ++j) row[j] *= signs[static_cast<std::size_t>(j)];
+      dgq::kernels::reference_kernels().fwht_scaled_in_place(row, d, h);
+    };
+    r.output_rounding = 0x1p-11;
+  } else if (codebook) {
+    REQUIRE(head.rotation);
+    r.rotation = head.rotation;
     const std::size_t at = spec.find("seed=");
     const auto seed = static_cast<std::uint32_t>(at == std::string::npos ? 0 : std::stoul(spec.substr(at + 5)));
     auto rot = std::make_shared<dgq::turboquant::Rotation>(static_cast<int>(x.channels),
@@ -210,7 +230,7 @@ void add_uniform_head(const dgq::Scheme& scheme, const dgq::test::OwnedTensor& x
     while (t >= static_cast<std::int64_t>(rg.edges[span + 1])) ++span;
     for (std::int64_t d = 0; d < x.channels; ++d) {
       const std::size_t at = span * static_cast<std::size_t>(rg.channels) + (rg.channels == 1 ? 0 : static_cast<std::size_t>(d));
-      const unsigned code = stream_code(codes, static_cast<std::uint64_t>(t * x.channels + d), bits);
+      const unsigned code = stream_code(codes.data() + t * row_bytes, static_cast<std::uint64_t>(d), bits);
       // TurboQuant's y_j = c[code] * g, fp32 (rounded only after the inverse rotation).
       if (codebook) {
         decoded[static_cast<std::size_t>(t * x.channels + d)] = rg.codebook[code] * rg.scale[at];
@@ -255,7 +275,8 @@ RoleCache build_role(const DecodeCase& c, dgq::TensorRole role, std::uint64_t se
   }
   // Taken once every head is stored: a growing vector may move its elements.
   for (const auto& stored : r.stored) {
-    r.rows.push_back(stored.find(c.format == KvBlockFormat::dgq || !c.uniform_spec.empty() ? "codes" : "blocks")->bytes.data());
+    const char* part = r.row_stride != 0 ? "slots" : c.format == KvBlockFormat::dgq || !c.uniform_spec.empty() ? "codes" : "blocks";
+    r.rows.push_back(stored.find(part)->bytes.data());
     if (r.raw_tokens > 0) r.raw.push_back(stored.find("residual")->bytes.data());
   }
   if (c.uniform_spec.empty()) {
@@ -290,6 +311,8 @@ Problem make_problem(const DecodeCase& c, std::uint64_t seed) {
   p.stored.output_rotation = p.v.rotation;
   p.stored.k = p.k.rows;
   p.stored.v = p.v.rows;
+  p.stored.k_row_stride = p.k.row_stride;
+  p.stored.v_row_stride = p.v.row_stride;
   p.stored.k_raw_tokens = p.k.raw_tokens;
   p.stored.v_raw_tokens = p.v.raw_tokens;
   if (p.k.raw_tokens > 0) p.stored.k_raw = p.k.raw;
@@ -807,7 +830,7 @@ TEST_CASE("decode attention on dgq2 and KIVI codes: in-band markers, other famil
   REQUIRE(head_of("kivi-2:group=8,residual=16", dgq::TensorRole::value).raw_tokens == 16);
   REQUIRE(head_of("kivi-2:group=8,residual=0").ranges.edges.size() == 6);
   REQUIRE_THROWS_WITH(head_of("q8_0"), Catch::Contains("not 'q8_0'"));
-  REQUIRE_THROWS_WITH(head_of("dgq"), Catch::Contains("dgq2, KIVI or TurboQuant"));
+  REQUIRE_THROWS_WITH(head_of("dgq"), Catch::Contains("dgq2, KIVI, TurboQuant or vLLM"));
   REQUIRE_THROWS_WITH(head_of("turboquant:bits=3,variant=prod"), Catch::Contains("QJL residual"));
   // A modifier the kernel does not read is refused by name, never ignored.
   REQUIRE_THROWS_WITH(head_of("kivi-4:group=8,residual=0,sink=4"), Catch::Contains("modifier sink="));
@@ -888,4 +911,52 @@ TEST_CASE("decode attention on TurboQuant codes: 2, 3 and 4 bits, seeds, head_di
     c.uniform_spec = "turboquant:bits=4,seed=3";
     check_case(c, dgq::test::seed() + static_cast<std::uint64_t>(D));
   }
+}
+
+// vLLM's TurboQuant presets (docs/spec.md rules TV1-TV12): keys as codebook codes of the WHT-
+// rotated key times each token's corrected norm, the rotation moved to the query; values as
+// uniform codes with a per-token fp16 scale and zero; both read inside vLLM's slots, a slot apart.
+// Bit for bit the twin (the reference kernels' WHT with the preset's signs), within the bound of
+// attention on the decompressed cache (which rounds n * (c * inv) where the kernel rounds c * g).
+TEST_CASE("decode attention on vLLM's TurboQuant presets: 4bit_nc, k3v4_nc, 3bit_nc, seeds, chunk edges",
+          "[decode_attention][codebook]") {
+  const std::int64_t K = ar::kChunkTokens;
+  for (const char* spec : {"turboquant_4bit_nc", "turboquant_k3v4_nc:seed=7", "turboquant_3bit_nc:seed=1379"}) {
+    DecodeCase c{KvBlockFormat::q8_0, false, {2, 4, 128, 2 * K + 9}, Values::regimes};
+    c.uniform_spec = spec;
+    CAPTURE(spec);
+    const Problem p = make_problem(c, dgq::test::seed() + 73);
+    REQUIRE(p.stored.query_rotation);
+    REQUIRE_FALSE(p.stored.output_rotation);
+    REQUIRE(p.stored.k_row_stride == (std::string(spec).find("4bit") != std::string::npos ? 68 : 52));
+    check_case(c, dgq::test::seed() + 73);
+  }
+  for (std::int64_t L : {std::int64_t{1}, K, K + 1}) {
+    DecodeCase c{KvBlockFormat::q8_0, false, {1, 3, 64, L}};
+    c.uniform_spec = "turboquant_k3v4_nc";
+    check_case(c, dgq::test::seed() + static_cast<std::uint64_t>(L));
+  }
+  for (int D : {32, 256}) {
+    DecodeCase c{KvBlockFormat::q8_0, false, {1, 2, D, 300}};
+    c.uniform_spec = "turboquant_3bit_nc";
+    check_case(c, dgq::test::seed() + static_cast<std::uint64_t>(D));
+  }
+}
+
+TEST_CASE("decode attention on vLLM's TurboQuant presets: FP8 keys, a rotation before the preset and corrupt slots are refused",
+          "[decode_attention][codebook]") {
+  const auto x = head_values({KvBlockFormat::q8_0, false, {1, 1, 64, 40}}, 11);
+  const auto stored = [&x](const char* spec, dgq::TensorRole role) { return dgq::make_scheme(spec)->compress(x.view(), role); };
+  REQUIRE_THROWS_WITH(dgq::cpu::uniform_codes_head(stored("turboquant_k8v4", dgq::TensorRole::key)),
+                      Catch::Contains("FP8 keys"));
+  REQUIRE(dgq::cpu::uniform_codes_head(stored("turboquant_k8v4", dgq::TensorRole::value)).format == KvBlockFormat::uniform4);
+  REQUIRE_THROWS_WITH(dgq::cpu::uniform_codes_head(stored("turboquant_4bit_nc:rot=hadamard", dgq::TensorRole::key)),
+                      Catch::Contains("before the preset's own"));
+  dgq::Compressed c = stored("turboquant_4bit_nc", dgq::TensorRole::key);
+  c.parts[0].bytes.pop_back();
+  REQUIRE_THROWS_WITH(dgq::cpu::uniform_codes_head(c), Catch::Contains("part 'slots' has the wrong size"));
+  c = stored("turboquant_4bit_nc", dgq::TensorRole::value);
+  c.parts[0].bytes[32 + 1] = 0x7c;  // token 0's scale: fp16 infinity
+  c.parts[0].bytes[32] = 0x00;
+  REQUIRE_THROWS_WITH(dgq::cpu::uniform_codes_head(c), Catch::Contains("not finite (corrupt data)"));
 }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "dgq/baselines/fp8_e4m3.hpp"
+#include "dgq/baselines/turboquant_vllm.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/fwht.hpp"
@@ -320,3 +321,30 @@ SchemeFamily tqv_family(const TqvPreset& p, int order, std::string_view summary)
 
 }  // namespace
 }  // namespace dgq::schemes
+
+namespace dgq::turboquant_vllm {
+
+const Preset* find_preset(std::string_view family) {
+  static constexpr Preset kPresets[] = {{schemes::kTqvK8V4.name, schemes::kTqvK8V4.key_bits, schemes::kTqvK8V4.value_bits},
+                                        {schemes::kTqv4BitNc.name, schemes::kTqv4BitNc.key_bits, schemes::kTqv4BitNc.value_bits},
+                                        {schemes::kTqvK3V4Nc.name, schemes::kTqvK3V4Nc.key_bits, schemes::kTqvK3V4Nc.value_bits},
+                                        {schemes::kTqv3BitNc.name, schemes::kTqv3BitNc.key_bits, schemes::kTqv3BitNc.value_bits}};
+  for (const Preset& p : kPresets) {
+    if (p.name == family) return &p;
+  }
+  return nullptr;
+}
+
+std::int64_t packed_bytes(std::int64_t d, int bits) { return schemes::tqv_packed(d, bits); }
+
+std::int64_t slot_bytes(const Preset& p, std::int64_t d, TensorRole role) {
+  if (role == TensorRole::value) return packed_bytes(d, p.value_bits) + 4;
+  return p.key_bits == 8 ? d : packed_bytes(d, p.key_bits) + 4;
+}
+
+const float* centroids(int d, int bits) { return schemes::tqv_centroids(d, bits); }
+std::vector<float> key_signs(int d, std::uint32_t seed) { return schemes::tqv_signs(d, seed); }
+float hadamard_scale(int d) { return schemes::tqv_hadamard_scale(d); }
+float sum_squares(const float* x, int d) { return schemes::tqv_sum_squares(x, d); }
+
+}  // namespace dgq::turboquant_vllm
