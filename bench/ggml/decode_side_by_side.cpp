@@ -56,6 +56,8 @@ struct CacheType {
 // 128-token groups inside each segment, V 3-bit per token with the Hadamard rotation. KIVI with
 // 32-token key groups and no raw tail (the kernel reads no raw rows; the causal cache's form).
 // TurboQuant_mse at 3 and 4 bits (per token a norm and Lloyd-Max codes after the rotation Pi).
+// vLLM's TurboQuant presets with Lloyd-Max keys (4bit_nc: K4/V4, k3v4_nc, 3bit_nc: K3/V3), read in
+// vLLM's own slots (codes, then norm or scale and zero, per token), a slot apart.
 constexpr CacheType kCacheTypes[] = {
     {"f16", GGML_TYPE_F16, false},
     {"q8_0", GGML_TYPE_Q8_0, true, cpu::KvBlockFormat::q8_0},
@@ -69,6 +71,9 @@ constexpr CacheType kCacheTypes[] = {
     {"kivi-2", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::uniform2, "kivi-2:group=32,residual=0", "q4_0"},
     {"turboquant-3", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::codebook3, "turboquant:bits=3", "q4_0"},
     {"turboquant-4", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::codebook4, "turboquant:bits=4", "q4_0"},
+    {"vllm-tq-4bit-nc", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::codebook4, "turboquant_4bit_nc", "q4_0"},
+    {"vllm-tq-k3v4-nc", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::codebook3, "turboquant_k3v4_nc", "q4_0"},
+    {"vllm-tq-3bit-nc", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::codebook3, "turboquant_3bit_nc", "q4_0"},
 };
 
 // One role (K or V) of one type: [kv_heads][max_tokens][row_bytes] and, for the types ggml
@@ -77,7 +82,8 @@ constexpr CacheType kCacheTypes[] = {
 // so that the memcpy reference can copy a head's codes and its extra bytes in one run.
 struct StoredRole {
   std::vector<std::uint8_t> bytes;
-  std::size_t row_bytes = 0;
+  std::size_t row_bytes = 0;  // a token's codes to the next's: packed, or vLLM's slot
+  bool slotted = false;       // row_bytes is a slot (codes and per-token fields), not packed codes
   cpu::KvBlockFormat format = cpu::KvBlockFormat::q8_0;
   bool rotated = false;
   std::function<void(float*)> rotation;  // TurboQuant's Pi (forward for K, inverse for V)
@@ -109,6 +115,7 @@ struct SchemeHead {
   cpu::KvBlockFormat format = cpu::KvBlockFormat::dgq;
   bool rotated = false;
   std::function<void(float*)> rotation;
+  std::int64_t row_stride = 0;  // vLLM's slots; 0: packed codes
 };
 SchemeHead scheme_head(const Compressed& c) {
   if (scheme_family_of(c.scheme) == "dgq") {
@@ -117,7 +124,7 @@ SchemeHead scheme_head(const Compressed& c) {
     return h;
   }
   cpu::UniformCodesHead u = cpu::uniform_codes_head(c);
-  return {u.codes, std::move(u.ranges), u.format, u.rotated, std::move(u.rotation)};
+  return {u.codes, std::move(u.ranges), u.format, u.rotated, std::move(u.rotation), u.row_stride};
 }
 
 // Every head of one role through t.spec.
@@ -143,7 +150,9 @@ StoredRole store_scheme_role(const CacheType& t, const Tensor3& x, TensorRole ro
   s.format = parsed[0].format;
   s.rotated = parsed[0].rotated;
   s.rotation = parsed[0].rotation;  // one per role, shared by the heads (docs/spec.md, TurboQuant step 2)
-  s.row_bytes = static_cast<std::size_t>(x.channels / 32) * static_cast<std::size_t>(cpu::kv_block_bytes(s.format));
+  s.slotted = parsed[0].row_stride != 0;
+  s.row_bytes = s.slotted ? static_cast<std::size_t>(parsed[0].row_stride)
+                          : static_cast<std::size_t>(x.channels / 32) * static_cast<std::size_t>(cpu::kv_block_bytes(s.format));
   const std::size_t head_bytes = s.row_bytes * static_cast<std::size_t>(x.tokens);
   for (const Compressed& c : stored) s.extra_head_bytes = std::max<std::size_t>(s.extra_head_bytes, c.total_bytes() - head_bytes);
   s.bytes.resize(head_bytes * stored.size() + s.extra_head_bytes);
@@ -370,6 +379,8 @@ std::vector<Entry> make_entries(const Shape& sh, const std::vector<StoredLayer>&
       kv.v_rotated = s.v.rotated;
       kv.query_rotation = s.k.rotation;
       kv.output_rotation = s.v.rotation;
+      if (s.k.slotted) kv.k_row_stride = static_cast<std::int64_t>(s.k.row_bytes);
+      if (s.v.slotted) kv.v_row_stride = static_cast<std::int64_t>(s.v.row_bytes);
       for (const auto& r : *k_ranges) kv.k_ranges.push_back(&r);
       for (const auto& r : *v_ranges) kv.v_ranges.push_back(&r);
       entries.push_back(dgq_entry(t.name, kv, sh, bytes, bits, peer, q, k_ranges, v_ranges));
