@@ -16,6 +16,8 @@
 #                  llama-perplexity (repeatable; implies --build-only). Used by
 #                  tools/make-llama-fixture.sh (--target dgq-llama-fixture).
 #   --table FILE   markdown table to write (default: out/ggml/side-by-side.md)
+#   --fragment N   with --update-docs: splice between "<!-- BEGIN N -->" and "<!-- END N -->"
+#                  instead (a second table of a subset, e.g. ggml-decode-vllm)
 #   --update-docs  also splice that table into docs/benchmarks.md, between its
 #                  "<!-- BEGIN ggml-side-by-side -->" and "<!-- END ggml-side-by-side -->"
 #                  markers (the form of every generated block; tools/unquoted-figures.py skips
@@ -26,7 +28,7 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 work="${DGQ_GGML_DIR:-$repo_root/out/ggml}"
 jobs="${JOBS:-2}"
 command_line="bench/ggml/run.sh $*"
-smoke=0 build_only=0 update_docs=0 decode=0 table="" harness_args=() targets=()
+smoke=0 build_only=0 update_docs=0 decode=0 table="" fragment="" harness_args=() targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --decode) decode=1 ;;
@@ -35,6 +37,7 @@ while [ $# -gt 0 ]; do
     --target) targets+=("$2"); build_only=1; shift ;;
     --update-docs) update_docs=1 ;;
     --table) table="$2"; shift ;;
+    --fragment) fragment="$2"; shift ;;
     *) harness_args+=("$1") ;;
   esac
   shift
@@ -77,7 +80,10 @@ else
   [ "$smoke" = 1 ] && args+=(--tokens 64 --rounds 1 --threads 1)
 fi
 "$build/dgq-ggml-bench" "${args[@]}" "${harness_args[@]}"
+[ -n "$fragment" ] && marker="$fragment"
 if [ "$update_docs" = 1 ]; then
+  grep -qx "<!-- BEGIN $marker -->" "$repo_root/docs/benchmarks.md" ||
+    { echo "run.sh: docs/benchmarks.md has no <!-- BEGIN $marker --> marker" >&2; exit 1; }
   doc="$repo_root/docs/benchmarks.md"
   awk -v table="$table" -v marker="$marker" '
     $0 == "<!-- BEGIN " marker " -->" { print; while ((getline line < table) > 0) print line; skip = 1; next }
