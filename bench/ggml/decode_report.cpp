@@ -305,10 +305,13 @@ void write_decode_markdown(const std::vector<DecodeResult>& rs, const DecodeOpti
   markdown_table(out, kTargetHeader, cells_of(targets), 4);
   out << "\n**By type** (ranges over every row above; the f16 and memcpy columns over L >= 16K)\n\n";
   markdown_table(out, kSummaryHeader, summary_rows(rs, targets), 1);
-  out << "\n**Llama-3.1-8B shape** (8 KV heads x 128, GQA 4): attention of one decode step, one layer timed and "
-         "multiplied by "
-      << kLlamaLayers << " layers (not timed as 32 layers)\n\n";
-  markdown_table(out, kLlamaHeader, llama_rows(rs), 3);
+  // The Llama rows only where lengths for them were asked (--llama-lengths ""): no empty table.
+  if (const auto llama = llama_rows(rs); !llama.empty()) {
+    out << "\n**Llama-3.1-8B shape** (8 KV heads x 128, GQA 4): attention of one decode step, one layer timed and "
+           "multiplied by "
+        << kLlamaLayers << " layers (not timed as 32 layers)\n\n";
+    markdown_table(out, kLlamaHeader, llama, 3);
+  }
   out.close();
   if (!out || std::rename((path + ".partial").c_str(), path.c_str()) != 0) throw std::runtime_error("cannot write " + path);
 }
