@@ -1,0 +1,138 @@
+// CompressedLayer: each compressed head read by its family's reader (the same ones the tests and
+// the decode bench use), then checked to agree with the others before the kernel plans a step.
+#include "dgq/cpu/compressed_layer.hpp"
+
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "dgq/errors.hpp"
+#include "dgq/registry.hpp"
+#include "decode_attention_spec.hpp"
+
+namespace dgq::cpu {
+namespace {
+
+[[noreturn]] void refuse(const std::string& what) { throw std::invalid_argument("CompressedLayer: " + what); }
+
+// One head as the kernel reads it.
+struct HeadRead {
+  KvBlockFormat format = KvBlockFormat::q8_0;
+  const std::uint8_t* codes = nullptr;
+  bool rotated = false;
+  std::function<void(float*)> rotation;
+  std::unique_ptr<DgqSegmentRanges> ranges;  // formats with ranges
+  const std::uint8_t* raw = nullptr;
+  std::int64_t raw_tokens = 0, row_stride = 0;
+};
+
+HeadRead read_ggml_blocks(const Compressed& c, KvBlockFormat format) {
+  const ParsedSpec spec = parse_spec(c.scheme);
+  refuse_modifiers_but_rotation(spec, c.scheme);
+  const Part* blocks = c.find("blocks");
+  if (blocks == nullptr) throw InputError(c.scheme + ": part 'blocks' is missing");
+  const auto row_bytes = static_cast<std::uint64_t>(c.channels / 32) * static_cast<std::uint64_t>(kv_block_bytes(format));
+  if (blocks->bytes.size() != static_cast<std::uint64_t>(c.tokens) * row_bytes)
+    throw InputError(c.scheme + ": corrupt data: part 'blocks' has the wrong size");
+  HeadRead h;
+  h.format = format;
+  h.codes = blocks->bytes.data();
+  h.rotated = spec.modifier("rot") == "hadamard";
+  return h;
+}
+
+HeadRead read_head(const Compressed& c) {
+  const std::string family = scheme_family_of(c.scheme);
+  if (c.channels < 32 || c.channels % 32 != 0)
+    refuse("head_dim must be a positive multiple of 32, got " + std::to_string(c.channels) + " ('" + c.scheme + "')");
+  if (family == "q8_0") return read_ggml_blocks(c, KvBlockFormat::q8_0);
+  if (family == "q4_0") return read_ggml_blocks(c, KvBlockFormat::q4_0);
+  if (family == "iq4_nl") return read_ggml_blocks(c, KvBlockFormat::iq4_nl);
+  HeadRead h;
+  if (family == "dgq") {
+    h.format = KvBlockFormat::dgq;
+    h.ranges = std::make_unique<DgqSegmentRanges>(dgq_segment_ranges(c, &h.codes));
+    h.rotated = h.ranges->rotated;
+    return h;
+  }
+  UniformCodesHead u = uniform_codes_head(c);  // refuses the families the kernel has no format for
+  h.format = u.format;
+  h.codes = u.codes;
+  h.rotated = u.rotated;
+  h.rotation = std::move(u.rotation);
+  h.ranges = std::make_unique<DgqSegmentRanges>(std::move(u.ranges));
+  h.raw = u.raw;
+  h.raw_tokens = u.raw_tokens;
+  h.row_stride = u.row_stride;
+  return h;
+}
+
+// Heads of one role: read, and checked against head 0 (scheme, shape, dtype, what was read).
+std::vector<HeadRead> read_role(std::span<const Compressed> heads, const char* role) {
+  if (heads.empty()) refuse(std::string("no ") + role + " heads");
+  std::vector<HeadRead> read;
+  for (std::size_t i = 0; i < heads.size(); ++i) {
+    const Compressed& c = heads[i];
+    const Compressed& first = heads[0];
+    if (c.scheme != first.scheme || c.tokens != first.tokens || c.channels != first.channels || c.dtype != first.dtype)
+      refuse(std::string(role) + " head " + std::to_string(i) + " ('" + c.scheme + "', " + std::to_string(c.tokens) + " x " +
+             std::to_string(c.channels) + ") differs from head 0 ('" + first.scheme + "', " + std::to_string(first.tokens) +
+             " x " + std::to_string(first.channels) + ") in scheme, shape or dtype");
+    read.push_back(read_head(c));
+    if (read.back().raw_tokens != read.front().raw_tokens)
+      refuse(std::string(role) + " head " + std::to_string(i) + " keeps another number of raw tokens than head 0");
+  }
+  return read;
+}
+
+}  // namespace
+
+CompressedLayer::CompressedLayer(std::span<const Compressed> k_heads, std::span<const Compressed> v_heads) {
+  std::vector<HeadRead> k = read_role(k_heads, "K"), v = read_role(v_heads, "V");
+  if (k.size() != v.size())
+    refuse(std::to_string(k.size()) + " K heads and " + std::to_string(v.size()) + " V heads");
+  const Compressed& k0 = k_heads[0];
+  const Compressed& v0 = v_heads[0];
+  if (k0.tokens != v0.tokens || k0.channels != v0.channels)
+    refuse("K holds " + std::to_string(k0.tokens) + " x " + std::to_string(k0.channels) + ", V " +
+           std::to_string(v0.tokens) + " x " + std::to_string(v0.channels));
+  if (k0.tokens < 1) refuse("the heads hold no token");
+  if (k0.role != TensorRole::key || v0.role != TensorRole::value) refuse("K heads must be compressed as keys, V heads as values");
+  head_dim_ = static_cast<int>(k0.channels);
+  tokens_ = k0.tokens;
+  cache_.format = k[0].format;
+  if (v[0].format != k[0].format) cache_.v_format = v[0].format;
+  cache_.k_rotated = k[0].rotated;
+  cache_.v_rotated = v[0].rotated;
+  cache_.query_rotation = k[0].rotation;
+  cache_.output_rotation = v[0].rotation;
+  cache_.k_row_stride = k[0].row_stride;
+  cache_.v_row_stride = v[0].row_stride;
+  cache_.k_raw_tokens = k[0].raw_tokens;
+  cache_.v_raw_tokens = v[0].raw_tokens;
+  cache_.raw_f16 = k0.dtype == DType::f16;
+  for (auto* role : {&k, &v}) {
+    const bool key = role == &k;
+    for (HeadRead& h : *role) {
+      (key ? cache_.k : cache_.v).push_back(h.codes);
+      if (h.raw_tokens > 0) (key ? cache_.k_raw : cache_.v_raw).push_back(h.raw);
+      if (h.ranges) {
+        (key ? cache_.k_ranges : cache_.v_ranges).push_back(h.ranges.get());
+        ranges_.push_back(std::move(h.ranges));
+      }
+    }
+  }
+  DecodeAttention plan(cache_, shape(1), 1.0f);  // the kernel's checks now (K against V), not at the first step
+}
+
+DecodeAttentionShape CompressedLayer::shape(int group) const {
+  return {static_cast<int>(cache_.k.size()), group, head_dim_, tokens_};
+}
+
+void CompressedLayer::attend(const float* q, int group, float scale, float* out, int threads) const {
+  decode_attention(cache_, shape(group), q, scale, out, threads);
+}
+
+}  // namespace dgq::cpu
