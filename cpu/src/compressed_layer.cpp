@@ -70,12 +70,13 @@ HeadRead read_head(const Compressed& c) {
 }
 
 // Heads of one role: read, and checked against head 0 (scheme, shape, dtype, what was read).
-std::vector<HeadRead> read_role(std::span<const Compressed> heads, const char* role) {
+std::vector<HeadRead> read_role(std::span<const Compressed* const> heads, const char* role) {
   if (heads.empty()) refuse(std::string("no ") + role + " heads");
   std::vector<HeadRead> read;
   for (std::size_t i = 0; i < heads.size(); ++i) {
-    const Compressed& c = heads[i];
-    const Compressed& first = heads[0];
+    if (heads[i] == nullptr) refuse(std::string(role) + " head " + std::to_string(i) + " is null");
+    const Compressed& c = *heads[i];
+    const Compressed& first = *heads[0];
     if (c.scheme != first.scheme || c.tokens != first.tokens || c.channels != first.channels || c.dtype != first.dtype)
       refuse(std::string(role) + " head " + std::to_string(i) + " ('" + c.scheme + "', " + std::to_string(c.tokens) + " x " +
              std::to_string(c.channels) + ") differs from head 0 ('" + first.scheme + "', " + std::to_string(first.tokens) +
@@ -87,14 +88,23 @@ std::vector<HeadRead> read_role(std::span<const Compressed> heads, const char* r
   return read;
 }
 
+std::vector<const Compressed*> pointers(std::span<const Compressed> heads) {
+  std::vector<const Compressed*> out;
+  for (const Compressed& c : heads) out.push_back(&c);
+  return out;
+}
+
 }  // namespace
 
-CompressedLayer::CompressedLayer(std::span<const Compressed> k_heads, std::span<const Compressed> v_heads) {
+CompressedLayer::CompressedLayer(std::span<const Compressed> k_heads, std::span<const Compressed> v_heads)
+    : CompressedLayer(std::span<const Compressed* const>(pointers(k_heads)), std::span<const Compressed* const>(pointers(v_heads))) {}
+
+CompressedLayer::CompressedLayer(std::span<const Compressed* const> k_heads, std::span<const Compressed* const> v_heads) {
   std::vector<HeadRead> k = read_role(k_heads, "K"), v = read_role(v_heads, "V");
   if (k.size() != v.size())
     refuse(std::to_string(k.size()) + " K heads and " + std::to_string(v.size()) + " V heads");
-  const Compressed& k0 = k_heads[0];
-  const Compressed& v0 = v_heads[0];
+  const Compressed& k0 = *k_heads[0];
+  const Compressed& v0 = *v_heads[0];
   if (k0.tokens != v0.tokens || k0.channels != v0.channels)
     refuse("K holds " + std::to_string(k0.tokens) + " x " + std::to_string(k0.channels) + ", V " +
            std::to_string(v0.tokens) + " x " + std::to_string(v0.channels));

@@ -17,13 +17,14 @@ from __future__ import annotations
 import numpy as np
 
 from ._dgq import CausalCache, Compressed, Error, InputError, ParameterError, Scheme
+from ._dgq import decode_attention as _decode_attention
 from ._dgq import families as _families
 from ._dgq import modifiers as _modifiers
 from ._dgq import scheme_help
 from .results import Group, Results, open_results
 
 __all__ = ["CausalCache", "Compressed", "Error", "Group", "InputError", "ParameterError", "Results", "Scheme", "compress",
-           "modifiers", "open_results", "scheme_help", "schemes"]
+           "decode_attention", "modifiers", "open_results", "scheme_help", "schemes"]
 
 
 def schemes() -> list[dict]:
@@ -52,3 +53,14 @@ def compress(array, spec: str, role: str = "k", dtype: str | None = None) -> Com
     bits). Returns a dgq.Compressed: .bytes, .bits_per_element, .parts, .scheme, .decompress().
     To compress many arrays with one spec, make the scheme once: dgq.Scheme(spec).compress(...)."""
     return Scheme(spec).compress(_as_matrix(array), role, dtype)
+
+
+def decode_attention(q, keys, values, scale: float | None = None, threads: int = 1) -> np.ndarray:
+    """One decode step of softmax attention read straight from compressed heads, by the CPU
+    kernel that `bench/ggml/run.sh --decode` times (docs/benchmarks.md, "Decode attention"): no
+    decompressed copy. q: query_heads x head_dim (converted to float32); keys, values: lists of
+    dgq.Compressed, one per KV head, compressed with role "k" and "v" by a family the kernel reads
+    (q8_0, q4_0, iq4_nl, dgq, dgq2, kivi-2/4, turboquant, vLLM's Lloyd-Max presets); query head h
+    reads KV head h // (query_heads // kv_heads). scale: 1/sqrt(head_dim) by default. Returns
+    query_heads x head_dim float32, within rounding of attention on the decompressed heads."""
+    return _decode_attention(np.ascontiguousarray(q, dtype=np.float32), list(keys), list(values), scale, threads)

@@ -15,5 +15,7 @@ void bind_schemes(nanobind::module_& m);
 void bind_causal_cache(nanobind::module_& m);
 // C++ timing loops for tools/bench-python.py (bench_bindings.cpp).
 void bind_bench(nanobind::module_& m);
+// dgq._dgq.decode_attention: the CPU decode kernel on compressed heads (decode_attention_bindings.cpp).
+void bind_decode_attention(nanobind::module_& m);
 
 }  // namespace dgq::python

@@ -10,4 +10,5 @@ NB_MODULE(_dgq, m) {
   dgq::python::bind_schemes(m);
   dgq::python::bind_causal_cache(m);
   dgq::python::bind_bench(m);
+  dgq::python::bind_decode_attention(m);
 }

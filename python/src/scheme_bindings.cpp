@@ -17,6 +17,7 @@
 
 #include "array_views.hpp"
 #include "bindings.hpp"
+#include "compressed_object.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/scheme.hpp"
 
@@ -26,12 +27,6 @@ namespace dgq::python {
 namespace {
 
 struct SchemeObject {
-  std::shared_ptr<const Scheme> scheme;
-};
-
-// The compressed tensor and the scheme that decompresses it (so decompress needs no spec).
-struct CompressedObject {
-  Compressed c;
   std::shared_ptr<const Scheme> scheme;
 };
 

@@ -20,6 +20,7 @@ namespace dgq::cpu {
 
 class CompressedLayer {
  public:
+  CompressedLayer(std::span<const Compressed* const> k_heads, std::span<const Compressed* const> v_heads);
   CompressedLayer(std::span<const Compressed> k_heads, std::span<const Compressed> v_heads);
 
   const StoredKv& cache() const { return cache_; }
