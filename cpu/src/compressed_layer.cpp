@@ -105,9 +105,10 @@ CompressedLayer::CompressedLayer(std::span<const Compressed* const> k_heads, std
     refuse(std::to_string(k.size()) + " K heads and " + std::to_string(v.size()) + " V heads");
   const Compressed& k0 = *k_heads[0];
   const Compressed& v0 = *v_heads[0];
-  if (k0.tokens != v0.tokens || k0.channels != v0.channels)
-    refuse("K holds " + std::to_string(k0.tokens) + " x " + std::to_string(k0.channels) + ", V " +
-           std::to_string(v0.tokens) + " x " + std::to_string(v0.channels));
+  // One dtype: the raw rows of both roles are read as it (StoredKv::raw_f16).
+  if (k0.tokens != v0.tokens || k0.channels != v0.channels || k0.dtype != v0.dtype)
+    refuse("K holds " + std::to_string(k0.tokens) + " x " + std::to_string(k0.channels) + " " + std::string(dtype_name(k0.dtype)) + ", V " +
+           std::to_string(v0.tokens) + " x " + std::to_string(v0.channels) + " " + std::string(dtype_name(v0.dtype)));
   if (k0.tokens < 1) refuse("the heads hold no token");
   if (k0.role != TensorRole::key || v0.role != TensorRole::value) refuse("K heads must be compressed as keys, V heads as values");
   head_dim_ = static_cast<int>(k0.channels);

@@ -111,6 +111,8 @@ TEST_CASE("CompressedLayer refuses families it cannot read and heads that disagr
   REQUIRE_THROWS_WITH(dgq::cpu::CompressedLayer(mixed, q8.v), Catch::Contains("K head 1 ('q4_0', 40 x 64) differs from head 0"));
   REQUIRE_THROWS_WITH(dgq::cpu::CompressedLayer(q8.v, q8.k), Catch::Contains("compressed as keys"));
   REQUIRE_THROWS_WITH(dgq::cpu::CompressedLayer(std::vector<dgq::Compressed>{q8.k[0]}, q8.v), Catch::Contains("1 K heads and 2 V heads"));
+  const Layer q8_f32 = compress_layer("q8_0", 2, 40, 64, dgq::DType::f32);
+  REQUIRE_THROWS_WITH(dgq::cpu::CompressedLayer(q8.k, q8_f32.v), Catch::Contains("K holds 40 x 64 f16, V 40 x 64 f32"));
   // K and V of different ggml types: the kernel's own refusal.
   REQUIRE_THROWS_WITH(dgq::cpu::CompressedLayer(q8.k, q4.v), Catch::Contains("K and V may differ in format only"));
   REQUIRE_THROWS_WITH(dgq::cpu::CompressedLayer(compress_layer("q8_0:sink=4", 1, 40, 64, dgq::DType::f16).k,
