@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One-shot GPU verdict (docs/cuda.md): configure for one architecture with vendored headers
 # and no HDF5, build, run the differential suite, the GPU benchmark and the reference tests,
-# and write OUTDIR/report.md + OUTDIR/report.json. Meant to finish in ~5 minutes on an H200.
+# and write OUTDIR/report.md + OUTDIR/report.json. On the H200 it took 64-93 s (2026-12-04, build with 16 jobs included).
 #
 #   tools/gpu-check.sh OUTDIR     (env: DGQ_GPU_ARCH=90, DGQ_VENDOR=.vendor, JOBS=nproc,
 #                                  DGQ_COMMIT=<hash> where the tree travels without .git,
