@@ -21,14 +21,11 @@
 #include <vector>
 
 #include "dgq/cpu/kernels.hpp"
-#include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/kv_block_rules.hpp"
 
 namespace dgq::cpu {
 namespace {
-
-float half_at(const std::uint8_t* at) { return rules::half_to_float(static_cast<std::uint16_t>(at[0] | (at[1] << 8))); }
 
 KvBlockFormat codes_format(int bits, bool codebook) {
   if (codebook) return bits == 3 ? KvBlockFormat::codebook3 : KvBlockFormat::codebook4;
@@ -62,16 +59,15 @@ UniformCodesHead vllm_turboquant_head(const Compressed& c, const turboquant_vllm
     const std::uint8_t* row = slots->bytes.data() + t * slot;
     head.ranges.edges.push_back(static_cast<std::uint32_t>(t + 1));
     if (key) {
-      const float n = half_at(row + code_bytes);
+      const float n = tv::slot_half(row + code_bytes);
       if (!std::isfinite(n) || n < 0.0f)
         throw InputError(c.scheme + ": stored key norm " + std::to_string(t) + " is " + std::to_string(n) + " (corrupt data)");
       for (int j = 0; j < d; ++j) y[j] = levels[kv_block_rules::uniform_code(row, j, bits)];
-      const float inv = 1.0f / std::sqrt(tv::sum_squares(y.data(), d) + tv::kNormCorrectionEpsilon);
       head.ranges.lo.push_back(0.0f);
-      head.ranges.scale.push_back(n * inv);
+      head.ranges.scale.push_back(n * tv::norm_correction(y.data(), d));
       continue;
     }
-    const float scale = half_at(row + code_bytes), zero = half_at(row + code_bytes + 2);
+    const float scale = tv::slot_half(row + code_bytes), zero = tv::slot_half(row + code_bytes + 2);
     if (!std::isfinite(scale) || !std::isfinite(zero))
       throw InputError(c.scheme + ": stored value scale/zero " + std::to_string(t) + " is not finite (corrupt data)");
     head.ranges.lo.push_back(zero);

@@ -28,11 +28,7 @@
 namespace dgq::schemes {
 namespace {
 
-struct TqvPreset {
-  std::string_view name;
-  int key_bits;    // 8: FP8 keys (no rotation); 3 or 4: Lloyd-Max codes of the rotated key
-  int value_bits;  // 3 or 4: uniform min/max codes
-};
+using TqvPreset = turboquant_vllm::Preset;  // name, key bits (8: FP8 keys), value bits
 
 constexpr TqvPreset kTqvK8V4{"turboquant_k8v4", 8, 4};
 constexpr TqvPreset kTqv4BitNc{"turboquant_4bit_nc", 4, 4};
@@ -41,7 +37,6 @@ constexpr TqvPreset kTqv3BitNc{"turboquant_3bit_nc", 3, 3};
 
 constexpr float kTqvNormEpsilon = 1e-8f;    // x / (||x|| + 1e-8): vLLM's store launcher
 constexpr float kTqvScaleFloor = 1e-8f;     // scale = max((max - min) / levels, 1e-8)
-constexpr float kTqvNcEpsilon = 1e-16f;     // 1 / sqrt(sum c^2 + 1e-16): vLLM's norm correction
 constexpr std::uint32_t kTqvDefaultSeed = 42;  // TurboQuantConfig.seed; layer L uses 42 + 1337 L
 
 // Powers of two in [16, 512]: vLLM builds a Sylvester Hadamard matrix of head_dim (which fails
@@ -168,11 +163,7 @@ class TurboQuantVllmScheme final : public Scheme {
 
   bool key_fp8() const { return p_.key_bits == 8; }
 
-  // vLLM's key_packed_size / value_packed_size (TurboQuantConfig, rule TV1).
-  std::int64_t slot_bytes(std::int64_t d, TensorRole role) const {
-    if (role == TensorRole::value) return tqv_packed(d, p_.value_bits) + 4;
-    return key_fp8() ? d : tqv_packed(d, p_.key_bits) + 4;
-  }
+  std::int64_t slot_bytes(std::int64_t d, TensorRole role) const { return turboquant_vllm::slot_bytes(p_, d, role); }
 
   KeyTables key_tables(int d) const {
     KeyTables kt;
@@ -219,7 +210,7 @@ class TurboQuantVllmScheme final : public Scheme {
                        " (corrupt data)");
     }
     for (int j = 0; j < d; ++j) y[j] = kt.centroids[tqv_get_code(in, j, p_.key_bits, code_bytes)];
-    const float inv = 1.0f / std::sqrt(tqv_sum_squares(y, d) + kTqvNcEpsilon);
+    const float inv = turboquant_vllm::norm_correction(y, d);
     for (int j = 0; j < d; ++j) y[j] = n * (y[j] * inv);
     k_.fwht_scaled_in_place(y, d, kt.h);
     for (int j = 0; j < d; ++j) y[j] *= kt.signs[j];
@@ -325,26 +316,28 @@ SchemeFamily tqv_family(const TqvPreset& p, int order, std::string_view summary)
 namespace dgq::turboquant_vllm {
 
 const Preset* find_preset(std::string_view family) {
-  static constexpr Preset kPresets[] = {{schemes::kTqvK8V4.name, schemes::kTqvK8V4.key_bits, schemes::kTqvK8V4.value_bits},
-                                        {schemes::kTqv4BitNc.name, schemes::kTqv4BitNc.key_bits, schemes::kTqv4BitNc.value_bits},
-                                        {schemes::kTqvK3V4Nc.name, schemes::kTqvK3V4Nc.key_bits, schemes::kTqvK3V4Nc.value_bits},
-                                        {schemes::kTqv3BitNc.name, schemes::kTqv3BitNc.key_bits, schemes::kTqv3BitNc.value_bits}};
-  for (const Preset& p : kPresets) {
-    if (p.name == family) return &p;
+  for (const Preset* p : {&schemes::kTqvK8V4, &schemes::kTqv4BitNc, &schemes::kTqvK3V4Nc, &schemes::kTqv3BitNc}) {
+    if (p->name == family) return p;
   }
   return nullptr;
 }
 
 std::int64_t packed_bytes(std::int64_t d, int bits) { return schemes::tqv_packed(d, bits); }
 
+// vLLM's key_packed_size / value_packed_size (TurboQuantConfig, rule TV1).
 std::int64_t slot_bytes(const Preset& p, std::int64_t d, TensorRole role) {
   if (role == TensorRole::value) return packed_bytes(d, p.value_bits) + 4;
   return p.key_bits == 8 ? d : packed_bytes(d, p.key_bits) + 4;
 }
 
+float slot_half(const std::uint8_t* at) { return schemes::tqv_get_half(at); }
 const float* centroids(int d, int bits) { return schemes::tqv_centroids(d, bits); }
 std::vector<float> key_signs(int d, std::uint32_t seed) { return schemes::tqv_signs(d, seed); }
 float hadamard_scale(int d) { return schemes::tqv_hadamard_scale(d); }
-float sum_squares(const float* x, int d) { return schemes::tqv_sum_squares(x, d); }
+
+float norm_correction(const float* levels, int d) {
+  constexpr float kEpsilon = 1e-16f;  // 1 / sqrt(sum c^2 + 1e-16): vLLM's norm correction
+  return 1.0f / std::sqrt(schemes::tqv_sum_squares(levels, d) + kEpsilon);
+}
 
 }  // namespace dgq::turboquant_vllm

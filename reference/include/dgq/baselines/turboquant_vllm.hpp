@@ -17,15 +17,16 @@ struct Preset {
 };
 const Preset* find_preset(std::string_view family);  // nullptr for another family
 
-inline constexpr float kNormCorrectionEpsilon = 1e-16f;  // 1 / sqrt(sum c^2 + 1e-16) (rule TV9)
-
 // Bytes of d codes of `bits` bits (one little-endian bit stream per row), and of a role's slot:
 // key codes | norm fp16 | 2 reserved (FP8 keys: d bytes), value codes | scale fp16 | zero fp16.
 std::int64_t packed_bytes(std::int64_t d, int bits);
 std::int64_t slot_bytes(const Preset& p, std::int64_t d, TensorRole role);
+float slot_half(const std::uint8_t* at);            // an fp16 field of a slot (little-endian)
 const float* centroids(int d, int bits);            // the pinned Lloyd-Max levels, 2^bits of them
 std::vector<float> key_signs(int d, std::uint32_t seed);  // the WHT's per-channel signs (rule TV3)
 float hadamard_scale(int d);                        // 1 / sqrt(d), the orthonormal WHT's factor
-float sum_squares(const float* x, int d);           // fma-accumulated in channel order (TV4, TV9)
+// Rule TV9's norm correction of a key row whose codes decode to levels[0..d): 1 / sqrt(sum of
+// squares, fma-accumulated in channel order, + 1e-16).
+float norm_correction(const float* levels, int d);
 
 }  // namespace dgq::turboquant_vllm
