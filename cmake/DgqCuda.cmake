@@ -32,3 +32,14 @@ if(NOT DGQ_CUDA STREQUAL "OFF")
     message(STATUS "dgq: nvcc not found, the CUDA implementation is not built (DGQ_CUDA=AUTO)")
   endif()
 endif()
+
+# The exactness flags of every target that compiles dgq's device code (cuda/'s library and the
+# .cu files of tests/gpu, which run its device helpers): no contraction into fma unless the spec
+# names it, IEEE division and square root, denormals kept, no fast-math; and C++20 by hand, since
+# CMake 3.25 does not know nvcc 13's flag for it (its CUDA_STANDARD property is cleared).
+function(dgq_cuda_exact_flags target)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CUDA>:-fmad=false --prec-div=true --prec-sqrt=true --ftz=false -std=c++20>)
+  set_property(TARGET ${target} PROPERTY CUDA_STANDARD)
+  set_property(TARGET ${target} PROPERTY CUDA_STANDARD_REQUIRED OFF)
+endfunction()
