@@ -486,15 +486,15 @@ template <class F, int H>
 void score_heads(const ChunkInput& in, int h0, const std::uint8_t* rows, std::int64_t row_bytes, std::int64_t first,
                  std::int64_t last, float* scores) {
   const int D = in.head_dim, blocks = D / kBlock;
-  const std::int64_t v_row_bytes = in.v_row_bytes;
+  const std::int64_t v_codes_bytes = static_cast<std::int64_t>(blocks) * kv_block_bytes(in.v_format);  // of a V row
   for (std::int64_t t = first; t < last; ++t) {
     const std::uint8_t* row = rows + (t - first) * row_bytes;
     // V's row t, into L2 while K streams: the V passes walk rows at a stride of row_bytes,
     // which the hardware prefetcher does not follow (a stall on every row, measured with perf
     // at head_dim 256). Data movement only: no bit changes.
     if (h0 == 0 && t < in.codes_end(true))
-      for (std::int64_t offset = 0; offset < static_cast<std::int64_t>(blocks) * kv_block_bytes(in.v_format); offset += 64)
-        _mm_prefetch(reinterpret_cast<const char*>(in.v + t * v_row_bytes + offset), _MM_HINT_T1);
+      for (std::int64_t offset = 0; offset < v_codes_bytes; offset += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(in.v + t * in.v_row_bytes + offset), _MM_HINT_T1);
     __m256 acc[H][2];
     for (int h = 0; h < H; ++h) acc[h][0] = acc[h][1] = _mm256_setzero_ps();
     const typename F::Row range = F::row(in, false, t);
