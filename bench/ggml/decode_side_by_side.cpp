@@ -29,6 +29,7 @@
 #include <stdexcept>
 
 #include "../bench_layer.hpp"
+#include "dgq/cpu/compressed_layer.hpp"
 #include "dgq/cpu/decode_attention.hpp"
 #include "dgq/registry.hpp"
 #include "dgq/scheme.hpp"
@@ -107,25 +108,6 @@ struct StoredLayer {
   }
 };
 
-// A head of a type ggml lacks, compressed by its scheme: where the kernel finds its codes and
-// ranges, in which format, and whether the role is stored rotated.
-struct SchemeHead {
-  const std::uint8_t* codes = nullptr;
-  cpu::DgqSegmentRanges ranges;
-  cpu::KvBlockFormat format = cpu::KvBlockFormat::dgq;
-  bool rotated = false;
-  std::function<void(float*)> rotation;
-  std::int64_t row_stride = 0;  // vLLM's slots; 0: packed codes
-};
-SchemeHead scheme_head(const Compressed& c) {
-  if (scheme_family_of(c.scheme) == "dgq") {
-    SchemeHead h;
-    h.ranges = cpu::dgq_segment_ranges(c, &h.codes);
-    return h;
-  }
-  cpu::UniformCodesHead u = cpu::uniform_codes_head(c);
-  return {u.codes, std::move(u.ranges), u.format, u.rotated, std::move(u.rotation), u.row_stride};
-}
 
 // Every head of one role through t.spec.
 StoredRole store_scheme_role(const CacheType& t, const Tensor3& x, TensorRole role) {
@@ -137,7 +119,7 @@ StoredRole store_scheme_role(const CacheType& t, const Tensor3& x, TensorRole ro
   s.check_tokens = std::min<std::int64_t>(x.tokens, kCheckTokens);
   const auto check_values = static_cast<std::size_t>(s.check_tokens * x.channels);
   s.decoded.resize(static_cast<std::size_t>(x.heads) * check_values);
-  std::vector<SchemeHead> parsed(stored.size());
+  std::vector<cpu::StoredHead> parsed(stored.size());  // where the kernel finds each head's codes and ranges
 #pragma omp parallel for schedule(dynamic, 1)
   for (int h = 0; h < heads; ++h) {
     stored[static_cast<std::size_t>(h)] = scheme->compress(x.head(h), role);
@@ -146,7 +128,7 @@ StoredRole store_scheme_role(const CacheType& t, const Tensor3& x, TensorRole ro
     const std::vector<float> values = to_float(ConstTensor{half.data(), DType::f16, x.tokens, x.channels});
     std::memcpy(s.decoded.data() + static_cast<std::size_t>(h) * check_values, values.data(), check_values * sizeof(float));
   }
-  for (int h = 0; h < heads; ++h) parsed[static_cast<std::size_t>(h)] = scheme_head(stored[static_cast<std::size_t>(h)]);
+  for (int h = 0; h < heads; ++h) parsed[static_cast<std::size_t>(h)] = cpu::read_stored_head(stored[static_cast<std::size_t>(h)]);
   s.format = parsed[0].format;
   s.rotated = parsed[0].rotated;
   s.rotation = parsed[0].rotation;  // one per role, shared by the heads (docs/spec.md, TurboQuant step 2)

@@ -1,5 +1,5 @@
-// CompressedLayer: each compressed head read by its family's reader (the same ones the tests and
-// the decode bench use), then checked to agree with the others before the kernel plans a step.
+// read_stored_head: each compressed head by its family's reader; CompressedLayer: the heads of a
+// layer read so, then checked to agree with each other before the kernel plans a step.
 #include "dgq/cpu/compressed_layer.hpp"
 
 #include <functional>
@@ -17,18 +17,7 @@ namespace {
 
 [[noreturn]] void refuse(const std::string& what) { throw std::invalid_argument("CompressedLayer: " + what); }
 
-// One head as the kernel reads it.
-struct HeadRead {
-  KvBlockFormat format = KvBlockFormat::q8_0;
-  const std::uint8_t* codes = nullptr;
-  bool rotated = false;
-  std::function<void(float*)> rotation;
-  std::unique_ptr<DgqSegmentRanges> ranges;  // formats with ranges
-  const std::uint8_t* raw = nullptr;
-  std::int64_t raw_tokens = 0, row_stride = 0;
-};
-
-HeadRead read_ggml_blocks(const Compressed& c, KvBlockFormat format) {
+StoredHead read_ggml_blocks(const Compressed& c, KvBlockFormat format) {
   const ParsedSpec spec = parse_spec(c.scheme);
   refuse_modifiers_but_rotation(spec, c.scheme);
   const Part* blocks = c.find("blocks");
@@ -36,25 +25,27 @@ HeadRead read_ggml_blocks(const Compressed& c, KvBlockFormat format) {
   const auto row_bytes = static_cast<std::uint64_t>(c.channels / 32) * static_cast<std::uint64_t>(kv_block_bytes(format));
   if (blocks->bytes.size() != static_cast<std::uint64_t>(c.tokens) * row_bytes)
     throw InputError(c.scheme + ": corrupt data: part 'blocks' has the wrong size");
-  HeadRead h;
+  StoredHead h;
   h.format = format;
   h.codes = blocks->bytes.data();
   h.rotated = spec.modifier("rot") == "hadamard";
   return h;
 }
 
-HeadRead read_head(const Compressed& c) {
+}  // namespace
+
+StoredHead read_stored_head(const Compressed& c) {
   const std::string family = scheme_family_of(c.scheme);
   if (c.channels < 32 || c.channels % 32 != 0)
     refuse("head_dim must be a positive multiple of 32, got " + std::to_string(c.channels) + " ('" + c.scheme + "')");
   if (family == "q8_0") return read_ggml_blocks(c, KvBlockFormat::q8_0);
   if (family == "q4_0") return read_ggml_blocks(c, KvBlockFormat::q4_0);
   if (family == "iq4_nl") return read_ggml_blocks(c, KvBlockFormat::iq4_nl);
-  HeadRead h;
+  StoredHead h;
   if (family == "dgq") {
     h.format = KvBlockFormat::dgq;
-    h.ranges = std::make_unique<DgqSegmentRanges>(dgq_segment_ranges(c, &h.codes));
-    h.rotated = h.ranges->rotated;
+    h.ranges = dgq_segment_ranges(c, &h.codes);
+    h.rotated = h.ranges.rotated;
     return h;
   }
   UniformCodesHead u = uniform_codes_head(c);  // refuses the families the kernel has no format for
@@ -62,17 +53,19 @@ HeadRead read_head(const Compressed& c) {
   h.codes = u.codes;
   h.rotated = u.rotated;
   h.rotation = std::move(u.rotation);
-  h.ranges = std::make_unique<DgqSegmentRanges>(std::move(u.ranges));
+  h.ranges = std::move(u.ranges);
   h.raw = u.raw;
   h.raw_tokens = u.raw_tokens;
   h.row_stride = u.row_stride;
   return h;
 }
 
+namespace {
+
 // Heads of one role: read, and checked against head 0 (scheme, shape, dtype, what was read).
-std::vector<HeadRead> read_role(std::span<const Compressed* const> heads, const char* role) {
+std::vector<StoredHead> read_role(std::span<const Compressed* const> heads, const char* role) {
   if (heads.empty()) refuse(std::string("no ") + role + " heads");
-  std::vector<HeadRead> read;
+  std::vector<StoredHead> read;
   for (std::size_t i = 0; i < heads.size(); ++i) {
     if (heads[i] == nullptr) refuse(std::string(role) + " head " + std::to_string(i) + " is null");
     const Compressed& c = *heads[i];
@@ -81,7 +74,7 @@ std::vector<HeadRead> read_role(std::span<const Compressed* const> heads, const 
       refuse(std::string(role) + " head " + std::to_string(i) + " ('" + c.scheme + "', " + std::to_string(c.tokens) + " x " +
              std::to_string(c.channels) + ") differs from head 0 ('" + first.scheme + "', " + std::to_string(first.tokens) +
              " x " + std::to_string(first.channels) + ") in scheme, shape or dtype");
-    read.push_back(read_head(c));
+    read.push_back(read_stored_head(c));
     if (read.back().raw_tokens != read.front().raw_tokens)
       refuse(std::string(role) + " head " + std::to_string(i) + " keeps another number of raw tokens than head 0");
   }
@@ -100,7 +93,7 @@ CompressedLayer::CompressedLayer(std::span<const Compressed> k_heads, std::span<
     : CompressedLayer(std::span<const Compressed* const>(pointers(k_heads)), std::span<const Compressed* const>(pointers(v_heads))) {}
 
 CompressedLayer::CompressedLayer(std::span<const Compressed* const> k_heads, std::span<const Compressed* const> v_heads) {
-  std::vector<HeadRead> k = read_role(k_heads, "K"), v = read_role(v_heads, "V");
+  std::vector<StoredHead> k = read_role(k_heads, "K"), v = read_role(v_heads, "V");
   if (k.size() != v.size())
     refuse(std::to_string(k.size()) + " K heads and " + std::to_string(v.size()) + " V heads");
   const Compressed& k0 = *k_heads[0];
@@ -126,12 +119,12 @@ CompressedLayer::CompressedLayer(std::span<const Compressed* const> k_heads, std
   cache_.raw_f16 = k0.dtype == DType::f16;
   for (auto* role : {&k, &v}) {
     const bool key = role == &k;
-    for (HeadRead& h : *role) {
+    for (StoredHead& h : *role) {
       (key ? cache_.k : cache_.v).push_back(h.codes);
       if (h.raw_tokens > 0) (key ? cache_.k_raw : cache_.v_raw).push_back(h.raw);
-      if (h.ranges) {
-        (key ? cache_.k_ranges : cache_.v_ranges).push_back(h.ranges.get());
-        ranges_.push_back(std::move(h.ranges));
+      if (kv_format_has_ranges(h.format)) {
+        ranges_.push_back(std::make_unique<DgqSegmentRanges>(std::move(h.ranges)));
+        (key ? cache_.k_ranges : cache_.v_ranges).push_back(ranges_.back().get());
       }
     }
   }

@@ -9,6 +9,8 @@
 // Any other family, a modifier the kernel does not read, or heads that disagree (schemes,
 // shapes, dtypes) are refused with std::invalid_argument naming the head; corrupt parts throw
 // InputError. The Compressed heads must outlive the layer (the kernel reads their parts in place).
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -17,6 +19,20 @@
 #include "dgq/scheme.hpp"
 
 namespace dgq::cpu {
+
+// One compressed head as decode attention reads it, by its family (the readers above): its
+// format, codes (into c's parts), basis, ranges, raw rows and row stride. CompressedLayer reads
+// every head through it; so does the decode bench (bench/ggml/decode_side_by_side.cpp).
+struct StoredHead {
+  KvBlockFormat format = KvBlockFormat::q8_0;
+  const std::uint8_t* codes = nullptr;
+  bool rotated = false;                   // rot=hadamard (StoredKv::k_rotated / v_rotated)
+  std::function<void(float*)> rotation;   // another rotation (TurboQuant's Pi, vLLM's WHT)
+  DgqSegmentRanges ranges;                // formats with ranges (kv_format_has_ranges)
+  const std::uint8_t* raw = nullptr;      // raw_tokens rows after the codes
+  std::int64_t raw_tokens = 0, row_stride = 0;
+};
+StoredHead read_stored_head(const Compressed& c);
 
 class CompressedLayer {
  public:
