@@ -58,7 +58,7 @@ catch_name() { sed -e 's/[][,\\]/\\&/g'; }
 
 json_escape() { sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' | tr -d '\n'; }
 write_report() {
-  local elapsed=$(( $(date +%s) - started ))
+  local elapsed=$(elapsed_s)
   {
     echo "# GPU check"
     echo
@@ -130,7 +130,7 @@ if [ "$configure_ok" = true ]; then
   log "build test_gpu and dgq-bench (-j$jobs)"
   if cmake --build "$build" -j"$jobs" --target test_gpu dgq-bench > "$logs/build-gpu.log" 2>&1; then gpu_build_ok=true
   else log "build FAILED"; grep -E 'error|Error' "$logs/build-gpu.log" | head -30 >> "$details"; tail_into_details "$logs/build-gpu.log" 30; fi
-  log "build done at $(( $(date +%s) - started )) s"
+  log "build done at $(elapsed_s) s"
   write_report
 fi
 
@@ -150,7 +150,7 @@ if [ "$gpu_build_ok" = true ]; then
   for f in $(ls "$build"/gpu-mismatch-*.txt 2>/dev/null | head -3); do
     { echo "---- $(basename "$f")"; cat "$f"; } >> "$details"
   done
-  log "differential suite: $gpu_summary ($(( $(date +%s) - started )) s)"
+  log "differential suite: $gpu_summary ($(elapsed_s) s)"
   write_report
 
   if [ $gpu_rc -ne 0 ] && [ $gpu_rc -ne 77 ]; then
@@ -173,7 +173,7 @@ if [ "$gpu_build_ok" = true ]; then
 
   log "benchmark (dgq-bench --device cuda --json)"
   timeout 90 "$build/bench/dgq-bench" --device cuda --json "$logs/bench.json" > "$logs/bench.txt" 2>&1; bench_rc=$?
-  log "benchmark exit code $bench_rc ($(( $(date +%s) - started )) s)"
+  log "benchmark exit code $bench_rc ($(elapsed_s) s)"
   [ $bench_rc -eq 0 ] || tail_into_details "$logs/bench.txt" 20
   write_report
 
@@ -216,7 +216,7 @@ elif [ "$configure_ok" = true ]; then
     log "reference tests (ctest -L reference)"
     (cd "$build" && timeout 90 ctest -L reference -j"$jobs" --output-on-failure) > "$logs/ctest_reference.log" 2>&1
     ref_summary="$(grep -E 'tests passed' "$logs/ctest_reference.log" | tail -1)"
-    log "reference tests: ${ref_summary:-no summary} ($(( $(date +%s) - started )) s)"
+    log "reference tests: ${ref_summary:-no summary} ($(elapsed_s) s)"
     grep -E 'tests passed' "$logs/ctest_reference.log" | grep -qv ' 0 tests failed' && tail_into_details "$logs/ctest_reference.log" 40
   fi
 fi
