@@ -58,27 +58,45 @@ std::uint64_t causal_held_bytes(const CausalSchedule& s, std::int64_t t, std::in
   return s.final_bytes[at] + raw * static_cast<std::uint64_t>(channels) * dtype_size(dtype);
 }
 
-CausalTimeline causal_timeline(const Scheme& s, ConstTensor x, TensorRole role) {
+DType cache_row_dtype(const Scheme& s, TensorRole role, DType rows, std::optional<DType> raw_dtype) {
+  return raw_dtype && s.keeps_raw_rows(role) ? *raw_dtype : rows;
+}
+
+CausalTimeline causal_timeline(const Scheme& s, ConstTensor x, TensorRole role, std::optional<DType> raw_dtype) {
   CausalTimeline t;
+  t.row_dtype = cache_row_dtype(s, role, x.dtype, raw_dtype);
+  std::vector<std::uint8_t> converted;
+  if (t.row_dtype != x.dtype) {
+    check_finite(x, "causal cache");
+    x = convert_tensor(x, t.row_dtype, converted, "causal cache");
+  }
+  t.held_rows = to_float(x);
   t.schedule = s.causal_schedule(x, role);
   std::unique_ptr<Scheme> owned;
   t.final_values = decoded(form_of(s, owned), x, role);
   return t;
 }
 
-CausalCache::CausalCache(const Scheme& scheme, TensorRole role, std::int64_t channels, DType dtype)
-    : scheme_(scheme), role_(role), channels_(channels), dtype_(dtype) {
+CausalCache::CausalCache(const Scheme& scheme, TensorRole role, std::int64_t channels, DType dtype,
+                         std::optional<DType> raw_dtype)
+    : scheme_(scheme),
+      role_(role),
+      channels_(channels),
+      input_dtype_(dtype),
+      dtype_(cache_row_dtype(scheme, role, dtype, raw_dtype)) {
   form_ = &form_of(scheme_, owned_form_);
 }
 
 void CausalCache::append(ConstTensor rows) {
-  if (rows.channels != channels_ || rows.dtype != dtype_)
+  if (rows.channels != channels_ || rows.dtype != input_dtype_)
     throw InputError("causal cache: appended rows of " + std::to_string(rows.channels) + " channels (" +
-                     std::string(dtype_name(rows.dtype)) + "), the cache holds " + std::to_string(channels_) + " (" +
-                     std::string(dtype_name(dtype_)) + ")");
+                     std::string(dtype_name(rows.dtype)) + "), the cache takes " + std::to_string(channels_) + " (" +
+                     std::string(dtype_name(input_dtype_)) + ")");
   // NaN/Inf is refused on append, whichever family: a row that stays raw for a while would
   // otherwise be held until it becomes final, and only then be refused, by a later append.
   check_finite(rows, "causal cache", tokens_);
+  std::vector<std::uint8_t> converted;
+  rows = convert_tensor(rows, dtype_, converted, "causal cache", tokens_);  // rule C9
   const auto* bytes = static_cast<const std::uint8_t*>(rows.data);
   const std::size_t raw_before = raw_.size();
   const std::int64_t tokens_before = tokens_;

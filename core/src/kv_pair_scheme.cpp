@@ -39,6 +39,8 @@ class KvPairScheme final : public Scheme {
     return make_kv_pair_scheme(std::move(k), std::move(v), device_);
   }
 
+  bool keeps_raw_rows(TensorRole role) const override { return side(role).keeps_raw_rows(role); }
+
   const Scheme& side(TensorRole role) const { return role == TensorRole::key ? *k_ : *v_; }
 
  private:

@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cmath>
 #include <cstring>
+#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -226,6 +227,30 @@ void from_float(const float* values, MutTensor t) {
       if (n > 0) std::memcpy(t.data, values, static_cast<std::size_t>(n) * sizeof(float));
       return;
   }
+}
+
+ConstTensor convert_tensor(ConstTensor x, DType to, std::vector<std::uint8_t>& out, std::string_view who,
+                           std::int64_t first_token) {
+  if (x.dtype == to) return x;
+  const std::vector<float> values = to_float(x);
+  out.resize(static_cast<std::size_t>(x.tokens * x.channels) * dtype_size(to));
+  const MutTensor converted{out.data(), to, x.tokens, x.channels};
+  from_float(values.data(), converted);
+  if (to == DType::f32) return converted;
+  // x is finite, so a non-finite element of the narrowed tensor is an overflow.
+  const auto* h = reinterpret_cast<const std::uint16_t*>(out.data());
+  const std::uint16_t exponent_mask = to == DType::f16 ? 0x7c00u : 0x7f80u;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if ((h[i] & exponent_mask) != exponent_mask) continue;
+    const auto index = static_cast<std::int64_t>(i);
+    std::ostringstream value;
+    value << values[i];
+    throw InputError(std::string(who) + ": value " + value.str() + " at token " +
+                     std::to_string(first_token + index / x.channels) + ", channel " +
+                     std::to_string(index % x.channels) + " overflows " + std::string(dtype_name(to)) +
+                     (to == DType::f16 ? " (the largest finite is 65504)" : " (the largest finite is 3.39e+38)"));
+  }
+  return converted;
 }
 
 void throw_non_finite(std::string_view who, float v, std::int64_t index, std::int64_t channels,

@@ -91,6 +91,14 @@ class Scheme {
   // Throws causal_schedule's ParameterError for a scheme that has no causal form, so that a
   // CausalCache of it is refused when it is built.
   virtual std::unique_ptr<Scheme> causal_form() const { return nullptr; }
+  // Whether a cache of this scheme may keep a row of `role` raw, uncoded: in the causal raw
+  // tail (some token waits before it is final: KIVI's residual and open key group, DGQ's open
+  // segment, KVarN's open tile, a prefix scale's first tokens) or stored as it came (sink=N,
+  // KVarN's sink block, KIVI's residual in compress). Such a role's rows are held in the cache's
+  // raw dtype (docs/spec.md rule C9); a role that codes every row on append (rules C1, C8)
+  // returns false. Checked against the schedule and planned_bytes for every registered family
+  // (tests/reference/test_causal_conformance.cpp).
+  virtual bool keeps_raw_rows(TensorRole /*role*/) const { return false; }
 };
 
 // Parse "family[:key=value,...]" for the CPU implementation of a registered family

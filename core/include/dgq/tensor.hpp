@@ -59,6 +59,13 @@ void to_float(ConstTensor t, std::vector<float>& out);
 void to_float(ConstTensor t, float* out);
 // Fill t from fp32 values with round-to-nearest-even.
 void from_float(const float* values, MutTensor t);
+// x in dtype `to` (rule 0: widening is exact, narrowing rounds to nearest, ties to even), in out
+// (resized), as a view of out; x itself when it already is `to`. x must be finite; a finite value
+// too large for `to` (above 65504 in fp16) throws InputError "<who>: value V at token t, channel
+// d overflows f16 (the largest finite is 65504)", its token counted from first_token, rather
+// than becoming an infinity nobody asked for.
+ConstTensor convert_tensor(ConstTensor x, DType to, std::vector<std::uint8_t>& out, std::string_view who,
+                           std::int64_t first_token = 0);
 
 // The NaN/Inf check every input boundary shares (the schemes, the causal cache): InputError
 // "<who>: non-finite value nan at token t, channel d" for the first NaN/Inf of x, its token

@@ -272,6 +272,12 @@ class Dgq2Scheme final : public Scheme {
   // prefix is all quantized, the residual's tokens being the raw tail of the cache.
   std::unique_ptr<Scheme> causal_form() const override { return std::make_unique<Dgq2Scheme>(online_params(), k_); }
 
+  // The residual, and a segmenting role's open segment or group (rule C4); boundaries=fixed has
+  // no causal cache, so only its residual is raw.
+  bool keeps_raw_rows(TensorRole role) const override {
+    return p_.residual > 0 || (!p_.fixed_boundaries && dgq2::uses_segments(p_.granularity(role)));
+  }
+
  private:
   Params online_params() const {
     if (p_.fixed_boundaries) {

@@ -99,6 +99,9 @@ class DgqScheme final : public Scheme {
 
   std::unique_ptr<Scheme> causal_form() const override { return std::make_unique<DgqScheme>(online_params(), k_); }
 
+  // The open segment is raw until its closing edge is decided (rule C4).
+  bool keeps_raw_rows(TensorRole) const override { return true; }
+
  private:
   DgqV1Params online_params() const {
     DgqV1Params p = params_;

@@ -132,6 +132,9 @@ class Fp8E4M3Scheme final : public Scheme {
     return nullptr;
   }
 
+  // The first `prefix` tokens wait raw for the scale (rule C5); one token waits for nothing.
+  bool keeps_raw_rows(TensorRole) const override { return scale_ == Fp8Scale::prefix && prefix_ > 1; }
+
  private:
   std::uint64_t scale_bytes(std::int64_t tokens, std::int64_t channels) const {
     if (tokens * channels == 0) return 0;

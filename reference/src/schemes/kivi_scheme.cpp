@@ -142,6 +142,11 @@ class KiviScheme final : public Scheme {
 
   std::unique_ptr<Scheme> causal_form() const override { return std::make_unique<KiviScheme>(bits_, group_, 0, k_); }
 
+  // The residual (both roles) and the open key group are kept raw (rule C2).
+  bool keeps_raw_rows(TensorRole role) const override {
+    return residual_ > 0 || (role == TensorRole::key && group_ > 1);
+  }
+
  private:
   int levels() const { return (1 << bits_) - 1; }
 

@@ -194,6 +194,9 @@ class KvarnScheme final : public Scheme {
     return s;
   }
 
+  // The sink block and the open tile are stored as they came (rules N0, C7).
+  bool keeps_raw_rows(TensorRole) const override { return sink_ > 0 || group_ > 1; }
+
  private:
   int bits_for(TensorRole role) const { return role == TensorRole::key ? kbits_ : vbits_; }
 

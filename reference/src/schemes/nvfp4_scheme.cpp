@@ -183,6 +183,9 @@ class Nvfp4Scheme final : public Scheme {
     return nullptr;
   }
 
+  // The first `prefix` tokens wait raw for the global scale (rule C5).
+  bool keeps_raw_rows(TensorRole) const override { return scale_ == Nvfp4Scale::prefix && prefix_ > 1; }
+
  private:
   static std::uint64_t code_bytes(std::int64_t channels) { return (static_cast<std::uint64_t>(channels) + 1) / 2; }
   static std::uint64_t block_count(std::int64_t channels) {

@@ -74,6 +74,8 @@ class HadamardRotatedScheme final : public Scheme {
     return std::make_unique<HadamardRotatedScheme>(std::move(inner), k_);
   }
 
+  bool keeps_raw_rows(TensorRole role) const override { return inner_->keeps_raw_rows(role); }
+
  private:
   // x's rows widened, rotated and rounded to x's dtype into rotated (grown to x's size when
   // smaller): the tensor the inner scheme is given.

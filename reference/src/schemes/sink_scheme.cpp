@@ -121,6 +121,9 @@ class SinkTokensScheme final : public Scheme {
     return std::make_unique<SinkTokensScheme>(std::move(inner), sinks_);
   }
 
+  // The sinks are stored as they came (rule C9).
+  bool keeps_raw_rows(TensorRole role) const override { return sinks_ > 0 || inner_->keeps_raw_rows(role); }
+
  private:
   std::int64_t sink_rows(std::int64_t tokens) const { return std::min<std::int64_t>(sinks_, tokens); }
 
