@@ -25,6 +25,7 @@ struct EvalArgs {
   std::string task = "perplexity";
   std::string cache;  // empty: the task's default (perplexity: prefill; passkey: causal)
   std::string keys = "post-rope";
+  std::string raw_dtype = "fp16";
   std::string text_file;  // --text-file: plain text for the GGUF's tokenizer
   bool row_exact = false;
   bool progress = false;  // --progress: also when stderr is not a terminal (one line per step)
@@ -45,6 +46,7 @@ void run_passkey_task(EvalArgs& a, const CLI::App& cmd) {
   p.query_rounding = sim::parse_query_rounding(a.query_rounding);
   p.cache = sim::parse_cache_mode(a.cache.empty() ? "causal" : a.cache);
   p.keys = sim::parse_key_position(a.keys);
+  p.raw_dtype = sim::parse_raw_dtype(a.raw_dtype);
   p.ubatch = a.options.ubatch;
   p.arithmetic = a.row_exact ? sim::Arithmetic::row_exact : sim::Arithmetic::blocked;
   p.progress = a.progress || isatty(fileno(stderr));
@@ -67,6 +69,7 @@ void run_eval_command(EvalArgs& a, const CLI::App& cmd) {
   a.options.query_rounding = sim::parse_query_rounding(a.query_rounding);
   a.options.cache = sim::parse_cache_mode(a.cache.empty() ? "prefill" : a.cache);
   a.options.keys = sim::parse_key_position(a.keys);
+  a.options.raw_dtype = sim::parse_raw_dtype(a.raw_dtype);
   a.options.arithmetic = a.row_exact ? sim::Arithmetic::row_exact : sim::Arithmetic::blocked;
   a.options.progress = a.progress || isatty(fileno(stderr));
   const sim::EvalResult result = sim::run_eval(a.options);
@@ -110,6 +113,11 @@ void register_eval(CLI::App& app) {
                   "post-rope (default: the cache holds the keys after RoPE, as llama.cpp and vLLM) | pre-rope (KVQuant: "
                   "the cache holds them before RoPE, attention reads them rotated after the cache; docs/eval.md, "
                   "Pre-RoPE keys)");
+  cmd->add_option("--raw-dtype", args->raw_dtype,
+                  "fp16 (default, as llama.cpp, vLLM and transformers hold them) | bf16 | fp32 (the runner's dtype, "
+                  "every figure before 2026-12-07): the dtype in which a cache holds the rows it keeps raw (KIVI's "
+                  "residual, DGQ's open segment, KVarN's sink and open tile, sink=N), stored, counted and attended "
+                  "to in it (docs/eval.md, Raw rows; docs/spec.md rule C9)");
   cmd->add_option("--ubatch", o.ubatch,
                   "Causal cache: 0 (default) = one pass at prefill cost, each query reading the cache as it was when its "
                   "token was appended; N = the literal decoder in micro-batches of N tokens (1 = token by token)");

@@ -1,6 +1,8 @@
 // `dgq memory`: exact KV-cache bytes (K and V, all layers and KV heads) per scheme for a
 // model shape and context lengths, from Scheme::planned_bytes (DGQ: its upper bound at the
-// segment budget). --json PATH also writes the same rows machine-readably. The table names each
+// segment budget), for fp16 K/V; the rows a scheme keeps raw (KIVI's residual, KVarN's sink and
+// open tile, sink=N) are counted in --raw-dtype (docs/spec.md rule C9: fp16 by default, as
+// deployments hold them). --json PATH also writes the same rows machine-readably. The table names each
 // scheme as it was asked for (the family alone by default); the JSON also keeps the canonical spec.
 #include <algorithm>
 #include <cstdio>
@@ -14,6 +16,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "dgq/errors.hpp"
+#include "dgq/sim/eval.hpp"
 #include "dgq/sim/memory_inputs.hpp"
 #include "dgq/sim/model_shapes.hpp"
 #include "dgq/sim/text_output.hpp"
@@ -39,6 +42,8 @@ struct MemoryArgs {
   SchemeListArgs scheme_args;        // --scheme SPEC ... (or the deprecated --schemes LIST)
   std::vector<std::string> schemes;  // resolved from scheme_args; empty: every family
   std::string json_path;  // empty: console only
+  std::string raw_dtype_text = "fp16";  // --raw-dtype
+  DType raw_dtype = DType::f16;
 };
 
 struct MemoryRow {
@@ -94,9 +99,12 @@ std::vector<MemoryRow> memory_rows(const MemoryArgs& a, const Shape& s) {
     const std::uint64_t fp16 = 2 * units * static_cast<std::uint64_t>(tokens) * s.head_dim * 2;
     for (std::size_t i = 0; i < schemes.size(); ++i) {
       const Scheme& scheme = *schemes[i];
-      const std::uint64_t bytes =
-          units * (scheme.planned_bytes(tokens, s.head_dim, DType::f16, TensorRole::key) +
-                   scheme.planned_bytes(tokens, s.head_dim, DType::f16, TensorRole::value));
+      // Rule C9: a role that keeps rows raw holds its rows in the raw dtype.
+      const auto role_bytes = [&](TensorRole role) {
+        const DType rows = scheme.keeps_raw_rows(role) ? a.raw_dtype : DType::f16;
+        return scheme.planned_bytes(tokens, s.head_dim, rows, role);
+      };
+      const std::uint64_t bytes = units * (role_bytes(TensorRole::key) + role_bytes(TensorRole::value));
       rows.push_back({tokens, scheme.spec(), specs[i], bytes,
                       bytes ? static_cast<double>(fp16) / static_cast<double>(bytes) : 0.0});
     }
@@ -104,9 +112,10 @@ std::vector<MemoryRow> memory_rows(const MemoryArgs& a, const Shape& s) {
   return rows;
 }
 
-void print_rows(const Shape& s, const std::vector<MemoryRow>& rows) {
-  std::printf("KV cache of %s%d layers x %d KV heads x head_dim %d, K and V, fp16 input\n",
-              s.title.empty() ? "" : (s.title + ": ").c_str(), s.layers, s.kv_heads, s.head_dim);
+void print_rows(const Shape& s, DType raw_dtype, const std::vector<MemoryRow>& rows) {
+  std::printf("KV cache of %s%d layers x %d KV heads x head_dim %d, K and V, fp16 input, raw rows in %s\n",
+              s.title.empty() ? "" : (s.title + ": ").c_str(), s.layers, s.kv_heads, s.head_dim,
+              std::string(dtype_name(raw_dtype)).c_str());
   int width = 6;
   for (const auto& row : rows) width = std::max(width, static_cast<int>(row.label.size()));
   std::printf("%-10s %-*s %20s %10s %10s %14s\n", "tokens", width, "scheme", "bytes", "GiB", "GB", "ratio vs fp16");
@@ -116,7 +125,7 @@ void print_rows(const Shape& s, const std::vector<MemoryRow>& rows) {
                 static_cast<double>(row.bytes) / 1073741824.0, static_cast<double>(row.bytes) / 1e9, row.ratio_vs_fp16);
 }
 
-// {"format": "dgq-memory", "model", "layers", "kv_heads", "head_dim", "input_dtype",
+// {"format": "dgq-memory", "model", "layers", "kv_heads", "head_dim", "input_dtype", "raw_dtype",
 //  "rows": [{"tokens", "scheme", "bytes", "gib", "gb", "ratio_vs_fp16"}]}, written to
 // PATH.partial and renamed so that an interrupted run leaves no complete-looking file.
 void write_json(const std::string& path, const MemoryArgs& a, const Shape& s, const std::vector<MemoryRow>& rows) {
@@ -131,7 +140,7 @@ void write_json(const std::string& path, const MemoryArgs& a, const Shape& s, co
                                    {"ratio_vs_fp16", row.ratio_vs_fp16}});
   const toml::table doc{{"format", "dgq-memory"}, {"model", a.model},       {"layers", s.layers},
                         {"kv_heads", s.kv_heads}, {"head_dim", s.head_dim}, {"input_dtype", "f16"},
-                        {"rows", out_rows}};
+                        {"raw_dtype", std::string(dtype_name(a.raw_dtype))}, {"rows", out_rows}};
   std::ostringstream text;
   text << toml::json_formatter{doc} << "\n";
   dgq::sim::write_text_file(path, text.str());
@@ -140,7 +149,7 @@ void write_json(const std::string& path, const MemoryArgs& a, const Shape& s, co
 void run_memory(const MemoryArgs& a) {
   const Shape s = resolve_shape(a);
   const auto rows = memory_rows(a, s);
-  print_rows(s, rows);
+  print_rows(s, a.raw_dtype, rows);
   if (!a.json_path.empty()) write_json(a.json_path, a, s, rows);
   if (a.article_note) print_article_note();
 }
@@ -168,7 +177,11 @@ void register_memory(CLI::App& app) {
                 "also print how the source article's 128K figures compare (docs/results.md, claims ledger)");
   add_scheme_list_options(*cmd, args->scheme_args, scheme_option_help("scheme specs (repeatable; default: every family)"));
   cmd->add_option("--json", args->json_path, "also write the rows as JSON here (format dgq-memory)");
+  cmd->add_option("--raw-dtype", args->raw_dtype_text,
+                  "fp16 (default) | bf16 | fp32: the dtype of the rows a scheme keeps raw (KIVI's residual, KVarN's "
+                  "sink and open tile, sink=N; docs/spec.md rule C9)");
   cmd->callback([args] {
+    args->raw_dtype = sim::parse_raw_dtype(args->raw_dtype_text);
     args->schemes = scheme_list(args->scheme_args);
     args->tokens.clear();
     for (const std::string& text : args->token_texts) args->tokens.push_back(sim::parse_token_count(text));

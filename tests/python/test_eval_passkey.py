@@ -155,7 +155,7 @@ def test_the_results_file_json_and_table(dgq_bin, tiny):
     with h5py.File(out, "r") as f:
         a = f.attrs
         assert a["format"] == "dgq-passkey-results" and a["version"] == 1 and a["task"] == "passkey"
-        assert a["model"] == tiny["name"] and a["cache"] == "causal" and a["ubatch"] == 0
+        assert a["model"] == tiny["name"] and a["cache"] == "causal" and a["ubatch"] == 0 and a["raw_dtype"] == "f16"
         for name in ("dgq_version", "dgq_commit", "dgq_dirty", "config_hash"):
             assert name in a
         assert list(f["length"][:]) == [21, 40, 57] and list(f["key"][:]) == [10000, 10001, 10002]
@@ -165,6 +165,7 @@ def test_the_results_file_json_and_table(dgq_bin, tiny):
         assert fp32.attrs["spec"] == "fp32" and q8.attrs["spec"] == "q8_0"
         assert fp32.attrs["bits_per_element"] == 32.0 and q8.attrs["bits_per_element"] == 8.5
         assert fp32.attrs["config_hash"] != q8.attrs["config_hash"]
+        assert fp32.attrs["raw_dtype"] == "none" and q8.attrs["raw_dtype"] == "none"  # no raw rows: nothing applies
         pair = f["runs"]["2"]  # K and V apart: each role's bits are its side's
         assert pair.attrs["spec"] == "q8_0/fp32"
         assert (pair.attrs["bits_k"], pair.attrs["bits_v"], pair.attrs["bits_per_element"]) == (8.5, 32.0, 20.25)
@@ -175,12 +176,13 @@ def test_the_results_file_json_and_table(dgq_bin, tiny):
         assert q8.attrs["accuracy"] == accuracy
     doc = json.loads(summary.read_text())
     assert doc["format"] == "dgq-passkey-summary" and doc["prompts"] == 3 and doc["cache"] == "causal"
+    assert doc["raw_dtype"] == "f16" and doc["schemes"][1]["raw_dtype"] == "none"
     lengths = doc["schemes"][1]["by_length"]
     assert [x["length"] for x in lengths] == [21, 40, 57] and [x["prompts"] for x in lengths] == [1, 1, 1]
     assert doc["schemes"][1]["accuracy"] == accuracy
     assert (doc["schemes"][2]["bits_k"], doc["schemes"][2]["bits_v"]) == (8.5, 32.0)
     table = result.stdout.splitlines()
-    assert table[0] == f"{tiny['name']}: passkey, 3 prompts, causal cache"
+    assert table[0] == f"{tiny['name']}: passkey, 3 prompts, causal cache, raw rows in f16"
     assert "acc@21" in table[1] and "acc@57" in table[1] and table[2].startswith("fp32") and table[3].startswith("q8_0")
 
 

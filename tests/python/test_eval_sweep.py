@@ -115,6 +115,40 @@ texts = ["a.h5"]
     assert pre["kld_mean"] != runs["q4_0@tiny+a+ctx32+causal"]["kld_mean"]
 
 
+def test_a_raw_dtype_axis_runs_each_input_in_both_dtypes_as_dgq_eval_does(dgq_bin, inputs, tmp_path):
+    config = write_config(inputs["dir"], """schemes = ["kivi-4:group=8,residual=8", "q4_0"]
+[eval]
+ctx = 32
+chunks = 1
+cache = "causal"
+raw_dtype = ["fp16", "fp32"]
+[[eval.model]]
+path = "tiny.h5"
+label = "tiny"
+texts = ["a.h5"]
+""")
+    out = tmp_path / "raw.h5"
+    run_dgq(dgq_bin, "sweep", config, "-o", out)
+    runs = runs_of(out)
+    kivi, q4 = "kivi-4:group=8,residual=8", "q4_0"
+    assert sorted(runs) == sorted(f"{s}@tiny+a+ctx32+causal{r}" for s in (kivi, q4) for r in ("", "+raw-f32"))
+    f16, f32 = runs[f"{kivi}@tiny+a+ctx32+causal"], runs[f"{kivi}@tiny+a+ctx32+causal+raw-f32"]
+    assert (f16["raw_dtype"], f32["raw_dtype"]) == ("f16", "f32")
+    assert f16["bits_averaged"] < f32["bits_averaged"] and f16["config_hash"] != f32["config_hash"]
+    # q4_0 keeps no raw row: the same run, the same identity, whatever the raw dtype.
+    q4_f16, q4_f32 = runs[f"{q4}@tiny+a+ctx32+causal"], runs[f"{q4}@tiny+a+ctx32+causal+raw-f32"]
+    assert q4_f16["raw_dtype"] == q4_f32["raw_dtype"] == "none"
+    for key in SUMMARY_KEYS + ["config_hash"]:
+        assert q4_f16[key] == q4_f32[key], key
+    alone = tmp_path / "alone-f32.h5"
+    run_dgq(dgq_bin, "eval", "--model", inputs["model"], "--text", inputs["texts"][0], "--ctx", 32, "--chunks", 1,
+            "--scheme", kivi, "--cache", "causal", "--raw-dtype", "fp32", "-o", alone)
+    with h5py.File(alone, "r") as f:
+        expected = dict(f["runs"]["1"].attrs)
+    for key in SUMMARY_KEYS + ["config_hash", "raw_dtype"]:
+        assert f32[key] == expected[key], key
+
+
 def test_shards_merged_equal_the_whole_sweep(dgq_bin, inputs, tmp_path):
     config = write_config(inputs["dir"], CONFIG)
     whole = tmp_path / "whole.h5"

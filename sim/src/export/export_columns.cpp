@@ -28,9 +28,9 @@ const Names kEvalSummary = {
 const Names kProvenance = {"dgq_version", "dgq_commit", "dgq_dirty", "config_hash"};
 const Names kEvalSettings = {"model",  "architecture", "model_path", "text",  "text_kind", "noise_rate",
                              "ctx",    "chunks",       "scored_per_chunk",   "add_bos",   "base",
-                             "query_rounding", "cache", "keys", "ubatch"};
+                             "query_rounding", "cache", "keys", "raw_dtype", "ubatch"};
 const Names kPasskeySettings = {"task", "model", "architecture", "add_bos", "seed", "prompts", "query_rounding",
-                                "cache", "keys", "ubatch", "row_exact"};
+                                "cache", "keys", "raw_dtype", "ubatch", "row_exact"};
 const Names kPasskeyScores = {"accuracy", "logprob_mean", "bits_per_element", "bits_averaged", "stored_bytes",
                               "stored_elements", "held_bytes_sum", "held_elements_sum"};
 const Names kIndex = {"layer", "model_layer", "q_head", "kv_head"};

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <vector>
 
 #include "dgq/scheme.hpp"
 #include "model/token_hash.hpp"
@@ -13,15 +14,28 @@ namespace {
 
 const char* rounding_name(QueryRounding r) { return r == QueryRounding::q8_0 ? "q8_0" : "off"; }
 
-// The cache settings, each written only when not the default, so that every prefill run keeps
-// the identity and config hash it had before causal caches existed.
-std::string cache_settings(const EvalOptions& o, const char* separator) {
+// The cache settings, each written only when not what runs before it existed did, so that
+// every older run keeps its identity and config hash: the raw dtype (rule C9) only where a cache
+// of `specs` keeps rows raw and it is not fp32, the runner's dtype that held them before.
+std::string cache_settings(const EvalOptions& o, const std::vector<std::string>& specs, const char* separator) {
   std::string s;
   if (o.cache == CacheMode::causal) s += std::string(separator) + "cache=causal";
   if (o.keys == KeyPosition::pre_rope) s += std::string(separator) + "keys=pre-rope";
+  const bool raw_rows = std::any_of(specs.begin(), specs.end(), [](const std::string& spec) {
+    return SchemeCache::keeps_raw_rows(spec);
+  });
+  if (raw_rows && o.raw_dtype != DType::f32)
+    s += std::string(separator) + "raw_dtype=" + std::string(dtype_name(o.raw_dtype));
   if (o.ubatch > 0) s += std::string(separator) + "ubatch=" + std::to_string(o.ubatch);
   if (o.arithmetic == Arithmetic::row_exact) s += std::string(separator) + "arithmetic=row_exact";
   return s;
+}
+
+// The cache specs of a run: the base, and the schemes when they are part of the identity.
+std::vector<std::string> run_specs(const EvalOptions& o, bool with_schemes) {
+  std::vector<std::string> specs{o.base};
+  if (with_schemes) specs.insert(specs.end(), o.schemes.begin(), o.schemes.end());
+  return specs;
 }
 
 }  // namespace
@@ -31,7 +45,7 @@ std::string eval_run_identity(const ModelConfig& c, const TokenText& text, const
   std::ostringstream s;
   s << "model=" << c.name << ";tokens=" << text.tokens.size() << ":" << std::hex << token_sequence_hash(text.tokens)
     << std::dec << ";ctx=" << o.ctx << ";chunks=" << chunks << ";base=" << o.base << ";query_rounding=" << rounding_name(o.query_rounding)
-    << cache_settings(o, ";");
+    << cache_settings(o, run_specs(o, with_schemes), ";");
   if (with_schemes) {
     s << ";save_logits=" << o.save_logits << ";schemes=";
     for (const auto& spec : o.schemes) s << spec << "|";
@@ -44,7 +58,7 @@ std::string eval_config_text(const ModelConfig& c, const TokenText& text, const 
   std::ostringstream s;
   s << "eval\nmodel=" << c.name << "\ntokens=" << text.tokens.size() << ":" << std::hex << token_sequence_hash(text.tokens)
     << std::dec << "\nctx=" << o.ctx << "\nchunks=" << chunks << "\nbase=" << canonical_cache_spec(o.base)
-    << "\nquery_rounding=" << rounding_name(o.query_rounding) << cache_settings(o, "\n")
+    << "\nquery_rounding=" << rounding_name(o.query_rounding) << cache_settings(o, {spec}, "\n")
     << "\nscheme=" << canonical_cache_spec(spec) << "\n";
   return s.str();
 }

@@ -15,6 +15,7 @@ Json scheme_json(const EvalSchemeResult& scheme) {
   const EvalSummary& s = scheme.summary;
   return Json{{"spec", scheme.spec},
               {"config_hash", scheme.config_hash},
+              {"raw_dtype", scheme.raw_dtype},
               {"tokens", s.tokens},
               {"bits_per_element", s.bits_per_element},
               {"bits_averaged", s.bits_averaged},
@@ -55,6 +56,7 @@ void write_eval_json(const std::string& path, const EvalResult& r, const EvalOpt
                  {"query_rounding", o.query_rounding == QueryRounding::q8_0 ? "q8_0" : "off"},
                  {"cache", cache_mode_name(o.cache)},
                  {"keys", key_position_name(o.keys)},
+                 {"raw_dtype", std::string(dtype_name(o.raw_dtype))},
                  {"ubatch", o.ubatch},
                  {"tokens_per_second", r.tokens_per_second},
                  {"schemes", std::move(schemes)}};

@@ -48,10 +48,11 @@ EvalPlan::EvalPlan(const EvalOptions& o) {
 
   cache_mode = o.cache;
   keys = o.keys;
+  raw_dtype = o.raw_dtype;
   specs.push_back(o.base);
   specs.insert(specs.end(), o.schemes.begin(), o.schemes.end());
   for (const auto& spec : specs)
-    caches.push_back(std::make_unique<SchemeCache>(spec, o.query_rounding, o.cache, o.keys));  // bad specs fail here
+    caches.push_back(std::make_unique<SchemeCache>(spec, o.query_rounding, o.cache, o.keys, o.raw_dtype));  // bad specs fail here
   first = first_scored_row(o.ctx);
   rows = o.ctx - 1 - first;
   vocab = c.vocab_size;

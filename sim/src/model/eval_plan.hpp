@@ -28,6 +28,7 @@ struct EvalPlan {
   std::int64_t chunks = 0;
   CacheMode cache_mode = CacheMode::prefill;
   KeyPosition keys = KeyPosition::post_rope;
+  DType raw_dtype = DType::f16;
   std::int64_t first = 0, rows = 0, vocab = 0;  // first scored row, scored rows per chunk
   std::vector<std::string> specs;               // the base first, then the schemes
   std::vector<std::unique_ptr<SchemeCache>> caches;  // one per spec

@@ -28,6 +28,7 @@ void write_run_settings(hid_t f, const EvalOptions& o, const EvalPlan& plan) {
   h5::write_string_attribute(f, "query_rounding", o.query_rounding == QueryRounding::q8_0 ? "q8_0" : "off");
   h5::write_string_attribute(f, "cache", cache_mode_name(o.cache));
   h5::write_string_attribute(f, "keys", key_position_name(o.keys));
+  h5::write_string_attribute(f, "raw_dtype", std::string(dtype_name(o.raw_dtype)));
   h5::write_int_attribute(f, "ubatch", o.ubatch);
 }
 
@@ -43,6 +44,7 @@ void write_eval_results_file(const EvalOptions& o, const EvalPlan& plan, const E
   for (std::size_t i = 0; i < plan.runs(); ++i) {
     h5::Handle g = h5::create_group(group.get(), std::to_string(i), o.output_path);
     h5::write_string_attribute(g.get(), "spec", plan.specs[i]);
+    h5::write_string_attribute(g.get(), "raw_dtype", result.schemes[i].raw_dtype);
     write_provenance_attributes(g.get(), plan.scheme_hashes[i], result.dgq_version);
     write_summary_attributes(g.get(), result.schemes[i].summary);
     ChunkRun all = totals[i];

@@ -186,6 +186,7 @@ EvalResult summarize_runs(const EvalPlan& plan, const std::vector<ChunkRun>& tot
   result.model = plan.config().name;
   result.cache = plan.cache_mode;
   result.keys = plan.keys;
+  result.raw_dtype = plan.raw_dtype;
   result.text_kind = plan.text.kind;
   result.noise_rate = plan.text.noise_rate;
   result.chunks = plan.chunks;
@@ -201,7 +202,7 @@ EvalResult summarize_runs(const EvalPlan& plan, const std::vector<ChunkRun>& tot
       s.attn_kl_per_layer.push_back(t.kl_counts[l] > 0 ? t.kl_sums[l] / double(t.kl_counts[l]) : std::nan(""));
     }
     s.attn_kl_mean = count > 0 ? sum / count : std::nan("");
-    result.schemes.push_back({plan.specs[i], s, plan.scheme_hashes[i]});
+    result.schemes.push_back({plan.specs[i], s, plan.scheme_hashes[i], raw_dtype_label(plan.specs[i], plan.raw_dtype)});
   }
   return result;
 }

@@ -11,8 +11,9 @@ std::string format_eval_table(const EvalResult& r) {
   std::ostringstream s;
   const bool causal = r.cache == CacheMode::causal;
   s << r.model << ": " << r.chunks << " chunks x " << r.scored_per_chunk << " scored tokens, " << cache_mode_name(r.cache)
-    << " cache" << (r.keys == KeyPosition::pre_rope ? ", keys stored before RoPE" : "") << "\n";
-  s << std::left << std::setw(34) << "scheme" << std::right << std::setw(7) << "bits";
+    << " cache" << (r.keys == KeyPosition::pre_rope ? ", keys stored before RoPE" : "") << ", raw rows in "
+    << dtype_name(r.raw_dtype) << "\n";
+  s << std::left << std::setw(34) << "scheme" << std::right << std::setw(5) << "raw" << std::setw(7) << "bits";
   if (causal) s << std::setw(7) << "avg";
   s << std::setw(18) << "PPL"
     << std::setw(20) << "dPPL" << std::setw(22) << "KLD mean" << std::setw(11) << "KLD p99" << std::setw(11)
@@ -20,7 +21,8 @@ std::string format_eval_table(const EvalResult& r) {
   for (const auto& scheme : r.schemes) {
     const EvalSummary& x = scheme.summary;
     char line[320];
-    s << std::left << std::setw(34) << scheme.spec.substr(0, 34) << std::right;
+    s << std::left << std::setw(34) << scheme.spec.substr(0, 34) << std::right << std::setw(5)
+      << (scheme.raw_dtype == "none" ? "-" : scheme.raw_dtype);
     std::snprintf(line, sizeof line, " %6.2f", x.bits_per_element);
     s << line;
     if (causal) {

@@ -18,6 +18,7 @@ Json passkey_scheme_json(const PasskeySchemeResult& s) {
         Json{{"length", l.length}, {"prompts", l.prompts}, {"accuracy", l.accuracy}, {"logprob_mean", l.logprob_mean}});
   return Json{{"spec", s.spec},
               {"config_hash", s.config_hash},
+              {"raw_dtype", s.raw_dtype},
               {"bits_per_element", s.bits_per_element},
               {"bits_averaged", s.bits_averaged},
               {"bits_k", s.bits_k},
@@ -43,6 +44,7 @@ void write_passkey_json(const PasskeyOptions& o, const PasskeyResult& r) {
                  {"query_rounding", o.query_rounding == QueryRounding::q8_0 ? "q8_0" : "off"},
                  {"cache", cache_mode_name(r.cache)},
                  {"keys", key_position_name(r.keys)},
+                 {"raw_dtype", std::string(dtype_name(r.raw_dtype))},
                  {"ubatch", r.ubatch},
                  {"tokens_per_second", r.tokens_per_second},
                  {"schemes", std::move(schemes)}};

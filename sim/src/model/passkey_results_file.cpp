@@ -32,6 +32,7 @@ void write_passkey_settings(hid_t f, const PasskeyOptions& o, const ModelConfig&
   h5::write_string_attribute(f, "query_rounding", o.query_rounding == QueryRounding::q8_0 ? "q8_0" : "off");
   h5::write_string_attribute(f, "cache", cache_mode_name(o.cache));
   h5::write_string_attribute(f, "keys", key_position_name(o.keys));
+  h5::write_string_attribute(f, "raw_dtype", std::string(dtype_name(o.raw_dtype)));
   h5::write_int_attribute(f, "ubatch", o.ubatch);
   h5::write_int_attribute(f, "row_exact", o.arithmetic == Arithmetic::row_exact);
 }
@@ -47,6 +48,7 @@ void write_task_fields(hid_t f, const PasskeyTask& t, const std::string& path) {
 
 void write_passkey_scheme(hid_t g, const PasskeySchemeResult& s, const std::string& version, const std::string& context) {
   h5::write_string_attribute(g, "spec", s.spec);
+  h5::write_string_attribute(g, "raw_dtype", s.raw_dtype);
   write_provenance_attributes(g, s.config_hash, version);
   h5::write_double_attribute(g, "accuracy", s.accuracy);
   h5::write_double_attribute(g, "logprob_mean", s.logprob_mean);

@@ -33,7 +33,7 @@ struct PasskeyPlan {
     task = read_passkey_file(o.task_path);
     check_passkey_task(task, model.config, o.task_path);
     for (const auto& spec : o.schemes) {
-      caches.push_back(std::make_unique<SchemeCache>(spec, o.query_rounding, o.cache, o.keys));  // bad specs fail here
+      caches.push_back(std::make_unique<SchemeCache>(spec, o.query_rounding, o.cache, o.keys, o.raw_dtype));  // bad specs fail here
       caches.back()->config = &model.config;
       caches.back()->first_probe = model.config.context_length;  // no attention probes: not reported here
       caches.back()->check_causal_rule();  // a scheme with no causal form fails here, before any work
@@ -129,6 +129,7 @@ PasskeyResult run_passkey(const PasskeyOptions& o) {
   result.model = plan.model.config.name;
   result.cache = o.cache;
   result.keys = o.keys;
+  result.raw_dtype = o.raw_dtype;
   result.ubatch = o.ubatch;
   result.prompts = static_cast<std::int64_t>(n);
   result.config_hash = plan.run_hash;
@@ -144,6 +145,7 @@ PasskeyResult run_passkey(const PasskeyOptions& o) {
     }
   for (std::size_t k = 0; k < o.schemes.size(); ++k) {
     result.schemes[k].spec = o.schemes[k];
+    result.schemes[k].raw_dtype = raw_dtype_label(o.schemes[k], o.raw_dtype);
     result.schemes[k].config_hash = plan.hashes[k];
     summarize_scheme(plan.task, result.schemes[k]);
   }

@@ -12,14 +12,16 @@ namespace dgq::sim {
 std::string format_passkey_table(const PasskeyResult& r) {
   std::ostringstream s;
   s << r.model << ": passkey, " << r.prompts << " prompts, " << cache_mode_name(r.cache) << " cache"
-    << (r.keys == KeyPosition::pre_rope ? ", keys stored before RoPE" : "") << "\n";
-  s << std::left << std::setw(34) << "scheme" << std::right << std::setw(7) << "bits";
+    << (r.keys == KeyPosition::pre_rope ? ", keys stored before RoPE" : "") << ", raw rows in "
+    << dtype_name(r.raw_dtype) << "\n";
+  s << std::left << std::setw(34) << "scheme" << std::right << std::setw(5) << "raw" << std::setw(7) << "bits";
   if (!r.schemes.empty())
     for (const PasskeyLengthSummary& l : r.schemes[0].by_length) s << std::setw(10) << ("acc@" + std::to_string(l.length));
   s << std::setw(8) << "acc%" << std::setw(13) << "logprob" << "\n";
   for (const PasskeySchemeResult& scheme : r.schemes) {
     char cell[64];
-    s << std::left << std::setw(34) << scheme.spec.substr(0, 34) << std::right;
+    s << std::left << std::setw(34) << scheme.spec.substr(0, 34) << std::right << std::setw(5)
+      << (scheme.raw_dtype == "none" ? "-" : scheme.raw_dtype);
     std::snprintf(cell, sizeof cell, " %6.2f", scheme.bits_per_element);
     s << cell;
     for (const PasskeyLengthSummary& l : scheme.by_length) {

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <optional>
 
+#include "dgq/causal.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/kv_pair.hpp"
 #include "dgq/registry.hpp"
@@ -52,6 +53,17 @@ KeyPosition parse_key_position(const std::string& name) {
 
 std::string key_position_name(KeyPosition keys) { return keys == KeyPosition::pre_rope ? "pre-rope" : "post-rope"; }
 
+DType parse_raw_dtype(const std::string& name) {
+  if (name == "fp16" || name == "f16") return DType::f16;
+  if (name == "bf16") return DType::bf16;
+  if (name == "fp32" || name == "f32") return DType::f32;
+  throw ParameterError("--raw-dtype '" + name + "': expected fp16, bf16 or fp32");
+}
+
+std::string raw_dtype_label(const std::string& spec, DType raw_dtype) {
+  return SchemeCache::keeps_raw_rows(spec) ? std::string(dtype_name(raw_dtype)) : "none";
+}
+
 QueryRounding parse_query_rounding(const std::string& name) {
   if (name == "off") return QueryRounding::off;
   if (name == "q8_0") return QueryRounding::q8_0;
@@ -90,8 +102,25 @@ SchemeCache::Sides SchemeCache::make_sides(const std::string& spec) {
   return sides;
 }
 
-SchemeCache::SchemeCache(const std::string& spec, QueryRounding rounding, CacheMode mode, KeyPosition keys)
-    : rounding_(rounding), mode_(mode), keys_(keys) {
+bool SchemeCache::keeps_raw_rows(const std::string& spec) {
+  std::vector<std::string> specs{spec};
+  if (const std::optional<LayerPlan> plan = split_layer_plan(spec)) {
+    specs = {plan->default_spec};
+    for (const LayerOverride& o : plan->overrides) specs.push_back(o.spec);
+  }
+  for (const std::string& s : specs) {
+    const Sides sides = make_sides(s);
+    for (TensorRole role : {TensorRole::key, TensorRole::value}) {
+      const Side& side = sides.role[role_index(role)];
+      if (side.scheme != nullptr && side.scheme->keeps_raw_rows(role)) return true;
+    }
+  }
+  return false;
+}
+
+SchemeCache::SchemeCache(const std::string& spec, QueryRounding rounding, CacheMode mode, KeyPosition keys,
+                         DType raw_dtype)
+    : rounding_(rounding), mode_(mode), keys_(keys), raw_dtype_(raw_dtype) {
   const std::optional<LayerPlan> plan = split_layer_plan(spec);
   plan_.push_back(make_sides(plan ? plan->default_spec : spec));
   if (plan) {
@@ -107,8 +136,8 @@ SchemeCache::SchemeCache(const std::string& spec, QueryRounding rounding, CacheM
 }
 
 SchemeCache::SchemeCache(const Scheme* scheme, bool stores_fp16, QueryRounding rounding, CacheMode mode,
-                         KeyPosition keys)
-    : rounding_(rounding), mode_(mode), keys_(keys) {
+                         KeyPosition keys, DType raw_dtype)
+    : rounding_(rounding), mode_(mode), keys_(keys), raw_dtype_(raw_dtype) {
   Sides sides;
   for (Side& s : sides.role) {
     s.scheme = scheme;
@@ -130,17 +159,21 @@ void SchemeCache::pass_through(std::vector<float>& x, std::int64_t layer, std::i
     held_bytes_sum_ += x.size() * sizeof(float);
     return;
   }
+  // The scheme's input (rule C9 for a role that keeps rows raw: the raw dtype; fp16 for the fp16
+  // family; else the K/V as computed), decoded in that dtype and widened back.
+  const DType row_dtype = cache_row_dtype(*s.scheme, role, s.input_dtype(), raw_dtype_);
+  std::vector<std::uint8_t> narrow;
   for (std::int64_t h = 0; h < heads; ++h) {
     float* head = x.data() + h * tokens * d;
-    if (s.stores_fp16) {
-      std::vector<std::uint16_t> half(static_cast<std::size_t>(tokens * d));
-      MutTensor half_view{half.data(), DType::f16, tokens, d};
-      from_float(head, half_view);
-      const Compressed c = s.scheme->compress(half_view, role);
+    if (row_dtype != DType::f32) {
+      const ConstTensor computed{head, DType::f32, tokens, d};
+      check_finite(computed, s.scheme->spec());
+      (void)convert_tensor(computed, row_dtype, narrow, s.scheme->spec());
+      const MutTensor rows{narrow.data(), row_dtype, tokens, d};
+      const Compressed c = s.scheme->compress(rows, role);
       count_bytes(role, c.total_bytes());
-      s.scheme->decompress(c, half_view);
-      const std::vector<float> back = to_float(half_view);
-      std::memcpy(head, back.data(), back.size() * sizeof(float));
+      s.scheme->decompress(c, rows);
+      to_float(rows, head);
     } else {
       const Compressed c = s.scheme->compress(ConstTensor{head, DType::f32, tokens, d}, role);
       count_bytes(role, c.total_bytes());

@@ -42,8 +42,9 @@ const CausalKv* SchemeCache::causal_kv(std::int64_t) const {
 }
 
 // Every KV head of x through the family's causal timeline: x becomes the values each token is
-// final with, raw keeps the input (as the cache holds it while raw), final_tokens each head's
-// schedule; the held bytes of every time go into the counters.
+// final with, raw the rows as the cache holds them while raw (rule C9: in the raw dtype for a
+// role that keeps rows raw), final_tokens each head's schedule; the held bytes of every time go
+// into the counters.
 void SchemeCache::pass_causally(std::vector<float>& x, std::int64_t layer, std::int64_t tokens, TensorRole role,
                                 std::vector<float>& raw, std::vector<std::uint32_t>& final_tokens) {
   const std::int64_t d = config->head_dim;
@@ -61,27 +62,26 @@ void SchemeCache::pass_causally(std::vector<float>& x, std::int64_t layer, std::
     elements_ += x.size();
     return;
   }
-  // The scheme's input: x as computed, or rounded to fp16 once for a family that stores fp16
-  // (whose raw tail then holds the rounded values).
+  // The scheme's input: x as computed, or rounded to fp16 once for a family that stores fp16;
+  // the timeline holds it in the raw dtype when the role keeps rows raw (rule C9).
   std::vector<std::uint16_t> half;
   if (s.stores_fp16) {
     half.resize(x.size());
     from_float(x.data(), MutTensor{half.data(), DType::f16, heads * tokens, d});
-    raw = to_float(ConstTensor{half.data(), DType::f16, heads * tokens, d});
-  } else {
-    raw = x;
   }
+  raw.resize(x.size());
   for (std::int64_t h = 0; h < heads; ++h) {
     const ConstTensor input = s.stores_fp16 ? ConstTensor{half.data() + h * tokens * d, DType::f16, tokens, d}
-                                            : ConstTensor{raw.data() + h * tokens * d, DType::f32, tokens, d};
-    const CausalTimeline t = causal_timeline(*s.scheme, input, role);
+                                            : ConstTensor{x.data() + h * tokens * d, DType::f32, tokens, d};
+    const CausalTimeline t = causal_timeline(*s.scheme, input, role, raw_dtype_);
+    std::memcpy(raw.data() + h * tokens * d, t.held_rows.data(), t.held_rows.size() * sizeof(float));
     std::memcpy(x.data() + h * tokens * d, t.final_values.data(), t.final_values.size() * sizeof(float));
     std::copy(t.schedule.final_tokens.begin(), t.schedule.final_tokens.end(), final_tokens.begin() + h * tokens);
     for (std::int64_t time = 0; time < tokens; ++time) {
-      held_bytes_sum_ += causal_held_bytes(t.schedule, time, d, input.dtype);
+      held_bytes_sum_ += causal_held_bytes(t.schedule, time, d, t.row_dtype);
       held_elements_sum_ += static_cast<std::uint64_t>((time + 1) * d);
     }
-    count_bytes(role, causal_held_bytes(t.schedule, tokens - 1, d, input.dtype));
+    count_bytes(role, causal_held_bytes(t.schedule, tokens - 1, d, t.row_dtype));
     elements_ += static_cast<std::uint64_t>(tokens * d);
   }
 }
@@ -101,7 +101,8 @@ void SchemeCache::append(std::int64_t layer, std::int64_t tokens, const std::vec
         for (TensorRole role : {TensorRole::key, TensorRole::value}) {
           const Side& s = side(l, role);
           if (s.scheme != nullptr)
-            decoder_->caches[slot(l, heads, g, role)] = std::make_unique<CausalCache>(*s.scheme, role, d, s.input_dtype());
+            decoder_->caches[slot(l, heads, g, role)] =
+                std::make_unique<CausalCache>(*s.scheme, role, d, s.input_dtype(), raw_dtype_);
         }
   }
   std::vector<std::uint16_t> half;

@@ -41,6 +41,7 @@ void write_eval_run(hid_t file, const std::string& name, const SweepEvalInput& i
   h5::write_string_attribute(g.get(), "query_rounding", eval.query_rounding == QueryRounding::q8_0 ? "q8_0" : "off");
   h5::write_string_attribute(g.get(), "cache", cache_mode_name(in.cache));
   h5::write_string_attribute(g.get(), "keys", key_position_name(in.keys));
+  h5::write_string_attribute(g.get(), "raw_dtype", scheme.raw_dtype);
   h5::write_string_attribute(g.get(), "text_kind", result.text_kind);
   h5::write_double_attribute(g.get(), "noise_rate", result.noise_rate);
   write_provenance_attributes(g.get(), scheme.config_hash, result.dgq_version);
@@ -60,6 +61,7 @@ EvalOptions eval_options_for(const SweepEval& eval, const SweepEvalInput& in) {
   o.query_rounding = eval.query_rounding;
   o.cache = in.cache;
   o.keys = in.keys;
+  o.raw_dtype = in.raw_dtype;
   return o;
 }
 

@@ -193,7 +193,7 @@ void parse_grid(const Context& c, const toml::table& t, SweepGrid& g) {
 
 // [eval] with its [[eval.model]] tables: every model x text x ctx is one input.
 SweepEval parse_eval(const Context& c, const toml::table& t, const fs::path& base) {
-  c.only_known_keys(t, {"ctx", "chunks", "base", "query_rounding", "cache", "keys", "model"}, "[eval]");
+  c.only_known_keys(t, {"ctx", "chunks", "base", "query_rounding", "cache", "keys", "raw_dtype", "model"}, "[eval]");
   SweepEval eval;
   const int line = static_cast<int>(t.source().begin.line);
   const toml::node* ctx_node = t.get("ctx");
@@ -222,6 +222,7 @@ SweepEval parse_eval(const Context& c, const toml::table& t, const fs::path& bas
   }
   const std::vector<CacheMode> caches = parsed_words(c, t, "cache", parse_cache_mode, CacheMode::prefill);
   const std::vector<KeyPosition> key_positions = parsed_words(c, t, "keys", parse_key_position, KeyPosition::post_rope);
+  const std::vector<DType> raw_dtypes = parsed_words(c, t, "raw_dtype", parse_raw_dtype, DType::f16);
   const toml::node* models = t.get("model");
   if (!models)
     throw ParameterError(c.path + ":" + std::to_string(line) + ": [eval] needs [[eval.model]] tables (path, texts)");
@@ -241,19 +242,23 @@ SweepEval parse_eval(const Context& c, const toml::table& t, const fs::path& bas
     for (const std::string& text_as : strings(c, *texts, "texts")) {
       for (const std::int64_t n : ctxs)
         for (const CacheMode cache : caches)
-          for (const KeyPosition keys : key_positions) {
-            SweepEvalInput in;
-            in.model_as = model_as;
-            in.text_as = text_as;
-            in.model_path = resolve(model_as);
-            in.text_path = resolve(text_as);
-            in.ctx = n;
-            in.cache = cache;
-            in.keys = keys;
-            in.label = label + "+" + fs::path(text_as).stem().string() + "+ctx" + std::to_string(n) +
-                       (cache == CacheMode::causal ? "+causal" : "") + (keys == KeyPosition::pre_rope ? "+prerope" : "");
-            eval.inputs.push_back(std::move(in));
-          }
+          for (const KeyPosition keys : key_positions)
+            for (const DType raw_dtype : raw_dtypes) {
+              SweepEvalInput in;
+              in.model_as = model_as;
+              in.text_as = text_as;
+              in.model_path = resolve(model_as);
+              in.text_path = resolve(text_as);
+              in.ctx = n;
+              in.cache = cache;
+              in.keys = keys;
+              in.raw_dtype = raw_dtype;
+              // The default raw dtype adds nothing to the label, as the default cache and keys.
+              in.label = label + "+" + fs::path(text_as).stem().string() + "+ctx" + std::to_string(n) +
+                         (cache == CacheMode::causal ? "+causal" : "") + (keys == KeyPosition::pre_rope ? "+prerope" : "") +
+                         (raw_dtype == DType::f16 ? "" : "+raw-" + std::string(dtype_name(raw_dtype)));
+              eval.inputs.push_back(std::move(in));
+            }
     }
   }
   return eval;

@@ -43,7 +43,8 @@ inline constexpr std::int64_t kTokenFormatVersion = 1;
 // "fp32" (or llama.cpp's "f32") is the exact cache (no scheme); every other name is a
 // make_scheme spec, a K/V pair "K_SPEC/V_SPEC" included (dgq/kv_pair.hpp; either side may be
 // fp32). The fp16 family stores fp16: its input is the fp32 K/V rounded to nearest-even
-// (llama.cpp's f32 -> f16 copy); every other scheme gets the fp32 K/V as computed.
+// (llama.cpp's f32 -> f16 copy); a role whose scheme keeps rows raw gets them in the raw dtype
+// (parse_raw_dtype below); every other scheme gets the fp32 K/V as computed.
 // A layer plan "DEFAULT;LAYERS=SPEC;..." gives some layers their own cache spec (docs/eval.md,
 // "Layer plans"; sim/src/model/layer_plan.hpp).
 // The canonical text of a cache spec: "fp32" for the exact cache (f32 too), a scheme's
@@ -64,15 +65,29 @@ std::string cache_mode_name(CacheMode mode);
 KeyPosition parse_key_position(const std::string& name);  // "post-rope" | "pre-rope"
 std::string key_position_name(KeyPosition keys);
 
+// The dtype in which a cache holds the rows it keeps raw (docs/spec.md rule C9, docs/eval.md
+// "Raw rows"): fp16 by default, as llama.cpp, vLLM, SGLang and transformers hold them; bf16; or
+// fp32, the runner's own dtype (every figure before 2026-12-07). It applies to the roles whose
+// scheme keeps rows raw (a causal raw tail: KIVI, DGQ v1/v2's open segment or group, KVarN's
+// open tile, a prefix scale; rows stored as they came: sink=N, KVarN's sink block, a residual),
+// in both cache modes; the per-token formats get the K/V as computed, in fp32.
+DType parse_raw_dtype(const std::string& name);  // "fp16" | "bf16" | "fp32" (or f16, f32): ParameterError
+// What a run records: the raw dtype's name ("f16", "bf16", "f32") when some layer and role of the
+// cache spec keeps rows raw, "none" when none does (the option changes nothing there).
+std::string raw_dtype_label(const std::string& spec, DType raw_dtype);
+
 // One cache of a run: a KvCacheHook for the one-pass evaluation (prefill, or causal at prefill
 // cost through its causal view) and a DecoderCache for the literal micro-batched decoder.
 class SchemeCache final : public KvCacheHook, public DecoderCache {
  public:
   SchemeCache(const std::string& spec, QueryRounding rounding, CacheMode mode = CacheMode::prefill,
-              KeyPosition keys = KeyPosition::post_rope);
+              KeyPosition keys = KeyPosition::post_rope, DType raw_dtype = DType::f16);
   // A caller-owned scheme for both roles (tests: a scheme that returns its input unchanged).
   SchemeCache(const Scheme* scheme, bool stores_fp16, QueryRounding rounding, CacheMode mode = CacheMode::prefill,
-              KeyPosition keys = KeyPosition::post_rope);
+              KeyPosition keys = KeyPosition::post_rope, DType raw_dtype = DType::f16);
+  // Whether some layer and role of a cache spec keeps rows raw (Scheme::keeps_raw_rows), i.e.
+  // whether the raw dtype changes anything for it.
+  static bool keeps_raw_rows(const std::string& spec);
   ~SchemeCache() override;
   // KvCacheHook and DecoderCache
   KeyPosition key_position() const override { return keys_; }
@@ -127,7 +142,9 @@ class SchemeCache final : public KvCacheHook, public DecoderCache {
   void pass_causally(std::vector<float>& x, std::int64_t layer, std::int64_t tokens, TensorRole role,
                      std::vector<float>& raw, std::vector<std::uint32_t>& final_tokens);
   // The scheme of one role: nullptr for the exact fp32 cache; stores_fp16 for a family that
-  // stores its input's bytes (its input is then the K/V rounded to fp16).
+  // stores its input's bytes (its input is then the K/V rounded to fp16). input_dtype is what
+  // the role's cache is handed; cache_row_dtype (dgq/causal.hpp) turns it into the raw dtype
+  // when the scheme keeps rows of the role raw.
   struct Side {
     std::unique_ptr<Scheme> owned;
     const Scheme* scheme = nullptr;
@@ -168,6 +185,7 @@ class SchemeCache final : public KvCacheHook, public DecoderCache {
   QueryRounding rounding_ = QueryRounding::off;
   CacheMode mode_ = CacheMode::prefill;
   KeyPosition keys_ = KeyPosition::post_rope;
+  DType raw_dtype_ = DType::f16;
   std::unique_ptr<Scheme> q8_0_;
   CausalKv causal_;  // the last stored layer's view (causal mode)
   struct Decoder;    // the literal caches, [layer][kv head][role]
@@ -229,6 +247,7 @@ struct EvalOptions {
   QueryRounding query_rounding = QueryRounding::off;
   CacheMode cache = CacheMode::prefill;
   KeyPosition keys = KeyPosition::post_rope;  // --keys: every cache of the run, the base's too
+  DType raw_dtype = DType::f16;  // --raw-dtype: every cache of the run (parse_raw_dtype)
   // Causal cache only: 0 evaluates it in one pass at prefill cost (each query reads the cache as
   // it was when its token was appended, i.e. token-by-token decoding); N >= 1 runs the literal
   // decoder in micro-batches of N tokens (llama.cpp's n_ubatch semantics; 1 = token by token).
@@ -247,11 +266,13 @@ struct EvalSchemeResult {
   std::string spec;
   EvalSummary summary;
   std::string config_hash;  // config_hash(eval_run_config_text(options, spec))
+  std::string raw_dtype;    // raw_dtype_label(spec, options.raw_dtype)
 };
 struct EvalResult {
   std::string model;
   CacheMode cache = CacheMode::prefill;
   KeyPosition keys = KeyPosition::post_rope;
+  DType raw_dtype = DType::f16;
   std::string text_kind;  // the token file's kind and noise rate
   double noise_rate = 0;
   std::int64_t chunks = 0, scored_per_chunk = 0;

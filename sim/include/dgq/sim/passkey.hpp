@@ -58,6 +58,7 @@ struct PasskeyOptions {
   QueryRounding query_rounding = QueryRounding::off;
   CacheMode cache = CacheMode::causal;  // a decoder's cache: the task is decoding
   KeyPosition keys = KeyPosition::post_rope;
+  DType raw_dtype = DType::f16;  // --raw-dtype (dgq/sim/eval.hpp, parse_raw_dtype)
   std::int64_t ubatch = 0;              // causal only: 0 one pass, N the literal decoder
   Arithmetic arithmetic = Arithmetic::blocked;
   bool progress = false;
@@ -69,6 +70,7 @@ struct PasskeyLengthSummary {
 };
 struct PasskeySchemeResult {
   std::string spec, config_hash;
+  std::string raw_dtype;  // raw_dtype_label(spec, options.raw_dtype)
   std::vector<std::uint8_t> exact;       // [n]
   std::vector<double> logprob;           // [n]
   std::vector<std::int64_t> first_wrong;  // [n]
@@ -85,6 +87,7 @@ struct PasskeyResult {
   std::string model;
   CacheMode cache = CacheMode::causal;
   KeyPosition keys = KeyPosition::post_rope;
+  DType raw_dtype = DType::f16;
   std::int64_t ubatch = 0;
   std::int64_t prompts = 0;
   double tokens_per_second = 0;

@@ -46,6 +46,7 @@ struct SweepEvalInput {
   std::int64_t ctx = 0;
   CacheMode cache = CacheMode::prefill;  // docs/eval.md, "The causal cache"; "+causal" in the label
   KeyPosition keys = KeyPosition::post_rope;  // docs/eval.md, "Pre-RoPE keys"; "+prerope" in the label
+  DType raw_dtype = DType::f16;  // docs/eval.md, "Raw rows"; "+raw-bf16", "+raw-f32" in the label
 };
 struct SweepEval {
   std::int64_t chunks = 0;  // per input; 0 = every whole chunk of the text
