@@ -14,6 +14,11 @@ hands attention decompress(compress(all rows so far)), re-quantized at every for
 `dgq eval --cache prefill` computes for a chunk given in one forward, a cache that sees the whole
 chunk first (no decoder writes one).
 
+raw_dtype ("f16", the default; "bf16"; "f32") is the dtype in which a role whose scheme keeps rows
+raw (KIVI's residual, DGQ's open segment, KVarN's sink and open tile, sink=N) holds them, in both
+modes: rounded on append, coded from there and counted at its size (docs/spec.md rule C9), as
+`dgq eval --raw-dtype`. The per-token formats code the rows in the model's dtype.
+
 The spec is a registry spec ("q8_0", "dgq2:bits=3", ...) or a pair "K_SPEC/V_SPEC"; "fp32" (or
 "f32") as a side keeps that role exactly as the model computed it, as `dgq eval`'s fp32 cache.
 Keys are cached after RoPE, as transformers, llama.cpp and dgq's runner cache them.
@@ -36,6 +41,15 @@ EXACT_SPECS = ("fp32", "f32")
 
 # torch dtype -> dgq's name of it (bf16 is handed over as its bits, _rows).
 _DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
+_TORCH_DTYPES = {name: dtype for dtype, name in _DTYPES.items()}
+RAW_DTYPES = {"f16": "f16", "fp16": "f16", "bf16": "bf16", "f32": "f32", "fp32": "f32"}
+
+
+def raw_dtype_name(raw_dtype: str) -> str:
+    """dgq's name of a raw dtype ("f16", "bf16", "f32"); ParameterError for anything else."""
+    if raw_dtype not in RAW_DTYPES:
+        raise ParameterError(f"dgq.hf.Cache: raw_dtype must be one of fp16, bf16, fp32, got {raw_dtype!r}")
+    return RAW_DTYPES[raw_dtype]
 
 
 def split_spec(spec: str) -> tuple[str, str]:
@@ -62,12 +76,14 @@ class _Role:
     """One role (keys or values) of one layer: a dgq cache per batch row x KV head, or the exact
     rows. Returns what attention reads, [batch, heads, tokens, head_dim] in the model's dtype."""
 
-    def __init__(self, spec: str, role: str, mode: str):
-        self.spec, self.role, self.mode = spec, role, mode
+    def __init__(self, spec: str, role: str, mode: str, raw_dtype: str = "f16"):
+        self.spec, self.role, self.mode, self.raw_dtype = spec, role, mode, raw_dtype
         self.exact = spec in EXACT_SPECS
         self.caches: list[list[CausalCache]] | None = None
         self.raw: torch.Tensor | None = None  # every row appended (exact side, prefill mode)
         self.scheme = None if self.exact or mode == "causal" else Scheme(spec)
+        # Prefill: rule C9's input, the rows in the raw dtype when the scheme keeps rows raw.
+        self.keeps_raw = self.scheme is not None and self.scheme.keeps_raw_rows(role)
         self.held = 0  # prefill mode: bytes of the last compression
 
     def update(self, x: torch.Tensor) -> torch.Tensor:
@@ -82,7 +98,8 @@ class _Role:
         batch, heads, _, head_dim = x.shape
         name = _DTYPES[x.dtype]
         if self.caches is None:
-            self.caches = [[CausalCache(self.spec, self.role, head_dim, name) for _ in range(heads)] for _ in range(batch)]
+            self.caches = [[CausalCache(self.spec, self.role, head_dim, name, self.raw_dtype) for _ in range(heads)]
+                           for _ in range(batch)]
         if len(self.caches) != batch or len(self.caches[0]) != heads:
             raise ParameterError(f"dgq.hf.Cache: {self.role} states of {batch} rows x {heads} heads, the cache holds "
                                  f"{len(self.caches)} x {len(self.caches[0])}")
@@ -93,18 +110,20 @@ class _Role:
                 cache = self.caches[b][h]
                 cache.append(_rows(x[b, h]))
                 cache.read(out=out[b, h])
-        # The final values decode in the input dtype and the raw tail is the input: exact back.
+        # The final values decode in the row dtype and the raw tail is held in it: exact back when
+        # the model's dtype holds the row dtype (f16 in f32), rounded as the model computes otherwise.
         return torch.from_numpy(out).to(device=x.device, dtype=x.dtype)
 
     def _prefill(self) -> torch.Tensor:
         raw = self.raw
         batch, heads, tokens, head_dim = raw.shape
-        name = _DTYPES[raw.dtype]
+        rows = raw.to(_TORCH_DTYPES[self.raw_dtype]) if self.keeps_raw else raw  # rule C9 (round to nearest even)
+        name = _DTYPES[rows.dtype]
         out = np.empty((batch, heads, tokens, head_dim), np.float32)
         self.held = 0
         for b in range(batch):
             for h in range(heads):
-                c = self.scheme.compress(_rows(raw[b, h]), self.role, name)
+                c = self.scheme.compress(_rows(rows[b, h]), self.role, name)
                 c.decompress("f32", out=out[b, h])
                 self.held += c.bytes
         return torch.from_numpy(out).to(device=raw.device, dtype=raw.dtype)
@@ -127,9 +146,9 @@ class Layer(DynamicLayer):
 
     is_croppable = False
 
-    def __init__(self, k_spec: str, v_spec: str, mode: str):
+    def __init__(self, k_spec: str, v_spec: str, mode: str, raw_dtype: str = "f16"):
         super().__init__()
-        self.k, self.v = _Role(k_spec, "k", mode), _Role(v_spec, "v", mode)
+        self.k, self.v = _Role(k_spec, "k", mode, raw_dtype), _Role(v_spec, "v", mode, raw_dtype)
 
     def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
         if not self.is_initialized:
@@ -140,8 +159,8 @@ class Layer(DynamicLayer):
         return self.keys, self.values
 
     def reset(self) -> None:
-        mode = self.k.mode
-        self.k, self.v = _Role(self.k.spec, "k", mode), _Role(self.v.spec, "v", mode)
+        mode, raw_dtype = self.k.mode, self.k.raw_dtype
+        self.k, self.v = _Role(self.k.spec, "k", mode, raw_dtype), _Role(self.v.spec, "v", mode, raw_dtype)
         super().reset()
 
     def _refuse(self, what: str):
@@ -166,19 +185,21 @@ class Cache(_HfCache):
     to a decoder's forward or to generate (transformers 5's name; `past_key_values` still works,
     deprecated). spec: "q8_0", "dgq2:bits=3",
     "K_SPEC/V_SPEC", with "fp32" for an exact side; mode: "causal" (written as a decoder writes
-    it, the default) or "prefill" (re-quantized whole at every forward). Layers are made as the
-    model reaches them."""
+    it, the default) or "prefill" (re-quantized whole at every forward); raw_dtype: the dtype of
+    the rows a scheme keeps raw ("f16", the default, "bf16" or "f32"; docs/spec.md rule C9). Layers
+    are made as the model reaches them."""
 
-    def __init__(self, spec: str = "fp16", mode: str = "causal"):
+    def __init__(self, spec: str = "fp16", mode: str = "causal", raw_dtype: str = "f16"):
         if mode not in MODES:
             raise ParameterError(f"dgq.hf.Cache: mode must be one of {', '.join(MODES)}, got {mode!r}")
         self.k_spec, self.v_spec = split_spec(spec)
         self.mode = mode
+        self.raw_dtype = raw_dtype_name(raw_dtype)
         if mode == "causal":  # refuse a scheme without a causal rule now, not at the first forward
             for side, role in ((self.k_spec, "k"), (self.v_spec, "v")):
                 if side not in EXACT_SPECS:
                     CausalCache(side, role, 1)
-        super().__init__(layer_class_to_replicate=lambda: Layer(self.k_spec, self.v_spec, self.mode))
+        super().__init__(layer_class_to_replicate=lambda: Layer(self.k_spec, self.v_spec, self.mode, self.raw_dtype))
 
     @property
     def spec(self) -> str:
@@ -186,8 +207,8 @@ class Cache(_HfCache):
 
     def held_bytes(self) -> int:
         """Bytes the cache holds now, every layer, row, head and role: the final values as stored
-        plus the raw tail in the model's dtype (causal), the last compression (prefill), the rows
-        themselves (an exact side)."""
+        plus the raw rows in raw_dtype (causal), the last compression (prefill, raw rows in
+        raw_dtype too), the rows themselves in the model's dtype (an exact side)."""
         return sum(layer.k.held_bytes() + layer.v.held_bytes() for layer in self.layers)
 
     def bits_per_element(self) -> float:
@@ -196,4 +217,5 @@ class Cache(_HfCache):
         return 8.0 * self.held_bytes() / elements if elements else float("nan")
 
     def __repr__(self) -> str:
-        return f"dgq.hf.Cache({self.spec!r}, mode={self.mode!r}, layers={len(self.layers)}, tokens={self.get_seq_length()})"
+        return (f"dgq.hf.Cache({self.spec!r}, mode={self.mode!r}, raw_dtype={self.raw_dtype!r}, layers={len(self.layers)}, "
+                f"tokens={self.get_seq_length()})")

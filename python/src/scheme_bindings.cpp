@@ -130,6 +130,11 @@ void bind_schemes(nb::module_& m) {
         return s.scheme->planned_bytes(tokens, channels, parse_dtype(dtype), parse_role(role));
       }, nb::arg("tokens"), nb::arg("channels"), nb::arg("dtype") = "f16", nb::arg("role") = "k",
            "Bytes stored for that shape (exact, or the bound of a family whose data decides its size).")
+      .def("keeps_raw_rows", [](const SchemeObject& s, std::string_view role) {
+        return s.scheme->keeps_raw_rows(parse_role(role));
+      }, nb::arg("role") = "k",
+           "Whether a cache of this scheme may keep a row of the role raw (a causal raw tail, sinks, a residual): "
+           "such rows are held in the cache's raw dtype (docs/spec.md rule C9).")
       .def("__repr__", [](const SchemeObject& s) { return "<dgq.Scheme " + s.scheme->spec() + ">"; });
 }
 

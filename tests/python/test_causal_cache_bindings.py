@@ -31,15 +31,21 @@ def test_a_per_token_format_is_final_on_append():
 
 
 @pytest.mark.parametrize("role", ["k", "v"])
-def test_kivi_after_every_append_is_its_prefill_of_the_tokens_so_far(role):
+@pytest.mark.parametrize("raw_dtype", ["f16", "f32"])
+def test_kivi_after_every_append_is_its_prefill_of_the_tokens_so_far(role, raw_dtype):
+    # Rule C9: KIVI keeps rows raw, so its cache holds the fp32 rows in the raw dtype and is the
+    # prefill of the rows as held: in fp16 (the default) its residual costs 2 bytes an element.
     x = rows()
-    c = dgq.CausalCache("kivi-2:group=16,residual=8", role, 32)
+    held = x.astype(np.float16) if raw_dtype == "f16" else x
+    c = dgq.CausalCache("kivi-2:group=16,residual=8", role, 32, "f32", raw_dtype)
+    assert c.row_dtype == raw_dtype
     for start, size in [(0, 1), (1, 7), (8, 1), (9, 30), (39, 31)]:
         c.append(x[start:start + size])
-        prefill = dgq.compress(x[:start + size], "kivi-2:group=16,residual=8", role)
-        assert np.array_equal(c.read(), prefill.decompress()), (role, start + size)
+        prefill = dgq.compress(held[:start + size], "kivi-2:group=16,residual=8", role)
+        assert np.array_equal(c.read(), prefill.decompress("f32")), (role, start + size)
         assert c.held_bytes == prefill.bytes
     assert c.final_tokens == (70 - 8) // 16 * 16 if role == "k" else 70 - 8
+    assert dgq.CausalCache("q8_0", role, 32, "f32", raw_dtype).row_dtype == "f32"  # a per-token format keeps its input
 
 
 def test_fp16_and_bf16_rows_read_back_widened_exactly():
@@ -71,8 +77,11 @@ def test_read_into_out():
     (lambda: dgq.CausalCache("q8_0", "x", 32), dgq.ParameterError, "role must be 'k'"),
     (lambda: dgq.CausalCache("q8_0", "k", 0), dgq.ParameterError, "channels must be at least 1"),
     (lambda: dgq.CausalCache("q8_0", "k", 32, "f64"), dgq.ParameterError, "f64"),
+    (lambda: dgq.CausalCache("kivi-4", "k", 32, "f32", "f8"), dgq.ParameterError, "f8"),
+    (lambda: dgq.CausalCache("kivi-4", "k", 32).append(np.full((1, 32), 7e4, np.float32)), dgq.InputError,
+     "overflows f16"),
     (lambda: dgq.CausalCache("q8_0", "k", 32).append(rows().astype(np.float16)), dgq.InputError, "needs a float32 array"),
-    (lambda: dgq.CausalCache("q8_0", "k", 16).append(rows()), dgq.InputError, "the cache holds 16"),
+    (lambda: dgq.CausalCache("q8_0", "k", 16).append(rows()), dgq.InputError, "the cache takes 16"),
     (lambda: dgq.CausalCache("q8_0", "k", 32).append(np.full((2, 32), np.nan, np.float32)), dgq.InputError, "NaN|non-finite"),
 ])
 def test_bad_arguments_and_data_are_refused_with_dgqs_messages(make, error, message):

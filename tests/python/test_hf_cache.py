@@ -114,6 +114,25 @@ def test_prefill_mode_is_dgq_eval_prefill_and_a_look_ahead_family_tells_the_two_
     assert abs(prefill_runs[kivi]["kld"] - causal_runs[kivi]["kld"]) > 3 * KLD_RTOL * causal_runs[kivi]["kld"]
 
 
+@pytest.mark.parametrize("mode", ["causal", "prefill"])
+def test_the_raw_dtype_is_dgq_evals(dgq_bin, tiny, mode):
+    """raw_dtype="fp32" holds the raw rows (KIVI's residual and open group) as `dgq eval
+    --raw-dtype fp32` does, in twice the bytes of the default fp16 (docs/spec.md rule C9)."""
+    spec = "kivi-2:group=16,residual=8"
+    runs = {r: eval_runs(dgq_bin, tiny["dir"] / "model.h5", tiny["dir"] / "tokens.h5",
+                         tiny["dir"] / f"raw-{mode}-{r}.h5", [spec], "--base", "fp32", "--cache", mode,
+                         "--raw-dtype", r, ctx=CTX, chunks=1)["runs"][1] for r in ("fp16", "fp32")}
+    assert runs["fp16"]["stored_bytes"] < runs["fp32"]["stored_bytes"]
+    for raw_dtype, run in runs.items():
+        cache = dgq.hf.Cache(spec, mode=mode, raw_dtype=raw_dtype)
+        if mode == "causal":
+            decode_logits(tiny["model"], tiny["ids"], cache)
+        else:
+            prefill_logits(tiny["model"], tiny["ids"], cache)
+        assert cache.held_bytes() == run["stored_bytes"], raw_dtype
+        assert f"raw_dtype={cache.raw_dtype!r}" in repr(cache)
+
+
 def test_generate_with_an_exact_cache_gives_transformers_tokens(tiny):
     prompt = torch.tensor([[int(t) for t in tiny["ids"][:16]]])
     kwargs = {"max_new_tokens": 8, "do_sample": False, "pad_token_id": 0}
@@ -157,6 +176,7 @@ def test_a_layer_reads_what_dgqs_causal_cache_reads(spec, dtype):
     (lambda: dgq.hf.Cache("q8_O"), "did you mean 'q8_0'?"),
     (lambda: dgq.hf.Cache("q8_0/q4_0/q4_1"), "must be one scheme or 'K_SPEC/V_SPEC'"),
     (lambda: dgq.hf.Cache("q8_0", mode="lookahead"), "mode must be one of causal, prefill"),
+    (lambda: dgq.hf.Cache("kivi-4", raw_dtype="fp8"), "raw_dtype must be one of fp16, bf16, fp32"),
 ])
 def test_bad_specs_are_refused_with_the_clis_message(make, message):
     with pytest.raises(dgq.ParameterError, match=message.replace("(", r"\(").replace(")", r"\)").replace("?", r"\?")):
