@@ -257,6 +257,30 @@ def load_eval_summaries(folder: Path, allow_mixed: bool = False) -> list[dict]:
     return docs
 
 
+# What a run held its raw rows in (docs/spec.md rule C9) when it does not say: the runner's fp32,
+# the only dtype before `--raw-dtype` (2026-12-07).
+RAW_DTYPE_BEFORE_THE_OPTION = "f32"
+RAW_DTYPE_WORDS = {"f16": "fp16", "bf16": "bf16", "f32": "fp32"}
+
+
+def raw_dtype_of(attrs: dict) -> str:
+    """A run's `raw_dtype` ("f16", "bf16", "f32", or "none" where its cache keeps no raw row), from
+    its attributes, a JSON summary's scheme entry or a run dict; "f32" where it was not recorded."""
+    return str(attrs.get("raw_dtype", RAW_DTYPE_BEFORE_THE_OPTION))
+
+
+def raw_rows_words(runs) -> str:
+    """"raw rows held in fp16" for a table of runs (attribute dicts), from the runs whose cache keeps
+    raw rows; "no raw rows" when none does. A table must not mix raw dtypes without a column that
+    says which: ValueError names the dtypes found, so a notebook fails rather than publishes one."""
+    found = sorted({raw_dtype_of(r) for r in runs} - {"none"})
+    if len(found) > 1:
+        raise ValueError(f"runs hold their raw rows in {', '.join(found)}: give the table a raw dtype column")
+    if not found:
+        return "no raw rows"
+    return f"raw rows held in {RAW_DTYPE_WORDS.get(found[0], found[0])} (docs/spec.md rule C9)"
+
+
 def nominal(value: float, grid) -> float:
     """The grid point closest to a measured value (e.g. the noise rate a mask was made for:
     round(rate * (L - 1)) tokens of L are marked, so the measured share is only close)."""

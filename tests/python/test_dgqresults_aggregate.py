@@ -45,3 +45,14 @@ def test_short_spec_shortens_each_part_of_a_layer_plan_and_of_a_pair():
     assert (dgqresults.short_spec(f"{canonical};0-2,5={canonical}/fp32;7=q4_0")
             == "dgq3:kbits=5,vbits=3,center=kv,hi_frac=0.05;0-2,5=dgq3:kbits=5,vbits=3,center=kv,hi_frac=0.05/fp32;7=q4_0")
     assert dgqresults.short_spec("q8_0/dgq3:block=64,kbits=3") == "q8_0/dgq3:kbits=3"
+
+
+def test_a_table_names_the_raw_dtype_of_its_runs_and_refuses_to_mix_two():
+    new = [{"spec": "q8_0", "raw_dtype": "none"}, {"spec": "kivi-4", "raw_dtype": "f16"}]
+    assert dgqresults.raw_rows_words(new) == "raw rows held in fp16 (docs/spec.md rule C9)"
+    assert dgqresults.raw_rows_words([{"spec": "q8_0", "raw_dtype": "none"}]) == "no raw rows"
+    # A run written before --raw-dtype held its raw rows in the runner's fp32.
+    old = [{"spec": "kivi-4"}]
+    assert dgqresults.raw_dtype_of(old[0]) == "f32"
+    with pytest.raises(ValueError, match="f16, f32"):
+        dgqresults.raw_rows_words(new + old)
