@@ -5,7 +5,7 @@
 #   experiments/run.sh [--quick] [NAME...]
 #
 # NAME: baseline group_ratio min_var segments_vs_length noise markers memory claims (default:
-# all), and e2e, frontier, frontier-confirm, frontier-causal, frontier-serving, dgq3, dgq3-low, dgq3-passkey,
+# all), and e2e, frontier, frontier-confirm, frontier-causal, frontier-serving, dgq3, dgq3-ablation, dgq3-low, dgq3-passkey,
 # dgq3-prerope, dgq3-layers, dgq3-grid, dgq3-best, dgq3-roles, long-context (language models;
 # only when named). The claims ledger is rebuilt after any run. --quick uses experiments/NAME-quick.toml
 # where one exists (small synthetic traces; a few minutes on 2 cores); the full mode uses
@@ -39,7 +39,7 @@ for arg in "$@"; do
     -h|--help) usage; exit 0 ;;
     -*) echo "run.sh: unknown option '$arg'" >&2; usage >&2; exit 2 ;;
     *)
-      if [[ " ${ALL[*]} claims e2e frontier frontier-confirm frontier-causal frontier-serving dgq3 dgq3-low dgq3-passkey dgq3-prerope dgq3-layers dgq3-grid dgq3-best dgq3-roles long-context " != *" $arg "* ]]; then
+      if [[ " ${ALL[*]} claims e2e frontier frontier-confirm frontier-causal frontier-serving dgq3 dgq3-ablation dgq3-low dgq3-passkey dgq3-prerope dgq3-layers dgq3-grid dgq3-best dgq3-roles long-context " != *" $arg "* ]]; then
         echo "run.sh: unknown experiment '$arg' (known: ${ALL[*]} claims)" >&2
         exit 2
       fi
@@ -288,9 +288,12 @@ run_frontier-serving() { frontier_sweep frontier-serving clean; }
 # n_ctx 4096 (dgq3-long.toml), causal, into dgq3-ablation.h5 and dgq3-long.h5; notebook dgq3.ipynb.
 # Then dgq3-low, dgq3-prerope, dgq3-layers, dgq3-grid, dgq3-best and dgq3-passkey (below).
 run_dgq3() {
-  frontier_sweep dgq3-ablation clean; frontier_sweep dgq3-long clean; run_dgq3-low; run_dgq3-prerope; run_dgq3-layers
+  run_dgq3-ablation; run_dgq3-low; run_dgq3-prerope; run_dgq3-layers
   run_dgq3-grid; run_dgq3-best; run_dgq3-roles; run_dgq3-passkey
 }
+# dgq3-ablation: the first two sweeps of dgq3 alone (the ablation at n_ctx 1024 and the combined
+# points at 4096) and the dgq3 block, so that the block can be regenerated without the rest.
+run_dgq3-ablation() { frontier_sweep dgq3-ablation clean; frontier_sweep dgq3-long clean; }
 # dgq3-prerope: the candidate "pre-RoPE keys" (experiments/dgq3-prerope.toml: each cache with its
 # keys stored after and before RoPE), into dgq3-prerope.h5; notebook dgq3-prerope.ipynb. About
 # 25 min on the 2-core machine.
