@@ -4,12 +4,14 @@ de-quantization of the Q4_1 file, its LlamaForCausalLM), against `dgq eval` on t
 text. The slower check of docs/python.md (about 3 min on the 2-core machine; not in ctest):
     tests/python/run_hf_tests.sh --smollm2
 Checks: an exact cache gives dgq's runner's log-probabilities; decoding token by token with a dgq
-cache holds exactly the bytes `dgq eval --cache causal` counts, and gives its KLD: within 1 % for
+cache holds exactly the bytes `dgq eval --cache causal` counts, and gives its KLD: within 3 % for
 KIVI, within a factor 1.5 for the others. Why so loose: on 127 scored tokens of SmolLM2 the KLD of
 a per-token format depends on the fp32 arithmetic order of the forward pass itself (which codes
 round which way): dgq eval's own KLD moves by 8-21 % between its fast and its row-exact
 arithmetic (q8_0 1.32e-3 vs 1.59e-3, q4_0:rot=hadamard 0.179 vs 0.152, measured 2026-12-03), and
-transformers is a third order. KIVI's KLD moved by 0.03 %. The figures are printed (pytest -s)
+transformers is a third order. KIVI's KLD moved by 0.03 % while its raw rows were held in fp32; held
+in fp16 (rule C9, 2026-12-07) it moves by 1.2 % (5.04e-1 vs 4.99e-1): a last-bit difference of
+an fp32 key can now move a raw row by one fp16 step. The figures are printed (pytest -s)
 for docs/python.md, and written as the fragment docs/results/hf-agreement.md by
 `tests/python/run_hf_tests.sh --smollm2 --update-docs` (DGQ_HF_FRAGMENT names the file).
 """
@@ -38,8 +40,8 @@ CTX = 256
 FIRST_SCORED = CTX // 2
 SCHEMES = ["q8_0", "q4_0:rot=hadamard", "kivi-2",
            "dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128,rot=hadamard,rot_on=v", "q8_0/q4_0"]
-STABLE = {"kivi-2"}  # KIVI's KLD does not move with the arithmetic order (above)
-STABLE_KLD_RTOL = 1e-2
+STABLE = {"kivi-2"}  # KIVI's KLD moves little with the arithmetic order (above)
+STABLE_KLD_RTOL = 3e-2
 KLD_RATIO_BOUND = 1.5
 EXACT_LOGP_ATOL = 1e-3
 
