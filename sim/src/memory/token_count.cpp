@@ -40,6 +40,7 @@ std::int64_t parse_token_count(const std::string& text) {
     value = value * 10 + (c - '0');
   }
   if (value > kMaxTokens / factor) refuse(text);
+  if (value == 0) throw ParameterError("--tokens: must be >= 1, got " + text);
   return value * factor;
 }
 
