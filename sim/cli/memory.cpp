@@ -206,8 +206,20 @@ void register_memory(CLI::App& app) {
       ->check(shape_value);
   cmd->add_option("--config", args->config_path,
                   "the model's Hugging Face config.json, or its GGUF (its metadata; instead of --model)");
+  // Checked when the line is read, as every numeric option is: "memory: --tokens: must be >= 1, got 0".
+  const CLI::Validator token_count(
+      [](const std::string& text) -> std::string {
+        try {
+          (void)sim::parse_token_count(text);
+          return "";
+        } catch (const ParameterError& e) {
+          return e.what();
+        }
+      },
+      "", "token count");
   cmd->add_option("--tokens", args->token_texts, "context lengths, comma-separated: 8192, 8k, 128k, 1m")
       ->delimiter(',')
+      ->check(token_count)
       ->capture_default_str();
   cmd->add_flag("--article-note", args->article_note,
                 "also print how the source article's 128K figures compare (docs/results.md, claims ledger)");

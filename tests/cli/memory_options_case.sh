@@ -25,7 +25,7 @@ done
 
 # Zero tokens: no cache to size (it printed a ratio of 0.0000, exit 0).
 out=$("$dgq" memory --model llama-3.1-8b --tokens 8k,0 --scheme fp16 2>&1) && fail "--tokens 0 accepted: $out"
-[ "$out" = "dgq: error: --tokens: must be >= 1, got 0" ] || fail "--tokens 0: $out"
+[ "$out" = "dgq: error: memory: --tokens: must be >= 1, got 0; run 'dgq memory --help'" ] || fail "--tokens 0: $out"
 
 # A head_dim some families cannot hold: by default they are left out and named; asked for, refused.
 out=$("$dgq" memory --layers 2 --kv-heads 2 --head-dim 96 --tokens 8 2>&1) || fail "head_dim 96: $out"

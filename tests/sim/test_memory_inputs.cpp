@@ -34,7 +34,7 @@ TEST_CASE("token counts: empty, a lone suffix, fractions and other suffixes are 
 // Issue 49: `dgq memory --tokens 0` printed a row of 0 bytes with a ratio of 0.0000, exit 0.
 TEST_CASE("token counts: zero tokens is refused, in any spelling", "[memory]") {
   for (const std::string zero : {"0", "0k", "00", "0M"})
-    REQUIRE_THROWS_WITH(parse_token_count(zero), "--tokens: must be >= 1, got " + zero);
+    REQUIRE_THROWS_WITH(parse_token_count(zero), "must be >= 1, got " + zero);
 }
 
 TEST_CASE("token counts: plain numbers, k and m are powers of 1024, either case", "[memory]") {

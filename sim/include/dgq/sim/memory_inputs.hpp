@@ -9,7 +9,8 @@ namespace dgq::sim {
 
 // "8192", "8k"/"8K" (x 1024), "1m"/"1M" (x 1048576). Throws ParameterError naming the text for
 // anything else (empty, negative, a fraction, another suffix, or more than 2^40 tokens), and 0
-// ("--tokens: must be >= 1, got 0": a cache of no tokens has no ratio to report).
+// ("must be >= 1, got 0": a cache of no tokens has no ratio to report); the caller names the
+// option (`dgq memory --tokens` checks each value when its command line is read).
 std::int64_t parse_token_count(const std::string& text);
 
 // The most layers, KV heads or channels per head `dgq memory` takes from the command line or a
