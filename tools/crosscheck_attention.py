@@ -5,7 +5,7 @@ For one replayed layer of a results file, recomputes for every query head and pr
 original trace and the decompressed K/V the replay stored (`dgq replay --save-decompressed`):
 
     p  = softmax(q·k_j / sqrt(d)) over keys 0..pos,   p̂ likewise with the decompressed keys
-    KL(p‖p̂) = Σ_{p_j>0} p_j (ln p_j − ln max(p̂_j, 1e-300))
+    KL(p‖p̂) = max(0, Σ_{p_j>1e-300} p_j (ln p_j − ln max(p̂_j, 1e-300)))
     out error = ‖o − ô‖ / ‖o‖,  o = Σ p_j v_j,  ô = Σ p̂_j v̂_j
 
 with numpy's own fp64 arithmetic (its dot products, exp and sums, not the replay's fixed
@@ -66,8 +66,8 @@ def softmax(logits: np.ndarray) -> np.ndarray:
 
 
 def kl_divergence(p: np.ndarray, p_hat: np.ndarray) -> float:
-    m = p > 0
-    return float(np.sum(p[m] * (np.log(p[m]) - np.log(np.maximum(p_hat[m], KL_PROBABILITY_FLOOR)))))
+    m = p > KL_PROBABILITY_FLOOR
+    return max(0.0, float(np.sum(p[m] * (np.log(p[m]) - np.log(np.maximum(p_hat[m], KL_PROBABILITY_FLOOR))))))
 
 
 def relative_l2(o: np.ndarray, o_hat: np.ndarray) -> float:

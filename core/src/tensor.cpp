@@ -10,6 +10,7 @@
 
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
+#include "dgq/non_finite_name.hpp"
 
 #if defined(__AVX2__) && defined(__F16C__)
 #include <immintrin.h>
@@ -255,7 +256,7 @@ ConstTensor convert_tensor(ConstTensor x, DType to, std::vector<std::uint8_t>& o
 
 void throw_non_finite(std::string_view who, float v, std::int64_t index, std::int64_t channels,
                       std::int64_t first_token) {
-  throw InputError(std::string(who) + ": non-finite value " + (std::isnan(v) ? "nan" : "inf") + " at token " +
+  throw InputError(std::string(who) + ": non-finite value " + std::string(non_finite_name(v)) + " at token " +
                    std::to_string(first_token + index / channels) + ", channel " + std::to_string(index % channels));
 }
 

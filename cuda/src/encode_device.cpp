@@ -9,6 +9,7 @@
 #include "dgq/cuda/dgq_cuda.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
+#include "dgq/non_finite_name.hpp"
 #include "encode_faults.hpp"
 #include "kernels/kernels.hpp"
 
@@ -176,7 +177,7 @@ std::string describe(const EncodeFault& f, std::int64_t unit_label) {
       msg << "no fault";
       break;
     case EncodeFault::non_finite:
-      msg << "non-finite value " << f.value << " at token " << f.token << ", channel " << f.channel;
+      msg << "non-finite value " << non_finite_name(f.value) << " at token " << f.token << ", channel " << f.channel;
       break;
     case EncodeFault::variance_overflow:
       msg << "variance of token " << f.token << " overflows fp32 (values too large)";

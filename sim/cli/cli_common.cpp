@@ -10,11 +10,12 @@
 #include "dgq/errors.hpp"
 #include "dgq/kv_pair.hpp"
 #include "dgq/sim/replay.hpp"
+#include "number_options.hpp"
 
 namespace dgq::cli {
 
 namespace {
-constexpr long long kMaxThreads = 1024;
+constexpr std::int64_t kMaxThreads = 1024;
 }  // namespace
 
 void add_device_option(CLI::App& cmd, std::string& device) {
@@ -26,12 +27,9 @@ void add_device_option(CLI::App& cmd, std::string& device) {
 }
 
 void add_threads_option(CLI::App& cmd, int& threads) {
+  // The upper bound: libgomp crashes creating 100000 threads.
   cmd.add_option("--threads", threads, "OpenMP threads (0 = default); the output does not depend on it")
-      ->check(CLI::NonNegativeNumber)
-      ->each([](const std::string& value) {  // libgomp crashes creating 100000 threads
-        if (std::stoll(value) > kMaxThreads)
-          throw ParameterError("--threads " + value + " is outside [0, " + std::to_string(kMaxThreads) + "]");
-      })
+      ->check(whole_number(0, kMaxThreads, "0 = OpenMP's default"))
       ->capture_default_str();
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <memory>
 
 #include "cli_common.hpp"
@@ -14,6 +15,7 @@
 #include "dgq/errors.hpp"
 #include "dgq/sim/eval.hpp"
 #include "eval_passkey.hpp"
+#include "number_options.hpp"
 
 namespace dgq::cli {
 namespace {
@@ -42,7 +44,7 @@ void run_passkey_task(EvalArgs& a, const CLI::App& cmd) {
   p.task_path = a.options.text_path;
   p.output_path = a.options.output_path;
   p.json_path = a.options.json_path;
-  p.schemes = scheme_list(a.schemes, "--schemes");
+  p.schemes = scheme_list(a.schemes, "--scheme");
   p.query_rounding = sim::parse_query_rounding(a.query_rounding);
   p.cache = sim::parse_cache_mode(a.cache.empty() ? "causal" : a.cache);
   p.keys = sim::parse_key_position(a.keys);
@@ -65,7 +67,7 @@ void run_eval_command(EvalArgs& a, const CLI::App& cmd) {
     a.options.text_path = a.text_file;
     a.options.text_is_plain = true;
   }
-  a.options.schemes = scheme_list(a.schemes, "--schemes");  // the name eval has always reported
+  a.options.schemes = scheme_list(a.schemes, "--scheme");
   a.options.query_rounding = sim::parse_query_rounding(a.query_rounding);
   a.options.cache = sim::parse_cache_mode(a.cache.empty() ? "prefill" : a.cache);
   a.options.keys = sim::parse_key_position(a.keys);
@@ -95,14 +97,16 @@ void register_eval(CLI::App& app) {
                   "Plain UTF-8 text, tokenized with the --model GGUF's own tokenizer (instead of --text; --task "
                   "perplexity)")
       ->excludes(text);
-  cmd->add_option("--ctx", o.ctx, "Chunk length n_ctx (llama.cpp's -c); required by --task perplexity");
+  cmd->add_option("--ctx", o.ctx, "Chunk length n_ctx (llama.cpp's -c); required by --task perplexity")
+      ->check(whole_number(sim::kMinEvalCtx, std::numeric_limits<std::int64_t>::max()));  // the model bounds it above
   add_scheme_list_options(*cmd, args->schemes, scheme_option_help("Scheme spec, repeatable; fp32 = exact cache"));
   cmd->add_option("-o,--output", o.output_path, "Results file (HDF5, docs/eval.md)")->required();
   cmd->add_option("--json", o.json_path, "Also write a JSON summary here");
   cmd->add_option("--base", o.base, "The reference cache of the KL divergence (default fp16)");
   cmd->add_option("--base-logits", o.base_logits_path,
                   "Base logits file: reused when it exists (same model, text, ctx, base), else written");
-  cmd->add_option("--chunks", o.max_chunks, "Score only the first N chunks (0 = all)");
+  cmd->add_option("--chunks", o.max_chunks, "Score only the first N chunks (0 = all)")
+      ->check(whole_number(0, std::numeric_limits<std::int64_t>::max(), "0 = every whole chunk"));
   cmd->add_option("--query-rounding", args->query_rounding,
                   "off (default) | q8_0: round queries as ggml's CPU path does (q8_0 for quantized caches, fp16 for fp16)");
   cmd->add_option("--cache", args->cache,
@@ -120,13 +124,14 @@ void register_eval(CLI::App& app) {
                   "to in it (docs/eval.md, Raw rows; docs/spec.md rule C9)");
   cmd->add_option("--ubatch", o.ubatch,
                   "Causal cache: 0 (default) = one pass at prefill cost, each query reading the cache as it was when its "
-                  "token was appended; N = the literal decoder in micro-batches of N tokens (1 = token by token)");
+                  "token was appended; N = the literal decoder in micro-batches of N tokens (1 = token by token)")
+      ->check(whole_number(0, std::numeric_limits<std::int64_t>::max(), "0 = one pass"));
   cmd->add_flag("--progress", args->progress, "Progress on stderr also when it is not a terminal: one line per step");
   cmd->add_flag("--row-exact", args->row_exact,
                 "Fixed-order arithmetic per row, independent of batching (slow): with it --ubatch 1 and the one-pass "
                 "causal cache give identical logits");
   cmd->add_flag("--save-logits", o.save_logits, "Store every scheme's scored logits in the results (small runs only)");
-  cmd->add_option("--threads", args->threads, "OpenMP threads (0 = default)");
+  add_threads_option(*cmd, args->threads);
   cmd->add_flag("--allow-mixed-versions", o.allow_mixed_versions,
                 "Reuse finished chunks and base logits written by another dgq build; the results are labelled with "
                 "every contributing version (dgq_version A+B)");

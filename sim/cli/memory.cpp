@@ -20,6 +20,7 @@
 #include "dgq/sim/memory_inputs.hpp"
 #include "dgq/sim/model_shapes.hpp"
 #include "dgq/sim/text_output.hpp"
+#include "number_options.hpp"
 
 namespace dgq::cli {
 
@@ -89,14 +90,45 @@ void print_article_note() {
       "      (docs/results.md, claims ledger).\n");
 }
 
-std::vector<MemoryRow> memory_rows(const MemoryArgs& a, const Shape& s) {
-  std::vector<std::string> specs = a.schemes.empty() ? scheme_families() : a.schemes;
+// The schemes of the table: those asked for, each refused by name when it cannot hold heads of
+// s.head_dim channels; by default every family that can, the others named in `left_out`.
+std::vector<std::string> table_specs(const MemoryArgs& a, const Shape& s, std::vector<std::string>& left_out) {
+  if (a.schemes.empty()) {
+    std::vector<std::string> families;
+    for (const std::string& family : scheme_families()) {
+      if (sim::head_dim_refusal(family, s.head_dim).empty()) {
+        families.push_back(family);
+      } else {
+        left_out.push_back(family);
+      }
+    }
+    return families;
+  }
+  for (const std::string& spec : a.schemes) {
+    if (const std::string refused = sim::head_dim_refusal(spec, s.head_dim); !refused.empty())
+      throw ParameterError("memory: head_dim " + std::to_string(s.head_dim) + ": " + refused);
+  }
+  return a.schemes;
+}
+
+// a * b, refused rather than wrapped past 2^64 (2^20 layers x 2^20 heads x 2^40 tokens).
+std::uint64_t checked_product(std::uint64_t a, std::uint64_t b, const Shape& s, std::int64_t tokens) {
+  std::uint64_t product = 0;
+  if (__builtin_mul_overflow(a, b, &product))
+    throw ParameterError("memory: " + std::to_string(s.layers) + " layers x " + std::to_string(s.kv_heads) +
+                         " KV heads x " + std::to_string(tokens) + " tokens x head_dim " + std::to_string(s.head_dim) +
+                         " is more than 2^64 bytes");
+  return product;
+}
+
+std::vector<MemoryRow> memory_rows(const std::vector<std::string>& specs, const MemoryArgs& a, const Shape& s) {
   std::vector<std::unique_ptr<Scheme>> schemes;
   for (const auto& spec : specs) schemes.push_back(make_scheme(spec));
   std::vector<MemoryRow> rows;
   for (const std::int64_t tokens : a.tokens) {
     const auto units = static_cast<std::uint64_t>(s.layers) * static_cast<std::uint64_t>(s.kv_heads);
-    const std::uint64_t fp16 = 2 * units * static_cast<std::uint64_t>(tokens) * s.head_dim * 2;
+    const std::uint64_t elements = checked_product(units, static_cast<std::uint64_t>(tokens) * s.head_dim, s, tokens);
+    const std::uint64_t fp16 = checked_product(elements, 4, s, tokens);  // K and V, 2 bytes each
     for (std::size_t i = 0; i < schemes.size(); ++i) {
       const Scheme& scheme = *schemes[i];
       // Rule C9: a role that keeps rows raw holds its rows in the raw dtype.
@@ -104,12 +136,21 @@ std::vector<MemoryRow> memory_rows(const MemoryArgs& a, const Shape& s) {
         const DType rows = scheme.keeps_raw_rows(role) ? a.raw_dtype : DType::f16;
         return scheme.planned_bytes(tokens, s.head_dim, rows, role);
       };
-      const std::uint64_t bytes = units * (role_bytes(TensorRole::key) + role_bytes(TensorRole::value));
+      const std::uint64_t head_bytes = role_bytes(TensorRole::key) + role_bytes(TensorRole::value);
+      const std::uint64_t bytes = checked_product(units, head_bytes, s, tokens);
       rows.push_back({tokens, scheme.spec(), specs[i], bytes,
                       bytes ? static_cast<double>(fp16) / static_cast<double>(bytes) : 0.0});
     }
   }
   return rows;
+}
+
+void print_left_out(const Shape& s, const std::vector<std::string>& left_out) {
+  if (left_out.empty()) return;
+  std::string names;
+  for (const std::string& family : left_out) names += (names.empty() ? "" : ", ") + family;
+  std::printf("not listed (they cannot hold head_dim %d; `dgq memory --scheme FAMILY` says why): %s\n", s.head_dim,
+              names.c_str());
 }
 
 void print_rows(const Shape& s, DType raw_dtype, const std::vector<MemoryRow>& rows) {
@@ -148,8 +189,11 @@ void write_json(const std::string& path, const MemoryArgs& a, const Shape& s, co
 
 void run_memory(const MemoryArgs& a) {
   const Shape s = resolve_shape(a);
-  const auto rows = memory_rows(a, s);
+  std::vector<std::string> left_out;
+  const std::vector<std::string> specs = table_specs(a, s, left_out);
+  const auto rows = memory_rows(specs, a, s);
   print_rows(s, a.raw_dtype, rows);
+  print_left_out(s, left_out);
   if (!a.json_path.empty()) write_json(a.json_path, a, s, rows);
   if (a.article_note) print_article_note();
 }
@@ -164,14 +208,28 @@ void register_memory(CLI::App& app) {
   const std::string help = model_option_help(names);
   std::sort(names.begin(), names.end());  // CLI::IsMember's refusal lists them sorted
   cmd->add_option("--model", args->model, help)->check(CLI::IsMember(names));
-  cmd->add_option("--layers", args->shape.layers, "layers (overrides --model)")->check(CLI::PositiveNumber);
-  cmd->add_option("--kv-heads", args->shape.kv_heads, "KV heads (overrides --model)")->check(CLI::PositiveNumber);
-  cmd->add_option("--head-dim", args->shape.head_dim, "channels per head (overrides --model)")
-      ->check(CLI::PositiveNumber);
+  const CLI::Validator shape_value = whole_number(1, sim::kMaxShapeValue);
+  cmd->add_option("--layers", args->shape.layers, "layers (overrides --model)")->check(shape_value);
+  cmd->add_option("--kv-heads", args->shape.kv_heads, "KV heads (overrides --model)")->check(shape_value);
+  cmd->add_option("--head-dim", args->shape.head_dim,
+                  "channels per head (overrides --model); each scheme must take it, as its deployment does")
+      ->check(shape_value);
   cmd->add_option("--config", args->config_path,
                   "the model's Hugging Face config.json, or its GGUF (its metadata; instead of --model)");
+  // Checked when the line is read, as every numeric option is: "memory: --tokens: must be >= 1, got 0".
+  const CLI::Validator token_count(
+      [](const std::string& text) -> std::string {
+        try {
+          (void)sim::parse_token_count(text);
+          return "";
+        } catch (const ParameterError& e) {
+          return e.what();
+        }
+      },
+      "", "token count");
   cmd->add_option("--tokens", args->token_texts, "context lengths, comma-separated: 8192, 8k, 128k, 1m")
       ->delimiter(',')
+      ->check(token_count)
       ->capture_default_str();
   cmd->add_flag("--article-note", args->article_note,
                 "also print how the source article's 128K figures compare (docs/results.md, claims ledger)");

@@ -82,6 +82,30 @@ std::string message_without_command(const CLI::App& app, const std::vector<std::
   return "no command given; run 'dgq --help' for the list";
 }
 
+// What an option's type takes, for a value CLI11 could not convert to it.
+std::string what_type_takes(const CLI::Option& opt) {
+  const std::string type = opt.get_type_name();
+  // Integer options carry number_options.hpp's checks, which refuse first; this is the rest.
+  if (type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0) return "a whole number";
+  if (type.rfind("FLOAT", 0) == 0) return "a number";
+  return "a value of type " + type;
+}
+
+// CLI11's message, or for a value it could not convert ("Could not convert: --noise-rate = x",
+// its words for every option without a dgq check) the option, the text and what it takes.
+std::string in_dgq_words(const CLI::App& command, const CLI::ParseError& e) {
+  const std::string text = e.what();
+  const std::string prefix = "Could not convert: ";
+  const std::size_t equals = text.find(" = ");
+  if (dynamic_cast<const CLI::ConversionError*>(&e) == nullptr || text.rfind(prefix, 0) != 0 ||
+      equals == std::string::npos)
+    return text;
+  const std::string name = text.substr(prefix.size(), equals - prefix.size());
+  const CLI::Option* opt = option_named(command, name);
+  if (opt == nullptr) return text;
+  return name + ": must be " + what_type_takes(*opt) + ", got '" + text.substr(equals + 3) + "'";
+}
+
 std::string message_for_command(const CLI::App& app, const CLI::App& command, const std::vector<std::string>& args,
                                 std::size_t at, const CLI::ParseError& e) {
   const std::string hint = "; run 'dgq " + command.get_name() + " --help'";
@@ -96,7 +120,7 @@ std::string message_for_command(const CLI::App& app, const CLI::App& command, co
     return command.get_name() + ": unknown option '" + option + "'" + did_you_mean(option, option_spellings(command)) +
            hint;
   }
-  return command.get_name() + ": " + e.what() + hint;
+  return command.get_name() + ": " + in_dgq_words(command, e) + hint;
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "dgq/errors.hpp"
 #include "dgq/sim/replay.hpp"
 #include "dgq/sim/results.hpp"
+#include "number_options.hpp"
 
 namespace dgq::cli {
 
@@ -116,7 +117,9 @@ void register_replay(CLI::App& app) {
   cmd->add_option("--name", args->names, "Run name, one per --scheme (single trace only); default SPEC@TRACE_STEM");
   add_threads_option(*cmd, args->threads);
   add_device_option(*cmd, args->device);
-  cmd->add_option("--layers", args->layers, "Replay only these layers (e.g. 0,3,5)")->delimiter(',');
+  cmd->add_option("--layers", args->layers, "Replay only these layers (e.g. 0,3,5)")
+      ->delimiter(',')
+      ->check(whole_number(0));  // the trace decides the upper bound
   cmd->add_flag("--force", args->force, "Replace runs of the same name");
   cmd->add_flag("--save-decompressed", args->keep_decompressed,
                 "Store the decompressed K and V of every replayed layer in the run (for cross-checks; use with --layers)");

@@ -14,6 +14,7 @@
 #include "dgq/sim/results.hpp"
 #include "dgq/sim/slurm.hpp"
 #include "dgq/sim/slurm_submission.hpp"
+#include "number_options.hpp"
 
 namespace dgq::cli {
 
@@ -89,19 +90,19 @@ void register_slurm(CLI::App& app) {
   cmd->add_option("-o,--output", r.output, "Merged results file, written by the merge job")->required();
   cmd->add_option("--tasks", r.slurm.tasks, "Array size N: task i runs --shard i/N")
       ->required()
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1));
   cmd->add_option("--dir", r.dir, "Submission folder: scripts, shards/, logs/ (default OUTPUT.slurm)");
   cmd->add_option("--partition", r.slurm.partition, "#SBATCH --partition");
   cmd->add_option("--time", r.slurm.time, "#SBATCH --time, per task and for the merge (e.g. 2:00:00)");
   cmd->add_option("--cpus-per-task", r.slurm.cpus_per_task, "#SBATCH --cpus-per-task; tasks set OMP_NUM_THREADS "
                                                             "from SLURM_CPUS_PER_TASK")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1));
   cmd->add_option("--mem", r.slurm.mem, "#SBATCH --mem (e.g. 16G)");
   cmd->add_option("--gpus-per-task", r.slurm.gpus_per_task, "#SBATCH --gpus-per-task (with --device cuda)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1));
   add_device_option(*cmd, r.slurm.device);
   cmd->add_option("--max-running", r.slurm.max_running, "At most K tasks at once (--array=...%K)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1));
   cmd->add_option("--sbatch-line", r.slurm.extra_lines,
                   "Extra #SBATCH line for both jobs, e.g. --sbatch-line=--qos=long (repeatable)")
       ->allow_extra_args(false);  // one line per occurrence, so a positional after it stays one

@@ -23,6 +23,20 @@ for bad in 8x 1.5k -8 k '' 99999999999999; do
   grep -q "dgq: error: .*--tokens: '$bad' is not a token count" <<<"$out" || fail "--tokens '$bad': $out"
 done
 
+# Zero tokens: no cache to size (it printed a ratio of 0.0000, exit 0).
+out=$("$dgq" memory --model llama-3.1-8b --tokens 8k,0 --scheme fp16 2>&1) && fail "--tokens 0 accepted: $out"
+[ "$out" = "dgq: error: memory: --tokens: must be >= 1, got 0; run 'dgq memory --help'" ] || fail "--tokens 0: $out"
+
+# A head_dim some families cannot hold: by default they are left out and named; asked for, refused.
+out=$("$dgq" memory --layers 2 --kv-heads 2 --head-dim 96 --tokens 8 2>&1) || fail "head_dim 96: $out"
+grep -Eq '^8 +q8_0 +' <<<"$out" || fail "q8_0 (blocks of 32 divide 96) not listed: $out"
+grep -Eq '^8 +(turboquant|dgq3) ' <<<"$out" && fail "a family that cannot hold head_dim 96 listed: $out"
+grep -q '^not listed (they cannot hold head_dim 96; .*): .*dgq3' <<<"$out" || fail "no note naming dgq3: $out"
+out=$("$dgq" memory --layers 2 --kv-heads 2 --head-dim 100 --tokens 8 2>&1) || fail "head_dim 100: $out"
+grep -Eq '^not listed .*: .*q8_0.*turboquant' <<<"$out" || fail "q8_0 and turboquant not named at head_dim 100: $out"
+out=$("$dgq" memory --layers 2 --kv-heads 2 --head-dim 100 --tokens 8 --scheme q8_0 2>&1) && fail "q8_0 at 100 accepted: $out"
+grep -q "^dgq: error: memory: head_dim 100: q8_0: llama.cpp stores it in blocks of 32 channels" <<<"$out" || fail "q8_0 at 100: $out"
+
 # Qwen2.5-0.5B: 24 layers x 2 KV heads x 896/14 = 64; fp16 at 8K = 2 x 24 x 2 x 8192 x 64 x 2 B.
 out=$("$dgq" memory --config "$configs/qwen2.5-0.5b.json" --tokens 8k --scheme fp16 2>&1) || fail "qwen2 config: $out"
 grep -q 'KV cache of qwen2 (.*qwen2.5-0.5b.json): 24 layers x 2 KV heads x head_dim 64' <<<"$out" || fail "qwen2 shape: $out"

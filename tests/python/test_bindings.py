@@ -216,7 +216,7 @@ def test_errors_are_value_errors(dgq):
     assert issubclass(dgq.InputError, dgq.Error) and issubclass(dgq.ParameterError, dgq.Error)
 
 
-@pytest.mark.parametrize("value, word", [(np.nan, "nan"), (np.inf, "inf"), (-np.inf, "inf")])
+@pytest.mark.parametrize("value, word", [(np.nan, "nan"), (np.inf, "inf"), (-np.inf, "-inf")])
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_a_non_finite_value_is_an_input_error_naming_token_and_channel(dgq, dtype, value, word):
     x = np.ones((TOKENS, CHANNELS), np.float32)
@@ -224,7 +224,7 @@ def test_a_non_finite_value_is_an_input_error_naming_token_and_channel(dgq, dtyp
     kw = {"dtype": "bf16"} if dtype == "bf16" else {}
     data = bf16_bits(x) if dtype == "bf16" else as_dtype(x, dtype)
     if dtype == "bf16":  # bf16_bits' rounding would carry NaN's payload: set the bits directly
-        data[3, 5] = {"nan": 0x7FC0, "inf": 0x7F80 if value > 0 else 0xFF80}[word]
+        data[3, 5] = {"nan": 0x7FC0, "inf": 0x7F80, "-inf": 0xFF80}[word]
     for spec in ("q8_0", "dgq2", "kivi-2"):
         with pytest.raises(dgq.InputError) as e:
             dgq.compress(data, spec, **kw)

@@ -38,7 +38,7 @@ def scalar_metrics(q, k, v, k_hat, v_hat, q_pos):
                 return [x / z for x in e]
 
             p, ph = probs(k), probs(k_hat)
-            kl[h, t] = sum(a * (math.log(a) - math.log(max(b, 1e-300))) for a, b in zip(p, ph) if a > 0)
+            kl[h, t] = max(0.0, sum(a * (math.log(a) - math.log(max(b, 1e-300))) for a, b in zip(p, ph) if a > 1e-300))
             o = [sum(p[j] * float(v[kv, j, c]) for j in range(n)) for c in range(d)]
             oh = [sum(ph[j] * float(v_hat[kv, j, c]) for j in range(n)) for c in range(d)]
             err[h, t] = math.sqrt(sum((a - b) ** 2 for a, b in zip(o, oh))) / math.sqrt(sum(a * a for a in o))

@@ -103,7 +103,7 @@ def test_a_scheme_without_a_causal_form_is_refused_before_any_work(dgq_bin, tiny
 
 @pytest.mark.parametrize("options, message", [
     (["--ubatch", "1"], "--ubatch 1: the micro-batched decoder needs --cache causal"),
-    (["--cache", "causal", "--ubatch", "-2"], "--ubatch -2: must be 0 (one pass) or at least 1"),
+    (["--cache", "causal", "--ubatch", "-2"], "eval: --ubatch: must be >= 0 (0 = one pass), got -2"),
     (["--cache", "lookahead"], "--cache 'lookahead': expected prefill or causal"),
 ])
 def test_bad_cache_options_get_one_clear_error(dgq_bin, tiny, options, message):

@@ -189,3 +189,19 @@ TEST_CASE("batch: identical bytes with 1 and 2 OpenMP threads; errors name the u
   REQUIRE_THROWS_WITH(dgq::dgq_encode_batch(units, {}), Catch::Contains("unit 4: non-finite value inf at token 3, channel 1"));
   omp_set_num_threads(saved);
 }
+
+// One spelling for every input check (dgq/non_finite_name.hpp): a stream writes a NaN whose sign
+// bit is set as "-nan", and core's check had written -inf as "inf".
+TEST_CASE("encode names -inf as -inf and a NaN of either sign as nan", "[dgq][errors]") {
+  for (const dgq::DType dtype : {dgq::DType::f32, dgq::DType::f16}) {
+    for (const auto& [bad, word] : {std::pair{-INFINITY, "-inf"}, std::pair{std::copysign(NAN, -1.0f), "nan"},
+                                    std::pair{INFINITY, "inf"}}) {
+      CAPTURE(dgq::dtype_name(dtype), word);
+      OwnedTensor x = dgq::test::random_tensor(dtype, 64, 32, dgq::test::seed(), stepped);
+      x.set(9, 4, bad);
+      const std::string expected = std::string("non-finite value ") + word + " at token 9, channel 4";
+      REQUIRE_THROWS_WITH(dgq::dgq_encode(x.view(), {}), Catch::Contains(expected));
+      REQUIRE_THROWS_WITH(dgq::dgq_encode_batch({x.view()}, {}), Catch::Contains("unit 0: " + expected));
+    }
+  }
+}

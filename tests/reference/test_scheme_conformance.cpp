@@ -194,7 +194,7 @@ TEST_CASE("every family names the first NaN or Inf by token and channel", "[sche
         OwnedTensor x = random_tensor(70, channels, 3, DType::f32);
         store_element(x.mut(), 37 * channels + 5, bad);
         store_element(x.mut(), 52 * channels + 1, bad);  // a later one is not the one reported
-        const std::string value = std::isnan(bad) ? "nan" : "inf";  // the sign is not named
+        const std::string value = std::isnan(bad) ? "nan" : bad > 0 ? "inf" : "-inf";  // an infinity's sign is named
         CHECK(typed_error_of([&] { (void)s->compress(x.view(), role); }) ==
               std::string("InputError: ") + std::string(f->name) + ": non-finite value " + value + " at token 37, channel 5");
       }
@@ -255,6 +255,10 @@ TEST_CASE("a family with a head_dim rule refuses every other channel count with 
       const std::string error = typed_error_of([&] { (void)s->compress(x.view(), TensorRole::key); });
       CHECK(error.rfind("InputError: " + std::string(f->name) + ": ", 0) == 0);
       CHECK(error.find("got " + std::to_string(channels)) != std::string::npos);
+      // Before any row is read: `dgq memory` asks a scheme about a head_dim with a head of no
+      // tokens (sim/src/memory/head_dim_check.cpp).
+      const OwnedTensor empty(DType::f16, 0, channels);
+      CHECK(typed_error_of([&] { (void)s->compress(empty.view(), TensorRole::value); }) == error);
     }
   }
   CHECK(families_with_a_rule >= 1);  // turboquant's codebooks exist for powers of two only

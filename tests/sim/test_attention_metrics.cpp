@@ -84,6 +84,27 @@ TEST_CASE("KL floors a zero reconstructed probability at 1e-300 and skips p_j = 
   CHECK(dgq::sim::kl_divergence(q, p) == Approx(-std::log(1e-300)).epsilon(kClosedFormRel));
 }
 
+// Issue 49: replay --scheme fp16 reported KL mean -3.6e-304 for identical distributions, the
+// floor applying to p̂ only: a key with 0 < p_j < 1e-300 scored p_j (ln p_j - ln 1e-300) < 0.
+TEST_CASE("KL of identical distributions with keys below the floor is exactly 0") {
+  const std::vector<double> p = {1.0 - 1e-12, 1e-12 - 1e-310, 1e-310, 5e-324};
+  CHECK(dgq::sim::kl_divergence(p, p) == 0.0);
+  CHECK_FALSE(std::signbit(dgq::sim::kl_divergence(p, p)));
+}
+
+TEST_CASE("KL is never negative: a key below the floor counts for nothing, rounding below 0 is 0") {
+  // p̂ puts 1e-310 more mass than p on a key that p gives 1e-310: its true term is ~-7e-311.
+  const std::vector<double> p = {1.0, 1e-310};
+  const std::vector<double> q = {1.0, 2e-310};
+  CHECK(dgq::sim::kl_divergence(p, q) == 0.0);
+  // Two normalisations of one distribution that differ in the last bit: the exact KL is ~1e-32,
+  // the rounded sum may fall below 0.
+  const std::vector<double> a = {0.1, 0.2, 0.7};
+  const std::vector<double> b = {std::nextafter(0.1, 1.0), 0.2, std::nextafter(0.7, 0.0)};
+  CHECK(dgq::sim::kl_divergence(a, b) >= 0.0);
+  CHECK(dgq::sim::kl_divergence(b, a) >= 0.0);
+}
+
 TEST_CASE("total variation is half the L1 distance") {
   CHECK(dgq::sim::total_variation(std::vector<double>{1, 0}, std::vector<double>{0, 1}) == 1.0);
   CHECK(dgq::sim::total_variation(std::vector<double>{0.5, 0.5}, std::vector<double>{0.25, 0.75}) == 0.25);

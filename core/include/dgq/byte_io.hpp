@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dgq/errors.hpp"
+#include "dgq/non_finite_name.hpp"
 
 namespace dgq::schemes {
 
@@ -47,7 +48,7 @@ struct Range {
 inline float finite_stored(float value, const char* what, std::size_t index) {
   if (!std::isfinite(value))
     throw InputError(std::string("stored ") + what + " " + std::to_string(index) + " is " +
-                     (std::isnan(value) ? "nan" : "inf") + " (corrupt file)");
+                     std::string(non_finite_name(value)) + " (corrupt file)");
   return value;
 }
 

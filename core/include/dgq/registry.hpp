@@ -88,6 +88,12 @@ struct SchemeFamily {
   // another channel count throws InputError naming it. The conformance tests use it to pick
   // shapes the family takes and to check that the others are refused.
   bool (*accepts_channels)(std::int64_t channels) = nullptr;
+  // Channels per block of the deployed cache this family reproduces, when that deployment takes
+  // whole blocks only: llama.cpp refuses a cache type whose block does not divide head_dim (32
+  // for q8_0, q4_0, ...). dgq's compress pads the last block instead (docs/schemes.md), so this is
+  // not accepts_channels; `dgq memory`, which sizes deployed caches, refuses such a head_dim.
+  // 0: no such rule.
+  int deployed_block = 0;
   // What Scheme::planned_bytes promises: the stored bytes of every tensor of that shape
   // (exact), or, for a family whose data decides its size (DGQ v1's segment count), the most
   // they can be (at_most). The conformance tests check whichever is declared.

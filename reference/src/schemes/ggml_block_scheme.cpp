@@ -162,6 +162,7 @@ std::vector<SchemeFamily> ggml_block_families(const kernels::CpuKernels& k, Devi
           .summary = "llama.cpp's q4_0: blocks of 32 4-bit codes with an fp16 scale (byte-identical to ggml)",
           .params = {},
           .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ4_0, *kt); },
+          .deployed_block = kBlock,
       },
       {
           .name = "q4_1",
@@ -170,6 +171,7 @@ std::vector<SchemeFamily> ggml_block_families(const kernels::CpuKernels& k, Devi
           .summary = "llama.cpp's q4_1: blocks of 32 4-bit codes with fp16 scale and minimum (byte-identical to ggml)",
           .params = {},
           .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ4_1, *kt); },
+          .deployed_block = kBlock,
       },
       {
           .name = "q5_0",
@@ -178,6 +180,7 @@ std::vector<SchemeFamily> ggml_block_families(const kernels::CpuKernels& k, Devi
           .summary = "llama.cpp's q5_0: blocks of 32 5-bit codes with an fp16 scale (byte-identical to ggml)",
           .params = {},
           .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ5_0, *kt); },
+          .deployed_block = kBlock,
       },
       {
           .name = "q5_1",
@@ -186,6 +189,7 @@ std::vector<SchemeFamily> ggml_block_families(const kernels::CpuKernels& k, Devi
           .summary = "llama.cpp's q5_1: blocks of 32 5-bit codes with fp16 scale and minimum (byte-identical to ggml)",
           .params = {},
           .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ5_1, *kt); },
+          .deployed_block = kBlock,
       },
       {
           .name = "iq4_nl",
@@ -194,6 +198,7 @@ std::vector<SchemeFamily> ggml_block_families(const kernels::CpuKernels& k, Devi
           .summary = "llama.cpp's iq4_nl: blocks of 32 4-bit indices into a non-linear grid, fp16 scale (byte-identical to ggml)",
           .params = {},
           .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kIQ4NL, *kt); },
+          .deployed_block = kBlock,
       },
   };
   // Every type on both devices: q4_1, q5_0 and q5_1 have no block kernel of their own in cpu/,

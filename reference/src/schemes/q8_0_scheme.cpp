@@ -140,6 +140,7 @@ std::vector<SchemeFamily> q8_0_families(const kernels::CpuKernels& k, Device dev
           .summary = "llama.cpp's q8_0: blocks of 32 int8 codes with an fp16 scale (byte-identical to ggml)",
           .params = {},
           .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Q80Scheme>(*kt); },
+          .deployed_block = q8_0::kBlockValues,
       },
   };
 }

@@ -1,6 +1,9 @@
 // A model's attention shape from its Hugging Face config.json (`dgq memory --config`; a GGUF:
 // gguf_shape.cpp).
+#include <algorithm>
+#include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -22,7 +25,7 @@ const Json& text_part(const Json& config) {
 
 int positive_int(const Json& config, const std::string& key, const std::string& path) {
   const Json& value = config.at(key);
-  if (!value.is_number_integer() || value.get<std::int64_t>() <= 0 || value.get<std::int64_t>() > (1 << 20))
+  if (!value.is_number_integer() || value.get<std::int64_t>() <= 0 || value.get<std::int64_t>() > kMaxShapeValue)
     throw InputError(path + ": config key " + key + " is " + value.dump() + ", not a positive integer");
   return value.get<int>();
 }
@@ -32,17 +35,33 @@ int required(const Json& config, const std::string& key, const std::string& path
   return positive_int(config, key, path);
 }
 
+// Where nlohmann-json's parser stopped, in the file's terms: "line 1: '#'" or "line 3: end of
+// file". byte is the 1-based offset of the last character it read (0 when it read none);
+// nlohmann's own text ("[json.exception.parse_error.101] ... last read: '#'") names its internals.
+std::string where_parsing_stopped(const std::string& text, std::size_t byte) {
+  const std::size_t at = std::min(byte == 0 ? 0 : byte - 1, text.size());
+  const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+  const std::string where = "line " + std::to_string(line) + ": ";
+  if (at >= text.size()) return where + "end of file";
+  const auto c = static_cast<unsigned char>(text[at]);
+  if (c >= 0x20 && c < 0x7f) return where + "'" + std::string(1, static_cast<char>(c)) + "'";
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "0x%02x", c);
+  return where + "byte " + hex;
+}
+
 }  // namespace
 
 ConfigShape read_config_shape(const std::string& path) {
   if (gguf::has_gguf_magic(path)) return read_gguf_shape(path);
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot read");
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   Json root;
   try {
-    root = Json::parse(in);
+    root = Json::parse(text);
   } catch (const Json::parse_error& e) {
-    throw InputError(path + ": not JSON (" + std::string(e.what()) + ")");
+    throw InputError(path + ": not a GGUF or JSON model config (" + where_parsing_stopped(text, e.byte) + ")");
   }
   if (!root.is_object()) throw InputError(path + ": not a JSON object");
   const Json& config = text_part(root);
@@ -62,7 +81,9 @@ ConfigShape read_config_shape(const std::string& path) {
   if (q_heads % shape.kv_heads != 0)
     throw InputError(path + ": num_attention_heads " + std::to_string(q_heads) + " is not a multiple of num_key_value_heads " +
                      std::to_string(shape.kv_heads));
-  const std::string type = root.value("model_type", std::string("model"));
+  const std::string type = root.contains("model_type") && root["model_type"].is_string()
+                               ? root["model_type"].get<std::string>()
+                               : std::string("model");
   shape.name = type + " (" + path + ")";
   return shape;
 }

@@ -12,7 +12,7 @@ namespace dgq::sim {
 namespace {
 
 int positive(std::int64_t value, const std::string& key, const std::string& path) {
-  if (value <= 0 || value > (1 << 20))
+  if (value <= 0 || value > kMaxShapeValue)
     throw InputError(path + ": GGUF metadata key " + key + " = " + std::to_string(value) + ", not a positive integer");
   return static_cast<int>(value);
 }

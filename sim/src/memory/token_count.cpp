@@ -13,7 +13,7 @@ namespace {
 constexpr std::int64_t kMaxTokens = std::int64_t{1} << 40;  // far beyond any context; keeps bytes in 64 bits
 
 [[noreturn]] void refuse(const std::string& text) {
-  throw ParameterError("--tokens: '" + text + "' is not a token count (a whole number, optionally with k or m: 8k = 8192, 1m = 1048576)");
+  throw ParameterError("'" + text + "' is not a token count (a whole number, optionally with k or m: 8k = 8192, 1m = 1048576)");
 }
 
 std::int64_t suffix_factor(char c) {
@@ -40,6 +40,7 @@ std::int64_t parse_token_count(const std::string& text) {
     value = value * 10 + (c - '0');
   }
   if (value > kMaxTokens / factor) refuse(text);
+  if (value == 0) throw ParameterError("must be >= 1, got " + text);
   return value * factor;
 }
 

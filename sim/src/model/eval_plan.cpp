@@ -20,9 +20,12 @@ void check_tokens_fit(const TokenText& text, const ModelConfig& c, const std::st
 // eval_chunk_count() (the count the run's identity and config hashes record), refused when
 // --ctx is outside the model's context or the text holds no whole chunk (the count is 0).
 std::int64_t chunks_to_score(const TokenText& text, const EvalOptions& o, const ModelConfig& c) {
-  if (o.ctx < 4 || o.ctx > c.context_length)
-    throw ParameterError("--ctx " + std::to_string(o.ctx) + ": must be in [4, " + std::to_string(c.context_length) +
-                         "] (the model's context length)");
+  if (o.ctx < kMinEvalCtx || o.ctx > c.context_length)
+    throw ParameterError("--ctx " + std::to_string(o.ctx) + ": must be in [" + std::to_string(kMinEvalCtx) + ", " +
+                         std::to_string(c.context_length) + "] (the model's context length)");
+  // eval_chunk_count reads a negative count as "all": refused, not run in full.
+  if (o.max_chunks < 0)
+    throw ParameterError("--chunks " + std::to_string(o.max_chunks) + ": must be >= 0 (0 = every whole chunk)");
   const std::int64_t chunks = eval_chunk_count(text, o);
   if (chunks == 0)
     throw InputError(o.text_path + ": " + std::to_string(text.tokens.size()) + " tokens, fewer than one chunk of --ctx " +
@@ -41,7 +44,7 @@ EvalPlan::EvalPlan(const EvalOptions& o) {
   text = read_eval_text(o);
   check_tokens_fit(text, c, o.text_path);
   chunks = chunks_to_score(text, o, c);
-  if (o.schemes.empty()) throw ParameterError("--schemes: give at least one scheme");
+  if (o.schemes.empty()) throw ParameterError("--scheme: give at least one scheme");
   if (o.ubatch < 0) throw ParameterError("--ubatch " + std::to_string(o.ubatch) + ": must be 0 (one pass) or at least 1");
   if (o.ubatch > 0 && o.cache != CacheMode::causal)
     throw ParameterError("--ubatch " + std::to_string(o.ubatch) + ": the micro-batched decoder needs --cache causal");

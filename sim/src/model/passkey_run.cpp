@@ -18,7 +18,7 @@ namespace {
 
 void check_passkey_options(const PasskeyOptions& o) {
   if (o.output_path.empty()) throw ParameterError("eval: an output file (-o) is required");
-  if (o.schemes.empty()) throw ParameterError("--schemes: give at least one scheme");
+  if (o.schemes.empty()) throw ParameterError("--scheme: give at least one scheme");
   if (o.ubatch < 0) throw ParameterError("--ubatch " + std::to_string(o.ubatch) + ": must be 0 (one pass) or at least 1");
   if (o.ubatch > 0 && o.cache != CacheMode::causal)
     throw ParameterError("--ubatch " + std::to_string(o.ubatch) + ": the micro-batched decoder needs --cache causal");

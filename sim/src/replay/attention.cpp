@@ -62,9 +62,13 @@ void attention_output(std::span<const double> p, const float* values, const std:
 double kl_divergence(std::span<const double> p, std::span<const double> p_hat) {
   double kl = 0.0;
   for (std::size_t j = 0; j < p.size(); ++j) {
-    if (p[j] > 0.0) kl += p[j] * (std::log(p[j]) - std::log(std::max(p_hat[j], kKlProbabilityFloor)));
+    // Below the floor p_j's own logarithm would meet the floored one: p_j (ln p_j - ln 1e-300)
+    // < 0 even for p̂ = p. Such a term is below 1e-297 in magnitude; it is left out.
+    if (p[j] > kKlProbabilityFloor) kl += p[j] * (std::log(p[j]) - std::log(std::max(p_hat[j], kKlProbabilityFloor)));
   }
-  return kl;
+  // Gibbs: KL >= 0. A sum a few ulps below 0 (two near-identical distributions, each normalised
+  // with its own rounding) is rounding, reported as 0.
+  return std::max(kl, 0.0);
 }
 
 double total_variation(std::span<const double> p, std::span<const double> p_hat) {

@@ -1,6 +1,8 @@
 // The synthetic trace generator (model described in dgq/sim/synth.hpp).
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <string>
 
 #include <Eigen/Dense>
 
@@ -16,6 +18,14 @@ namespace dgq::sim {
 using synth::HeadModel;
 using synth::Rng;
 
+namespace {
+// The shortest text that reads back as x ("1.5", "inf"), as the user typed it.
+std::string shortest_text(double x) {
+  char buffer[32];
+  return std::string(buffer, std::to_chars(buffer, buffer + sizeof buffer, x).ptr);
+}
+}  // namespace
+
 std::vector<std::string> synth_kinds() { return {"code", "prose", "legal", "poetry"}; }
 
 void SynthOptions::validate() const {
@@ -23,20 +33,26 @@ void SynthOptions::validate() const {
   const auto kinds = synth_kinds();
   if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end())
     fail("--kind '" + kind + "' is not one of code, prose, legal, poetry");
-  if (layers < 1 || layers > 4096) fail("--layers must be in [1, 4096], got " + std::to_string(layers));
-  if (kv_heads < 1 || kv_heads > 1024) fail("--kv-heads must be in [1, 1024], got " + std::to_string(kv_heads));
+  if (layers < 1 || layers > kMaxLayers)
+    fail("--layers must be in [1, " + std::to_string(kMaxLayers) + "], got " + std::to_string(layers));
+  if (kv_heads < 1 || kv_heads > kMaxKvHeads)
+    fail("--kv-heads must be in [1, " + std::to_string(kMaxKvHeads) + "], got " + std::to_string(kv_heads));
   if (q_heads < 1 || q_heads % kv_heads != 0)
     fail("--q-heads must be a positive multiple of --kv-heads (" + std::to_string(kv_heads) + "), got " +
          std::to_string(q_heads));
-  if (head_dim < 2 || head_dim % 2 != 0 || head_dim > 4096)
-    fail("--head-dim must be even and in [2, 4096] (RoPE pairs channels), got " + std::to_string(head_dim));
-  if (tokens < 1 || tokens > (std::int64_t{1} << 24)) fail("--tokens must be in [1, 16777216], got " + std::to_string(tokens));
+  if (head_dim < 2 || head_dim % 2 != 0 || head_dim > kMaxHeadDim)
+    fail("--head-dim must be even and in [2, " + std::to_string(kMaxHeadDim) + "] (RoPE pairs channels), got " +
+         std::to_string(head_dim));
+  if (tokens < 1 || tokens > kMaxTokens)
+    fail("--tokens must be in [1, " + std::to_string(kMaxTokens) + "], got " + std::to_string(tokens));
   if (probes < 0 || probes > tokens) fail("--probes must be in [0, tokens], got " + std::to_string(probes));
-  if (!(noise_rate >= 0.0 && noise_rate < 1.0)) fail("--noise-rate must be in [0, 1), got " + std::to_string(noise_rate));
+  if (!(noise_rate >= 0.0 && noise_rate < 1.0)) fail("--noise-rate must be in [0, 1), got " + shortest_text(noise_rate));
   if (dtype != DType::f16 && dtype != DType::f32) fail("--dtype must be f16 or f32");
-  if (!(rope_theta > 1.0) || !std::isfinite(rope_theta)) fail("rope theta must be > 1");
+  if (!(rope_theta > 1.0) || !std::isfinite(rope_theta))
+    fail("--rope-theta must be a finite number > 1, got " + shortest_text(rope_theta));
   if (outlier_channels < 0 || outlier_channels > head_dim / 2)
-    fail("outlier channels must be in [0, head_dim/2], got " + std::to_string(outlier_channels));
+    fail("--outlier-channels must be in [0, " + std::to_string(head_dim / 2) + "] (half of --head-dim), got " +
+         std::to_string(outlier_channels));
   if (!(outlier_scale > 0.0) || !std::isfinite(outlier_scale)) fail("outlier scale must be > 0");
 }
 

@@ -6,6 +6,7 @@
 
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
+#include "dgq/non_finite_name.hpp"
 
 namespace dgq::sim::layout {
 
@@ -274,7 +275,7 @@ void check_finite(const Tensor3& t, const std::string& context) {
     const std::int64_t channel = i % t.channels;
     const std::int64_t token = (i / t.channels) % t.tokens;
     const std::int64_t head = i / (t.channels * t.tokens);
-    throw InputError(context + ": non-finite value " + (std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf") +
+    throw InputError(context + ": non-finite value " + std::string(non_finite_name(value)) +
                      " at head " + std::to_string(head) + ", token " + std::to_string(token) + ", channel " +
                      std::to_string(channel) + " (index [" + std::to_string(head) + ", " + std::to_string(token) +
                      ", " + std::to_string(channel) + "])");

@@ -2,10 +2,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <sstream>
 #include <string>
 
 #include "dgq/errors.hpp"
+#include "dgq/non_finite_name.hpp"
 #include "pipeline.hpp"
 
 namespace dgq::kernels {
@@ -16,9 +16,8 @@ namespace {
 [[noreturn]] void reject_row(const float* row, std::int64_t channels, std::int64_t t) {
   for (std::int64_t d = 0; d < channels; ++d) {
     if (!std::isfinite(row[d])) {
-      std::ostringstream msg;
-      msg << "non-finite value " << row[d] << " at token " << t << ", channel " << d;
-      throw InputError(msg.str());
+      throw InputError("non-finite value " + std::string(non_finite_name(row[d])) + " at token " + std::to_string(t) +
+                       ", channel " + std::to_string(d));
     }
   }
   throw InputError("non-finite value at token " + std::to_string(t));

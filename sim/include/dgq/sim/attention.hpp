@@ -11,7 +11,8 @@
 namespace dgq::sim {
 
 // Floor applied to p̂_j inside KL's logarithm, so that p̂_j = 0 with p_j > 0 (the
-// reconstruction moved all mass off a key) gives a large but finite term.
+// reconstruction moved all mass off a key) gives a large but finite term; keys whose p_j is at
+// or below it are left out of the sum (else p̂ = p would score p_j (ln p_j - ln floor) < 0).
 inline constexpr double kKlProbabilityFloor = 1e-300;
 
 // q·k in fp64: element i goes to lane i mod 8 (the fp32 products are exact in fp64), then
@@ -30,7 +31,8 @@ void softmax(std::span<const double> logits, std::vector<double>& p);
 void attention_output(std::span<const double> p, const float* values, const std::int64_t* rows,
                       std::int64_t d, std::vector<double>& o);
 
-// KL(p || p̂) = sum_{j: p_j > 0} p_j (ln p_j - ln max(p̂_j, kKlProbabilityFloor)).
+// KL(p || p̂) = max(0, sum_{j: p_j > floor} p_j (ln p_j - ln max(p̂_j, floor))), floor =
+// kKlProbabilityFloor: exactly 0 for p̂ = p, never negative (docs/replay.md).
 double kl_divergence(std::span<const double> p, std::span<const double> p_hat);
 // 0.5 * sum_j |p_j - p̂_j|.
 double total_variation(std::span<const double> p, std::span<const double> p_hat);

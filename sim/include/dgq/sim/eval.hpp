@@ -294,6 +294,9 @@ std::string eval_run_config_text(const EvalOptions& options, const std::string& 
 // Chunk layout (llama.cpp perplexity): chunk c covers tokens [c*ctx, (c+1)*ctx); with BOS its
 // first token is replaced by BOS; rows first..ctx-2 are scored, first = ctx/2.
 std::int64_t first_scored_row(std::int64_t ctx);
+// The shortest chunk scored (rows ctx/2 .. ctx-2: at least one); the model's context length
+// bounds it above.
+inline constexpr std::int64_t kMinEvalCtx = 4;
 EvalResult run_eval(const EvalOptions& options);
 // Console table of a result.
 std::string format_eval_table(const EvalResult& result);

@@ -44,6 +44,10 @@ struct SynthOptions {
   int outlier_channels = 4;      // per KV head
   double outlier_scale = 15.0;   // outlier magnitude relative to a typical channel (10-20x)
 
+  // The domains validate() enforces (gen-trace's options check the same at parse time).
+  static constexpr int kMaxLayers = 4096, kMaxKvHeads = 1024, kMaxHeadDim = 4096;
+  static constexpr std::int64_t kMaxTokens = std::int64_t{1} << 24;
+
   void validate() const;  // throws ParameterError naming the option
 };
 
