@@ -44,6 +44,11 @@ struct RunListing {
 };
 RunListing list_runs(const std::string& path);
 
+// Throws InputError unless PATH may receive runs: a new path, or a dgq-results file (a trace,
+// an eval file or any other file there is the user's, and is not rewritten as results); a
+// device, FIFO or socket is refused (output/partial_file.hpp). add_runs and OutputLock check it.
+void require_results_output(const std::string& path);
+
 // Adds runs to PATH without ever leaving PATH half-written: writes PATH.partial with the
 // complete runs of PATH (if any) and the new runs (replacing same-name runs only when
 // `replace`, otherwise a complete same-name run is an error), then renames it to PATH.
@@ -83,9 +88,10 @@ std::string format_run_table(const std::vector<RunResult>& runs);
 namespace dgq::sim {
 // An exclusive lock on a results file for the whole of a replay or sweep: flock() on
 // OUTPUT.lock, taken at the start. A second process writing the same output fails at once
-// with "OUTPUT: in use by another dgq process"; an output folder that is not writable fails
-// here too, before any work. The lock file is removed on release only when this process
-// created it (docs/replay.md).
+// with "OUTPUT: in use by another dgq process"; an output folder that is not writable, and an
+// output that may not receive runs (require_results_output), fail here too, before any work.
+// A symbolic link's target is locked (TARGET.lock), whichever link names it. The lock file is
+// removed on release only when this process created it (docs/replay.md).
 class OutputLock {
  public:
   explicit OutputLock(const std::string& output);
