@@ -7,6 +7,8 @@
 #   hdf5-fifo        an HDF5 output (compress -o) into a named pipe is refused; the pipe stays.
 #   replay-onto-trace  replay -o naming a trace is refused; the trace is unchanged.
 #   compress-onto-results  compress -o naming a results file is refused; its runs are unchanged.
+#   merge-existing   merge into an existing file that is not an input is refused (unchanged);
+#                    named among the inputs it keeps its runs; --force replaces it.
 # None uses /dev/null or /dev/stdout: the old rule renamed over any output, so these cases run
 # against it (to see them fail) as root would have replaced the machine's own.
 set -u
@@ -85,6 +87,19 @@ case "$mode" in
       compress "$fix/good.h5" -o "$work/r.h5"
     cmp -s "$fix/prov/sweep.h5" "$work/r.h5" || fail "the results file was changed"
     [ ! -e "$work/r.h5.partial" ] || fail "a partial file was left behind"
+    ;;
+  merge-existing)
+    cp "$fix/prov/sweep.h5" "$work/s.h5"        # fp16@good and q8_0@good
+    cp "$fix/prov/shard0.h5" "$work/shard0.h5"  # one of them
+    cp "$fix/prov/shard0.h5" "$work/out.h5"
+    expect_error "out\.h5: exists and holds 1 run\(s\); dgq merge would replace it: name it among the inputs" \
+      merge "$work/out.h5" "$work/s.h5"
+    cmp -s "$fix/prov/shard0.h5" "$work/out.h5" || fail "the existing output was changed"
+    run merge "$work/shard0.h5" "$work/shard0.h5" "$work/s.h5" || fail "merge into one of its inputs failed"
+    grep -q "into $work/shard0.h5: 2 run(s), 1 identical duplicate(s)" "$work/stdout" \
+      || fail "the input named as output should keep its run and gain the other"
+    run merge "$work/out.h5" "$work/s.h5" --force || fail "merge --force failed"
+    grep -q "into $work/out.h5: 2 run(s)" "$work/stdout" || fail "--force should replace the output"
     ;;
   *) echo "outputs_case.sh: unknown mode $mode" >&2; exit 2 ;;
 esac
