@@ -9,6 +9,8 @@
 #   compress-onto-results  compress -o naming a results file is refused; its runs are unchanged.
 #   merge-existing   merge into an existing file that is not an input is refused (unchanged);
 #                    named among the inputs it keeps its runs; --force replaces it.
+#   eval-existing    eval -o naming an existing results file is refused before any work
+#                    (unchanged); --force replaces it; through a link, the link stays.
 # None uses /dev/null or /dev/stdout: the old rule renamed over any output, so these cases run
 # against it (to see them fail) as root would have replaced the machine's own.
 set -u
@@ -49,6 +51,9 @@ check_reader() {
   reader=""
   grep -Eq "$1" "$work/from-pipe" || fail "the reader did not get the output"
 }
+model="$source_dir/tests/fuzz/corpus/fuzz_model/seed-llama.h5"
+tokens="$source_dir/tests/fuzz/corpus/fuzz_tokens/seed-tokens-int32.h5"
+eval_into() { run eval --model "$model" --text "$tokens" --ctx 8 --scheme q8_0 --threads 1 -o "$@"; }
 
 case "$mode" in
   json-symlink)
@@ -100,6 +105,20 @@ case "$mode" in
       || fail "the input named as output should keep its run and gain the other"
     run merge "$work/out.h5" "$work/s.h5" --force || fail "merge --force failed"
     grep -q "into $work/out.h5: 2 run(s)" "$work/stdout" || fail "--force should replace the output"
+    ;;
+  eval-existing)
+    eval_into "$work/a.h5" || fail "the first eval failed"
+    cp "$work/a.h5" "$work/before.h5"
+    expect_error "a\.h5: exists \(2 run\(s\), a dgq-eval file\); dgq eval writes its results to a new file: choose another -o \(and join the two with dgq merge\), or pass --force" \
+      eval --model "$model" --text "$tokens" --ctx 8 --scheme q4_0 --threads 1 -o "$work/a.h5"
+    cmp -s "$work/a.h5" "$work/before.h5" || fail "the existing results were changed"
+    [ ! -e "$work/a.h5.partial.d" ] || fail "the refused run left its chunk folder"
+    ln -s a.h5 "$work/link.h5"
+    run eval --model "$model" --text "$tokens" --ctx 8 --scheme q4_0 --threads 1 -o "$work/link.h5" --force \
+      || fail "eval --force through a link failed"
+    [ -L "$work/link.h5" ] || fail "the link was replaced by a regular file"
+    cmp -s "$work/a.h5" "$work/before.h5" && fail "--force should have replaced the results through the link"
+    ls "$work" | grep -q partial && fail "a partial file or folder was left behind"
     ;;
   *) echo "outputs_case.sh: unknown mode $mode" >&2; exit 2 ;;
 esac

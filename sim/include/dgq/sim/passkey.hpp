@@ -60,6 +60,7 @@ struct PasskeyOptions {
   KeyPosition keys = KeyPosition::post_rope;
   std::int64_t ubatch = 0;              // causal only: 0 one pass, N the literal decoder
   Arithmetic arithmetic = Arithmetic::blocked;
+  bool force = false;  // replace an existing output file (refused otherwise, before any work)
   bool progress = false;
 };
 
