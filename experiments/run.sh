@@ -78,7 +78,8 @@ MIXED_FLAG=()
 [ -z "${DGQ_ALLOW_MIXED_VERSIONS:-}" ] || MIXED_FLAG=(--allow-mixed-versions)
 
 # True when a finished `dgq eval --json` summary may be reused: written by this build, or any
-# build with DGQ_ALLOW_MIXED_VERSIONS; otherwise fails naming both versions.
+# build with DGQ_ALLOW_MIXED_VERSIONS; otherwise fails naming both versions. A result without a
+# reusable summary is rerun over its own .h5: those dgq eval calls pass --force.
 reusable_summary() {
   local json="$1" recorded
   recorded="$(sed -n 's/.*"dgq_version": "\([^"]*\)".*/\1/p' "$json" | head -n 1)"
@@ -161,7 +162,7 @@ run_e2e() {
       log "e2e $name"
       "$DGQ" eval --model "${DGQ_MODELS_DIR:-models}/${E2E_MODEL_FILES[$model]}" \
         --text "out/eval-texts/$model-$text.h5" --ctx "$ctx" --chunks "$chunks" \
-        "${scheme_args[@]}" -o "$OUT/e2e/$name.h5" --json "$OUT/e2e/$name.json" \
+        "${scheme_args[@]}" -o "$OUT/e2e/$name.h5" --force --json "$OUT/e2e/$name.json" \
         ${MIXED_FLAG[@]+"${MIXED_FLAG[@]}"} > "$OUT/e2e/$name.txt.partial"
       mv "$OUT/e2e/$name.txt.partial" "$OUT/e2e/$name.txt"
     done
@@ -201,7 +202,7 @@ long_context_eval() {
   log "long-context $name"
   "$DGQ" eval --model "${DGQ_MODELS_DIR:-models}/${E2E_MODEL_FILES[$model]}" \
     --text "out/eval-texts-long/$model-$text.h5" --ctx "$ctx" --chunks 1 --cache causal \
-    "${args[@]}" -o "$OUT/long-context/$name.h5" --json "$OUT/long-context/$name.json" \
+    "${args[@]}" -o "$OUT/long-context/$name.h5" --force --json "$OUT/long-context/$name.json" \
     ${MIXED_FLAG[@]+"${MIXED_FLAG[@]}"} > "$OUT/long-context/$name.txt.partial"
   mv "$OUT/long-context/$name.txt.partial" "$OUT/long-context/$name.txt"
 }
@@ -225,7 +226,7 @@ passkey_run() {
   for scheme in "$@"; do args+=(--scheme "$scheme"); done
   log "$dir/$name (lengths $lengths, depths $depths, $keys keys)"
   "$DGQ" eval --task passkey --model "${DGQ_MODELS_DIR:-models}/${E2E_MODEL_FILES[$model]}" \
-    --text "$dir/$name-task.h5" --cache causal "${args[@]}" ${PASSKEY_EVAL_ARGS[@]+"${PASSKEY_EVAL_ARGS[@]}"} -o "$dir/$name.h5" \
+    --text "$dir/$name-task.h5" --cache causal "${args[@]}" ${PASSKEY_EVAL_ARGS[@]+"${PASSKEY_EVAL_ARGS[@]}"} -o "$dir/$name.h5" --force \
     --json "$dir/$name.json" > "$dir/$name.txt.partial"
   mv "$dir/$name.txt.partial" "$dir/$name.txt"
 }
@@ -437,7 +438,7 @@ layer_plan_eval() {
   log "$name $model $kind: $(basename "$stem")"
   "$DGQ" eval --model "${DGQ_MODELS_DIR:-models}/${E2E_MODEL_FILES[$model]}" \
     --text "out/eval-texts/$model-$kind-clean.h5" --ctx "$ctx" --chunks "$chunks" --cache causal "$@" \
-    -o "$stem.h5" --json "$stem.json" ${MIXED_FLAG[@]+"${MIXED_FLAG[@]}"} > "$stem.txt.partial"
+    -o "$stem.h5" --force --json "$stem.json" ${MIXED_FLAG[@]+"${MIXED_FLAG[@]}"} > "$stem.txt.partial"
   mv "$stem.txt.partial" "$stem.txt"
 }
 run_dgq3-passkey() {

@@ -72,8 +72,11 @@ def calibration_text(texts: list[str], window: str | None, out: Path) -> str:
 
 def run_eval(dgq: str, args, schemes: list[str], out: Path, threads: int) -> list[dict]:
     """dgq eval of the schemes (fp16 base, causal) into out (.h5 and .json); their JSON summaries."""
+    # --force: out is this tool's own intermediate file, remade on every run (dgq eval refuses an
+    # existing output without it).
     command = [dgq, "eval", "--model", args.model, "--text", args.calibration, "--ctx", str(args.ctx), "--chunks",
-               str(args.chunks), "--cache", "causal", "-o", str(out), "--json", str(out.with_suffix(".json"))]
+               str(args.chunks), "--cache", "causal", "-o", str(out), "--json", str(out.with_suffix(".json")),
+               "--force"]
     if threads:
         command += ["--threads", str(threads)]
     if args.keys != "post-rope":

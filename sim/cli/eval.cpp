@@ -51,6 +51,7 @@ void run_passkey_task(EvalArgs& a, const CLI::App& cmd) {
   p.raw_dtype = sim::parse_raw_dtype(a.raw_dtype);
   p.ubatch = a.options.ubatch;
   p.arithmetic = a.row_exact ? sim::Arithmetic::row_exact : sim::Arithmetic::blocked;
+  p.force = a.options.force;
   p.progress = a.progress || isatty(fileno(stderr));
   run_passkey_command(p);
 }
@@ -100,7 +101,12 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--ctx", o.ctx, "Chunk length n_ctx (llama.cpp's -c); required by --task perplexity")
       ->check(whole_number(sim::kMinEvalCtx, std::numeric_limits<std::int64_t>::max()));  // the model bounds it above
   add_scheme_list_options(*cmd, args->schemes, scheme_option_help("Scheme spec, repeatable; fp32 = exact cache"));
-  cmd->add_option("-o,--output", o.output_path, "Results file (HDF5, docs/eval.md)")->required();
+  cmd->add_option("-o,--output", o.output_path,
+                  "Results file (HDF5, docs/eval.md): a new file (an existing one is refused, see --force)")
+      ->required();
+  cmd->add_flag("--force", o.force,
+                "Replace an existing results file (its runs are lost; to keep them, write to a new file and join "
+                "the two with dgq merge)");
   cmd->add_option("--json", o.json_path, "Also write a JSON summary here");
   cmd->add_option("--base", o.base, "The reference cache of the KL divergence (default fp16)");
   cmd->add_option("--base-logits", o.base_logits_path,

@@ -14,6 +14,7 @@
 #include "dgq/sim/replay.hpp"
 #include "dgq/sim/results.hpp"
 #include "number_options.hpp"
+#include "dgq/sim/text_output.hpp"
 
 namespace dgq::cli {
 
@@ -69,6 +70,7 @@ void run_replay(const ReplayArgs& a) {
     schemes.push_back(owned.back().get());
   }
   const sim::OutputLock lock(a.output);  // fails now, not after a whole pass, if the output is busy or unwritable
+  if (!a.json.empty()) sim::check_text_output(a.json);  // and a --json that would replace runs
   std::vector<sim::RunResult> all;
   for (const std::string& trace : a.traces) {
     const std::vector<std::string> names = run_names_for(a, trace);

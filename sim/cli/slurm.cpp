@@ -39,7 +39,8 @@ void check_and_merge(const sim::SweepConfig& config, const sim::SlurmOptions& o)
     }
     throw InputError(sim::incomplete_shards_message(o, check));
   }
-  const sim::MergeReport r = sim::merge_results(o.output, check.inputs);
+  // The output is the sweep's own, made of its shards' runs only: merged again, it loses none.
+  const sim::MergeReport r = sim::merge_results(o.output, check.inputs, false, true);
   std::cout << "merged " << check.inputs.size() << " shard(s) into " << o.output << ": " << r.copied << " run(s)\n";
 }
 

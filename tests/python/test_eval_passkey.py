@@ -49,7 +49,9 @@ def write_task(path, tiny, answers):
 
 def run_passkey(dgq_bin, tiny, task, name, schemes, *options):
     out = tiny["dir"] / f"{name}.h5"
-    args = ["eval", "--task", "passkey", "--model", tiny["model"], "--text", task, "-o", out, *THREADS, *options]
+    # --force: the greedy steps rerun into one output (an existing one is refused without it).
+    args = ["eval", "--task", "passkey", "--model", tiny["model"], "--text", task, "-o", out, "--force", *THREADS,
+            *options]
     for s in schemes:
         args += ["--scheme", s]
     run_dgq(dgq_bin, *args)
@@ -116,7 +118,7 @@ def test_scores_match_the_perplexity_task_logits_of_the_same_tokens(dgq_bin, tin
         write_token_file(text, tokens, tiny["name"])
         ppl = tiny["dir"] / "cross-ppl.h5"
         run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", text, "--ctx", len(tokens), "--save-logits",
-                "--base", "fp32", "--scheme", "q8_0", "--cache", "causal", "--row-exact", "-o", ppl, *THREADS)
+                "--base", "fp32", "--scheme", "q8_0", "--cache", "causal", "--row-exact", "-o", ppl, "--force", *THREADS)
         first = len(tokens) // 2  # eval's first scored row predicts token first + 1
         with h5py.File(ppl, "r") as f:
             for k, spec in enumerate(schemes):
@@ -250,3 +252,21 @@ def test_perplexity_still_requires_ctx(dgq_bin, tiny):
     result = run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", text, "--scheme", "q8_0",
                      "-o", tiny["dir"] / "ppl.h5", check=False)
     assert result.returncode != 0 and "--ctx is required" in result.stderr, result.stderr
+
+
+def test_an_existing_output_is_refused_before_any_work_unless_forced(dgq_bin, tiny):
+    """Before (issue 49) a rerun replaced the file, and every run in it, without a word."""
+    task = write_task(tiny["dir"] / "exists-task.h5", tiny, [[5], [6, 7], [8]])
+    out = tiny["dir"] / "exists.h5"
+    args = ["eval", "--task", "passkey", "--model", tiny["model"], "--text", task, "-o", out, *THREADS, "--scheme"]
+    run_dgq(dgq_bin, *args, "q8_0")
+    before = out.read_bytes()
+    result = run_dgq(dgq_bin, *args, "fp32", check=False)
+    assert result.returncode == 2
+    assert result.stderr == (f"dgq: error: {out}: exists (1 run(s), a dgq-passkey-results file); dgq eval writes its "
+                             "results to a new file: choose another -o (and join the two with dgq merge), or pass "
+                             "--force to replace it\n")
+    assert out.read_bytes() == before
+    run_dgq(dgq_bin, *args, "fp32", "--force")
+    with h5py.File(out, "r") as f:
+        assert [f["runs"][r].attrs["spec"] for r in f["runs"]] == ["fp32"]

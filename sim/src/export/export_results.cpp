@@ -5,6 +5,7 @@
 #include <fstream>
 #include <ostream>
 #include <set>
+#include <sstream>
 #include <unordered_map>
 
 #include "dgq/errors.hpp"
@@ -13,6 +14,7 @@
 #include "export/export_rows.hpp"
 #include "export/parquet_table.hpp"
 #include "hdf5/h5.hpp"
+#include "output/output_target.hpp"
 #include "output/partial_file.hpp"
 
 namespace dgq::sim {
@@ -96,7 +98,13 @@ ExportSummary export_results_to_file(const std::string& path, ExportFormat forma
   std::error_code ignored;
   if (std::filesystem::equivalent(path, output, ignored))
     throw ParameterError("-o " + output + ": that is the results file being exported; name another output");
-  PartialFile guard(output + ".partial");
+  if (resolve_output(output).kind == OutputTarget::Kind::stream) {  // written through, whole
+    std::ostringstream table;
+    const ExportSummary summary = export_results(path, format, table);
+    write_to_stream(output, table.str());
+    return summary;
+  }
+  PartialFile guard(stage_output(output));
   ExportSummary summary;
   {
     std::ofstream out(guard.partial(), std::ios::binary | std::ios::trunc);
@@ -104,7 +112,7 @@ ExportSummary export_results_to_file(const std::string& path, ExportFormat forma
     summary = export_results(path, format, out);
     if (!out.flush()) throw Error("cannot write '" + guard.partial() + "'");
   }
-  guard.commit_to(output);
+  guard.commit();
   return summary;
 }
 

@@ -36,7 +36,7 @@ void write_run_settings(hid_t f, const EvalOptions& o, const EvalPlan& plan) {
 
 void write_eval_results_file(const EvalOptions& o, const EvalPlan& plan, const EvalResult& result,
                              const std::vector<ChunkRun>& totals) {
-  h5::PartialOutput out(o.output_path);
+  h5::PartialOutput out(o.output_path, RunsInTarget::replace);  // run_eval refused an existing file without --force
   const hid_t f = out.file();
   write_run_settings(f, o, plan);
   write_provenance_attributes(f, result.config_hash, result.dgq_version);

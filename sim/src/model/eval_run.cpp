@@ -19,6 +19,8 @@
 #include "model/eval_plan.hpp"
 #include "model/eval_results_file.hpp"
 #include "model/version_label.hpp"
+#include "output/new_output.hpp"
+#include "output/partial_file.hpp"
 #include "output/progress_bar.hpp"
 #include "provenance/provenance_attributes.hpp"
 
@@ -210,11 +212,13 @@ EvalResult summarize_runs(const EvalPlan& plan, const std::vector<ChunkRun>& tot
 }  // namespace
 
 EvalResult run_eval(const EvalOptions& o) {
+  require_new_output(o.output_path, o.force, "dgq eval");
+  if (!o.json_path.empty()) check_text_output(o.json_path);
   const EvalPlan plan(o);
   VersionLabel versions;
   BaseSource base = open_base_source(o, plan, versions);
 
-  ChunkFileLayout layout{.dir = o.output_path + ".partial.d",
+  ChunkFileLayout layout{.dir = stage_output(o.output_path, RunsInTarget::replace).target + ".partial.d",
                          .identity = plan.identity,
                          .this_run = plan.this_run,
                          .allow_mixed_versions = o.allow_mixed_versions,

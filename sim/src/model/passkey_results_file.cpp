@@ -70,7 +70,7 @@ void write_passkey_scheme(hid_t g, const PasskeySchemeResult& s, const std::stri
 
 void write_passkey_results_file(const PasskeyOptions& o, const ModelConfig& c, const PasskeyTask& t,
                                 const PasskeyResult& r) {
-  h5::PartialOutput out(o.output_path);
+  h5::PartialOutput out(o.output_path, RunsInTarget::replace);  // run_passkey refused an existing file without --force
   const hid_t f = out.file();
   write_passkey_settings(f, o, c, t);
   write_provenance_attributes(f, r.config_hash, r.dgq_version);

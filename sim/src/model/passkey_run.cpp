@@ -9,8 +9,10 @@
 #include "dgq/errors.hpp"
 #include "dgq/sim/passkey.hpp"
 #include "dgq/sim/provenance.hpp"
+#include "dgq/sim/text_output.hpp"
 #include "model/passkey_identity.hpp"
 #include "model/passkey_output.hpp"
+#include "output/new_output.hpp"
 #include "output/progress_bar.hpp"
 
 namespace dgq::sim {
@@ -123,6 +125,8 @@ void summarize_scheme(const PasskeyTask& task, PasskeySchemeResult& s) {
 }  // namespace
 
 PasskeyResult run_passkey(const PasskeyOptions& o) {
+  if (!o.output_path.empty()) require_new_output(o.output_path, o.force, "dgq eval");
+  if (!o.json_path.empty()) check_text_output(o.json_path);
   const PasskeyPlan plan(o);
   const std::size_t n = plan.task.size();
   PasskeyResult result;

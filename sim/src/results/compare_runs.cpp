@@ -1,9 +1,14 @@
 // Deep comparison of two run groups (attributes, group structure, dataset shapes, types and
 // values), used by `dgq merge` to accept identical duplicates and reject conflicting ones.
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <set>
 #include <vector>
 
+#include "dgq/errors.hpp"
 #include "dgq/sim/results.hpp"
+#include "hdf5/numbers.hpp"
 #include "hdf5/typed_arrays.hpp"
 #include "results/results_file.hpp"
 
@@ -50,6 +55,22 @@ std::string values_differ(hid_t type_a, hid_t type_b, hssize_t points_a, hssize_
   return bytes == 0 || std::memcmp(a.data(), b.data(), bytes) == 0 ? "" : "different values";
 }
 
+// A scalar attribute's value for a message ("128", "'q8_0'", "0.5"); "" for anything else.
+std::string scalar_attribute_text(hid_t obj, hid_t attribute, hid_t type, const std::string& name, const std::string& where) {
+  Handle space(h5::check(H5Aget_space(attribute), where), Handle::Kind::dataspace);
+  if (H5Sget_simple_extent_npoints(space.get()) != 1) return "";
+  switch (H5Tget_class(type)) {
+    case H5T_STRING: return "'" + one_line(h5::read_string_attribute(obj, name, where)) + "'";
+    case H5T_INTEGER: return std::to_string(h5::read_int_attribute(obj, name, where));
+    case H5T_FLOAT: {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.17g", h5::read_double_attribute(obj, name, where));
+      return text;
+    }
+    default: return "";
+  }
+}
+
 std::string diff_attribute(hid_t a, hid_t b, const std::string& name, const std::string& where) {
   Handle aa(h5::check(H5Aopen(a, name.c_str(), H5P_DEFAULT), where), Handle::Kind::attribute);
   Handle ab(h5::check(H5Aopen(b, name.c_str(), H5P_DEFAULT), where), Handle::Kind::attribute);
@@ -65,6 +86,11 @@ std::string diff_attribute(hid_t a, hid_t b, const std::string& name, const std:
   if (why.empty() && H5Tget_class(ta.get()) == H5T_STRING &&
       h5::read_string_attribute(a, name, where) != h5::read_string_attribute(b, name, where)) {
     why = "different values";
+  }
+  if (why == "different values") {
+    const std::string text_a = scalar_attribute_text(a, aa.get(), ta.get(), name, where);
+    const std::string text_b = scalar_attribute_text(b, ab.get(), tb.get(), name, where);
+    if (!text_a.empty() && !text_b.empty()) why += " (" + text_a + " vs " + text_b + ")";
   }
   return why.empty() ? "" : where + ": attribute " + name + ": " + why;
 }
@@ -85,12 +111,33 @@ std::string diff_dataset(hid_t a, hid_t b, const std::string& where) {
   return why.empty() ? "" : where + ": " + why;
 }
 
-std::string diff_objects(hid_t a, hid_t b, const std::string& where);
+std::string diff_objects(hid_t a, hid_t b, const std::string& where, const std::set<std::string>& skip = {});
+
+// The names but those in `skip`.
+std::vector<std::string> names_without(std::vector<std::string> names, const std::set<std::string>& skip) {
+  std::erase_if(names, [&](const std::string& n) { return skip.count(n) > 0; });
+  return names;
+}
+
+// "different members (only in the first: a, b; only in the second: c)".
+std::string names_difference(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  const auto only = [](const std::vector<std::string>& x, const std::vector<std::string>& y) {
+    std::string list;
+    for (const auto& n : x)
+      if (std::find(y.begin(), y.end(), n) == y.end()) list += (list.empty() ? "" : ", ") + one_line(n);
+    return list;
+  };
+  const std::string only_a = only(a, b), only_b = only(b, a);
+  std::string text;
+  if (!only_a.empty()) text += "only in the first: " + only_a;
+  if (!only_b.empty()) text += (text.empty() ? "" : "; ") + std::string("only in the second: ") + only_b;
+  return text.empty() ? "" : " (" + text + ")";
+}
 
 std::string diff_children(hid_t a, hid_t b, const std::string& where, VisitedObjects& seen_a,
-                          VisitedObjects& seen_b) {
-  const auto names_a = child_names(a, where), names_b = child_names(b, where);
-  if (names_a != names_b) return where + ": different members";
+                          VisitedObjects& seen_b, const std::set<std::string>& skip = {}) {
+  const auto names_a = names_without(child_names(a, where), skip), names_b = names_without(child_names(b, where), skip);
+  if (names_a != names_b) return where + ": different members" + names_difference(names_a, names_b);
   for (const std::string& name : names_a) {
     const std::string child = where + "/" + name;
     require_hard_link(a, name, child);
@@ -110,10 +157,10 @@ std::string diff_children(hid_t a, hid_t b, const std::string& where, VisitedObj
   return "";
 }
 
-// Attributes of one object.
-std::string diff_objects(hid_t a, hid_t b, const std::string& where) {
-  const auto names_a = attribute_names(a, where), names_b = attribute_names(b, where);
-  if (names_a != names_b) return where + ": different attributes";
+// Attributes of one object (but those in `skip`).
+std::string diff_objects(hid_t a, hid_t b, const std::string& where, const std::set<std::string>& skip) {
+  const auto names_a = names_without(attribute_names(a, where), skip), names_b = names_without(attribute_names(b, where), skip);
+  if (names_a != names_b) return where + ": different attributes" + names_difference(names_a, names_b);
   for (const std::string& name : names_a) {
     if (std::string why = diff_attribute(a, b, name, where); !why.empty()) return why;
   }
@@ -122,12 +169,12 @@ std::string diff_objects(hid_t a, hid_t b, const std::string& where) {
 
 }  // namespace
 
-std::string diff_run_groups(hid_t a, hid_t b, const std::string& where) {
-  if (std::string why = diff_objects(a, b, where); !why.empty()) return why;
+std::string diff_run_groups(hid_t a, hid_t b, const std::string& where, const DiffSkip& skip) {
+  if (std::string why = diff_objects(a, b, where, skip.attributes); !why.empty()) return why;
   VisitedObjects seen_a, seen_b;
   seen_a.enter(a, where);
   seen_b.enter(b, where);
-  return diff_children(a, b, where, seen_a, seen_b);
+  return diff_children(a, b, where, seen_a, seen_b, skip.members);
 }
 
 std::string compare_runs(const std::string& path_a, const std::string& path_b, const std::string& name) {

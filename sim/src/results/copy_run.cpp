@@ -1,5 +1,6 @@
 // Copying a run group between results files by plain reads and writes (merge, add_runs),
 // and the visited-object guard shared with the comparison of run groups.
+#include <set>
 #include <vector>
 
 #include "dgq/errors.hpp"
@@ -36,11 +37,12 @@ bool is_variable_length(hid_t type) {
          H5Tdetect_class(type, H5T_REFERENCE) > 0;
 }
 
-void copy_attributes(hid_t src, hid_t dst, const std::string& where) {
+void copy_attributes(hid_t src, hid_t dst, const std::string& where, const std::set<std::string>& skip = {}) {
   std::vector<std::string> names;
   hsize_t index = 0;
   h5::check_status(H5Aiterate2(src, H5_INDEX_NAME, H5_ITER_INC, &index, collect_attribute_name, &names), where);
   for (const std::string& name : names) {
+    if (skip.count(name)) continue;
     const std::string at = where + ": attribute '" + name + "'";
     Handle attr(h5::check(H5Aopen(src, name.c_str(), H5P_DEFAULT), at), Handle::Kind::attribute);
     Handle type(h5::check(H5Aget_type(attr.get()), at), Handle::Kind::datatype);
@@ -93,9 +95,10 @@ void copy_dataset(hid_t src_parent, hid_t src, hid_t dst_parent, const std::stri
   copy_attributes(src, copied.get(), where);
 }
 
-void copy_group(hid_t src, hid_t dst, const std::string& where, VisitedObjects& seen) {
-  copy_attributes(src, dst, where);
+void copy_group(hid_t src, hid_t dst, const std::string& where, VisitedObjects& seen, const DiffSkip& skip = {}) {
+  copy_attributes(src, dst, where, skip.attributes);
   for (const std::string& name : child_names(src, where)) {
+    if (skip.members.count(name)) continue;
     const std::string child = where + "/" + name;
     require_hard_link(src, name, child);
     Handle object(h5::check(H5Oopen(src, name.c_str(), H5P_DEFAULT), child), Handle::Kind::object);
@@ -114,14 +117,21 @@ void copy_group(hid_t src, hid_t dst, const std::string& where, VisitedObjects& 
 
 }  // namespace
 
-void copy_run_group(hid_t src_runs, hid_t dst_runs, const std::string& name, const std::string& context) {
+void copy_run_group(hid_t src_runs, hid_t dst_runs, const std::string& name, const std::string& context,
+                    const std::string& dst_name) {
   const std::string where = context + ": /runs/" + name;
   require_hard_link(src_runs, name, where);
   Handle src = h5::open_group(src_runs, name, context);
   VisitedObjects seen;
   seen.enter(src.get(), where);
-  Handle dst = h5::create_group(dst_runs, name, where);
+  Handle dst = h5::create_group(dst_runs, dst_name.empty() ? name : dst_name, where);
   copy_group(src.get(), dst.get(), where, seen);
+}
+
+void copy_group_except(hid_t src, hid_t dst, const std::string& where, const DiffSkip& skip) {
+  VisitedObjects seen;
+  seen.enter(src, where);
+  copy_group(src, dst, where, seen, skip);
 }
 
 }  // namespace dgq::sim

@@ -1,10 +1,14 @@
 // `dgq merge`: complete runs of several results files (e.g. sweep shards) into one.
 #include <algorithm>
+#include <filesystem>
 
 #include "dgq/errors.hpp"
 #include "dgq/sim/results.hpp"
 #include "hdf5/partial_output.hpp"
 #include "hdf5/typed_arrays.hpp"
+#include "output/output_target.hpp"
+#include "output/runs_held.hpp"
+#include "results/merge_scheme_runs.hpp"
 #include "results/results_file.hpp"
 
 namespace dgq::sim {
@@ -35,14 +39,66 @@ void require_one_version(const std::vector<std::string>& inputs) {
   }
 }
 
+// The output is a new path or one of the inputs (whose runs are merged, so none is lost);
+// any other file there is replaced only when forced. Checked before any input is read.
+void require_merge_output(const std::string& out, const std::vector<std::string>& inputs, bool force) {
+  (void)stage_output(out, RunsInTarget::replace);  // a directory, device or pipe is refused
+  const OutputTarget target = resolve_output(out);
+  if (!target.exists || force) return;
+  for (const std::string& in : inputs) {
+    std::error_code ignored;
+    if (std::filesystem::equivalent(target.path, in, ignored)) return;
+  }
+  const std::size_t runs = runs_held(target.path).runs;
+  throw ParameterError(out + ": exists" + (runs > 0 ? " and holds " + std::to_string(runs) + " run(s)" : "") +
+                       "; dgq merge would replace it: name it among the inputs to keep its runs (dgq merge " + out +
+                       " " + out + " ...), or pass --force to replace it");
+}
+
+// The one format of every input: dgq-results (replay, sweep; also files written before the
+// format attribute), dgq-eval or dgq-passkey-results.
+std::string common_results_format(const std::vector<std::string>& inputs) {
+  std::string first_format, first_input;
+  for (const std::string& in : inputs) {
+    h5::Handle file = h5::open_file_readonly(in);
+    const std::string format = h5::has_attribute(file.get(), "format")
+                                   ? h5::read_string_attribute(file.get(), "format", in)
+                                   : std::string(kResultsFormat);
+    if (format != kResultsFormat && format != "dgq-eval" && format != "dgq-passkey-results")
+      throw InputError(in + ": attribute 'format' is '" + one_line(format) +
+                       "', not a results file; dgq merge joins dgq-results (replay, sweep), dgq-eval or "
+                       "dgq-passkey-results files");
+    if (first_input.empty()) {
+      first_format = format;
+      first_input = in;
+    } else if (format != first_format) {
+      throw InputError("merge: " + first_input + " is a " + first_format + " file and " + in + " a " + format +
+                       " file: merge files of one kind");
+    }
+  }
+  return first_format;
+}
+
 }  // namespace
 
-MergeReport merge_results(const std::string& out, const std::vector<std::string>& inputs, bool allow_mixed_versions) {
+MergeReport merge_results(const std::string& out, const std::vector<std::string>& inputs, bool allow_mixed_versions,
+                          bool force) {
   if (inputs.empty()) throw ParameterError("merge: no input files");
+  require_merge_output(out, inputs, force);
+  if (common_results_format(inputs) != kResultsFormat) return merge_scheme_run_files(out, inputs, allow_mixed_versions);
   if (!allow_mixed_versions) require_one_version(inputs);
+  std::size_t complete = 0, incomplete = 0;
+  for (const std::string& in : inputs) {
+    const RunListing listing = list_runs(in);
+    complete += listing.complete.size();
+    incomplete += listing.incomplete.size();
+  }
+  if (complete == 0)
+    throw InputError("merge: no complete run in " + std::to_string(inputs.size()) + " input(s) (" +
+                     std::to_string(incomplete) + " incomplete run(s)); nothing written");
   MergeReport report;
-  const std::string partial = out + ".partial";
-  h5::PartialOutput dst(out);
+  h5::PartialOutput dst(out, RunsInTarget::replace);
+  const std::string partial = dst.partial();
   write_results_root(dst.file());
   h5::Handle dst_runs = h5::create_group(dst.file(), "runs", partial + ": /runs");
   std::vector<std::string> origin_of;  // parallel to the merged names, for messages

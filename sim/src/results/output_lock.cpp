@@ -9,6 +9,7 @@
 
 #include "dgq/errors.hpp"
 #include "dgq/sim/results.hpp"
+#include "output/partial_file.hpp"
 
 namespace dgq::sim {
 
@@ -20,7 +21,9 @@ bool same_file(int fd, const std::string& path) {
 }
 }  // namespace
 
-OutputLock::OutputLock(const std::string& output) : path_(output + ".lock") {
+OutputLock::OutputLock(const std::string& output) {
+  require_results_output(output);
+  path_ = stage_output(output, RunsInTarget::replace).target + ".lock";
   // A lock file removed by its creator between our open() and flock() is retried: the lock
   // must be on the file that is under the name now.
   for (int attempt = 0; attempt < 16; ++attempt) {

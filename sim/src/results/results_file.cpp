@@ -100,16 +100,16 @@ bool touches_existing(const RunListing& listing, const std::set<std::string>& na
 }
 
 // The fast path, for a file this process wrote itself (a sweep's results after its first
-// pass): PATH.partial is a byte copy of PATH with the new runs added. Returns false, having
-// written nothing, when the copy would keep dead space (an incomplete run, or a run to be
-// replaced): the caller rewrites instead.
-bool append_to_own_file(const std::string& path, const std::string& partial, const std::vector<std::string>& new_names,
+// pass): the partial file is a byte copy of the results with the new runs added. Returns false,
+// having written nothing, when the copy would keep dead space (an incomplete run, or a run to
+// be replaced): the caller rewrites instead.
+bool append_to_own_file(const std::string& path, const StagedOutput& staged, const std::vector<std::string>& new_names,
                         const std::set<std::string>& names, bool replace,
                         const std::function<void(hid_t file)>& write_new) {
-  if (!h5::is_written_here(path)) return false;
-  fs::copy_file(path, partial, fs::copy_options::overwrite_existing);
-  PartialFile guard(partial);
-  h5::Handle file = h5::open_own_copy_readwrite(partial, path);
+  if (!h5::is_written_here(staged.target)) return false;
+  fs::copy_file(staged.target, staged.partial, fs::copy_options::overwrite_existing);
+  PartialFile guard(staged);
+  h5::Handle file = h5::open_own_copy_readwrite(staged.partial, staged.target);
   const RunListing listing = list_runs_in(file.get(), path);
   refuse_existing(path, listing, new_names, replace);
   if (!listing.incomplete.empty() || touches_existing(listing, names) || !h5::link_exists(file.get(), "runs")) {
@@ -117,8 +117,8 @@ bool append_to_own_file(const std::string& path, const std::string& partial, con
     return false;  // the guard removes the copy
   }
   write_new(file.get());
-  h5::close_file(file, partial);
-  guard.commit_to(path);
+  h5::close_file(file, staged.partial);
+  guard.commit();
   return true;
 }
 
@@ -126,22 +126,34 @@ bool append_to_own_file(const std::string& path, const std::string& partial, con
 
 std::size_t results_files_rewritten() { return rewrites.load(); }
 
+void require_results_output(const std::string& path) {
+  const StagedOutput staged = stage_output(path, RunsInTarget::replace);  // a device or pipe is refused
+  if (!fs::exists(staged.target)) return;
+  h5::Handle file = h5::open_file_readonly(path);
+  if (!h5::has_attribute(file.get(), "format")) return;  // results written before the attribute
+  const std::string format = h5::read_string_attribute(file.get(), "format", path);
+  if (format != kResultsFormat)
+    throw InputError(path + ": attribute 'format' is '" + format + "', not a " + kResultsFormat +
+                     " file; runs are added only to a results file: choose another output");
+}
+
 void add_run_groups(const std::string& path, const std::vector<std::string>& new_names, bool replace,
                     const std::function<void(hid_t file)>& write_new) {
   std::set<std::string> names;
   for (const auto& n : new_names) {
     if (!names.insert(n).second) throw ParameterError("run name '" + n + "' is given twice");
   }
-  const std::string partial = path + ".partial";
-  if (append_to_own_file(path, partial, new_names, names, replace, write_new)) return;
+  require_results_output(path);
+  const StagedOutput staged = stage_output(path, RunsInTarget::replace);
+  if (append_to_own_file(path, staged, new_names, names, replace, write_new)) return;
   // The new file is written from scratch: the old file's complete runs are copied over
   // (copy_run_group), so incomplete or replaced runs leave no dead space behind, and a file
   // from outside is only ever read, never written to.
   ++rewrites;
-  h5::PartialOutput out(path);
+  h5::PartialOutput out(path, RunsInTarget::replace);
   write_results_root(out.file());
-  h5::Handle dst_runs = h5::create_group(out.file(), "runs", partial + ": /runs");
-  if (fs::exists(path)) {
+  h5::Handle dst_runs = h5::create_group(out.file(), "runs", out.partial() + ": /runs");
+  if (fs::exists(staged.target)) {
     h5::Handle old = h5::open_file_readonly(path);
     const RunListing listing = list_runs_in(old.get(), path);
     refuse_existing(path, listing, new_names, replace);

@@ -35,8 +35,16 @@ std::size_t results_files_rewritten();
 }  // namespace dgq::sim
 
 namespace dgq::sim {
-// "" when the two run groups are identical, else the first difference (path and what).
-std::string diff_run_groups(hid_t a, hid_t b, const std::string& where);
+// What a comparison leaves out at the top level of the two objects compared (the members'
+// own attributes and members are all compared): a file's root without its runs, a run
+// without its provenance.
+struct DiffSkip {
+  std::set<std::string> attributes, members;
+};
+// "" when the two run groups (or any two groups) are identical, else the first difference:
+// its path and what ("attribute ctx: different values (128 vs 256)", "different members (only
+// in the first: logits)").
+std::string diff_run_groups(hid_t a, hid_t b, const std::string& where, const DiffSkip& skip = {});
 
 // The objects met while walking a run group (file address of each); a run is a tree, so
 // enter() throws InputError("<where>: object reached twice (hard-link cycle?)") for an object
@@ -57,5 +65,10 @@ void require_hard_link(hid_t parent, const std::string& name, const std::string&
 // which follows corrupt global-heap ids into crashes inside libhdf5 1.10.8): groups,
 // datasets (same type, shape and creation properties) and attributes; every dataset's shape
 // is checked against its stored bytes first, and an object reached twice is refused.
-void copy_run_group(hid_t src_runs, hid_t dst_runs, const std::string& name, const std::string& context);
+// dst_name: the copy's name in dst_runs (default: the same name).
+void copy_run_group(hid_t src_runs, hid_t dst_runs, const std::string& name, const std::string& context,
+                    const std::string& dst_name = "");
+// The same reads and writes for a file's root: src's attributes but those in skip.attributes
+// and its members but those in skip.members, into dst.
+void copy_group_except(hid_t src, hid_t dst, const std::string& where, const DiffSkip& skip);
 }  // namespace dgq::sim

@@ -257,6 +257,9 @@ struct EvalOptions {
   // Reuse chunks and base logits written by another dgq build (refused otherwise); the result
   // is then labelled with every contributing version (EvalResult::dgq_version).
   bool allow_mixed_versions = false;
+  // Replace an existing output file; without it an existing -o is refused before any work
+  // (its runs would be lost: docs/cli.md, "Outputs").
+  bool force = false;
   bool progress = false;
   // Test hook: called after each finished chunk (index); throwing from it simulates a kill.
   std::function<void(std::int64_t)> after_chunk;

@@ -30,7 +30,8 @@ struct ExportSummary {
 // file of a known format, a run whose tables disagree with its attributes, or no complete run.
 ExportSummary export_results(const std::string& path, ExportFormat format, std::ostream& out);
 // The same into the file `output`, written as OUTPUT.partial and renamed once complete (a failed
-// export leaves neither). ParameterError when `output` is the results file itself.
+// export leaves neither; a device or pipe is written through once the table is whole).
+// ParameterError when `output` is the results file itself; InputError when it holds runs.
 ExportSummary export_results_to_file(const std::string& path, ExportFormat format, const std::string& output);
 
 // Shortest text that reads back to the same double (std::to_chars), with ".0" added to

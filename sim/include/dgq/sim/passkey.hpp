@@ -61,6 +61,7 @@ struct PasskeyOptions {
   DType raw_dtype = DType::f16;  // --raw-dtype (dgq/sim/eval.hpp, parse_raw_dtype)
   std::int64_t ubatch = 0;              // causal only: 0 one pass, N the literal decoder
   Arithmetic arithmetic = Arithmetic::blocked;
+  bool force = false;  // replace an existing output file (refused otherwise, before any work)
   bool progress = false;
 };
 
