@@ -12,6 +12,7 @@
 
 #include "dgq/scheme.hpp"
 #include "dgq/sim/model.hpp"
+#include "dgq/sim/progress.hpp"
 
 namespace dgq::sim {
 
@@ -238,7 +239,7 @@ struct EvalOptions {
   // Reuse chunks and base logits written by another dgq build (refused otherwise); the result
   // is then labelled with every contributing version (EvalResult::dgq_version).
   bool allow_mixed_versions = false;
-  bool progress = false;
+  ProgressMode progress = ProgressMode::off;  // a unit: one chunk through one cache
   // Test hook: called after each finished chunk (index); throwing from it simulates a kill.
   std::function<void(std::int64_t)> after_chunk;
 };

@@ -60,7 +60,7 @@ struct PasskeyOptions {
   KeyPosition keys = KeyPosition::post_rope;
   std::int64_t ubatch = 0;              // causal only: 0 one pass, N the literal decoder
   Arithmetic arithmetic = Arithmetic::blocked;
-  bool progress = false;
+  ProgressMode progress = ProgressMode::off;  // a unit: one prompt through one cache
 };
 
 struct PasskeyLengthSummary {
