@@ -57,6 +57,9 @@ case "$mode" in
     "$dgq" sweep "$work/sweep.toml" -o "$work/s.h5" >"$work/stdout" 2>"$work/stderr" || fail "sweep resumed"
     expect_progress sweep 2 "run(s) done (already complete)" 1
 
+    "$dgq" gen-trace -o "$work/g.h5" --layers 2 --kv-heads 1 --q-heads 1 --head-dim 16 --tokens 64 --probes 2 \
+      >"$work/stdout" 2>"$work/stderr" || fail "gen-trace"
+    expect_progress "gen-trace $work/g.h5" 2 "layer(s)" 2
     "$dgq" compress "$fix/good.h5" -o "$work/c.h5" --scheme q8_0 >"$work/stdout" 2>"$work/stderr" || fail "compress"
     expect_progress "compress $fix/good.h5" 2 "layer(s)" 2
     "$dgq" decompress "$work/c.h5" -o "$work/d.h5" >"$work/stdout" 2>"$work/stderr" || fail "decompress"
