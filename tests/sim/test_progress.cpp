@@ -120,6 +120,26 @@ TEST_CASE("progress: a bar is drawn at once, redrawn in place with the rate and 
   CHECK(out.str().empty());  // a finished bar gets no second newline
 }
 
+TEST_CASE("progress: a bar stays under the terminal's width: the unit's name is shortened, the bar and ETA kept") {
+  FakeClock clock;
+  std::ostringstream out;
+  Progress p(ProgressMode::bar, "eval", 2, out, clock.function(), 72);
+  out.str("");
+  clock.now += 4;
+  p.finished("chunk 0 dgq:win=16,group_ratio=0.75,min_var=0.05,max_groups=5,granularity=segment");
+  CHECK(out.str() == "\reval: [############............] 1/2 chunk 0 dgq:w..., 4 s each, ETA 4s\033[K");
+  CHECK(out.str().size() - std::string("\r\033[K").size() == 71);
+}
+
+TEST_CASE("progress: a terminal too narrow for the unit's name drops it") {
+  FakeClock clock;
+  std::ostringstream out;
+  Progress p(ProgressMode::bar, "eval", 2, out, clock.function(), 40);
+  out.str("");
+  p.finished("chunk 0 fp16");
+  CHECK(out.str() == "\reval: [############............] 1/2, ETA 0s\033[K");
+}
+
 TEST_CASE("progress: a bar left unfinished by an error ends its line, so the error gets a line of its own") {
   FakeClock clock;
   std::ostringstream out;

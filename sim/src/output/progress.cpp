@@ -1,5 +1,6 @@
 #include "dgq/sim/progress.hpp"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,19 +36,30 @@ std::string format_duration(double seconds) {
   return text;
 }
 
-Progress::Progress(ProgressMode mode, std::string label, std::int64_t total, std::ostream& out, ProgressClock clock)
+namespace {
+// The width of the terminal on stderr; 0 when unknown (not a terminal, or it does not say).
+int stderr_columns() {
+  winsize size{};
+  return ioctl(fileno(stderr), TIOCGWINSZ, &size) == 0 ? size.ws_col : 0;
+}
+}  // namespace
+
+Progress::Progress(ProgressMode mode, std::string label, std::int64_t total, std::ostream& out, ProgressClock clock,
+                   int columns)
     : mode_(total > 0 ? mode : ProgressMode::off),  // nothing to run, nothing to report
       label_(std::move(label)),
       total_(total),
       out_(out),
       clock_(std::move(clock)),
+      columns_(columns),
       start_(clock_()) {
   // A bar from the start: a user sees at once that the command runs and how much it has to do.
   if (mode_ == ProgressMode::bar) draw_bar("", 0.0);
 }
 
 Progress::Progress(ProgressMode mode, std::string label, std::int64_t total)
-    : Progress(mode, std::move(label), total, std::cerr) {}
+    : Progress(mode, std::move(label), total, std::cerr, steady_clock_seconds,
+               mode == ProgressMode::bar ? stderr_columns() : 0) {}
 
 Progress::~Progress() {
   if (bar_open_) out_ << "\n" << std::flush;
@@ -97,10 +109,17 @@ std::string Progress::rate_text(double elapsed) const {
 void Progress::draw_bar(const std::string& what, double elapsed) {
   constexpr std::int64_t width = 24;
   const std::int64_t filled = width * done_ / total_;
+  const std::string head = label_ + ": [" + std::string(static_cast<std::size_t>(filled), '#') +
+                           std::string(static_cast<std::size_t>(width - filled), '.') + "] " + std::to_string(done_) +
+                           "/" + std::to_string(total_);
+  const std::string tail = rate_text(elapsed) + ", ETA " + eta_text(elapsed);
+  std::string middle = what.empty() ? "" : " " + what;
+  // Under the terminal's width, the unit's name shortened first: the bar and the ETA stay.
+  const auto room = static_cast<std::int64_t>(columns_) - 1 - static_cast<std::int64_t>(head.size() + tail.size());
+  if (columns_ > 0 && static_cast<std::int64_t>(middle.size()) > std::max<std::int64_t>(room, 0))
+    middle = room > 3 ? middle.substr(0, static_cast<std::size_t>(room - 3)) + "..." : "";
   // "\033[K" clears what a longer previous drawing left to the right ("\r" does not).
-  out_ << "\r" << label_ << ": [" << std::string(static_cast<std::size_t>(filled), '#')
-       << std::string(static_cast<std::size_t>(width - filled), '.') << "] " << done_ << "/" << total_
-       << (what.empty() ? "" : " " + what) << rate_text(elapsed) << ", ETA " << eta_text(elapsed) << "\033[K";
+  out_ << "\r" << head << middle << tail << "\033[K";
   bar_open_ = done_ < total_;
   if (!bar_open_) out_ << "\n";
   out_ << std::flush;

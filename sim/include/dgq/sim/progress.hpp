@@ -33,9 +33,11 @@ std::string format_duration(double seconds);
 // is "?". Not thread-safe: call it from the thread that runs the loop.
 class Progress {
  public:
+  // `columns`: the terminal's width, which a bar never reaches (a wrapped line would not be
+  // redrawn in place: "\r" returns to its last row); 0 = no limit.
   Progress(ProgressMode mode, std::string label, std::int64_t total, std::ostream& out,
-           ProgressClock clock = steady_clock_seconds);
-  // On stderr, timed by the steady clock.
+           ProgressClock clock = steady_clock_seconds, int columns = 0);
+  // On stderr, timed by the steady clock, a bar as wide as the terminal allows.
   Progress(ProgressMode mode, std::string label, std::int64_t total);
   // A bar left unfinished (the run failed) is ended with a newline, so that the error that
   // follows is a line of its own.
@@ -61,6 +63,7 @@ class Progress {
   std::int64_t total_;
   std::ostream& out_;
   ProgressClock clock_;
+  int columns_;
   double start_;
   std::int64_t done_ = 0;
   std::int64_t computed_ = 0;
