@@ -100,7 +100,8 @@ def main() -> int:
     ap.add_argument("--premise", default="", help="a command run first, e.g. tools/demo.sh")
     ap.add_argument("--needs", action="append", default=[],
                     help="a file of the repository the examples need (repeatable); missing: exit 77")
-    ap.add_argument("--work", type=Path, help="scratch folder (default: a new temporary one, removed after)")
+    ap.add_argument("--work", type=Path,
+                    help="scratch folder, emptied first (default: a new temporary one); removed after")
     ap.add_argument("--list", action="store_true", help="list the blocks and whether they run; run nothing")
     args = ap.parse_args()
 
@@ -123,20 +124,20 @@ def main() -> int:
         shutil.rmtree(work)
     make_workspace(work, args.build)
     os.environ["DGQ_BIN"] = str((args.build / "sim" / "dgq").resolve())  # the demo's: no setup, this build
+    # In order, stopping at the first failure: a later block may use what an earlier one made.
+    runnable = [b for b in blocks if b.skip_reason is None]
+    steps = ([(args.premise, f"the premise: {args.premise}")] if args.premise else []) + \
+        [(b.text, b.title()) for b in runnable]
     try:
-        if args.premise and not run(args.premise, work, f"the premise: {args.premise}"):
-            return 1
-        # In order, stopping at the first failure: a later block may use what an earlier one made.
-        runnable = [b for b in blocks if b.skip_reason is None]
-        for b in runnable:
-            if not run(b.text, work, b.title()):
+        for script, what in steps:
+            if not run(script, work, what):
                 return 1
     finally:
-        if not args.work:
-            shutil.rmtree(work)
+        shutil.rmtree(work)  # it links the build and the checkout: no copy left for a walk to loop in
     print(f"readme-examples: {len(runnable)} block(s) of {args.markdown} ran, {len(blocks) - len(runnable)} "
           "skipped as marked")
     return 0
+
 
 if __name__ == "__main__":
     sys.exit(main())
