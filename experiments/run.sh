@@ -134,14 +134,8 @@ run_noise() { sweep noise; }
 declare -A E2E_MODEL_FILES=([smollm2]=smollm2-135m.h5 [gemma3]=gemma3-270m.h5)
 # The models (tools/make-models.sh) and their token files in out/eval-texts/, made when missing.
 e2e_inputs() {
-  local model
   tools/make-models.sh smollm2 gemma3
-  for model in smollm2 gemma3; do
-    [ -f "out/eval-texts/$model-prose-noise10.h5" ] || {
-      tools/prompts.sh out/prompts
-      .venv/bin/python tools/make_eval_texts.py "$model" --prompts out/prompts -o out/eval-texts
-    }
-  done
+  tools/make-eval-inputs.sh smollm2 gemma3
 }
 E2E_SCHEMES=(q8_0 int8-token fp8-e4m3 int4-group64 kivi-4 kivi-2 dgq dgq:granularity=segment-channel)
 run_e2e() {

@@ -13,9 +13,12 @@ if [[ "$version" == *dirty* ]]; then
 fi
 output="$(DGQ_BIN="$dgq" tools/demo.sh 2>&1)"
 block="$(python3 - "$output" "${version:0:12}" "$(date -u +%F)" <<'PY'
+import re
 import sys
 output, commit, date = sys.argv[1:]
-lines = output.splitlines()
+# Progress lines (stderr, one per replayed layer when not on a terminal) are not the demo's result.
+progress = re.compile(r", \S+ elapsed, ETA \S+$")
+lines = [l for l in output.splitlines() if not progress.search(l)]
 table = next(i for i, l in enumerate(lines) if l.startswith("run "))
 memory = next(i for i, l in enumerate(lines) if l.startswith("KV cache of "))
 first_trace = lines[table + 1].split(" @ ")[1].split()[0]

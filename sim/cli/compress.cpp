@@ -7,6 +7,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "dgq/sim/compressed.hpp"
+#include "progress_options.hpp"
 
 namespace dgq::cli {
 
@@ -14,6 +15,7 @@ namespace {
 struct CompressArgs {
   std::string input, output, scheme = "dgq", device = "cpu";
   int threads = 0;
+  ProgressArgs progress;
 };
 
 void print_summary(const sim::CompressionSummary& s, const std::string& output) {
@@ -39,9 +41,10 @@ void register_compress(CLI::App& app) {
   cmd->add_option("--scheme", args->scheme, scheme_option_help("scheme spec, e.g. dgq:group_ratio=0.75"))->capture_default_str();
   add_device_option(*cmd, args->device);
   add_threads_option(*cmd, args->threads);
+  add_progress_options(*cmd, args->progress);
   cmd->callback([args] {
     const auto scheme = make_scheme_on(args->scheme, args->device);
-    print_summary(sim::compress_trace(args->input, args->output, *scheme, args->threads), args->output);
+    print_summary(sim::compress_trace(args->input, args->output, *scheme, args->threads, progress_mode(args->progress)), args->output);
   });
 }
 

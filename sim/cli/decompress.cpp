@@ -5,6 +5,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "dgq/sim/compressed.hpp"
+#include "progress_options.hpp"
 
 namespace dgq::cli {
 
@@ -16,8 +17,10 @@ void register_decompress(CLI::App& app) {
   cmd->add_option("input", *input, "compressed file")->required();
   cmd->add_option("-o,--output", *output, "output trace file")->required();
   add_threads_option(*cmd, *threads);
-  cmd->callback([input, output, threads] {
-    sim::decompress_to_trace(*input, *output, *threads);
+  auto progress = std::make_shared<ProgressArgs>();
+  add_progress_options(*cmd, *progress);
+  cmd->callback([input, output, threads, progress] {
+    sim::decompress_to_trace(*input, *output, *threads, progress_mode(*progress));
     std::cout << "wrote " << *output << "\n";
   });
 }

@@ -3,9 +3,7 @@
 // (docs/eval.md). Resumable: rerun the same command after an interruption. `--task passkey`: the
 // needle-in-a-haystack task instead (eval_passkey.hpp).
 #include <omp.h>
-#include <unistd.h>
 
-#include <cstdio>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -16,6 +14,7 @@
 #include "dgq/sim/eval.hpp"
 #include "eval_passkey.hpp"
 #include "number_options.hpp"
+#include "progress_options.hpp"
 
 namespace dgq::cli {
 namespace {
@@ -30,7 +29,7 @@ struct EvalArgs {
   std::string raw_dtype = "fp16";
   std::string text_file;  // --text-file: plain text for the GGUF's tokenizer
   bool row_exact = false;
-  bool progress = false;  // --progress: also when stderr is not a terminal (one line per step)
+  ProgressArgs progress;
   int threads = 0;
 };
 
@@ -52,7 +51,7 @@ void run_passkey_task(EvalArgs& a, const CLI::App& cmd) {
   p.ubatch = a.options.ubatch;
   p.arithmetic = a.row_exact ? sim::Arithmetic::row_exact : sim::Arithmetic::blocked;
   p.force = a.options.force;
-  p.progress = a.progress || isatty(fileno(stderr));
+  p.progress = progress_mode(a.progress);
   run_passkey_command(p);
 }
 
@@ -74,7 +73,7 @@ void run_eval_command(EvalArgs& a, const CLI::App& cmd) {
   a.options.keys = sim::parse_key_position(a.keys);
   a.options.raw_dtype = sim::parse_raw_dtype(a.raw_dtype);
   a.options.arithmetic = a.row_exact ? sim::Arithmetic::row_exact : sim::Arithmetic::blocked;
-  a.options.progress = a.progress || isatty(fileno(stderr));
+  a.options.progress = progress_mode(a.progress);
   const sim::EvalResult result = sim::run_eval(a.options);
   std::cout << format_eval_table(result);
   std::cout << "eval -> " << a.options.output_path << (a.options.json_path.empty() ? "" : " and " + a.options.json_path)
@@ -132,7 +131,7 @@ void register_eval(CLI::App& app) {
                   "Causal cache: 0 (default) = one pass at prefill cost, each query reading the cache as it was when its "
                   "token was appended; N = the literal decoder in micro-batches of N tokens (1 = token by token)")
       ->check(whole_number(0, std::numeric_limits<std::int64_t>::max(), "0 = one pass"));
-  cmd->add_flag("--progress", args->progress, "Progress on stderr also when it is not a terminal: one line per step");
+  add_progress_options(*cmd, args->progress);
   cmd->add_flag("--row-exact", args->row_exact,
                 "Fixed-order arithmetic per row, independent of batching (slow): with it --ubatch 1 and the one-pass "
                 "causal cache give identical logits");

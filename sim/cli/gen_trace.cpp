@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "dgq/sim/synth.hpp"
 #include "number_options.hpp"
+#include "progress_options.hpp"
 
 namespace dgq::cli {
 
@@ -47,9 +48,11 @@ void register_gen_trace(CLI::App& app) {
       ->check(whole_number(0))
       ->capture_default_str();
   cmd->add_option("--dtype", *dtype, "f16 or f32")->check(CLI::IsMember({"f16", "f32"}))->capture_default_str();
-  cmd->callback([options, output, dtype] {
+  auto progress = std::make_shared<ProgressArgs>();
+  add_progress_options(*cmd, *progress);
+  cmd->callback([options, output, dtype, progress] {
     options->dtype = parse_dtype(*dtype);
-    sim::write_synthetic_trace(*options, *output);
+    sim::write_synthetic_trace(*options, *output, progress_mode(*progress));
     std::cout << "wrote " << *output << ": " << options->kind << ", " << options->layers << " layers x "
               << options->kv_heads << " KV heads (" << options->q_heads << " q heads) x " << options->tokens
               << " tokens x " << options->head_dim << " dims, " << options->probes << " probes, "

@@ -1,8 +1,6 @@
 // `dgq replay TRACE... --scheme SPEC ... -o RESULTS.h5`: every layer of each trace through
 // every scheme; results into an HDF5 file (docs/results-format.md), a JSON summary and a
 // console table (docs/replay.md).
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -15,6 +13,7 @@
 #include "dgq/sim/results.hpp"
 #include "number_options.hpp"
 #include "dgq/sim/text_output.hpp"
+#include "progress_options.hpp"
 
 namespace dgq::cli {
 
@@ -32,17 +31,8 @@ struct ReplayArgs {
   int threads = 0;
   bool force = false;
   bool keep_decompressed = false;
+  ProgressArgs progress;
 };
-
-// "\rname: layer i/n" on stderr, only when stderr is a terminal.
-std::function<void(int, int)> progress_for(const std::string& label) {
-  if (!isatty(fileno(stderr))) return {};
-  return [label](int done, int total) {
-    std::fprintf(stderr, "\r%s: layer %d/%d", label.c_str(), done, total);
-    if (done == total) std::fprintf(stderr, "\n");
-    std::fflush(stderr);
-  };
-}
 
 std::vector<std::string> run_names_for(const ReplayArgs& a, const std::string& trace) {
   if (!a.names.empty()) {
@@ -87,16 +77,21 @@ void run_replay(const ReplayArgs& a) {
     options.keep_decompressed = a.keep_decompressed;
     options.serialize_schemes = device == sim::ReplayDevice::cuda;
     options.device = a.device;
-    options.on_layer_done = progress_for(trace);
+    const std::size_t layers = a.layers.empty() ? static_cast<std::size_t>(reader.meta().num_layers) : a.layers.size();
+    sim::Progress progress(progress_mode(a.progress), "replay " + trace, static_cast<std::int64_t>(layers));
+    options.on_layer_done = [&progress](int, int) { progress.finished("layer(s)"); };
     const auto start = std::chrono::steady_clock::now();
     std::vector<sim::RunResult> runs = sim::replay_trace(reader, schemes, names, options);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const auto& m = reader.meta();
     const double token_heads = static_cast<double>(m.tokens) * m.num_kv_heads * runs.front().layers.size();
-    // Throughput of the trace: L x KV heads x layers replayed (through every scheme) per second.
-    std::fprintf(stderr, "%s: %zu layer(s) x %d KV heads x %lld tokens through %zu scheme(s) in %.3f s: %.4g tokens*heads/s\n",
-                 trace.c_str(), runs.front().layers.size(), m.num_kv_heads, static_cast<long long>(m.tokens),
-                 runs.size(), seconds, token_heads / seconds);
+    // Throughput of the trace: L x KV heads x layers replayed (through every scheme) per second;
+    // like the progress, on stderr and not with --quiet.
+    if (!a.progress.quiet) {
+      std::fprintf(stderr, "%s: %zu layer(s) x %d KV heads x %lld tokens through %zu scheme(s) in %.3f s: %.4g tokens*heads/s\n",
+                   trace.c_str(), runs.front().layers.size(), m.num_kv_heads, static_cast<long long>(m.tokens),
+                   runs.size(), seconds, token_heads / seconds);
+    }
     sim::add_runs(a.output, runs, a.force);
     for (auto& r : runs) {
       r.decompressed.clear();  // written; the summary does not need them
@@ -119,6 +114,7 @@ void register_replay(CLI::App& app) {
   cmd->add_option("--name", args->names, "Run name, one per --scheme (single trace only); default SPEC@TRACE_STEM");
   add_threads_option(*cmd, args->threads);
   add_device_option(*cmd, args->device);
+  add_progress_options(*cmd, args->progress);
   cmd->add_option("--layers", args->layers, "Replay only these layers (e.g. 0,3,5)")
       ->delimiter(',')
       ->check(whole_number(0));  // the trace decides the upper bound

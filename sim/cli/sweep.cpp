@@ -1,14 +1,12 @@
-// `dgq sweep CONFIG.toml -o RESULTS.h5 [--shard i/n] [--threads N] [--device cpu|reference|cuda] [--progress]`:
+// `dgq sweep CONFIG.toml -o RESULTS.h5 [--shard i/n] [--threads N] [--device cpu|reference|cuda] [--quiet]`:
 // every grid point x trace of the config as one run (docs/replay.md, "Sweeps"); resumable.
-#include <unistd.h>
-
-#include <cstdio>
 #include <iostream>
 #include <memory>
 
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "dgq/sim/sweep.hpp"
+#include "progress_options.hpp"
 
 namespace dgq::cli {
 
@@ -21,7 +19,7 @@ struct SweepArgs {
   int threads = 0;
   std::string device = "cpu";
   bool list = false;
-  bool progress = false;
+  ProgressArgs progress;
   bool allow_mixed_versions = false;
 };
 
@@ -32,7 +30,7 @@ void run_sweep_command(const SweepArgs& a) {
   options.shard = sim::parse_shard(a.shard);
   options.threads = a.threads;
   options.device = sim::parse_replay_device(a.device);
-  options.progress = a.progress || isatty(fileno(stderr));
+  options.progress = progress_mode(a.progress);
   options.allow_mixed_versions = a.allow_mixed_versions;
   if (a.list) {
     for (const sim::SweepRun& r : sim::select_shard(sim::expand_runs(config), options.shard)) {
@@ -56,7 +54,7 @@ void register_sweep(CLI::App& app) {
   cmd->add_option("--shard", args->shard, "Run only every n-th point, starting at i (i/n, 0 <= i < n)");
   add_threads_option(*cmd, args->threads);
   add_device_option(*cmd, args->device);
-  cmd->add_flag("--progress", args->progress, "A progress line per pass on stderr, also when not a terminal");
+  add_progress_options(*cmd, args->progress);
   cmd->add_flag("--list", args->list, "Print the shard's run list (index, name) and exit");
   cmd->add_flag("--allow-mixed-versions", args->allow_mixed_versions,
                 "Keep complete runs written by another dgq build or configuration (each keeps its own dgq_version "

@@ -6,6 +6,7 @@ compares the real SmolLM2 model file (made by tools/make-models.sh, part of the 
 numpy pass on the GGUF. By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k eval
 """
 import os
+import re
 import signal
 import subprocess
 import time
@@ -309,7 +310,8 @@ def test_killed_eval_resumes_to_identical_results(dgq_bin, tiny, tmp_path):
     assert not resumed.exists()  # never a file that looks complete
 
     result = run_dgq(dgq_bin, *args, "-o", resumed)
-    assert "(resumed)" not in result.stdout  # progress goes to a terminal only; the table to stdout
+    assert "(resumed)" not in result.stdout  # progress goes to stderr; the table to stdout
+    assert "(resumed)" in result.stderr  # the chunks of the killed run, reported as done without work
     assert not chunk_dir.exists()
     with h5py.File(whole, "r") as a, h5py.File(resumed, "r") as b:
         assert dict(a.attrs) == dict(b.attrs)
@@ -387,16 +389,30 @@ def test_token_files_of_make_eval_texts_are_read_by_dgq(dgq_bin, tiny, tmp_path)
         assert f.attrs["text_kind"] == "prose" and f.attrs["noise_rate"] == 0.1 and f.attrs["chunks"] == 2
 
 
-def test_progress_goes_to_a_redirected_stderr_as_plain_lines_only_when_asked(dgq_bin, tiny, tmp_path):
-    # A 31-chunk run redirected to a file printed nothing; --progress gives one line per step
-    # (no carriage returns in a log), and without it a redirected stderr stays empty.
+PROGRESS_LINE = re.compile(r"^eval: (\d+)/(\d+) chunk (\d+) (\S+), (\d+s|\d+m\d\ds|\d+h\d\dm) elapsed, "
+                           r"ETA (\?|\d+s|\d+m\d\ds|\d+h\d\dm)$")
+
+
+def test_progress_goes_to_a_redirected_stderr_by_default_a_line_per_chunk_and_cache(dgq_bin, tiny, tmp_path):
+    # Redirected to a file or a pipe, a long run printed nothing unless --progress was given: a
+    # user could not tell a slow run from a hung one. Now one plain line per finished unit (a
+    # chunk through one cache), no carriage returns, with the elapsed time and the ETA; --quiet
+    # silences it; --progress is still accepted; the table is on stdout in every case.
     args = ["eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 32, "--chunks", 3,
             "--scheme", "q8_0"]
-    quiet = run_dgq(dgq_bin, *args, "-o", tmp_path / "quiet.h5")
+    default = run_dgq(dgq_bin, *args, "-o", tmp_path / "default.h5")
+    lines = default.stderr.splitlines()
+    assert "\r" not in default.stderr and "\033" not in default.stderr, default.stderr
+    matches = [PROGRESS_LINE.match(line) for line in lines]
+    assert all(matches), default.stderr
+    assert [(int(m[1]), int(m[2]), int(m[3]), m[4]) for m in matches] == [
+        (2 * chunk + i + 1, 6, chunk, spec) for chunk in range(3) for i, spec in enumerate(("fp16", "q8_0"))]
+    assert matches[-1][6] == "0s"
+    quiet = run_dgq(dgq_bin, *args, "--quiet", "-o", tmp_path / "quiet.h5")
     assert quiet.stderr == ""
-    loud = run_dgq(dgq_bin, *args, "--progress", "-o", tmp_path / "loud.h5")
-    lines = loud.stderr.splitlines()
-    assert "\r" not in loud.stderr and lines, loud.stderr
-    done, total = lines[-1].split()[0].split("/")
-    assert done == total and int(total) >= 3, loud.stderr  # every step of the 3 chunks reported
-    assert [line.split()[0] for line in lines] == [f"{i}/{total}" for i in range(1, int(total) + 1)]
+    forced = run_dgq(dgq_bin, *args, "--progress", "-o", tmp_path / "forced.h5")
+    assert len(forced.stderr.splitlines()) == 6 and all(map(PROGRESS_LINE.match, forced.stderr.splitlines()))
+    for run in (default, quiet, forced):
+        assert "q8_0" in run.stdout and "eval -> " in run.stdout  # the table, on stdout in every case
+    both = run_dgq(dgq_bin, *args, "--quiet", "--progress", "-o", tmp_path / "both.h5", check=False)
+    assert both.returncode == 2 and both.stderr.startswith("dgq: error: eval: --quiet excludes --progress"), both.stderr

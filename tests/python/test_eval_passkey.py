@@ -154,6 +154,12 @@ def test_the_results_file_json_and_table(dgq_bin, tiny):
                      "--scheme", "fp32", "--scheme", "q8_0", "-ctk", "q8_0", "-ctv", "fp32", "-o", out, "--json", summary,
                      *THREADS)
     assert not (tiny["dir"] / "layout-out.h5.partial").exists()
+    # Progress on the (piped) stderr: one line per prompt and cache, in order, with its length.
+    progress = [line.split(", ")[0] for line in result.stderr.splitlines()]
+    assert progress == [f"eval passkey: {3 * i + k + 1}/9 prompt {i} ({n} tokens) {spec}"
+                        for i, n in enumerate((21, 40, 57)) for k, spec in enumerate(("fp32", "q8_0", "q8_0/fp32"))
+                        ], result.stderr
+    assert all(" elapsed, ETA " in line for line in result.stderr.splitlines())
     with h5py.File(out, "r") as f:
         a = f.attrs
         assert a["format"] == "dgq-passkey-results" and a["version"] == 1 and a["task"] == "passkey"

@@ -63,7 +63,13 @@ def test_every_run_equals_the_same_dgq_eval_run(dgq_bin, inputs, tmp_path):
     # 2 texts x 2 ctx x (fp16 + q8_0 + dgq at 2 window sizes)
     assert len(listing) == 16
     assert listing[0].endswith("fp16@tiny+a+ctx16")
-    run_dgq(dgq_bin, "sweep", config, "-o", out)
+    swept = run_dgq(dgq_bin, "sweep", config, "-o", out)
+    # Progress on the (piped) stderr: each input's eval a line per chunk and cache, the sweep a
+    # line per input (2 texts x 2 ctx), counted in runs, the last at 16/16.
+    sweep_lines = [line for line in swept.stderr.splitlines() if line.startswith("sweep: ")]
+    assert [line.split()[1] for line in sweep_lines] == ["4/16", "8/16", "12/16", "16/16"], swept.stderr
+    assert all("run(s) done (eval input tiny+" in line for line in sweep_lines), swept.stderr
+    assert sum(line.startswith("eval: ") for line in swept.stderr.splitlines()) == 4 * 2 * 4, swept.stderr
     runs = runs_of(out)
     assert len(runs) == 16 and all(r["complete"] == 1 and r["kind"] == "eval" for r in runs.values())
     assert not Path(str(out) + ".cache/eval").exists() or not any(Path(str(out) + ".cache/eval").iterdir())
@@ -83,8 +89,9 @@ def test_every_run_equals_the_same_dgq_eval_run(dgq_bin, inputs, tmp_path):
     assert runs["fp16@tiny+a+ctx16"]["kld_max"] == 0.0 and runs["q8_0@tiny+a+ctx16"]["kld_max"] > 0.0
     assert runs["q8_0@tiny+a+ctx16"]["text"] == "a.h5" and runs["q8_0@tiny+a+ctx16"]["ctx"] == 16
 
-    rerun = run_dgq(dgq_bin, "sweep", config, "-o", out).stdout
-    assert "16 already complete, 0 run now" in rerun
+    rerun = run_dgq(dgq_bin, "sweep", config, "-o", out)
+    assert "16 already complete, 0 run now" in rerun.stdout
+    assert rerun.stderr.startswith("sweep: 16/16 run(s) done (already complete), "), rerun.stderr
 
 
 def test_a_keys_axis_runs_each_input_before_and_after_rope_as_dgq_eval_does(dgq_bin, inputs, tmp_path):

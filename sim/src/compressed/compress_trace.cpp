@@ -79,7 +79,7 @@ void add_to_summary(CompressionSummary& s, const Compressed& c, std::int64_t& se
 }  // namespace
 
 CompressionSummary compress_trace(const std::string& trace_path, const std::string& out_path, const Scheme& scheme,
-                                  int threads) {
+                                  int threads, ProgressMode progress_mode) {
   if (threads < 0 || threads > 1024)
     throw ParameterError("--threads must be in [0, 1024], got " + std::to_string(threads));
   const int team = threads > 0 ? threads : omp_get_max_threads();
@@ -106,6 +106,7 @@ CompressionSummary compress_trace(const std::string& trace_path, const std::stri
 
   std::int64_t segment_units = 0;
   double segments = 0.0;
+  Progress progress(progress_mode, "compress " + trace_path, meta.num_layers);
   for (int layer = 0; layer < meta.num_layers; ++layer) {
     const LayerData data = reader.read_layer(layer);
     const auto units = compress_layer(data, scheme, team, trace_path);
@@ -118,6 +119,7 @@ CompressionSummary compress_trace(const std::string& trace_path, const std::stri
       add_to_summary(summary, units[u], segment_units, segments);
     }
     summary.input_bytes += data.k.storage.size() + data.v.storage.size();
+    progress.finished("layer(s)");
   }
   summary.mean_segments = segment_units ? segments / static_cast<double>(segment_units) : 0.0;
   out.commit();

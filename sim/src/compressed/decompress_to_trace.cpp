@@ -52,7 +52,8 @@ LayerData decompress_layer(const CompressedReader& reader, const Scheme& scheme,
   return data;
 }
 
-void decompress_to_trace(const std::string& compressed_path, const std::string& out_path, int threads) {
+void decompress_to_trace(const std::string& compressed_path, const std::string& out_path, int threads,
+                         ProgressMode progress_mode) {
   if (threads < 0 || threads > 1024)
     throw ParameterError("--threads must be in [0, 1024], got " + std::to_string(threads));
   const int team = threads > 0 ? threads : omp_get_max_threads();
@@ -61,7 +62,11 @@ void decompress_to_trace(const std::string& compressed_path, const std::string& 
   const auto scheme = make_scheme(reader.scheme());
   TraceWriter writer(out_path, meta,
                      config_hash("decompress\nscheme=" + reader.scheme() + "\n" + trace_identity_text(meta)));
-  for (int layer = 0; layer < meta.num_layers; ++layer) writer.write_layer(decompress_layer(reader, *scheme, layer, team));
+  Progress progress(progress_mode, "decompress " + compressed_path, meta.num_layers);
+  for (int layer = 0; layer < meta.num_layers; ++layer) {
+    writer.write_layer(decompress_layer(reader, *scheme, layer, team));
+    progress.finished("layer(s)");
+  }
   writer.finish();
 }
 

@@ -21,7 +21,6 @@
 #include "model/version_label.hpp"
 #include "output/new_output.hpp"
 #include "output/partial_file.hpp"
-#include "output/progress_bar.hpp"
 #include "provenance/provenance_attributes.hpp"
 
 namespace dgq::sim {
@@ -132,7 +131,7 @@ TokenScores forward_scored(const EvalOptions& o, const EvalPlan& plan, SchemeCac
 
 // Runs one chunk through every cache, the base first (every scheme is scored against it).
 std::vector<ChunkRun> run_chunk(const EvalOptions& o, const EvalPlan& plan, const BaseSource& base, std::int64_t ch,
-                                ForwardTime& time, const ProgressBar& bar) {
+                                ForwardTime& time, Progress& progress) {
   const ModelConfig& c = plan.config();
   const auto& all = plan.text.tokens;
   std::vector<std::int32_t> tokens(all.begin() + ch * o.ctx, all.begin() + (ch + 1) * o.ctx);
@@ -151,14 +150,18 @@ std::vector<ChunkRun> run_chunk(const EvalOptions& o, const EvalPlan& plan, cons
         base_logits = std::move(logits);
         runs[0].scores = score_tokens(base_logits, base_logits, targets, plan.vocab);
         if (o.save_logits || base.keep_logits) runs[0].logits = base_logits;
-        bar.show(ch * static_cast<std::int64_t>(plan.runs()) + 1, "chunk " + std::to_string(ch) + " " + plan.specs[0]);
+        const std::string what = "chunk " + std::to_string(ch) + " " + plan.specs[0];
+        if (base.reused) {
+          progress.already_done(what + " (base logits reused)");
+        } else {
+          progress.finished(what);
+        }
         continue;
       }
       runs[i].scores = score_tokens(base_logits, logits, targets, plan.vocab);
       if (o.save_logits) runs[i].logits = std::move(logits);
     }
-    bar.show(ch * static_cast<std::int64_t>(plan.runs()) + static_cast<std::int64_t>(i) + 1,
-             "chunk " + std::to_string(ch) + " " + plan.specs[i]);
+    progress.finished("chunk " + std::to_string(ch) + " " + plan.specs[i]);
   }
   return runs;
 }
@@ -229,7 +232,7 @@ EvalResult run_eval(const EvalOptions& o) {
   layout.with_logits[0] = base.keep_logits;
   fs::create_directories(layout.dir);
   const auto runs_per_chunk = static_cast<std::int64_t>(plan.runs());
-  const ProgressBar bar(o.progress, plan.chunks * runs_per_chunk);
+  Progress progress(o.progress, "eval", plan.chunks * runs_per_chunk);
   std::vector<ChunkRun> totals(plan.runs());
   ForwardTime time;
   for (std::int64_t ch = 0; ch < plan.chunks; ++ch) {
@@ -238,9 +241,9 @@ EvalResult run_eval(const EvalOptions& o) {
       std::string version;
       runs = read_chunk_file(layout, ch, version);
       versions.add(version);
-      bar.show((ch + 1) * runs_per_chunk, "chunk " + std::to_string(ch) + " (resumed)");
+      for (std::size_t i = 0; i < plan.runs(); ++i) progress.already_done("chunk " + std::to_string(ch) + " " + plan.specs[i] + " (resumed)");
     } else {
-      runs = run_chunk(o, plan, base, ch, time, bar);
+      runs = run_chunk(o, plan, base, ch, time, progress);
       write_chunk_file(layout, ch, runs);
     }
     record_base_counters(base, plan, ch, runs[0]);

@@ -13,7 +13,6 @@
 #include "model/passkey_identity.hpp"
 #include "model/passkey_output.hpp"
 #include "output/new_output.hpp"
-#include "output/progress_bar.hpp"
 
 namespace dgq::sim {
 namespace {
@@ -139,13 +138,13 @@ PasskeyResult run_passkey(const PasskeyOptions& o) {
   result.config_hash = plan.run_hash;
   result.dgq_version = this_build(plan.run_hash).version;
   result.schemes.resize(o.schemes.size());
-  const ProgressBar bar(o.progress, static_cast<std::int64_t>(n * o.schemes.size()));
+  Progress progress(o.progress, "eval passkey", static_cast<std::int64_t>(n * o.schemes.size()));
   PasskeyTime time;
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t k = 0; k < o.schemes.size(); ++k) {
       run_passkey_prompt(o, plan, *plan.caches[k], i, result.schemes[k], time);
-      bar.show(static_cast<std::int64_t>(i * o.schemes.size() + k + 1),
-               "prompt " + std::to_string(i) + " (" + std::to_string(plan.task.length[i]) + " tokens) " + o.schemes[k]);
+      progress.finished("prompt " + std::to_string(i) + " (" + std::to_string(plan.task.length[i]) + " tokens) " +
+                        o.schemes[k]);
     }
   for (std::size_t k = 0; k < o.schemes.size(); ++k) {
     result.schemes[k].spec = o.schemes[k];

@@ -6,11 +6,11 @@
 #include <omp.h>
 
 #include <filesystem>
-#include <iostream>
 #include <map>
 
 #include "dgq/errors.hpp"
 #include "dgq/scheme.hpp"
+#include "dgq/sim/progress.hpp"
 #include "hdf5/h5.hpp"
 #include "model/eval_summary_attributes.hpp"
 #include "hdf5/numbers.hpp"
@@ -79,6 +79,12 @@ SweepReport run_eval_sweep(const SweepConfig& config, const SweepOptions& option
     }
     by_input[r.trace].push_back(&r);
   }
+  // Each eval reports its own chunks; on a terminal its bar owns the line, so the sweep's own
+  // progress is a line after each input instead of a second bar drawn over it.
+  const ProgressMode sweep_mode = options.progress == ProgressMode::bar ? ProgressMode::lines : options.progress;
+  Progress progress(sweep_mode, "sweep", static_cast<std::int64_t>(report.in_shard));
+  if (report.skipped_complete > 0)
+    progress.already_done("run(s) done (already complete)", static_cast<std::int64_t>(report.skipped_complete));
   const std::string base = canonical_cache_spec(eval.base);
   for (const auto& group : by_input) {
     // Named variables, not a structured binding: the lambda below captures them, which
@@ -117,10 +123,9 @@ SweepReport run_eval_sweep(const SweepConfig& config, const SweepOptions& option
     });
     fs::remove(scratch);
     report.ran += runs.size();
-    if (options.progress) {
-      std::cerr << "sweep: " << in.label << ": " << report.ran << "/" << (report.in_shard - report.skipped_complete)
-                << " run(s) done, " << static_cast<long long>(result.tokens_per_second) << " tokens/s\n";
-    }
+    progress.finished("run(s) done (eval input " + in.label + ", " +
+                          std::to_string(static_cast<long long>(result.tokens_per_second)) + " tokens/s)",
+                      static_cast<std::int64_t>(runs.size()));
   }
   return report;
 }

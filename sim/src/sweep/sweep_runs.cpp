@@ -1,12 +1,12 @@
 // The sweep's run list (grid expansion, names, shards) and its execution.
 #include <filesystem>
-#include <iostream>
 #include <map>
 #include <set>
 
 #include "dgq/errors.hpp"
 #include "dgq/registry.hpp"
 #include "dgq/scheme.hpp"
+#include "dgq/sim/progress.hpp"
 #include "dgq/sim/replay.hpp"
 #include "dgq/sim/results.hpp"
 #include "dgq/sim/sweep.hpp"
@@ -219,6 +219,9 @@ SweepReport run_sweep(const SweepConfig& config, const SweepOptions& options) {
     }
     by_trace[r.trace].push_back(&r);
   }
+  Progress progress(options.progress, "sweep", static_cast<std::int64_t>(report.in_shard));
+  if (report.skipped_complete > 0)
+    progress.already_done("run(s) done (already complete)", static_cast<std::int64_t>(report.skipped_complete));
   for (const auto& [t, runs] : by_trace) {
     const SweepTrace& trace = config.traces[t];
     const TraceReader reader(trace_file(trace, options.output));
@@ -241,10 +244,7 @@ SweepReport run_sweep(const SweepConfig& config, const SweepOptions& options) {
       for (RunResult& r : results) r.trace_path = trace_identity(trace);
       add_runs(options.output, results, false);
       report.ran += results.size();
-      if (options.progress) {
-        std::cerr << "sweep: " << trace.label << ": " << report.ran << "/" << (report.in_shard - report.skipped_complete)
-                  << " run(s) done\n";
-      }
+      progress.finished("run(s) done (trace " + trace.label + ")", static_cast<std::int64_t>(results.size()));
     }
   }
   return report;

@@ -239,12 +239,16 @@ LayerData synthesize_layer(const SynthOptions& o, int layer) {
   return out;
 }
 
-void write_synthetic_trace(const SynthOptions& o, const std::string& path) {
+void write_synthetic_trace(const SynthOptions& o, const std::string& path, ProgressMode progress_mode) {
   const TraceMeta meta = synthetic_meta(o);
   TraceWriter writer(path, meta,
                      config_hash("generate\ngenerator_version=" + std::to_string(*meta.generator_version) +
                                  "\ngenerator_options=" + meta.generator_options + "\n"));
-  for (int layer = 0; layer < o.layers; ++layer) writer.write_layer(synthesize_layer(o, layer));
+  Progress progress(progress_mode, "gen-trace " + path, o.layers);
+  for (int layer = 0; layer < o.layers; ++layer) {
+    writer.write_layer(synthesize_layer(o, layer));
+    progress.finished("layer(s)");
+  }
   writer.finish();
 }
 

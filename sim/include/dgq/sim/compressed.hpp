@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dgq/scheme.hpp"
+#include "dgq/sim/progress.hpp"
 #include "dgq/sim/trace.hpp"
 
 namespace dgq::sim {
@@ -31,9 +32,9 @@ struct CompressionSummary {
 
 // Compresses every layer/tensor/head of the trace with `scheme` (OpenMP over heads with
 // `threads` threads, 0 = OpenMP's default; the output bytes do not depend on it). Writes
-// out_path.partial and renames it on success.
+// out_path.partial and renames it on success. `progress`: a unit is a layer.
 CompressionSummary compress_trace(const std::string& trace_path, const std::string& out_path, const Scheme& scheme,
-                                  int threads = 0);
+                                  int threads = 0, ProgressMode progress = ProgressMode::off);
 
 // Reads a compressed file back; validation like TraceReader (errors name file and dataset).
 class CompressedReader {
@@ -57,7 +58,9 @@ class CompressedReader {
 
 // Decompresses into a trace v1 (same kv dtype as the original; out_path.partial, renamed on
 // success). The scheme comes from the file; decompression runs on the CPU reference.
-void decompress_to_trace(const std::string& compressed_path, const std::string& out_path, int threads = 0);
+// `progress`: a unit is a layer.
+void decompress_to_trace(const std::string& compressed_path, const std::string& out_path, int threads = 0,
+                         ProgressMode progress = ProgressMode::off);
 
 // True when the file's root attribute format is "dgq-compressed" (false for traces; throws
 // InputError for unreadable files).

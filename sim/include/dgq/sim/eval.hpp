@@ -12,6 +12,7 @@
 
 #include "dgq/scheme.hpp"
 #include "dgq/sim/model.hpp"
+#include "dgq/sim/progress.hpp"
 
 namespace dgq::sim {
 
@@ -260,7 +261,7 @@ struct EvalOptions {
   // Replace an existing output file; without it an existing -o is refused before any work
   // (its runs would be lost: docs/cli.md, "Outputs").
   bool force = false;
-  bool progress = false;
+  ProgressMode progress = ProgressMode::off;  // a unit: one chunk through one cache
   // Test hook: called after each finished chunk (index); throwing from it simulates a kill.
   std::function<void(std::int64_t)> after_chunk;
 };

@@ -62,7 +62,7 @@ struct PasskeyOptions {
   std::int64_t ubatch = 0;              // causal only: 0 one pass, N the literal decoder
   Arithmetic arithmetic = Arithmetic::blocked;
   bool force = false;  // replace an existing output file (refused otherwise, before any work)
-  bool progress = false;
+  ProgressMode progress = ProgressMode::off;  // a unit: one prompt through one cache
 };
 
 struct PasskeyLengthSummary {

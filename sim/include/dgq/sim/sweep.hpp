@@ -97,7 +97,7 @@ struct SweepOptions {
   Shard shard;
   int threads = 0;
   ReplayDevice device = ReplayDevice::cpu;  // cuda: dgq schemes through make_replay_scheme's GPU path
-  bool progress = false;  // stderr lines per batch
+  ProgressMode progress = ProgressMode::off;  // a unit: one run of the sweep
   // Resume runs that another dgq build or another configuration wrote (each keeps its own
   // dgq_version and config_hash); without it such a run is refused before any work
   // (docs/results-format.md, "Provenance").

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "dgq/sim/model_shapes.hpp"
+#include "dgq/sim/progress.hpp"
 #include "dgq/sim/trace.hpp"
 #include "dgq/tensor.hpp"
 
@@ -75,8 +76,9 @@ LayerData synthesize_layer(const SynthOptions& options, int layer);
 
 // Writes the whole trace (layer by layer, through TraceWriter: PATH.partial then rename), with
 // the provenance attributes of this build and config_hash of "generate\n" + the generator's
-// version and options (docs/trace-format.md).
-void write_synthetic_trace(const SynthOptions& options, const std::string& path);
+// version and options (docs/trace-format.md). `progress`: a unit is a layer.
+void write_synthetic_trace(const SynthOptions& options, const std::string& path,
+                           ProgressMode progress = ProgressMode::off);
 
 // Noise injection, usable on any trace (e.g. a sweep over noise rates of a recorded trace):
 // round(rate * (L-1)) distinct tokens among 1..L-1 (token 0, the sink, is kept), chosen
