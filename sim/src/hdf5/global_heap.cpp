@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "dgq/errors.hpp"
 
@@ -61,6 +62,32 @@ std::uint64_t collection_size(const FileBytes& file, const FileSizes& sizes, std
   return size;
 }
 
+// The collection's bytes for the walk: read whole in one call when it is small (every
+// collection libhdf5 writes for short strings is 4 KiB), else read where asked (a collection
+// holding one long string, or a corrupt size that only fits the file).
+class CollectionBytes {
+ public:
+  static constexpr std::uint64_t kReadWhole = std::uint64_t{1} << 20;
+  CollectionBytes(const FileBytes& file, std::uint64_t address, std::uint64_t size)
+      : file_(file), address_(address) {
+    if (size <= kReadWhole) {
+      whole_.resize(size);
+      if (!file.read(address, whole_.data(), whole_.size())) whole_.clear();
+    }
+  }
+  bool read(std::uint64_t offset, void* out, std::size_t count) const {
+    if (whole_.empty()) return file_.read(address_ + offset, out, count);
+    if (offset > whole_.size() || count > whole_.size() - offset) return false;
+    std::memcpy(out, whole_.data() + offset, count);
+    return true;
+  }
+
+ private:
+  const FileBytes& file_;
+  std::uint64_t address_;
+  std::vector<unsigned char> whole_;
+};
+
 }  // namespace
 
 bool FileBytes::read(std::uint64_t address, void* out, std::size_t count) const {
@@ -99,11 +126,12 @@ std::string read_global_heap_string(const FileBytes& file, const FileSizes& size
     corrupt.fail("object index " + std::to_string(id.index) + " (objects are numbered 1 to 65535)");
   const CollectionLayout layout = layout_of(sizes);
   const std::uint64_t size = collection_size(file, sizes, id.collection, corrupt);
+  const CollectionBytes collection(file, id.collection, size);
   // Every step advances by at least one object header, so the walk ends within size / 16 steps.
   std::uint64_t at = layout.header_bytes;
   while (size - at >= layout.object_header_bytes) {
     unsigned char header[16] = {};
-    if (!file.read(id.collection + at, header, layout.object_header_bytes)) corrupt.fail("unreadable object header");
+    if (!collection.read(at, header, layout.object_header_bytes)) corrupt.fail("unreadable object header");
     const auto index = static_cast<std::uint32_t>(decode_little_endian(header, 2));
     const std::uint64_t object_size = decode_little_endian(header + 8, sizes.length_bytes);
     const std::uint64_t left = size - at - layout.object_header_bytes;
@@ -121,7 +149,7 @@ std::string read_global_heap_string(const FileBytes& file, const FileSizes& size
         corrupt.fail("object " + std::to_string(index) + " holds " + std::to_string(object_size) +
                      " bytes, the string says " + std::to_string(id.length));
       std::string value(object_size, '\0');
-      if (!file.read(id.collection + at + layout.object_header_bytes, value.data(), value.size()))
+      if (!collection.read(at + layout.object_header_bytes, value.data(), value.size()))
         corrupt.fail("object " + std::to_string(index) + " is not inside the file");
       return value.substr(0, std::strlen(value.c_str()));
     }

@@ -60,59 +60,62 @@ void register_heap_id_conversion() {
   });
 }
 
-FileSizes sizes_of(hid_t file, const std::string& where) {
+// What the reader needs of an open file: the superblock's sizes, where address 0 is (after a
+// user block), and its bytes as libhdf5 has them open: its descriptor (sec2, the default driver)
+// or its image in memory (the core driver of h5::ScopedFileImage).
+struct OpenFile {
+  FileSizes sizes;
+  FileBytes bytes;
+};
+
+OpenFile open_file_of(hid_t file, const std::string& where) {
+  OpenFile open;
   Handle fcpl(check(H5Fget_create_plist(file), where), Handle::Kind::plist);
   std::size_t address_bytes = 0, length_bytes = 0;
+  hsize_t user_block = 0;
   check_status(H5Pget_sizes(fcpl.get(), &address_bytes, &length_bytes), where);
+  check_status(H5Pget_userblock(fcpl.get(), &user_block), where);
   const auto valid = [](std::size_t n) { return n == 2 || n == 4 || n == 8; };
   if (!valid(address_bytes) || !valid(length_bytes))
     throw InputError(where + ": the file declares " + std::to_string(address_bytes) + "-byte addresses and " +
                      std::to_string(length_bytes) + "-byte lengths");
-  return {static_cast<unsigned>(address_bytes), static_cast<unsigned>(length_bytes)};
-}
+  open.sizes = {static_cast<unsigned>(address_bytes), static_cast<unsigned>(length_bytes)};
+  open.bytes.base_address = user_block;
 
-// The file's bytes as libhdf5 has them open: its descriptor (sec2, the default driver) or its
-// image in memory (the core driver of h5::ScopedFileImage).
-FileBytes bytes_of(hid_t file, const std::string& where) {
-  FileBytes bytes;
-  Handle fcpl(check(H5Fget_create_plist(file), where), Handle::Kind::plist);
-  hsize_t user_block = 0;
-  check_status(H5Pget_userblock(fcpl.get(), &user_block), where);
-  bytes.base_address = user_block;
   Handle fapl(check(H5Fget_access_plist(file), where), Handle::Kind::plist);
   const hid_t driver = H5Pget_driver(fapl.get());
   void* handle = nullptr;
   check_status(H5Fget_vfd_handle(file, fapl.get(), &handle), where + ": file handle");
   if (driver == H5FD_SEC2) {
-    bytes.fd = *static_cast<const int*>(handle);
+    open.bytes.fd = *static_cast<const int*>(handle);
     struct stat st {};
-    if (::fstat(bytes.fd, &st) != 0) throw InputError(where + ": cannot stat the file");
-    bytes.size = static_cast<std::uint64_t>(st.st_size);
+    if (::fstat(open.bytes.fd, &st) != 0) throw InputError(where + ": cannot stat the file");
+    open.bytes.size = static_cast<std::uint64_t>(st.st_size);
   } else if (driver == H5FD_CORE) {
-    bytes.image = *static_cast<unsigned char* const*>(handle);
+    open.bytes.image = *static_cast<unsigned char* const*>(handle);
     hsize_t size = 0;
     check_status(H5Fget_filesize(file, &size), where);
-    bytes.size = size;
+    open.bytes.size = size;
   } else {
     throw Error(where + ": dgq reads variable-length strings from files opened by the sec2 or core driver");
   }
-  return bytes;
+  return open;
 }
 
 }  // namespace
 
 std::string read_variable_length_string(hid_t obj, bool is_attribute, const std::string& where) {
   register_heap_id_conversion();
-  Handle file(check(H5Iget_file_id(obj), where), Handle::Kind::file);
-  const FileSizes sizes = sizes_of(file.get(), where);
-  Handle stored(check(H5Tcreate(H5T_OPAQUE, heap_id_bytes(sizes)), where), Handle::Kind::datatype);
+  Handle file_id(check(H5Iget_file_id(obj), where), Handle::Kind::file);
+  const OpenFile file = open_file_of(file_id.get(), where);
+  Handle stored(check(H5Tcreate(H5T_OPAQUE, heap_id_bytes(file.sizes)), where), Handle::Kind::datatype);
   check_status(H5Tset_tag(stored.get(), kStoredHeapIdTag), where);
-  std::vector<unsigned char> raw(heap_id_bytes(sizes));
+  std::vector<unsigned char> raw(heap_id_bytes(file.sizes));
   const herr_t status = is_attribute
                             ? H5Aread(obj, stored.get(), raw.data())
                             : H5Dread(obj, stored.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, raw.data());
   check_status(status, where + ": cannot read string");
-  return read_global_heap_string(bytes_of(file.get(), where), sizes, decode_heap_id(raw.data(), sizes), where);
+  return read_global_heap_string(file.bytes, file.sizes, decode_heap_id(raw.data(), file.sizes), where);
 }
 
 }  // namespace dgq::sim::h5
