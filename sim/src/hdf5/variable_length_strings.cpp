@@ -102,11 +102,35 @@ OpenFile open_file_of(hid_t file, const std::string& where) {
   return open;
 }
 
+// A file this process has open for writing is its own (h5::create_file, open_own_copy_readwrite),
+// and what it wrote may still be only in libhdf5's cache, not in the file's bytes: read through
+// libhdf5 (merge compares a run it has just copied into its output with its duplicate).
+std::string read_own_string(hid_t obj, bool is_attribute, const std::string& where) {
+  Handle stored(check(is_attribute ? H5Aget_type(obj) : H5Dget_type(obj), where), Handle::Kind::datatype);
+  Handle mem(check(H5Tcopy(H5T_C_S1), where), Handle::Kind::datatype);
+  check_status(H5Tset_size(mem.get(), H5T_VARIABLE), where);
+  check_status(H5Tset_cset(mem.get(), H5Tget_cset(stored.get())), where);  // libhdf5 converts no cset to another
+  char* value = nullptr;
+  const herr_t status = is_attribute ? H5Aread(obj, mem.get(), &value)
+                                     : H5Dread(obj, mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &value);
+  check_status(status, where + ": cannot read string");
+  std::string out = value ? value : "";
+  H5free_memory(value);
+  return out;
+}
+
+bool open_for_writing(hid_t file, const std::string& where) {
+  unsigned intent = 0;
+  check_status(H5Fget_intent(file, &intent), where);
+  return (intent & H5F_ACC_RDWR) != 0;
+}
+
 }  // namespace
 
 std::string read_variable_length_string(hid_t obj, bool is_attribute, const std::string& where) {
   register_heap_id_conversion();
   Handle file_id(check(H5Iget_file_id(obj), where), Handle::Kind::file);
+  if (open_for_writing(file_id.get(), where)) return read_own_string(obj, is_attribute, where);
   const OpenFile file = open_file_of(file_id.get(), where);
   Handle stored(check(H5Tcreate(H5T_OPAQUE, heap_id_bytes(file.sizes)), where), Handle::Kind::datatype);
   check_status(H5Tset_tag(stored.get(), kStoredHeapIdTag), where);
