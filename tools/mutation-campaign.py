@@ -43,7 +43,9 @@ Each run is classified:
            changed a results/base-logits file it was to add to
 Every mutant with a non-ok run is kept under OUT/findings/KIND/ID/ with the mutant, the files
 its commands read from the run folder, repro.sh (the exact command lines) and info.json.
-OUT/summary.txt and OUT/summary.json hold the table per kind x command. Exit code 1 when any
+OUT/summary.txt and OUT/summary.json hold the table per kind x command. First, as a control,
+every command runs on each unmutated seed file and must exit 0: a command that refused valid
+files would make every mutant's run a clean refusal. Exit code 1 when a control run fails or any
 run is not ok, 0 otherwise.
 
 dgq's own deadline on libhdf5 (DGQ_HDF5_CHECK_TIMEOUT, the forked metadata walk's) is left at
@@ -904,6 +906,20 @@ def run_command(cmd: Cmd, work: Path, opts) -> dict:
             **({"oom_recheck": recheck} if recheck else {})}
 
 
+def run_control(task) -> list[str]:
+    """Every command on the unmutated seed: each must exit 0. A command that refuses a valid file
+    would count as a clean refusal ("ok") on every mutant, and the campaign would hide it."""
+    seed, opts = task
+    work = Path(opts.work) / f"control-{seed.name}"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    shutil.copy(seed.path, work / "mutant.h5")
+    failed = [f"{seed.name} {r['command']}: exit {r['rc']}: {r['why'][:300]}"
+              for r in (run_command(cmd, work, opts) for cmd in commands_for(seed, opts.dgq)) if r["rc"] != 0]
+    shutil.rmtree(work, ignore_errors=True)
+    return failed
+
+
 def mutant_rng(campaign_seed: int, seed_name: str, index: int) -> np.random.Generator:
     return np.random.default_rng([campaign_seed, zlib.crc32(seed_name.encode()), index])
 
@@ -1053,6 +1069,9 @@ def main(argv=None) -> int:
           f"{opts.jobs} job(s)", flush=True)
     results = []
     with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
+        control_failures = [f for failed in pool.map(run_control, [(s, opts) for s in chosen]) for f in failed]
+        for line in control_failures:
+            print(f"  CONTROL FAILED: {line}", flush=True)
         for n, res in enumerate(pool.map(run_mutant, tasks, chunksize=1), 1):
             results.append(res)
             bad = [r for r in res["runs"] if r["verdict"] != "ok"]
@@ -1068,13 +1087,19 @@ def main(argv=None) -> int:
     runs = table["total"]["inputs"]
     not_ok = runs - table["total"]["ok"]
     header = (f"seed {opts.seed}, {len(results)} mutant(s) of {len(chosen)} seed file(s), {runs} command run(s), "
-              f"{elapsed:.0f} s wall, {opts.jobs} job(s); dgq {opts.dgq}")
+              f"{elapsed:.0f} s wall, {opts.jobs} job(s); dgq {opts.dgq}\n"
+              f"control: every command on the {len(chosen)} unmutated seed file(s): "
+              + (f"{len(control_failures)} failed" if control_failures else "all exit 0"))
     (out / "summary.txt").write_text(header + "\n" + text + "\n")
     (out / "summary.json").write_text(json.dumps({"seed": opts.seed, "mutants_per_seed": opts.mutants_per_seed,
+                                                  "control_failures": control_failures,
                                                   "kinds": kinds, "dgq": opts.dgq, "elapsed_s": round(elapsed, 1),
                                                   "table": table, "mutants": results}, indent=1))
     print(header)
     print(text)
+    if control_failures:
+        print(f"mutation-campaign: {len(control_failures)} command(s) refused an unmutated seed file (above)")
+        return 1
     if not_ok:
         print(f"mutation-campaign: {not_ok} run(s) not ok; reproducers in {out / 'findings'}")
         return 1
