@@ -93,9 +93,6 @@ fuzz_regression_inputs() {
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:fast_unwind_on_malloc=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/tools/lsan-suppressions.txt:print_suppressions=0}
-# dgq's deadline on libhdf5 reads (DGQ_HDF5_READ_TIMEOUT) uses SIGALRM, which libFuzzer's
-# -timeout needs; the fuzz runs use libFuzzer's.
-fuzz_read_timeout=0
 # The deadline of the child that walks every file's metadata before dgq reads it
 # (h5::open_file_readonly, docs/robustness.md "Hostile HDF5 isolated"): wall-clock seconds, in
 # the child, so neither libFuzzer's -timeout nor the CPU-time budget below sees it. 1 s (the
@@ -141,7 +138,7 @@ fuzz_run() {
       clean=(-i PATH=/usr/local/bin:/usr/bin:/bin PWD="$fuzz_cwd" LSAN_OPTIONS="$LSAN_OPTIONS")
     fi
     env "${clean[@]}" ASAN_OPTIONS="$ASAN_OPTIONS:allocator_may_return_null=1:quarantine_size_mb=16:$fuzz_stack_format" \
-      UBSAN_OPTIONS="$UBSAN_OPTIONS:$fuzz_stack_format" DGQ_HDF5_READ_TIMEOUT=$fuzz_read_timeout \
+      UBSAN_OPTIONS="$UBSAN_OPTIONS:$fuzz_stack_format" \
       DGQ_HDF5_CHECK_TIMEOUT=$fuzz_check_timeout DGQ_FUZZ_CPU_SECONDS=$fuzz_cpu_seconds "${fuzz_no_aslr[@]}" "$@"
   )
 }

@@ -8,8 +8,12 @@ mutant is reproducible on its own; a mutant is byte-level (bit flips, byte runs 
 0xFF or random, "interesting" integers in metadata, truncation, chunks duplicated or deleted),
 structure-aware (h5py: a dataset's dtype, shape, layout or filters changed, datasets, groups and
 attributes deleted, moved, swapped or linked in cycles, attributes set to absurd values,
-NaN/Inf/extreme values in the data), or both. Byte positions favour the file's metadata (every
-byte outside the datasets' stored data), where libhdf5 and dgq's checks live.
+NaN/Inf/extreme values in the data), or both, or (15 %) aimed at variable-length strings: the
+global heap collections that hold them (an object's size, index or turned into free space of
+size 0, the collection's size) and the heap ids that point into them (length, index, address),
+the fields libhdf5 1.10.8 loops or copies out of bounds on. Byte positions favour the file's
+metadata (every byte outside the datasets' stored data), where libhdf5 and dgq's checks live.
+GGUF models (kind gguf, the fuzz corpus's two) get byte-level edits, favouring their header.
 
 Every command that reads the kind runs on each mutant, in a fresh folder, under
 `timeout` and `prlimit --as` (and `--core=0`):
@@ -21,6 +25,7 @@ Every command that reads the kind runs on each mutant, in a fresh folder, under
   model        inspect, eval, sweep with [eval]
   tokens       inspect, eval, sweep with [eval]
   base-logits  inspect, eval --base-logits
+  gguf         eval, sweep with [eval] (the GGUF as the model)
 
 Each run is classified:
   ok       exit 0; or exit 2 whose stderr has exactly one "dgq: error:" line, which is its
@@ -38,13 +43,14 @@ Each run is classified:
            changed a results/base-logits file it was to add to
 Every mutant with a non-ok run is kept under OUT/findings/KIND/ID/ with the mutant, the files
 its commands read from the run folder, repro.sh (the exact command lines) and info.json.
-OUT/summary.txt and OUT/summary.json hold the table per kind x command. Exit code 1 when any
+OUT/summary.txt and OUT/summary.json hold the table per kind x command. First, as a control,
+every command runs on each unmutated seed file and must exit 0: a command that refused valid
+files would make every mutant's run a clean refusal. Exit code 1 when a control run fails or any
 run is not ok, 0 otherwise.
 
-dgq's own deadlines on libhdf5 (DGQ_HDF5_READ_TIMEOUT for a variable-length string read and,
-since the isolation layer, DGQ_HDF5_CHECK_TIMEOUT for the forked metadata walk; 60 s by default)
-are set to --hdf5-deadline (5) s, under the 20 s --timeout, so that dgq's guards, not the
-campaign's timeout, end libhdf5's known global-heap loop (docs/robustness.md) in a few seconds.
+dgq's own deadline on libhdf5 (DGQ_HDF5_CHECK_TIMEOUT, the forked metadata walk's) is left at
+its default (60 s) unless --hdf5-deadline sets it: a file that keeps libhdf5 busy is then a hang
+at the 20 s --timeout, not a refusal after a deadline (a corrupt file must be refused in seconds).
 
 Usage (from the repository root, with the project's .venv):
   .venv/bin/python tools/mutation-campaign.py --dgq build/sim/dgq --out /tmp/campaign \\
@@ -78,9 +84,10 @@ import h5py  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tools"))
 
-KINDS = ["trace", "compressed", "results", "model", "tokens", "base-logits"]
+KINDS = ["trace", "compressed", "results", "model", "tokens", "base-logits", "gguf"]
 CLASSES = ["ok", "crash", "hang", "oom", "badmsg", "partial"]
 EVAL_CTX = "32"
+GGUF_CTX = "8"  # the GGUF seeds' token files hold 24 tokens
 
 
 # --------------------------------------------------------------------------------------------
@@ -184,6 +191,15 @@ def make_seeds(dgq: str, d: Path) -> dict[str, list[Seed]]:
     run_checked([dgq, "sweep", eval_cfg.name, "-o", "results-eval.h5", "--threads", "1"], d)
     for name, cfg in (("results-replay", replay_cfg), ("results-sweep", replay_cfg), ("results-eval", eval_cfg)):
         seeds["results"].append(Seed("results", name, d / f"{name}.h5", {"config": cfg, "trace": trace}))
+
+    # GGUF models (byte-level edits only): the fuzz corpus's two (tests/fuzz/corpus/write_seed_files.py:
+    # 16-token vocabularies, every block type dgq decodes), each with a token file of its name.
+    for arch in ("llama", "qwen3"):
+        model = d / f"gguf-{arch}.gguf"
+        shutil.copy(REPO / f"tests/fuzz/corpus/fuzz_gguf/seed-{arch}.gguf", model)
+        text = d / f"tokens-gguf-{arch}.h5"
+        write_token_file(text, [(7 * i + 3) % 16 for i in range(24)], f"fuzz-{arch}", 5)
+        seeds["gguf"].append(Seed("gguf", f"gguf-{arch}", model, {"tokens": text, "ctx": GGUF_CTX}))
     for leftover in d.glob("*.lock"):
         leftover.unlink()
     return seeds
@@ -218,6 +234,12 @@ def data_ranges(path: Path) -> list[tuple[int, int]]:
     with h5py.File(path, "r") as f:
         f.visititems(visit)
     return sorted(ranges)
+
+
+def gguf_data_ranges(path: Path) -> list[tuple[int, int]]:
+    """A GGUF file's tensor data (everything after its header, metadata and tensor entries)."""
+    import gguf
+    return [(int(gguf.GGUFReader(str(path)).data_offset), path.stat().st_size)]
 
 
 def metadata_positions(size: int, ranges) -> np.ndarray:
@@ -309,6 +331,99 @@ class ByteMutator:
         p, length = self.pos(), self.run_length()
         self.b[p:p] = self.rng.integers(0, 256, size=length, dtype=np.uint8).tobytes()
         return f"insert {length} random bytes at {p}"
+
+
+class GlobalHeapMutator:
+    """Edits aimed at variable-length strings (every string attribute h5py and dgq write): the
+    global heap collections that hold their bytes ("GCOL", version 1: collection size, then
+    objects of index, reference count, reserved, size, data padded to 8 bytes) and the heap ids
+    that point into them (in an attribute's or dataset's stored value: length u32, collection
+    address, object index u32). libhdf5 1.10.8 trusts both: a free-space object of size 0 makes it
+    loop, an object size or length beyond the string makes it copy out of bounds (H5HG_read under
+    H5Aread; docs/robustness.md). Lengths and addresses are 8 bytes, as in every file dgq reads."""
+
+    def __init__(self, data: bytes, rng: np.random.Generator):
+        self.b = bytearray(data)
+        self.rng = rng
+
+    def collections(self):
+        """[(offset, collection size, [(object offset, index, size)])] of every parsable collection."""
+        found = []
+        for m in re.finditer(b"GCOL\x01", bytes(self.b)):
+            at = m.start()
+            if at + 16 > len(self.b):
+                continue
+            size = int.from_bytes(self.b[at + 8:at + 16], "little")
+            objects, p, end = [], at + 16, min(len(self.b), at + size)
+            while p + 16 <= end:
+                index, length = int.from_bytes(self.b[p:p + 2], "little"), int.from_bytes(self.b[p + 8:p + 16], "little")
+                if index == 0:
+                    break
+                objects.append((p, index, length))
+                p += 16 + (length + 7) // 8 * 8
+            found.append((at, size, objects))
+        return found
+
+    def heap_ids(self, collections):
+        """Offsets of heap ids (their length field) that point at one of the collections."""
+        inside = [(at, at + 16) for at, _, _ in collections]
+        ids = []
+        for at, _, _ in collections:
+            for m in re.finditer(re.escape(at.to_bytes(8, "little")), bytes(self.b)):
+                q = m.start() - 4
+                if q >= 0 and q + 16 <= len(self.b) and not any(a <= m.start() < b for a, b in inside):
+                    ids.append(q)
+        return sorted(ids)
+
+    def put(self, at: int, width: int, value: int) -> None:
+        self.b[at:at + width] = (value & ((1 << (8 * width)) - 1)).to_bytes(width, "little")
+
+    def apply(self) -> str:
+        collections = self.collections()
+        if not collections:
+            return "no global heap collection to edit"
+        pick = lambda items: items[int(self.rng.integers(len(items)))]  # noqa: E731
+        at, size, objects = pick(collections)
+        extremes = [0, 1, 7, 8, 0xFF, 0xFFFF, 0x7FFFFFFF, 0xFFFFFFFF, 1 << 32, 1 << 40, (1 << 63) - 1, (1 << 64) - 1]
+        op = self.rng.choice(["object-size", "object-size", "object-size", "object-index", "free-space",
+                              "collection-size", "id-length", "id-length", "id-index", "id-address"])
+        if op in ("object-size", "object-index", "free-space") and objects:
+            p, index, length = pick(objects)
+            if op == "object-size":
+                value = int(self.rng.choice([length + 1, length + 8, max(0, length - 1), 2 * length, size, *extremes]))
+                self.put(p + 8, 8, value)
+                return f"global heap at {at}: object {index} size {length} -> {value}"
+            if op == "object-index":
+                value = int(self.rng.choice([0, index + 1, objects[-1][1], 0xFFFF]))
+                self.put(p, 2, value)
+                return f"global heap at {at}: object {index} index -> {value}"
+            # an object turned into free space of size 0 or of its own size (libhdf5 loops on 0)
+            value = int(self.rng.choice([0, 0, length, 8]))
+            self.put(p, 2, 0)
+            self.put(p + 8, 8, value)
+            return f"global heap at {at}: object {index} -> free space of size {value}"
+        if op == "collection-size":
+            value = int(self.rng.choice([0, 16, size // 2, size - 8, size + 8, 2 * size, *extremes]))
+            self.put(at + 8, 8, value)
+            return f"global heap at {at}: collection size {size} -> {value}"
+        ids = self.heap_ids(collections)
+        if not ids:
+            return "no heap id to edit"
+        q = pick(ids)
+        if op == "id-length":
+            old = int.from_bytes(self.b[q:q + 4], "little")
+            value = int(self.rng.choice([0, old + 1, 2 * old + 16, old + 4096, 0x10000, 0x7FFFFFFF, 0xFFFFFFFF]))
+            self.put(q, 4, value)
+            return f"heap id at {q}: length {old} -> {value}"
+        if op == "id-index":
+            old = int.from_bytes(self.b[q + 12:q + 16], "little")
+            value = int(self.rng.choice([0, old + 1, old + 100, 0xFFFF, 0x10000, 0xFFFFFFFF]))
+            self.put(q + 12, 4, value)
+            return f"heap id at {q}: object index {old} -> {value}"
+        old = int.from_bytes(self.b[q + 4:q + 12], "little")
+        value = int(self.rng.choice([0, old + 8, old + 16, old - 16, old + 4096, len(self.b) - 16, 1 << 40]))
+        self.put(q + 4, 8, value)
+        return f"heap id at {q}: collection address {old} -> {value}"
 
 
 def absurd_attribute_values(rng, current):
@@ -597,20 +712,28 @@ def apply_structural(f, op, groups, datasets, attrs, rng):
 def make_mutant(seed: Seed, meta: np.ndarray, target: Path, rng: np.random.Generator) -> list[str]:
     """Writes one mutant of seed to target; returns the list of edits."""
     shutil.copy(seed.path, target)
+    if seed.kind == "gguf":  # not HDF5: byte-level edits only
+        return byte_edits(target, meta, rng)
     r = rng.random()
+    if r < 0.15:  # variable-length strings: their global heap and heap ids
+        m = GlobalHeapMutator(target.read_bytes(), rng)
+        steps = [m.apply() for _ in range(int(rng.choice([1, 1, 2, 3])))]
+        target.write_bytes(bytes(m.b))
+        return steps
     steps = []
-    if r >= 0.45:  # structure-aware, alone (45 %) or followed by byte edits (10 %)
+    if r >= 0.5:  # structure-aware, alone (40 %) or followed by byte edits (10 %)
         steps.append(structural_mutation(target, rng))
         if rng.random() < 0.2:
             steps.append(structural_mutation(target, rng))
-    if r < 0.45 or r >= 0.9:
-        data = target.read_bytes()
-        if steps:  # offsets moved: draw positions anywhere
-            meta = np.arange(0)
-        m = ByteMutator(data, meta, rng)
-        for _ in range(int(rng.choice([1, 1, 1, 2, 3, 4]))):
-            steps.append(m.apply())
-        target.write_bytes(bytes(m.b))
+    if r < 0.5 or r >= 0.9:
+        steps += byte_edits(target, np.arange(0) if steps else meta, rng)  # after an edit, offsets moved
+    return steps
+
+
+def byte_edits(target: Path, meta: np.ndarray, rng: np.random.Generator) -> list[str]:
+    m = ByteMutator(target.read_bytes(), meta, rng)
+    steps = [m.apply() for _ in range(int(rng.choice([1, 1, 1, 2, 3, 4])))]
+    target.write_bytes(bytes(m.b))
     return steps
 
 
@@ -655,13 +778,16 @@ def commands_for(seed: Seed, dgq: str) -> list[Cmd]:
             Cmd("slurm-merge", [dgq, "slurm", cfg, "-o", "slurm-out.h5", "--tasks", "1", "--merge"], ["slurm-out.h5"],
                 prep=[("mkdir", shard_dir), ("copy", m, shard_dir + "/shard-0-of-1.h5")]),
         ]
-    elif k in ("model", "tokens"):
-        model = m if k == "model" else str(seed.extra["model"])
+    elif k in ("model", "tokens", "gguf"):
+        model = str(seed.extra["model"]) if k == "tokens" else m
         text = m if k == "tokens" else str(seed.extra["tokens"])
-        toml = (f'schemes = ["q8_0"]\n[eval]\nctx = {EVAL_CTX}\nchunks = 1\n[[eval.model]]\npath = "{model}"\n'
+        ctx = seed.extra.get("ctx", EVAL_CTX)
+        toml = (f'schemes = ["q8_0"]\n[eval]\nctx = {ctx}\nchunks = 1\n[[eval.model]]\npath = "{model}"\n'
                 f'label = "m"\ntexts = ["{text}"]\n')
+        if k == "gguf":
+            cmds = []  # inspect reads HDF5 files only
         cmds += [
-            Cmd("eval", [dgq, "eval", "--model", model, "--text", text, "--ctx", EVAL_CTX, "--chunks", "1",
+            Cmd("eval", [dgq, "eval", "--model", model, "--text", text, "--ctx", ctx, "--chunks", "1",
                          "--scheme", "q8_0", *th, "-o", "eval-out.h5", "--json", "eval-out.json"],
                 ["eval-out.h5", "eval-out.json"]),
             Cmd("sweep-eval", [dgq, "sweep", "sweep-eval.toml", "-o", "sweep-eval-out.h5", *th], ["sweep-eval-out.h5"],
@@ -676,10 +802,14 @@ def commands_for(seed: Seed, dgq: str) -> list[Cmd]:
     return cmds
 
 
+def deadline_env(deadline: float) -> dict:
+    """dgq's deadline on its forked metadata check; 0 leaves dgq's default (60 s)."""
+    return {"DGQ_HDF5_CHECK_TIMEOUT": f"{deadline:g}"} if deadline > 0 else {}
+
+
 def child_env(deadline: float) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "HDF5_", "DGQ_", "OMP_"))}
-    env.update({"DGQ_HDF5_READ_TIMEOUT": f"{deadline:g}", "DGQ_HDF5_CHECK_TIMEOUT": f"{deadline:g}",
-                "OMP_NUM_THREADS": "1", "LC_ALL": "C"})
+    env.update({**deadline_env(deadline), "OMP_NUM_THREADS": "1", "LC_ALL": "C"})
     return env
 
 
@@ -695,8 +825,7 @@ def repro_line(cmd: Cmd, opts) -> str:
             steps.append(f"cp {shlex.quote(p[1])} {shlex.quote(p[2])}")
         elif p[0] == "mkdir":
             steps.append(f"mkdir -p {shlex.quote(p[1])}")
-    env = (f"DGQ_HDF5_READ_TIMEOUT={opts.hdf5_deadline:g} DGQ_HDF5_CHECK_TIMEOUT={opts.hdf5_deadline:g} "
-           "OMP_NUM_THREADS=1")
+    env = " ".join([*(f"{k}={v}" for k, v in deadline_env(opts.hdf5_deadline).items()), "OMP_NUM_THREADS=1"])
     steps.append(f"env {env} {shlex.join(wrapped(cmd.argv, opts))}; echo \"exit $?\"")
     return " && ".join(steps)
 
@@ -775,6 +904,20 @@ def run_command(cmd: Cmd, work: Path, opts) -> dict:
             "stderr_tail": stderr[-2000:], "stdout_tail": out.decode("utf-8", "replace")[-500:],
             "partial_files_left": partial_files, "repro": repro_line(cmd, opts),
             **({"oom_recheck": recheck} if recheck else {})}
+
+
+def run_control(task) -> list[str]:
+    """Every command on the unmutated seed: each must exit 0. A command that refuses a valid file
+    would count as a clean refusal ("ok") on every mutant, and the campaign would hide it."""
+    seed, opts = task
+    work = Path(opts.work) / f"control-{seed.name}"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    shutil.copy(seed.path, work / "mutant.h5")
+    failed = [f"{seed.name} {r['command']}: exit {r['rc']}: {r['why'][:300]}"
+              for r in (run_command(cmd, work, opts) for cmd in commands_for(seed, opts.dgq)) if r["rc"] != 0]
+    shutil.rmtree(work, ignore_errors=True)
+    return failed
 
 
 def mutant_rng(campaign_seed: int, seed_name: str, index: int) -> np.random.Generator:
@@ -889,8 +1032,8 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="mutants in parallel (default 1)")
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds per command (default 20)")
     ap.add_argument("--as-limit", default=str(4 << 30), help="address-space limit in bytes (default 4 GiB)")
-    ap.add_argument("--hdf5-deadline", type=float, default=5.0,
-                    help="DGQ_HDF5_READ_TIMEOUT and DGQ_HDF5_CHECK_TIMEOUT for the commands (default 5 s)")
+    ap.add_argument("--hdf5-deadline", type=float, default=0,
+                    help="DGQ_HDF5_CHECK_TIMEOUT for the commands (default 0: dgq's own default, 60 s)")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
     opts = ap.parse_args(argv)
     kinds = [k for k in opts.kinds.split(",") if k]
@@ -915,7 +1058,8 @@ def main(argv=None) -> int:
         chosen = [s for s in chosen if s.name in names]
     tasks = []
     for s in chosen:
-        meta = metadata_positions(s.path.stat().st_size, data_ranges(s.path))
+        ranges = gguf_data_ranges(s.path) if s.kind == "gguf" else data_ranges(s.path)
+        meta = metadata_positions(s.path.stat().st_size, ranges)
         for i in range(opts.mutants_per_seed):
             if opts.only and f"{s.name}-{i:05d}" not in opts.only.split(","):
                 continue
@@ -925,6 +1069,9 @@ def main(argv=None) -> int:
           f"{opts.jobs} job(s)", flush=True)
     results = []
     with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
+        control_failures = [f for failed in pool.map(run_control, [(s, opts) for s in chosen]) for f in failed]
+        for line in control_failures:
+            print(f"  CONTROL FAILED: {line}", flush=True)
         for n, res in enumerate(pool.map(run_mutant, tasks, chunksize=1), 1):
             results.append(res)
             bad = [r for r in res["runs"] if r["verdict"] != "ok"]
@@ -940,13 +1087,19 @@ def main(argv=None) -> int:
     runs = table["total"]["inputs"]
     not_ok = runs - table["total"]["ok"]
     header = (f"seed {opts.seed}, {len(results)} mutant(s) of {len(chosen)} seed file(s), {runs} command run(s), "
-              f"{elapsed:.0f} s wall, {opts.jobs} job(s); dgq {opts.dgq}")
+              f"{elapsed:.0f} s wall, {opts.jobs} job(s); dgq {opts.dgq}\n"
+              f"control: every command on the {len(chosen)} unmutated seed file(s): "
+              + (f"{len(control_failures)} failed" if control_failures else "all exit 0"))
     (out / "summary.txt").write_text(header + "\n" + text + "\n")
     (out / "summary.json").write_text(json.dumps({"seed": opts.seed, "mutants_per_seed": opts.mutants_per_seed,
+                                                  "control_failures": control_failures,
                                                   "kinds": kinds, "dgq": opts.dgq, "elapsed_s": round(elapsed, 1),
                                                   "table": table, "mutants": results}, indent=1))
     print(header)
     print(text)
+    if control_failures:
+        print(f"mutation-campaign: {len(control_failures)} command(s) refused an unmutated seed file (above)")
+        return 1
     if not_ok:
         print(f"mutation-campaign: {not_ok} run(s) not ok; reproducers in {out / 'findings'}")
         return 1

@@ -1,13 +1,19 @@
-// `dgq inspect FILE`: a trace's metadata and per-layer shapes, or a compressed file's
-// segments and bytes per layer, tensor and head; for every file, the dgq version and config
-// hash it records (docs/results-format.md, "Provenance"), and for results files each run's.
+// `dgq inspect FILE`: what kind of dgq file it is (by its root `format`), then a trace's metadata
+// and per-layer shapes, a compressed file's segments and bytes per layer, tensor and head, a
+// results file's runs, an eval or passkey results file's caches, a token, passkey task or model
+// file's model and sizes; for every file, the dgq version and config hash it records
+// (docs/results-format.md, "Provenance"), and for results files each run's.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 
 #include "commands.hpp"
+#include "dgq/errors.hpp"
 #include "dgq/sim/compressed.hpp"
+#include "dgq/sim/eval.hpp"
+#include "dgq/sim/model.hpp"
+#include "dgq/sim/passkey.hpp"
 #include "dgq/sim/provenance.hpp"
 #include "dgq/sim/results.hpp"
 #include "dgq/sim/trace.hpp"
@@ -105,26 +111,85 @@ void inspect_results(const std::string& path, const sim::FileProvenance& provena
   }
 }
 
+// The three inputs of `dgq eval`, read by the readers eval uses (so inspect refuses what eval would).
+void inspect_tokens(const std::string& path, const sim::FileProvenance& provenance) {
+  const sim::TokenText t = sim::read_token_file(path);
+  std::printf("%s: dgq token file (dgq eval --text), %zu tokens\n", path.c_str(), t.tokens.size());
+  print_provenance(provenance);
+  std::printf("model         %s\n", t.model.c_str());
+  std::printf("tokenizer id  %s\n", t.tokenizer_id.empty() ? "not recorded" : t.tokenizer_id.c_str());
+  std::printf("text kind     %s, noise rate %g\n", t.kind.c_str(), t.noise_rate);
+}
+
+void inspect_passkey_task(const std::string& path, const sim::FileProvenance& provenance) {
+  const sim::PasskeyTask t = sim::read_passkey_file(path);
+  std::printf("%s: dgq passkey task file (dgq eval --task passkey), %zu prompts\n", path.c_str(), t.size());
+  print_provenance(provenance);
+  std::printf("model         %s\n", t.model.c_str());
+  std::printf("tokenizer id  %s\n", t.tokenizer_id.empty() ? "not recorded" : t.tokenizer_id.c_str());
+  if (t.size() > 0) {
+    const auto [shortest, longest] = std::minmax_element(t.length.begin(), t.length.end());
+    std::printf("lengths       %lld to %lld tokens, seed %lld\n", static_cast<long long>(*shortest),
+                static_cast<long long>(*longest), static_cast<long long>(t.seed));
+  }
+}
+
+void inspect_model(const std::string& path, const sim::FileProvenance& provenance) {
+  const sim::ModelConfig c = sim::read_model_config(path);
+  std::printf("%s: dgq model file (dgq eval --model), %s\n", path.c_str(), c.architecture.c_str());
+  print_provenance(provenance);
+  std::printf("model         %s\n", c.name.c_str());
+  std::printf("shape         %lld layers, hidden %lld, %lld q heads, %lld KV heads, head_dim %lld\n",
+              static_cast<long long>(c.num_layers), static_cast<long long>(c.hidden),
+              static_cast<long long>(c.num_q_heads), static_cast<long long>(c.num_kv_heads),
+              static_cast<long long>(c.head_dim));
+  std::printf("vocabulary    %lld tokens, context %lld\n", static_cast<long long>(c.vocab_size),
+              static_cast<long long>(c.context_length));
+}
+
+// `dgq eval` and `dgq eval --task passkey` results: one run per cache spec.
+void inspect_eval_results(const std::string& path, const sim::FileProvenance& provenance, const char* what) {
+  const sim::EvalRunListing runs = sim::list_eval_runs(path);
+  std::printf("%s: %s, %zu run(s)\n", path.c_str(), what, runs.names.size());
+  print_provenance(provenance);
+  std::printf("model         %s\n", runs.model.c_str());
+  for (std::size_t i = 0; i < runs.names.size(); ++i)
+    std::printf("run %s: %s\n", runs.names[i].c_str(), runs.specs[i].c_str());
+}
+
+void inspect_base_logits(const std::string& path, const sim::FileProvenance& provenance) {
+  std::printf("%s: dgq base-logits file (dgq eval --base-logits)\n", path.c_str());
+  print_provenance(provenance);
+}
+
+// Every kind of file dgq writes or reads, by its root `format` attribute. A file without one is
+// taken for a trace (the oldest traces have none; the trace reader says what is missing).
+void inspect_file(const std::string& path) {
+  const sim::FileProvenance provenance = sim::read_file_provenance(path);
+  const std::string& format = provenance.format;
+  if (format.empty() || format == "dgq-trace") return inspect_trace(path, provenance);
+  if (format == sim::kCompressedFormat) return inspect_compressed(path, provenance);
+  if (format == sim::kResultsFormat) return inspect_results(path, provenance);
+  if (format == "dgq-eval") return inspect_eval_results(path, provenance, "dgq eval results");
+  if (format == "dgq-passkey-results") return inspect_eval_results(path, provenance, "dgq passkey results");
+  if (format == "dgq-tokens") return inspect_tokens(path, provenance);
+  if (format == "dgq-passkey") return inspect_passkey_task(path, provenance);
+  if (format == "dgq-model") return inspect_model(path, provenance);
+  if (format == "dgq-base-logits") return inspect_base_logits(path, provenance);
+  throw InputError(path + ": format '" + format +
+                   "' is no kind of dgq file (dgq inspect reads trace, compressed, results, eval, passkey results, "
+                   "token, passkey task, model and base-logits files)");
+}
+
 }  // namespace
 
 void register_inspect(CLI::App& app) {
-  auto* cmd = app.add_subcommand(
-      "inspect", "Describe a trace, compressed, results, eval or base-logits file (shapes, segments, bytes, dgq version)");
+  auto* cmd = app.add_subcommand("inspect",
+                                 "Describe any dgq file: trace, compressed, results, eval or passkey results, token, "
+                                 "passkey task, model or base-logits file (what it is, shapes, runs, dgq version)");
   auto path = std::make_shared<std::string>();
-  cmd->add_option("file", *path, "trace, compressed, results, eval or base-logits file")->required();
-  cmd->callback([path] {
-    const sim::FileProvenance provenance = sim::read_file_provenance(*path);
-    if (provenance.format == sim::kCompressedFormat) {
-      inspect_compressed(*path, provenance);
-    } else if (provenance.format == sim::kResultsFormat) {
-      inspect_results(*path, provenance);
-    } else if (provenance.format == "dgq-eval" || provenance.format == "dgq-base-logits") {
-      std::printf("%s: %s\n", path->c_str(), provenance.format.c_str());
-      print_provenance(provenance);
-    } else {
-      inspect_trace(*path, provenance);
-    }
-  });
+  cmd->add_option("file", *path, "any dgq HDF5 file")->required();
+  cmd->callback([path] { inspect_file(*path); });
 }
 
 }  // namespace dgq::cli

@@ -12,8 +12,9 @@
 //   half layout h5py uses for numpy float16.
 //
 // Defined one concept per file: h5_errors.cpp, handle.cpp, files.cpp, groups.cpp,
-// attributes.cpp, strings.cpp (with read_deadline.hpp), datatypes.cpp, datasets.cpp; helpers
-// they share are in h5_shared.hpp.
+// attributes.cpp, strings.cpp (variable-length ones through variable_length_strings.cpp and
+// global_heap.cpp, not through libhdf5's global heap), datatypes.cpp, datasets.cpp; helpers they
+// share are in h5_shared.hpp.
 #include <hdf5.h>
 
 #include <cstdint>

@@ -3,6 +3,9 @@
 #include <string>
 #include <vector>
 
+#include "dgq/errors.hpp"
+#include "hdf5/h5_shared.hpp"
+
 namespace dgq::sim::h5 {
 
 namespace {
@@ -22,26 +25,33 @@ struct Walk {
   MetadataWalkCounts counts;
 };
 
-// Reads `npoints` values of an attribute or dataset whose file type is `type` into memory,
-// variable-length strings through the global heap, everything else in its native form.
+// Reads the values of an attribute or dataset whose file type is `type` as dgq's readers would:
+// a single variable-length string through dgq's own global-heap reader (which throws on a corrupt
+// heap: the parent will meet and report the same), anything else free of variable-length parts in
+// its native form. Other variable-length values (sequences, arrays of strings) are never read by
+// dgq, and libhdf5 1.10.8's conversion of them loops or copies out of bounds on a corrupt global
+// heap: not read here either.
 void read_value(hid_t obj, bool is_attribute, hid_t type, hid_t space, Walk& walk) {
   const hssize_t npoints = H5Sget_simple_extent_npoints(space);
   if (npoints <= 0) return;
-  const bool variable_string = H5Tis_variable_str(type) > 0;
-  Id mem{variable_string ? H5Tcopy(H5T_C_S1) : H5Tget_native_type(type, H5T_DIR_DEFAULT), H5Tclose};
-  if (!mem.ok()) return;
-  if (variable_string) {
-    H5Tset_size(mem.id, H5T_VARIABLE);
-    H5Tset_cset(mem.id, H5Tget_cset(type));
+  if (H5Tis_variable_str(type) > 0) {
+    if (npoints != 1) return;
+    try {
+      read_variable_length_string(obj, is_attribute, "walk");
+      ++walk.counts.values_read;
+    } catch (const Error&) {  // an ordinary error, reported by the reader that meets it (bad_alloc is not)
+    }
+    return;
   }
-  const std::size_t element = variable_string ? sizeof(char*) : H5Tget_size(mem.id);
+  if (H5Tdetect_class(type, H5T_VLEN) > 0) return;
+  Id mem{H5Tget_native_type(type, H5T_DIR_DEFAULT), H5Tclose};
+  if (!mem.ok()) return;
+  const std::size_t element = H5Tget_size(mem.id);
   if (element == 0 || static_cast<std::size_t>(npoints) > walk.limits.max_value_bytes / element) return;
   std::vector<unsigned char> buffer(static_cast<std::size_t>(npoints) * element);
   const herr_t status = is_attribute ? H5Aread(obj, mem.id, buffer.data())
                                      : H5Dread(obj, mem.id, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data());
-  if (status < 0) return;
-  ++walk.counts.values_read;
-  if (variable_string || H5Tdetect_class(mem.id, H5T_VLEN) > 0) H5Dvlen_reclaim(mem.id, space, H5P_DEFAULT, buffer.data());
+  if (status >= 0) ++walk.counts.values_read;
 }
 
 herr_t visit_attribute(hid_t location, const char* name, const H5A_info_t*, void* data) {

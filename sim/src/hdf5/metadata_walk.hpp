@@ -1,9 +1,10 @@
 #pragma once
 // Touches every piece of an HDF5 file's metadata that dgq's readers may touch: every object
 // reachable by hard links (groups, datasets, committed datatypes), every link of every group,
-// every attribute (type, dataspace and value: variable-length strings are read through the
-// global heap), every dataset's datatype, dataspace, creation properties and stored size
-// (which walks a chunked dataset's chunk index), and the value of small string datasets.
+// every attribute (type, dataspace and value, read as dgq reads it: a variable-length string
+// through dgq's own global-heap reader, global_heap.hpp, never through libhdf5's), every
+// dataset's datatype, dataspace, creation properties and stored size (which walks a chunked
+// dataset's chunk index), and the value of small string datasets.
 //
 // It exists to be run in a throw-away child process (isolated_metadata_check.hpp): libhdf5
 // 1.10.8 crashes, overflows buffers or loops on some corrupt metadata (docs/robustness.md), and

@@ -1,11 +1,11 @@
 // Strings in attributes and scalar datasets: written as variable-length UTF-8, read in either
-// form (h5.hpp).
+// form (h5.hpp); variable-length ones without libhdf5's global-heap code
+// (variable_length_strings.cpp).
 #include <cstring>
 
 #include "dgq/errors.hpp"
 #include "hdf5/h5.hpp"
 #include "hdf5/h5_shared.hpp"
-#include "hdf5/read_deadline.hpp"
 
 namespace dgq::sim::h5 {
 
@@ -14,33 +14,21 @@ std::string read_string_object(hid_t obj, bool is_attribute, const std::string& 
   Handle type(check(is_attribute ? H5Aget_type(obj) : H5Dget_type(obj), where), Handle::Kind::datatype);
   if (H5Tget_class(type.get()) != H5T_STRING)
     throw InputError(where + ": expected a string, found " + describe_type(type.get()));
-  Handle mem(check(H5Tcopy(H5T_C_S1), where), Handle::Kind::datatype);
-  H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
-  auto read = [&](void* buffer) {
-    const herr_t status = is_attribute ? H5Aread(obj, mem.get(), buffer)
-                                       : H5Dread(obj, mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer);
-    check_status(status, where + ": cannot read string");
-  };
-  if (H5Tis_variable_str(type.get()) > 0) {
-    H5Tset_size(mem.get(), H5T_VARIABLE);
-    char* value = nullptr;
-    {
-      const ReadDeadline deadline(where);
-      read(&value);
-    }
-    std::string out = value ? value : "";
-    H5free_memory(value);
-    return out;
-  }
+  if (H5Tis_variable_str(type.get()) > 0) return read_variable_length_string(obj, is_attribute, where);
+  // Fixed length: the bytes are in the object header or the dataset's storage, no global heap.
   const std::size_t size = H5Tget_size(type.get());
   const std::uint64_t stored = is_attribute ? H5Aget_storage_size(obj) : H5Dget_storage_size(obj);
   if (size == 0 || size > (std::size_t{1} << 26) || size > stored)
     throw InputError(where + ": fixed-length string of " + std::to_string(size) + " bytes with " +
                      std::to_string(stored) + " bytes stored (corrupt?)");
+  Handle mem(check(H5Tcopy(H5T_C_S1), where), Handle::Kind::datatype);
+  H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
   H5Tset_size(mem.get(), size);
   H5Tset_strpad(mem.get(), H5T_STR_NULLPAD);
   std::vector<char> buffer(size + 1, '\0');
-  read(buffer.data());
+  const herr_t status = is_attribute ? H5Aread(obj, mem.get(), buffer.data())
+                                     : H5Dread(obj, mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data());
+  check_status(status, where + ": cannot read string");
   std::string out(buffer.data(), size);
   while (!out.empty() && (out.back() == '\0' || out.back() == ' ')) out.pop_back();
   return out.substr(0, std::strlen(out.c_str()));

@@ -27,6 +27,14 @@ struct TokenText {
 TokenText read_token_file(const std::string& path);
 // Writes a token file (through PATH.partial) with the text the tokens spell as /text.
 void write_token_file(const std::string& path, const TokenText& tokens, const std::string& text);
+
+// The runs of an eval or passkey results file (dgq-eval, dgq-passkey-results): the model and each
+// run's name and cache spec, in the order they were run (for dgq inspect).
+struct EvalRunListing {
+  std::string model;
+  std::vector<std::string> names, specs;
+};
+EvalRunListing list_eval_runs(const std::string& path);
 struct EvalOptions;
 // The tokens of a run: its token file, or (text_is_plain) its text file tokenized with the GGUF
 // model's tokenizer (sim/src/tokenizer; kind "text"). InputError naming the file when the model
