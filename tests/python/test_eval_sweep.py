@@ -137,19 +137,21 @@ texts = ["a.h5"]
     out = tmp_path / "raw.h5"
     run_dgq(dgq_bin, "sweep", config, "-o", out)
     runs = runs_of(out)
-    kivi, q4 = "kivi-4:group=8,residual=8", "q4_0"
-    assert sorted(runs) == sorted(f"{s}@tiny+a+ctx32+causal{r}" for s in (kivi, q4) for r in ("", "+raw-f32"))
-    f16, f32 = runs[f"{kivi}@tiny+a+ctx32+causal"], runs[f"{kivi}@tiny+a+ctx32+causal+raw-f32"]
+    # The label of the default raw dtype says nothing, the other's says which (run names spell ':' as '_').
+    assert sorted(runs) == sorted(f"{s}@tiny+a+ctx32+causal{r}" for s in ("kivi-4_group=8,residual=8", "q4_0")
+                                  for r in ("", "+raw-f32"))
+    by = {(r["scheme"].split(":")[0], r["text"], name.endswith("+raw-f32")): r for name, r in runs.items()}
+    f16, f32 = by[("kivi-4", "a.h5", False)], by[("kivi-4", "a.h5", True)]
     assert (f16["raw_dtype"], f32["raw_dtype"]) == ("f16", "f32")
     assert f16["bits_averaged"] < f32["bits_averaged"] and f16["config_hash"] != f32["config_hash"]
     # q4_0 keeps no raw row: the same run, the same identity, whatever the raw dtype.
-    q4_f16, q4_f32 = runs[f"{q4}@tiny+a+ctx32+causal"], runs[f"{q4}@tiny+a+ctx32+causal+raw-f32"]
+    q4_f16, q4_f32 = by[("q4_0", "a.h5", False)], by[("q4_0", "a.h5", True)]
     assert q4_f16["raw_dtype"] == q4_f32["raw_dtype"] == "none"
     for key in SUMMARY_KEYS + ["config_hash"]:
         assert q4_f16[key] == q4_f32[key], key
     alone = tmp_path / "alone-f32.h5"
     run_dgq(dgq_bin, "eval", "--model", inputs["model"], "--text", inputs["texts"][0], "--ctx", 32, "--chunks", 1,
-            "--scheme", kivi, "--cache", "causal", "--raw-dtype", "fp32", "-o", alone)
+            "--scheme", "kivi-4:group=8,residual=8", "--cache", "causal", "--raw-dtype", "fp32", "-o", alone)
     with h5py.File(alone, "r") as f:
         expected = dict(f["runs"]["1"].attrs)
     for key in SUMMARY_KEYS + ["config_hash", "raw_dtype"]:
