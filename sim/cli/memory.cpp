@@ -16,10 +16,10 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "dgq/errors.hpp"
-#include "dgq/sim/eval.hpp"
-#include "dgq/sim/memory_inputs.hpp"
-#include "dgq/sim/model_shapes.hpp"
-#include "dgq/sim/text_output.hpp"
+#include "dgq/sim/eval/cache_settings.hpp"
+#include "dgq/sim/memory/memory_inputs.hpp"
+#include "dgq/sim/model/model_shapes.hpp"
+#include "dgq/sim/files/output/text_output.hpp"
 #include "number_options.hpp"
 
 namespace dgq::cli {

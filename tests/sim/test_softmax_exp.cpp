@@ -1,4 +1,4 @@
-// The blocked attention's exponential (sim/src/model/softmax_exp.hpp): its accuracy against
+// The blocked attention's exponential (sim/model/src/forward/softmax_exp.hpp): its accuracy against
 // libm's exp in double, its edge cases, and that the AVX2 lanes give the scalar twin's bits.
 #include <catch2/catch.hpp>
 
@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "model/softmax_exp.hpp"
+#include "forward/softmax_exp.hpp"
 
 using dgq::sim::forward::softmax_exp;
 
