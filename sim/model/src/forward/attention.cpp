@@ -7,14 +7,16 @@
 //   key order. What every row computes does not depend on the batch; it is the proof mode.
 // - blocked: query blocks of kQueryBlock rows against key tiles of kKeyTile keys, with an online
 //   softmax (running maximum and sum per row, the partial output rescaled when the maximum
-//   grows: the flash-attention recurrence) and softmax_exp. The score tile stays in cache, so
-//   attention no longer streams a [rows][n_ctx] score matrix through memory at long contexts.
+//   grows: the flash-attention recurrence) and the core's prefill_softmax_exp. The score tile
+//   stays in cache, so attention no longer streams a [rows][n_ctx] score matrix through memory
+//   at long contexts.
 //   Its order is fixed by the block and tile boundaries, so it does not depend on threads.
 //   It differs from row_exact in the last bits (docs/eval.md gives the measured bound).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "dgq/attention_rules.hpp"
 #include "forward/forward_ops.hpp"
 #include "forward/softmax_exp.hpp"
 
@@ -105,9 +107,9 @@ float exp_and_sum(float* row, std::int64_t count, std::int64_t lo, std::int64_t 
 #if defined(__AVX2__)
   const __m256 shift = _mm256_set1_ps(peak);
   for (; j + 8 <= hi + 1; j += 8)
-    _mm256_storeu_ps(row + j, softmax_exp8(_mm256_sub_ps(_mm256_loadu_ps(row + j), shift)));
+    _mm256_storeu_ps(row + j, prefill_softmax_exp8(_mm256_sub_ps(_mm256_loadu_ps(row + j), shift)));
 #endif
-  for (; j <= hi; ++j) row[j] = softmax_exp(row[j] - peak);
+  for (; j <= hi; ++j) row[j] = attention_rules::prefill_softmax_exp(row[j] - peak);
   float lanes[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   std::int64_t i = 0;
   for (; i + 8 <= count; i += 8)
@@ -156,7 +158,9 @@ void attend_block(const float* q, std::int64_t r0, std::int64_t r1, std::int64_t
       const float tile_peak = *std::max_element(row + lo, row + hi + 1);
       const auto at = static_cast<std::size_t>(i);
       const float peak = std::max(s.max[at], tile_peak);
-      const float rescale = s.max[at] == -std::numeric_limits<float>::infinity() ? 0.0f : softmax_exp(s.max[at] - peak);
+      const float rescale = s.max[at] == -std::numeric_limits<float>::infinity()
+                                ? 0.0f
+                                : attention_rules::prefill_softmax_exp(s.max[at] - peak);
       s.sum[at] = s.sum[at] * rescale + exp_and_sum(row, n, lo, hi, peak);
       if (rescale != 1.0f) s.acc.row(i) *= rescale;
       s.max[at] = peak;
