@@ -1,8 +1,8 @@
 # Writes the list of HDF5 attribute names that dgq's readers may ask for by name, for the
-# metadata walk of hostile files (sim/src/hdf5/metadata_walk.cpp): libhdf5 1.10.8 can fail to
+# metadata walk of hostile files (sim/files/src/hdf5/metadata_walk.cpp): libhdf5 1.10.8 can fail to
 # list a corrupt object's attributes (so iterating finds none) and still loop or crash when one
 # is opened by its name, which is what dgq's readers do. The sources are the only list: every
-# identifier-like string literal on a line of sim/src or sim/cli that mentions an attribute
+# identifier-like string literal on a line of sim/*/src, sim/*/include or sim/cli that mentions an attribute
 # (or calls a positive(...) attribute reader) is taken. Over-inclusion is harmless: probing an
 # absent name costs one scan of the object's attribute messages.
 # Run at build time: cmake -DSOURCE_DIRS="a;b" -DOUTPUT=file.inc -P cmake/DgqAttributeNames.cmake

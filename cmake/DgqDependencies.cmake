@@ -33,7 +33,7 @@ if(DGQ_HDF5)
   if(NOT nlohmann_json_FOUND)
     message(FATAL_ERROR "nlohmann-json not found: apt-get install nlohmann-json3-dev (or -DDGQ_HDF5=OFF)")
   endif()
-  # Unicode regexes of the BPE pre-tokenizers (dgq eval --text-file; sim/src/tokenizer).
+  # Unicode regexes of the BPE pre-tokenizers (dgq eval --text-file; sim/model/src/tokenizer).
   find_package(ICU COMPONENTS uc i18n QUIET)
   if(NOT ICU_FOUND)
     message(FATAL_ERROR "ICU not found: apt-get install libicu-dev (or -DDGQ_HDF5=OFF)")

@@ -10,11 +10,15 @@ endif()
 #   - cpu/ and cuda/ do not include each other;
 #   - reference/ holds no SIMD intrinsics (immintrin.h, __AVX*, _mm256_*): it is the rules
 #     written out; vectorized code lives in cpu/.
+# And the direction between the simulator's libraries (sim/<name>/, sim/CMakeLists.txt):
+#   - a library includes the public headers (dgq/sim/<other>/...) only of the libraries below
+#     it in DGQ_SIM_LIBRARY_USES, never another library's private headers (its src/), never cli/.
 # Checked at configure time (cuda/CMakeLists.txt, cpu/CMakeLists.txt) and by the ctests
 # layout:*, which run this file as a script:
 #   cmake -DCUDA_DIR=... -DREFERENCE_DIR=... -P cmake/DgqLayoutCheck.cmake   (cuda/ vs reference/)
 #   cmake -DRULES=all -DSOURCE_DIR=... -P cmake/DgqLayoutCheck.cmake          (every rule)
 #   cmake -DRULES=no-simd -DREFERENCE_DIR=... -P ...                          (one rule)
+#   cmake -DRULES=sim-libraries -DSIM_DIR=... -P ...                          (one rule)
 
 # The #include lines of every source under dir that name a header of `other` (by its path
 # under other/include or other/src, as "dgq/dgq.hpp" or "schemes/tensor_io.hpp") or a relative
@@ -85,6 +89,75 @@ function(dgq_check_no_simd reference_dir)
   endif()
 endfunction()
 
+# Which simulator library may include which (the libraries each one links, directly or through
+# another): "name:uses,uses". A library absent from the list may include none of the others;
+# cli/, the command, may include them all and is included by none.
+set(DGQ_SIM_LIBRARY_USES
+    "metrics:"
+    "files:metrics"
+    "model:files,metrics"
+    "synth:model,files,metrics"
+    "device:"
+    "replay:files,metrics"
+    "eval:model,files,metrics"
+    "export:files,metrics"
+    "memory:model,files,metrics"
+    "sweep:device,eval,replay,synth,model,files,metrics")
+
+# Fails naming the file and header for every #include in a library of sim_dir that names a
+# public header of a library it may not use (dgq/sim/<other>/...), a private header of another
+# library (a path under sim_dir/<other>/src) or anything of cli/.
+function(dgq_check_sim_libraries sim_dir)
+  file(GLOB parts LIST_DIRECTORIES true RELATIVE "${sim_dir}" "${sim_dir}/*")
+  set(libraries "")
+  foreach(part IN LISTS parts)
+    if(IS_DIRECTORY "${sim_dir}/${part}" AND NOT part STREQUAL "cli")
+      list(APPEND libraries "${part}")
+    endif()
+  endforeach()
+  set(violations "")
+  foreach(library IN LISTS libraries)
+    set(allowed "")
+    foreach(entry IN LISTS DGQ_SIM_LIBRARY_USES)
+      if(entry MATCHES "^${library}:(.*)$")
+        string(REPLACE "," ";" allowed "${CMAKE_MATCH_1}")
+      endif()
+    endforeach()
+    set(foreign_private "")
+    foreach(other IN LISTS libraries)
+      if(NOT other STREQUAL library)
+        file(GLOB_RECURSE headers RELATIVE "${sim_dir}/${other}/src" "${sim_dir}/${other}/src/*.hpp")
+        list(APPEND foreign_private ${headers})
+      endif()
+    endforeach()
+    file(GLOB_RECURSE own_private RELATIVE "${sim_dir}/${library}/src" "${sim_dir}/${library}/src/*.hpp")
+    file(GLOB_RECURSE files "${sim_dir}/${library}/*.cpp" "${sim_dir}/${library}/*.hpp")
+    foreach(f IN LISTS files)
+      file(STRINGS "${f}" includes REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<]")
+      foreach(line IN LISTS includes)
+        string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*[\"<]([^\">]*)[\">].*$" "\\1" header "${line}")
+        set(bad FALSE)
+        if(header MATCHES "^dgq/sim/([a-z_]+)/")
+          set(used "${CMAKE_MATCH_1}")
+          if(NOT used STREQUAL library AND NOT used IN_LIST allowed)
+            set(bad TRUE)
+          endif()
+        elseif(header MATCHES "(^|/)cli/" OR (header IN_LIST foreign_private AND NOT header IN_LIST own_private))
+          set(bad TRUE)
+        endif()
+        if(bad)
+          file(RELATIVE_PATH rel "${sim_dir}" "${f}")
+          string(APPEND violations "\n  ${rel}: #include \"${header}\"")
+        endif()
+      endforeach()
+    endforeach()
+  endforeach()
+  if(violations)
+    message(FATAL_ERROR "a simulator library includes a library it may not use (docs/architecture.md, "
+                        "\"The simulator's libraries\"); found:${violations}")
+  endif()
+endfunction()
+
 # dgq_cuda must not link dgq_reference (directly or through its archive).
 function(dgq_check_cuda_links)
   foreach(target dgq_cuda dgq_cuda_archive)
@@ -105,12 +178,16 @@ if(CMAKE_SCRIPT_MODE_FILE)
     dgq_check_reference_independent("${SOURCE_DIR}/reference" "${SOURCE_DIR}/cpu" "${SOURCE_DIR}/cuda")
     dgq_check_backends_apart("${SOURCE_DIR}/cpu" "${SOURCE_DIR}/cuda")
     dgq_check_no_simd("${SOURCE_DIR}/reference")
+    dgq_check_sim_libraries("${SOURCE_DIR}/sim")
     message(STATUS "layout: every rule holds")
   elseif(RULES STREQUAL "reference-independent")
     dgq_check_reference_independent("${REFERENCE_DIR}" "${CPU_DIR}" "${CUDA_DIR}")
   elseif(RULES STREQUAL "no-simd")
     dgq_check_no_simd("${REFERENCE_DIR}")
+  elseif(RULES STREQUAL "sim-libraries")
+    dgq_check_sim_libraries("${SIM_DIR}")
+    message(STATUS "sim/: every library includes only the libraries it may use")
   else()
-    message(FATAL_ERROR "RULES=${RULES}: expected all, reference-independent or no-simd")
+    message(FATAL_ERROR "RULES=${RULES}: expected all, reference-independent, no-simd or sim-libraries")
   endif()
 endif()

@@ -91,7 +91,7 @@ def dgq_binary() -> Path:
 
 def probe_metrics() -> list[dict]:
     """The attention metrics of the replay, from their one table in the C++ code
-    (sim/include/dgq/sim/probe_metrics.hpp) via `dgq metrics --json`: per metric its name, unit,
+    (sim/metrics/include/dgq/sim/metrics/probe_metrics.hpp) via `dgq metrics --json`: per metric its name, unit,
     better ("lower"/"higher"), aggregation, summary names (attn_<name>, clean_<name>) and
     description, in the order of the results file's datasets."""
     import json

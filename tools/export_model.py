@@ -116,7 +116,7 @@ GEMMA3_27B_BLOCK_COUNT = 62
 
 
 def unimplemented_settings(reader, cfg: dict) -> list[str]:
-    """The settings of this GGUF that the model runner (sim/src/model) does not implement, by
+    """The settings of this GGUF that the model runner (sim/model) does not implement, by
     their GGUF names. Exporting such a model would give a model file that runs and is silently
     wrong (Gemma 3 4B and larger use linear RoPE scaling on their global layers), so they are
     refused instead."""

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "dgq/sim/trace.hpp"
-#include "hdf5/h5.hpp"
-#include "hdf5/isolated_metadata_check.hpp"
+#include "dgq/sim/files/trace.hpp"
+#include "dgq/sim/files/hdf5/h5.hpp"
+#include "dgq/sim/files/hdf5/isolated_metadata_check.hpp"
 
 namespace {
 using Clock = std::chrono::steady_clock;

@@ -81,7 +81,7 @@ std::vector<std::string> kv_pair_specs(const std::vector<std::string>& k, const 
     const std::string ki = side(k, i), vi = side(v, i);
     for (const auto& [name, s] : {std::pair{k_name, ki}, std::pair{v_name, vi}})
       if (s.find(kKvPairSeparator) != std::string::npos || s.find(';') != std::string::npos)
-        // ';' is `dgq eval`'s layer plan (sim/src/model/layer_plan.hpp): a plan of pairs, not a
+        // ';' is `dgq eval`'s layer plan (sim/eval/src/cache/layer_plan.hpp): a plan of pairs, not a
         // pair of plans, is what its grammar reads ("DEFAULT;LAYERS=K/V").
         throw ParameterError(std::string(name) + " takes one scheme per entry, not a K/V pair or a layer plan ('" + s +
                              "')");

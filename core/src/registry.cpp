@@ -255,7 +255,7 @@ std::string scheme_family_of(std::string_view spec) {
 }
 
 std::unique_ptr<Scheme> make_scheme(std::string_view spec, Device device) {
-  // ';' makes `dgq eval`'s layer plan (sim/src/model/layer_plan.hpp), a cache of many schemes
+  // ';' makes `dgq eval`'s layer plan (sim/eval/src/cache/layer_plan.hpp), a cache of many schemes
   // that only a model's layers can read: said here, where "unknown family" would mislead.
   if (spec.find(';') != std::string_view::npos)
     throw ParameterError("scheme '" + std::string(spec) +

@@ -9,7 +9,7 @@
 #include "dgq/scheme.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/kv_pair.hpp"
-#include "dgq/sim/replay.hpp"
+#include "dgq/sim/device/scheme_factory.hpp"
 #include "number_options.hpp"
 
 namespace dgq::cli {
@@ -42,7 +42,7 @@ void require_existing_files(const std::vector<std::string>& paths) {
 }
 
 std::unique_ptr<Scheme> make_scheme_on(const std::string& spec, const std::string& device) {
-  return sim::make_replay_scheme(spec, sim::parse_replay_device(device));
+  return sim::make_device_scheme(spec, sim::parse_device(device));
 }
 
 std::string scheme_option_help(const char* what) {

@@ -23,9 +23,9 @@ void add_threads_option(CLI::App& cmd, int& threads);
 // value (--thread 1) was reported as a missing file named "1".
 void require_existing_files(const std::vector<std::string>& paths);
 
-// The scheme for a spec on a device: the CPU (fast paths where a family has them), the literal
-// reference, or (for dgq specs with --device cuda) the CUDA implementation. Errors: "this dgq was built without CUDA" or "no usable
-// CUDA device (...)" (see sim::make_replay_scheme, which this delegates to).
+// The scheme for a spec on the device --device names: sim::make_device_scheme (the CPU, the
+// literal reference or CUDA; its errors: "this dgq was built without CUDA", "no usable CUDA
+// device (...)").
 std::unique_ptr<Scheme> make_scheme_on(const std::string& spec, const std::string& device);
 
 // ---- Scheme lists ---------------------------------------------------------------------------

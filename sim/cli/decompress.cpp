@@ -4,7 +4,7 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "dgq/sim/compressed.hpp"
+#include "dgq/sim/files/compressed.hpp"
 #include "progress_options.hpp"
 
 namespace dgq::cli {

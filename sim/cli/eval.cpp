@@ -11,7 +11,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "dgq/errors.hpp"
-#include "dgq/sim/eval.hpp"
+#include "dgq/sim/eval/eval.hpp"
 #include "eval_passkey.hpp"
 #include "number_options.hpp"
 #include "progress_options.hpp"

@@ -1,4 +1,4 @@
-// `dgq eval --task passkey` (eval_passkey.hpp): the CLI's part, thin; the run is sim/src/model/passkey_*.
+// `dgq eval --task passkey` (eval_passkey.hpp): the CLI's part, thin; the run is sim/eval/src/passkey/.
 #include "eval_passkey.hpp"
 
 #include <iostream>

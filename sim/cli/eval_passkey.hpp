@@ -3,7 +3,7 @@
 // task that have no meaning here are refused by name, then the run is sim::run_passkey.
 #include <CLI/CLI.hpp>
 
-#include "dgq/sim/passkey.hpp"
+#include "dgq/sim/eval/passkey.hpp"
 
 namespace dgq::cli {
 

@@ -8,7 +8,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "dgq/errors.hpp"
-#include "dgq/sim/export.hpp"
+#include "dgq/sim/export/export.hpp"
 
 namespace dgq::cli {
 

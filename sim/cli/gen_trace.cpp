@@ -1,10 +1,10 @@
-// `dgq gen-trace -o FILE ...`: a synthetic attention trace (dgq/sim/synth.hpp).
+// `dgq gen-trace -o FILE ...`: a synthetic attention trace (dgq/sim/synth/synth.hpp).
 #include <iostream>
 #include <memory>
 
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "dgq/sim/synth.hpp"
+#include "dgq/sim/synth/synth.hpp"
 #include "number_options.hpp"
 #include "progress_options.hpp"
 

@@ -10,7 +10,7 @@
 #include "commands.hpp"
 #include "parse_errors.hpp"
 #include "dgq/errors.hpp"
-#include "dgq/sim/build_info.hpp"
+#include "dgq/sim/files/provenance/build_info.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"dgq: Dynamic Group Quantization of the KV cache (reference, simulator, tools)"};

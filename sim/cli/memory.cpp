@@ -6,37 +6,25 @@
 // scheme as it was asked for (the family alone by default); the JSON also keeps the canonical spec.
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
-
-#include <toml++/toml.h>
 
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "dgq/errors.hpp"
-#include "dgq/sim/eval.hpp"
-#include "dgq/sim/memory_inputs.hpp"
-#include "dgq/sim/model_shapes.hpp"
-#include "dgq/sim/text_output.hpp"
+#include "dgq/sim/eval/cache_settings.hpp"
+#include "dgq/sim/memory/memory_inputs.hpp"
+#include "dgq/sim/memory/memory_table.hpp"
+#include "dgq/sim/model/model_shapes.hpp"
 #include "number_options.hpp"
 
 namespace dgq::cli {
 
 namespace {
 
-// A shape as given: --model's entry of the table or --config's file, then
-// --layers/--kv-heads/--head-dim over it; title names the source in the table's heading.
-struct Shape {
-  int layers = 0, kv_heads = 0, head_dim = 0;
-  std::string title;
-};
-
 struct MemoryArgs {
   std::string model;
   std::string config_path;  // a Hugging Face config.json or a GGUF; empty: --model or the three numbers
-  Shape shape;
+  sim::CacheShape shape;  // --layers/--kv-heads/--head-dim, over --model's or --config's
   std::vector<std::string> token_texts = {"8k", "32k", "128k"};  // as typed: 8192, 8k, 1m
   std::vector<std::int64_t> tokens;                              // parsed from token_texts
   bool article_note = false;  // --article-note: the source article's 128K figures beside the table
@@ -47,16 +35,10 @@ struct MemoryArgs {
   DType raw_dtype = DType::f16;
 };
 
-struct MemoryRow {
-  std::int64_t tokens = 0;
-  std::string scheme;  // canonical spec (every parameter), for --json
-  std::string label;   // as asked (the family when no spec was given), for the table
-  std::uint64_t bytes = 0;
-  double ratio_vs_fp16 = 0.0;
-};
-
-Shape resolve_shape(const MemoryArgs& a) {
-  Shape s;
+// The shape as given: --model's entry of the table or --config's file, then
+// --layers/--kv-heads/--head-dim over it; title names the source in the table's heading.
+sim::CacheShape resolve_shape(const MemoryArgs& a) {
+  sim::CacheShape s;
   if (!a.model.empty() && !a.config_path.empty())
     throw ParameterError("memory: give --model or --config, not both");
   if (!a.model.empty()) {  // CLI::IsMember has refused unknown names
@@ -90,62 +72,7 @@ void print_article_note() {
       "      (docs/results.md, claims ledger).\n");
 }
 
-// The schemes of the table: those asked for, each refused by name when it cannot hold heads of
-// s.head_dim channels; by default every family that can, the others named in `left_out`.
-std::vector<std::string> table_specs(const MemoryArgs& a, const Shape& s, std::vector<std::string>& left_out) {
-  if (a.schemes.empty()) {
-    std::vector<std::string> families;
-    for (const std::string& family : scheme_families()) {
-      if (sim::head_dim_refusal(family, s.head_dim).empty()) {
-        families.push_back(family);
-      } else {
-        left_out.push_back(family);
-      }
-    }
-    return families;
-  }
-  for (const std::string& spec : a.schemes) {
-    if (const std::string refused = sim::head_dim_refusal(spec, s.head_dim); !refused.empty())
-      throw ParameterError("memory: head_dim " + std::to_string(s.head_dim) + ": " + refused);
-  }
-  return a.schemes;
-}
-
-// a * b, refused rather than wrapped past 2^64 (2^20 layers x 2^20 heads x 2^40 tokens).
-std::uint64_t checked_product(std::uint64_t a, std::uint64_t b, const Shape& s, std::int64_t tokens) {
-  std::uint64_t product = 0;
-  if (__builtin_mul_overflow(a, b, &product))
-    throw ParameterError("memory: " + std::to_string(s.layers) + " layers x " + std::to_string(s.kv_heads) +
-                         " KV heads x " + std::to_string(tokens) + " tokens x head_dim " + std::to_string(s.head_dim) +
-                         " is more than 2^64 bytes");
-  return product;
-}
-
-std::vector<MemoryRow> memory_rows(const std::vector<std::string>& specs, const MemoryArgs& a, const Shape& s) {
-  std::vector<std::unique_ptr<Scheme>> schemes;
-  for (const auto& spec : specs) schemes.push_back(make_scheme(spec));
-  std::vector<MemoryRow> rows;
-  for (const std::int64_t tokens : a.tokens) {
-    const auto units = static_cast<std::uint64_t>(s.layers) * static_cast<std::uint64_t>(s.kv_heads);
-    const std::uint64_t elements = checked_product(units, static_cast<std::uint64_t>(tokens) * s.head_dim, s, tokens);
-    const std::uint64_t fp16 = checked_product(elements, 4, s, tokens);  // K and V, 2 bytes each
-    for (std::size_t i = 0; i < schemes.size(); ++i) {
-      const Scheme& scheme = *schemes[i];
-      // Rule C9: a role that keeps rows raw holds its rows in the raw dtype.
-      const auto role_bytes = [&](TensorRole role) {
-        const DType rows = scheme.keeps_raw_rows(role) ? a.raw_dtype : DType::f16;
-        return scheme.planned_bytes(tokens, s.head_dim, rows, role);
-      };
-      const std::uint64_t head_bytes = role_bytes(TensorRole::key) + role_bytes(TensorRole::value);
-      const std::uint64_t bytes = checked_product(units, head_bytes, s, tokens);
-      rows.push_back({tokens, scheme.spec(), specs[i], bytes,
-                      bytes ? static_cast<double>(fp16) / static_cast<double>(bytes) : 0.0});
-    }
-  }
-  return rows;
-}
-
-void print_left_out(const Shape& s, const std::vector<std::string>& left_out) {
+void print_left_out(const sim::CacheShape& s, const std::vector<std::string>& left_out) {
   if (left_out.empty()) return;
   std::string names;
   for (const std::string& family : left_out) names += (names.empty() ? "" : ", ") + family;
@@ -153,7 +80,7 @@ void print_left_out(const Shape& s, const std::vector<std::string>& left_out) {
               names.c_str());
 }
 
-void print_rows(const Shape& s, DType raw_dtype, const std::vector<MemoryRow>& rows) {
+void print_rows(const sim::CacheShape& s, DType raw_dtype, const std::vector<sim::MemoryRow>& rows) {
   std::printf("KV cache of %s%d layers x %d KV heads x head_dim %d, K and V, fp16 input, raw rows in %s\n",
               s.title.empty() ? "" : (s.title + ": ").c_str(), s.layers, s.kv_heads, s.head_dim,
               std::string(dtype_name(raw_dtype)).c_str());
@@ -166,35 +93,11 @@ void print_rows(const Shape& s, DType raw_dtype, const std::vector<MemoryRow>& r
                 static_cast<double>(row.bytes) / 1073741824.0, static_cast<double>(row.bytes) / 1e9, row.ratio_vs_fp16);
 }
 
-// {"format": "dgq-memory", "model", "layers", "kv_heads", "head_dim", "input_dtype", "raw_dtype",
-//  "rows": [{"tokens", "scheme", "bytes", "gib", "gb", "ratio_vs_fp16"}]}, written to
-// PATH.partial and renamed so that an interrupted run leaves no complete-looking file.
-void write_json(const std::string& path, const MemoryArgs& a, const Shape& s, const std::vector<MemoryRow>& rows) {
-  toml::array out_rows;
-  for (const auto& row : rows)
-    out_rows.push_back(toml::table{{"tokens", row.tokens},
-                                   {"scheme", row.scheme},
-                                   {"asked", row.label},
-                                   {"bytes", static_cast<std::int64_t>(row.bytes)},
-                                   {"gib", static_cast<double>(row.bytes) / 1073741824.0},
-                                   {"gb", static_cast<double>(row.bytes) / 1e9},
-                                   {"ratio_vs_fp16", row.ratio_vs_fp16}});
-  const toml::table doc{{"format", "dgq-memory"}, {"model", a.model},       {"layers", s.layers},
-                        {"kv_heads", s.kv_heads}, {"head_dim", s.head_dim}, {"input_dtype", "f16"},
-                        {"raw_dtype", std::string(dtype_name(a.raw_dtype))}, {"rows", out_rows}};
-  std::ostringstream text;
-  text << toml::json_formatter{doc} << "\n";
-  dgq::sim::write_text_file(path, text.str());
-}
-
 void run_memory(const MemoryArgs& a) {
-  const Shape s = resolve_shape(a);
-  std::vector<std::string> left_out;
-  const std::vector<std::string> specs = table_specs(a, s, left_out);
-  const auto rows = memory_rows(specs, a, s);
-  print_rows(s, a.raw_dtype, rows);
-  print_left_out(s, left_out);
-  if (!a.json_path.empty()) write_json(a.json_path, a, s, rows);
+  const sim::MemoryTable table = sim::memory_table(resolve_shape(a), a.schemes, a.tokens, a.raw_dtype);
+  print_rows(table.shape, table.raw_dtype, table.rows);
+  print_left_out(table.shape, table.left_out);
+  if (!a.json_path.empty()) sim::write_memory_json(a.json_path, a.model, table);
   if (a.article_note) print_article_note();
 }
 

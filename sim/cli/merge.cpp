@@ -4,7 +4,7 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "dgq/sim/results.hpp"
+#include "dgq/sim/files/results/merge.hpp"
 
 namespace dgq::cli {
 

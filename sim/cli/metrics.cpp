@@ -1,5 +1,5 @@
 // `dgq metrics`: the per-probe attention metrics of the replay, from their one table
-// (dgq/sim/probe_metrics.hpp): name, unit, better direction and description. --json prints the
+// (dgq/sim/metrics/probe_metrics.hpp): name, unit, better direction and description. --json prints the
 // same for programs (notebooks/dgqresults.py reads it).
 #include <cstdio>
 #include <iostream>
@@ -9,7 +9,7 @@
 #include <toml++/toml.h>
 
 #include "commands.hpp"
-#include "dgq/sim/probe_metrics.hpp"
+#include "dgq/sim/metrics/probe_metrics.hpp"
 
 namespace dgq::cli {
 

@@ -5,7 +5,7 @@
 // lines still run.
 #include <CLI/CLI.hpp>
 
-#include "dgq/sim/progress.hpp"
+#include "dgq/sim/files/output/progress.hpp"
 
 namespace dgq::cli {
 

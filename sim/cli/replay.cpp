@@ -9,10 +9,12 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "dgq/errors.hpp"
-#include "dgq/sim/replay.hpp"
-#include "dgq/sim/results.hpp"
+#include "dgq/sim/replay/replay.hpp"
+#include "dgq/sim/files/results/results_file.hpp"
 #include "number_options.hpp"
-#include "dgq/sim/text_output.hpp"
+#include "dgq/sim/files/output/text_output.hpp"
+#include "dgq/sim/files/results/run_summary.hpp"
+#include "dgq/sim/device/scheme_factory.hpp"
 #include "progress_options.hpp"
 
 namespace dgq::cli {
@@ -52,7 +54,7 @@ std::vector<std::string> run_names_for(const ReplayArgs& a, const std::string& t
 }
 
 void run_replay(const ReplayArgs& a) {
-  const sim::ReplayDevice device = sim::parse_replay_device(a.device);
+  const Device device = sim::parse_device(a.device);
   std::vector<std::unique_ptr<Scheme>> owned;
   std::vector<const Scheme*> schemes;
   for (const auto& spec : a.schemes) {
@@ -75,8 +77,8 @@ void run_replay(const ReplayArgs& a) {
     options.threads = a.threads;
     options.layers = a.layers;
     options.keep_decompressed = a.keep_decompressed;
-    options.serialize_schemes = device == sim::ReplayDevice::cuda;
-    options.device = a.device;
+    options.serialize_schemes = device == Device::cuda;
+    options.device = device;
     const std::size_t layers = a.layers.empty() ? static_cast<std::size_t>(reader.meta().num_layers) : a.layers.size();
     sim::Progress progress(progress_mode(a.progress), "replay " + trace, static_cast<std::int64_t>(layers));
     options.on_layer_done = [&progress](int, int) { progress.finished("layer(s)"); };

@@ -3,7 +3,7 @@
 // submitted, so running the same command again finishes a submission without redoing work;
 // while jobs of the submission are still queued or running, it refuses (they would race).
 // `--merge` is what the merge job runs: check every shard, name the incomplete ones, merge.
-// This file parses and prints; the steps are in sim/src/slurm/ (dgq/sim/slurm_submission.hpp).
+// This file parses and prints; the steps are in sim/sweep/src/slurm/ (dgq/sim/sweep/slurm_submission.hpp).
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -11,9 +11,9 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "dgq/errors.hpp"
-#include "dgq/sim/results.hpp"
-#include "dgq/sim/slurm.hpp"
-#include "dgq/sim/slurm_submission.hpp"
+#include "dgq/sim/files/results/merge.hpp"
+#include "dgq/sim/sweep/slurm.hpp"
+#include "dgq/sim/sweep/slurm_submission.hpp"
 #include "number_options.hpp"
 
 namespace dgq::cli {

@@ -5,7 +5,8 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "dgq/sim/sweep.hpp"
+#include "dgq/sim/sweep/sweep.hpp"
+#include "dgq/sim/device/scheme_factory.hpp"
 #include "progress_options.hpp"
 
 namespace dgq::cli {
@@ -29,7 +30,7 @@ void run_sweep_command(const SweepArgs& a) {
   options.output = a.output;
   options.shard = sim::parse_shard(a.shard);
   options.threads = a.threads;
-  options.device = sim::parse_replay_device(a.device);
+  options.device = sim::parse_device(a.device);
   options.progress = progress_mode(a.progress);
   options.allow_mixed_versions = a.allow_mixed_versions;
   if (a.list) {

@@ -1,12 +1,12 @@
 // `dgq tokenize --model MODEL.gguf --text-file TEXT.txt [-o TOKENS.h5]`: a text as the GGUF's own
-// tokenizer splits it (sim/src/tokenizer; llama-tokenize's role), written as a token file for
+// tokenizer splits it (sim/model/src/tokenizer; llama-tokenize's role), written as a token file for
 // `dgq eval --text` and sweeps, or printed as ids.
 #include <iostream>
 #include <memory>
 
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "dgq/sim/eval.hpp"
+#include "dgq/sim/model/tokens.hpp"
 
 namespace dgq::cli {
 

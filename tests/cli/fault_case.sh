@@ -29,7 +29,7 @@ expect_error() {
   echo "$name: exit $rc: $(cat "$work/stderr")"
   { [ "$rc" -ne 0 ] && [ "$rc" -lt 128 ]; } || fail "$name: exit code $rc should be 1..127"
   # replay prints its throughput line on stderr before writing, and the long commands a progress
-  # line per finished unit (dgq/sim/progress.hpp); the error is one more line, the last.
+  # line per finished unit (dgq/sim/files/output/progress.hpp); the error is one more line, the last.
   grep -Ev "tokens\*heads/s$|^[a-z].*: [0-9]+/[0-9]+ .*, [0-9hms]+ elapsed, ETA ([0-9hms]+|\?)$" "$work/stderr" >"$work/errors"
   tail -n 1 "$work/stderr" | grep -q "^dgq: error: " || fail "$name: the error should be the last line"
   [ "$(wc -l <"$work/errors")" -eq 1 ] || fail "$name: the error should be exactly one line"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Progress on stderr, on by default (dgq/sim/progress.hpp; docs/cli.md, "Progress"):
+# Progress on stderr, on by default (dgq/sim/files/output/progress.hpp; docs/cli.md, "Progress"):
 #   progress_case.sh piped DGQ FIXTURES     stderr a file: one line per finished unit in the
 #       documented format, counted in order, the last with "ETA 0s"; --quiet: nothing on stderr;
 #       --progress (the old flag) still accepted; a run that fails after a finished unit ends

@@ -18,7 +18,7 @@ fi
 [ "$1" = "--" ] && shift
 [ -n "$output" ] && rm -f "$output" "$output.partial"
 
-# A progress line (dgq/sim/progress.hpp): "LABEL: DONE/TOTAL WHAT, ELAPSED elapsed, ETA ETA".
+# A progress line (dgq/sim/files/output/progress.hpp): "LABEL: DONE/TOTAL WHAT, ELAPSED elapsed, ETA ETA".
 progress_line='^[a-z].*: [0-9]+/[0-9]+ .*, [0-9hms]+ elapsed, ETA ([0-9hms]+|\?)$'
 stdout_file=$(mktemp) stderr_file=$(mktemp)
 trap 'rm -f "$stdout_file" "$stderr_file"' EXIT

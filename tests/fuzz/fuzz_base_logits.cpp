@@ -12,9 +12,9 @@
 
 #include "cpu_budget.hpp"
 #include "dgq/errors.hpp"
-#include "hdf5/h5.hpp"
-#include "model/base_logits_file.hpp"
-#include "provenance/provenance_attributes.hpp"
+#include "dgq/sim/files/hdf5/h5.hpp"
+#include "results/base_logits_file.hpp"
+#include "dgq/sim/files/provenance/provenance_attributes.hpp"
 
 namespace {
 constexpr std::int64_t kChunks = 3, kLayers = 1, kRowsPerChunk = 3, kVocab = 16;

@@ -6,8 +6,8 @@
 #include "cpu_budget.hpp"
 #include "compressed/decompress_layer.hpp"
 #include "dgq/errors.hpp"
-#include "dgq/sim/compressed.hpp"
-#include "hdf5/h5.hpp"
+#include "dgq/sim/files/compressed.hpp"
+#include "dgq/sim/files/hdf5/h5.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const dgq::fuzz::CpuBudget budget;

@@ -8,10 +8,11 @@
 
 #include "cpu_budget.hpp"
 #include "dgq/errors.hpp"
-#include "dgq/sim/export.hpp"
-#include "dgq/sim/results.hpp"
-#include "hdf5/h5.hpp"
-#include "results/results_file.hpp"
+#include "dgq/sim/export/export.hpp"
+#include "dgq/sim/files/results/results_file.hpp"
+#include "dgq/sim/files/hdf5/h5.hpp"
+#include "dgq/sim/files/results/merge.hpp"
+#include "results/run_groups.hpp"
 
 namespace {
 dgq::sim::h5::Handle memory_file() {

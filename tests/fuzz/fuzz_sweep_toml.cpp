@@ -6,7 +6,7 @@
 
 #include "cpu_budget.hpp"
 #include "dgq/errors.hpp"
-#include "dgq/sim/sweep.hpp"
+#include "dgq/sim/sweep/sweep.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const dgq::fuzz::CpuBudget budget;

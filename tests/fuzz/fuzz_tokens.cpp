@@ -5,8 +5,8 @@
 
 #include "cpu_budget.hpp"
 #include "dgq/errors.hpp"
-#include "dgq/sim/eval.hpp"
-#include "hdf5/h5.hpp"
+#include "dgq/sim/model/tokens.hpp"
+#include "dgq/sim/files/hdf5/h5.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const dgq::fuzz::CpuBudget budget;

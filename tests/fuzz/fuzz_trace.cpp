@@ -6,8 +6,8 @@
 
 #include "cpu_budget.hpp"
 #include "dgq/errors.hpp"
-#include "dgq/sim/trace.hpp"
-#include "hdf5/h5.hpp"
+#include "dgq/sim/files/trace.hpp"
+#include "dgq/sim/files/hdf5/h5.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const dgq::fuzz::CpuBudget budget;

@@ -1,4 +1,4 @@
-"""`dgq eval --model FILE.gguf`: a GGUF read directly (sim/src/model/gguf_model.cpp) gives the model
+"""`dgq eval --model FILE.gguf`: a GGUF read directly (sim/model/src/gguf/gguf_model.cpp) gives the model
 that tools/export_model.py makes from it, bit for bit (docs/model-format.md, "Your own model").
 
 - Every weight type dgq decodes (f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q5_K, q6_K),

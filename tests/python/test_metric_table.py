@@ -1,5 +1,5 @@
 """The notebooks' reader takes the attention metrics from the C++ metric table
-(`dgq metrics --json`, sim/include/dgq/sim/probe_metrics.hpp), and a replay's results file has
+(`dgq metrics --json`, sim/metrics/include/dgq/sim/metrics/probe_metrics.hpp), and a replay's results file has
 exactly those datasets and summaries. By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -m needs_dgq
 """
 import os

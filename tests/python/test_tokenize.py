@@ -1,5 +1,5 @@
 """`dgq tokenize` and `dgq eval --text-file`: text tokenized in C++ with a GGUF's own tokenizer
-(sim/src/tokenizer; docs/eval.md, "Text files").
+(sim/model/src/tokenizer; docs/eval.md, "Text files").
 
 - On the shipped SmolLM2 (byte-level BPE, pre-tokenizer "smollm") and Gemma 3 (SentencePiece BPE
   with user-defined whitespace tokens) GGUFs, the ids equal llama.cpp's on the fixture's texts

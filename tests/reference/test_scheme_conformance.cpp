@@ -256,7 +256,7 @@ TEST_CASE("a family with a head_dim rule refuses every other channel count with 
       CHECK(error.rfind("InputError: " + std::string(f->name) + ": ", 0) == 0);
       CHECK(error.find("got " + std::to_string(channels)) != std::string::npos);
       // Before any row is read: `dgq memory` asks a scheme about a head_dim with a head of no
-      // tokens (sim/src/memory/head_dim_check.cpp).
+      // tokens (sim/memory/src/head_dim_check.cpp).
       const OwnedTensor empty(DType::f16, 0, channels);
       CHECK(typed_error_of([&] { (void)s->compress(empty.view(), TensorRole::value); }) == error);
     }

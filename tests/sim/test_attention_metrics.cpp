@@ -5,7 +5,7 @@
 #include <limits>
 #include <vector>
 
-#include "dgq/sim/attention.hpp"
+#include "dgq/sim/metrics/attention.hpp"
 
 using dgq::sim::ProbeAttention;
 

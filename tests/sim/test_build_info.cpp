@@ -4,7 +4,7 @@
 
 #include <regex>
 
-#include "dgq/sim/build_info.hpp"
+#include "dgq/sim/files/provenance/build_info.hpp"
 
 using namespace dgq;
 

@@ -7,7 +7,7 @@
 #include <iterator>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/compressed.hpp"
+#include "dgq/sim/files/compressed.hpp"
 #include "test_trace_helpers.hpp"
 
 using namespace dgq;

@@ -4,9 +4,9 @@
 
 #include <filesystem>
 
-#include "dgq/sim/provenance.hpp"
-#include "dgq/sim/replay.hpp"
-#include "dgq/sim/synth.hpp"
+#include "dgq/sim/files/provenance/provenance.hpp"
+#include "dgq/sim/replay/replay.hpp"
+#include "dgq/sim/synth/synth.hpp"
 #include "test_trace_helpers.hpp"
 
 using namespace dgq;

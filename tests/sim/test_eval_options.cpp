@@ -6,7 +6,7 @@
 #include <string>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/eval.hpp"
+#include "dgq/sim/eval/eval.hpp"
 
 namespace {
 

@@ -14,9 +14,9 @@
 #include <sstream>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/export.hpp"
-#include "dgq/sim/replay.hpp"
-#include "dgq/sim/results.hpp"
+#include "dgq/sim/export/export.hpp"
+#include "dgq/sim/replay/replay.hpp"
+#include "dgq/sim/files/results/results_file.hpp"
 #include "test_replay_support.hpp"
 #include "test_results_helpers.hpp"
 #include "test_trace_helpers.hpp"

@@ -1,5 +1,5 @@
 // `dgq export`'s text: numbers that read back to the same double, RFC 4180 quoting, and the
-// formats (dgq/sim/export.hpp).
+// formats (dgq/sim/export/export.hpp).
 #include <catch2/catch.hpp>
 
 #include <bit>
@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/export.hpp"
+#include "dgq/sim/export/export.hpp"
 
 using namespace dgq;
 

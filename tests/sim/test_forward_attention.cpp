@@ -1,4 +1,4 @@
-// The forward pass's attention (sim/src/model/attention.cpp): the blocked path (query blocks,
+// The forward pass's attention (sim/model/src/forward/attention.cpp): the blocked path (query blocks,
 // key tiles, online softmax) against the row-exact one, which computes each row alone in key
 // order; masks, GQA, a decoder's offset queries and a causal cache's view.
 #include <catch2/catch.hpp>
@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "model/forward_ops.hpp"
+#include "forward/forward_ops.hpp"
 
 namespace fwd = dgq::sim::forward;
 

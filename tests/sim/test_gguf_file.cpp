@@ -1,4 +1,4 @@
-// The GGUF container reader (sim/src/model/gguf_file.cpp) on files built byte by byte here:
+// The GGUF container reader (sim/model/src/gguf/gguf_file.cpp) on files built byte by byte here:
 // hostile and truncated headers first, then a well-formed file's metadata and tensor places, then
 // the K-quant decoders on hand-made blocks whose values are known. The decoders' agreement with
 // the gguf package on real models is tests/python/test_eval_gguf.py's.
@@ -13,8 +13,8 @@
 
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
-#include "model/gguf_file.hpp"
-#include "model/gguf_weight_types.hpp"
+#include "dgq/sim/model/gguf_file.hpp"
+#include "gguf/gguf_weight_types.hpp"
 #include "gguf_bytes.hpp"
 
 using dgq::InputError;

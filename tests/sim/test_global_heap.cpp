@@ -1,5 +1,5 @@
 // dgq's reader of variable-length strings from a global heap collection's bytes
-// (sim/src/hdf5/global_heap.hpp): the layouts libhdf5 1.10.8 loops or copies out of bounds on
+// (sim/files/src/hdf5/global_heap.hpp): the layouts libhdf5 1.10.8 loops or copies out of bounds on
 // are each one error, and a sound collection gives the string libhdf5 gives.
 #include <catch2/catch.hpp>
 
@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/eval.hpp"
-#include "dgq/sim/trace.hpp"
-#include "../../sim/src/hdf5/global_heap.hpp"
-#include "../../sim/src/hdf5/h5.hpp"
+#include "dgq/sim/model/tokens.hpp"
+#include "dgq/sim/files/trace.hpp"
+#include "hdf5/global_heap.hpp"
+#include "dgq/sim/files/hdf5/h5.hpp"
 #include "test_trace_helpers.hpp"
 
 using namespace dgq;

@@ -6,10 +6,11 @@
 #include <iterator>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/compressed.hpp"
-#include "dgq/sim/replay.hpp"
-#include "dgq/sim/results.hpp"
-#include "../../sim/src/hdf5/h5.hpp"
+#include "dgq/sim/files/compressed.hpp"
+#include "dgq/sim/replay/replay.hpp"
+#include "dgq/sim/files/results/results_file.hpp"
+#include "dgq/sim/files/hdf5/h5.hpp"
+#include "dgq/sim/files/results/merge.hpp"
 #include "test_trace_helpers.hpp"
 
 using namespace dgq;

@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/trace.hpp"
-#include "../../sim/src/hdf5/h5.hpp"
-#include "../../sim/src/hdf5/isolated_metadata_check.hpp"
-#include "../../sim/src/hdf5/metadata_walk.hpp"
+#include "dgq/sim/files/trace.hpp"
+#include "dgq/sim/files/hdf5/h5.hpp"
+#include "dgq/sim/files/hdf5/isolated_metadata_check.hpp"
+#include "hdf5/metadata_walk.hpp"
 #include "test_trace_helpers.hpp"
 
 using namespace dgq;

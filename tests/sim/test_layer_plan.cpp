@@ -1,10 +1,10 @@
-// Layer plans (sim/src/model/layer_plan.hpp, docs/eval.md "Layer plans"): parsing, errors that
+// Layer plans (sim/eval/src/cache/layer_plan.hpp, docs/eval.md "Layer plans"): parsing, errors that
 // name the spec, and the canonical text (merged, sorted, ranges, the default's layers dropped).
 #include <catch2/catch.hpp>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/eval.hpp"
-#include "model/layer_plan.hpp"
+#include "dgq/sim/eval/cache_settings.hpp"
+#include "cache/layer_plan.hpp"
 
 using namespace dgq;
 using sim::split_layer_plan;

@@ -1,4 +1,4 @@
-// dgq memory's inputs (dgq/sim/memory_inputs.hpp): token counts as people write them and a
+// dgq memory's inputs (dgq/sim/memory/memory_inputs.hpp): token counts as people write them and a
 // model's shape from a Hugging Face config.json or a GGUF's metadata.
 #include <catch2/catch.hpp>
 
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/memory_inputs.hpp"
+#include "dgq/sim/memory/memory_inputs.hpp"
 #include "gguf_bytes.hpp"
 
 using dgq::sim::parse_token_count;

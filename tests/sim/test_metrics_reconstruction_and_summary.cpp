@@ -5,7 +5,8 @@
 #include <limits>
 #include <vector>
 
-#include "dgq/sim/metrics.hpp"
+#include "dgq/sim/metrics/reconstruction.hpp"
+#include "dgq/sim/metrics/summary.hpp"
 
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();

@@ -1,4 +1,4 @@
-// Where outputs go (sim/src/output/output_target.hpp, partial_file.hpp): a regular file or a new
+// Where outputs go (sim/files/include/dgq/sim/files/output/output_target.hpp, partial_file.hpp): a regular file or a new
 // path is replaced through TARGET.partial and a rename; a symbolic link is followed and stays a
 // link; a FIFO or an open descriptor (/proc/self/fd/N) is written through, never renamed over; a
 // directory is refused; a file holding runs is replaced only by a writer that keeps them.
@@ -15,12 +15,12 @@
 #include <string>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/results.hpp"
-#include "dgq/sim/text_output.hpp"
-#include "../../sim/src/hdf5/partial_output.hpp"
-#include "../../sim/src/output/output_target.hpp"
-#include "../../sim/src/output/partial_file.hpp"
-#include "../../sim/src/output/runs_held.hpp"
+#include "dgq/sim/files/results/results_file.hpp"
+#include "dgq/sim/files/output/text_output.hpp"
+#include "dgq/sim/files/hdf5/partial_output.hpp"
+#include "dgq/sim/files/output/output_target.hpp"
+#include "dgq/sim/files/output/partial_file.hpp"
+#include "output/runs_held.hpp"
 #include "test_trace_helpers.hpp"
 
 using namespace dgq;

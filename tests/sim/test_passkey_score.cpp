@@ -1,4 +1,4 @@
-// score_answer() (dgq/sim/passkey.hpp): exact match, first wrong token, argmax ties and the
+// score_answer() (dgq/sim/eval/passkey.hpp): exact match, first wrong token, argmax ties and the
 // answer's log-probability from teacher-forced logits, on hand-made rows whose answers are known.
 #include <catch2/catch.hpp>
 
@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/passkey.hpp"
+#include "dgq/sim/eval/passkey.hpp"
 
 using namespace dgq;
 

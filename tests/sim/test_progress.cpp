@@ -1,4 +1,4 @@
-// The progress reporter of the long commands (dgq/sim/progress.hpp): the mode chosen for a
+// The progress reporter of the long commands (dgq/sim/files/output/progress.hpp): the mode chosen for a
 // terminal, a pipe and --quiet; the exact lines and bar drawings on a fake clock, so the
 // elapsed time, the rate and the ETA are checked to the character without timing anything.
 #include <catch2/catch.hpp>
@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "dgq/sim/progress.hpp"
+#include "dgq/sim/files/output/progress.hpp"
 
 using dgq::sim::format_duration;
 using dgq::sim::Progress;

@@ -5,10 +5,10 @@
 
 #include <filesystem>
 
-#include "dgq/sim/build_info.hpp"
-#include "dgq/sim/compressed.hpp"
-#include "dgq/sim/provenance.hpp"
-#include "dgq/sim/synth.hpp"
+#include "dgq/sim/files/provenance/build_info.hpp"
+#include "dgq/sim/files/compressed.hpp"
+#include "dgq/sim/files/provenance/provenance.hpp"
+#include "dgq/sim/synth/synth.hpp"
 #include "test_trace_helpers.hpp"
 
 using namespace dgq;

@@ -6,8 +6,8 @@
 #include <limits>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/attention.hpp"
-#include "dgq/sim/replay.hpp"
+#include "dgq/sim/metrics/attention.hpp"
+#include "dgq/sim/replay/replay.hpp"
 #include "test_replay_support.hpp"
 #include "test_trace_helpers.hpp"
 

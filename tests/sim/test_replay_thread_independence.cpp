@@ -2,9 +2,10 @@
 // with GQA, written to files and compared dataset by dataset (bytes of every value).
 #include <catch2/catch.hpp>
 
-#include "dgq/sim/replay.hpp"
-#include "dgq/sim/results.hpp"
-#include "dgq/sim/synth.hpp"
+#include "dgq/sim/replay/replay.hpp"
+#include "dgq/sim/files/results/results_file.hpp"
+#include "dgq/sim/synth/synth.hpp"
+#include "dgq/sim/files/results/merge.hpp"
 #include "test_trace_helpers.hpp"
 
 using namespace dgq;

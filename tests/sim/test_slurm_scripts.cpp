@@ -7,8 +7,8 @@
 #include <fstream>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/results.hpp"
-#include "dgq/sim/slurm.hpp"
+#include "dgq/sim/files/results/results_file.hpp"
+#include "dgq/sim/sweep/slurm.hpp"
 #include "test_trace_helpers.hpp"
 
 using namespace dgq;

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/sweep.hpp"
+#include "dgq/sim/sweep/sweep.hpp"
 
 using namespace dgq;
 

@@ -7,10 +7,11 @@
 #include <fstream>
 #include <iterator>
 
-#include "dgq/sim/build_info.hpp"
-#include "dgq/sim/provenance.hpp"
-#include "dgq/sim/results.hpp"
-#include "dgq/sim/sweep.hpp"
+#include "dgq/sim/files/provenance/build_info.hpp"
+#include "dgq/sim/files/provenance/provenance.hpp"
+#include "dgq/sim/files/results/results_file.hpp"
+#include "dgq/sim/sweep/sweep.hpp"
+#include "dgq/sim/files/results/merge.hpp"
 #include "test_results_helpers.hpp"
 #include "test_trace_helpers.hpp"
 

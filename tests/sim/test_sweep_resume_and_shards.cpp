@@ -8,8 +8,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "dgq/sim/results.hpp"
-#include "dgq/sim/sweep.hpp"
+#include "dgq/sim/files/results/results_file.hpp"
+#include "dgq/sim/sweep/sweep.hpp"
+#include "dgq/sim/files/results/merge.hpp"
 #include "test_results_helpers.hpp"
 #include "test_trace_helpers.hpp"
 

@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "dgq/sim/provenance.hpp"
-#include "dgq/sim/sweep.hpp"
-#include "dgq/sim/synth.hpp"
-#include "../../sim/src/hdf5/h5.hpp"
+#include "dgq/sim/files/provenance/provenance.hpp"
+#include "dgq/sim/sweep/sweep.hpp"
+#include "dgq/sim/synth/synth.hpp"
+#include "dgq/sim/files/hdf5/h5.hpp"
 #include "test_trace_helpers.hpp"
 
 using namespace dgq;

@@ -11,7 +11,7 @@
 #include "dgq/errors.hpp"
 #include <omp.h>
 
-#include "dgq/sim/synth.hpp"
+#include "dgq/sim/synth/synth.hpp"
 #include "test_trace_helpers.hpp"
 
 using namespace dgq;

@@ -6,8 +6,8 @@
 #include <hdf5.h>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/compressed.hpp"
-#include "dgq/sim/replay.hpp"
+#include "dgq/sim/files/compressed.hpp"
+#include "dgq/sim/replay/replay.hpp"
 #include "test_trace_helpers.hpp"
 
 using namespace dgq;

@@ -2,7 +2,7 @@
 // reader with the exact values: the format needs no help from this project.
 #include <catch2/catch.hpp>
 
-#include "dgq/sim/trace.hpp"
+#include "dgq/sim/files/trace.hpp"
 #include "test_trace_helpers.hpp"
 
 using namespace dgq;

@@ -12,7 +12,7 @@
 
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
-#include "dgq/sim/trace.hpp"
+#include "dgq/sim/files/trace.hpp"
 
 namespace dgq::test {
 

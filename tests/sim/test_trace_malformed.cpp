@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "../../sim/src/hdf5/h5.hpp"
+#include "dgq/sim/files/hdf5/h5.hpp"
 #include "dgq/errors.hpp"
 #include "test_trace_helpers.hpp"
 

@@ -1,4 +1,4 @@
-// The UTF-8 check of text files before tokenizing (sim/src/tokenizer/utf8_check.cpp): valid text
+// The UTF-8 check of text files before tokenizing (sim/model/src/tokenizer/utf8_check.cpp): valid text
 // of every sequence length passes, each malformed form is found at its first byte.
 #include <catch2/catch.hpp>
 

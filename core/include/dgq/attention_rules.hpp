@@ -59,6 +59,25 @@ DGQ_HD float softmax_exp(float x) {
   return y * rules::bits_float(static_cast<std::uint32_t>(static_cast<int>(n) + 127) << 23);
 }
 
+// The model runner's exponential (the blocked prefill attention of `dgq eval`, sim/model): the
+// constants and polynomial of softmax_exp, computed without fma, with n = floor(x log2e + 1/2),
+// a NaN passed through and x > 0 taken as 0. It is older than softmax_exp and differs from it
+// in the last bit on about 0.1 % of [-87, 0] (the fma and the rounding of n); it is kept as it is
+// because every `dgq eval` figure was computed with it. Within 2 ulp of exp on [-87, 0]
+// (tests/sim/test_softmax_exp.cpp); its 8-lane twin is sim/model's softmax_exp8.
+DGQ_HD float prefill_softmax_exp(float x) {
+  if (x != x) return x;
+  if (x < kExpFloor) return 0.0f;
+  if (x > 0.0f) x = 0.0f;
+  const float n = floorf(x * kLog2e + 0.5f);
+  float r = x - n * kLn2Hi;
+  r = r - n * kLn2Lo;
+  float y = exp_poly(0);
+  for (int i = 1; i < 6; ++i) y = y * r + exp_poly(i);
+  y = y * (r * r) + r + 1.0f;
+  return y * rules::bits_float(static_cast<std::uint32_t>(static_cast<std::int32_t>(n) + 127) << 23);
+}
+
 // The weight that rescales a partial softmax whose maximum was m to the common maximum
 // m_new >= m: exp(m - m_new).
 DGQ_HD float rescale_weight(float m, float m_new) { return softmax_exp(m - m_new); }

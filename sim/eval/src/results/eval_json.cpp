@@ -1,0 +1,66 @@
+#include "results/eval_json.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "dgq/sim/files/output/text_output.hpp"
+
+namespace dgq::sim {
+
+namespace {
+
+// ordered_json: the keys stay in the order written, which docs/eval.md lists.
+using Json = nlohmann::ordered_json;
+
+Json scheme_json(const EvalSchemeResult& scheme) {
+  const EvalSummary& s = scheme.summary;
+  return Json{{"spec", scheme.spec},
+              {"config_hash", scheme.config_hash},
+              {"raw_dtype", scheme.raw_dtype},
+              {"tokens", s.tokens},
+              {"bits_per_element", s.bits_per_element},
+              {"bits_averaged", s.bits_averaged},
+              {"bits_k", s.bits_k},
+              {"bits_v", s.bits_v},
+              {"ppl", s.ppl},
+              {"ppl_stderr", s.ppl_stderr},
+              {"dppl", s.dppl},
+              {"dppl_stderr", s.dppl_stderr},
+              {"kld_mean", s.kld_mean},
+              {"kld_stderr", s.kld_stderr},
+              {"kld_median", s.kld_median},
+              {"kld_p90", s.kld_p90},
+              {"kld_p99", s.kld_p99},
+              {"kld_max", s.kld_max},
+              {"rms_dp", s.rms_dp},
+              {"same_top1", s.same_top1},
+              {"attn_kl_mean", s.attn_kl_mean}};
+}
+
+}  // namespace
+
+void write_eval_json(const std::string& path, const EvalResult& r, const EvalOptions& o, const TokenText& text) {
+  Json schemes = Json::array();
+  for (const EvalSchemeResult& scheme : r.schemes) schemes.push_back(scheme_json(scheme));
+  const Json doc{{"format", "dgq-eval-summary"},
+                 {"version", 1},
+                 {"dgq_version", r.dgq_version},
+                 {"config_hash", r.config_hash},
+                 {"model", r.model},
+                 {"text", o.text_path},
+                 {"kind", text.kind},
+                 {"noise_rate", text.noise_rate},
+                 {"ctx", o.ctx},
+                 {"chunks", r.chunks},
+                 {"scored_per_chunk", r.scored_per_chunk},
+                 {"base", o.base},
+                 {"query_rounding", o.query_rounding == QueryRounding::q8_0 ? "q8_0" : "off"},
+                 {"cache", cache_mode_name(o.cache)},
+                 {"keys", key_position_name(o.keys)},
+                 {"raw_dtype", std::string(dtype_name(o.raw_dtype))},
+                 {"ubatch", o.ubatch},
+                 {"tokens_per_second", r.tokens_per_second},
+                 {"schemes", std::move(schemes)}};
+  write_text_file(path, doc.dump(2) + "\n");
+}
+
+}  // namespace dgq::sim
