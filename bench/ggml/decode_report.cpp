@@ -1,5 +1,5 @@
-// Console and markdown output of the decode side-by-side run: the decode table, the targets of
-// issue 26 and the Llama-3.1-8B latency rows.
+// Console and markdown output of the decode side-by-side run: the decode table, the
+// kernel's targets and the Llama-3.1-8B latency rows.
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
@@ -117,7 +117,7 @@ struct TargetRow {
   int met = 0, goals = 0;
 };
 
-// Issue 26's targets: every dgq type >= 1.0x ggml's same type; at L >= 16K every type of at most
+// The decode kernel's targets (docs/benchmarks.md): every dgq type >= 1.0x ggml's same type; at L >= 16K every type of at most
 // 4.5 bits faster than ggml's f16 cache and within 3x of memcpy of its own bytes.
 std::vector<TargetRow> target_rows(const std::vector<DecodeResult>& rs) {
   std::vector<TargetRow> out;

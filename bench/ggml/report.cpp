@@ -89,7 +89,7 @@ std::vector<Target> targets(const std::vector<Result>& rs, int t1, int t2, doubl
       out.push_back({s + " " + op + " (f16) vs ggml q8_0 (f16)",
                      ratio(find(rs, "dgq", s, op, "f16", t1), find(rs, "ggml", "q8_0", op, "f16", t1)), 0.7, ""});
   }
-  // DGQ v2 at its defaults (4-bit keys) compresses at least as fast as q4_0 (issue 26), ggml's
+  // DGQ v2 at its defaults (4-bit keys) compresses at least as fast as q4_0, ggml's
   // and dgq's own (both from the same fp16 input).
   const Result* dgq2 = find(rs, "dgq", "dgq2", "compress", "f16", t1);
   out.push_back({"dgq2 compress (f16) vs ggml q4_0 compress (f16)",

@@ -123,8 +123,8 @@ void register_eval(CLI::App& app) {
                   "the cache holds them before RoPE, attention reads them rotated after the cache; docs/eval.md, "
                   "Pre-RoPE keys)");
   cmd->add_option("--raw-dtype", args->raw_dtype,
-                  "fp16 (default, as llama.cpp, vLLM and transformers hold them) | bf16 | fp32 (the runner's dtype, "
-                  "every figure before 2026-12-07): the dtype in which a cache holds the rows it keeps raw (KIVI's "
+                  "fp16 (default, as llama.cpp, vLLM and transformers hold them) | bf16 | fp32 (the runner's dtype): "
+                  "the dtype in which a cache holds the rows it keeps raw (KIVI's "
                   "residual, DGQ's open segment, KVarN's sink and open tile, sink=N), stored, counted and attended "
                   "to in it (docs/eval.md, Raw rows; docs/spec.md rule C9)");
   cmd->add_option("--ubatch", o.ubatch,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Outputs never lose a user's data (issue 49; docs/cli.md, "Outputs"; docs/robustness.md).
+# Outputs never lose a user's data (docs/cli.md, "Outputs"; docs/robustness.md).
 # Each mode works in a fresh temporary folder, on copies of make_cli_fixtures' files.
 #   json-symlink     --json through a symbolic link replaces its target; the link stays a link.
 #   json-fifo        --json into a named pipe is written through it; the pipe stays a pipe.

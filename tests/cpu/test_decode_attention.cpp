@@ -702,8 +702,8 @@ TEST_CASE("decode attention on dgq2 and KIVI codes: one token, chunk edges, head
 }
 
 // dgq2 reads rot itself (rot_on picks the roles); KIVI takes it as the scheme modifier, whose
-// parts are KIVI's codes of the rotated tensor (read as such since 2026-12-04: before, the
-// modifier was not looked at and a rotated KIVI head was read in the wrong basis).
+// parts are KIVI's codes of the rotated tensor (a reader that ignores the modifier reads a rotated
+// KIVI head in the wrong basis).
 TEST_CASE("decode attention on dgq2 and KIVI codes with the Hadamard rotation: V only and both roles",
           "[decode_attention][uniform]") {
   for (const char* spec : {"dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128,rot=hadamard,rot_on=v",

@@ -84,7 +84,7 @@ TEST_CASE("KL floors a zero reconstructed probability at 1e-300 and skips p_j = 
   CHECK(dgq::sim::kl_divergence(q, p) == Approx(-std::log(1e-300)).epsilon(kClosedFormRel));
 }
 
-// Issue 49: replay --scheme fp16 reported KL mean -3.6e-304 for identical distributions, the
+// replay --scheme fp16 once reported KL mean -3.6e-304 for identical distributions, the
 // floor applying to p̂ only: a key with 0 < p_j < 1e-300 scored p_j (ln p_j - ln 1e-300) < 0.
 TEST_CASE("KL of identical distributions with keys below the floor is exactly 0") {
   const std::vector<double> p = {1.0 - 1e-12, 1e-12 - 1e-310, 1e-310, 5e-324};

@@ -22,7 +22,7 @@ dgq::sim::EvalOptions seed_options(const std::string& output_name) {
 
 }  // namespace
 
-// Issue 49: `dgq eval --chunks -3` ran every chunk (a count below 0 read as "all").
+// `dgq eval --chunks -3` once ran every chunk (a count below 0 read as "all").
 TEST_CASE("eval: a negative chunk count is refused, not run as every chunk", "[eval][errors]") {
   dgq::sim::EvalOptions o = seed_options("dgq-test-eval-negative-chunks.h5");
   o.max_chunks = -3;

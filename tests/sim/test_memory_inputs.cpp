@@ -31,7 +31,7 @@ TEST_CASE("token counts: empty, a lone suffix, fractions and other suffixes are 
     REQUIRE_THROWS_WITH(parse_token_count(bad), Contains("'" + bad + "' is not a token count"));
 }
 
-// Issue 49: `dgq memory --tokens 0` printed a row of 0 bytes with a ratio of 0.0000, exit 0.
+// `dgq memory --tokens 0` once printed a row of 0 bytes with a ratio of 0.0000, exit 0.
 TEST_CASE("token counts: zero tokens is refused, in any spelling", "[memory]") {
   for (const std::string zero : {"0", "0k", "00", "0M"})
     REQUIRE_THROWS_WITH(parse_token_count(zero), "must be >= 1, got " + zero);
@@ -58,7 +58,7 @@ TEST_CASE("config: a missing file, non-JSON and a non-object are refused naming 
   REQUIRE_THROWS_WITH(read_config_shape(write_config("array", "[1, 2]")), Contains("not a JSON object"));
 }
 
-// Issue 49: `dgq memory --config README.md` showed nlohmann-json's own text
+// `dgq memory --config README.md` once showed nlohmann-json's own text
 // ("[json.exception.parse_error.101] parse error at line 1, column 1: ... last read: '#'").
 TEST_CASE("config: a file that is not JSON is named with the line and character where reading stopped", "[memory]") {
   const std::string markdown = write_config("markdown", "# A README\n\nText.\n");
@@ -152,7 +152,7 @@ TEST_CASE("shape from a GGUF: missing keys and uneven heads are named", "[memory
                       Contains("qwen2.attention.head_count 6 is not a multiple of qwen2.attention.head_count_kv 4"));
 }
 
-// Issue 49: `dgq memory --head-dim 100 --scheme q8_0` printed a cache llama.cpp refuses to make.
+// `dgq memory --head-dim 100 --scheme q8_0` once printed a cache llama.cpp refuses to make.
 TEST_CASE("head_dim: a family's deployed block must divide it, though dgq's compress pads", "[memory]") {
   using dgq::sim::head_dim_refusal;
   for (const std::string family : {"q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"}) {

@@ -1,4 +1,4 @@
-// dgq3 (DGQ v3, GitHub issue 25): a causal per-token cache that spends DGQ's variance signal on
+// dgq3 (DGQ v3, docs/spec.md): a causal per-token cache that spends DGQ's variance signal on
 // bits instead of on range boundaries. Per role (K, V), token by token:
 //   W1 the row, optionally divided by per-channel scales learned from the first `calib` tokens
 //      (W2, dgq3/channel_scales.hpp), is rotated with llama.cpp's Hadamard blocks;

@@ -204,7 +204,7 @@ std::vector<SchemeFamily> ggml_block_families(const kernels::CpuKernels& k, Devi
   // Every type on both devices: q4_1, q5_0 and q5_1 have no block kernel of their own in cpu/,
   // but their fp16 conversions (compress from f16, decompress to f16) go through the table, and
   // with the reference's table those are the scalar rules: registered only for Device::reference
-  // (as until 2026-12-04), their decompress to f16 ran at about a fifth of ggml's rate
+  // their decompress to f16 would run at about a fifth of ggml's rate
   // (docs/benchmarks.md). Same bytes on both devices (the CPU conformance suite).
   return all;
 }

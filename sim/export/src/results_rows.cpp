@@ -89,7 +89,7 @@ std::int64_t positive_attribute(hid_t run, const char* name, const std::string& 
   return v;
 }
 
-// model_layers [nl] (written since 2026-12-03): the recorded model's index of each replayed
+// model_layers [nl]: the recorded model's index of each replayed
 // layer. Older runs do not have it; their model layer is the trace layer.
 std::vector<std::int64_t> model_layers(hid_t run, const std::vector<std::int64_t>& layers, const std::string& where) {
   if (!h5::link_exists(run, "model_layers")) return layers;

@@ -55,7 +55,7 @@ ModelConfig read_config(hid_t file, const std::string& path) {
   c.sliding_window_pattern = h5::read_int_attribute(file, "sliding_window_pattern", path);
   c.qk_norm = h5::read_int_attribute(file, "qk_norm", path) != 0;
   c.post_norms = h5::read_int_attribute(file, "post_norms", path) != 0;
-  // Added with qwen2 (2026-12-03): absent in older files, whose models have neither.
+  // Absent in model files older than the qwen2 support, whose models have neither.
   c.attn_bias = h5::has_attribute(file, "attn_bias") && h5::read_int_attribute(file, "attn_bias", path) != 0;
   c.tied_output = !h5::has_attribute(file, "tied_output") || h5::read_int_attribute(file, "tied_output", path) != 0;
   if (h5::has_attribute(file, "tokenizer_id")) c.tokenizer_id = h5::read_string_attribute(file, "tokenizer_id", path);

@@ -15,7 +15,7 @@ namespace dgq::sim {
 struct BaseChunkCounters {
   std::vector<double> stored_bytes, stored_elements, attn_kl_sums, attn_kl_counts;
   std::vector<double> held_bytes_sums, held_elements_sums;  // [chunks], over appends
-  std::vector<double> stored_k_bytes;  // [chunks]; empty: a file written before 2026-12-03
+  std::vector<double> stored_k_bytes;  // [chunks]; empty: an older file, without K bytes
 };
 
 class BaseLogitsReader {

@@ -18,7 +18,7 @@ struct ChunkRun {
   std::uint64_t bytes = 0, elements = 0;
   std::uint64_t held_bytes_sum = 0, held_elements_sum = 0;  // over appends (SchemeCache)
   std::uint64_t k_bytes = 0;     // the K cache's part of bytes
-  bool k_bytes_recorded = true;  // false: a chunk file of a dgq before 2026-12-03 (no K bytes)
+  bool k_bytes_recorded = true;  // false: an older chunk file, without K bytes
   std::vector<double> kl_sums;  // attention KL per layer: sum over probes, and their count
   std::vector<std::int64_t> kl_counts;
   std::vector<float> logits;  // kept only with save_logits (and for a base logits file)

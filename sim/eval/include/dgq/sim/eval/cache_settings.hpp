@@ -37,7 +37,7 @@ std::string key_position_name(KeyPosition keys);
 
 // The dtype in which a cache holds the rows it keeps raw (docs/spec.md rule C9, docs/eval.md
 // "Raw rows"): fp16 by default, as llama.cpp, vLLM, SGLang and transformers hold them; bf16; or
-// fp32, the runner's own dtype (every figure before 2026-12-07). It applies to the roles whose
+// fp32, the runner's own dtype. It applies to the roles whose
 // scheme keeps rows raw (a causal raw tail: KIVI, DGQ v1/v2's open segment or group, KVarN's
 // open tile, a prefix scale; rows stored as they came: sink=N, KVarN's sink block, a residual),
 // in both cache modes; the per-token formats get the K/V as computed, in fp32.

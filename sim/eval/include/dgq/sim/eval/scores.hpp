@@ -28,7 +28,7 @@ struct EvalSummary {
   // the elements held); equals bits_per_element for a prefill cache.
   double bits_averaged = 0;
   // bits_per_element of the K cache and of the V cache apart (a K/V pair's two sides); NaN
-  // when chunks written by a dgq before 2026-12-03 did not record the K bytes.
+  // when the chunks of an older results file did not record the K bytes.
   double bits_k = 0, bits_v = 0;
   // Mean attention KL of probe queries, exact vs cached K/V, over layers, heads and probes
   // (the base run's comes from the base logits file when that is reused).
