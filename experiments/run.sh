@@ -64,6 +64,9 @@ DOCS="${DGQ_DOCS_OUT:-docs}"
 mkdir -p "$DOCS/figures" "$DOCS/results"
 # Fragments are spliced into an existing report: start another directory's from docs/'s.
 [ -f "$DOCS/results.md" ] || cp docs/results.md "$DOCS/results.md"
+# The notebooks and tools import this checkout's dgqtools (tools/dgqtools) first: .venv may be
+# shared by several checkouts.
+export PYTHONPATH="$repo/tools${PYTHONPATH:+:$PYTHONPATH}"
 export DGQ_RESULTS_DIR="$OUT" DGQ_FIGURES_DIR="$DOCS/figures"
 export DGQ_FRAGMENTS_DIR="$DOCS/results" DGQ_REPORT="$DOCS/results.md"
 # The notebooks name the mode in each fragment's provenance line (R.measured_by).
@@ -130,7 +133,7 @@ run_noise() { sweep noise; }
 # out/experiments/e2e/<model>-<text>-<ctx>.{h5,json}; a finished result is kept, a killed one
 # resumes. Not in the default list: it runs language models (quick: about 10-20 min on the
 # shared 2-core machine; full: hours). Models: tools/make-models.sh; texts: tools/prompts.sh +
-# tools/make_eval_texts.py into out/eval-texts/ (made here when missing).
+# tools/make-eval-texts.py into out/eval-texts/ (made here when missing).
 declare -A E2E_MODEL_FILES=([smollm2]=smollm2-135m.h5 [gemma3]=gemma3-270m.h5)
 # The models (tools/make-models.sh) and their token files in out/eval-texts/, made when missing.
 e2e_inputs() {
@@ -168,7 +171,7 @@ run_e2e() {
 #    (out/eval-texts-long/, 32K tokens of the code text, made here when missing), one chunk per
 #    n_ctx, into $OUT/long-context/<model>-<text>-<ctx>.{h5,json}; the results keep per-token
 #    scores, so the notebook buckets KLD by position.
-# 2. Passkey: tools/make_passkey.py task files, then `dgq eval --task passkey` (causal cache)
+# 2. Passkey: tools/make-passkey.py task files, then `dgq eval --task passkey` (causal cache)
 #    into $OUT/long-context/passkey-<model>.{h5,json}.
 # The full grid (hours on 2 cores; Slurm or a bigger machine) and the quick one (about an hour on
 # the shared 2-core machine) differ in contexts, lengths, depths and models, not in schemes.
@@ -181,7 +184,7 @@ long_context_inputs() {
   e2e_inputs
   for model in smollm2 gemma3; do
     [ -f "out/eval-texts-long/$model-code-clean.h5" ] ||
-      .venv/bin/python tools/make_eval_texts.py "$model" --prompts out/prompts -o out/eval-texts-long \
+      .venv/bin/python tools/make-eval-texts.py "$model" --prompts out/prompts -o out/eval-texts-long \
         --tokens 32768 --kinds code
   done
 }
@@ -200,7 +203,7 @@ long_context_eval() {
     ${MIXED_FLAG[@]+"${MIXED_FLAG[@]}"} > "$OUT/long-context/$name.txt.partial"
   mv "$OUT/long-context/$name.txt.partial" "$OUT/long-context/$name.txt"
 }
-# The passkey task of MODEL (tools/make_passkey.py: LENGTHS, DEPTHS, KEYS keys) through the given
+# The passkey task of MODEL (tools/make-passkey.py: LENGTHS, DEPTHS, KEYS keys) through the given
 # schemes into DIR/passkey-MODEL.{h5,json,txt}; a finished result is kept. Shared by long-context
 # and dgq3.
 # passkey_run DIR MODEL LENGTHS DEPTHS KEYS SCHEME...: make the task and run it (PASSKEY_EVAL_ARGS:
@@ -215,7 +218,7 @@ passkey_run() {
     return
   fi
   mkdir -p "$dir"
-  .venv/bin/python tools/make_passkey.py "$model" --prompts out/prompts --lengths "$lengths" --depths "$depths" \
+  .venv/bin/python tools/make-passkey.py "$model" --prompts out/prompts --lengths "$lengths" --depths "$depths" \
     --keys "$keys" --seed 0 -o "$dir/$name-task.h5"
   for scheme in "$@"; do args+=(--scheme "$scheme"); done
   log "$dir/$name (lengths $lengths, depths $depths, $keys keys)"
@@ -298,7 +301,7 @@ run_dgq3-prerope() { frontier_sweep dgq3-prerope clean; }
 # dgq3-grid.ipynb.
 run_dgq3-grid() { frontier_sweep dgq3-grid clean; }
 # dgq3-layers: the candidate "bits by layer sensitivity" (KVTuner). Per model,
-# tools/layer_sensitivity.py measures every layer's KLD at each of DGQ3_LAYER_LEVELS (that layer
+# tools/layer-sensitivity.py measures every layer's KLD at each of DGQ3_LAYER_LEVELS (that layer
 # alone at the level, fp16 elsewhere; causal) on a calibration text of 4 x 512 tokens taken past
 # token 6144 of the 4 clean texts (the report evaluates tokens 0-4095), and plans the layers for
 # each budget in DGQ3_LAYER_BUDGETS, with a sensitivity-blind control of the same levels; then
@@ -359,7 +362,7 @@ best_plans_passkey() {
 }
 # dgq3-roles: dgq3-best's setting with K and V of each layer allocated apart (KVTuner's per-layer
 # K/V precision pairs): K levels of 3, 4, 5 bits and V levels of 3, 4, 5 bits, each measured on
-# its role alone; plans of K/V pairs (tools/layer_sensitivity.py --k-level/--v-level), their
+# its role alone; plans of K/V pairs (tools/layer-sensitivity.py --k-level/--v-level), their
 # controls and the yardsticks into $OUT/dgq3-roles/; the same notebook with LAYERS_NAME=dgq3-roles.
 DGQ3_ROLE_LEVELS=("k:dgq3:kbits=3,center=kv,hi_frac=0.05,nl=kv" "k:dgq3:center=kv,hi_frac=0.05,nl=kv"
   "k:dgq3:kbits=5,center=kv,hi_frac=0.05,nl=kv" "v:dgq3:vbits=3,center=kv,hi_frac=0.05,nl=kv"
@@ -391,7 +394,7 @@ layer_plan_experiment() {
       done
       for budget in "${DGQ3_LAYER_BUDGETS[@]}"; do args+=(--budget "$budget"); done
       log "$name $model: per-layer sensitivity (${#levels[@]} levels, keys $keys)"
-      .venv/bin/python tools/layer_sensitivity.py --model "${DGQ_MODELS_DIR:-models}/${E2E_MODEL_FILES[$model]}" \
+      .venv/bin/python tools/layer-sensitivity.py --model "${DGQ_MODELS_DIR:-models}/${E2E_MODEL_FILES[$model]}" \
         "${args[@]}" --window 6144,512 --ctx 512 --keys "$keys" --dgq "$DGQ" -o "$plan_file"
     fi
     # The yardsticks post-RoPE, as llama.cpp runs them (with the rest when the keys are there too).

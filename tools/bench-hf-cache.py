@@ -14,15 +14,13 @@ splices it into docs/python.md (between <!-- BEGIN hf-overhead --> and its END).
 import argparse
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
 os.environ.setdefault("TQDM_DISABLE", "1")
+import dgq.hf  # noqa: E402
 import h5py  # noqa: E402
 import torch  # noqa: E402
-
-import dgq.hf  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SPECS = ["fp32", "q8_0", "q4_0:rot=hadamard", "kivi-2",
@@ -45,8 +43,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--fragment", action="store_true")
     args = parser.parse_args()
-    sys.path.insert(0, str(REPO_ROOT / "tools"))
-    import export_trace
+    from dgqtools import export_trace
     from transformers import AutoModelForCausalLM, DynamicCache
     torch.set_num_threads(1)
     gguf = export_trace.bundled_gguf_path()
@@ -79,9 +76,8 @@ def main():
               "cache's mean time per token")
     print(f"{header}; load average {load} before\n\n{table}")
     if args.fragment:
-        sys.path.insert(0, str(REPO_ROOT / "notebooks"))
-        import dgqresults
-        dgqresults.publish_measurement(
+        from dgqtools import results
+        results.publish_measurement(
             "hf-overhead", "PYTHONPATH=build/python .venv/bin/python tools/bench-hf-cache.py --fragment",
             f"load average {load} when it started): {header}.", table, REPO_ROOT / "docs" / "python.md")
 

@@ -18,13 +18,11 @@ import argparse
 import os
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 import dgq
+import numpy as np
 from dgq import _dgq
 
 CHANNELS = 128
@@ -109,9 +107,8 @@ def main():
 
 
 def publish(table, load):
-    sys.path.insert(0, str(REPO_ROOT / "notebooks"))
-    import dgqresults  # the report's fragment writer: docs/results/<name>.md + the splice
-    dgqresults.publish_measurement(
+    from dgqtools import results  # the report's fragment writer: docs/results/<name>.md + the splice
+    results.publish_measurement(
         "python-overhead", "PYTHONPATH=build/python .venv/bin/python tools/bench-python.py --fragment",
         f"load average {load} when it started).", table, REPO_ROOT / "docs" / "python.md")
 

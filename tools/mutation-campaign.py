@@ -2,7 +2,7 @@
 """Mutation campaign over every kind of file dgq reads (docs/robustness.md, "Mutation campaign").
 
 Seeds are small valid files made by dgq itself (gen-trace, compress, replay, sweep, eval) and
-by tools/export_model.py (tiny random models), plus the committed h5py trace fixture. Each seed
+by tools/export-model.py (tiny random models), plus the committed h5py trace fixture. Each seed
 is mutated N times by a numpy Generator seeded from (--seed, seed name, mutant index), so every
 mutant is reproducible on its own; a mutant is byte-level (bit flips, byte runs set to 0x00,
 0xFF or random, "interesting" integers in metadata, truncation, chunks duplicated or deleted),
@@ -82,7 +82,6 @@ os.environ.setdefault("HDF5_USE_FILE_LOCKING", "FALSE")
 import h5py  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tools"))
 
 KINDS = ["trace", "compressed", "results", "model", "tokens", "base-logits", "gguf"]
 CLASSES = ["ok", "crash", "hang", "oom", "badmsg", "partial"]
@@ -128,7 +127,7 @@ def write_token_file(path: Path, tokens, model: str, seed: int) -> None:
 def make_seeds(dgq: str, d: Path) -> dict[str, list[Seed]]:
     """Writes the seed files into d (deterministic: dgq's generators and fixed numpy seeds; every
     path dgq records in them is relative to d, so the bytes do not depend on where d is)."""
-    import export_model
+    from dgqtools import export_model
     d.mkdir(parents=True, exist_ok=True)
     seeds: dict[str, list[Seed]] = {k: [] for k in KINDS}
     tiny = ["--layers", "2", "--q-heads", "2", "--kv-heads", "1", "--head-dim", "64", "--tokens", "64",

@@ -1,6 +1,5 @@
 """Shared fixtures for the exporter tests: the model is loaded once per session (about 6 s)."""
 import os
-import sys
 from pathlib import Path
 
 # Before numpy loads OpenBLAS: the test problems are small, and on a shared 2-core machine BLAS
@@ -12,9 +11,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO_ROOT / "tools"))
 
-import export_trace  # noqa: E402  (needs the sys.path entry above)
+from dgqtools import export_trace
 
 # The dgq.hf tests import torch and transformers at once: collected only when
 # tests/python/run_hf_tests.sh runs them (it decides, with DGQ_HF_REQUIRED, whether a missing
@@ -74,9 +72,9 @@ def code_tokens(tokenizer):
 
 @pytest.fixture(scope="session")
 def python_tokenizers():
-    """The Python tokenizers of the two shipped models (tools/make_eval_texts.py), built once per
+    """The Python tokenizers of the two shipped models (tools/make-eval-texts.py), built once per
     session: reading Gemma 3's GGUF metadata with the gguf package takes about 15 s."""
-    import make_eval_texts
+    from dgqtools import make_eval_texts
     return {model: make_eval_texts.load_tokenizer(model, make_eval_texts.gguf_reader(model))
             for model in ("smollm2", "gemma3")}
 

@@ -6,9 +6,7 @@ from pathlib import Path
 
 import h5py
 import numpy as np
-
-import export_model
-import export_trace
+from dgqtools import export_model, export_trace
 
 
 def write_tiny_model(path: Path, arch: str = "llama", seed: int = 0) -> tuple[dict, dict]:
@@ -63,7 +61,7 @@ def shipped_gguf(model: str) -> Path:
     models/ from its chunk packages (once)."""
     if model == "smollm2":
         return export_trace.bundled_gguf_path()
-    from export_model import gemma3_gguf_path
+    from dgqtools.export_model import gemma3_gguf_path
     return gemma3_gguf_path()
 
 

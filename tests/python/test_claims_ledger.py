@@ -7,43 +7,38 @@ By hand: tests/python/run_pytest.sh -k claims
 import os
 import shutil
 import subprocess
-import sys
 
 import pytest
-
 from conftest import REPO_ROOT
-
-sys.path.insert(0, str(REPO_ROOT / "notebooks"))
-import dgqresults  # noqa: E402  (needs the sys.path entry above)
-
+from dgqtools import results
 
 # --- the ordering rule ---------------------------------------------------------------------------
 
 def test_an_ordering_holds_only_when_every_gap_exceeds_its_error():
-    verdict, detail = dgqresults.ordering_verdict([("b − a", 0.5, 0.1), ("c − b", 2.0, 0.5)])
+    verdict, detail = results.ordering_verdict([("b − a", 0.5, 0.1), ("c − b", 2.0, 0.5)])
     assert verdict == "holds"
     assert "b − a +0.50 ± 0.10" in detail
 
 
 def test_a_gap_inside_its_error_leaves_the_ordering_unresolved():
-    verdict, detail = dgqresults.ordering_verdict([("b − a", 0.5, 0.1), ("c − b", 0.2, 0.3)])
+    verdict, detail = results.ordering_verdict([("b − a", 0.5, 0.1), ("c − b", 0.2, 0.3)])
     assert verdict == "not resolved at this sample size"
     assert detail == "within one SE: c − b +0.20 ± 0.30"
 
 
 def test_a_gap_reversed_beyond_its_error_fails_the_ordering_even_beside_unresolved_ones():
-    verdict, detail = dgqresults.ordering_verdict([("b − a", -0.5, 0.1), ("c − b", 0.0, 0.3)])
+    verdict, detail = results.ordering_verdict([("b − a", -0.5, 0.1), ("c − b", 0.0, 0.3)])
     assert verdict == "fails"
     assert detail == "reversed beyond one SE: b − a -0.50 ± 0.10"
 
 
 def test_a_gap_exactly_one_error_wide_is_not_resolved():
-    assert dgqresults.ordering_verdict([("b − a", 0.25, 0.25)])[0] == "not resolved at this sample size"
-    assert dgqresults.ordering_verdict([("b − a", -0.25, 0.25)])[0] == "not resolved at this sample size"
+    assert results.ordering_verdict([("b − a", 0.25, 0.25)])[0] == "not resolved at this sample size"
+    assert results.ordering_verdict([("b − a", -0.25, 0.25)])[0] == "not resolved at this sample size"
 
 
 def test_the_error_of_a_mean_over_independent_texts_shrinks_with_their_count():
-    value, error = dgqresults.mean_with_error([(1.0, 0.3), (3.0, 0.4)])
+    value, error = results.mean_with_error([(1.0, 0.3), (3.0, 0.4)])
     assert value == pytest.approx(2.0)
     assert error == pytest.approx(0.25)  # sqrt(0.09 + 0.16) / 2
 
@@ -56,37 +51,37 @@ def test_fragment_tables_reads_every_table_with_its_header(tmp_path, monkeypatch
         "Measured by `experiments/run.sh x` (commit 0123456789ab; full mode).\n\n"
         "| a | b |\n| :--- | ---: |\n| 1 | 2 ± 0.5 |\n| 3 | 4 |\n\nprose\n\n| c |\n| --- |\n| `q8_0` |\n",
         encoding="utf-8")
-    tables = dgqresults.fragment_tables("x")
+    tables = results.fragment_tables("x")
     assert tables == [[{"a": "1", "b": "2 ± 0.5"}, {"a": "3", "b": "4"}], [{"c": "`q8_0`"}]]
-    assert dgqresults.value_and_error(tables[0][0]["b"]) == (2.0, 0.5)
-    assert dgqresults.value_and_error(tables[0][1]["b"]) == (4.0, 0.0)
-    assert dgqresults.fragment_source("x") == "docs/results/x.md, `experiments/run.sh x`, commit 0123456789ab"
+    assert results.value_and_error(tables[0][0]["b"]) == (2.0, 0.5)
+    assert results.value_and_error(tables[0][1]["b"]) == (4.0, 0.0)
+    assert results.fragment_source("x") == "docs/results/x.md, `experiments/run.sh x`, commit 0123456789ab"
 
 
 def test_a_fragment_without_a_recorded_commit_says_so(tmp_path, monkeypatch):
     monkeypatch.setenv("DGQ_FRAGMENTS_DIR", str(tmp_path))
     (tmp_path / "y.md").write_text("| a |\n| --- |\n| 1 |\n", encoding="utf-8")
-    assert dgqresults.fragment_source("y") == "docs/results/y.md, commit not recorded"
+    assert results.fragment_source("y") == "docs/results/y.md, commit not recorded"
 
 
 # --- provenance lines -------------------------------------------------------------------------------
 
 def test_commit_label_reads_the_recorded_and_the_printed_version():
     commit = "69a129e45b9387f003553a0e845d3a38098fca3e"
-    assert dgqresults.commit_label(commit) == "69a129e45b93"
-    assert dgqresults.commit_label(commit + "-dirty-ae1f9567") == "69a129e45b93-dirty"
-    assert dgqresults.commit_label("dgq 0.1.0 " + commit) == "69a129e45b93"
-    assert dgqresults.commit_label("unknown") == "?"
-    assert dgqresults.commit_label(None) == "?"
+    assert results.commit_label(commit) == "69a129e45b93"
+    assert results.commit_label(commit + "-dirty-ae1f9567") == "69a129e45b93-dirty"
+    assert results.commit_label("dgq 0.1.0 " + commit) == "69a129e45b93"
+    assert results.commit_label("unknown") == "?"
+    assert results.commit_label(None) == "?"
 
 
 def test_a_provenance_line_names_command_commit_mode_and_is_read_back(tmp_path, monkeypatch):
     monkeypatch.setenv("DGQ_FRAGMENTS_DIR", str(tmp_path))
     monkeypatch.setenv("DGQ_EXPERIMENT_MODE", "quick")
-    line = dgqresults.measured_by("baseline", ["9d02b964f3e78a0416d536ad65efdad149e537c6"] * 3)
+    line = results.measured_by("baseline", ["9d02b964f3e78a0416d536ad65efdad149e537c6"] * 3)
     assert line.startswith("Measured by `experiments/run.sh --quick baseline` (commit 9d02b964f3e7; quick mode; ")
     (tmp_path / "baseline.md").write_text(line + "| a |\n| --- |\n| 1 |\n", encoding="utf-8")
-    assert dgqresults.fragment_source("baseline") == (
+    assert results.fragment_source("baseline") == (
         "docs/results/baseline.md, `experiments/run.sh --quick baseline`, commit 9d02b964f3e7")
 
 

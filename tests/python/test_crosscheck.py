@@ -1,9 +1,8 @@
-"""tools/crosscheck_attention.py: an independent numpy recomputation of the replay's KL and
+"""tools/crosscheck-attention.py: an independent numpy recomputation of the replay's KL and
 output error. First on hand-made files (so we know the check can fail, and fails clearly),
 then on a shipped trace replayed by the real `dgq replay` ($DGQ_BIN)."""
 import math
 import subprocess
-import sys
 from pathlib import Path
 
 import h5py
@@ -11,9 +10,8 @@ import numpy as np
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO_ROOT / "tools"))
 
-import crosscheck_attention as cc  # noqa: E402  (needs the sys.path entry above)
+from dgqtools import crosscheck_attention as cc
 
 RUN = "tiny"
 

@@ -3,10 +3,9 @@ softmax attention over the heads' decompressed values (computed here in float64)
 rounding for the families the kernel reads, GQA included, and refuse what it cannot read.
 By hand: tests/python/run_pytest.sh -k decode_attention
 """
+import dgq
 import numpy as np
 import pytest
-
-import dgq
 
 
 def attention(q, k_heads, v_heads, scale):

@@ -5,13 +5,11 @@ By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -m needs_dgq
 """
 import os
 import subprocess
-from pathlib import Path
 
 import h5py
 import pytest
-
-import export_trace
 from conftest import ENGLISH_PROSE, REPO_ROOT
+from dgqtools import export_trace
 
 pytestmark = pytest.mark.needs_dgq
 SHIPPED_TRACE = REPO_ROOT / "data" / "smollm2-code-1k.h5"

@@ -1,7 +1,7 @@
 """`dgq eval` (docs/eval.md): the C++ model runner against the numpy forward pass of
-tools/export_trace.py, the metrics against a numpy recomputation, errors, and resume.
+tools/export-trace.py, the metrics against a numpy recomputation, errors, and resume.
 
-Most tests use a tiny random model (tools/export_model.py tiny-llama) so they take seconds; one
+Most tests use a tiny random model (tools/export-model.py tiny-llama) so they take seconds; one
 compares the real SmolLM2 model file (made by tools/make-models.sh, part of the setup) with the
 numpy pass on the GGUF. By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k eval
 """
@@ -15,11 +15,17 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
-
-import export_trace
 from conftest import REPO_ROOT
-from eval_support import (numpy_llama, numpy_logits, numpy_scores, run_attrs, run_dgq, write_tiny_model,
-                          write_token_file)
+from dgqtools import export_trace
+from eval_support import (
+    numpy_llama,
+    numpy_logits,
+    numpy_scores,
+    run_attrs,
+    run_dgq,
+    write_tiny_model,
+    write_token_file,
+)
 
 pytestmark = pytest.mark.needs_dgq
 MODELS_DIR = Path(os.environ.get("DGQ_MODELS_DIR", REPO_ROOT / "models"))
@@ -86,7 +92,7 @@ FP16_CACHE_PPL_REL_TOL = 2e-4
 def test_cache_perplexity_matches_numpy_on_the_shipped_code_text(dgq_bin, tmp_path):
     """PPL of `dgq eval` with an fp32 and an fp16 cache on the first 512 tokens of the shipped
     SmolLM2 code trace (data/smollm2-code-1k.h5, /tokens), recomputed with the numpy pass of
-    tools/export_trace.py (for fp16: K after RoPE and V rounded to fp16 before attention), chunked
+    tools/export-trace.py (for fp16: K after RoPE and V rounded to fp16 before attention), chunked
     and scored as docs/eval.md says (2 chunks of 256; rows 128..254 predict tokens 129..255)."""
     if not SMOLLM2_FILE.is_file():
         pytest.fail(f"{SMOLLM2_FILE} missing: run tools/make-models.sh (tools/setup.sh does)")
@@ -378,7 +384,7 @@ def test_gemma3_logits_match_the_numpy_forward_pass(dgq_bin, tmp_path):
 
 
 def test_token_files_of_make_eval_texts_are_read_by_dgq(dgq_bin, tiny, tmp_path):
-    import make_eval_texts
+    from dgqtools import make_eval_texts
     prompt = export_trace.Prompt(text="abc", tokens=tiny["tokens"][:64], noise_mask=np.zeros(64, np.uint8))
     text = tmp_path / "t.h5"
     make_eval_texts.write_tokens(text, "tiny-llama", "prose", 0.1, 7, prompt)

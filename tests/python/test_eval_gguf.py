@@ -1,5 +1,5 @@
 """`dgq eval --model FILE.gguf`: a GGUF read directly (sim/src/model/gguf_model.cpp) gives the model
-that tools/export_model.py makes from it, bit for bit (docs/model-format.md, "Your own model").
+that tools/export-model.py makes from it, bit for bit (docs/model-format.md, "Your own model").
 
 - Every weight type dgq decodes (f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q5_K, q6_K),
   one per tensor of a tiny random llama GGUF (Q/K rows permuted as llama.cpp's converter writes
@@ -8,7 +8,7 @@ that tools/export_model.py makes from it, bit for bit (docs/model-format.md, "Yo
   implementations agree.
 - The shipped SmolLM2 (Q4_1 + Q8_0) and Gemma 3 (Q5_0, Q4_K, Q6_K, Q8_0) GGUFs give the logits of
   models/*.h5, bit for bit (needs tools/make-models.sh, which tools/setup.sh runs).
-- The tokenizer identity: dgq's C++ and tools/tokenizer_id.py compute the same one.
+- The tokenizer identity: dgq's C++ and tools/dgqtools/dgqtools/tokenizer_id.py compute the same one.
 - Refusals, one line each: unimplemented settings by their GGUF names (the exporter's list),
   weight types dgq does not decode, unknown architectures, truncated files.
 By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k gguf
@@ -21,13 +21,18 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
-
 from conftest import REPO_ROOT
+from dgqtools.tiny_gguf import (
+    K_QUANT_SCALE_OFFSETS,
+    add_model_metadata,
+    add_weight,
+    random_k_quant_blocks,
+    write_out,
+    write_tiny_gguf,
+)
 from eval_support import SHIPPED_GGUF_NAMES, run_dgq, shipped_gguf, write_token_file
-from tiny_gguf import (K_QUANT_SCALE_OFFSETS, add_model_metadata, add_weight, random_k_quant_blocks, write_out,
-                       write_tiny_gguf)
 
-EXPORTER = REPO_ROOT / "tools" / "export_model.py"
+EXPORTER = REPO_ROOT / "tools" / "export-model.py"
 MODELS_DIR = Path(os.environ.get("DGQ_MODELS_DIR", REPO_ROOT / "models"))
 
 # A tiny llama whose every row length is a multiple of 256 (the K-quants' super-block).
@@ -135,7 +140,7 @@ def test_a_qwen_gguf_evaluates_as_its_exported_model(dgq_bin, tmp_path, arch):
     assert from_gguf.tobytes() == eval_logits(dgq_bin, exported, text, 64, tmp_path / "file.h5").tobytes()
 
 
-# The model file of each shipped model and the name the exporter gives it (tools/export_model.py).
+# The model file of each shipped model and the name the exporter gives it (tools/export-model.py).
 SHIPPED = {"smollm2": ("smollm2-135m.h5", "SmolLM2-135M-Instruct-Q4_1"),
            "gemma3": ("gemma3-270m.h5", "gemma-3-270m-Q4_K_M")}
 
@@ -164,7 +169,7 @@ def test_a_shipped_gguf_gives_the_logits_of_its_model_file(dgq_bin, tmp_path, mo
 @pytest.mark.needs_dgq
 def test_dgq_and_tokenizer_id_py_compute_the_same_identity(dgq_bin, tmp_path):
     import gguf
-    from tokenizer_id import tokenizer_id
+    from dgqtools.tokenizer_id import tokenizer_id
     path = shipped_gguf("smollm2")  # a real vocabulary with BPE merges
     expected = tokenizer_id(gguf.GGUFReader(str(path)))
     assert expected.startswith("fnv1a64:") and len(expected) == 24

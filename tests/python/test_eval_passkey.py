@@ -14,8 +14,7 @@ import json
 import h5py
 import numpy as np
 import pytest
-
-import make_passkey as mp
+from dgqtools import make_passkey as mp
 from eval_support import run_dgq, write_tiny_model, write_token_file
 
 pytestmark = pytest.mark.needs_dgq

@@ -14,9 +14,15 @@ import json
 import h5py
 import numpy as np
 import pytest
-
-from eval_support import (dgq_round_trip, eval_runs, numpy_gemma3_logits, relative_l2_error, run_dgq, tiny_eval_inputs,
-                          tiny_gemma3_prompt)
+from eval_support import (
+    dgq_round_trip,
+    eval_runs,
+    numpy_gemma3_logits,
+    relative_l2_error,
+    run_dgq,
+    tiny_eval_inputs,
+    tiny_gemma3_prompt,
+)
 
 pytestmark = pytest.mark.needs_dgq
 

@@ -1,10 +1,10 @@
-"""Qwen2 and Qwen3 in `dgq eval`, and any GGUF through `tools/export_model.py gguf --gguf FILE`.
+"""Qwen2 and Qwen3 in `dgq eval`, and any GGUF through `tools/export-model.py gguf --gguf FILE`.
 
 - The runner's logits for tiny random Qwen2 (Q/K/V biases, untied output) and Qwen3 (Q/K
   RMSNorm, untied output) models, head_dim apart from hidden / heads, match an independent numpy
   forward pass written from Hugging Face's modeling code (eval_support.numpy_qwen_logits).
 - A GGUF of each architecture, written with the pinned `gguf` package from the same random
-  weights (tools/tiny_gguf.py), exports to the same model file tensors (rows not permuted: NEOX RoPE in llama.cpp),
+  weights (tools/tiny-gguf.py), exports to the same model file tensors (rows not permuted: NEOX RoPE in llama.cpp),
   named by its general.name; its settings the runner does not implement are refused by name.
 - `dgq eval --model` reads such a GGUF directly: tests/python/test_eval_gguf.py.
 Not checked here: logits against llama.cpp's on a real Qwen GGUF (none ships in a PyPI package
@@ -17,13 +17,12 @@ import sys
 import h5py
 import numpy as np
 import pytest
-
 from conftest import REPO_ROOT
+from dgqtools.tiny_gguf import write_out, write_tiny_gguf
 from eval_support import numpy_qwen_logits, run_dgq, write_tiny_model, write_token_file
-from tiny_gguf import write_out, write_tiny_gguf
 
 LOGITS_REL_TOL = 1e-4
-EXPORTER = REPO_ROOT / "tools" / "export_model.py"
+EXPORTER = REPO_ROOT / "tools" / "export-model.py"
 
 
 def relative_error(got, expected):

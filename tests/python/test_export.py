@@ -2,9 +2,8 @@
 import h5py
 import numpy as np
 import pytest
-
-import export_trace
 from conftest import ENGLISH_PROSE
+from dgqtools import export_trace
 from trace_checks import check_model_trace, datasets_and_attrs
 
 LAYERS = (0, 29)

@@ -1,11 +1,9 @@
-"""tools/export_model.py refuses the GGUF settings the model runner does not implement, by
+"""tools/export-model.py refuses the GGUF settings the model runner does not implement, by
 name, instead of writing a model file that runs and is silently wrong. The shipped GGUFs
 (SmolLM2-135M, Gemma 3 270M) must pass; each refused setting is added to the real metadata of
 one of them, so the check is known to fire on exactly that key."""
 import pytest
-
-import export_model
-import export_trace
+from dgqtools import export_model, export_trace
 
 
 class Field:

@@ -23,12 +23,11 @@ import platform
 import subprocess
 from pathlib import Path
 
+import dgq.hf
 import h5py
 import numpy as np
 import pytest
 import torch  # noqa: F401  (a missing torch fails: run_hf_tests.sh decides skips)
-
-import dgq.hf
 from conftest import REPO_ROOT
 from eval_support import eval_runs, write_token_file
 from hf_support import decode_logits, kld, log_softmax
@@ -48,7 +47,7 @@ EXACT_LOGP_ATOL = 1e-3
 
 @pytest.fixture(scope="module")
 def setup(dgq_bin, tmp_path_factory):
-    import export_trace
+    from dgqtools import export_trace
     from transformers import AutoModelForCausalLM
     if not MODEL_FILE.exists():
         pytest.fail(f"{MODEL_FILE} not made: run tools/make-models.sh")

@@ -15,7 +15,6 @@ import json
 import h5py
 import numpy as np
 import pytest
-
 from conftest import REPO_ROOT
 from eval_support import run_dgq, write_tiny_model, write_token_file
 

@@ -1,4 +1,4 @@
-"""tools/layer_sensitivity.py (docs/eval.md, "Layer plans"): the greedy allocation under a bits
+"""tools/layer-sensitivity.py (docs/eval.md, "Layer plans"): the greedy allocation under a bits
 budget, its sensitivity-blind control, the plan's spec, and one run on a tiny model whose plans
 dgq eval then runs.
 By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k layer_sensitivity
@@ -10,9 +10,8 @@ import sys
 import h5py
 import numpy as np
 import pytest
-
-import layer_sensitivity as ls
 from conftest import REPO_ROOT
+from dgqtools import layer_sensitivity as ls
 from eval_support import run_dgq, write_tiny_model, write_token_file
 
 BITS = [3.0, 4.0, 5.0]
@@ -62,7 +61,7 @@ def test_one_run_on_a_tiny_model_writes_plans_that_dgq_eval_runs(dgq_bin, tmp_pa
     write_token_file(texts[0], tokens[:200], "tiny-gemma3")
     write_token_file(texts[1], tokens[200:], "tiny-gemma3")  # each window past token 50: the first ones not used
     out = tmp_path / "plans" / "tiny.json"
-    result = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "layer_sensitivity.py"), "--model", str(model),
+    result = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "layer-sensitivity.py"), "--model", str(model),
                              "--text", str(texts[0]), "--text", str(texts[1]), "--window", "50,128",
                              "--ctx", "128", "--chunks", "2", "--level", "q4_0", "--level", "q5_0",
                              "--level", "q8_0", "--budget", "5.0", "--dgq", dgq_bin, "-o", str(out)],
@@ -103,7 +102,7 @@ def test_keys_pre_rope_calibrates_and_records_the_key_position(dgq_bin, tmp_path
     docs = {}
     for keys in ("post-rope", "pre-rope"):
         out = tmp_path / keys / "tiny.json"
-        result = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "layer_sensitivity.py"), "--model", str(model),
+        result = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "layer-sensitivity.py"), "--model", str(model),
                                  "--text", str(text), "--ctx", "128", "--keys", keys, "--level", "q4_0",
                                  "--level", "q8_0", "--budget", "6.0", "--dgq", dgq_bin, "-o", str(out)],
                                 capture_output=True, text=True)
@@ -128,7 +127,7 @@ def test_a_plan_of_k_v_pairs_for_a_pair_of_mixed_levels():
 def test_k_and_v_levels_are_allocated_apart_and_their_plan_runs(dgq_bin, tmp_path):
     model, cfg, text = tiny_model_and_text(tmp_path, 6, 256)
     out = tmp_path / "split.json"
-    result = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "layer_sensitivity.py"), "--model", str(model),
+    result = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "layer-sensitivity.py"), "--model", str(model),
                              "--text", str(text), "--ctx", "128", "--k-level", "q4_0", "--k-level", "q8_0",
                              "--v-level", "q4_0", "--v-level", "q8_0", "--budget", "6.5", "--dgq", dgq_bin,
                              "-o", str(out)], capture_output=True, text=True)
@@ -149,7 +148,7 @@ def test_k_and_v_levels_are_allocated_apart_and_their_plan_runs(dgq_bin, tmp_pat
     assert got["bits_averaged"] == pytest.approx(plan["predicted_bits"], rel=1e-9)
     # Refused: both kinds of levels, or one role's alone.
     for extra in (["--level", "q4_0", "--level", "q8_0", "--k-level", "q4_0", "--v-level", "q4_0"], ["--k-level", "q4_0"]):
-        bad = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "layer_sensitivity.py"), "--model", str(model),
+        bad = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "layer-sensitivity.py"), "--model", str(model),
                               "--text", str(text), "--ctx", "128", "--budget", "5", "--dgq", dgq_bin,
                               "-o", str(tmp_path / "bad.json")] + extra, capture_output=True, text=True)
         assert bad.returncode != 0 and "--k-level and --v-level" in bad.stderr

@@ -5,7 +5,7 @@ tools/make-llama-fixture.sh; never in CI) computes on the F32 weights of the two
 per scored token of 2 chunks of 128 tokens the target's log-probability and the top-8, and its
 tokenization of the first 2,000 characters of the texts of data/'s real traces. The tests marked
 needs_dgq run `dgq eval` with the exact (fp32) cache on the same tokens, chunked and scored as
-llama-perplexity, reading each model's GGUF directly, and dgq's tokenizers (tools/make_eval_texts.py) on the same characters.
+llama-perplexity, reading each model's GGUF directly, and dgq's tokenizers (tools/make-eval-texts.py) on the same characters.
 A change of the runner's attention scale (x1.001) or RoPE base (x0.99) fails them (docs/eval.md).
 """
 from __future__ import annotations
@@ -18,7 +18,6 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
-
 from conftest import REPO_ROOT
 from eval_support import SHIPPED_GGUF_NAMES, run_dgq, shipped_gguf, write_token_file
 from llama_fixture_support import differences, log_softmax

@@ -1,4 +1,4 @@
-"""tools/make_passkey.py (docs/eval.md, "The passkey task"): exact prompt lengths, needle placement
+"""tools/make-passkey.py (docs/eval.md, "The passkey task"): exact prompt lengths, needle placement
 by depth, the answer as the question's continuation, seeded keys, the file layout. A fake
 character-level tokenizer stands in for the model's (no GGUF, no network).
 By hand: tests/python/run_pytest.sh -k passkey
@@ -6,9 +6,8 @@ By hand: tests/python/run_pytest.sh -k passkey
 import h5py
 import numpy as np
 import pytest
-
-import make_passkey as mp
-from export_trace import ExportError
+from dgqtools import make_passkey as mp
+from dgqtools.export_trace import ExportError
 
 
 def char_encode(text):

@@ -4,15 +4,11 @@ exactly those datasets and summaries. By hand: DGQ_BIN=build/sim/dgq tests/pytho
 """
 import os
 import subprocess
-import sys
 
 import h5py
 import pytest
-
 from conftest import REPO_ROOT
-
-sys.path.insert(0, str(REPO_ROOT / "notebooks"))
-import dgqresults  # noqa: E402  (needs the sys.path entry above)
+from dgqtools import results
 
 pytestmark = pytest.mark.needs_dgq
 
@@ -29,7 +25,7 @@ def replayed(tmp_path_factory):
 
 
 def test_reader_gets_the_metric_table_in_order():
-    metrics = dgqresults.probe_metrics()
+    metrics = results.probe_metrics()
     assert [m["name"] for m in metrics] == ["kl", "tv", "top8", "top32", "out_rel_l2", "out_cos"]
     assert {m["better"] for m in metrics} <= {"lower", "higher"}
     kl = metrics[0]
@@ -37,7 +33,7 @@ def test_reader_gets_the_metric_table_in_order():
 
 
 def test_results_file_holds_every_metric_of_the_table(replayed):
-    names = [m["name"] for m in dgqresults.probe_metrics()]
+    names = [m["name"] for m in results.probe_metrics()]
     with h5py.File(replayed, "r") as f:
         (run,) = f["runs"].values()
         # clean/ also holds the noise mass, which is not a probe-comparison metric of the table.

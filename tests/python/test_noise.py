@@ -1,9 +1,8 @@
 """Noise injection and its token-level mask (/noise_mask)."""
 import numpy as np
 import pytest
-
-import export_trace
 from conftest import ENGLISH_PROSE
+from dgqtools import export_trace
 
 MARKER = "~"  # absent from ENGLISH_PROSE, so every '~' in the noisy text was inserted
 

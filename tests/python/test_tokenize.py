@@ -3,7 +3,7 @@
 
 - On the shipped SmolLM2 (byte-level BPE, pre-tokenizer "smollm") and Gemma 3 (SentencePiece BPE
   with user-defined whitespace tokens) GGUFs, the ids equal llama.cpp's on the fixture's texts
-  (tests/fixtures/llama-cpp/texts.json), and those of the Python tokenizers (tools/make_eval_texts.py,
+  (tests/fixtures/llama-cpp/texts.json), and those of the Python tokenizers (tools/make-eval-texts.py,
   themselves pinned to llama.cpp) on the whole texts of data/'s real traces and on a text of
   Chinese, accents, emoji, digits, tabs, space and newline runs.
 - `dgq eval --text-file T.txt` scores what `dgq eval --text` scores with the token file
@@ -17,10 +17,9 @@ import json
 import h5py
 import numpy as np
 import pytest
-
 from conftest import REPO_ROOT
+from dgqtools.tiny_gguf import write_tiny_gguf
 from eval_support import SHIPPED_GGUF_NAMES, run_dgq, shipped_gguf
-from tiny_gguf import write_tiny_gguf
 
 pytestmark = pytest.mark.needs_dgq
 MODELS = ("smollm2", "gemma3")

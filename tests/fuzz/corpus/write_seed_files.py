@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The HDF5 seeds of the eval fuzz targets that dgq does not write itself (make_seeds.sh runs this).
 
-  model   two minimal model files (docs/model-format.md) in tools/export_model.py's layout: a
+  model   two minimal model files (docs/model-format.md) in tools/export-model.py's layout: a
           1-layer llama stored in fp16 and a 2-layer gemma3 (one local layer, one global;
           Q/K norms and post norms) stored in fp32, both with a 16-token vocabulary.
   gguf    two minimal GGUF files (the pinned gguf package's writer): a 1-layer llama whose tensors
@@ -11,7 +11,7 @@
   tokens  two token files (docs/eval.md, "dgq-tokens"): 24 int32 tokens with variable-length
           string attributes, as h5py writes them, and the same as uint16 with fixed-length ones.
 
-tools/export_model.py's tiny-llama / tiny-gemma3 are 0.4 MB and 1.3 MB: too big for a fuzz seed,
+tools/export-model.py's tiny-llama / tiny-gemma3 are 0.4 MB and 1.3 MB: too big for a fuzz seed,
 whose bytes are mutated at random (most of a model file is weights; the readers' decisions are
 in the few KB of metadata). So the shapes here are as small as the readers allow, and the weights
 are written with export_model.write_model, the same writer as the real models.
@@ -24,10 +24,13 @@ import sys
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tools"))
-import export_model  # noqa: E402
-from tiny_gguf import add_model_metadata, add_weight, random_k_quant_blocks, write_out  # noqa: E402
+from dgqtools import export_model
+from dgqtools.tiny_gguf import (
+    add_model_metadata,
+    add_weight,
+    random_k_quant_blocks,
+    write_out,
+)
 
 TOKENS = [(7 * i + 3) % 16 for i in range(24)]  # three chunks of --ctx 8, ids < 16
 

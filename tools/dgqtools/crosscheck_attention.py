@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Independent numpy check of the replay's attention metrics (docs/results.md, "Cross-check").
 
 For one replayed layer of a results file, recomputes for every query head and probe, from the

@@ -1,6 +1,6 @@
 """The identity of a GGUF's tokenizer (sim/src/model/tokenizer_id.hpp gives the rule): written as
-the attribute `tokenizer_id` into token files (make_eval_texts.py), passkey task files
-(make_passkey.py) and exported model files (export_model.py), so that `dgq eval` accepts a token
+the attribute `tokenizer_id` into token files (make-eval-texts.py), passkey task files
+(make-passkey.py) and exported model files (export-model.py), so that `dgq eval` accepts a token
 file for any model with the same tokenizer, whether read from its GGUF or from a model file."""
 from __future__ import annotations
 

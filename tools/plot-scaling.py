@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Log-log figure of tools/bench-scaling.sh's table: `dgq compress` and `dgq replay` wall time
 and peak RSS against the work (tokens x KV heads x layers), for the length sweep and the layer
-sweep. Usage: .venv/bin/python tools/plot_scaling.py SCALING.md OUT.png"""
+sweep. Usage: .venv/bin/python tools/plot-scaling.py SCALING.md OUT.png"""
 import sys
 
 import matplotlib
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""llama.cpp's log-probabilities on the tiny random Qwen2 and Qwen3 GGUFs of tools/tiny_gguf.py:
+"""llama.cpp's log-probabilities on the tiny random Qwen2 and Qwen3 GGUFs of tools/tiny-gguf.py:
 the fixture that pins `dgq eval`'s qwen2 and qwen3 paths (Q/K/V biases, per-head Q/K RMSNorm,
-head_dim apart from hidden / heads, untied output) to llama.cpp, as tools/make_llama_fixture.py
+head_dim apart from hidden / heads, untied output) to llama.cpp, as tools/make-llama-fixture.py
 pins SmolLM2 and Gemma 3. No real Qwen GGUF ships in a PyPI package this project pins; a random
 model checks the forward pass as well as a trained one (issue 29). Called by
 tools/make-llama-fixture.sh, which builds the tool; run that script.
@@ -9,7 +9,7 @@ tools/make-llama-fixture.sh, which builds the tool; run that script.
 Writes OUTDIR/tiny-<arch>.json: the GGUF's arguments and sha256 (the test makes the GGUF again
 and checks it is the same file), CHUNKS x N_CTX seeded random token ids, and per scored token
 (positions n_ctx/2 .. n_ctx-2 of each chunk) the target's log-probability and the top-8.
-Usage: tools/make_tiny_llama_fixture.py --tool BIN --version V --command CMD -o OUTDIR
+Usage: tools/make-tiny-llama-fixture.py --tool BIN --version V --command CMD -o OUTDIR
 """
 from __future__ import annotations
 
@@ -21,10 +21,8 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from make_llama_fixture import fixture_provenance, run_tool, scored_rows  # noqa: E402
-from tiny_gguf import ARCHITECTURES, write_tiny_gguf  # noqa: E402
+from dgqtools.make_llama_fixture import fixture_provenance, run_tool, scored_rows
+from dgqtools.tiny_gguf import ARCHITECTURES, write_tiny_gguf
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SEED = 0           # of the weights (export_model.random_model)
@@ -57,7 +55,7 @@ def main(argv=None) -> int:
             doc = {
                 "provenance": provenance,
                 "arch": arch,
-                "gguf": f"tools/tiny_gguf.py {arch} --seed {SEED}",
+                "gguf": f"tools/tiny-gguf.py {arch} --seed {SEED}",
                 "gguf_sha256": hashlib.sha256(gguf_path.read_bytes()).hexdigest(),
                 "vocab_size": cfg["vocab_size"],
                 "kv_cache": "F32 K and V, flash attention off",
@@ -68,7 +66,7 @@ def main(argv=None) -> int:
             }
             path = args.output / f"tiny-{arch}.json"
             path.write_text(json.dumps(doc, separators=(",", ":")) + "\n", encoding="utf-8")
-            print(f"make_tiny_llama_fixture.py: wrote {path} ({path.stat().st_size} bytes)")
+            print(f"make-tiny-llama-fixture.py: wrote {path} ({path.stat().st_size} bytes)")
     return 0
 
 

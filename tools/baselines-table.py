@@ -7,7 +7,7 @@ baseline -> out/experiments/baseline.h5); speed from a dgq-bench JSON (layer 8 h
 tokens x 128 channels, fp16; head_dim 128, while the real traces have head_dim 64, so bits per
 element differ for TurboQuant's per-token norm: 32/D).
 
-    .venv/bin/python tools/baselines_table.py out/experiments/baseline.h5 BENCH.json [MORE_BENCH.json ...]
+    .venv/bin/python tools/baselines-table.py out/experiments/baseline.h5 BENCH.json [MORE_BENCH.json ...]
 
 (a scheme found in several bench files takes its figure from the first).
 """
@@ -15,8 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "notebooks"))
-import dgqresults as R  # noqa: E402
+from dgqtools import results as R
 
 DGQ_DEFAULTS = "win=16,group_ratio=0.75,min_var=0.05,max_groups=5,granularity=segment,markers=table"
 REAL = ("smollm2-code-1k", "smollm2-prose-1k-noise10")

@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
-"""Cross-check of tools/gemma_tokenizer.py (a `tokenizers` BPE built from the GGUF) against an
+"""Cross-check of tools/dgqtools/dgqtools/gemma_tokenizer.py (a `tokenizers` BPE built from the GGUF) against an
 independent re-implementation of llama.cpp's SentencePiece tokenizer (llm_tokenizer_spm: merge the
 adjacent pair whose merged piece has the best score, byte fallback; user-defined tokens matched
 first, longest first). Prints, per prompt kind, whether the two token sequences are identical.
-Usage: tools/check_gemma_tokenizer.py [PROMPTS_DIR] [CHARS]   (default out/prompts, 6000)
+Usage: tools/check-gemma-tokenizer.py [PROMPTS_DIR] [CHARS]   (default out/prompts, 6000)
 Not in CI: building the tokenizer takes about a minute.
 """
 import heapq
 import re
 import sys
 from pathlib import Path
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+
 prompts = Path(sys.argv[1]) if len(sys.argv) > 1 else Path('out/prompts')
 chars = int(sys.argv[2]) if len(sys.argv) > 2 else 6000
-import gguf, export_model, gemma_tokenizer
+from dgqtools import export_model, gemma_tokenizer
+import gguf
+
 r=gguf.GGUFReader(str(export_model.gemma3_gguf_path()))
 f=lambda n: r.fields[n].contents()
 tokens=f("tokenizer.ggml.tokens"); scores=f("tokenizer.ggml.scores"); types=f("tokenizer.ggml.token_type")

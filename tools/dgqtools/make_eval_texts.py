@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Token files for `dgq eval` (format "dgq-tokens" v1, docs/eval.md).
 
 Tokenizes the four prompt kinds of tools/prompts.sh (code, legal, poetry, prose), clean and with
@@ -6,7 +5,7 @@ Tokenizes the four prompt kinds of tools/prompts.sh (code, legal, poetry, prose)
 rebuilt from its GGUF by the pinned `tokenizers` library, and writes one file per text:
 OUTDIR/<model>-<kind>-<clean|noise10>.h5.
 
-Usage: tools/make_eval_texts.py smollm2 --prompts out/prompts -o out/eval-texts [--tokens 8192]
+Usage: tools/make-eval-texts.py smollm2 --prompts out/prompts -o out/eval-texts [--tokens 8192]
 """
 from __future__ import annotations
 
@@ -17,10 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import export_trace  # noqa: E402
-from export_trace import ExportError  # noqa: E402
-from tokenizer_id import tokenizer_id  # noqa: E402
+from dgqtools import export_trace
+from dgqtools.export_trace import ExportError
+from dgqtools.tokenizer_id import tokenizer_id
 
 KINDS = ("code", "legal", "poetry", "prose")
 MODEL_NAMES = {"smollm2": "SmolLM2-135M-Instruct-Q4_1", "gemma3": "gemma-3-270m-Q4_K_M"}
@@ -31,7 +29,7 @@ def gguf_reader(model: str):
     if model == "smollm2":
         path = export_trace.bundled_gguf_path()
     else:
-        from export_model import gemma3_gguf_path
+        from dgqtools.export_model import gemma3_gguf_path
         path = gemma3_gguf_path()
     return gguf.GGUFReader(str(path))
 
@@ -39,13 +37,13 @@ def gguf_reader(model: str):
 def load_tokenizer(model: str, reader):
     if model == "smollm2":
         return export_trace.load_tokenizer(reader)
-    from gemma_tokenizer import load_gemma_tokenizer
+    from dgqtools.gemma_tokenizer import load_gemma_tokenizer
     return load_gemma_tokenizer(reader)
 
 
 def write_tokens(path: Path, model_name: str, kind: str, noise_rate: float, seed: int, prompt,
                  tokenizer: str = "") -> None:
-    """`tokenizer`: the tokenizer's identity (tokenizer_id.py), matched by `dgq eval` against the
+    """`tokenizer`: the tokenizer's identity (dgqtools/tokenizer_id.py), matched by `dgq eval` against the
     model's; empty: none recorded (the model is then matched by name)."""
     import h5py
     partial = path.with_name(path.name + ".partial")
@@ -94,9 +92,9 @@ def main(argv=None) -> int:
                 prompt = export_trace.tokenize_prompt(tokenizer, noisy, inserted, args.tokens)
                 out = args.output / f"{args.model}-{kind}-{variant}.h5"
                 write_tokens(out, MODEL_NAMES[args.model], kind, rate, args.seed, prompt, identity)
-                print(f"make_eval_texts.py: {out}: {len(prompt.tokens)} tokens")
+                print(f"make-eval-texts.py: {out}: {len(prompt.tokens)} tokens")
     except ExportError as err:
-        print(f"make_eval_texts.py: error: {err}", file=sys.stderr)
+        print(f"make-eval-texts.py: error: {err}", file=sys.stderr)
         return 1
     return 0
 

@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """Per-layer sensitivity of a model's KV cache, and the layer plans it buys (docs/eval.md, "Layer
 plans"; GitHub issue 25: bits by measured sensitivity, as KVTuner allocates them).
 
-    tools/layer_sensitivity.py --model M.h5 --text T1.h5 [--text T2.h5 ...] [--window 6144,512] \\
+    tools/layer-sensitivity.py --model M.h5 --text T1.h5 [--text T2.h5 ...] [--window 6144,512] \\
         --ctx 512 [--chunks 4] [--keys pre-rope] --level SPEC0 --level SPEC1 ... --budget 4.0 [--budget 3.5] \\
         -o OUT.json
 
@@ -47,7 +46,7 @@ def calibration_text(texts: list[str], window: str | None, out: Path) -> str:
     """The one token file to calibrate on: texts[0], or the windows of every text (--window)."""
     if window is None:
         if len(texts) != 1:
-            sys.exit("layer_sensitivity.py: several --text need --window START,COUNT")
+            sys.exit("layer-sensitivity.py: several --text need --window START,COUNT")
         return texts[0]
     import h5py
     import numpy as np
@@ -58,7 +57,7 @@ def calibration_text(texts: list[str], window: str | None, out: Path) -> str:
             tokens = np.asarray(f["tokens"], dtype=np.int32)
             attrs = attrs or {k: f.attrs[k] for k in ("format", "version", "model", "tokenizer_id") if k in f.attrs}
         if len(tokens) < start + count:
-            sys.exit(f"layer_sensitivity.py: {path} has {len(tokens)} tokens, the window ends at {start + count}")
+            sys.exit(f"layer-sensitivity.py: {path} has {len(tokens)} tokens, the window ends at {start + count}")
         parts.append(tokens[start:start + count])
     partial = out.with_name(out.name + ".partial")
     with h5py.File(partial, "w") as f:
@@ -85,7 +84,7 @@ def run_eval(dgq: str, args, schemes: list[str], out: Path, threads: int) -> lis
         command += ["--scheme", s]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
-        sys.exit(f"layer_sensitivity.py: {' '.join(command[:3])} ... failed: {result.stderr.strip()}")
+        sys.exit(f"layer-sensitivity.py: {' '.join(command[:3])} ... failed: {result.stderr.strip()}")
     summaries = json.loads(out.with_suffix(".json").read_text())["schemes"]
     return summaries[1:]  # the base first
 
@@ -169,9 +168,9 @@ def main() -> None:
     args = p.parse_args()
     split = bool(args.k_level or args.v_level)
     if split and (args.level or not args.k_level or not args.v_level):
-        sys.exit("layer_sensitivity.py: give --level, or --k-level and --v-level (not both kinds)")
+        sys.exit("layer-sensitivity.py: give --level, or --k-level and --v-level (not both kinds)")
     if not split and (not args.level or len(args.level) < 2):
-        sys.exit("layer_sensitivity.py: give at least two --level specs")
+        sys.exit("layer-sensitivity.py: give at least two --level specs")
     if args.layers is None:
         import h5py
         with h5py.File(args.model, "r") as f:
@@ -186,7 +185,7 @@ def main() -> None:
     uniform = run_eval(args.dgq, args, args.level, out.with_name(out.stem + "-levels.h5"), args.threads)
     bits = [u["bits_averaged"] for u in uniform]
     if any(b2 <= b1 for b1, b2 in zip(bits, bits[1:])):
-        sys.exit(f"layer_sensitivity.py: the levels' bits {bits} do not increase: list them from the fewest bits")
+        sys.exit(f"layer-sensitivity.py: the levels' bits {bits} do not increase: list them from the fewest bits")
     per_layer = [f"fp16;{layer}={spec}" for layer in range(args.layers) for spec in args.level]
     runs = run_eval(args.dgq, args, per_layer, out.with_name(out.stem + "-layers.h5"), args.threads)
     J = len(args.level)
@@ -231,7 +230,7 @@ def write_split_plans(args, out: Path) -> None:
                            out.with_name(f"{out.stem}-levels-{role}.h5"), args.threads)
         bits[role] = [2 * u["bits_averaged"] - 16 for u in uniform]  # the other role holds fp16
         if any(b2 <= b1 for b1, b2 in zip(bits[role], bits[role][1:])):
-            sys.exit(f"layer_sensitivity.py: the {role.upper()} levels' bits {bits[role]} do not increase")
+            sys.exit(f"layer-sensitivity.py: the {role.upper()} levels' bits {bits[role]} do not increase")
         levels[role] = [{"spec": s, "bits": b, "kld": u["kld_mean"]} for s, b, u in zip(specs, bits[role], uniform)]
     per_layer = [f"fp16;{layer}={role_pair(role, spec)}" for role in roles for layer in range(args.layers)
                  for spec in roles[role]]

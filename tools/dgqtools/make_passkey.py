@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Passkey task files for `dgq eval --task passkey` (format "dgq-passkey" v1, docs/eval.md).
 
 Each prompt is the passkey retrieval test of Mohtashami & Jaggi (2023, "Landmark Attention") as
@@ -11,7 +10,7 @@ tools/prompts.sh joined by blank lines (out/prompts/{prose,legal,poetry}.txt: wi
 tokenizer 80,790 tokens, with Gemma 3's 51,747: more than either model's context).
 
 The pieces are tokenized separately with the model's own tokenizer (rebuilt from its GGUF as in
-tools/make_eval_texts.py) and their token ids concatenated, so a prompt (without BOS) holds
+tools/make-eval-texts.py) and their token ids concatenated, so a prompt (without BOS) holds
 exactly its target length: intro, needle and question are whole, and the haystack's first
 `length - intro - needle - question` tokens fill the rest. At depth d % the needle follows
 floor(d/100 * haystack + 1/2) haystack tokens (0: right after the intro; 100: right before the
@@ -23,7 +22,7 @@ question spelling is a prefix: the answer would not be the continuation).
 Keys: numpy's default_rng(seed) draws, for each (length, depth, index) cell in that order, a
 digit count uniform in {5, 6, 7} and then a key uniform among the numbers of that many digits.
 
-Usage: tools/make_passkey.py {smollm2,gemma3} --prompts out/prompts --lengths 1024,2048,4096 \\
+Usage: tools/make-passkey.py {smollm2,gemma3} --prompts out/prompts --lengths 1024,2048,4096 \\
            --depths 0,25,50,75,100 --keys 10 --seed 0 -o out/passkey/smollm2.h5
 """
 from __future__ import annotations
@@ -37,8 +36,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from export_trace import ExportError  # noqa: E402
+from dgqtools.export_trace import ExportError
 
 INTRO = ("There is an important info hidden inside a lot of irrelevant text. Find it and memorize it. "
          "I will quiz you about the important information there.\n\n")
@@ -137,8 +135,8 @@ def offsets(pieces: Sequence[Sequence[int]]) -> np.ndarray:
 
 
 def write_task(path: Path, model_name: str, seed: int, prompts: Sequence[PasskeyPrompt], tokenizer: str = "") -> None:
-    """Writes PATH.partial and renames it when whole (make_eval_texts.py's pattern); `tokenizer`: the
-    tokenizer's identity (tokenizer_id.py), empty for none."""
+    """Writes PATH.partial and renames it when whole (make-eval-texts.py's pattern); `tokenizer`: the
+    tokenizer's identity (dgqtools/tokenizer_id.py), empty for none."""
     import h5py
     partial = path.with_name(path.name + ".partial")
     try:
@@ -172,7 +170,7 @@ def number_list(text: str, kind=int) -> list:
 
 
 def main(argv=None) -> int:
-    from make_eval_texts import MODEL_NAMES, gguf_reader, load_tokenizer
+    from dgqtools.make_eval_texts import MODEL_NAMES, gguf_reader, load_tokenizer
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model", choices=sorted(MODEL_NAMES))
     parser.add_argument("--prompts", type=Path, required=True, help="folder of tools/prompts.sh")
@@ -186,7 +184,7 @@ def main(argv=None) -> int:
     try:
         if args.keys < 1 or any(not 0 <= d <= 100 for d in args.depths):
             raise ExportError("--keys must be at least 1 and --depths within 0..100")
-        from tokenizer_id import tokenizer_id
+        from dgqtools.tokenizer_id import tokenizer_id
         reader = gguf_reader(args.model)
         tokenizer = load_tokenizer(args.model, reader)
         encode = lambda text: tokenizer.encode(text, add_special_tokens=False).ids  # noqa: E731
@@ -194,9 +192,9 @@ def main(argv=None) -> int:
         prompts = build_prompts(encode, haystack, args.lengths, args.depths, args.keys, args.seed)
         args.output.parent.mkdir(parents=True, exist_ok=True)
         write_task(args.output, MODEL_NAMES[args.model], args.seed, prompts, tokenizer_id(reader))
-        print(f"make_passkey.py: {args.output}: {len(prompts)} prompts, haystack of {len(haystack)} tokens")
+        print(f"make-passkey.py: {args.output}: {len(prompts)} prompts, haystack of {len(haystack)} tokens")
     except ExportError as err:
-        print(f"make_passkey.py: error: {err}", file=sys.stderr)
+        print(f"make-passkey.py: error: {err}", file=sys.stderr)
         return 1
     return 0
 

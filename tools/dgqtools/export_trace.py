@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Export a real attention trace (dgq trace format v1, docs/trace-format.md) from SmolLM2-135M.
 
 A reference forward pass of SmolLM2-135M-Instruct in numpy fp32 (RMSNorm, RoPE, grouped-query

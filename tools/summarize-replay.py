@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Markdown table of a `dgq replay --json` summary: one row per run.
 
-    tools/summarize_replay.py SUMMARY.json
+    tools/summarize-replay.py SUMMARY.json
 
 Columns: trace, scheme family (+ non-default granularity), bits/element, ratio, mean KL,
 p95 KL, mean segments per head, and, for traces with a noise mask, the attention mass on

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from dgqtools.repo import REPO_ROOT
 
 
 def _env_path(var: str, default: Path) -> Path:

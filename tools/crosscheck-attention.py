@@ -1,0 +1,9 @@
+#!/usr/bin/env python3
+"""Independent numpy check of the replay's attention metrics (docs/results.md, "Cross-check"). (dgqtools.crosscheck_attention; --help for its usage)."""
+
+import sys
+
+from dgqtools.crosscheck_attention import main
+
+if __name__ == "__main__":
+    sys.exit(main())

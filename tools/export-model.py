@@ -1,0 +1,9 @@
+#!/usr/bin/env python3
+"""Write a dgq model file (docs/model-format.md, format "dgq-model" v1) from a GGUF file. (dgqtools.export_model; --help for its usage)."""
+
+import sys
+
+from dgqtools.export_model import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,9 @@
+#!/usr/bin/env python3
+"""Export a real attention trace (dgq trace format v1, docs/trace-format.md) from SmolLM2-135M. (dgqtools.export_trace; --help for its usage)."""
+
+import sys
+
+from dgqtools.export_trace import main
+
+if __name__ == "__main__":
+    sys.exit(main())
