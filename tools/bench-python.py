@@ -107,7 +107,9 @@ def main():
 
 
 def publish(table, load):
-    from dgqtools import results  # the report's fragment writer: docs/results/<name>.md + the splice
+    from dgqtools import (
+        results,  # the report's fragment writer: docs/results/<name>.md + the splice
+    )
     results.publish_measurement(
         "python-overhead", "PYTHONPATH=build/python .venv/bin/python tools/bench-python.py --fragment",
         f"load average {load} when it started).", table, REPO_ROOT / "docs" / "python.md")

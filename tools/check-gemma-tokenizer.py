@@ -13,8 +13,8 @@ from pathlib import Path
 
 prompts = Path(sys.argv[1]) if len(sys.argv) > 1 else Path('out/prompts')
 chars = int(sys.argv[2]) if len(sys.argv) > 2 else 6000
-from dgqtools import export_model, gemma_tokenizer
 import gguf
+from dgqtools import export_model, gemma_tokenizer
 
 r=gguf.GGUFReader(str(export_model.gemma3_gguf_path()))
 f=lambda n: r.fields[n].contents()

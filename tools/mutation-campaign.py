@@ -80,6 +80,7 @@ import numpy as np
 
 os.environ.setdefault("HDF5_USE_FILE_LOCKING", "FALSE")
 import h5py  # noqa: E402
+from dgqtools.token_file import write_token_file  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -111,17 +112,11 @@ def run_checked(argv, cwd=None):
                          f"{shlex.join(map(str, argv))}\n{p.stdout}{p.stderr}")
 
 
-def write_token_file(path: Path, tokens, model: str, seed: int) -> None:
-    with h5py.File(path, "w") as f:
-        f.attrs["format"] = "dgq-tokens"
-        f.attrs["version"] = np.int64(1)
-        f.attrs["model"] = model
-        f.attrs["kind"] = "prose"
-        f.attrs["noise_rate"] = np.float64(0.1)
-        f.attrs["seed"] = np.int64(seed)
-        f.create_dataset("tokens", data=np.asarray(tokens, dtype=np.int32))
-        f.create_dataset("noise_mask", data=(np.arange(len(tokens)) % 7 == 3).astype(np.uint8))
-        f["text"] = "a tiny text of random token ids for the mutation campaign"
+def write_campaign_token_file(path: Path, tokens, model: str, seed: int) -> None:
+    """A token file with every optional part (seed, noise mask, text) for the mutations to reach."""
+    write_token_file(path, tokens, model, "prose", 0.1, seed=seed,
+                     noise_mask=(np.arange(len(tokens)) % 7 == 3).astype(np.uint8),
+                     text="a tiny text of random token ids for the mutation campaign")
 
 
 def make_seeds(dgq: str, d: Path) -> dict[str, list[Seed]]:
@@ -167,7 +162,7 @@ def make_seeds(dgq: str, d: Path) -> dict[str, list[Seed]]:
         tokens = rng.integers(2, cfg["vocab_size"], size=96).astype(np.int32)
         tokens[::32] = cfg["bos_token_id"]
         text = d / f"tokens-{arch}.h5"
-        write_token_file(text, tokens, f"tiny-{arch}", 5)
+        write_campaign_token_file(text, tokens, f"tiny-{arch}", 5)
         models[arch] = (model, text)
         seeds["model"].append(Seed("model", f"model-{arch}", model, {"tokens": text}))
         seeds["tokens"].append(Seed("tokens", f"tokens-{arch}", text, {"model": model}))
@@ -197,7 +192,7 @@ def make_seeds(dgq: str, d: Path) -> dict[str, list[Seed]]:
         model = d / f"gguf-{arch}.gguf"
         shutil.copy(REPO / f"tests/fuzz/corpus/fuzz_gguf/seed-{arch}.gguf", model)
         text = d / f"tokens-gguf-{arch}.h5"
-        write_token_file(text, [(7 * i + 3) % 16 for i in range(24)], f"fuzz-{arch}", 5)
+        write_campaign_token_file(text, [(7 * i + 3) % 16 for i in range(24)], f"fuzz-{arch}", 5)
         seeds["gguf"].append(Seed("gguf", f"gguf-{arch}", model, {"tokens": text, "ctx": GGUF_CTX}))
     for leftover in d.glob("*.lock"):
         leftover.unlink()

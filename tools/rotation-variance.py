@@ -107,7 +107,9 @@ def main(argv):
               f"mean |change of block-mean ratio| = {r['ratio']:.3f}, "
               f"channel mean^2 / energy: {r['share']:.3f} -> {r['share_rot']:.3f}")
     if write:
-        from dgqtools import results  # the report's fragment writer: docs/results/<name>.md + the splice
+        from dgqtools import (
+            results,  # the report's fragment writer: docs/results/<name>.md + the splice
+        )
         print(f"wrote {results.publish_fragment('rotation-variance', fragment(rows, paths))}")
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import h5py
 import numpy as np
-from dgqtools import export_model, export_trace
+from dgqtools import export_model, export_trace, token_file
 
 
 def write_tiny_model(path: Path, arch: str = "llama", seed: int = 0) -> tuple[dict, dict]:
@@ -67,15 +67,8 @@ def shipped_gguf(model: str) -> Path:
 
 def write_token_file(path: Path, tokens, model: str, kind: str = "test", noise_rate: float = 0.0,
                      tokenizer_id: str = "") -> None:
-    with h5py.File(path, "w") as f:
-        f.attrs["format"] = "dgq-tokens"
-        f.attrs["version"] = np.int64(1)
-        f.attrs["model"] = model
-        if tokenizer_id:
-            f.attrs["tokenizer_id"] = tokenizer_id
-        f.attrs["kind"] = kind
-        f.attrs["noise_rate"] = np.float64(noise_rate)
-        f.create_dataset("tokens", data=np.asarray(tokens, dtype=np.int32))
+    """dgqtools.token_file's writer with the tests' defaults (kind "test", no noise)."""
+    token_file.write_token_file(path, tokens, model, kind, noise_rate, tokenizer_id=tokenizer_id)
 
 
 def numpy_llama(model_file: Path) -> export_trace.SmolLM2:

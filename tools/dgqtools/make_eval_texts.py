@@ -10,7 +10,6 @@ Usage: tools/make-eval-texts.py smollm2 --prompts out/prompts -o out/eval-texts 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import numpy as np
 
 from dgqtools import export_trace
 from dgqtools.export_trace import ExportError
+from dgqtools.token_file import write_token_file
 from dgqtools.tokenizer_id import tokenizer_id
 
 KINDS = ("code", "legal", "poetry", "prose")
@@ -45,25 +45,8 @@ def write_tokens(path: Path, model_name: str, kind: str, noise_rate: float, seed
                  tokenizer: str = "") -> None:
     """`tokenizer`: the tokenizer's identity (dgqtools/tokenizer_id.py), matched by `dgq eval` against the
     model's; empty: none recorded (the model is then matched by name)."""
-    import h5py
-    partial = path.with_name(path.name + ".partial")
-    try:
-        with h5py.File(partial, "w") as f:
-            f.attrs["format"] = "dgq-tokens"
-            f.attrs["version"] = np.int64(1)
-            f.attrs["model"] = model_name
-            if tokenizer:
-                f.attrs["tokenizer_id"] = tokenizer
-            f.attrs["kind"] = kind
-            f.attrs["noise_rate"] = np.float64(noise_rate)
-            f.attrs["seed"] = np.int64(seed)
-            f.create_dataset("tokens", data=np.asarray(prompt.tokens, dtype=np.int32))
-            f.create_dataset("noise_mask", data=np.asarray(prompt.noise_mask, dtype=np.uint8))
-            f.create_dataset("text", data=prompt.text, dtype=h5py.string_dtype("utf-8"))
-        os.replace(partial, path)
-    finally:
-        if partial.exists():
-            partial.unlink()
+    write_token_file(path, prompt.tokens, model_name, kind, noise_rate, seed=seed, tokenizer_id=tokenizer,
+                     noise_mask=prompt.noise_mask, text=prompt.text)
 
 
 def main(argv=None) -> int:

@@ -31,6 +31,7 @@ from dgqtools.tiny_gguf import (
     random_k_quant_blocks,
     write_out,
 )
+from dgqtools.token_file import write_token_file
 
 TOKENS = [(7 * i + 3) % 16 for i in range(24)]  # three chunks of --ctx 8, ids < 16
 
@@ -105,13 +106,9 @@ def write_ggufs(out: Path) -> None:
 
 def write_tokens(out: Path) -> None:
     import h5py
-    with h5py.File(out / "seed-tokens-int32.h5", "w") as f:
-        f.attrs["format"] = "dgq-tokens"
-        f.attrs["version"] = np.int64(1)
-        f.attrs["model"] = "fuzz-llama"
-        f.attrs["kind"] = "fuzz"
-        f.attrs["noise_rate"] = np.float64(0.1)
-        f.create_dataset("tokens", data=np.asarray(TOKENS, dtype=np.int32))
+    write_token_file(out / "seed-tokens-int32.h5", TOKENS, "fuzz-llama", "fuzz", 0.1)
+    # The same tokens in the encodings the writer never uses but the format allows (uint16 ids,
+    # fixed-length strings, int32 version, float32 rate), written by hand for the reader to meet.
     with h5py.File(out / "seed-tokens-uint16-fixed-strings.h5", "w") as f:
         f.attrs["format"] = np.bytes_(b"dgq-tokens")
         f.attrs["version"] = np.int32(1)

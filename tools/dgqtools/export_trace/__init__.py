@@ -17,53 +17,53 @@ that permutation at load time, so the stored Q/K use the Hugging Face channel or
 RoPE: channel j pairs with j + head_dim/2), the same as a PyTorch or vLLM hook would record.
 """
 
-from dgqtools.export_trace.model_file import (
-    MODEL_NAME,
-    GGUF_FILE_NAME,
-    MAX_TOKENS_LIMIT,
-    ExportError,
-    bundled_gguf_path,
-    ModelConfig,
-    unpermute_rope_rows,
-    LayerWeights,
-    GgufTensors,
+from dgqtools.export_trace.cli import (
+    DECODE_CHECK_REL_TOL,
+    build_parser,
+    export,
+    log,
+    main,
+    parse_layers,
 )
 from dgqtools.export_trace.forward_pass import (
     ATTENTION_QUERY_CHUNK,
     LOGITS_ROW_CHUNK,
-    rms_norm,
-    silu,
-    rope_tables,
-    apply_rope,
     SOFTMAX_NEGLIGIBLE_LOGIT,
-    softmax_rows,
     KVCache,
     LayerRecord,
     SmolLM2,
-    next_token_quality,
+    apply_rope,
     decode_step_relative_error,
+    next_token_quality,
+    rms_norm,
+    rope_tables,
+    silu,
+    softmax_rows,
+)
+from dgqtools.export_trace.model_file import (
+    GGUF_FILE_NAME,
+    MAX_TOKENS_LIMIT,
+    MODEL_NAME,
+    ExportError,
+    GgufTensors,
+    LayerWeights,
+    ModelConfig,
+    bundled_gguf_path,
+    unpermute_rope_rows,
 )
 from dgqtools.export_trace.prompt import (
-    NOISE_ALPHABET,
     CONTROL_TOKEN_TYPE,
-    load_tokenizer,
-    inject_noise,
+    NOISE_ALPHABET,
     Prompt,
-    tokenize_prompt,
+    inject_noise,
+    load_tokenizer,
     probe_positions,
+    tokenize_prompt,
 )
 from dgqtools.export_trace.trace_file import (
     TraceContent,
     dataset_options,
     write_trace,
-)
-from dgqtools.export_trace.cli import (
-    DECODE_CHECK_REL_TOL,
-    parse_layers,
-    build_parser,
-    export,
-    log,
-    main,
 )
 
 __all__ = [

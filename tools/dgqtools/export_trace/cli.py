@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+
 from dgqtools.export_trace.forward_pass import (
     SmolLM2,
     decode_step_relative_error,

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
 from dgqtools.export_trace.model_file import (
     ExportError,
     GgufTensors,

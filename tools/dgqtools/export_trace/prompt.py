@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
 from dgqtools.export_trace.model_file import ExportError
 
 # Inserted noise characters: printable ASCII without whitespace, so the noise never creates or

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
 from dgqtools.export_trace.model_file import MODEL_NAME, ModelConfig
 from dgqtools.export_trace.prompt import Prompt
 

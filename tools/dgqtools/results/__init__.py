@@ -9,6 +9,7 @@ Paths can be redirected with environment variables (experiments/run.sh sets them
 DGQ_RESULTS_DIR, DGQ_FIGURES_DIR, DGQ_FRAGMENTS_DIR, DGQ_REPORT.
 """
 
+from dgqtools.repo import REPO_ROOT
 from dgqtools.results.ledger import (
     fragment_source,
     fragment_tables,
@@ -28,7 +29,6 @@ from dgqtools.results.model_shape import (
     segment_id_bits,
     tokens_for_fp16_bytes,
 )
-from dgqtools.repo import REPO_ROOT
 from dgqtools.results.paths import (
     checkout_commit,
     dgq_binary,
@@ -58,12 +58,12 @@ from dgqtools.results.registry import (
 from dgqtools.results.runs import (
     MODEL_LABEL,
     NOT_RECORDED,
-    attribute_value,
     RAW_DTYPE_BEFORE_THE_OPTION,
     RAW_DTYPE_WORDS,
     SUMMARY_FIELDS,
     MixedVersionsError,
     Run,
+    attribute_value,
     load_eval_file,
     load_eval_summaries,
     load_runs,
