@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Cross-check of tools/dgqtools/dgqtools/gemma_tokenizer.py (a `tokenizers` BPE built from the GGUF) against an
+"""Cross-check of tools/dgqtools/gemma_tokenizer.py (a `tokenizers` BPE built from the GGUF) against an
 independent re-implementation of llama.cpp's SentencePiece tokenizer (llm_tokenizer_spm: merge the
 adjacent pair whose merged piece has the best score, byte fallback; user-defined tokens matched
 first, longest first). Prints, per prompt kind, whether the two token sequences are identical.

@@ -8,7 +8,7 @@ that tools/export-model.py makes from it, bit for bit (docs/model-format.md, "Yo
   implementations agree.
 - The shipped SmolLM2 (Q4_1 + Q8_0) and Gemma 3 (Q5_0, Q4_K, Q6_K, Q8_0) GGUFs give the logits of
   models/*.h5, bit for bit (needs tools/make-models.sh, which tools/setup.sh runs).
-- The tokenizer identity: dgq's C++ and tools/dgqtools/dgqtools/tokenizer_id.py compute the same one.
+- The tokenizer identity: dgq's C++ and tools/dgqtools/tokenizer_id.py compute the same one.
 - Refusals, one line each: unimplemented settings by their GGUF names (the exporter's list),
   weight types dgq does not decode, unknown architectures, truncated files.
 By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k gguf
