@@ -11,6 +11,7 @@ element differ for TurboQuant's per-token norm: 32/D).
 
 (a scheme found in several bench files takes its figure from the first).
 """
+
 import json
 import sys
 from pathlib import Path
@@ -41,14 +42,18 @@ def main(results, *benches):
     for r in runs:
         key = short(r.attrs["scheme"])
         rows.setdefault(key, {"bits": r.attrs["bits_per_element"], "kl": {}})["kl"][r.trace] = r.metric("attn_kl")
-    print("| scheme | bits/element (D = 64) | KL mean, code | KL mean, prose | compress G elem/s, 1 thread (D = 128) "
-          "| G elem per CPU-s |")
+    print(
+        "| scheme | bits/element (D = 64) | KL mean, code | KL mean, prose | compress G elem/s, 1 thread (D = 128) "
+        "| G elem per CPU-s |"
+    )
     print("|---|---:|---:|---:|---:|---:|")
     for key, row in sorted(rows.items(), key=lambda kv: (-kv[1]["bits"], kv[0])):
         g = speed.get(key)
-        print(f"| {key} | {row['bits']:.3f} | {R.fmt(row['kl'].get(REAL[0], float('nan')))} | "
-              f"{R.fmt(row['kl'].get(REAL[1], float('nan')))} | {'' if g is None else f'{g[0]:.2f}'} | "
-              f"{'' if g is None else f'{g[1]:.2f}'} |")
+        print(
+            f"| {key} | {row['bits']:.3f} | {R.fmt(row['kl'].get(REAL[0], float('nan')))} | "
+            f"{R.fmt(row['kl'].get(REAL[1], float('nan')))} | {'' if g is None else f'{g[0]:.2f}'} | "
+            f"{'' if g is None else f'{g[1]:.2f}'} |"
+        )
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ and checks it is the same file), CHUNKS x N_CTX seeded random token ids, and per
 (positions n_ctx/2 .. n_ctx-2 of each chunk) the target's log-probability and the top-8.
 Usage: tools/make-tiny-llama-fixture.py --tool BIN --version V --command CMD -o OUTDIR
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,8 +26,8 @@ from dgqtools.make_llama_fixture import fixture_provenance, run_tool, scored_row
 from dgqtools.tiny_gguf import ARCHITECTURES, write_tiny_gguf
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SEED = 0           # of the weights (export_model.random_model)
-TOKENS_SEED = 17   # of the token ids
+SEED = 0  # of the weights (export_model.random_model)
+TOKENS_SEED = 17  # of the token ids
 
 
 def main(argv=None) -> int:
@@ -46,12 +47,17 @@ def main(argv=None) -> int:
         for arch in ARCHITECTURES:
             gguf_path = tmp / f"tiny-{arch}.gguf"
             cfg, _ = write_tiny_gguf(gguf_path, arch, SEED)
-            tokens = np.random.default_rng(TOKENS_SEED).integers(
-                0, cfg["vocab_size"], size=args.chunks * args.ctx).tolist()
+            tokens = (
+                np.random.default_rng(TOKENS_SEED).integers(0, cfg["vocab_size"], size=args.chunks * args.ctx).tolist()
+            )
             ids = tmp / "tokens.txt"
             ids.write_text(" ".join(map(str, tokens)) + "\n")
-            rows = scored_rows(run_tool(args.tool, "logits", gguf_path, ids, args.ctx, args.threads),
-                               args.chunks, args.ctx, f"tiny {arch}")
+            rows = scored_rows(
+                run_tool(args.tool, "logits", gguf_path, ids, args.ctx, args.threads),
+                args.chunks,
+                args.ctx,
+                f"tiny {arch}",
+            )
             doc = {
                 "provenance": provenance,
                 "arch": arch,
@@ -59,7 +65,10 @@ def main(argv=None) -> int:
                 "gguf_sha256": hashlib.sha256(gguf_path.read_bytes()).hexdigest(),
                 "vocab_size": cfg["vocab_size"],
                 "kv_cache": "F32 K and V, flash attention off",
-                "ctx": args.ctx, "chunks": args.chunks, "first_scored": args.ctx // 2, "top_k": 8,
+                "ctx": args.ctx,
+                "chunks": args.chunks,
+                "first_scored": args.ctx // 2,
+                "top_k": 8,
                 "tokens_seed": TOKENS_SEED,
                 "tokens": tokens,
                 "scored": rows,

@@ -2,6 +2,7 @@
 """Log-log figure of tools/bench-scaling.sh's table: `dgq compress` and `dgq replay` wall time
 and peak RSS against the work (tokens x KV heads x layers), for the length sweep and the layer
 sweep. Usage: .venv/bin/python tools/plot-scaling.py SCALING.md OUT.png"""
+
 import sys
 
 import matplotlib
@@ -15,8 +16,17 @@ def rows(path):
     for line in open(path, encoding="utf-8"):
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) == 13 and cells[0] in ("length", "layers"):
-            out.append(dict(sweep=cells[0], work=float(cells[3]), c_wall=float(cells[4]), c_rss=float(cells[6]),
-                            r_wall=float(cells[8]), r_rss=float(cells[10]), layer=float(cells[12])))
+            out.append(
+                dict(
+                    sweep=cells[0],
+                    work=float(cells[3]),
+                    c_wall=float(cells[4]),
+                    c_rss=float(cells[6]),
+                    r_wall=float(cells[8]),
+                    r_rss=float(cells[10]),
+                    layer=float(cells[12]),
+                )
+            )
     return out
 
 
@@ -31,8 +41,7 @@ def main(src, dst):
         t.loglog(x, [r["r_wall"] for r in pts], marker=marker, ls="--", label=f"replay, {label}")
         m.loglog(x, [r["c_rss"] for r in pts], marker=marker, label=f"compress, {label}")
         m.loglog(x, [r["r_rss"] for r in pts], marker=marker, ls="--", label=f"replay, {label}")
-        m.loglog(x, [r["layer"] for r in pts], marker=marker, ls=":", color="grey",
-                 label=f"one layer's K+V, {label}")
+        m.loglog(x, [r["layer"] for r in pts], marker=marker, ls=":", color="grey", label=f"one layer's K+V, {label}")
     t.set_xlabel("work: M tokens x KV heads x layers")
     t.set_ylabel("wall time (s)")
     m.set_xlabel("work: M tokens x KV heads x layers")

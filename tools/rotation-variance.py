@@ -17,6 +17,7 @@ channel mean represents before and after.
 --fragment also writes the table to docs/results/rotation-variance.md with its provenance line
 and splices it into docs/results.md (<!-- BEGIN rotation-variance -->), where §1 quotes it.
 """
+
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -51,7 +52,7 @@ def rotate(k):
 
 
 def block_ratios(v, win=16):
-    m = np.array([v[i:i + win].mean() for i in range(0, len(v), win)])
+    m = np.array([v[i : i + win].mean() for i in range(0, len(v), win)])
     lo, hi = np.minimum(m[:-1], m[1:]), np.maximum(m[:-1], m[1:])
     return lo / hi
 
@@ -72,25 +73,44 @@ def trace_row(path):
                 energy = (k * k).mean(axis=1)
                 mean_share.append(np.mean(k.mean(axis=1) ** 2 / energy))
                 mean_share_rot.append(np.mean(kr.mean(axis=1) ** 2 / energy))
-    return {"trace": Path(path).stem, "heads": len(corr), "head_dim": k.shape[-1], "block": k_block(k.shape[-1]),
-            "corr": np.mean(corr), "corr_min": np.min(corr), "rel": np.mean(rel), "ratio": np.mean(ratio_change),
-            "share": np.mean(mean_share), "share_rot": np.mean(mean_share_rot)}
+    return {
+        "trace": Path(path).stem,
+        "heads": len(corr),
+        "head_dim": k.shape[-1],
+        "block": k_block(k.shape[-1]),
+        "corr": np.mean(corr),
+        "corr_min": np.min(corr),
+        "rel": np.mean(rel),
+        "ratio": np.mean(ratio_change),
+        "share": np.mean(mean_share),
+        "share_rot": np.mean(mean_share_rot),
+    }
 
 
 def fragment(rows, paths):
-    commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=REPO_ROOT, capture_output=True,
-                            text=True).stdout.strip() or "?"
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT,
-                           capture_output=True, text=True).stdout.strip()
+    commit = (
+        subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True
+        ).stdout.strip()
+        or "?"
+    )
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT, capture_output=True, text=True
+    ).stdout.strip()
     date = datetime.now(timezone.utc).date().isoformat()
-    lines = [f"Measured by `.venv/bin/python tools/rotation-variance.py --fragment {' '.join(paths)}` "
-             f"(commit {commit}{'-dirty' if dirty else ''}; {date}).", "",
-             "| trace | K heads | block | corr(var, var rotated) mean (min) | mean relative difference "
-             "| mean change of block-mean ratio | channel mean² / energy before → after |",
-             "| :--- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines = [
+        f"Measured by `.venv/bin/python tools/rotation-variance.py --fragment {' '.join(paths)}` "
+        f"(commit {commit}{'-dirty' if dirty else ''}; {date}).",
+        "",
+        "| trace | K heads | block | corr(var, var rotated) mean (min) | mean relative difference "
+        "| mean change of block-mean ratio | channel mean² / energy before → after |",
+        "| :--- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for r in rows:
-        lines.append(f"| {r['trace']} | {r['heads']} | {r['block']} | {r['corr']:.3f} ({r['corr_min']:.3f}) | "
-                     f"{r['rel']:.3f} | {r['ratio']:.3f} | {r['share']:.3f} → {r['share_rot']:.3f} |")
+        lines.append(
+            f"| {r['trace']} | {r['heads']} | {r['block']} | {r['corr']:.3f} ({r['corr_min']:.3f}) | "
+            f"{r['rel']:.3f} | {r['ratio']:.3f} | {r['share']:.3f} → {r['share_rot']:.3f} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -101,15 +121,18 @@ def main(argv):
     for path in paths:
         r = trace_row(path)
         rows.append(r)
-        print(f"{path}: {r['heads']} K heads, head_dim {r['head_dim']} (block {r['block']}): "
-              f"corr(var, var_rot) = {r['corr']:.3f} (min {r['corr_min']:.3f}), "
-              f"mean |var_rot - var|/var = {r['rel']:.3f}, "
-              f"mean |change of block-mean ratio| = {r['ratio']:.3f}, "
-              f"channel mean^2 / energy: {r['share']:.3f} -> {r['share_rot']:.3f}")
+        print(
+            f"{path}: {r['heads']} K heads, head_dim {r['head_dim']} (block {r['block']}): "
+            f"corr(var, var_rot) = {r['corr']:.3f} (min {r['corr_min']:.3f}), "
+            f"mean |var_rot - var|/var = {r['rel']:.3f}, "
+            f"mean |change of block-mean ratio| = {r['ratio']:.3f}, "
+            f"channel mean^2 / energy: {r['share']:.3f} -> {r['share_rot']:.3f}"
+        )
     if write:
         from dgqtools import (
             results,  # the report's fragment writer: docs/results/<name>.md + the splice
         )
+
         print(f"wrote {results.publish_fragment('rotation-variance', fragment(rows, paths))}")
 
 

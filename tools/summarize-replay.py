@@ -7,6 +7,7 @@ Columns: trace, scheme family (+ non-default granularity), bits/element, ratio, 
 p95 KL, mean segments per head, and, for traces with a noise mask, the attention mass on
 noise tokens before -> after and the KL over clean tokens. Standard library only.
 """
+
 import json
 import sys
 
@@ -21,7 +22,9 @@ def scheme_label(spec: str) -> str:
 def main(path: str) -> None:
     with open(path, encoding="utf-8") as f:
         summary = json.load(f)
-    print("| trace | scheme | bits/elem | ratio | KL mean | KL p95 | segments/head | noise mass before -> after | clean KL mean |")
+    print(
+        "| trace | scheme | bits/elem | ratio | KL mean | KL p95 | segments/head | noise mass before -> after | clean KL mean |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for run in summary["runs"]:
         m = run["metrics"]
@@ -30,8 +33,10 @@ def main(path: str) -> None:
         if "noise_mass" in m:
             noise = f"{m['noise_mass']['mean']:.4f} -> {m['noise_mass_hat']['mean']:.4f}"
             clean = f"{m['clean_kl']['mean']:.3e}"
-        print(f"| {trace} | {scheme_label(run['scheme'])} | {run['bits_per_element']:.3f} | {run['ratio']:.4f} "
-              f"| {m['attn_kl']['mean']:.3e} | {m['attn_kl']['p95']:.3e} | {run['mean_segments']:.2f} | {noise} | {clean} |")
+        print(
+            f"| {trace} | {scheme_label(run['scheme'])} | {run['bits_per_element']:.3f} | {run['ratio']:.4f} "
+            f"| {m['attn_kl']['mean']:.3e} | {m['attn_kl']['p95']:.3e} | {run['mean_segments']:.2f} | {noise} | {clean} |"
+        )
 
 
 if __name__ == "__main__":

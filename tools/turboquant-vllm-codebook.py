@@ -16,6 +16,7 @@ so the header pins only the centroids (the scheme computes the midpoints with vL
 
 Plain Python (math, struct): no torch or numpy needed, and the same libm as vLLM's Python.
 """
+
 import argparse
 import math
 import struct
@@ -105,7 +106,7 @@ def main():
     args = ap.parse_args()
     tables = [((d, b), solve_lloyd_max(d, b)) for d in DIMS for b in BITS]
     for (d, b), c in tables:
-        print(f"d={d} bits={b}: {[literal(v) for v in c[len(c) // 2:]]}")
+        print(f"d={d} bits={b}: {[literal(v) for v in c[len(c) // 2 :]]}")
     if args.header:
         with open(args.header, "w") as f:
             f.write(header(tables))

@@ -12,6 +12,7 @@ a uint16 array with dtype="bf16" (numpy has no bf16 type), or an ml_dtypes bfloa
 Errors are the C++ library's, with its messages: dgq.ParameterError (a spec or argument) and
 dgq.InputError (the data: NaN/Inf, shape, dtype), both dgq.Error, a ValueError.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,8 +24,22 @@ from ._dgq import modifiers as _modifiers
 from ._dgq import scheme_help
 from .results import Group, Results, open_results
 
-__all__ = ["CausalCache", "Compressed", "Error", "Group", "InputError", "ParameterError", "Results", "Scheme", "compress",
-           "decode_attention", "modifiers", "open_results", "scheme_help", "schemes"]
+__all__ = [
+    "CausalCache",
+    "Compressed",
+    "Error",
+    "Group",
+    "InputError",
+    "ParameterError",
+    "Results",
+    "Scheme",
+    "compress",
+    "decode_attention",
+    "modifiers",
+    "open_results",
+    "scheme_help",
+    "schemes",
+]
 
 
 def schemes() -> list[dict]:

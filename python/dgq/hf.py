@@ -25,6 +25,7 @@ Keys are cached after RoPE, as transformers, llama.cpp and dgq's runner cache th
 
 Needs torch and transformers (`tools/setup-python.sh --hf`); `import dgq` does not import them.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -88,7 +89,9 @@ class _Role:
 
     def update(self, x: torch.Tensor) -> torch.Tensor:
         if x.dtype not in _DTYPES:
-            raise ParameterError(f"dgq.hf.Cache: {self.role} states of dtype {x.dtype}; dgq takes float32, float16, bfloat16")
+            raise ParameterError(
+                f"dgq.hf.Cache: {self.role} states of dtype {x.dtype}; dgq takes float32, float16, bfloat16"
+            )
         if self.exact or self.mode == "prefill":
             self.raw = x if self.raw is None else torch.cat([self.raw, x], dim=-2)
             return self.raw if self.exact else self._prefill()
@@ -98,11 +101,15 @@ class _Role:
         batch, heads, _, head_dim = x.shape
         name = _DTYPES[x.dtype]
         if self.caches is None:
-            self.caches = [[CausalCache(self.spec, self.role, head_dim, name, self.raw_dtype) for _ in range(heads)]
-                           for _ in range(batch)]
+            self.caches = [
+                [CausalCache(self.spec, self.role, head_dim, name, self.raw_dtype) for _ in range(heads)]
+                for _ in range(batch)
+            ]
         if len(self.caches) != batch or len(self.caches[0]) != heads:
-            raise ParameterError(f"dgq.hf.Cache: {self.role} states of {batch} rows x {heads} heads, the cache holds "
-                                 f"{len(self.caches)} x {len(self.caches[0])}")
+            raise ParameterError(
+                f"dgq.hf.Cache: {self.role} states of {batch} rows x {heads} heads, the cache holds "
+                f"{len(self.caches)} x {len(self.caches[0])}"
+            )
         tokens = self.caches[0][0].tokens + x.shape[-2]
         out = np.empty((batch, heads, tokens, head_dim), np.float32)
         for b in range(batch):
@@ -164,8 +171,10 @@ class Layer(DynamicLayer):
         super().reset()
 
     def _refuse(self, what: str):
-        raise NotImplementedError(f"dgq.hf.Cache: {what} is not supported (a token's stored value is final once "
-                                  "written; start a new cache instead)")
+        raise NotImplementedError(
+            f"dgq.hf.Cache: {what} is not supported (a token's stored value is final once "
+            "written; start a new cache instead)"
+        )
 
     def crop(self, tokens_to_remove: int) -> None:
         self._refuse("crop")
@@ -217,5 +226,7 @@ class Cache(_HfCache):
         return 8.0 * self.held_bytes() / elements if elements else float("nan")
 
     def __repr__(self) -> str:
-        return (f"dgq.hf.Cache({self.spec!r}, mode={self.mode!r}, raw_dtype={self.raw_dtype!r}, layers={len(self.layers)}, "
-                f"tokens={self.get_seq_length()})")
+        return (
+            f"dgq.hf.Cache({self.spec!r}, mode={self.mode!r}, raw_dtype={self.raw_dtype!r}, layers={len(self.layers)}, "
+            f"tokens={self.get_seq_length()})"
+        )

@@ -14,6 +14,7 @@ Needs h5py (tools/requirements.txt pins it; `pip install h5py` elsewhere).
     >>> r["runs/q8_0@smollm2-code-1k/k/mse"].shape     # [layers, kv heads]
     (2, 3)
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,8 +23,16 @@ import numpy as np
 
 from ._dgq import InputError
 
-FORMATS = ("dgq-results", "dgq-eval", "dgq-passkey-results", "dgq-trace", "dgq-compressed", "dgq-tokens",
-           "dgq-passkey", "dgq-model")
+FORMATS = (
+    "dgq-results",
+    "dgq-eval",
+    "dgq-passkey-results",
+    "dgq-trace",
+    "dgq-compressed",
+    "dgq-tokens",
+    "dgq-passkey",
+    "dgq-model",
+)
 
 
 def _value(v):
@@ -88,6 +97,7 @@ class Results(Group):
 
 def _read_group(h5group, name: str) -> Group:
     import h5py
+
     attrs = {key: _value(h5group.attrs[key]) for key in h5group.attrs}
     members = {}
     for key, item in h5group.items():
@@ -104,6 +114,7 @@ def open_results(path) -> Results:
     """Reads a dgq HDF5 file (any format above) into memory. dgq.InputError, one line naming the
     file, when it is missing, not HDF5, or has no dgq `format` attribute."""
     import h5py
+
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: no such file")

@@ -1,4 +1,5 @@
 """Shared fixtures for the exporter tests: the model is loaded once per session (about 6 s)."""
+
 import os
 from pathlib import Path
 
@@ -40,7 +41,9 @@ CXX_HEADER = Path("/usr/include/c++/12/bits/stl_vector.h")
 def pytest_configure(config):
     config.addinivalue_line("markers", "needs_dgq: runs the C++ dgq binary named by $DGQ_BIN")
     config.addinivalue_line("markers", "hf: imports torch and transformers (dgq.hf; ctest python:hf)")
-    config.addinivalue_line("markers", "bindings: imports the Python module dgq (ctest python:bindings, -DDGQ_PYTHON=ON)")
+    config.addinivalue_line(
+        "markers", "bindings: imports the Python module dgq (ctest python:bindings, -DDGQ_PYTHON=ON)"
+    )
 
 
 @pytest.fixture(scope="session")
@@ -66,7 +69,7 @@ def prose_tokens(tokenizer):
 def code_tokens(tokenizer):
     # Skip the licence comment at the top of the header: the test is about code.
     text = CXX_HEADER.read_text(encoding="utf-8")
-    code = text[text.index("#ifndef _STL_VECTOR_H"):]
+    code = text[text.index("#ifndef _STL_VECTOR_H") :]
     return tokens_of(tokenizer, code, 256)
 
 
@@ -75,8 +78,11 @@ def python_tokenizers():
     """The Python tokenizers of the two shipped models (tools/make-eval-texts.py), built once per
     session: reading Gemma 3's GGUF metadata with the gguf package takes about 15 s."""
     from dgqtools import make_eval_texts
-    return {model: make_eval_texts.load_tokenizer(model, make_eval_texts.gguf_reader(model))
-            for model in ("smollm2", "gemma3")}
+
+    return {
+        model: make_eval_texts.load_tokenizer(model, make_eval_texts.gguf_reader(model))
+        for model in ("smollm2", "gemma3")
+    }
 
 
 @pytest.fixture(scope="session")

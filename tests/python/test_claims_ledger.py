@@ -4,6 +4,7 @@ makes of the committed fragments (a hand edit, or a fragment changed without reb
 ledger, fails here), and the rules it judges by are tested on their own.
 By hand: tests/python/run_pytest.sh -k claims
 """
+
 import os
 import shutil
 import subprocess
@@ -13,6 +14,7 @@ from conftest import REPO_ROOT
 from dgqtools import results
 
 # --- the ordering rule ---------------------------------------------------------------------------
+
 
 def test_an_ordering_holds_only_when_every_gap_exceeds_its_error():
     verdict, detail = results.ordering_verdict([("b − a", 0.5, 0.1), ("c − b", 2.0, 0.5)])
@@ -45,12 +47,14 @@ def test_the_error_of_a_mean_over_independent_texts_shrinks_with_their_count():
 
 # --- reading fragments back ----------------------------------------------------------------------
 
+
 def test_fragment_tables_reads_every_table_with_its_header(tmp_path, monkeypatch):
     monkeypatch.setenv("DGQ_FRAGMENTS_DIR", str(tmp_path))
     (tmp_path / "x.md").write_text(
         "Measured by `experiments/run.sh x` (commit 0123456789ab; full mode).\n\n"
         "| a | b |\n| :--- | ---: |\n| 1 | 2 ± 0.5 |\n| 3 | 4 |\n\nprose\n\n| c |\n| --- |\n| `q8_0` |\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     tables = results.fragment_tables("x")
     assert tables == [[{"a": "1", "b": "2 ± 0.5"}, {"a": "3", "b": "4"}], [{"c": "`q8_0`"}]]
     assert results.value_and_error(tables[0][0]["b"]) == (2.0, 0.5)
@@ -65,6 +69,7 @@ def test_a_fragment_without_a_recorded_commit_says_so(tmp_path, monkeypatch):
 
 
 # --- provenance lines -------------------------------------------------------------------------------
+
 
 def test_commit_label_reads_the_recorded_and_the_printed_version():
     commit = "69a129e45b9387f003553a0e845d3a38098fca3e"
@@ -82,19 +87,36 @@ def test_a_provenance_line_names_command_commit_mode_and_is_read_back(tmp_path, 
     assert line.startswith("Measured by `experiments/run.sh --quick baseline` (commit 9d02b964f3e7; quick mode; ")
     (tmp_path / "baseline.md").write_text(line + "| a |\n| --- |\n| 1 |\n", encoding="utf-8")
     assert results.fragment_source("baseline") == (
-        "docs/results/baseline.md, `experiments/run.sh --quick baseline`, commit 9d02b964f3e7")
+        "docs/results/baseline.md, `experiments/run.sh --quick baseline`, commit 9d02b964f3e7"
+    )
 
 
 # --- the committed ledger is the notebook's output ------------------------------------------------
+
 
 def run_claims_notebook(fragments, report, figures, readme=None):
     env = dict(os.environ, DGQ_FRAGMENTS_DIR=str(fragments), DGQ_REPORT=str(report), DGQ_FIGURES_DIR=str(figures))
     if readme is not None:
         env["DGQ_README"] = str(readme)
     jupyter = REPO_ROOT / ".venv" / "bin" / "jupyter"
-    subprocess.run([str(jupyter), "nbconvert", "--to", "notebook", "--execute", "claims.ipynb",
-                    "--output", str(fragments.parent / "claims-executed.ipynb")],
-                   cwd=REPO_ROOT / "notebooks", env=env, check=True, capture_output=True, text=True, timeout=300)
+    subprocess.run(
+        [
+            str(jupyter),
+            "nbconvert",
+            "--to",
+            "notebook",
+            "--execute",
+            "claims.ipynb",
+            "--output",
+            str(fragments.parent / "claims-executed.ipynb"),
+        ],
+        cwd=REPO_ROOT / "notebooks",
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_the_committed_ledger_is_what_the_notebook_makes_of_the_committed_fragments(tmp_path):
@@ -106,16 +128,21 @@ def test_the_committed_ledger_is_what_the_notebook_makes_of_the_committed_fragme
     shutil.copy(REPO_ROOT / "README.md", readme)
     run_claims_notebook(fragments, report, tmp_path / "figures", readme)
     assert (fragments / "claims-summary.md").read_text(encoding="utf-8") == (
-        REPO_ROOT / "docs" / "results" / "claims-summary.md").read_text(encoding="utf-8"), (
-        "docs/results/claims-summary.md is not what notebooks/claims.ipynb makes: rebuild with `experiments/run.sh claims`")
+        REPO_ROOT / "docs" / "results" / "claims-summary.md"
+    ).read_text(encoding="utf-8"), (
+        "docs/results/claims-summary.md is not what notebooks/claims.ipynb makes: rebuild with `experiments/run.sh claims`"
+    )
     assert readme.read_text(encoding="utf-8") == (REPO_ROOT / "README.md").read_text(encoding="utf-8"), (
-        "README.md's claims-summary block differs from the ledger: rebuild with `experiments/run.sh claims`")
+        "README.md's claims-summary block differs from the ledger: rebuild with `experiments/run.sh claims`"
+    )
     committed = (REPO_ROOT / "docs" / "results" / "claims.md").read_text(encoding="utf-8")
     assert (fragments / "claims.md").read_text(encoding="utf-8") == committed, (
         "docs/results/claims.md differs from what notebooks/claims.ipynb makes of docs/results/: "
-        "rebuild it with `experiments/run.sh claims`")
+        "rebuild it with `experiments/run.sh claims`"
+    )
     assert report.read_text(encoding="utf-8") == (REPO_ROOT / "docs" / "results.md").read_text(encoding="utf-8"), (
-        "docs/results.md's claims block differs from docs/results/claims.md: rebuild with `experiments/run.sh claims`")
+        "docs/results.md's claims block differs from docs/results/claims.md: rebuild with `experiments/run.sh claims`"
+    )
 
 
 def test_a_changed_fragment_changes_the_ledger(tmp_path):

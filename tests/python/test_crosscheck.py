@@ -1,6 +1,7 @@
 """tools/crosscheck-attention.py: an independent numpy recomputation of the replay's KL and
 output error. First on hand-made files (so we know the check can fail, and fails clearly),
 then on a shipped trace replayed by the real `dgq replay` ($DGQ_BIN)."""
+
 import math
 import subprocess
 from pathlib import Path
@@ -29,7 +30,9 @@ def scalar_metrics(q, k, v, k_hat, v_hat, q_pos):
             n = pos + 1
 
             def probs(keys):
-                logits = [sum(float(a) * float(b) for a, b in zip(q[h, t], keys[kv, j])) / math.sqrt(d) for j in range(n)]
+                logits = [
+                    sum(float(a) * float(b) for a, b in zip(q[h, t], keys[kv, j])) / math.sqrt(d) for j in range(n)
+                ]
                 top = max(logits)
                 e = [math.exp(x - top) for x in logits]
                 z = sum(e)
@@ -118,14 +121,32 @@ def test_replay_metrics_agree_with_numpy_on_a_shipped_trace(tmp_path, scheme, dg
     results = tmp_path / "replay.h5"
     run = "crosscheck"
     # conftest's dgq_bin fails on a wrong DGQ_BIN: a skip here would pass a broken setup.
-    subprocess.run([dgq_bin, "replay", str(trace), "--scheme", scheme, "--name", run,
-                    "--layers", "0", "--save-decompressed", "-o", str(results)],
-                   check=True, capture_output=True, text=True)
+    subprocess.run(
+        [
+            dgq_bin,
+            "replay",
+            str(trace),
+            "--scheme",
+            scheme,
+            "--name",
+            run,
+            "--layers",
+            "0",
+            "--save-decompressed",
+            "-o",
+            str(results),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     checks = cc.crosscheck(str(results), run, str(trace), 0)
     for c in checks:
         excess = c.excess(1e-9, 1e-15)
         worst = np.unravel_index(np.argmax(excess), excess.shape)
-        assert (excess <= 0).all(), (f"{scheme} {c.metric}: numpy {c.ours[worst]!r} vs replay "
-                                     f"{c.theirs[worst]!r} at q head {worst[0]}, probe {worst[1]}")
+        assert (excess <= 0).all(), (
+            f"{scheme} {c.metric}: numpy {c.ours[worst]!r} vs replay "
+            f"{c.theirs[worst]!r} at q head {worst[0]}, probe {worst[1]}"
+        )
         # A lossy scheme has nonzero error: the comparison is not of zeros with zeros.
         assert c.theirs.max() > 0

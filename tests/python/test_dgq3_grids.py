@@ -2,6 +2,7 @@
 with are what the script fits, so the header cannot drift from the command that made it.
 By hand: tests/python/run_pytest.sh -k dgq3_grids
 """
+
 import subprocess
 import sys
 
@@ -13,8 +14,11 @@ HEADER = REPO_ROOT / "core" / "include" / "dgq" / "dgq3_grids.hpp"
 
 
 def test_the_committed_header_is_what_the_script_writes():
-    run = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "dgq3-grids.py"), "--check", str(HEADER)],
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "tools" / "dgq3-grids.py"), "--check", str(HEADER)],
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stderr
     assert "up to date" in run.stdout
 
@@ -29,7 +33,10 @@ def test_every_grid_pins_the_extreme_and_beats_the_uniform_grid_on_its_law():
 def test_a_changed_header_is_reported(tmp_path):
     stale = tmp_path / "grids.hpp"
     stale.write_text(HEADER.read_text().replace("return -45;", "return -44;"))
-    run = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "dgq3-grids.py"), "--check", str(stale)],
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "tools" / "dgq3-grids.py"), "--check", str(stale)],
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 1
     assert "differs from what tools/dgq3-grids.py writes" in run.stderr

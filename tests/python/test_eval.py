@@ -5,6 +5,7 @@ Most tests use a tiny random model (tools/export-model.py tiny-llama) so they ta
 compares the real SmolLM2 model file (made by tools/make-models.sh, part of the setup) with the
 numpy pass on the GGUF. By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k eval
 """
+
 import os
 import re
 import signal
@@ -59,8 +60,25 @@ def saved_logits(results, index):
 def test_tiny_model_logits_match_the_numpy_forward_pass(dgq_bin, tiny, tmp_path):
     out = tmp_path / "r.h5"
     # 96 tokens: two blocks of 64 queries in the runner's attention, the second one partial.
-    run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 96, "--chunks", 1,
-            "--base", "fp32", "--schemes", "fp32", "--save-logits", "-o", out)
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        tiny["text"],
+        "--ctx",
+        96,
+        "--chunks",
+        1,
+        "--base",
+        "fp32",
+        "--schemes",
+        "fp32",
+        "--save-logits",
+        "-o",
+        out,
+    )
     expected = numpy_logits(numpy_llama(tiny["model"]), tiny["tokens"][:96])[48:95]
     got = saved_logits(out, 0)
     assert got.shape == expected.shape
@@ -74,8 +92,23 @@ def test_smollm2_logits_match_the_numpy_forward_pass_on_the_gguf(dgq_bin, tmp_pa
     text = tmp_path / "t.h5"
     write_token_file(text, tokens, "SmolLM2-135M-Instruct-Q4_1")
     out = tmp_path / "r.h5"
-    run_dgq(dgq_bin, "eval", "--model", SMOLLM2_FILE, "--text", text, "--ctx", 64, "--base", "fp32",
-            "--schemes", "fp32", "--save-logits", "-o", out)
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        SMOLLM2_FILE,
+        "--text",
+        text,
+        "--ctx",
+        64,
+        "--base",
+        "fp32",
+        "--schemes",
+        "fp32",
+        "--save-logits",
+        "-o",
+        out,
+    )
     expected = numpy_logits(model, tokens)[32:63]  # SmolLM2 adds no BOS: the tokens run as they are
     assert relative_error(saved_logits(out, 0), expected) <= LOGITS_REL_TOL
 
@@ -102,8 +135,22 @@ def test_cache_perplexity_matches_numpy_on_the_shipped_code_text(dgq_bin, tmp_pa
     text = tmp_path / "code.h5"
     write_token_file(text, tokens, model_name, kind="code")
     out = tmp_path / "r.h5"
-    run_dgq(dgq_bin, "eval", "--model", SMOLLM2_FILE, "--text", text, "--ctx", 256, "--base", "fp16",
-            "--schemes", "fp32", "-o", out)
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        SMOLLM2_FILE,
+        "--text",
+        text,
+        "--ctx",
+        256,
+        "--base",
+        "fp16",
+        "--schemes",
+        "fp32",
+        "-o",
+        out,
+    )
     dgq_fp16, dgq_fp32 = (r["ppl"] for r in run_attrs(out))
 
     model = numpy_llama(SMOLLM2_FILE)
@@ -122,8 +169,10 @@ def test_cache_perplexity_matches_numpy_on_the_shipped_code_text(dgq_bin, tmp_pa
     fp16 = lambda x: x.astype(np.float16).astype(np.float32)  # noqa: E731 (llama.cpp's f32 -> f16 copy)
     model._attention = lambda q, k, v, start: exact_attention(q, fp16(k), fp16(v), start)
     numpy_fp16 = numpy_ppl()
-    print(f"PPL fp32 cache: dgq {dgq_fp32:.9f} numpy {numpy_fp32:.9f}; "
-          f"fp16 cache: dgq {dgq_fp16:.9f} numpy {numpy_fp16:.9f}")
+    print(
+        f"PPL fp32 cache: dgq {dgq_fp32:.9f} numpy {numpy_fp32:.9f}; "
+        f"fp16 cache: dgq {dgq_fp16:.9f} numpy {numpy_fp16:.9f}"
+    )
     assert abs(dgq_fp32 / numpy_fp32 - 1) <= FP32_CACHE_PPL_REL_TOL
     assert abs(dgq_fp16 / numpy_fp16 - 1) <= FP16_CACHE_PPL_REL_TOL
 
@@ -131,8 +180,22 @@ def test_cache_perplexity_matches_numpy_on_the_shipped_code_text(dgq_bin, tmp_pa
 def test_a_scheme_that_returns_its_input_has_kld_and_dppl_exactly_zero(dgq_bin, tiny, tmp_path):
     # The fp16 scheme stores fp16 input bytes unchanged; against the fp16 base it is an identity.
     out = tmp_path / "r.h5"
-    run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 32,
-            "--base", "fp16", "--schemes", "fp16,fp32", "-o", out)
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        tiny["text"],
+        "--ctx",
+        32,
+        "--base",
+        "fp16",
+        "--schemes",
+        "fp16,fp32",
+        "-o",
+        out,
+    )
     base, identity, exact = run_attrs(out)
     assert identity["kld_mean"] == 0.0 and identity["kld_max"] == 0.0 and identity["dppl"] == 0.0
     assert identity["same_top1"] == 1.0 and identity["ppl"] == base["ppl"]
@@ -141,8 +204,22 @@ def test_a_scheme_that_returns_its_input_has_kld_and_dppl_exactly_zero(dgq_bin, 
 
 def test_fp16_against_fp32_cache_is_tiny_but_not_zero(dgq_bin, tiny, tmp_path):
     out = tmp_path / "r.h5"
-    run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 32,
-            "--base", "fp32", "--schemes", "fp16,q8_0", "-o", out)
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        tiny["text"],
+        "--ctx",
+        32,
+        "--base",
+        "fp32",
+        "--schemes",
+        "fp16,q8_0",
+        "-o",
+        out,
+    )
     _, fp16, q8 = run_attrs(out)
     assert 0.0 < fp16["kld_mean"] < 1e-5
     assert fp16["kld_mean"] < q8["kld_mean"]
@@ -160,9 +237,24 @@ def test_fp16_against_fp32_cache_is_tiny_but_not_zero(dgq_bin, tiny, tmp_path):
 def test_metrics_match_a_numpy_recomputation_on_saved_logits(dgq_bin, tiny, tmp_path):
     out = tmp_path / "r.h5"
     schemes = ["fp32", "int4-group64", "kivi-2"]
-    run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 32,
-            "--schemes", ",".join(schemes), "--save-logits", "-o", out, "--json", tmp_path / "r.json")
-    targets = np.concatenate([tiny["tokens"][c * 32 + 17:c * 32 + 32] for c in range(3)])
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        tiny["text"],
+        "--ctx",
+        32,
+        "--schemes",
+        ",".join(schemes),
+        "--save-logits",
+        "-o",
+        out,
+        "--json",
+        tmp_path / "r.json",
+    )
+    targets = np.concatenate([tiny["tokens"][c * 32 + 17 : c * 32 + 32] for c in range(3)])
     base = saved_logits(out, 0)
     attrs = run_attrs(out)
     for index in range(1, len(schemes) + 1):
@@ -174,6 +266,7 @@ def test_metrics_match_a_numpy_recomputation_on_saved_logits(dgq_bin, tiny, tmp_
             assert attrs[index][key] == pytest.approx(value, rel=rel, abs=1e-12), (schemes[index - 1], key)
     assert attrs[2]["kld_mean"] > 1e-4  # int4 really perturbs the cache: the comparison is not vacuous
     import json
+
     summary = json.loads((tmp_path / "r.json").read_text())
     assert [s["spec"] for s in summary["schemes"]] == ["fp16"] + schemes
     assert summary["schemes"][2]["kld_p99"] == pytest.approx(attrs[2]["kld_p99"], rel=1e-15)
@@ -193,8 +286,19 @@ def test_base_logits_file_is_written_then_reused(dgq_bin, tiny, tmp_path):
 
 def test_q8_0_query_rounding_changes_a_quantized_run_only(dgq_bin, tiny, tmp_path):
     plain, rounded = tmp_path / "a.h5", tmp_path / "b.h5"
-    common = ["eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 32, "--base", "fp32",
-              "--schemes", "fp32,q8_0"]
+    common = [
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        tiny["text"],
+        "--ctx",
+        32,
+        "--base",
+        "fp32",
+        "--schemes",
+        "fp32,q8_0",
+    ]
     run_dgq(dgq_bin, *common, "-o", plain)
     run_dgq(dgq_bin, *common, "--query-rounding", "q8_0", "-o", rounded)
     a, b = run_attrs(plain), run_attrs(rounded)
@@ -204,6 +308,7 @@ def test_q8_0_query_rounding_changes_a_quantized_run_only(dgq_bin, tiny, tmp_pat
 
 # ---- Errors ---------------------------------------------------------------------------------
 
+
 def corrupt_model(source: Path, target: Path, edit) -> Path:
     target.write_bytes(source.read_bytes())
     with h5py.File(target, "a") as f:
@@ -211,22 +316,45 @@ def corrupt_model(source: Path, target: Path, edit) -> Path:
     return target
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda f: f["tensors"].__delitem__("blk.1.attn_k"), "tensor blk.1.attn_k: dataset is missing"),
-    (lambda f: (f["tensors"].__delitem__("blk.0.ffn_up"),
-                f["tensors"].create_dataset("blk.0.ffn_up", data=np.zeros((96, 63), np.float32))),
-     "tensor blk.0.ffn_up: shape [96, 63], expected [96, 64]"),
-    (lambda f: f.attrs.__setitem__("architecture", "mamba"), "unknown architecture 'mamba'"),
-    (lambda f: f.attrs.__setitem__("version", np.int64(7)), "model format version 7"),
-    (lambda f: f.attrs.__delitem__("num_kv_heads"), "attribute 'num_kv_heads' is missing"),
-    # An array where one number belongs: read into one double, it overflowed the stack (SIGSEGV).
-    (lambda f: f.attrs.__setitem__("embedding_scale", np.arange(1000.0)), "attribute 'embedding_scale' must hold a single value"),
-    (lambda f: f.attrs.__setitem__("rms_eps", np.zeros(0)), "attribute 'rms_eps' must hold a single value"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda f: f["tensors"].__delitem__("blk.1.attn_k"), "tensor blk.1.attn_k: dataset is missing"),
+        (
+            lambda f: (
+                f["tensors"].__delitem__("blk.0.ffn_up"),
+                f["tensors"].create_dataset("blk.0.ffn_up", data=np.zeros((96, 63), np.float32)),
+            ),
+            "tensor blk.0.ffn_up: shape [96, 63], expected [96, 64]",
+        ),
+        (lambda f: f.attrs.__setitem__("architecture", "mamba"), "unknown architecture 'mamba'"),
+        (lambda f: f.attrs.__setitem__("version", np.int64(7)), "model format version 7"),
+        (lambda f: f.attrs.__delitem__("num_kv_heads"), "attribute 'num_kv_heads' is missing"),
+        # An array where one number belongs: read into one double, it overflowed the stack (SIGSEGV).
+        (
+            lambda f: f.attrs.__setitem__("embedding_scale", np.arange(1000.0)),
+            "attribute 'embedding_scale' must hold a single value",
+        ),
+        (lambda f: f.attrs.__setitem__("rms_eps", np.zeros(0)), "attribute 'rms_eps' must hold a single value"),
+    ],
+)
 def test_malformed_model_files_get_one_clear_error(dgq_bin, tiny, tmp_path, edit, message):
     bad = corrupt_model(tiny["model"], tmp_path / "bad.h5", edit)
-    result = run_dgq(dgq_bin, "eval", "--model", bad, "--text", tiny["text"], "--ctx", 32, "--schemes", "q8_0",
-                     "-o", tmp_path / "r.h5", check=False)
+    result = run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        bad,
+        "--text",
+        tiny["text"],
+        "--ctx",
+        32,
+        "--schemes",
+        "q8_0",
+        "-o",
+        tmp_path / "r.h5",
+        check=False,
+    )
     assert result.returncode == 2
     assert result.stderr.startswith("dgq: error: ") and message in result.stderr, result.stderr
     assert str(bad) in result.stderr
@@ -238,25 +366,58 @@ def test_truncated_model_file_is_named(dgq_bin, tiny, tmp_path):
     for cut in (len(data) // 2, 1000):
         bad = tmp_path / "truncated.h5"
         bad.write_bytes(data[:cut])
-        result = run_dgq(dgq_bin, "eval", "--model", bad, "--text", tiny["text"], "--ctx", 32, "--schemes", "q8_0",
-                         "-o", tmp_path / "r.h5", check=False)
+        result = run_dgq(
+            dgq_bin,
+            "eval",
+            "--model",
+            bad,
+            "--text",
+            tiny["text"],
+            "--ctx",
+            32,
+            "--schemes",
+            "q8_0",
+            "-o",
+            tmp_path / "r.h5",
+            check=False,
+        )
         assert result.returncode == 2 and str(bad) in result.stderr, result.stderr
         assert "truncated" in result.stderr or "read failed" in result.stderr, result.stderr
 
 
-@pytest.mark.parametrize("tokens, model, message", [
-    ([1, 2, 300, 4] * 20, "tiny-llama", "index 2 holds 300, outside the vocabulary of 300"),
-    ([1, 2, -1, 4] * 20, "tiny-llama", "index 2 holds -1, not a token id"),
-    ([1, 2, 3, 4] * 20, "SmolLM2", "tokens were made with the tokenizer of 'SmolLM2', the model is 'tiny-llama'"),
-    ([1, 2, 3], "tiny-llama", "3 tokens, fewer than one chunk of --ctx 32"),
-    # A quoted value with a newline stays on the one error line (it made two lines before).
-    ([1, 2, 3, 4] * 20, "tiny\nllama", "tokens were made with the tokenizer of 'tiny llama', the model is 'tiny-llama'"),
-])
+@pytest.mark.parametrize(
+    "tokens, model, message",
+    [
+        ([1, 2, 300, 4] * 20, "tiny-llama", "index 2 holds 300, outside the vocabulary of 300"),
+        ([1, 2, -1, 4] * 20, "tiny-llama", "index 2 holds -1, not a token id"),
+        ([1, 2, 3, 4] * 20, "SmolLM2", "tokens were made with the tokenizer of 'SmolLM2', the model is 'tiny-llama'"),
+        ([1, 2, 3], "tiny-llama", "3 tokens, fewer than one chunk of --ctx 32"),
+        # A quoted value with a newline stays on the one error line (it made two lines before).
+        (
+            [1, 2, 3, 4] * 20,
+            "tiny\nllama",
+            "tokens were made with the tokenizer of 'tiny llama', the model is 'tiny-llama'",
+        ),
+    ],
+)
 def test_malformed_token_files_get_clear_errors(dgq_bin, tiny, tmp_path, tokens, model, message):
     text = tmp_path / "t.h5"
     write_token_file(text, tokens, model)
-    result = run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", text, "--ctx", 32, "--schemes", "q8_0",
-                     "-o", tmp_path / "r.h5", check=False)
+    result = run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        text,
+        "--ctx",
+        32,
+        "--schemes",
+        "q8_0",
+        "-o",
+        tmp_path / "r.h5",
+        check=False,
+    )
     assert result.returncode == 2 and message in result.stderr and str(text) in result.stderr, result.stderr
 
 
@@ -265,47 +426,104 @@ def test_token_file_without_format_or_tokens_is_rejected(dgq_bin, tiny, tmp_path
     write_token_file(text, [1, 2, 3] * 40, "tiny-llama")
     with h5py.File(text, "a") as f:
         del f["tokens"]
-    result = run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", text, "--ctx", 32, "--schemes", "q8_0",
-                     "-o", tmp_path / "r.h5", check=False)
+    result = run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        text,
+        "--ctx",
+        32,
+        "--schemes",
+        "q8_0",
+        "-o",
+        tmp_path / "r.h5",
+        check=False,
+    )
     assert result.returncode == 2 and "dataset /tokens: dataset is missing" in result.stderr, result.stderr
 
 
 # Below 4 when the command line is read (as every numeric option, sim/cli/number_options.hpp);
 # above the model's context length once the model is read.
-@pytest.mark.parametrize("ctx, message", [(0, "eval: --ctx: must be >= 4, got 0"),
-                                          (3, "eval: --ctx: must be >= 4, got 3"),
-                                          (-5, "eval: --ctx: must be >= 4, got -5"),
-                                          (5000, "--ctx 5000: must be in [4, 4096]"),
-                                          (1000000000, "--ctx 1000000000: must be in [4, 4096]")])
+@pytest.mark.parametrize(
+    "ctx, message",
+    [
+        (0, "eval: --ctx: must be >= 4, got 0"),
+        (3, "eval: --ctx: must be >= 4, got 3"),
+        (-5, "eval: --ctx: must be >= 4, got -5"),
+        (5000, "--ctx 5000: must be in [4, 4096]"),
+        (1000000000, "--ctx 1000000000: must be in [4, 4096]"),
+    ],
+)
 def test_absurd_ctx_is_refused(dgq_bin, tiny, tmp_path, ctx, message):
-    result = run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", ctx,
-                     "--schemes", "q8_0", "-o", tmp_path / "r.h5", check=False)
+    result = run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        tiny["text"],
+        "--ctx",
+        ctx,
+        "--schemes",
+        "q8_0",
+        "-o",
+        tmp_path / "r.h5",
+        check=False,
+    )
     assert result.returncode == 2 and message in result.stderr, result.stderr
 
 
 def test_unknown_scheme_is_refused_before_any_work(dgq_bin, tiny, tmp_path):
-    result = run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 32,
-                     "--schemes", "q8_0,nonsense", "-o", tmp_path / "r.h5", check=False)
+    result = run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        tiny["text"],
+        "--ctx",
+        32,
+        "--schemes",
+        "q8_0,nonsense",
+        "-o",
+        tmp_path / "r.h5",
+        check=False,
+    )
     assert result.returncode == 2 and "nonsense" in result.stderr
     assert not (tmp_path / "r.h5.partial.d").exists()
 
 
 # ---- Resume ---------------------------------------------------------------------------------
 
+
 def test_killed_eval_resumes_to_identical_results(dgq_bin, tiny, tmp_path):
     rng = np.random.default_rng(9)
     tokens = rng.integers(2, tiny["cfg"]["vocab_size"], size=512 * 12).astype(np.int32)
     text = tmp_path / "long.h5"
     write_token_file(text, tokens, "tiny-llama")
-    args = ["eval", "--model", tiny["model"], "--text", text, "--ctx", 512, "--threads", 1,
-            "--schemes", "q8_0,dgq,kivi-4,int4-group64"]
+    args = [
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        text,
+        "--ctx",
+        512,
+        "--threads",
+        1,
+        "--schemes",
+        "q8_0,dgq,kivi-4,int4-group64",
+    ]
     whole = tmp_path / "whole.h5"
     run_dgq(dgq_bin, *args, "-o", whole)
 
     resumed = tmp_path / "resumed.h5"
     chunk_dir = Path(str(resumed) + ".partial.d")
-    process = subprocess.Popen([dgq_bin, *map(str, args), "-o", str(resumed)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [dgq_bin, *map(str, args), "-o", str(resumed)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.time() + 120
     while not (chunk_dir / "chunk-00001.h5").exists() and process.poll() is None and time.time() < deadline:
         time.sleep(0.005)
@@ -329,8 +547,10 @@ def test_killed_eval_resumes_to_identical_results(dgq_bin, tiny, tmp_path):
 
 # ---- Gemma 3 --------------------------------------------------------------------------------
 
+
 def test_tiny_gemma3_logits_match_the_numpy_forward_pass(dgq_bin, tmp_path):
     from eval_support import numpy_gemma3_logits
+
     model = tmp_path / "tiny-gemma3.h5"
     cfg, _ = write_tiny_model(model, "gemma3")
     rng = np.random.default_rng(3)
@@ -341,8 +561,23 @@ def test_tiny_gemma3_logits_match_the_numpy_forward_pass(dgq_bin, tmp_path):
     out = tmp_path / "r.h5"
     # 150 tokens with a window of 8: the local layers really drop keys, and the runner's query
     # blocks of 64 start past the window.
-    run_dgq(dgq_bin, "eval", "--model", model, "--text", text, "--ctx", 150, "--base", "fp32", "--schemes", "fp32",
-            "--save-logits", "-o", out)
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        model,
+        "--text",
+        text,
+        "--ctx",
+        150,
+        "--base",
+        "fp32",
+        "--schemes",
+        "fp32",
+        "--save-logits",
+        "-o",
+        out,
+    )
     expected = numpy_gemma3_logits(model, tokens)[75:149]
     assert relative_error(saved_logits(out, 0), expected) <= LOGITS_REL_TOL
 
@@ -350,6 +585,7 @@ def test_tiny_gemma3_logits_match_the_numpy_forward_pass(dgq_bin, tmp_path):
 def test_gemma3_window_matters(tmp_path):
     """Control for the test above: without the sliding window the numpy logits change."""
     from eval_support import numpy_gemma3_logits
+
     model = tmp_path / "tiny-gemma3.h5"
     cfg, _ = write_tiny_model(model, "gemma3")
     tokens = np.random.default_rng(3).integers(3, cfg["vocab_size"], size=24)
@@ -367,14 +603,30 @@ GEMMA3_SENTENCE = [902, 506, 6534, 3803, 4464, 506, 20808, 532, 506, 7764, 23676
 
 def test_gemma3_logits_match_the_numpy_forward_pass(dgq_bin, tmp_path):
     from eval_support import numpy_gemma3_logits
+
     if not GEMMA3_FILE.is_file():
         pytest.fail(f"{GEMMA3_FILE} missing: run tools/make-models.sh (tools/setup.sh does)")
     tokens = np.array([2] + GEMMA3_SENTENCE * 2 + [506], dtype=np.int32)
     text = tmp_path / "t.h5"
     write_token_file(text, tokens, "gemma-3-270m-Q4_K_M")
     out = tmp_path / "r.h5"
-    run_dgq(dgq_bin, "eval", "--model", GEMMA3_FILE, "--text", text, "--ctx", 24, "--base", "fp32",
-            "--schemes", "fp32", "--save-logits", "-o", out)
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        GEMMA3_FILE,
+        "--text",
+        text,
+        "--ctx",
+        24,
+        "--base",
+        "fp32",
+        "--schemes",
+        "fp32",
+        "--save-logits",
+        "-o",
+        out,
+    )
     logits = saved_logits(out, 0)
     expected = numpy_gemma3_logits(GEMMA3_FILE, tokens)[12:23]
     assert relative_error(logits, expected) <= LOGITS_REL_TOL
@@ -385,6 +637,7 @@ def test_gemma3_logits_match_the_numpy_forward_pass(dgq_bin, tmp_path):
 
 def test_token_files_of_make_eval_texts_are_read_by_dgq(dgq_bin, tiny, tmp_path):
     from dgqtools import make_eval_texts
+
     prompt = export_trace.Prompt(text="abc", tokens=tiny["tokens"][:64], noise_mask=np.zeros(64, np.uint8))
     text = tmp_path / "t.h5"
     make_eval_texts.write_tokens(text, "tiny-llama", "prose", 0.1, 7, prompt)
@@ -395,8 +648,10 @@ def test_token_files_of_make_eval_texts_are_read_by_dgq(dgq_bin, tiny, tmp_path)
         assert f.attrs["text_kind"] == "prose" and f.attrs["noise_rate"] == 0.1 and f.attrs["chunks"] == 2
 
 
-PROGRESS_LINE = re.compile(r"^eval: (\d+)/(\d+) chunk (\d+) (\S+), (\d+s|\d+m\d\ds|\d+h\d\dm) elapsed, "
-                           r"ETA (\?|\d+s|\d+m\d\ds|\d+h\d\dm)$")
+PROGRESS_LINE = re.compile(
+    r"^eval: (\d+)/(\d+) chunk (\d+) (\S+), (\d+s|\d+m\d\ds|\d+h\d\dm) elapsed, "
+    r"ETA (\?|\d+s|\d+m\d\ds|\d+h\d\dm)$"
+)
 
 
 def test_progress_goes_to_a_redirected_stderr_by_default_a_line_per_chunk_and_cache(dgq_bin, tiny, tmp_path):
@@ -404,15 +659,15 @@ def test_progress_goes_to_a_redirected_stderr_by_default_a_line_per_chunk_and_ca
     # user could not tell a slow run from a hung one. Now one plain line per finished unit (a
     # chunk through one cache), no carriage returns, with the elapsed time and the ETA; --quiet
     # silences it; --progress is still accepted; the table is on stdout in every case.
-    args = ["eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 32, "--chunks", 3,
-            "--scheme", "q8_0"]
+    args = ["eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 32, "--chunks", 3, "--scheme", "q8_0"]
     default = run_dgq(dgq_bin, *args, "-o", tmp_path / "default.h5")
     lines = default.stderr.splitlines()
     assert "\r" not in default.stderr and "\033" not in default.stderr, default.stderr
     matches = [PROGRESS_LINE.match(line) for line in lines]
     assert all(matches), default.stderr
     assert [(int(m[1]), int(m[2]), int(m[3]), m[4]) for m in matches] == [
-        (2 * chunk + i + 1, 6, chunk, spec) for chunk in range(3) for i, spec in enumerate(("fp16", "q8_0"))]
+        (2 * chunk + i + 1, 6, chunk, spec) for chunk in range(3) for i, spec in enumerate(("fp16", "q8_0"))
+    ]
     assert matches[-1][6] == "0s"
     quiet = run_dgq(dgq_bin, *args, "--quiet", "-o", tmp_path / "quiet.h5")
     assert quiet.stderr == ""

@@ -1,4 +1,5 @@
 """The numpy forward pass of SmolLM2-135M: it is right if the model predicts real text well."""
+
 import numpy as np
 from dgqtools import export_trace
 

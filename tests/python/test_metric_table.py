@@ -2,6 +2,7 @@
 (`dgq metrics --json`, sim/include/dgq/sim/probe_metrics.hpp), and a replay's results file has
 exactly those datasets and summaries. By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -m needs_dgq
 """
+
 import os
 import subprocess
 
@@ -18,9 +19,22 @@ def replayed(tmp_path_factory):
     if not os.environ.get("DGQ_BIN"):
         pytest.fail("DGQ_BIN is not set: point it at the dgq binary (ctest sets it when dgq is built)")
     out = tmp_path_factory.mktemp("metrics") / "r.h5"
-    subprocess.run([os.environ["DGQ_BIN"], "replay", str(REPO_ROOT / "data" / "synthetic-poetry-2k-noise10.h5"),
-                    "--scheme", "int8-token", "--layers", "0", "-o", str(out)], check=True, capture_output=True,
-                   timeout=120)
+    subprocess.run(
+        [
+            os.environ["DGQ_BIN"],
+            "replay",
+            str(REPO_ROOT / "data" / "synthetic-poetry-2k-noise10.h5"),
+            "--scheme",
+            "int8-token",
+            "--layers",
+            "0",
+            "-o",
+            str(out),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     return out
 
 

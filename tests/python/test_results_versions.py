@@ -3,6 +3,7 @@ docs/results-format.md, "Provenance"), as `dgq sweep` and `dgq merge` do, unless
 allow_mixed=True, which labels each run with its version. Results files are written with h5py here,
 so no dgq binary is needed. By hand: tests/python/run_pytest.sh -k versions
 """
+
 import json
 
 import h5py
@@ -65,6 +66,7 @@ def test_eval_summaries_of_different_versions_are_refused_unless_allowed(tmp_pat
 
 # --- every kind of file is read or refused by name ------------------------------------------------
 
+
 def write_eval_file(path, versions) -> None:
     """A `dgq eval` results file (format dgq-eval): file attributes, then one run per scheme."""
     with h5py.File(path, "w") as f:
@@ -92,7 +94,9 @@ def test_load_eval_file_gives_each_run_with_the_files_attributes(tmp_path):
     write_eval_file(path, [("fp16", "abc"), ("q8_0", "abc")])
     runs = results.load_eval_file(path)
     assert [(r["run"], r["spec"], r["ppl"], r["model"], r["ctx"]) for r in runs] == [
-        (0, "fp16", 4.0, "tiny", 32), (1, "q8_0", 5.0, "tiny", 32)]
+        (0, "fp16", 4.0, "tiny", 32),
+        (1, "q8_0", 5.0, "tiny", 32),
+    ]
 
 
 def test_load_eval_file_refuses_other_files_and_mixed_builds(tmp_path):

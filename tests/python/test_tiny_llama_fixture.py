@@ -8,6 +8,7 @@ sha256 must be the fixture's), and `dgq eval --model` on it with the exact (fp32
 the same log-probabilities. Tiny Qwen2 has Q/K/V biases and an untied
 output; tiny Qwen3 per-head Q/K RMSNorm, head_dim 32 on a hidden of 64 and an untied output.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -62,8 +63,25 @@ def test_eval_log_probabilities_match_llama_cpp(dgq_bin, arch, tmp_path):
     text = tmp_path / "tokens.h5"
     write_token_file(text, doc["tokens"], f"tiny-{arch}-gguf", kind="llama-fixture")
     out = tmp_path / "r.h5"
-    run_dgq(dgq_bin, "eval", "--model", model, "--text", text, "--ctx", doc["ctx"], "--chunks", doc["chunks"],
-            "--base", "fp32", "--scheme", "fp32", "--save-logits", "-o", out)
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        model,
+        "--text",
+        text,
+        "--ctx",
+        doc["ctx"],
+        "--chunks",
+        doc["chunks"],
+        "--base",
+        "fp32",
+        "--scheme",
+        "fp32",
+        "--save-logits",
+        "-o",
+        out,
+    )
     with h5py.File(out, "r") as f:
         assert f.attrs["add_bos"] == 0  # no_vocab: llama.cpp adds no BOS either
         lp = log_softmax(np.asarray(f["runs"]["0"]["logits"]))
@@ -71,8 +89,10 @@ def test_eval_log_probabilities_match_llama_cpp(dgq_bin, arch, tmp_path):
     assert lp.shape == (len(rows), doc["vocab_size"])
     diff = differences(lp, rows)
     d_target, d_top, kld, top_ids = diff["target"], diff["top"], diff["kld"], diff["top_ids"]
-    summary = (f"tiny {arch}: target max |d| {d_target.max():.3g}, mean {d_target.mean():.3g}; "
-               f"top-8 max |d| {d_top.max():.3g}; top-8 KLD mean {kld.mean():.3g}")
+    summary = (
+        f"tiny {arch}: target max |d| {d_target.max():.3g}, mean {d_target.mean():.3g}; "
+        f"top-8 max |d| {d_top.max():.3g}; top-8 KLD mean {kld.mean():.3g}"
+    )
     print(summary)
     assert d_target.max() <= TOLERANCES["target"], summary
     assert d_target.mean() <= TOLERANCES["mean_target"], summary

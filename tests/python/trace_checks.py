@@ -1,4 +1,5 @@
 """Checks that a file follows dgq trace format v1 as the SmolLM2 exporter writes it."""
+
 import h5py
 import numpy as np
 
@@ -64,6 +65,11 @@ def datasets_and_attrs(path):
         def visit(name, obj):
             if isinstance(obj, h5py.Dataset):
                 value = obj[()]
-                contents[name] = (obj.dtype.str, obj.shape, value if isinstance(value, bytes) else np.asarray(value).tobytes())
+                contents[name] = (
+                    obj.dtype.str,
+                    obj.shape,
+                    value if isinstance(value, bytes) else np.asarray(value).tobytes(),
+                )
+
         f.visititems(visit)
     return contents

@@ -18,6 +18,7 @@ whichever implementation is right.
 Exit status: 0 when every probe agrees, 1 when some does not (the worst ones are printed),
 2 for bad input (missing file, run, layer or dataset).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,7 +34,7 @@ KL_PROBABILITY_FLOOR = 1e-300
 @dataclass
 class Check:
     metric: str
-    ours: np.ndarray    # [q_heads, probes]
+    ours: np.ndarray  # [q_heads, probes]
     theirs: np.ndarray  # same
 
     def excess(self, rel: float, abs_floor: float) -> np.ndarray:
@@ -77,8 +78,9 @@ def relative_l2(o: np.ndarray, o_hat: np.ndarray) -> float:
     return float(diff / norm)
 
 
-def recompute_layer(q: np.ndarray, k: np.ndarray, v: np.ndarray, k_hat: np.ndarray, v_hat: np.ndarray,
-                    q_pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def recompute_layer(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, k_hat: np.ndarray, v_hat: np.ndarray, q_pos: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """KL and output error for every (q head, probe). q: [q_heads, T, d]; k, v: [kv_heads, L, d]."""
     q_heads, probes, d = q.shape
     group = q_heads // k.shape[0]  # GQA: q head h reads kv head h // group
@@ -115,8 +117,10 @@ def crosscheck(results: str, run: str, trace: str, layer: int) -> list[Check]:
         k = _dataset(tf, f"layers/{layer}/k", trace).astype(np.float64)
         v = _dataset(tf, f"layers/{layer}/v", trace).astype(np.float64)
     if k.shape != k_hat.shape or v.shape != v_hat.shape:
-        raise InputError(f"{results}: decompressed shapes {k_hat.shape}, {v_hat.shape} differ from the trace's "
-                         f"{k.shape}, {v.shape} ({trace}, layer {layer})")
+        raise InputError(
+            f"{results}: decompressed shapes {k_hat.shape}, {v_hat.shape} differ from the trace's "
+            f"{k.shape}, {v.shape} ({trace}, layer {layer})"
+        )
     kl_ours, err_ours = recompute_layer(q, k, v, k_hat, v_hat, q_pos)
     return [Check("kl", kl_ours, kl_theirs), Check("out_rel_l2", err_ours, err_theirs)]
 
@@ -139,8 +143,10 @@ def main(argv: list[str] | None = None) -> int:
     for c in checks:
         excess = c.excess(args.rel, args.abs_floor)
         bad = np.argwhere(~(excess <= 0))  # NaN counts as a failure
-        print(f"{c.metric}: {c.ours.size} probes, max relative difference {c.max_relative():.3e}, "
-              f"{len(bad)} outside rel {args.rel:g} + abs {args.abs_floor:g}")
+        print(
+            f"{c.metric}: {c.ours.size} probes, max relative difference {c.max_relative():.3e}, "
+            f"{len(bad)} outside rel {args.rel:g} + abs {args.abs_floor:g}"
+        )
         for h, t in bad[:5]:
             print(f"  q head {h}, probe {t}: numpy {c.ours[h, t]!r}, replay {c.theirs[h, t]!r}")
         failed |= len(bad) > 0

@@ -21,6 +21,7 @@ test suite runs it: tests/python/test_dgq3_grids.py).
 
     .venv/bin/python tools/dgq3-grids.py --header core/include/dgq/dgq3_grids.hpp
 """
+
 import argparse
 import sys
 
@@ -145,8 +146,10 @@ def main():
     found = grids()
     for bits in BITS:
         levels, mse, uniform = found[bits]
-        print(f"{bits} bits: MSE {mse:.2f} (uniform {uniform:.2f}, {100 * (1 - mse / uniform):.1f} % lower) "
-              f"levels {' '.join(str(int(v)) for v in levels)}")
+        print(
+            f"{bits} bits: MSE {mse:.2f} (uniform {uniform:.2f}, {100 * (1 - mse / uniform):.1f} % lower) "
+            f"levels {' '.join(str(int(v)) for v in levels)}"
+        )
     text = header_text(found)
     if args.header:
         with open(args.header, "w") as fh:
@@ -154,8 +157,10 @@ def main():
     if args.check:
         with open(args.check) as fh:
             if fh.read() != text:
-                print(f"{args.check}: differs from what tools/dgq3-grids.py writes; rerun it with --header",
-                      file=sys.stderr)
+                print(
+                    f"{args.check}: differs from what tools/dgq3-grids.py writes; rerun it with --header",
+                    file=sys.stderr,
+                )
                 return 1
         print(f"{args.check}: up to date")
     return 0

@@ -25,6 +25,7 @@ Usage:
   tools/export-model.py gguf --gguf Qwen2.5-0.5B-Instruct-Q8_0.gguf -o models/qwen2.5-0.5b.h5
   tools/export-model.py tiny-llama -o tiny.h5 [--seed 0]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,6 +47,7 @@ ROPE_PAIRING = "rotate-half"
 # --------------------------------------------------------------------------------------------
 # Sources
 # --------------------------------------------------------------------------------------------
+
 
 def gemma3_gguf_path() -> Path:
     """Assembles the Gemma 3 GGUF from the PyPI chunk packages (checked against its sha256)
@@ -69,8 +71,8 @@ def field(reader, name, default=None):
 def dequantized(reader) -> dict:
     """name -> fp32 array in GGUF's logical shape (rows = output features)."""
     from gguf import quants
-    return {t.name: np.asarray(quants.dequantize(t.data, t.tensor_type), dtype=np.float32)
-            for t in reader.tensors}
+
+    return {t.name: np.asarray(quants.dequantize(t.data, t.tensor_type), dtype=np.float32) for t in reader.tensors}
 
 
 def config_from_gguf(reader) -> dict:
@@ -138,10 +140,15 @@ def unimplemented_settings(reader, cfg: dict) -> list[str]:
             found.append(f"{arch}.{key}: logit soft-capping")
     if int(field(reader, f"{arch}.expert_count", 0)) > 0:
         found.append(f"{arch}.expert_count: mixture of experts")
-    if arch == "gemma3" and cfg["num_layers"] == GEMMA3_27B_BLOCK_COUNT \
-            and cfg["hidden"] // cfg["num_q_heads"] != cfg["head_dim"]:
-        found.append(f"query_pre_attn_scalar: llama.cpp scales a {GEMMA3_27B_BLOCK_COUNT}-layer Gemma 3's queries by "
-                     f"1/sqrt({cfg['hidden'] // cfg['num_q_heads']}), not 1/sqrt(head_dim {cfg['head_dim']})")
+    if (
+        arch == "gemma3"
+        and cfg["num_layers"] == GEMMA3_27B_BLOCK_COUNT
+        and cfg["hidden"] // cfg["num_q_heads"] != cfg["head_dim"]
+    ):
+        found.append(
+            f"query_pre_attn_scalar: llama.cpp scales a {GEMMA3_27B_BLOCK_COUNT}-layer Gemma 3's queries by "
+            f"1/sqrt({cfg['hidden'] // cfg['num_q_heads']}), not 1/sqrt(head_dim {cfg['head_dim']})"
+        )
     return found
 
 
@@ -158,9 +165,16 @@ def llama_extras(arch: str = "llama") -> dict:
     """llama, and the two Qwen families that differ from it in one place each (llama.cpp's
     LLM_ARCH_QWEN2: biases on the Q, K and V projections; LLM_ARCH_QWEN3: RMSNorm per head on Q
     and K before RoPE, as Gemma 3's)."""
-    return {"activation": "silu", "embedding_scale": 1.0, "sliding_window": 0,
-            "sliding_window_pattern": 0, "rope_theta_local": 0.0, "qk_norm": int(arch == "qwen3"),
-            "post_norms": 0, "attn_bias": int(arch == "qwen2")}
+    return {
+        "activation": "silu",
+        "embedding_scale": 1.0,
+        "sliding_window": 0,
+        "sliding_window_pattern": 0,
+        "rope_theta_local": 0.0,
+        "qk_norm": int(arch == "qwen3"),
+        "post_norms": 0,
+        "attn_bias": int(arch == "qwen2"),
+    }
 
 
 def gemma3_extras(cfg: dict, sliding_window: int) -> dict:
@@ -168,18 +182,33 @@ def gemma3_extras(cfg: dict, sliding_window: int) -> dict:
     layer (il % 6 == 5) is global, the others use a sliding window and RoPE base 10000;
     embeddings scaled by sqrt(hidden); GELU (tanh) gate; Q/K RMSNorm per head; norms after
     attention and MLP; queries scaled by 1/sqrt(head_dim) (270M)."""
-    return {"activation": "gelu-tanh", "embedding_scale": float(np.sqrt(np.float32(cfg["hidden"]))),
-            "sliding_window": sliding_window, "sliding_window_pattern": 6,
-            "rope_theta_local": 10000.0, "qk_norm": 1, "post_norms": 1, "attn_bias": 0}
+    return {
+        "activation": "gelu-tanh",
+        "embedding_scale": float(np.sqrt(np.float32(cfg["hidden"]))),
+        "sliding_window": sliding_window,
+        "sliding_window_pattern": 6,
+        "rope_theta_local": 10000.0,
+        "qk_norm": 1,
+        "post_norms": 1,
+        "attn_bias": 0,
+    }
 
 
 def layer_tensor_shapes(cfg: dict) -> dict:
     """Name (without blk.i.) -> [rows, cols] or [n], the model file's layout."""
     h, f, d = cfg["hidden"], cfg["ffn"], cfg["head_dim"]
     q, kv = cfg["num_q_heads"] * d, cfg["num_kv_heads"] * d
-    shapes = {"attn_norm": [h], "attn_q": [q, h], "attn_k": [kv, h], "attn_v": [kv, h],
-              "attn_output": [h, q], "ffn_norm": [h], "ffn_gate": [f, h], "ffn_up": [f, h],
-              "ffn_down": [h, f]}
+    shapes = {
+        "attn_norm": [h],
+        "attn_q": [q, h],
+        "attn_k": [kv, h],
+        "attn_v": [kv, h],
+        "attn_output": [h, q],
+        "ffn_norm": [h],
+        "ffn_gate": [f, h],
+        "ffn_up": [f, h],
+        "ffn_down": [h, f],
+    }
     if cfg["qk_norm"]:
         shapes.update({"attn_q_norm": [d], "attn_k_norm": [d]})
     if cfg["post_norms"]:
@@ -219,9 +248,21 @@ def tensors_from_gguf(reader, cfg: dict) -> dict:
 
 def random_model(arch: str, seed: int) -> tuple[dict, dict]:
     """A tiny model of the family with random weights: fast enough for CI tests."""
-    cfg = {"architecture": arch, "num_layers": 2, "hidden": 64, "ffn": 96, "num_q_heads": 4,
-           "num_kv_heads": 2, "head_dim": 32, "vocab_size": 300, "rope_theta": 10000.0,
-           "rms_eps": 1e-5, "context_length": 4096, "bos_token_id": 1, "add_bos": 1}
+    cfg = {
+        "architecture": arch,
+        "num_layers": 2,
+        "hidden": 64,
+        "ffn": 96,
+        "num_q_heads": 4,
+        "num_kv_heads": 2,
+        "head_dim": 32,
+        "vocab_size": 300,
+        "rope_theta": 10000.0,
+        "rms_eps": 1e-5,
+        "context_length": 4096,
+        "bos_token_id": 1,
+        "add_bos": 1,
+    }
     if arch == "gemma3":
         cfg.update(gemma3_extras(cfg, sliding_window=8))
         cfg["num_layers"] = 7  # six local layers and one global one
@@ -255,6 +296,7 @@ def random_model(arch: str, seed: int) -> tuple[dict, dict]:
 # Writer
 # --------------------------------------------------------------------------------------------
 
+
 def storage_dtype(values: np.ndarray):
     """fp16 when every value survives the round trip exactly, else fp32."""
     with np.errstate(over="ignore"):
@@ -264,6 +306,7 @@ def storage_dtype(values: np.ndarray):
 
 def write_model(path: Path, name: str, source: str, cfg: dict, tensors: dict) -> None:
     import h5py
+
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
     try:
@@ -274,8 +317,11 @@ def write_model(path: Path, name: str, source: str, cfg: dict, tensors: dict) ->
             f.attrs["source"] = source
             f.attrs["rope_pairing"] = ROPE_PAIRING
             for key, value in cfg.items():
-                f.attrs[key] = value if isinstance(value, str) else (
-                    np.float64(value) if isinstance(value, float) else np.int64(value))
+                f.attrs[key] = (
+                    value
+                    if isinstance(value, str)
+                    else (np.float64(value) if isinstance(value, float) else np.int64(value))
+                )
             group = f.create_group("tensors")
             for tensor_name, values in tensors.items():
                 group.create_dataset(tensor_name, data=values.astype(storage_dtype(values)))
@@ -291,6 +337,7 @@ def export(which: str, out: Path, seed: int, gguf_path: Path | None) -> None:
         write_model(out, which, f"random, seed {seed}", cfg, tensors)
         return
     import gguf
+
     if gguf_path is None:
         gguf_path = bundled_gguf_path() if which == "smollm2" else gemma3_gguf_path()
     if which == "gguf" and gguf_path is None:
@@ -309,12 +356,14 @@ def export(which: str, out: Path, seed: int, gguf_path: Path | None) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("model", choices=["smollm2", "gemma3", "gguf", "tiny-llama", "tiny-gemma3", "tiny-qwen2",
-                                          "tiny-qwen3"])
+    parser.add_argument(
+        "model", choices=["smollm2", "gemma3", "gguf", "tiny-llama", "tiny-gemma3", "tiny-qwen2", "tiny-qwen3"]
+    )
     parser.add_argument("-o", "--output", required=True, type=Path)
     parser.add_argument("--seed", type=int, default=0, help="random models only")
-    parser.add_argument("--gguf", type=Path, help="read this GGUF (required by `gguf`; smollm2/gemma3: instead of "
-                                                  "the packaged one)")
+    parser.add_argument(
+        "--gguf", type=Path, help="read this GGUF (required by `gguf`; smollm2/gemma3: instead of the packaged one)"
+    )
     args = parser.parse_args(argv)
     try:
         export(args.model, args.output, args.seed, args.gguf)

@@ -7,6 +7,7 @@ piece into two pieces of the vocabulary, ranked by the merged piece's score (wha
 SentencePieceExtractor does to convert Gemma's tokenizer). Spaces become U+2581; no space prefix
 (tokenizer.ggml.add_space_prefix is false); unknown characters fall back to <0xXX> byte tokens.
 """
+
 from __future__ import annotations
 
 CONTROL, USER_DEFINED, BYTE = 3, 4, 6  # llama.cpp token types
@@ -38,12 +39,17 @@ def load_gemma_tokenizer(reader):
     scores = field("tokenizer.ggml.scores")
     types = field("tokenizer.ggml.token_type")
     vocab = {t: i for i, t in enumerate(tokens)}
-    tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=spm_merges(tokens, scores, types),
-                                     unk_token="<unk>", byte_fallback=True, fuse_unk=True))
+    tokenizer = Tokenizer(
+        models.BPE(
+            vocab=vocab, merges=spm_merges(tokens, scores, types), unk_token="<unk>", byte_fallback=True, fuse_unk=True
+        )
+    )
     tokenizer.normalizer = normalizers.Replace(" ", "\u2581")
     tokenizer.decoder = decoders.Sequence([decoders.Replace("\u2581", " "), decoders.ByteFallback(), decoders.Fuse()])
-    tokenizer.add_special_tokens([AddedToken(t, special=True, normalized=False)
-                                  for t, kind in zip(tokens, types) if kind == CONTROL])
-    tokenizer.add_tokens([AddedToken(t, special=False, normalized=False)
-                          for t, kind in zip(tokens, types) if kind == USER_DEFINED])
+    tokenizer.add_special_tokens(
+        [AddedToken(t, special=True, normalized=False) for t, kind in zip(tokens, types) if kind == CONTROL]
+    )
+    tokenizer.add_tokens(
+        [AddedToken(t, special=False, normalized=False) for t, kind in zip(tokens, types) if kind == USER_DEFINED]
+    )
     return tokenizer

@@ -33,6 +33,7 @@ Writes OUT.json (levels with bits and KLD, sensitivity[layer][level], and per bu
 control specs with their predicted bits and KLD) and prints the plans. Everything it reports comes
 from the dgq eval runs it makes (their results files beside OUT, kept for provenance).
 """
+
 import argparse
 import json
 import subprocess
@@ -50,6 +51,7 @@ def calibration_text(texts: list[str], window: str | None, out: Path) -> str:
         return texts[0]
     import h5py
     import numpy as np
+
     start, count = (int(x) for x in window.split(","))
     parts, attrs = [], None
     for path in texts:
@@ -58,7 +60,7 @@ def calibration_text(texts: list[str], window: str | None, out: Path) -> str:
             attrs = attrs or {k: f.attrs[k] for k in ("format", "version", "model", "tokenizer_id") if k in f.attrs}
         if len(tokens) < start + count:
             sys.exit(f"layer-sensitivity.py: {path} has {len(tokens)} tokens, the window ends at {start + count}")
-        parts.append(tokens[start:start + count])
+        parts.append(tokens[start : start + count])
     partial = out.with_name(out.name + ".partial")
     with h5py.File(partial, "w") as f:
         f.attrs.update(attrs)
@@ -73,9 +75,25 @@ def run_eval(dgq: str, args, schemes: list[str], out: Path, threads: int) -> lis
     """dgq eval of the schemes (fp16 base, causal) into out (.h5 and .json); their JSON summaries."""
     # --force: out is this tool's own intermediate file, remade on every run (dgq eval refuses an
     # existing output without it).
-    command = [dgq, "eval", "--model", args.model, "--text", args.calibration, "--ctx", str(args.ctx), "--chunks",
-               str(args.chunks), "--cache", "causal", "-o", str(out), "--json", str(out.with_suffix(".json")),
-               "--force"]
+    command = [
+        dgq,
+        "eval",
+        "--model",
+        args.model,
+        "--text",
+        args.calibration,
+        "--ctx",
+        str(args.ctx),
+        "--chunks",
+        str(args.chunks),
+        "--cache",
+        "causal",
+        "-o",
+        str(out),
+        "--json",
+        str(out.with_suffix(".json")),
+        "--force",
+    ]
     if threads:
         command += ["--threads", str(threads)]
     if args.keys != "post-rope":
@@ -137,7 +155,7 @@ def pair_plan(k_level: list[int], v_level: list[int], k_specs: list[str], v_spec
 
 
 def plan_spec(level: list[int], specs: list[str]) -> str:
-    """"DEFAULT;LAYERS=SPEC...": the most common level is the default."""
+    """ "DEFAULT;LAYERS=SPEC...": the most common level is the default."""
     default = max(range(len(specs)), key=lambda j: (level.count(j), -j))
     parts = [specs[default]]
     for j, spec in enumerate(specs):
@@ -150,8 +168,12 @@ def plan_spec(level: list[int], specs: list[str]) -> str:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", required=True)
-    p.add_argument("--text", action="append", required=True,
-                   help="calibration token file (not an evaluated text); repeat with --window")
+    p.add_argument(
+        "--text",
+        action="append",
+        required=True,
+        help="calibration token file (not an evaluated text); repeat with --window",
+    )
     p.add_argument("--window", help="START,COUNT: calibrate on these tokens of every --text")
     p.add_argument("--ctx", type=int, required=True)
     p.add_argument("--chunks", type=int, default=0)
@@ -160,8 +182,12 @@ def main() -> None:
     p.add_argument("--v-level", action="append", help="with --k-level: V's levels")
     p.add_argument("--budget", type=float, action="append", required=True, help="bits per element (repeat)")
     p.add_argument("--layers", type=int, help="the model's layer count (default: a dgq model file's num_layers)")
-    p.add_argument("--keys", default="post-rope", choices=["post-rope", "pre-rope"],
-                   help="where the cache stores keys (dgq eval --keys); the plans are for that position")
+    p.add_argument(
+        "--keys",
+        default="post-rope",
+        choices=["post-rope", "pre-rope"],
+        help="where the cache stores keys (dgq eval --keys); the plans are for that position",
+    )
     p.add_argument("--dgq", default="build/sim/dgq")
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("-o", "--output", required=True)
@@ -173,6 +199,7 @@ def main() -> None:
         sys.exit("layer-sensitivity.py: give at least two --level specs")
     if args.layers is None:
         import h5py
+
         with h5py.File(args.model, "r") as f:
             args.layers = int(f.attrs["num_layers"])
     out = Path(args.output)
@@ -197,28 +224,51 @@ def main() -> None:
         control = control_of(level)
         predicted = lambda lv: (sum(bits[j] for j in lv) / len(lv), sum(sensitivity[l][j] for l, j in enumerate(lv)))
         plans[f"{budget:g}"] = {
-            "budget": budget, "levels": level, "spec": plan_spec(level, args.level),
-            "predicted_bits": predicted(level)[0], "predicted_kld": predicted(level)[1],
-            "control_levels": control, "control_spec": plan_spec(control, args.level),
-            "control_predicted_kld": predicted(control)[1]}
-    write_plans(args, out, {
-        "levels": [{"spec": s, "bits": b, "kld": u["kld_mean"]} for s, b, u in zip(args.level, bits, uniform)],
-        "sensitivity": sensitivity, "plans": plans})
+            "budget": budget,
+            "levels": level,
+            "spec": plan_spec(level, args.level),
+            "predicted_bits": predicted(level)[0],
+            "predicted_kld": predicted(level)[1],
+            "control_levels": control,
+            "control_spec": plan_spec(control, args.level),
+            "control_predicted_kld": predicted(control)[1],
+        }
+    write_plans(
+        args,
+        out,
+        {
+            "levels": [{"spec": s, "bits": b, "kld": u["kld_mean"]} for s, b, u in zip(args.level, bits, uniform)],
+            "sensitivity": sensitivity,
+            "plans": plans,
+        },
+    )
 
 
 def write_plans(args, out: Path, measured: dict) -> None:
     """OUT.json: what the run was (model, texts, calibration, dgq) and what it measured and planned."""
-    doc = {"format": "dgq-layer-sensitivity", "version": 1, "model": args.model, "texts": args.text, "window": args.window,
-           "calibration": args.calibration, "ctx": args.ctx, "chunks": args.chunks, "cache": "causal", "base": "fp16",
-           "keys": args.keys,
-           "dgq_version": subprocess.run([args.dgq, "--version"], capture_output=True, text=True).stdout.split()[-1],
-           **measured}
+    doc = {
+        "format": "dgq-layer-sensitivity",
+        "version": 1,
+        "model": args.model,
+        "texts": args.text,
+        "window": args.window,
+        "calibration": args.calibration,
+        "ctx": args.ctx,
+        "chunks": args.chunks,
+        "cache": "causal",
+        "base": "fp16",
+        "keys": args.keys,
+        "dgq_version": subprocess.run([args.dgq, "--version"], capture_output=True, text=True).stdout.split()[-1],
+        **measured,
+    }
     partial = out.with_name(out.name + ".partial")
     partial.write_text(json.dumps(doc, indent=1) + "\n")
     partial.replace(out)
     for key, plan in measured["plans"].items():
-        print(f"budget {key}: {plan['spec']}  (predicted {plan['predicted_bits']:.3f} bits, KLD {plan['predicted_kld']:.3e}; "
-              f"control {plan['control_predicted_kld']:.3e})")
+        print(
+            f"budget {key}: {plan['spec']}  (predicted {plan['predicted_bits']:.3f} bits, KLD {plan['predicted_kld']:.3e}; "
+            f"control {plan['control_predicted_kld']:.3e})"
+        )
 
 
 def write_split_plans(args, out: Path) -> None:
@@ -226,34 +276,62 @@ def write_split_plans(args, out: Path) -> None:
     roles = {"k": args.k_level, "v": args.v_level}
     bits, levels = {}, {}
     for role, specs in roles.items():
-        uniform = run_eval(args.dgq, args, [role_pair(role, s) for s in specs],
-                           out.with_name(f"{out.stem}-levels-{role}.h5"), args.threads)
+        uniform = run_eval(
+            args.dgq,
+            args,
+            [role_pair(role, s) for s in specs],
+            out.with_name(f"{out.stem}-levels-{role}.h5"),
+            args.threads,
+        )
         bits[role] = [2 * u["bits_averaged"] - 16 for u in uniform]  # the other role holds fp16
         if any(b2 <= b1 for b1, b2 in zip(bits[role], bits[role][1:])):
             sys.exit(f"layer-sensitivity.py: the {role.upper()} levels' bits {bits[role]} do not increase")
         levels[role] = [{"spec": s, "bits": b, "kld": u["kld_mean"]} for s, b, u in zip(specs, bits[role], uniform)]
-    per_layer = [f"fp16;{layer}={role_pair(role, spec)}" for role in roles for layer in range(args.layers)
-                 for spec in roles[role]]
+    per_layer = [
+        f"fp16;{layer}={role_pair(role, spec)}"
+        for role in roles
+        for layer in range(args.layers)
+        for spec in roles[role]
+    ]
     runs = iter(run_eval(args.dgq, args, per_layer, out.with_name(out.stem + "-layers.h5"), args.threads))
-    sensitivity = {role: [[next(runs)["kld_mean"] for _ in specs] for _ in range(args.layers)]
-                   for role, specs in roles.items()}
+    sensitivity = {
+        role: [[next(runs)["kld_mean"] for _ in specs] for _ in range(args.layers)] for role, specs in roles.items()
+    }
     items = sensitivity["k"] + sensitivity["v"]
     chains = [bits["k"]] * args.layers + [bits["v"]] * args.layers
     plans = {}
     for budget in args.budget:
         level = allocate(items, chains, budget)
-        k, v = level[:args.layers], level[args.layers:]
+        k, v = level[: args.layers], level[args.layers :]
         control = control_of(k) + control_of(v)
-        predicted = lambda lv: (sum(c[j] for c, j in zip(chains, lv)) / len(lv), sum(items[i][j] for i, j in enumerate(lv)))
+        predicted = lambda lv: (
+            sum(c[j] for c, j in zip(chains, lv)) / len(lv),
+            sum(items[i][j] for i, j in enumerate(lv)),
+        )
         plans[f"{budget:g}"] = {
-            "budget": budget, "k_levels": k, "v_levels": v,
+            "budget": budget,
+            "k_levels": k,
+            "v_levels": v,
             "spec": pair_plan(k, v, args.k_level, args.v_level),
-            "predicted_bits": predicted(level)[0], "predicted_kld": predicted(level)[1],
-            "control_k_levels": control[:args.layers], "control_v_levels": control[args.layers:],
-            "control_spec": pair_plan(control[:args.layers], control[args.layers:], args.k_level, args.v_level),
-            "control_predicted_kld": predicted(control)[1]}
-    write_plans(args, out, {"roles": "split", "k_levels": levels["k"], "v_levels": levels["v"],
-                            "k_sensitivity": sensitivity["k"], "v_sensitivity": sensitivity["v"], "plans": plans})
+            "predicted_bits": predicted(level)[0],
+            "predicted_kld": predicted(level)[1],
+            "control_k_levels": control[: args.layers],
+            "control_v_levels": control[args.layers :],
+            "control_spec": pair_plan(control[: args.layers], control[args.layers :], args.k_level, args.v_level),
+            "control_predicted_kld": predicted(control)[1],
+        }
+    write_plans(
+        args,
+        out,
+        {
+            "roles": "split",
+            "k_levels": levels["k"],
+            "v_levels": levels["v"],
+            "k_sensitivity": sensitivity["k"],
+            "v_sensitivity": sensitivity["v"],
+            "plans": plans,
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ OUTDIR/<model>-<kind>-<clean|noise10>.h5.
 
 Usage: tools/make-eval-texts.py smollm2 --prompts out/prompts -o out/eval-texts [--tokens 8192]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,10 +27,12 @@ MODEL_NAMES = {"smollm2": "SmolLM2-135M-Instruct-Q4_1", "gemma3": "gemma-3-270m-
 
 def gguf_reader(model: str):
     import gguf
+
     if model == "smollm2":
         path = export_trace.bundled_gguf_path()
     else:
         from dgqtools.export_model import gemma3_gguf_path
+
         path = gemma3_gguf_path()
     return gguf.GGUFReader(str(path))
 
@@ -38,15 +41,26 @@ def load_tokenizer(model: str, reader):
     if model == "smollm2":
         return export_trace.load_tokenizer(reader)
     from dgqtools.gemma_tokenizer import load_gemma_tokenizer
+
     return load_gemma_tokenizer(reader)
 
 
-def write_tokens(path: Path, model_name: str, kind: str, noise_rate: float, seed: int, prompt,
-                 tokenizer: str = "") -> None:
+def write_tokens(
+    path: Path, model_name: str, kind: str, noise_rate: float, seed: int, prompt, tokenizer: str = ""
+) -> None:
     """`tokenizer`: the tokenizer's identity (dgqtools/tokenizer_id.py), matched by `dgq eval` against the
     model's; empty: none recorded (the model is then matched by name)."""
-    write_token_file(path, prompt.tokens, model_name, kind, noise_rate, seed=seed, tokenizer_id=tokenizer,
-                     noise_mask=prompt.noise_mask, text=prompt.text)
+    write_token_file(
+        path,
+        prompt.tokens,
+        model_name,
+        kind,
+        noise_rate,
+        seed=seed,
+        tokenizer_id=tokenizer,
+        noise_mask=prompt.noise_mask,
+        text=prompt.text,
+    )
 
 
 def main(argv=None) -> int:

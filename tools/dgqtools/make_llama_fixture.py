@@ -14,6 +14,7 @@ Writes into OUTDIR:
 Usage: tools/make-llama-fixture.py --tool BIN --f32 smollm2=F32.gguf --f32 gemma3=F32.gguf
            --source smollm2=Q.gguf --source gemma3=Q.gguf --version V --command CMD -o OUTDIR
 """
+
 from __future__ import annotations
 
 import argparse
@@ -59,8 +60,9 @@ def run_tool(tool: str, *args) -> str:
 
 def fixture_provenance(version: str, command: str) -> dict:
     """What every fixture file records about how it was made."""
-    commit = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True,
-                            text=True, check=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     return {
         "llama_cpp_python": version,
         "llama_cpp": "ggml-org/llama.cpp@0c1e57098 (vendored by the sdist; bench/ggml/requirements-ggml.txt)",
@@ -78,10 +80,16 @@ def scored_rows(output: str, chunks: int, ctx: int, what: str) -> list[dict]:
     for line in output.splitlines():
         fields = line.split()
         top = fields[4:]
-        rows.append({"chunk": int(fields[0]), "pos": int(fields[1]), "target": int(fields[2]),
-                     "target_logprob": float(fields[3]),
-                     "top_ids": [int(t) for t in top[0::2]],
-                     "top_logprobs": [float(v) for v in top[1::2]]})
+        rows.append(
+            {
+                "chunk": int(fields[0]),
+                "pos": int(fields[1]),
+                "target": int(fields[2]),
+                "target_logprob": float(fields[3]),
+                "top_ids": [int(t) for t in top[0::2]],
+                "top_logprobs": [float(v) for v in top[1::2]],
+            }
+        )
     expected = chunks * (ctx - 1 - ctx // 2)
     if len(rows) != expected:
         sys.exit(f"make-llama-fixture.py: {what}: {len(rows)} scored rows, expected {expected}")
@@ -118,20 +126,30 @@ def main(argv=None) -> int:
         for model in ("smollm2", "gemma3"):
             gguf = Path(f32[model])
             tokenized[model] = {name: tokenize(args.tool, gguf, text, tmp) for name, text in texts.items()}
-        out = {"provenance": provenance, "chars": args.chars,
-               "texts": {name: {"source": TEXTS[name], "text": text,
-                                "tokens": {model: tokenized[model][name] for model in tokenized}}
-                         for name, text in texts.items()}}
-        (args.output / "texts.json").write_text(json.dumps(out, ensure_ascii=False, separators=(",", ":")) + "\n",
-                                                encoding="utf-8")
+        out = {
+            "provenance": provenance,
+            "chars": args.chars,
+            "texts": {
+                name: {
+                    "source": TEXTS[name],
+                    "text": text,
+                    "tokens": {model: tokenized[model][name] for model in tokenized},
+                }
+                for name, text in texts.items()
+            },
+        }
+        (args.output / "texts.json").write_text(
+            json.dumps(out, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8"
+        )
         for model in ("smollm2", "gemma3"):
             tokens = tokenized[model][LOGITS_TEXT][: args.chunks * args.ctx]
             if len(tokens) < args.chunks * args.ctx:
                 sys.exit(f"make-llama-fixture.py: {model}: only {len(tokens)} tokens in {LOGITS_TEXT}")
             ids = tmp / "tokens.txt"
             ids.write_text(" ".join(map(str, tokens)) + "\n")
-            rows = scored_rows(run_tool(args.tool, "logits", f32[model], ids, args.ctx, args.threads),
-                               args.chunks, args.ctx, model)
+            rows = scored_rows(
+                run_tool(args.tool, "logits", f32[model], ids, args.ctx, args.threads), args.chunks, args.ctx, model
+            )
             doc = {
                 "provenance": provenance,
                 "model": model,
@@ -142,12 +160,14 @@ def main(argv=None) -> int:
                 "weights": "F32 (dgq-llama-fixture f32: llama_model_quantize, LLAMA_FTYPE_ALL_F32, allow_requantize, pure)",
                 "kv_cache": "F32 K and V, flash attention off",
                 "text": TEXTS[LOGITS_TEXT],
-                "ctx": args.ctx, "chunks": args.chunks, "first_scored": args.ctx // 2, "top_k": 8,
+                "ctx": args.ctx,
+                "chunks": args.chunks,
+                "first_scored": args.ctx // 2,
+                "top_k": 8,
                 "tokens": tokens,
                 "scored": rows,
             }
-            (args.output / f"{model}.json").write_text(json.dumps(doc, separators=(",", ":")) + "\n",
-                                                        encoding="utf-8")
+            (args.output / f"{model}.json").write_text(json.dumps(doc, separators=(",", ":")) + "\n", encoding="utf-8")
     for name in ("texts", "smollm2", "gemma3"):
         path = args.output / f"{name}.json"
         print(f"make-llama-fixture.py: wrote {path} ({path.stat().st_size} bytes)")

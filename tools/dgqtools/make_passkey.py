@@ -25,6 +25,7 @@ digit count uniform in {5, 6, 7} and then a key uniform among the numbers of tha
 Usage: tools/make-passkey.py {smollm2,gemma3} --prompts out/prompts --lengths 1024,2048,4096 \\
            --depths 0,25,50,75,100 --keys 10 --seed 0 -o out/passkey/smollm2.h5
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,8 +39,10 @@ import numpy as np
 
 from dgqtools.export_trace import ExportError
 
-INTRO = ("There is an important info hidden inside a lot of irrelevant text. Find it and memorize it. "
-         "I will quiz you about the important information there.\n\n")
+INTRO = (
+    "There is an important info hidden inside a lot of irrelevant text. Find it and memorize it. "
+    "I will quiz you about the important information there.\n\n"
+)
 NEEDLE = " The pass key is {key}. Remember it. {key} is the pass key. "
 QUESTION = "\n\nWhat is the pass key? The pass key is"
 ANSWER = " {key}"
@@ -64,7 +67,7 @@ def draw_keys(seed: int, cells: int) -> list[int]:
     keys = []
     for _ in range(cells):
         digits = int(rng.integers(5, 8))
-        keys.append(int(rng.integers(10 ** (digits - 1), 10 ** digits)))
+        keys.append(int(rng.integers(10 ** (digits - 1), 10**digits)))
     return keys
 
 
@@ -80,10 +83,12 @@ def split_answer(encode: Encode, key: int) -> tuple[list[int], list[int]]:
     """
     whole = list(encode(QUESTION + ANSWER.format(key=key)))
     for question in (list(encode(QUESTION + " ")), list(encode(QUESTION))):
-        if whole[:len(question)] == question and len(whole) > len(question):
-            return question, whole[len(question):]
-    raise ExportError(f"key {key}: the question's tokens are not a prefix of question + answer "
-                      f"({list(encode(QUESTION))} vs {whole}); the answer would not continue the prompt")
+        if whole[: len(question)] == question and len(whole) > len(question):
+            return question, whole[len(question) :]
+    raise ExportError(
+        f"key {key}: the question's tokens are not a prefix of question + answer "
+        f"({list(encode(QUESTION))} vs {whole}); the answer would not continue the prompt"
+    )
 
 
 def answer_tokens(encode: Encode, key: int) -> list[int]:
@@ -102,8 +107,9 @@ def build_prompt(encode: Encode, haystack: Sequence[int], length: int, depth: fl
     needle = list(encode(NEEDLE.format(key=key)))
     fill = length - len(intro) - len(needle) - len(question)
     if fill < 0:
-        raise ExportError(f"length {length}: intro, needle and question alone take "
-                          f"{len(intro) + len(needle) + len(question)} tokens")
+        raise ExportError(
+            f"length {length}: intro, needle and question alone take {len(intro) + len(needle) + len(question)} tokens"
+        )
     if fill > len(haystack):
         raise ExportError(f"length {length}: needs {fill} haystack tokens, the haystack has {len(haystack)}")
     cut = needle_offset(depth, fill)
@@ -113,11 +119,21 @@ def build_prompt(encode: Encode, haystack: Sequence[int], length: int, depth: fl
     return PasskeyPrompt(tokens, answer, key, length, float(depth), len(intro) + cut)
 
 
-def build_prompts(encode: Encode, haystack: Sequence[int], lengths: Sequence[int], depths: Sequence[float],
-                  keys_per_cell: int, seed: int) -> list[PasskeyPrompt]:
+def build_prompts(
+    encode: Encode,
+    haystack: Sequence[int],
+    lengths: Sequence[int],
+    depths: Sequence[float],
+    keys_per_cell: int,
+    seed: int,
+) -> list[PasskeyPrompt]:
     keys = iter(draw_keys(seed, len(lengths) * len(depths) * keys_per_cell))
-    return [build_prompt(encode, haystack, length, depth, next(keys))
-            for length in lengths for depth in depths for _ in range(keys_per_cell)]
+    return [
+        build_prompt(encode, haystack, length, depth, next(keys))
+        for length in lengths
+        for depth in depths
+        for _ in range(keys_per_cell)
+    ]
 
 
 def haystack_text(prompts_dir: Path) -> str:
@@ -138,6 +154,7 @@ def write_task(path: Path, model_name: str, seed: int, prompts: Sequence[Passkey
     """Writes PATH.partial and renames it when whole (make-eval-texts.py's pattern); `tokenizer`: the
     tokenizer's identity (dgqtools/tokenizer_id.py), empty for none."""
     import h5py
+
     partial = path.with_name(path.name + ".partial")
     try:
         with h5py.File(partial, "w") as f:
@@ -147,7 +164,12 @@ def write_task(path: Path, model_name: str, seed: int, prompts: Sequence[Passkey
             if tokenizer:
                 f.attrs["tokenizer_id"] = tokenizer
             f.attrs["seed"] = np.int64(seed)
-            f.attrs["intro"], f.attrs["needle"], f.attrs["question"], f.attrs["answer"] = INTRO, NEEDLE, QUESTION, ANSWER
+            f.attrs["intro"], f.attrs["needle"], f.attrs["question"], f.attrs["answer"] = (
+                INTRO,
+                NEEDLE,
+                QUESTION,
+                ANSWER,
+            )
             f.create_dataset("tokens", data=np.concatenate([p.tokens for p in prompts]).astype(np.int32))
             f.create_dataset("prompt_offsets", data=offsets([p.tokens for p in prompts]))
             f.create_dataset("answer_tokens", data=np.concatenate([p.answer for p in prompts]).astype(np.int32))
@@ -171,13 +193,18 @@ def number_list(text: str, kind=int) -> list:
 
 def main(argv=None) -> int:
     from dgqtools.make_eval_texts import MODEL_NAMES, gguf_reader, load_tokenizer
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model", choices=sorted(MODEL_NAMES))
     parser.add_argument("--prompts", type=Path, required=True, help="folder of tools/prompts.sh")
     parser.add_argument("-o", "--output", type=Path, required=True)
     parser.add_argument("--lengths", type=number_list, default=[1024, 2048, 4096], help="prompt lengths in tokens")
-    parser.add_argument("--depths", type=lambda t: number_list(t, float), default=[0.0, 25.0, 50.0, 75.0, 100.0],
-                        help="needle depths in percent of the haystack")
+    parser.add_argument(
+        "--depths",
+        type=lambda t: number_list(t, float),
+        default=[0.0, 25.0, 50.0, 75.0, 100.0],
+        help="needle depths in percent of the haystack",
+    )
     parser.add_argument("--keys", type=int, default=10, help="keys per (length, depth) cell")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
@@ -185,6 +212,7 @@ def main(argv=None) -> int:
         if args.keys < 1 or any(not 0 <= d <= 100 for d in args.depths):
             raise ExportError("--keys must be at least 1 and --depths within 0..100")
         from dgqtools.tokenizer_id import tokenizer_id
+
         reader = gguf_reader(args.model)
         tokenizer = load_tokenizer(args.model, reader)
         encode = lambda text: tokenizer.encode(text, add_special_tokens=False).ids  # noqa: E731

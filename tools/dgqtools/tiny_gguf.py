@@ -10,6 +10,7 @@ tools/export-model.py reads the vocabulary size and BOS id from them.
 
 Usage: tools/tiny-gguf.py qwen2|qwen3 -o FILE.gguf [--seed S]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,8 +26,9 @@ from dgqtools.export_model import random_model
 ARCHITECTURES = ("qwen2", "qwen3")
 
 
-def add_model_metadata(writer, cfg: dict, name: str | None = None, head_dim_keys: bool = True,
-                       vocab_size_key: bool = True) -> None:
+def add_model_metadata(
+    writer, cfg: dict, name: str | None = None, head_dim_keys: bool = True, vocab_size_key: bool = True
+) -> None:
     """The keys llama.cpp's converter writes for a model of export_model's cfg, in its order, with a
     no_vocab vocabulary of cfg["vocab_size"] dummy tokens (write_tiny_gguf's file is pinned by its
     sha256: the order and the keys are part of it). head_dim_keys: key_length and value_length;
@@ -61,10 +63,11 @@ def random_k_quant_blocks(rng, qtype, rows: int, cols: int, scale: float) -> np.
     random bytes with every fp16 scale set to `scale` (finite and small). The gguf package does not
     quantize K-quants, so tests and fuzz seeds make such tensors this way."""
     import gguf
+
     block_values, block_bytes = gguf.GGML_QUANT_SIZES[qtype]
     data = rng.integers(0, 256, size=(rows, cols // block_values, block_bytes), dtype=np.uint8)
     for offset in K_QUANT_SCALE_OFFSETS[qtype.name]:
-        data[:, :, offset:offset + 2] = np.frombuffer(np.float16(scale).tobytes(), dtype=np.uint8)
+        data[:, :, offset : offset + 2] = np.frombuffer(np.float16(scale).tobytes(), dtype=np.uint8)
     return data.reshape(rows, -1)
 
 
@@ -72,6 +75,7 @@ def add_weight(writer, name: str, values: np.ndarray, qtype) -> None:
     """Tensor `name` of the fp32 `values`, stored as qtype: F32 as it is, any other type quantized
     by the gguf package (which does not do K-quants: random_k_quant_blocks)."""
     import gguf
+
     if qtype == gguf.GGMLQuantizationType.F32:
         writer.add_tensor(name, values)
     else:
@@ -90,6 +94,7 @@ def write_tiny_gguf(path: Path, arch: str, seed: int = 0, extra_metadata=()) -> 
     """Writes random_model(arch, seed) to path; returns its (cfg, tensors). extra_metadata:
     (key, value) pairs added as they are (str or float), e.g. settings the exporter refuses."""
     import gguf
+
     if arch not in ARCHITECTURES:
         raise ValueError(f"tiny_gguf: architecture {arch!r} is not one of {', '.join(ARCHITECTURES)}")
     cfg, tensors = random_model(arch, seed)

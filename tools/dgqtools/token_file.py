@@ -59,4 +59,3 @@ def write_token_file(
     finally:
         if partial.exists():
             partial.unlink()
-

@@ -2,6 +2,7 @@
 the attribute `tokenizer_id` into token files (make-eval-texts.py), passkey task files
 (make-passkey.py) and exported model files (export-model.py), so that `dgq eval` accepts a token
 file for any model with the same tokenizer, whether read from its GGUF or from a model file."""
+
 from __future__ import annotations
 
 FNV_OFFSET = 1469598103934665603
@@ -17,13 +18,16 @@ def _strings(reader, key: str) -> list[bytes]:
 
 
 def tokenizer_id(reader) -> str:
-    """"fnv1a64:" + 16 hex digits of FNV-1a 64 over tokenizer.ggml.model, tokenizer.ggml.pre,
+    """ "fnv1a64:" + 16 hex digits of FNV-1a 64 over tokenizer.ggml.model, tokenizer.ggml.pre,
     tokenizer.ggml.tokens and tokenizer.ggml.merges, each string as its length (uint64 LE) and
     its raw bytes; absent keys contribute nothing (a scalar absent: the empty string)."""
     h = FNV_OFFSET
-    strings = (_strings(reader, "tokenizer.ggml.model")[:1] or [b""]) + \
-              (_strings(reader, "tokenizer.ggml.pre")[:1] or [b""]) + \
-              _strings(reader, "tokenizer.ggml.tokens") + _strings(reader, "tokenizer.ggml.merges")
+    strings = (
+        (_strings(reader, "tokenizer.ggml.model")[:1] or [b""])
+        + (_strings(reader, "tokenizer.ggml.pre")[:1] or [b""])
+        + _strings(reader, "tokenizer.ggml.tokens")
+        + _strings(reader, "tokenizer.ggml.merges")
+    )
     for s in strings:
         for byte in len(s).to_bytes(8, "little") + s:
             h = ((h ^ byte) * FNV_PRIME) & MASK

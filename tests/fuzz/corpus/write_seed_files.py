@@ -18,6 +18,7 @@ are written with export_model.write_model, the same writer as the real models.
 
 Usage: write_seed_files.py model|gguf|tokens OUTPUT_DIR
 """
+
 from __future__ import annotations
 
 import sys
@@ -37,9 +38,21 @@ TOKENS = [(7 * i + 3) % 16 for i in range(24)]  # three chunks of --ctx 8, ids <
 
 
 def micro_model(arch: str, seed: int) -> tuple[dict, dict]:
-    cfg = {"architecture": arch, "num_layers": 1, "hidden": 8, "ffn": 8, "num_q_heads": 2,
-           "num_kv_heads": 1, "head_dim": 32, "vocab_size": 16, "rope_theta": 10000.0,
-           "rms_eps": 1e-5, "context_length": 64, "bos_token_id": 1, "add_bos": 1}
+    cfg = {
+        "architecture": arch,
+        "num_layers": 1,
+        "hidden": 8,
+        "ffn": 8,
+        "num_q_heads": 2,
+        "num_kv_heads": 1,
+        "head_dim": 32,
+        "vocab_size": 16,
+        "rope_theta": 10000.0,
+        "rms_eps": 1e-5,
+        "context_length": 64,
+        "bos_token_id": 1,
+        "add_bos": 1,
+    }
     if arch == "gemma3":
         cfg.update(export_model.gemma3_extras(cfg, sliding_window=4))
         cfg.update(num_layers=2, sliding_window_pattern=2)  # layer 0 local, layer 1 global
@@ -62,23 +75,58 @@ def write_models(out: Path) -> None:
 
 
 GGUF_SEEDS = {
-    "llama": ({"hidden": 32, "ffn": 32, "heads": 2, "kv_heads": 1, "head_dim": 16},
-              {"token_embd": "Q8_0", "output_norm": "F32", "blk.0.attn_norm": "F16", "blk.0.attn_q": "Q4_0",
-               "blk.0.attn_k": "Q4_1", "blk.0.attn_v": "Q5_0", "blk.0.attn_output": "Q5_1", "blk.0.ffn_norm": "BF16",
-               "blk.0.ffn_gate": "Q8_0", "blk.0.ffn_up": "F16", "blk.0.ffn_down": "F32"}),
-    "qwen3": ({"hidden": 256, "ffn": 8, "heads": 2, "kv_heads": 1, "head_dim": 16},
-              {"token_embd": "Q4_K", "output_norm": "F32", "blk.0.attn_norm": "F32", "blk.0.attn_q": "Q5_K",
-               "blk.0.attn_k": "Q6_K", "blk.0.attn_v": "Q4_K", "blk.0.attn_output": "F32", "blk.0.ffn_norm": "F32",
-               "blk.0.ffn_gate": "Q6_K", "blk.0.ffn_up": "Q4_K", "blk.0.ffn_down": "F32",
-               "blk.0.attn_q_norm": "F32", "blk.0.attn_k_norm": "F32"}),
+    "llama": (
+        {"hidden": 32, "ffn": 32, "heads": 2, "kv_heads": 1, "head_dim": 16},
+        {
+            "token_embd": "Q8_0",
+            "output_norm": "F32",
+            "blk.0.attn_norm": "F16",
+            "blk.0.attn_q": "Q4_0",
+            "blk.0.attn_k": "Q4_1",
+            "blk.0.attn_v": "Q5_0",
+            "blk.0.attn_output": "Q5_1",
+            "blk.0.ffn_norm": "BF16",
+            "blk.0.ffn_gate": "Q8_0",
+            "blk.0.ffn_up": "F16",
+            "blk.0.ffn_down": "F32",
+        },
+    ),
+    "qwen3": (
+        {"hidden": 256, "ffn": 8, "heads": 2, "kv_heads": 1, "head_dim": 16},
+        {
+            "token_embd": "Q4_K",
+            "output_norm": "F32",
+            "blk.0.attn_norm": "F32",
+            "blk.0.attn_q": "Q5_K",
+            "blk.0.attn_k": "Q6_K",
+            "blk.0.attn_v": "Q4_K",
+            "blk.0.attn_output": "F32",
+            "blk.0.ffn_norm": "F32",
+            "blk.0.ffn_gate": "Q6_K",
+            "blk.0.ffn_up": "Q4_K",
+            "blk.0.ffn_down": "F32",
+            "blk.0.attn_q_norm": "F32",
+            "blk.0.attn_k_norm": "F32",
+        },
+    ),
 }
 
 
 def gguf_shapes(arch: str, d: dict) -> dict:
     h, f, q, kv = d["hidden"], d["ffn"], d["heads"] * d["head_dim"], d["kv_heads"] * d["head_dim"]
-    shapes = {"token_embd": (16, h), "output_norm": (h,), "blk.0.attn_norm": (h,), "blk.0.attn_q": (q, h),
-              "blk.0.attn_k": (kv, h), "blk.0.attn_v": (kv, h), "blk.0.attn_output": (h, q), "blk.0.ffn_norm": (h,),
-              "blk.0.ffn_gate": (f, h), "blk.0.ffn_up": (f, h), "blk.0.ffn_down": (h, f)}
+    shapes = {
+        "token_embd": (16, h),
+        "output_norm": (h,),
+        "blk.0.attn_norm": (h,),
+        "blk.0.attn_q": (q, h),
+        "blk.0.attn_k": (kv, h),
+        "blk.0.attn_v": (kv, h),
+        "blk.0.attn_output": (h, q),
+        "blk.0.ffn_norm": (h,),
+        "blk.0.ffn_gate": (f, h),
+        "blk.0.ffn_up": (f, h),
+        "blk.0.ffn_down": (h, f),
+    }
     if arch == "qwen3":
         shapes.update({"blk.0.attn_q_norm": (d["head_dim"],), "blk.0.attn_k_norm": (d["head_dim"],)})
     return shapes
@@ -86,12 +134,23 @@ def gguf_shapes(arch: str, d: dict) -> dict:
 
 def write_ggufs(out: Path) -> None:
     import gguf
+
     for arch, (dims, types) in GGUF_SEEDS.items():
         rng = np.random.default_rng(0)
         writer = gguf.GGUFWriter(str(out / f"seed-{arch}.gguf"), arch)
-        cfg = {"num_layers": 1, "hidden": dims["hidden"], "ffn": dims["ffn"], "num_q_heads": dims["heads"],
-               "num_kv_heads": dims["kv_heads"], "head_dim": dims["head_dim"], "rope_theta": 10000.0,
-               "rms_eps": 1e-5, "context_length": 64, "vocab_size": 16, "bos_token_id": 1}
+        cfg = {
+            "num_layers": 1,
+            "hidden": dims["hidden"],
+            "ffn": dims["ffn"],
+            "num_q_heads": dims["heads"],
+            "num_kv_heads": dims["kv_heads"],
+            "head_dim": dims["head_dim"],
+            "rope_theta": 10000.0,
+            "rms_eps": 1e-5,
+            "context_length": 64,
+            "vocab_size": 16,
+            "bos_token_id": 1,
+        }
         add_model_metadata(writer, cfg, f"fuzz-{arch}")
         for name, shape in gguf_shapes(arch, dims).items():
             qtype = gguf.GGMLQuantizationType[types[name]]
@@ -106,6 +165,7 @@ def write_ggufs(out: Path) -> None:
 
 def write_tokens(out: Path) -> None:
     import h5py
+
     write_token_file(out / "seed-tokens-int32.h5", TOKENS, "fuzz-llama", "fuzz", 0.1)
     # The same tokens in the encodings the writer never uses but the format allows (uint16 ids,
     # fixed-length strings, int32 version, float32 rate), written by hand for the reader to meet.

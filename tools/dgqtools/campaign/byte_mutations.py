@@ -42,18 +42,34 @@ def data_ranges(path: Path) -> list[tuple[int, int]]:
 def gguf_data_ranges(path: Path) -> list[tuple[int, int]]:
     """A GGUF file's tensor data (everything after its header, metadata and tensor entries)."""
     import gguf
+
     return [(int(gguf.GGUFReader(str(path)).data_offset), path.stat().st_size)]
 
 
 def metadata_positions(size: int, ranges) -> np.ndarray:
     mask = np.ones(size, dtype=bool)
     for a, b in ranges:
-        mask[max(0, a):min(size, b)] = False
+        mask[max(0, a) : min(size, b)] = False
     return np.flatnonzero(mask)
 
 
-INTERESTING = [0, 1, 0x7F, 0x80, 0xFF, 0x7FFF, 0x8000, 0xFFFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF,
-               2**40, 2**60, 2**63 - 1, 2**64 - 1]
+INTERESTING = [
+    0,
+    1,
+    0x7F,
+    0x80,
+    0xFF,
+    0x7FFF,
+    0x8000,
+    0xFFFF,
+    0x7FFFFFFF,
+    0x80000000,
+    0xFFFFFFFF,
+    2**40,
+    2**60,
+    2**63 - 1,
+    2**64 - 1,
+]
 
 
 class ByteMutator:
@@ -74,14 +90,20 @@ class ByteMutator:
 
     def run_length(self) -> int:
         r = self.rng.random()
-        return int(self.rng.integers(1, 9)) if r < 0.6 else int(self.rng.integers(9, 129)) if r < 0.9 \
+        return (
+            int(self.rng.integers(1, 9))
+            if r < 0.6
+            else int(self.rng.integers(9, 129))
+            if r < 0.9
             else int(self.rng.integers(129, 4097))
+        )
 
     def apply(self) -> str:
         if not self.b:
             return "empty file, nothing to mutate"
-        op = self.rng.choice(["flip", "flip", "overwrite", "overwrite", "interesting", "truncate",
-                              "duplicate", "delete", "insert"])
+        op = self.rng.choice(
+            ["flip", "flip", "overwrite", "overwrite", "interesting", "truncate", "duplicate", "delete", "insert"]
+        )
         n = len(self.b)
         if op == "flip":
             count = int(self.rng.integers(1, 17))
@@ -97,9 +119,9 @@ class ByteMutator:
             length = min(length, n - p)
             fill = self.rng.choice(["00", "ff", "random"])
             if fill == "random":
-                self.b[p:p + length] = self.rng.integers(0, 256, size=length, dtype=np.uint8).tobytes()
+                self.b[p : p + length] = self.rng.integers(0, 256, size=length, dtype=np.uint8).tobytes()
             else:
-                self.b[p:p + length] = bytes([int(fill, 16)]) * length
+                self.b[p : p + length] = bytes([int(fill, 16)]) * length
             return f"overwrite {length} bytes at {p} with {fill}"
         if op == "interesting":
             p = self.pos()
@@ -107,29 +129,34 @@ class ByteMutator:
             width = int(self.rng.choice([1, 2, 4, 8]))
             value &= (1 << (8 * width)) - 1
             raw = value.to_bytes(width, "little" if self.rng.random() < 0.8 else "big")
-            raw = raw[:max(0, n - p)]
-            self.b[p:p + len(raw)] = raw
+            raw = raw[: max(0, n - p)]
+            self.b[p : p + len(raw)] = raw
             return f"write {width}-byte integer {value:#x} at {p}"
         if op == "truncate":
             r = self.rng.random()
-            keep = int(self.rng.integers(0, n)) if r < 0.5 else max(0, n - int(self.rng.integers(1, 513))) \
-                if r < 0.8 else self.pos()
+            keep = (
+                int(self.rng.integers(0, n))
+                if r < 0.5
+                else max(0, n - int(self.rng.integers(1, 513)))
+                if r < 0.8
+                else self.pos()
+            )
             del self.b[keep:]
             return f"truncate to {keep} of {n} bytes"
         if op == "duplicate":
             src, length = self.pos(), self.run_length()
             length = min(length, n - src)
-            chunk = bytes(self.b[src:src + length])
+            chunk = bytes(self.b[src : src + length])
             dst = self.pos()
             if self.rng.random() < 0.5:
                 self.b[dst:dst] = chunk
                 return f"insert a copy of {length} bytes from {src} at {dst}"
-            self.b[dst:dst + length] = chunk
+            self.b[dst : dst + length] = chunk
             del self.b[n:]
             return f"overwrite {length} bytes at {dst} with the bytes at {src}"
         if op == "delete":
             p, length = self.pos(), self.run_length()
-            del self.b[p:p + length]
+            del self.b[p : p + length]
             return f"delete {length} bytes at {p}"
         p, length = self.pos(), self.run_length()
         self.b[p:p] = self.rng.integers(0, 256, size=length, dtype=np.uint8).tobytes()
@@ -156,10 +183,13 @@ class GlobalHeapMutator:
             at = m.start()
             if at + 16 > len(self.b):
                 continue
-            size = int.from_bytes(self.b[at + 8:at + 16], "little")
+            size = int.from_bytes(self.b[at + 8 : at + 16], "little")
             objects, p, end = [], at + 16, min(len(self.b), at + size)
             while p + 16 <= end:
-                index, length = int.from_bytes(self.b[p:p + 2], "little"), int.from_bytes(self.b[p + 8:p + 16], "little")
+                index, length = (
+                    int.from_bytes(self.b[p : p + 2], "little"),
+                    int.from_bytes(self.b[p + 8 : p + 16], "little"),
+                )
                 if index == 0:
                     break
                 objects.append((p, index, length))
@@ -179,7 +209,7 @@ class GlobalHeapMutator:
         return sorted(ids)
 
     def put(self, at: int, width: int, value: int) -> None:
-        self.b[at:at + width] = (value & ((1 << (8 * width)) - 1)).to_bytes(width, "little")
+        self.b[at : at + width] = (value & ((1 << (8 * width)) - 1)).to_bytes(width, "little")
 
     def apply(self) -> str:
         collections = self.collections()
@@ -188,8 +218,20 @@ class GlobalHeapMutator:
         pick = lambda items: items[int(self.rng.integers(len(items)))]  # noqa: E731
         at, size, objects = pick(collections)
         extremes = [0, 1, 7, 8, 0xFF, 0xFFFF, 0x7FFFFFFF, 0xFFFFFFFF, 1 << 32, 1 << 40, (1 << 63) - 1, (1 << 64) - 1]
-        op = self.rng.choice(["object-size", "object-size", "object-size", "object-index", "free-space",
-                              "collection-size", "id-length", "id-length", "id-index", "id-address"])
+        op = self.rng.choice(
+            [
+                "object-size",
+                "object-size",
+                "object-size",
+                "object-index",
+                "free-space",
+                "collection-size",
+                "id-length",
+                "id-length",
+                "id-index",
+                "id-address",
+            ]
+        )
         if op in ("object-size", "object-index", "free-space") and objects:
             p, index, length = pick(objects)
             if op == "object-size":
@@ -214,18 +256,16 @@ class GlobalHeapMutator:
             return "no heap id to edit"
         q = pick(ids)
         if op == "id-length":
-            old = int.from_bytes(self.b[q:q + 4], "little")
+            old = int.from_bytes(self.b[q : q + 4], "little")
             value = int(self.rng.choice([0, old + 1, 2 * old + 16, old + 4096, 0x10000, 0x7FFFFFFF, 0xFFFFFFFF]))
             self.put(q, 4, value)
             return f"heap id at {q}: length {old} -> {value}"
         if op == "id-index":
-            old = int.from_bytes(self.b[q + 12:q + 16], "little")
+            old = int.from_bytes(self.b[q + 12 : q + 16], "little")
             value = int(self.rng.choice([0, old + 1, old + 100, 0xFFFF, 0x10000, 0xFFFFFFFF]))
             self.put(q + 12, 4, value)
             return f"heap id at {q}: object index {old} -> {value}"
-        old = int.from_bytes(self.b[q + 4:q + 12], "little")
+        old = int.from_bytes(self.b[q + 4 : q + 12], "little")
         value = int(self.rng.choice([0, old + 8, old + 16, old - 16, old + 4096, len(self.b) - 16, 1 << 40]))
         self.put(q + 4, 8, value)
         return f"heap id at {q}: collection address {old} -> {value}"
-
-

@@ -89,13 +89,20 @@ def main(argv=None) -> int:
     ap.add_argument("--kinds", default=",".join(KINDS), help="comma-separated subset of " + ",".join(KINDS))
     ap.add_argument("--seeds", help="comma-separated seed names to use (default: all of the kinds)")
     ap.add_argument("--only", help="run only these mutants (comma-separated ids, e.g. trace-f16-00017)")
-    ap.add_argument("--keep-all", action="store_true",
-                    help="keep every mutant (OUT/kept/KIND/ID, with repro.sh), not only those with a finding")
+    ap.add_argument(
+        "--keep-all",
+        action="store_true",
+        help="keep every mutant (OUT/kept/KIND/ID, with repro.sh), not only those with a finding",
+    )
     ap.add_argument("--jobs", type=int, default=1, help="mutants in parallel (default 1)")
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds per command (default 20)")
     ap.add_argument("--as-limit", default=str(4 << 30), help="address-space limit in bytes (default 4 GiB)")
-    ap.add_argument("--hdf5-deadline", type=float, default=0,
-                    help="DGQ_HDF5_CHECK_TIMEOUT for the commands (default 0: dgq's own default, 60 s)")
+    ap.add_argument(
+        "--hdf5-deadline",
+        type=float,
+        default=0,
+        help="DGQ_HDF5_CHECK_TIMEOUT for the commands (default 0: dgq's own default, 60 s)",
+    )
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
     opts = ap.parse_args(argv)
     kinds = [k for k in opts.kinds.split(",") if k]
@@ -126,9 +133,12 @@ def main(argv=None) -> int:
             if opts.only and f"{s.name}-{i:05d}" not in opts.only.split(","):
                 continue
             tasks.append((s, meta, i, opts))
-    print(f"mutation-campaign: seed {opts.seed}, {len(chosen)} seed file(s), {opts.mutants_per_seed} mutant(s) "
-          f"each, kinds {','.join(kinds)}, dgq {opts.dgq}, timeout {opts.timeout:g} s, --as {opts.as_limit}, "
-          f"{opts.jobs} job(s)", flush=True)
+    print(
+        f"mutation-campaign: seed {opts.seed}, {len(chosen)} seed file(s), {opts.mutants_per_seed} mutant(s) "
+        f"each, kinds {','.join(kinds)}, dgq {opts.dgq}, timeout {opts.timeout:g} s, --as {opts.as_limit}, "
+        f"{opts.jobs} job(s)",
+        flush=True,
+    )
     results = []
     with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
         control_failures = [f for failed in pool.map(run_control, [(s, opts) for s in chosen]) for f in failed]
@@ -139,8 +149,11 @@ def main(argv=None) -> int:
             bad = [r for r in res["runs"] if r["verdict"] != "ok"]
             if bad and not opts.quiet:
                 for r in bad:
-                    print(f"  {r['verdict'].upper()}: {res['id']} {r['command']}: {r['why'][:200]} "
-                          f"[{'; '.join(res['mutation'])[:160]}]", flush=True)
+                    print(
+                        f"  {r['verdict'].upper()}: {res['id']} {r['command']}: {r['why'][:200]} "
+                        f"[{'; '.join(res['mutation'])[:160]}]",
+                        flush=True,
+                    )
             if not opts.quiet and n % 100 == 0:
                 print(f"  ... {n}/{len(tasks)} mutants, {time.monotonic() - started:.0f} s", flush=True)
     shutil.rmtree(out / "work", ignore_errors=True)
@@ -148,15 +161,28 @@ def main(argv=None) -> int:
     text, table = summarize(results, kinds)
     runs = table["total"]["inputs"]
     not_ok = runs - table["total"]["ok"]
-    header = (f"seed {opts.seed}, {len(results)} mutant(s) of {len(chosen)} seed file(s), {runs} command run(s), "
-              f"{elapsed:.0f} s wall, {opts.jobs} job(s); dgq {opts.dgq}\n"
-              f"control: every command on the {len(chosen)} unmutated seed file(s): "
-              + (f"{len(control_failures)} failed" if control_failures else "all exit 0"))
+    header = (
+        f"seed {opts.seed}, {len(results)} mutant(s) of {len(chosen)} seed file(s), {runs} command run(s), "
+        f"{elapsed:.0f} s wall, {opts.jobs} job(s); dgq {opts.dgq}\n"
+        f"control: every command on the {len(chosen)} unmutated seed file(s): "
+        + (f"{len(control_failures)} failed" if control_failures else "all exit 0")
+    )
     (out / "summary.txt").write_text(header + "\n" + text + "\n")
-    (out / "summary.json").write_text(json.dumps({"seed": opts.seed, "mutants_per_seed": opts.mutants_per_seed,
-                                                  "control_failures": control_failures,
-                                                  "kinds": kinds, "dgq": opts.dgq, "elapsed_s": round(elapsed, 1),
-                                                  "table": table, "mutants": results}, indent=1))
+    (out / "summary.json").write_text(
+        json.dumps(
+            {
+                "seed": opts.seed,
+                "mutants_per_seed": opts.mutants_per_seed,
+                "control_failures": control_failures,
+                "kinds": kinds,
+                "dgq": opts.dgq,
+                "elapsed_s": round(elapsed, 1),
+                "table": table,
+                "mutants": results,
+            },
+            indent=1,
+        )
+    )
     print(header)
     print(text)
     if control_failures:

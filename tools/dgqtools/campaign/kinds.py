@@ -11,6 +11,7 @@ KINDS = ["trace", "compressed", "results", "model", "tokens", "base-logits", "gg
 EVAL_CTX = "32"
 GGUF_CTX = "8"  # the GGUF seeds' token files hold 24 tokens
 
+
 @dataclass
 class Seed:
     kind: str
@@ -19,5 +20,3 @@ class Seed:
     # kind-specific companions: "config" (sweep config that made a results file), "model",
     # "tokens" (the valid partner of a model/token file), "trace" (a valid trace)
     extra: dict = field(default_factory=dict)
-
-

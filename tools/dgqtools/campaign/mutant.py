@@ -1,5 +1,4 @@
-"""One mutant of a seed: byte-level, structure-aware, both, or aimed at the global heap.
-"""
+"""One mutant of a seed: byte-level, structure-aware, both, or aimed at the global heap."""
 
 from __future__ import annotations
 
@@ -39,5 +38,3 @@ def byte_edits(target: Path, meta: np.ndarray, rng: np.random.Generator) -> list
     steps = [m.apply() for _ in range(int(rng.choice([1, 1, 1, 2, 3, 4])))]
     target.write_bytes(bytes(m.b))
     return steps
-
-

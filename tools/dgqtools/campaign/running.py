@@ -20,9 +20,17 @@ from dgqtools.campaign.commands import Cmd, child_env, commands_for, repro_line,
 from dgqtools.campaign.mutant import make_mutant
 
 CLASSES = ["ok", "crash", "hang", "oom", "badmsg", "partial"]
-ALLOC_MARKERS = ("bad_alloc", "bad_array_new_length", "cannot create std::vector larger than max_size",
-                 "basic_string::_M_create", "vector::_M_default_append", "vector::reserve",
-                 "memory allocation failed", "out of memory", "Cannot allocate memory")
+ALLOC_MARKERS = (
+    "bad_alloc",
+    "bad_array_new_length",
+    "cannot create std::vector larger than max_size",
+    "basic_string::_M_create",
+    "vector::_M_default_append",
+    "vector::reserve",
+    "memory allocation failed",
+    "out of memory",
+    "Cannot allocate memory",
+)
 
 
 def classify(rc: int, stderr: str, wall: float, opts) -> tuple[str, str]:
@@ -61,8 +69,14 @@ def run_command(cmd: Cmd, work: Path, opts) -> dict:
             (work / p[1]).write_text(p[2])
     before = {name: file_digest(work / name) for name in cmd.changed_inputs}
     start = time.monotonic()
-    proc = subprocess.Popen(wrapped(cmd.argv, opts), cwd=work, env=child_env(opts.hdf5_deadline),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    proc = subprocess.Popen(
+        wrapped(cmd.argv, opts),
+        cwd=work,
+        env=child_env(opts.hdf5_deadline),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
         out, err = proc.communicate(timeout=opts.timeout + 30)
     except subprocess.TimeoutExpired:  # timeout(1) itself should have ended it; end the group
@@ -73,12 +87,21 @@ def run_command(cmd: Cmd, work: Path, opts) -> dict:
     verdict, why = classify(proc.returncode, stderr, wall, opts)
     recheck = None
     if verdict == "oom":  # did the limit decide? The same command with twice the limit, once.
-        again = subprocess.run(wrapped(cmd.argv, opts, 2 * int(opts.as_limit)), cwd=work,
-                               env=child_env(opts.hdf5_deadline), capture_output=True, start_new_session=True,
-                               timeout=opts.timeout + 30)
+        again = subprocess.run(
+            wrapped(cmd.argv, opts, 2 * int(opts.as_limit)),
+            cwd=work,
+            env=child_env(opts.hdf5_deadline),
+            capture_output=True,
+            start_new_session=True,
+            timeout=opts.timeout + 30,
+        )
         last = [x for x in again.stderr.decode("utf-8", "replace").splitlines() if x.strip()][-1:]
-        recheck = {"as_limit": 2 * int(opts.as_limit), "rc": again.returncode, "last_line": "".join(last)[:300],
-                   "same_outcome": again.returncode == proc.returncode and "".join(last) == why}
+        recheck = {
+            "as_limit": 2 * int(opts.as_limit),
+            "rc": again.returncode,
+            "last_line": "".join(last)[:300],
+            "same_outcome": again.returncode == proc.returncode and "".join(last) == why,
+        }
     leftovers = []
     if proc.returncode != 0:
         for name in cmd.new_outputs:
@@ -90,10 +113,18 @@ def run_command(cmd: Cmd, work: Path, opts) -> dict:
         if verdict == "ok" and leftovers:
             verdict, why = "partial", "; ".join(leftovers)
     partial_files = sorted(str(p.relative_to(work)) for p in work.rglob("*.partial"))
-    return {"command": cmd.name, "verdict": verdict, "why": why, "rc": proc.returncode, "wall_s": round(wall, 3),
-            "stderr_tail": stderr[-2000:], "stdout_tail": out.decode("utf-8", "replace")[-500:],
-            "partial_files_left": partial_files, "repro": repro_line(cmd, opts),
-            **({"oom_recheck": recheck} if recheck else {})}
+    return {
+        "command": cmd.name,
+        "verdict": verdict,
+        "why": why,
+        "rc": proc.returncode,
+        "wall_s": round(wall, 3),
+        "stderr_tail": stderr[-2000:],
+        "stdout_tail": out.decode("utf-8", "replace")[-500:],
+        "partial_files_left": partial_files,
+        "repro": repro_line(cmd, opts),
+        **({"oom_recheck": recheck} if recheck else {}),
+    }
 
 
 def run_control(task) -> list[str]:
@@ -104,8 +135,11 @@ def run_control(task) -> list[str]:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     shutil.copy(seed.path, work / "mutant.h5")
-    failed = [f"{seed.name} {r['command']}: exit {r['rc']}: {r['why'][:300]}"
-              for r in (run_command(cmd, work, opts) for cmd in commands_for(seed, opts.dgq)) if r["rc"] != 0]
+    failed = [
+        f"{seed.name} {r['command']}: exit {r['rc']}: {r['why'][:300]}"
+        for r in (run_command(cmd, work, opts) for cmd in commands_for(seed, opts.dgq))
+        if r["rc"] != 0
+    ]
     shutil.rmtree(work, ignore_errors=True)
     return failed
 
@@ -157,5 +191,3 @@ def run_mutant(task) -> dict:
         if r["verdict"] == "ok":
             r.pop("stderr_tail"), r.pop("stdout_tail")
     return result
-
-

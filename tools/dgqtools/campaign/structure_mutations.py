@@ -13,29 +13,79 @@ import numpy as np
 
 def absurd_attribute_values(rng, current):
     """Candidates for an attribute: extreme numbers, other types, odd strings."""
-    values = [np.int64(0), np.int64(-1), np.int64(2**31 - 1), np.int64(2**31), np.int64(2**32 + 1),
-              np.int64(2**40), np.int64(2**62), np.int64(2**63 - 1), np.int64(-2**63), np.int32(-7),
-              np.uint64(2**64 - 1), np.float64(np.nan), np.float64(np.inf), np.float64(-np.inf),
-              np.float64(1e308), np.float64(-0.0), np.float64(5e-324), np.float64(0.5), np.float16(65504),
-              "", "x" * int(rng.choice([1000, 100000])), "dgq-trace", "dgq-compressed", "dgq-results",
-              "dgq-model", "dgq-tokens", "dgq-base-logits", "dgq-eval", "../../etc/passwd", "nan",
-              np.bytes_(b"\xff\xfe\x00garbage"), np.bytes_(b""), np.arange(1000, dtype=np.int64),
-              np.zeros(0, dtype=np.int64), np.array([1, 2], dtype=np.int32), np.array([np.nan] * 3),
-              np.bool_(True), h5py.Empty("f8")]
+    values = [
+        np.int64(0),
+        np.int64(-1),
+        np.int64(2**31 - 1),
+        np.int64(2**31),
+        np.int64(2**32 + 1),
+        np.int64(2**40),
+        np.int64(2**62),
+        np.int64(2**63 - 1),
+        np.int64(-(2**63)),
+        np.int32(-7),
+        np.uint64(2**64 - 1),
+        np.float64(np.nan),
+        np.float64(np.inf),
+        np.float64(-np.inf),
+        np.float64(1e308),
+        np.float64(-0.0),
+        np.float64(5e-324),
+        np.float64(0.5),
+        np.float16(65504),
+        "",
+        "x" * int(rng.choice([1000, 100000])),
+        "dgq-trace",
+        "dgq-compressed",
+        "dgq-results",
+        "dgq-model",
+        "dgq-tokens",
+        "dgq-base-logits",
+        "dgq-eval",
+        "../../etc/passwd",
+        "nan",
+        np.bytes_(b"\xff\xfe\x00garbage"),
+        np.bytes_(b""),
+        np.arange(1000, dtype=np.int64),
+        np.zeros(0, dtype=np.int64),
+        np.array([1, 2], dtype=np.int32),
+        np.array([np.nan] * 3),
+        np.bool_(True),
+        h5py.Empty("f8"),
+    ]
     if isinstance(current, (np.integer, int)) and not isinstance(current, bool):
         c = int(current)
-        values += [np.int64(c + 1), np.int64(c - 1), np.int64(c * 2), np.int64(-c), np.float64(c), str(c),
-                   np.int8(c & 0x7F), np.array([c, c], dtype=np.int64)]
+        values += [
+            np.int64(c + 1),
+            np.int64(c - 1),
+            np.int64(c * 2),
+            np.int64(-c),
+            np.float64(c),
+            str(c),
+            np.int8(c & 0x7F),
+            np.array([c, c], dtype=np.int64),
+        ]
     elif isinstance(current, (np.floating, float)):
         values += [np.float64(current) * 1e300, np.float32(current), str(current), np.int64(1 << 40)]
     elif isinstance(current, (str, bytes, np.bytes_)):
         s = current.decode("latin-1") if isinstance(current, (bytes, np.bytes_)) else current
-        values += [s[:-1], s + "x", s.upper(), np.bytes_(s.encode("utf-8", "replace")), s * 1000,
-                   np.array([s, s], dtype=h5py.string_dtype()), s.replace(",", ";"), s + "\n" + s]
+        values += [
+            s[:-1],
+            s + "x",
+            s.upper(),
+            np.bytes_(s.encode("utf-8", "replace")),
+            s * 1000,
+            np.array([s, s], dtype=h5py.string_dtype()),
+            s.replace(",", ";"),
+            s + "\n" + s,
+        ]
     elif isinstance(current, np.ndarray):
-        values += [current[:0], current[:-1] if current.size else current, np.concatenate([current, current])
-                   if current.ndim == 1 else current.ravel(), (current.astype(np.float64) * 1e300)
-                   if current.dtype.kind in "iuf" else current]
+        values += [
+            current[:0],
+            current[:-1] if current.size else current,
+            np.concatenate([current, current]) if current.ndim == 1 else current.ravel(),
+            (current.astype(np.float64) * 1e300) if current.dtype.kind in "iuf" else current,
+        ]
     return values[int(rng.integers(len(values)))]
 
 
@@ -85,8 +135,24 @@ def structural_mutation(path: Path, rng: np.random.Generator) -> str:
     """One structure-aware edit of the HDF5 file at `path` (in place); returns its description."""
     with h5py.File(path, "a", libver=("earliest", "v110")) as f:
         groups, datasets, attrs = objects_of(f)
-        ops = ["del-attr", "attr", "attr", "attr", "dtype", "shape", "values", "values", "layout",
-               "del-dataset", "del-group", "move", "swap", "link", "huge-extent", "add"]
+        ops = [
+            "del-attr",
+            "attr",
+            "attr",
+            "attr",
+            "dtype",
+            "shape",
+            "values",
+            "values",
+            "layout",
+            "del-dataset",
+            "del-group",
+            "move",
+            "swap",
+            "link",
+            "huge-extent",
+            "add",
+        ]
         for _ in range(20):
             op = ops[int(rng.integers(len(ops)))]
             try:
@@ -114,8 +180,24 @@ def apply_structural(f, op, groups, datasets, attrs, rng):
         return f"set attribute {obj}@{name} = {shown}"
     if op == "dtype" and datasets:
         p = pick(datasets)
-        choices = ["f2", "f4", "f8", "i1", "i2", "i4", "i8", "u1", "u2", "u8", "c8", "S4", "bool",
-                   h5py.string_dtype(), np.dtype([("a", "f4"), ("b", "i4")]), h5py.vlen_dtype("f4")]
+        choices = [
+            "f2",
+            "f4",
+            "f8",
+            "i1",
+            "i2",
+            "i4",
+            "i8",
+            "u1",
+            "u2",
+            "u8",
+            "c8",
+            "S4",
+            "bool",
+            h5py.string_dtype(),
+            np.dtype([("a", "f4"), ("b", "i4")]),
+            h5py.vlen_dtype("f4"),
+        ]
         dt = choices[int(rng.integers(len(choices)))]
         old = str(f[p].dtype)
         dt_ = np.dtype(dt)
@@ -126,8 +208,9 @@ def apply_structural(f, op, groups, datasets, attrs, rng):
     if op == "shape" and datasets:
         p = pick(datasets)
         shape = list(f[p].shape or ())
-        how = rng.choice(["grow", "shrink", "zero", "double", "drop-dim", "add-dim", "reverse", "scalar",
-                          "unwritten", "empty"])
+        how = rng.choice(
+            ["grow", "shrink", "zero", "double", "drop-dim", "add-dim", "reverse", "scalar", "unwritten", "empty"]
+        )
         if how == "empty":
             old = f[p]
             attrs_ = {k: old.attrs[k] for k in old.attrs.keys()}
@@ -166,14 +249,27 @@ def apply_structural(f, op, groups, datasets, attrs, rng):
         count = int(rng.integers(1, min(8, flat.size) + 1))
         idx = rng.choice(flat.size, size=count, replace=False)
         if ds.dtype.kind == "f":
-            pool = [np.nan, np.inf, -np.inf, np.finfo(ds.dtype).max, -np.finfo(ds.dtype).max,
-                    np.finfo(ds.dtype).tiny / 2, 0.0]
+            pool = [
+                np.nan,
+                np.inf,
+                -np.inf,
+                np.finfo(ds.dtype).max,
+                -np.finfo(ds.dtype).max,
+                np.finfo(ds.dtype).tiny / 2,
+                0.0,
+            ]
         elif ds.dtype.kind == "b":
             pool = [True, False]
         else:
             info = np.iinfo(ds.dtype)
-            pool = [info.min, info.max, -1 if info.min < 0 else 0, 0, 1 << (8 * ds.dtype.itemsize - 2),
-                    int(flat.max(initial=0)) + 1]
+            pool = [
+                info.min,
+                info.max,
+                -1 if info.min < 0 else 0,
+                0,
+                1 << (8 * ds.dtype.itemsize - 2),
+                int(flat.max(initial=0)) + 1,
+            ]
         chosen = [pool[int(rng.integers(len(pool)))] for _ in idx]
         with np.errstate(all="ignore"):
             flat[idx] = np.array(chosen).astype(ds.dtype)
@@ -185,13 +281,15 @@ def apply_structural(f, op, groups, datasets, attrs, rng):
         if ds.shape is None or ds.shape == ():
             return None
         how = rng.choice(["gzip", "shuffle-gzip", "fletcher32", "compact", "lzf", "scaleoffset", "tiny-chunks"])
-        kw = {"gzip": dict(compression="gzip", compression_opts=9),
-              "shuffle-gzip": dict(shuffle=True, compression="gzip"),
-              "fletcher32": dict(fletcher32=True, chunks=True),
-              "compact": {},
-              "lzf": dict(compression="lzf"),
-              "scaleoffset": dict(scaleoffset=2 if ds.dtype.kind == "f" else 0),
-              "tiny-chunks": dict(chunks=tuple(1 for _ in ds.shape))}[how]
+        kw = {
+            "gzip": dict(compression="gzip", compression_opts=9),
+            "shuffle-gzip": dict(shuffle=True, compression="gzip"),
+            "fletcher32": dict(fletcher32=True, chunks=True),
+            "compact": {},
+            "lzf": dict(compression="lzf"),
+            "scaleoffset": dict(scaleoffset=2 if ds.dtype.kind == "f" else 0),
+            "tiny-chunks": dict(chunks=tuple(1 for _ in ds.shape)),
+        }[how]
         if how == "compact":
             if ds.nbytes > 30000:
                 return None
@@ -292,5 +390,3 @@ def apply_structural(f, op, groups, datasets, attrs, rng):
         f[g].attrs["extra"] = np.int64(1)
         return f"add attribute {g}@extra"
     return None
-
-

@@ -1,5 +1,4 @@
-"""The campaign's summary: the table per kind x command, and the shapes of the error messages.
-"""
+"""The campaign's summary: the table per kind x command, and the shapes of the error messages."""
 
 from __future__ import annotations
 
@@ -43,12 +42,15 @@ def summarize(results, kinds) -> tuple[str, dict]:
     rechecked = [r["oom_recheck"] for res in results for r in res["runs"] if "oom_recheck" in r]
     if rechecked:
         same = sum(r["same_outcome"] for r in rechecked)
-        lines.append(f"oom runs rerun with twice the --as limit: {len(rechecked)}, same exit code and error line: "
-                     f"{same} (the limit did not decide those: the allocation fails at any limit or is not one)")
+        lines.append(
+            f"oom runs rerun with twice the --as limit: {len(rechecked)}, same exit code and error line: "
+            f"{same} (the limit did not decide those: the allocation fails at any limit or is not one)"
+        )
     lines.append(f"most frequent error messages of the rejected inputs ({len(messages)} distinct shapes):")
     for shape, n in sorted(messages.items(), key=lambda kv: -kv[1])[:25]:
         lines.append(f"{n:>7}  {shape}")
-    return "\n".join(lines), {"messages": messages, "rows": [{"kind": k, "command": c, **row} for (k, c), row in sorted(table.items())],
-                              "total": total}
-
-
+    return "\n".join(lines), {
+        "messages": messages,
+        "rows": [{"kind": k, "command": c, **row} for (k, c), row in sorted(table.items())],
+        "total": total,
+    }

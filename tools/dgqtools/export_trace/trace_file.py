@@ -1,5 +1,4 @@
-"""Writing a trace (dgq trace format v1, docs/trace-format.md) as HDF5.
-"""
+"""Writing a trace (dgq trace format v1, docs/trace-format.md) as HDF5."""
 
 from __future__ import annotations
 
@@ -34,6 +33,7 @@ def write_trace(path: Path, content: TraceContent) -> None:
     """Writes trace format v1 to PATH.partial, then renames it to PATH: an interrupted export
     never leaves a file that looks complete."""
     import h5py
+
     path = Path(path)
     partial = path.with_name(path.name + ".partial")
     cfg = content.config
@@ -59,14 +59,24 @@ def write_trace(path: Path, content: TraceContent) -> None:
                     data = getattr(record, name).astype(np.float16)
                     group.create_dataset(name, data=data, **dataset_options(data.shape))
             f.create_dataset("q_pos", data=content.q_pos.astype(np.int32))
-            f.create_dataset("tokens", data=content.prompt.tokens.astype(np.int32),
-                             chunks=True, shuffle=True, compression="gzip", compression_opts=4)
-            f.create_dataset("noise_mask", data=content.prompt.noise_mask.astype(np.uint8),
-                             chunks=True, shuffle=True, compression="gzip", compression_opts=4)
+            f.create_dataset(
+                "tokens",
+                data=content.prompt.tokens.astype(np.int32),
+                chunks=True,
+                shuffle=True,
+                compression="gzip",
+                compression_opts=4,
+            )
+            f.create_dataset(
+                "noise_mask",
+                data=content.prompt.noise_mask.astype(np.uint8),
+                chunks=True,
+                shuffle=True,
+                compression="gzip",
+                compression_opts=4,
+            )
             f.create_dataset("text", data=content.prompt.text, dtype=h5py.string_dtype("utf-8"))
         os.replace(partial, path)
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
-
-

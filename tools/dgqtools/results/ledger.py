@@ -11,6 +11,7 @@ from dgqtools.results.paths import fragments_dir
 
 # --- Reading the published fragments back (the claims ledger) ----------------------------------
 
+
 def fragment_tables(block: str) -> list[list[dict]]:
     """The markdown tables of docs/results/<block>.md, each a list of rows (header -> cell).
     The claims ledger reads the report's own generated tables rather than the results files in
@@ -41,7 +42,7 @@ def marked_tables(doc: Path, marker: str) -> tuple[str, list[list[dict]]]:
     written by bench/ggml/run.sh --update-docs), each table a list of rows (header -> cell)."""
     text = Path(doc).read_text(encoding="utf-8")
     begin = text.index(f"<!-- BEGIN {marker} -->")
-    block = text[begin:text.index(f"<!-- END {marker} -->", begin)]
+    block = text[begin : text.index(f"<!-- END {marker} -->", begin)]
     return block, markdown_tables(block)
 
 
@@ -60,8 +61,6 @@ def fragment_source(block: str) -> str:
 
 
 def value_and_error(cell: str) -> tuple[float, float]:
-    """"4.496 ± 0.327" -> (4.496, 0.327); a plain number has error 0."""
+    """ "4.496 ± 0.327" -> (4.496, 0.327); a plain number has error 0."""
     value, _, error = cell.partition("±")
     return float(value), float(error) if error.strip() else 0.0
-
-

@@ -36,15 +36,16 @@ def results_file(name: str, suffix: str = ".h5") -> Path:
     """Path of an experiment's results file; a clear error if the experiment has not run."""
     path = results_dir() / f"{name}{suffix}"
     if not path.exists():
-        raise FileNotFoundError(
-            f"{path}: no results for experiment '{name}'; run `experiments/run.sh {name}` first")
+        raise FileNotFoundError(f"{path}: no results for experiment '{name}'; run `experiments/run.sh {name}` first")
     return path
+
 
 def dgq_binary() -> Path:
     """The dgq CLI: $DGQ_BIN (experiments/run.sh and ctest set it), else build/sim/dgq."""
     path = _env_path("DGQ_BIN", REPO_ROOT / "build" / "sim" / "dgq")
     # experiments/run.sh runs from the repository root, the notebooks from notebooks/.
     return path if path.is_absolute() else REPO_ROOT / path
+
 
 def readme_path() -> Path | None:
     """The README whose generated blocks (the findings) the notebooks update: $DGQ_README, else
@@ -60,6 +61,11 @@ def readme_path() -> Path | None:
 def checkout_commit() -> str:
     """HEAD of this checkout, 12 digits, "-dirty" when tracked files differ from it: the label of a
     measurement made by a tool run from the checkout (not from a dgq binary's results)."""
-    return subprocess.run(["git", "-C", str(REPO_ROOT), "describe", "--always", "--dirty", "--abbrev=12"],
-                          capture_output=True, text=True).stdout.strip() or "unknown"
-
+    return (
+        subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "describe", "--always", "--dirty", "--abbrev=12"],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        or "unknown"
+    )

@@ -20,6 +20,7 @@ from dgqtools.results.paths import (
 
 # --- Writing tables and figures -------------------------------------------------------------
 
+
 def markdown_table(headers: list[str], rows: list[list], align: str | None = None) -> str:
     """A GitHub markdown table. align: one char per column, 'l' or 'r' (default: first column
     left, the rest right, since the rest are numbers)."""
@@ -46,15 +47,13 @@ def splice_into_report(block: str, markdown: str, report: Path | None = None) ->
     if not report.exists():
         return False
     text = report.read_text()
-    pattern = re.compile(
-        rf"(<!-- BEGIN {re.escape(block)} -->\n)(.*?)(<!-- END {re.escape(block)} -->)", re.S)
+    pattern = re.compile(rf"(<!-- BEGIN {re.escape(block)} -->\n)(.*?)(<!-- END {re.escape(block)} -->)", re.S)
     if not pattern.search(text):
         return False
     new_text = pattern.sub(lambda m: m.group(1) + markdown + m.group(3), text, count=1)
     if new_text != text:
         _write_atomically(report, new_text)
     return True
-
 
 
 def publish_measurement(block: str, command: str, provenance: str, body: str, page: Path) -> Path:
@@ -111,7 +110,7 @@ def measured_by(name: str, versions) -> str:
     from datetime import datetime, timezone
 
     date = datetime.now(timezone.utc).date().isoformat()
-    return (f"Measured by `{command}` (commit {', '.join(commits)}; {mode or 'unknown'} mode; {date}).\n\n")
+    return f"Measured by `{command}` (commit {', '.join(commits)}; {mode or 'unknown'} mode; {date}).\n\n"
 
 
 def save_figure(fig, name: str) -> Path:
@@ -133,5 +132,3 @@ def fmt(x: float, digits: int = 3) -> str:
     if 1e-3 <= abs(x) < 1e5:
         return f"{x:.{digits}g}" if abs(x) < 1 else f"{x:.{digits}f}".rstrip("0").rstrip(".")
     return f"{x:.{digits - 1}e}"
-
-

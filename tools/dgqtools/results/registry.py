@@ -1,5 +1,4 @@
-"""What the dgq CLI says about itself: its metrics, its schemes' defaults, its version.
-"""
+"""What the dgq CLI says about itself: its metrics, its schemes' defaults, its version."""
 
 from __future__ import annotations
 
@@ -46,8 +45,9 @@ def short_spec(spec: str) -> str:
     part of a layer plan ("DEFAULT;LAYERS=SPEC", docs/eval.md) and of a K/V pair shortened alike."""
     if ";" in spec:
         default, *overrides = spec.split(";")
-        return ";".join([short_spec(default)] + [o.partition("=")[0] + "=" + short_spec(o.partition("=")[2])
-                                                  for o in overrides])
+        return ";".join(
+            [short_spec(default)] + [o.partition("=")[0] + "=" + short_spec(o.partition("=")[2]) for o in overrides]
+        )
     if "/" in spec:
         return "/".join(short_spec(side) for side in spec.split("/"))
     family, _, rest = spec.partition(":")
@@ -61,7 +61,4 @@ def binary_version() -> str:
     files that record one)."""
     import subprocess
 
-    return subprocess.run([str(dgq_binary()), "--version"], check=True, capture_output=True,
-                          text=True).stdout.strip()
-
-
+    return subprocess.run([str(dgq_binary()), "--version"], check=True, capture_output=True, text=True).stdout.strip()

@@ -20,6 +20,7 @@ class Run:
     """One complete run of a results file: its attributes, its overall summaries
     ({metric: {mean, p50, p95, max}}) and, parsed from the canonical scheme spec, the scheme's
     family and parameters (so grids can be read whatever the sweep calls its points)."""
+
     name: str
     attrs: dict
     summary: dict
@@ -43,8 +44,9 @@ class Run:
 # Display names of the models of `dgq eval` (the model files' `model` attribute).
 MODEL_LABEL = {"SmolLM2-135M-Instruct-Q4_1": "SmolLM2-135M", "gemma-3-270m-Q4_K_M": "Gemma 3 270M"}
 
+
 def parse_scheme_spec(spec: str) -> tuple[str, dict]:
-    """"dgq:win=16,group_ratio=0.75" -> ("dgq", {"win": 16, "group_ratio": 0.75})."""
+    """ "dgq:win=16,group_ratio=0.75" -> ("dgq", {"win": 16, "group_ratio": 0.75})."""
     family, _, rest = spec.partition(":")
     params = {}
     for item in filter(None, rest.split(",")):
@@ -87,7 +89,8 @@ def require_one_version(where: str, labelled: list[tuple[str, str]], allow_mixed
         if version != first_version:
             raise MixedVersionsError(
                 f"{where}: {what} was written by dgq {version}, {first_what} by dgq {first_version}; "
-                "rerun into a new output, or pass allow_mixed=True and tell them apart by dgq_version")
+                "rerun into a new output, or pass allow_mixed=True and tell them apart by dgq_version"
+            )
 
 
 def load_runs(path: Path, allow_mixed: bool = False) -> list[Run]:
@@ -135,10 +138,13 @@ def load_eval_file(path: Path, allow_mixed: bool = False) -> list[dict]:
             raise ValueError(f"{path}: a {kind or 'unlabelled'} file, not a dgq eval results file (dgq-eval)")
         common = {k: attribute_value(v) for k, v in f.attrs.items()}
         names = sorted(f["runs"], key=int) if "runs" in f else []
-        runs = [{**common, **{k: attribute_value(v) for k, v in f["runs"][name].attrs.items()}, "run": int(name)}
-                for name in names]
-    require_one_version(str(path), [(f"run {r['run']}", str(r.get("dgq_version", NOT_RECORDED))) for r in runs],
-                        allow_mixed)
+        runs = [
+            {**common, **{k: attribute_value(v) for k, v in f["runs"][name].attrs.items()}, "run": int(name)}
+            for name in names
+        ]
+    require_one_version(
+        str(path), [(f"run {r['run']}", str(r.get("dgq_version", NOT_RECORDED))) for r in runs], allow_mixed
+    )
     return runs
 
 
@@ -150,8 +156,9 @@ def load_eval_summaries(folder: Path, allow_mixed: bool = False) -> list[dict]:
 
     paths = sorted(Path(folder).glob("*.json"))
     docs = [json.loads(p.read_text()) for p in paths]
-    require_one_version(str(folder), [(p.name, str(d.get("dgq_version", NOT_RECORDED))) for p, d in zip(paths, docs)],
-                        allow_mixed)
+    require_one_version(
+        str(folder), [(p.name, str(d.get("dgq_version", NOT_RECORDED))) for p, d in zip(paths, docs)], allow_mixed
+    )
     return docs
 
 
@@ -168,7 +175,7 @@ def raw_dtype_of(attrs: dict) -> str:
 
 
 def raw_rows_words(runs) -> str:
-    """"raw rows held in fp16" for a table of runs (attribute dicts), from the runs whose cache keeps
+    """ "raw rows held in fp16" for a table of runs (attribute dicts), from the runs whose cache keeps
     raw rows; "no raw rows" when none does. A table must not mix raw dtypes without a column that
     says which: ValueError names the dtypes found, so a notebook fails rather than publishes one."""
     found = sorted({raw_dtype_of(r) for r in runs} - {"none"})
@@ -191,5 +198,3 @@ def read_run_array(path: Path, run: str, dataset: str):
 
     with h5py.File(path, "r") as f:
         return f["runs"][run][dataset][()]
-
-

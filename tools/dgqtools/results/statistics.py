@@ -1,9 +1,9 @@
-"""Orderings judged against their standard errors, and the aggregates of eval runs over the texts.
-"""
+"""Orderings judged against their standard errors, and the aggregates of eval runs over the texts."""
 
 from __future__ import annotations
 
 # --- Orderings judged against their standard errors -------------------------------------------
+
 
 def ordering_verdict(gaps: list[tuple[str, float, float]]) -> tuple[str, str]:
     """Judges a claimed ordering a ≤ b ≤ c … on its adjacent gaps, each (label, gap, standard
@@ -13,8 +13,10 @@ def ordering_verdict(gaps: list[tuple[str, float, float]]) -> tuple[str, str]:
     and the gaps that decided it."""
     reversed_ = [g for g in gaps if g[1] < -g[2]]
     unresolved = [g for g in gaps if -g[2] <= g[1] <= g[2]]
+
     def show(g):
         return f"{g[0]} {g[1]:+.2f} ± {g[2]:.2f}"
+
     if reversed_:
         return "fails", "reversed beyond one SE: " + ", ".join(show(g) for g in reversed_)
     if unresolved:
@@ -40,6 +42,7 @@ def difference_error(a: float, b: float) -> float:
 def geometric_mean(values) -> float:
     """The geometric mean, each value floored at 1e-12 (a KLD of exactly 0 stays finite)."""
     import math
+
     values = [max(v, 1e-12) for v in values]
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
@@ -62,7 +65,7 @@ def aggregate_eval_runs(runs) -> dict:
             kld=geometric_mean(klds) if any(k > 0 for k in klds) else 0.0,
             p99=sum(r.attrs["kld_p99"] for r in rs) / len(rs),
             dppl_pct=sum(100 * r.attrs["dppl"] / (r.attrs["ppl"] - r.attrs["dppl"]) for r in rs) / len(rs),
-            per_text={r.attrs["text"]: r.attrs["kld_mean"] for r in rs}, n=len(rs))
+            per_text={r.attrs["text"]: r.attrs["kld_mean"] for r in rs},
+            n=len(rs),
+        )
     return out
-
-
