@@ -15,6 +15,7 @@ element differ for TurboQuant's per-token norm: 32/D).
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from dgqtools import results as R
 
@@ -32,13 +33,13 @@ def short(spec):
 
 def main(results, *benches):
     runs = [r for r in R.load_runs(Path(results)) if r.trace in REAL]
-    speed = {}
+    speed: dict[str, tuple[float, float]] = {}
     for bench in benches:
         for f in json.load(open(bench))["figures"]:
             if f["op"] == "compress" and f["threads"] == 1:
                 elements = f["g_elements_per_s"] * f["seconds"]  # G elements per run
                 speed.setdefault(f["scheme"], (f["g_elements_per_s"], elements / f["cpu_seconds"]))
-    rows = {}
+    rows: dict[str, dict[str, Any]] = {}
     for r in runs:
         key = short(r.attrs["scheme"])
         rows.setdefault(key, {"bits": r.attrs["bits_per_element"], "kl": {}})["kl"][r.trace] = r.metric("attn_kl")

@@ -19,9 +19,10 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("TQDM_DISABLE", "1")
-import dgq.hf  # noqa: E402
-import h5py  # noqa: E402
-import torch  # noqa: E402
+import h5py
+import torch
+
+import dgq.hf
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SPECS = [
@@ -49,8 +50,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--fragment", action="store_true")
     args = parser.parse_args()
-    from dgqtools import export_trace
     from transformers import AutoModelForCausalLM, DynamicCache
+
+    from dgqtools import export_trace
 
     torch.set_num_threads(1)
     gguf = export_trace.bundled_gguf_path()
@@ -60,7 +62,7 @@ def main():
     makers = {"transformers DynamicCache": DynamicCache}
     makers.update({f'dgq.hf.Cache("{s}")': (lambda s=s: dgq.hf.Cache(s)) for s in SPECS})
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    samples = {name: [] for name in makers}
+    samples: dict[str, list[list[float]]] = {name: [] for name in makers}
     step_seconds(model, ids[:16], DynamicCache)  # warm-up
     for _ in range(args.rounds):
         for name, make in makers.items():

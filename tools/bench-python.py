@@ -22,8 +22,9 @@ import subprocess
 import time
 from pathlib import Path
 
-import dgq
 import numpy as np
+
+import dgq
 from dgq import _dgq
 
 CHANNELS = 128
@@ -86,21 +87,35 @@ def main():
         scheme = dgq.Scheme(spec)
         c_tiny, c_large = scheme.compress(tiny), scheme.compress(large)
         outs = {x.nbytes: np.empty_like(x) for x in (tiny, large)}
-        cpp_compress = {x.nbytes: (lambda n, x=x: _dgq._cpp_compress_seconds(spec, x, n)) for x in (tiny, large)}
-        cpp_decompress = {x.nbytes: (lambda n, x=x: _dgq._cpp_decompress_seconds(spec, x, n)) for x in (tiny, large)}
+        cpp_compress = {
+            x.nbytes: (lambda n, x=x, spec=spec: _dgq._cpp_compress_seconds(spec, x, n)) for x in (tiny, large)
+        }
+        cpp_decompress = {
+            x.nbytes: (lambda n, x=x, spec=spec: _dgq._cpp_decompress_seconds(spec, x, n)) for x in (tiny, large)
+        }
         calls = [
-            ("dgq.compress(x, spec)", lambda x: dgq.compress(x, spec), cpp_compress),
+            ("dgq.compress(x, spec)", lambda x, spec=spec: dgq.compress(x, spec), cpp_compress),
             ("Scheme.compress(x)", scheme.compress, cpp_compress),
-            ("Compressed.decompress()", lambda x: (c_tiny if x is tiny else c_large).decompress(), cpp_decompress),
+            (
+                "Compressed.decompress()",
+                lambda x, c_tiny=c_tiny, c_large=c_large: (c_tiny if x is tiny else c_large).decompress(),
+                cpp_decompress,
+            ),
             (
                 "Compressed.decompress(out=y)",
-                lambda x: (c_tiny if x is tiny else c_large).decompress(out=outs[x.nbytes]),
+                lambda x, c_tiny=c_tiny, c_large=c_large, outs=outs: (c_tiny if x is tiny else c_large).decompress(
+                    out=outs[x.nbytes]
+                ),
                 cpp_decompress,
             ),
         ]
         for name, call, cpp in calls:
-            py_tiny, cpp_tiny = interleaved_medians(lambda: call(tiny), cpp[tiny.nbytes], 10, args.tiny_repeats // 10)
-            py_large, cpp_large = interleaved_medians(lambda: call(large), cpp[large.nbytes], args.large_repeats, 1)
+            py_tiny, cpp_tiny = interleaved_medians(
+                lambda call=call: call(tiny), cpp[tiny.nbytes], 10, args.tiny_repeats // 10
+            )
+            py_large, cpp_large = interleaved_medians(
+                lambda call=call: call(large), cpp[large.nbytes], args.large_repeats, 1
+            )
             lines.append(
                 f"| {spec} | `{name}` | {py_tiny * 1e6:.1f} | {cpp_tiny * 1e6:.1f} | "
                 f"{(py_tiny - cpp_tiny) * 1e6:.1f} | {large.nbytes / py_large / 1e9:.2f} | "

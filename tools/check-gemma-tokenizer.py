@@ -12,13 +12,19 @@ import re
 import sys
 from pathlib import Path
 
-prompts = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("out/prompts")
-chars = int(sys.argv[2]) if len(sys.argv) > 2 else 6000
 import gguf
+
 from dgqtools import export_model, gemma_tokenizer
 
+prompts = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("out/prompts")
+chars = int(sys.argv[2]) if len(sys.argv) > 2 else 6000
 r = gguf.GGUFReader(str(export_model.gemma3_gguf_path()))
-f = lambda n: r.fields[n].contents()
+
+
+def f(name):
+    return r.fields[name].contents()
+
+
 tokens = f("tokenizer.ggml.tokens")
 scores = f("tokenizer.ggml.scores")
 types = f("tokenizer.ggml.token_type")
@@ -36,29 +42,29 @@ def spm(text):
     nxt = list(range(1, n + 1))
     nxt[-1] = -1 if n else -1
     txt = syms[:]
-    heap = []
+    heap: list[tuple[float, int, str]] = []
 
-    def push(l, r_):
-        if l < 0 or r_ < 0:
+    def push(left, right):
+        if left < 0 or right < 0:
             return
-        s = txt[l] + txt[r_]
+        s = txt[left] + txt[right]
         if s in vocab:
-            heapq.heappush(heap, (-scores[vocab[s]], l, s))
+            heapq.heappush(heap, (-scores[vocab[s]], left, s))
 
     for i in range(n - 1):
         push(i, i + 1)
     while heap:
-        _, l, s = heapq.heappop(heap)
-        r_ = nxt[l]
-        if r_ < 0 or txt[l] + txt[r_] != s:
+        _, left, s = heapq.heappop(heap)
+        right = nxt[left]
+        if right < 0 or txt[left] + txt[right] != s:
             continue
-        txt[l] = s
-        txt[r_] = ""
-        nxt[l] = nxt[r_]
-        if nxt[l] >= 0:
-            prev[nxt[l]] = l
-        push(prev[l], l)
-        push(l, nxt[l])
+        txt[left] = s
+        txt[right] = ""
+        nxt[left] = nxt[right]
+        if nxt[left] >= 0:
+            prev[nxt[left]] = left
+        push(prev[left], left)
+        push(left, nxt[left])
     out = []
     i = 0
     while i >= 0 and i < n:
@@ -66,7 +72,7 @@ def spm(text):
         if t in vocab:
             out.append(vocab[t])
         else:
-            out += [vocab["<0x%02X>" % b] for b in t.encode()]
+            out += [vocab[f"<0x{b:02X}>"] for b in t.encode()]
         i = nxt[i]
     return out
 
@@ -99,5 +105,6 @@ for kind in ["prose", "code", "legal", "poetry"]:
         len(b),
         "identical"
         if same
-        else f"differ at {first}: {a[first - 2 : first + 3] if first else ''} vs {b[first - 2 : first + 3] if first else ''}",
+        else f"differ at {first}: {a[first - 2 : first + 3] if first else ''} vs "
+        f"{b[first - 2 : first + 3] if first else ''}",
     )

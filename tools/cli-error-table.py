@@ -81,9 +81,13 @@ def table(dgq: str) -> str:
         (scratch / "data").symlink_to(REPO_ROOT / "data")
         (scratch / "out").mkdir()
         for args in lines:
-            cell = lambda text: "`" + text.replace("|", "\\|").replace("`", "'") + "`"  # noqa: E731
             rows.append(f"| {cell(shlex.join(['dgq', *args]))} | {cell(answer(dgq, args, scratch))} |\n")
     return HEADER + "".join(rows)
+
+
+def cell(text: str) -> str:
+    """text as a markdown table's code cell: pipes escaped, backquotes made quotes."""
+    return "`" + text.replace("|", "\\|").replace("`", "'") + "`"
 
 
 def main(argv=None) -> int:

@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Independent numpy check of the replay's attention metrics (docs/results.md, "Cross-check"). (dgqtools.crosscheck_attention; --help for its usage)."""
+"""Independent numpy check of the replay's attention metrics (docs/results.md, "Cross-check").
+
+The code is dgqtools.crosscheck_attention; --help gives the usage.
+"""
 
 import sys
 

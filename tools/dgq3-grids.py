@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Lloyd-Max code grids of dgq3's `nl` parameter (docs/spec.md rule W8), pinned as C++ constants. (dgqtools.dgq3_grids; --help for its usage)."""
+"""Lloyd-Max code grids of dgq3's `nl` parameter (docs/spec.md rule W8), pinned as C++ constants.
+
+The code is dgqtools.dgq3_grids; --help gives the usage.
+"""
 
 import sys
 

@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Write a dgq model file (docs/model-format.md, format "dgq-model" v1) from a GGUF file. (dgqtools.export_model; --help for its usage)."""
+"""Write a dgq model file (docs/model-format.md, format "dgq-model" v1) from a GGUF file.
+
+The code is dgqtools.export_model; --help gives the usage.
+"""
 
 import sys
 

@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Token files for `dgq eval` (format "dgq-tokens" v1, docs/eval.md). (dgqtools.make_eval_texts; --help for its usage)."""
+"""Token files for `dgq eval` (format "dgq-tokens" v1, docs/eval.md).
+
+The code is dgqtools.make_eval_texts; --help gives the usage.
+"""
 
 import sys
 

@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Passkey task files for `dgq eval --task passkey` (format "dgq-passkey" v1, docs/eval.md). (dgqtools.make_passkey; --help for its usage)."""
+"""Passkey task files for `dgq eval --task passkey` (format "dgq-passkey" v1, docs/eval.md).
+
+The code is dgqtools.make_passkey; --help gives the usage.
+"""
 
 import sys
 

@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+
 from dgqtools.make_llama_fixture import fixture_provenance, run_tool, scored_rows
 from dgqtools.tiny_gguf import ARCHITECTURES, write_tiny_gguf
 

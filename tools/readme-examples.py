@@ -44,7 +44,7 @@ class Block:
     skip_reason: str | None
 
     def title(self) -> str:
-        first = next((l for l in self.text.splitlines() if l.strip() and not l.startswith("#")), "")
+        first = next((line for line in self.text.splitlines() if line.strip() and not line.startswith("#")), "")
         return f"line {self.line}: {first.strip()}"
 
 

@@ -20,14 +20,14 @@ and splices it into docs/results.md (<!-- BEGIN rotation-variance -->), where §
 
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_TRACES = ["data/smollm2-code-1k.h5", "data/smollm2-prose-1k-noise10.h5"]
 
 import h5py
 import numpy as np
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_TRACES = ["data/smollm2-code-1k.h5", "data/smollm2-prose-1k-noise10.h5"]
 
 
 def hadamard(n):
@@ -97,7 +97,7 @@ def fragment(rows, paths):
     dirty = subprocess.run(
         ["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT, capture_output=True, text=True
     ).stdout.strip()
-    date = datetime.now(timezone.utc).date().isoformat()
+    date = datetime.now(UTC).date().isoformat()
     lines = [
         f"Measured by `.venv/bin/python tools/rotation-variance.py --fragment {' '.join(paths)}` "
         f"(commit {commit}{'-dirty' if dirty else ''}; {date}).",

@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Tiny random models written as GGUF files, as llama.cpp's converter names their keys and (dgqtools.tiny_gguf; --help for its usage)."""
+"""Tiny random models written as GGUF files, as llama.cpp's converter names their keys and tensors.
+
+The code is dgqtools.tiny_gguf; --help gives the usage.
+"""
 
 import sys
 

@@ -107,7 +107,7 @@ def main():
         "};",
         "",
     ]
-    for d, bits, c, t, dmse in rows:
+    for d, bits, c, t, _dmse in rows:
         out.append(
             f"inline constexpr float kCentroids_d{d}_b{bits}[{len(c)}] = {{"
             + ", ".join(f"{f32(v)!r}f" for v in c)
@@ -120,7 +120,7 @@ def main():
         )
     out.append("")
     out.append(f"inline constexpr Codebook kCodebooks[{len(rows)}] = {{")
-    for d, bits, c, t, dmse in rows:
+    for d, bits, _c, _t, dmse in rows:
         out.append(f"    {{{d}, {bits}, kCentroids_d{d}_b{bits}, kBoundaries_d{d}_b{bits}, {float(dmse)!r}}},")
     out.append("};")
     out.append("")

@@ -33,6 +33,7 @@ BEGIN = re.compile(r"<!-- BEGIN ([\w -]+?) -->")
 def generated_blocks(doc: Path) -> list[str]:
     """The text of each generated block (<!-- BEGIN x --> ... <!-- END x -->) of a document."""
     blocks, inside = [], None
+    text: list[str] = []
     for line in doc.read_text(encoding="utf-8").splitlines():
         begin = BEGIN.match(line)
         if inside is None and begin:

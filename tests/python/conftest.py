@@ -8,12 +8,12 @@ from pathlib import Path
 # two threads under load, 0.5 s with one).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
+import numpy as np
+import pytest
 
 from dgqtools import export_trace
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 # The dgq.hf tests import torch and transformers at once: collected only when
 # tests/python/run_hf_tests.sh runs them (it decides, with DGQ_HF_REQUIRED, whether a missing

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import h5py
 import numpy as np
+
 from dgqtools import export_model, export_trace, token_file
 
 
@@ -212,7 +213,10 @@ def numpy_gemma3_logits(
     key_cache, if given, maps each layer's keys [kv_heads, n, d] to what a (prefill) cache gives
     back: after RoPE, or with keys_before_rope before it (KVQuant's pre-RoPE keys), in the layers
     key_cache_layers (None: every layer)."""
-    exact = lambda k: k  # noqa: E731
+
+    def exact(k):
+        return k
+
     a, t = read_model_file(model_file)
     n, d = len(tokens), int(a["head_dim"])
     hq, hkv = int(a["num_q_heads"]), int(a["num_kv_heads"])

@@ -1,9 +1,10 @@
 """dgq.CausalCache from Python (python/src/causal_cache_bindings.cpp): the literal causal cache
 of docs/spec.md "Causal caches", as `dgq eval --cache causal --ubatch N` appends to it."""
 
-import dgq  # noqa: E402
 import numpy as np
 import pytest
+
+import dgq
 
 pytestmark = pytest.mark.bindings
 

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 
 import pytest
+
 from conftest import REPO_ROOT
 from dgqtools import results
 

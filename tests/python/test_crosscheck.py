@@ -10,11 +10,21 @@ import h5py
 import numpy as np
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
 from dgqtools import crosscheck_attention as cc
 
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
 RUN = "tiny"
+
+
+def attention_probs(query, keys, n):
+    """softmax(query . keys[j] / sqrt(d)) over the first n keys, in plain Python floats."""
+    d = len(query)
+    logits = [sum(float(a) * float(b) for a, b in zip(query, keys[j])) / math.sqrt(d) for j in range(n)]
+    top = max(logits)
+    e = [math.exp(x - top) for x in logits]
+    z = sum(e)
+    return [x / z for x in e]
 
 
 def scalar_metrics(q, k, v, k_hat, v_hat, q_pos):
@@ -29,16 +39,7 @@ def scalar_metrics(q, k, v, k_hat, v_hat, q_pos):
             kv = h // group
             n = pos + 1
 
-            def probs(keys):
-                logits = [
-                    sum(float(a) * float(b) for a, b in zip(q[h, t], keys[kv, j])) / math.sqrt(d) for j in range(n)
-                ]
-                top = max(logits)
-                e = [math.exp(x - top) for x in logits]
-                z = sum(e)
-                return [x / z for x in e]
-
-            p, ph = probs(k), probs(k_hat)
+            p, ph = attention_probs(q[h, t], k[kv], n), attention_probs(q[h, t], k_hat[kv], n)
             kl[h, t] = max(0.0, sum(a * (math.log(a) - math.log(max(b, 1e-300))) for a, b in zip(p, ph) if a > 1e-300))
             o = [sum(p[j] * float(v[kv, j, c]) for j in range(n)) for c in range(d)]
             oh = [sum(ph[j] * float(v_hat[kv, j, c]) for j in range(n)) for c in range(d)]

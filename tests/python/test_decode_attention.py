@@ -4,9 +4,10 @@ rounding for the families the kernel reads, GQA included, and refuse what it can
 By hand: tests/python/run_pytest.sh -k decode_attention
 """
 
-import dgq
 import numpy as np
 import pytest
+
+import dgq
 
 
 def attention(q, k_heads, v_heads, scale):

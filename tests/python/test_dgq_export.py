@@ -13,6 +13,7 @@ import h5py
 import numpy as np
 import pandas
 import pytest
+
 from conftest import REPO_ROOT
 from dgqtools import make_passkey
 from eval_support import run_dgq, write_tiny_model, write_token_file

@@ -9,6 +9,7 @@ import subprocess
 
 import h5py
 import pytest
+
 from conftest import ENGLISH_PROSE, REPO_ROOT
 from dgqtools import export_trace
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
+
 from conftest import REPO_ROOT
 from dgqtools import export_trace
 from eval_support import (
@@ -166,8 +167,14 @@ def test_cache_perplexity_matches_numpy_on_the_shipped_code_text(dgq_bin, tmp_pa
 
     numpy_fp32 = numpy_ppl()
     exact_attention = model._attention
-    fp16 = lambda x: x.astype(np.float16).astype(np.float32)  # noqa: E731 (llama.cpp's f32 -> f16 copy)
-    model._attention = lambda q, k, v, start: exact_attention(q, fp16(k), fp16(v), start)
+
+    def fp16(x):  # llama.cpp's f32 -> f16 copy
+        return x.astype(np.float16).astype(np.float32)
+
+    def fp16_cache_attention(q, k, v, start):
+        return exact_attention(q, fp16(k), fp16(v), start)
+
+    model._attention = fp16_cache_attention  # type: ignore[method-assign]  # this model, a local one, only
     numpy_fp16 = numpy_ppl()
     print(
         f"PPL fp32 cache: dgq {dgq_fp32:.9f} numpy {numpy_fp32:.9f}; "
@@ -665,10 +672,11 @@ def test_progress_goes_to_a_redirected_stderr_by_default_a_line_per_chunk_and_ca
     assert "\r" not in default.stderr and "\033" not in default.stderr, default.stderr
     matches = [PROGRESS_LINE.match(line) for line in lines]
     assert all(matches), default.stderr
-    assert [(int(m[1]), int(m[2]), int(m[3]), m[4]) for m in matches] == [
+    found = [m for m in matches if m]
+    assert [(int(m[1]), int(m[2]), int(m[3]), m[4]) for m in found] == [
         (2 * chunk + i + 1, 6, chunk, spec) for chunk in range(3) for i, spec in enumerate(("fp16", "q8_0"))
     ]
-    assert matches[-1][6] == "0s"
+    assert found[-1][6] == "0s"
     quiet = run_dgq(dgq_bin, *args, "--quiet", "-o", tmp_path / "quiet.h5")
     assert quiet.stderr == ""
     forced = run_dgq(dgq_bin, *args, "--progress", "-o", tmp_path / "forced.h5")

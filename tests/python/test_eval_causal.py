@@ -18,6 +18,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
+
 from conftest import REPO_ROOT
 from eval_support import eval_runs, run_dgq, tiny_eval_inputs, write_token_file
 

@@ -18,10 +18,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import h5py
 import numpy as np
 import pytest
+
 from conftest import REPO_ROOT
 from dgqtools.tiny_gguf import (
     K_QUANT_SCALE_OFFSETS,
@@ -37,7 +39,7 @@ EXPORTER = REPO_ROOT / "tools" / "export-model.py"
 MODELS_DIR = Path(os.environ.get("DGQ_MODELS_DIR", REPO_ROOT / "models"))
 
 # A tiny llama whose every row length is a multiple of 256 (the K-quants' super-block).
-TYPES_CFG = {
+TYPES_CFG: dict[str, Any] = {
     "num_layers": 1,
     "hidden": 256,
     "ffn": 256,
@@ -97,7 +99,8 @@ def write_types_gguf(path: Path, seed: int = 0) -> None:
         qtype = gguf.GGMLQuantizationType[TENSOR_TYPES[name]]
         if qtype.name in K_QUANT_SCALE_OFFSETS:
             # Small scales, so that the weights are of order 0.1.
-            blocks = random_k_quant_blocks(rng, qtype, *shape, scale=2e-4 if qtype.name == "Q6_K" else 2e-3)
+            rows, cols = shape
+            blocks = random_k_quant_blocks(rng, qtype, rows, cols, scale=2e-4 if qtype.name == "Q6_K" else 2e-3)
             writer.add_tensor(f"{name}.weight", blocks, raw_dtype=qtype)
             continue
         values = (
@@ -246,6 +249,7 @@ def test_a_shipped_gguf_gives_the_logits_of_its_model_file(dgq_bin, tmp_path, mo
 @pytest.mark.needs_dgq
 def test_dgq_and_tokenizer_id_py_compute_the_same_identity(dgq_bin, tmp_path):
     import gguf
+
     from dgqtools.tokenizer_id import tokenizer_id
 
     path = shipped_gguf("smollm2")  # a real vocabulary with BPE merges

@@ -14,6 +14,7 @@ By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k layer_plan
 import h5py
 import numpy as np
 import pytest
+
 from eval_support import (
     dgq_round_trip,
     eval_runs,
@@ -66,7 +67,8 @@ def test_the_override_reaches_the_layer_it_names(dgq_bin, tmp_path):
     q4_0_keys = dgq_round_trip("q4_0")
     for layer, neighbour in [(2, 3), (5, 4)]:  # a local layer, and the global one (pattern 6)
         twins = {
-            l: numpy_gemma3_logits(model, tokens, q4_0_keys, key_cache_layers={l})[75:149] for l in (layer, neighbour)
+            twin: numpy_gemma3_logits(model, tokens, q4_0_keys, key_cache_layers={twin})[75:149]
+            for twin in (layer, neighbour)
         }
         out = tmp_path / f"layer-{layer}.h5"
         run_dgq(

@@ -15,6 +15,7 @@ import json
 import h5py
 import numpy as np
 import pytest
+
 from dgqtools import make_passkey as mp
 from eval_support import run_dgq, write_tiny_model, write_token_file
 
@@ -97,7 +98,7 @@ def greedy_continuation(dgq_bin, tiny, scheme):
     """STEPS tokens per prompt, generated one at a time by the token-by-token decoder: at step t
     the answer is the t tokens generated so far plus a placeholder, and the last row's argmax
     (the prediction that follows the generated tokens) is the next token."""
-    generated = [[] for _ in tiny["prompts"]]
+    generated: list[list[int]] = [[] for _ in tiny["prompts"]]
     for step in range(STEPS):
         task = write_task(tiny["dir"] / "greedy-task.h5", tiny, [g + [0] for g in generated])
         run = run_passkey(dgq_bin, tiny, task, "greedy", [scheme], "--ubatch", 1, "--row-exact")[0]

@@ -15,6 +15,7 @@ import json
 import h5py
 import numpy as np
 import pytest
+
 from eval_support import (
     dgq_round_trip,
     eval_runs,

@@ -18,6 +18,7 @@ import sys
 import h5py
 import numpy as np
 import pytest
+
 from conftest import REPO_ROOT
 from dgqtools.tiny_gguf import write_out, write_tiny_gguf
 from eval_support import numpy_qwen_logits, run_dgq, write_tiny_model, write_token_file

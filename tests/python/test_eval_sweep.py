@@ -10,6 +10,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
+
 from eval_support import run_dgq, write_tiny_model, write_token_file
 
 pytestmark = pytest.mark.needs_dgq

@@ -3,6 +3,7 @@
 import h5py
 import numpy as np
 import pytest
+
 from conftest import ENGLISH_PROSE
 from dgqtools import export_trace
 from trace_checks import check_model_trace, datasets_and_attrs

@@ -4,6 +4,7 @@ name, instead of writing a model file that runs and is silently wrong. The shipp
 one of them, so the check is known to fire on exactly that key."""
 
 import pytest
+
 from dgqtools import export_model, export_trace
 
 

@@ -1,6 +1,7 @@
 """The numpy forward pass of SmolLM2-135M: it is right if the model predicts real text well."""
 
 import numpy as np
+
 from dgqtools import export_trace
 
 # A 135M model gets single digits to low tens on ordinary English and C++; a broken forward pass

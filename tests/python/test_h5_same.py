@@ -9,6 +9,7 @@ import sys
 
 import h5py
 import numpy as np
+
 from conftest import REPO_ROOT
 
 TOOL = REPO_ROOT / "tools" / "h5-same.py"

@@ -17,14 +17,15 @@ The same check on SmolLM2 loaded through transformers' GGUF loader: test_hf_smol
 
 from __future__ import annotations
 
-import dgq  # noqa: E402
-import dgq.hf  # noqa: E402
 import numpy as np
 import pytest
-import torch  # noqa: E402  (a missing torch fails here: run_hf_tests.sh decides skips)
-from eval_support import eval_runs, write_tiny_model, write_token_file  # noqa: E402
-from hf_support import decode_logits, hf_llama, kld, log_softmax, prefill_logits  # noqa: E402
-from transformers import DynamicCache  # noqa: E402
+import torch
+from transformers import DynamicCache
+
+import dgq
+import dgq.hf
+from eval_support import eval_runs, write_tiny_model, write_token_file
+from hf_support import decode_logits, hf_llama, kld, log_softmax, prefill_logits
 
 pytestmark = [pytest.mark.hf, pytest.mark.needs_dgq]
 

@@ -24,11 +24,12 @@ import platform
 import subprocess
 from pathlib import Path
 
-import dgq.hf
 import h5py
 import numpy as np
 import pytest
-import torch  # noqa: F401  (a missing torch fails: run_hf_tests.sh decides skips)
+import torch
+
+import dgq.hf
 from conftest import REPO_ROOT
 from eval_support import eval_runs, write_token_file
 from hf_support import decode_logits, kld, log_softmax
@@ -53,8 +54,9 @@ EXACT_LOGP_ATOL = 1e-3
 
 @pytest.fixture(scope="module")
 def setup(dgq_bin, tmp_path_factory):
-    from dgqtools import export_trace
     from transformers import AutoModelForCausalLM
+
+    from dgqtools import export_trace
 
     if not MODEL_FILE.exists():
         pytest.fail(f"{MODEL_FILE} not made: run tools/make-models.sh")

@@ -10,6 +10,7 @@ By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k inspect
 import h5py
 import numpy as np
 import pytest
+
 from dgqtools import make_passkey as mp
 from eval_support import run_dgq, tiny_eval_inputs
 

@@ -16,6 +16,7 @@ import json
 import h5py
 import numpy as np
 import pytest
+
 from conftest import REPO_ROOT
 from eval_support import run_dgq, write_tiny_model, write_token_file
 
@@ -104,7 +105,7 @@ def test_each_role_gets_its_sides_cache_in_eval(dgq_bin, tiny):
 
 
 def test_a_pair_of_one_scheme_is_that_scheme(dgq_bin, tiny):
-    runs = evaluate(dgq_bin, tiny, "same", "--scheme", "q4_0", "-ctk", "q4_0", "-ctv", "q4_0", "--scheme", "q8_0")
+    evaluate(dgq_bin, tiny, "same", "--scheme", "q4_0", "-ctk", "q4_0", "-ctv", "q4_0", "--scheme", "q8_0")
     with h5py.File(tiny["dir"] / "same.h5", "r") as f:
         specs = [f["runs"][str(i)].attrs["spec"] for i in range(len(f["runs"]))]
         assert specs == ["fp16", "q4_0", "q8_0", "q4_0"]

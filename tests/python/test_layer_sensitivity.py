@@ -11,6 +11,7 @@ import sys
 import h5py
 import numpy as np
 import pytest
+
 from conftest import REPO_ROOT
 from dgqtools import layer_sensitivity as ls
 from eval_support import run_dgq, write_tiny_model, write_token_file

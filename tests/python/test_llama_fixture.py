@@ -19,6 +19,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
+
 from conftest import REPO_ROOT
 from eval_support import SHIPPED_GGUF_NAMES, run_dgq, shipped_gguf, write_token_file
 from llama_fixture_support import differences, log_softmax
@@ -102,8 +103,9 @@ def test_fixture_records_its_provenance(name):
     prov = load(name)["provenance"]
     pinned = re.search(
         r"^llama-cpp-python==(\S+)", (REPO_ROOT / "bench/ggml/requirements-ggml.txt").read_text(), re.MULTILINE
-    ).group(1)
-    assert prov["llama_cpp_python"] == pinned
+    )
+    assert pinned, "bench/ggml/requirements-ggml.txt pins no llama-cpp-python"
+    assert prov["llama_cpp_python"] == pinned.group(1)
     assert prov["command"].startswith("tools/make-llama-fixture.sh")
     datetime.datetime.strptime(prov["date"], "%Y-%m-%dT%H:%M:%SZ")
     assert re.fullmatch(r"[0-9a-f]{40}", prov["dgq_commit"])

@@ -7,6 +7,7 @@ By hand: tests/python/run_pytest.sh -k passkey
 import h5py
 import numpy as np
 import pytest
+
 from dgqtools import make_passkey as mp
 from dgqtools.export_trace import ExportError
 
@@ -55,7 +56,7 @@ def test_an_answer_that_merges_with_the_question_is_refused():
         ids, i = [], 0
         while i < len(text):
             if text.startswith("s 1", i):
-                ids.append(7), ids.append(ord("1"))
+                ids.extend([7, ord("1")])
                 i += 3
             else:
                 ids.append(ord(text[i]))

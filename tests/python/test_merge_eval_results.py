@@ -14,6 +14,7 @@ import io
 import h5py
 import numpy as np
 import pytest
+
 from dgqtools import make_passkey as mp
 from eval_support import run_dgq, write_tiny_model, write_token_file
 

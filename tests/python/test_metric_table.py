@@ -8,6 +8,7 @@ import subprocess
 
 import h5py
 import pytest
+
 from conftest import REPO_ROOT
 from dgqtools import results
 

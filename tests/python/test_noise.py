@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+
 from conftest import ENGLISH_PROSE
 from dgqtools import export_trace
 

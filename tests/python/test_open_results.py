@@ -5,6 +5,7 @@ refused with dgq.InputError, one line naming the file. Run by the ctest python:b
 import h5py
 import numpy as np
 import pytest
+
 from conftest import REPO_ROOT
 from eval_support import run_dgq
 

@@ -7,6 +7,7 @@ import math
 from types import SimpleNamespace
 
 import pytest
+
 from dgqtools import results
 
 

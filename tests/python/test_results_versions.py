@@ -9,6 +9,7 @@ import json
 import h5py
 import numpy as np
 import pytest
+
 from dgqtools import results
 
 

@@ -1,6 +1,7 @@
 """The real trace shipped in data/ for the tests and the demo (see data/README.md)."""
 
 import h5py
+
 from conftest import REPO_ROOT
 from trace_checks import check_model_trace
 

@@ -17,6 +17,7 @@ import json
 import h5py
 import numpy as np
 import pytest
+
 from conftest import REPO_ROOT
 from dgqtools.tiny_gguf import ARCHITECTURES, write_tiny_gguf
 from eval_support import run_dgq, write_token_file

@@ -18,6 +18,7 @@ import json
 import h5py
 import numpy as np
 import pytest
+
 from conftest import REPO_ROOT
 from dgqtools.tiny_gguf import write_tiny_gguf
 from eval_support import SHIPPED_GGUF_NAMES, run_dgq, shipped_gguf

@@ -1,6 +1,7 @@
 """The byte-level BPE tokenizer rebuilt from the GGUF metadata."""
 
 import pytest
+
 from conftest import CXX_HEADER, ENGLISH_PROSE
 
 ROUND_TRIP_TEXTS = {

@@ -135,7 +135,7 @@ def allocate(sensitivity: list[list[float]], bits, budget: float) -> list[int]:
 
 def control_of(level: list[int]) -> list[int]:
     """The same levels, highest first, over the layers in the fixed order frac(GOLDEN * (l + 1))."""
-    order = sorted(range(len(level)), key=lambda l: ((GOLDEN * (l + 1)) % 1.0, l))
+    order = sorted(range(len(level)), key=lambda layer: ((GOLDEN * (layer + 1)) % 1.0, layer))
     out = [0] * len(level)
     for layer, value in zip(order, sorted(level, reverse=True)):
         out[layer] = value
@@ -159,7 +159,7 @@ def plan_spec(level: list[int], specs: list[str]) -> str:
     default = max(range(len(specs)), key=lambda j: (level.count(j), -j))
     parts = [specs[default]]
     for j, spec in enumerate(specs):
-        layers = [str(l) for l, v in enumerate(level) if v == j]
+        layers = [str(layer) for layer, v in enumerate(level) if v == j]
         if j != default and layers:
             parts.append(",".join(layers) + "=" + spec)
     return ";".join(parts)
@@ -222,7 +222,10 @@ def main() -> None:
     for budget in args.budget:
         level = allocate(sensitivity, bits, budget)
         control = control_of(level)
-        predicted = lambda lv: (sum(bits[j] for j in lv) / len(lv), sum(sensitivity[l][j] for l, j in enumerate(lv)))
+
+        def predicted(lv: list[int]) -> tuple[float, float]:
+            return sum(bits[j] for j in lv) / len(lv), sum(sensitivity[layer][j] for layer, j in enumerate(lv))
+
         plans[f"{budget:g}"] = {
             "budget": budget,
             "levels": level,
@@ -304,10 +307,10 @@ def write_split_plans(args, out: Path) -> None:
         level = allocate(items, chains, budget)
         k, v = level[: args.layers], level[args.layers :]
         control = control_of(k) + control_of(v)
-        predicted = lambda lv: (
-            sum(c[j] for c, j in zip(chains, lv)) / len(lv),
-            sum(items[i][j] for i, j in enumerate(lv)),
-        )
+
+        def predicted(lv: list[int]) -> tuple[float, float]:
+            return sum(c[j] for c, j in zip(chains, lv)) / len(lv), sum(items[i][j] for i, j in enumerate(lv))
+
         plans[f"{budget:g}"] = {
             "budget": budget,
             "k_levels": k,

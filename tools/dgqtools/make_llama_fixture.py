@@ -67,7 +67,7 @@ def fixture_provenance(version: str, command: str) -> dict:
         "llama_cpp_python": version,
         "llama_cpp": "ggml-org/llama.cpp@0c1e57098 (vendored by the sdist; bench/ggml/requirements-ggml.txt)",
         "command": command,
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "dgq_commit": commit,
         "ggml_cpu": "GGML_NATIVE=ON, OpenMP, CPU backend only",
     }

@@ -31,9 +31,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -215,7 +215,10 @@ def main(argv=None) -> int:
 
         reader = gguf_reader(args.model)
         tokenizer = load_tokenizer(args.model, reader)
-        encode = lambda text: tokenizer.encode(text, add_special_tokens=False).ids  # noqa: E731
+
+        def encode(text: str) -> list[int]:
+            return tokenizer.encode(text, add_special_tokens=False).ids
+
         haystack = encode(haystack_text(args.prompts))
         prompts = build_prompts(encode, haystack, args.lengths, args.depths, args.keys, args.seed)
         args.output.parent.mkdir(parents=True, exist_ok=True)

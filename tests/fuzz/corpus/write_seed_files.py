@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+
 from dgqtools import export_model
 from dgqtools.tiny_gguf import (
     add_model_metadata,

@@ -11,6 +11,8 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from dgqtools.campaign.picking import pick
+
 
 def data_ranges(path: Path) -> list[tuple[int, int]]:
     """Byte ranges of the datasets' stored data (contiguous storage or chunks); the rest of the
@@ -31,7 +33,7 @@ def data_ranges(path: Path) -> list[tuple[int, int]]:
                 for i in range(dsid.get_num_chunks()):
                     info = dsid.get_chunk_info(i)
                     ranges.append((info.byte_offset, info.byte_offset + info.size))
-        except Exception:  # noqa: BLE001 - a dataset h5py cannot describe: treat as metadata
+        except Exception:
             pass
 
     with h5py.File(path, "r") as f:
@@ -215,8 +217,7 @@ class GlobalHeapMutator:
         collections = self.collections()
         if not collections:
             return "no global heap collection to edit"
-        pick = lambda items: items[int(self.rng.integers(len(items)))]  # noqa: E731
-        at, size, objects = pick(collections)
+        at, size, objects = pick(collections, self.rng)
         extremes = [0, 1, 7, 8, 0xFF, 0xFFFF, 0x7FFFFFFF, 0xFFFFFFFF, 1 << 32, 1 << 40, (1 << 63) - 1, (1 << 64) - 1]
         op = self.rng.choice(
             [
@@ -233,7 +234,7 @@ class GlobalHeapMutator:
             ]
         )
         if op in ("object-size", "object-index", "free-space") and objects:
-            p, index, length = pick(objects)
+            p, index, length = pick(objects, self.rng)
             if op == "object-size":
                 value = int(self.rng.choice([length + 1, length + 8, max(0, length - 1), 2 * length, size, *extremes]))
                 self.put(p + 8, 8, value)
@@ -254,7 +255,7 @@ class GlobalHeapMutator:
         ids = self.heap_ids(collections)
         if not ids:
             return "no heap id to edit"
-        q = pick(ids)
+        q = pick(ids, self.rng)
         if op == "id-length":
             old = int.from_bytes(self.b[q : q + 4], "little")
             value = int(self.rng.choice([0, old + 1, 2 * old + 16, old + 4096, 0x10000, 0x7FFFFFFF, 0xFFFFFFFF]))

@@ -153,8 +153,8 @@ def make_seeds(dgq: str, d: Path) -> dict[str, list[Seed]]:
     )
     run_checked([dgq, "sweep", replay_cfg.name, "-o", "results-sweep.h5", "--threads", "1"], d)
     run_checked([dgq, "sweep", eval_cfg.name, "-o", "results-eval.h5", "--threads", "1"], d)
-    for name, cfg in (("results-replay", replay_cfg), ("results-sweep", replay_cfg), ("results-eval", eval_cfg)):
-        seeds["results"].append(Seed("results", name, d / f"{name}.h5", {"config": cfg, "trace": trace}))
+    for name, config in (("results-replay", replay_cfg), ("results-sweep", replay_cfg), ("results-eval", eval_cfg)):
+        seeds["results"].append(Seed("results", name, d / f"{name}.h5", {"config": config, "trace": trace}))
 
     # GGUF models (byte-level edits only): the fuzz corpus's two (tests/fuzz/corpus/write_seed_files.py:
     # 16-token vocabularies, every block type dgq decodes), each with a token file of its name.

@@ -6,9 +6,12 @@ absurd values, NaN/Inf/extreme values in the data.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import h5py
 import numpy as np
+
+from dgqtools.campaign.picking import pick
 
 
 def absurd_attribute_values(rng, current):
@@ -90,7 +93,8 @@ def absurd_attribute_values(rng, current):
 
 
 def objects_of(f):
-    groups, datasets, attrs = ["/"], [], [("/", k) for k in sorted(f.attrs.keys())]
+    groups, attrs = ["/"], [("/", k) for k in sorted(f.attrs.keys())]
+    datasets: list[str] = []
 
     def visit(name, obj):
         path = "/" + name
@@ -157,7 +161,7 @@ def structural_mutation(path: Path, rng: np.random.Generator) -> str:
             op = ops[int(rng.integers(len(ops)))]
             try:
                 d = apply_structural(f, op, groups, datasets, attrs, rng)
-            except (Exception, SystemError) as err:  # noqa: BLE001 - h5py refused this edit: draw another
+            except (Exception, SystemError) as err:
                 d = None
                 _ = err
             if d:
@@ -166,20 +170,19 @@ def structural_mutation(path: Path, rng: np.random.Generator) -> str:
 
 
 def apply_structural(f, op, groups, datasets, attrs, rng):
-    pick = lambda items: items[int(rng.integers(len(items)))]  # noqa: E731
     if op == "del-attr" and attrs:
-        obj, name = pick(attrs)
+        obj, name = pick(attrs, rng)
         del f[obj].attrs[name]
         return f"delete attribute {obj}@{name}"
     if op == "attr" and attrs:
-        obj, name = pick(attrs)
+        obj, name = pick(attrs, rng)
         value = absurd_attribute_values(rng, f[obj].attrs[name])
         del f[obj].attrs[name]
         f[obj].attrs[name] = value
         shown = repr(value)[:80]
         return f"set attribute {obj}@{name} = {shown}"
     if op == "dtype" and datasets:
-        p = pick(datasets)
+        p = pick(datasets, rng)
         choices = [
             "f2",
             "f4",
@@ -206,7 +209,7 @@ def apply_structural(f, op, groups, datasets, attrs, rng):
         recreate(f, p, dtype=dt, write=writable)
         return f"dtype of {p}: {old} -> {dt}"
     if op == "shape" and datasets:
-        p = pick(datasets)
+        p = pick(datasets, rng)
         shape = list(f[p].shape or ())
         how = rng.choice(
             ["grow", "shrink", "zero", "double", "drop-dim", "add-dim", "reverse", "scalar", "unwritten", "empty"]
@@ -240,7 +243,7 @@ def apply_structural(f, op, groups, datasets, attrs, rng):
         recreate(f, p, shape=tuple(new))
         return f"shape of {p}: {shape} -> {new} ({how})"
     if op == "values" and datasets:
-        p = pick(datasets)
+        p = pick(datasets, rng)
         ds = f[p]
         if ds.shape is None or ds.size == 0 or ds.size > MAX_REWRITE or ds.dtype.kind not in "fiub":
             return None
@@ -276,12 +279,12 @@ def apply_structural(f, op, groups, datasets, attrs, rng):
         ds[...] = flat.reshape(np.shape(data))
         return f"values of {p} at {sorted(int(i) for i in idx)[:8]} set to {chosen[:4]}"
     if op == "layout" and datasets:
-        p = pick(datasets)
+        p = pick(datasets, rng)
         ds = f[p]
         if ds.shape is None or ds.shape == ():
             return None
         how = rng.choice(["gzip", "shuffle-gzip", "fletcher32", "compact", "lzf", "scaleoffset", "tiny-chunks"])
-        kw = {
+        layouts: dict[str, dict[str, Any]] = {
             "gzip": dict(compression="gzip", compression_opts=9),
             "shuffle-gzip": dict(shuffle=True, compression="gzip"),
             "fletcher32": dict(fletcher32=True, chunks=True),
@@ -289,7 +292,8 @@ def apply_structural(f, op, groups, datasets, attrs, rng):
             "lzf": dict(compression="lzf"),
             "scaleoffset": dict(scaleoffset=2 if ds.dtype.kind == "f" else 0),
             "tiny-chunks": dict(chunks=tuple(1 for _ in ds.shape)),
-        }[how]
+        }
+        kw = layouts[how]
         if how == "compact":
             if ds.nbytes > 30000:
                 return None
@@ -309,15 +313,15 @@ def apply_structural(f, op, groups, datasets, attrs, rng):
             recreate(f, p, **kw)
         return f"layout of {p}: {how}"
     if op == "del-dataset" and datasets:
-        p = pick(datasets)
+        p = pick(datasets, rng)
         del f[p]
         return f"delete dataset {p}"
     if op == "del-group" and len(groups) > 1:
-        p = pick(groups[1:])
+        p = pick(groups[1:], rng)
         del f[p]
         return f"delete group {p}"
     if op == "move" and len(groups) + len(datasets) > 1:
-        p = pick(groups[1:] + datasets)
+        p = pick(groups[1:] + datasets, rng)
         parent = p.rsplit("/", 1)[0] or "/"
         target = rng.choice(["7", "-1", "x", "00", "1e9", "99999999999", "../" + p.rsplit("/", 1)[1]])
         dest = (parent.rstrip("/") + "/" + target) if not target.startswith("../") else "/" + target[3:] + "_moved"
@@ -326,7 +330,7 @@ def apply_structural(f, op, groups, datasets, attrs, rng):
         f.move(p, dest)
         return f"move {p} -> {dest}"
     if op == "swap" and len(datasets) > 1:
-        a, b = pick(datasets), pick(datasets)
+        a, b = pick(datasets, rng), pick(datasets, rng)
         if a == b:
             return None
         f.move(a, a + "__tmp")
@@ -336,12 +340,12 @@ def apply_structural(f, op, groups, datasets, attrs, rng):
     if op == "link":
         how = rng.choice(["cycle", "soft-dangling", "external", "hard-alias"])
         if how == "cycle" and len(groups) > 1:
-            g = pick(groups[1:])
+            g = pick(groups[1:], rng)
             f[g + "/loop"] = f[g]
             return f"hard link {g}/loop -> {g} (cycle)"
         if not datasets:
             return None
-        p = pick(datasets)
+        p = pick(datasets, rng)
         if how == "cycle":
             f["/loop"] = f["/"]
             return "hard link /loop -> / (cycle)"
@@ -355,10 +359,10 @@ def apply_structural(f, op, groups, datasets, attrs, rng):
         others = [q for q in datasets if q != p and q in f]
         if not others:
             return None
-        f[p] = f[pick(others)]
+        f[p] = f[pick(others, rng)]
         return f"{p} -> hard link to another dataset"
     if op == "huge-extent" and datasets:
-        p = pick(datasets)
+        p = pick(datasets, rng)
         shape = list(f[p].shape or (1,))
         if not shape:
             shape = [1]
@@ -379,14 +383,14 @@ def apply_structural(f, op, groups, datasets, attrs, rng):
                 f.copy(src, dest)
                 return f"copy {src} -> {dest}"
         if how == "dataset":
-            g = pick(groups)
+            g = pick(groups, rng)
             f[g].create_dataset("extra_" + str(int(rng.integers(100))), data=np.arange(10))
             return f"add a dataset in {g}"
         if how == "group":
-            g = pick(groups)
+            g = pick(groups, rng)
             f[g].create_group("extra_group")
             return f"add a group in {g}"
-        g = pick(groups + datasets)
+        g = pick(groups + datasets, rng)
         f[g].attrs["extra"] = np.int64(1)
         return f"add attribute {g}@extra"
     return None

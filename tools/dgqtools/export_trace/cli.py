@@ -32,7 +32,7 @@ def parse_layers(spec: str | None, num_layers: int) -> list:
     try:
         ids = [int(part) for part in spec.split(",") if part.strip()]
     except ValueError:
-        raise ExportError(f"--layers {spec!r}: expected comma-separated layer indices, e.g. 0,7,15,29")
+        raise ExportError(f"--layers {spec!r}: expected comma-separated layer indices, e.g. 0,7,15,29") from None
     for layer in ids:
         if not 0 <= layer < num_layers:
             raise ExportError(f"--layers: layer {layer} out of range [0, {num_layers})")
@@ -68,7 +68,7 @@ def export(args, model: SmolLM2 | None = None) -> dict:
     try:
         text = args.prompt_file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        raise ExportError(f"{args.prompt_file}: cannot read the prompt as UTF-8 text: {err}")
+        raise ExportError(f"{args.prompt_file}: cannot read the prompt as UTF-8 text: {err}") from err
     if not args.output.parent.is_dir():
         raise ExportError(f"{args.output}: folder {args.output.parent} does not exist")
     started = time.time()

@@ -73,7 +73,7 @@ class KVCache:
     def length(self) -> int:
         return self.keys[0].shape[1] if self.keys else 0
 
-    def truncated(self, n: int) -> "KVCache":
+    def truncated(self, n: int) -> KVCache:
         return KVCache([k[:, :n] for k in self.keys], [v[:, :n] for v in self.values])
 
 

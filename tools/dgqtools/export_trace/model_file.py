@@ -45,7 +45,7 @@ class ModelConfig:
     vocab_size: int
 
     @staticmethod
-    def from_gguf(reader) -> "ModelConfig":
+    def from_gguf(reader) -> ModelConfig:
         def field(name):
             if name not in reader.fields:
                 raise ExportError(f"GGUF metadata key {name} missing")

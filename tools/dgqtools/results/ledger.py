@@ -22,7 +22,9 @@ def fragment_tables(block: str) -> list[list[dict]]:
 
 def markdown_tables(text: str) -> list[list[dict]]:
     """The markdown tables of a text, each a list of rows (header -> cell)."""
-    tables, header, rows = [], None, []
+    tables: list[list[dict]] = []
+    header = None
+    rows: list[dict] = []
     for line in text.splitlines() + [""]:
         if line.startswith("|"):
             cells = [c.strip() for c in line.strip().strip("|").split("|")]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from dgqtools.results.paths import (
@@ -60,7 +60,7 @@ def publish_measurement(block: str, command: str, provenance: str, body: str, pa
     """The fragment "Measured by `command` (commit C; date; provenance)." and body, written as
     docs/results/<block>.md and spliced into page; SystemExit naming the block when page has no
     markers for it (a tool's --fragment run must not end silently half done)."""
-    date = datetime.now(timezone.utc).date().isoformat()
+    date = datetime.now(UTC).date().isoformat()
     fragment = f"Measured by `{command}` (commit {checkout_commit()}; {date}; {provenance}\n\n{body}"
     try:
         path = publish_fragment(block, fragment, into=page, strict=True)
@@ -70,7 +70,7 @@ def publish_measurement(block: str, command: str, provenance: str, body: str, pa
     return path
 
 
-def publish_fragment(block: str, markdown: str, into: "str | Path" = "report", strict: bool = False) -> Path:
+def publish_fragment(block: str, markdown: str, into: str | Path = "report", strict: bool = False) -> Path:
     """Writes docs/results/<block>.md and splices it into docs/results.md (into="report"), into
     the README (into="readme", see readme_path) or into the page at a Path. strict: a target
     without the block's markers is an error (ValueError) instead of a note."""
@@ -87,7 +87,7 @@ def publish_fragment(block: str, markdown: str, into: "str | Path" = "report", s
     return path
 
 
-def commit_label(dgq_version: str) -> str:
+def commit_label(dgq_version: str | None) -> str:
     """The commit a dgq_version string names, as fragments quote it: 12 hex digits, "-dirty" when
     the build had uncommitted changes. Accepts the recorded form ("<40 hex>[-dirty-<diff hash>]")
     and `dgq --version`'s ("dgq 0.1.0 <that>"); "?" when none is recorded."""
@@ -107,9 +107,9 @@ def measured_by(name: str, versions) -> str:
     mode = os.environ.get("DGQ_EXPERIMENT_MODE", "")
     command = f"experiments/run.sh {'--quick ' if mode == 'quick' else ''}{name}"
     commits = sorted({commit_label(v) for v in versions}) or ["?"]
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    date = datetime.now(timezone.utc).date().isoformat()
+    date = datetime.now(UTC).date().isoformat()
     return f"Measured by `{command}` (commit {', '.join(commits)}; {mode or 'unknown'} mode; {date}).\n\n"
 
 

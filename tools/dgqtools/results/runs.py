@@ -45,6 +45,11 @@ class Run:
 MODEL_LABEL = {"SmolLM2-135M-Instruct-Q4_1": "SmolLM2-135M", "gemma-3-270m-Q4_K_M": "Gemma 3 270M"}
 
 
+def model_label(model: str) -> str:
+    """The display name of a model, or its own name when it has none."""
+    return MODEL_LABEL.get(model, model)
+
+
 def parse_scheme_spec(spec: str) -> tuple[str, dict]:
     """ "dgq:win=16,group_ratio=0.75" -> ("dgq", {"win": 16, "group_ratio": 0.75})."""
     family, _, rest = spec.partition(":")
@@ -100,7 +105,7 @@ def load_runs(path: Path, allow_mixed: bool = False) -> list[Run]:
     refuse them, unless allow_mixed=True: then each Run carries its own `dgq_version` label."""
     import h5py  # imported here so the arithmetic helpers work without h5py
 
-    runs = []
+    runs: list[Run] = []
     with h5py.File(path, "r") as f:
         kind = attribute_value(f.attrs.get("format", "dgq-results"))
         if kind != "dgq-results":
