@@ -32,12 +32,18 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dgqtools.export_trace import ExportError, bundled_gguf_path, unpermute_rope_rows
 from dgqtools.repo import REPO_ROOT
 from dgqtools.tokenizer_id import tokenizer_id
+
+if TYPE_CHECKING:
+    from gguf import GGUFReader
+
+    from dgqtools.gguf_metadata import GGUFMetadata
 
 FORMAT = "dgq-model"
 VERSION = 1
@@ -68,14 +74,14 @@ def field(reader, name, default=None):
     return reader.fields[name].contents()
 
 
-def dequantized(reader) -> dict:
+def dequantized(reader: GGUFReader) -> dict:
     """name -> fp32 array in GGUF's logical shape (rows = output features)."""
     from gguf import quants
 
     return {t.name: np.asarray(quants.dequantize(t.data, t.tensor_type), dtype=np.float32) for t in reader.tensors}
 
 
-def config_from_gguf(reader) -> dict:
+def config_from_gguf(reader: GGUFMetadata) -> dict:
     arch = field(reader, "general.architecture")
     if arch not in ARCHITECTURES:
         raise ExportError(f"GGUF architecture {arch!r} is not supported ({', '.join(ARCHITECTURES)})")
@@ -116,7 +122,7 @@ def config_from_gguf(reader) -> dict:
 GEMMA3_27B_BLOCK_COUNT = 62
 
 
-def unimplemented_settings(reader, cfg: dict) -> list[str]:
+def unimplemented_settings(reader: GGUFMetadata, cfg: dict) -> list[str]:
     """The settings of this GGUF that the model runner (sim/src/model) does not implement, by
     their GGUF names. Exporting such a model would give a model file that runs and is silently
     wrong (Gemma 3 4B and larger use linear RoPE scaling on their global layers), so they are
@@ -152,7 +158,7 @@ def unimplemented_settings(reader, cfg: dict) -> list[str]:
     return found
 
 
-def refuse_unimplemented_settings(reader, cfg: dict) -> None:
+def refuse_unimplemented_settings(reader: GGUFMetadata, cfg: dict) -> None:
     found = unimplemented_settings(reader, cfg)
     if found:
         raise ExportError("the model runner does not implement " + "; ".join(found))
@@ -229,7 +235,7 @@ def tensor_shapes(cfg: dict) -> dict:
     return shapes
 
 
-def tensors_from_gguf(reader, cfg: dict) -> dict:
+def tensors_from_gguf(reader: GGUFReader, cfg: dict) -> dict:
     raw = dequantized(reader)
     out = {}
     for name, shape in tensor_shapes(cfg).items():
@@ -297,7 +303,7 @@ def random_model(arch: str, seed: int) -> tuple[dict, dict]:
 # --------------------------------------------------------------------------------------------
 
 
-def storage_dtype(values: np.ndarray):
+def storage_dtype(values: np.ndarray) -> type[np.floating]:
     """fp16 when every value survives the round trip exactly, else fp32."""
     with np.errstate(over="ignore"):
         half = values.astype(np.float16)
@@ -354,7 +360,7 @@ def export(which: str, out: Path, seed: int, gguf_path: Path | None) -> None:
     write_model(out, name, Path(gguf_path).name, cfg, tensors_from_gguf(reader, cfg))
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "model", choices=["smollm2", "gemma3", "gguf", "tiny-llama", "tiny-gemma3", "tiny-qwen2", "tiny-qwen3"]

@@ -10,10 +10,15 @@ SentencePieceExtractor does to convert Gemma's tokenizer). Spaces become U+2581;
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 CONTROL, USER_DEFINED, BYTE = 3, 4, 6  # llama.cpp token types
 
 
-def spm_merges(tokens, scores, types) -> list[tuple[str, str]]:
+def spm_merges(tokens: Sequence[str], scores: Sequence[float], types: Sequence[int]) -> list[tuple[str, str]]:
     index = {t: i for i, t in enumerate(tokens)}
     ranked = []
     for piece, score, kind in zip(tokens, scores, types):

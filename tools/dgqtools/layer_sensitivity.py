@@ -71,7 +71,7 @@ def calibration_text(texts: list[str], window: str | None, out: Path) -> str:
     return str(out)
 
 
-def run_eval(dgq: str, args, schemes: list[str], out: Path, threads: int) -> list[dict]:
+def run_eval(dgq: str, args: argparse.Namespace, schemes: list[str], out: Path, threads: int) -> list[dict]:
     """dgq eval of the schemes (fp16 base, causal) into out (.h5 and .json); their JSON summaries."""
     # --force: out is this tool's own intermediate file, remade on every run (dgq eval refuses an
     # existing output without it).
@@ -107,7 +107,7 @@ def run_eval(dgq: str, args, schemes: list[str], out: Path, threads: int) -> lis
     return summaries[1:]  # the base first
 
 
-def allocate(sensitivity: list[list[float]], bits, budget: float) -> list[int]:
+def allocate(sensitivity: list[list[float]], bits: list, budget: float) -> list[int]:
     """Greedy: each item's level index, every item from level 0, best KLD reduction per bit first.
     bits: one chain for every item (a list of numbers) or one chain per item (a list of lists)."""
     layers = len(sensitivity)
@@ -247,7 +247,7 @@ def main() -> None:
     )
 
 
-def write_plans(args, out: Path, measured: dict) -> None:
+def write_plans(args: argparse.Namespace, out: Path, measured: dict) -> None:
     """OUT.json: what the run was (model, texts, calibration, dgq) and what it measured and planned."""
     doc = {
         "format": "dgq-layer-sensitivity",
@@ -274,7 +274,7 @@ def write_plans(args, out: Path, measured: dict) -> None:
         )
 
 
-def write_split_plans(args, out: Path) -> None:
+def write_split_plans(args: argparse.Namespace, out: Path) -> None:
     """Step 1-3 with K and V of each layer as separate items (--k-level/--v-level)."""
     roles = {"k": args.k_level, "v": args.v_level}
     bits, levels = {}, {}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,11 +22,17 @@ from dgqtools.export_trace import ExportError
 from dgqtools.token_file import write_token_file
 from dgqtools.tokenizer_id import tokenizer_id
 
+if TYPE_CHECKING:
+    from gguf import GGUFReader
+    from tokenizers import Tokenizer
+
+    from dgqtools.export_trace.prompt import Prompt
+
 KINDS = ("code", "legal", "poetry", "prose")
 MODEL_NAMES = {"smollm2": "SmolLM2-135M-Instruct-Q4_1", "gemma3": "gemma-3-270m-Q4_K_M"}
 
 
-def gguf_reader(model: str):
+def gguf_reader(model: str) -> GGUFReader:
     import gguf
 
     if model == "smollm2":
@@ -37,7 +44,7 @@ def gguf_reader(model: str):
     return gguf.GGUFReader(str(path))
 
 
-def load_tokenizer(model: str, reader):
+def load_tokenizer(model: str, reader: GGUFReader) -> Tokenizer:
     if model == "smollm2":
         return export_trace.load_tokenizer(reader)
     from dgqtools.gemma_tokenizer import load_gemma_tokenizer
@@ -46,7 +53,7 @@ def load_tokenizer(model: str, reader):
 
 
 def write_tokens(
-    path: Path, model_name: str, kind: str, noise_rate: float, seed: int, prompt, tokenizer: str = ""
+    path: Path, model_name: str, kind: str, noise_rate: float, seed: int, prompt: Prompt, tokenizer: str = ""
 ) -> None:
     """`tokenizer`: the tokenizer's identity (dgqtools/tokenizer_id.py), matched by `dgq eval` against the
     model's; empty: none recorded (the model is then matched by name)."""
@@ -63,7 +70,7 @@ def write_tokens(
     )
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model", choices=sorted(MODEL_NAMES))
     parser.add_argument("--prompts", type=Path, required=True, help="folder of tools/prompts.sh")

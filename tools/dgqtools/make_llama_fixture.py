@@ -51,7 +51,7 @@ def trace_text(path: str) -> str:
     return text.decode("utf-8") if isinstance(text, bytes) else text
 
 
-def run_tool(tool: str, *args) -> str:
+def run_tool(tool: str, *args: object) -> str:
     result = subprocess.run([tool, *map(str, args)], capture_output=True, text=True, check=False)
     if result.returncode != 0:
         sys.exit(f"make-llama-fixture.py: {tool} {' '.join(map(str, args))} failed:\n{result.stderr}")
@@ -102,7 +102,7 @@ def tokenize(tool: str, gguf: Path, text: str, tmp: Path) -> list[int]:
     return [int(t) for t in run_tool(tool, "tokenize", gguf, path).split()]
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tool", required=True)
     parser.add_argument("--f32", action="append", required=True, help="MODEL=PATH of the F32 GGUF")

@@ -184,14 +184,14 @@ def write_task(path: Path, model_name: str, seed: int, prompts: Sequence[Passkey
             partial.unlink()
 
 
-def number_list(text: str, kind=int) -> list:
+def number_list(text: str, kind: Callable[[str], float] = int) -> list:
     try:
         return [kind(x) for x in text.split(",")]
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}': expected comma-separated numbers") from None
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     from dgqtools.make_eval_texts import MODEL_NAMES, gguf_reader, load_tokenizer
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -16,10 +16,16 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dgqtools.export_model import random_model
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from gguf import GGMLQuantizationType, GGUFWriter
 
 # Only the architectures whose GGUF Q/K rows are in Hugging Face order (NEOX RoPE in llama.cpp):
 # a llama GGUF would need the converter's row permutation, which the exporter undoes.
@@ -27,7 +33,7 @@ ARCHITECTURES = ("qwen2", "qwen3")
 
 
 def add_model_metadata(
-    writer, cfg: dict, name: str | None = None, head_dim_keys: bool = True, vocab_size_key: bool = True
+    writer: GGUFWriter, cfg: dict, name: str | None = None, head_dim_keys: bool = True, vocab_size_key: bool = True
 ) -> None:
     """The keys llama.cpp's converter writes for a model of export_model's cfg, in its order, with a
     no_vocab vocabulary of cfg["vocab_size"] dummy tokens (write_tiny_gguf's file is pinned by its
@@ -58,7 +64,9 @@ def add_model_metadata(
 K_QUANT_SCALE_OFFSETS = {"Q4_K": (0, 2), "Q5_K": (0, 2), "Q6_K": (208,)}
 
 
-def random_k_quant_blocks(rng, qtype, rows: int, cols: int, scale: float) -> np.ndarray:
+def random_k_quant_blocks(
+    rng: np.random.Generator, qtype: GGMLQuantizationType, rows: int, cols: int, scale: float
+) -> np.ndarray:
     """rows x (cols / 256) super-blocks of qtype (Q4_K, Q5_K or Q6_K) as uint8 [rows, bytes]:
     random bytes with every fp16 scale set to `scale` (finite and small). The gguf package does not
     quantize K-quants, so tests and fuzz seeds make such tensors this way."""
@@ -71,7 +79,7 @@ def random_k_quant_blocks(rng, qtype, rows: int, cols: int, scale: float) -> np.
     return data.reshape(rows, -1)
 
 
-def add_weight(writer, name: str, values: np.ndarray, qtype) -> None:
+def add_weight(writer: GGUFWriter, name: str, values: np.ndarray, qtype: GGMLQuantizationType) -> None:
     """Tensor `name` of the fp32 `values`, stored as qtype: F32 as it is, any other type quantized
     by the gguf package (which does not do K-quants: random_k_quant_blocks)."""
     import gguf
@@ -82,7 +90,7 @@ def add_weight(writer, name: str, values: np.ndarray, qtype) -> None:
         writer.add_tensor(name, gguf.quants.quantize(values, qtype), raw_dtype=qtype)
 
 
-def write_out(writer) -> None:
+def write_out(writer: GGUFWriter) -> None:
     """The GGUFWriter's closing sequence: header, metadata, tensors, close."""
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
@@ -90,7 +98,9 @@ def write_out(writer) -> None:
     writer.close()
 
 
-def write_tiny_gguf(path: Path, arch: str, seed: int = 0, extra_metadata=()) -> tuple[dict, dict]:
+def write_tiny_gguf(
+    path: Path, arch: str, seed: int = 0, extra_metadata: Iterable[tuple[str, str | float]] = ()
+) -> tuple[dict, dict]:
     """Writes random_model(arch, seed) to path; returns its (cfg, tensors). extra_metadata:
     (key, value) pairs added as they are (str or float), e.g. settings the exporter refuses."""
     import gguf
@@ -112,7 +122,7 @@ def write_tiny_gguf(path: Path, arch: str, seed: int = 0, extra_metadata=()) -> 
     return cfg, tensors
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("arch", choices=ARCHITECTURES)
     parser.add_argument("-o", "--output", required=True, type=Path)

@@ -48,7 +48,7 @@ def gguf_data_ranges(path: Path) -> list[tuple[int, int]]:
     return [(int(gguf.GGUFReader(str(path)).data_offset), path.stat().st_size)]
 
 
-def metadata_positions(size: int, ranges) -> np.ndarray:
+def metadata_positions(size: int, ranges: list[tuple[int, int]]) -> np.ndarray:
     mask = np.ones(size, dtype=bool)
     for a, b in ranges:
         mask[max(0, a) : min(size, b)] = False

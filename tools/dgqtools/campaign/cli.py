@@ -79,7 +79,7 @@ from dgqtools.campaign.seeds import make_seeds
 from dgqtools.campaign.summary import summarize
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dgq", required=True, help="the dgq binary under test")
     ap.add_argument("--seed-dgq", help="the dgq that makes the seed files (default: --dgq)")

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import shlex
 from dataclasses import dataclass, field
@@ -165,7 +166,7 @@ def child_env(deadline: float) -> dict:
     return env
 
 
-def wrapped(argv, opts, as_limit=None) -> list[str]:
+def wrapped(argv: list[str], opts: argparse.Namespace, as_limit: int | None = None) -> list[str]:
     return [
         "timeout",
         "-k",
@@ -178,7 +179,7 @@ def wrapped(argv, opts, as_limit=None) -> list[str]:
     ]
 
 
-def repro_line(cmd: Cmd, opts) -> str:
+def repro_line(cmd: Cmd, opts: argparse.Namespace) -> str:
     steps = []
     for p in cmd.prep:
         if p[0] == "copy":

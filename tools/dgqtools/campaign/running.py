@@ -4,6 +4,7 @@ oom, badmsg, partial); the control runs on the unmutated seeds.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
@@ -13,11 +14,15 @@ import subprocess
 import time
 import zlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dgqtools.campaign.commands import Cmd, child_env, commands_for, repro_line, wrapped
 from dgqtools.campaign.mutant import make_mutant
+
+if TYPE_CHECKING:
+    from dgqtools.campaign.kinds import Seed
 
 CLASSES = ["ok", "crash", "hang", "oom", "badmsg", "partial"]
 ALLOC_MARKERS = (
@@ -33,7 +38,7 @@ ALLOC_MARKERS = (
 )
 
 
-def classify(rc: int, stderr: str, wall: float, opts) -> tuple[str, str]:
+def classify(rc: int, stderr: str, wall: float, opts: argparse.Namespace) -> tuple[str, str]:
     lines = [line for line in stderr.splitlines() if line.strip()]
     last = lines[-1] if lines else ""
     if any(marker in stderr for marker in ALLOC_MARKERS):
@@ -59,7 +64,7 @@ def file_digest(path: Path) -> str | None:
     return str(zlib.crc32(path.read_bytes())) + ":" + str(path.stat().st_size) if path.exists() else None
 
 
-def run_command(cmd: Cmd, work: Path, opts) -> dict:
+def run_command(cmd: Cmd, work: Path, opts: argparse.Namespace) -> dict:
     for p in cmd.prep:
         if p[0] == "copy":
             shutil.copy(work / p[1], work / p[2])
@@ -127,7 +132,7 @@ def run_command(cmd: Cmd, work: Path, opts) -> dict:
     }
 
 
-def run_control(task) -> list[str]:
+def run_control(task: tuple[Seed, argparse.Namespace]) -> list[str]:
     """Every command on the unmutated seed: each must exit 0. A command that refuses a valid file
     would count as a clean refusal ("ok") on every mutant, and the campaign would hide it."""
     seed, opts = task
@@ -148,7 +153,7 @@ def mutant_rng(campaign_seed: int, seed_name: str, index: int) -> np.random.Gene
     return np.random.default_rng([campaign_seed, zlib.crc32(seed_name.encode()), index])
 
 
-def run_mutant(task) -> dict:
+def run_mutant(task: tuple[Seed, np.ndarray, int, argparse.Namespace]) -> dict:
     seed, meta, index, opts = task
     mid = f"{seed.name}-{index:05d}"
     work = Path(opts.work) / mid

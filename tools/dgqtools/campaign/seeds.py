@@ -10,6 +10,7 @@ import shlex
 import shutil
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import h5py
 import numpy as np
@@ -18,6 +19,9 @@ from dgqtools.campaign.commands import child_env
 from dgqtools.campaign.kinds import EVAL_CTX, GGUF_CTX, KINDS, Seed
 from dgqtools.repo import REPO_ROOT
 from dgqtools.token_file import write_token_file
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 def run_checked(argv, cwd=None):
@@ -29,7 +33,7 @@ def run_checked(argv, cwd=None):
         )
 
 
-def write_campaign_token_file(path: Path, tokens, model: str, seed: int) -> None:
+def write_campaign_token_file(path: Path, tokens: Sequence[int] | np.ndarray, model: str, seed: int) -> None:
     """A token file with every optional part (seed, noise mask, text) for the mutations to reach."""
     write_token_file(
         path,

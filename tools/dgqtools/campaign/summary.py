@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from dgqtools.campaign.running import CLASSES
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 
 def message_shape(line: str) -> str:
@@ -15,7 +19,7 @@ def message_shape(line: str) -> str:
     return line[:110]
 
 
-def summarize(results, kinds) -> tuple[str, dict]:
+def summarize(results: list[dict], kinds: Iterable[str]) -> tuple[str, dict]:
     table: dict = {}
     messages: dict = {}
     for res in results:

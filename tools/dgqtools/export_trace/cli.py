@@ -61,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def export(args, model: SmolLM2 | None = None) -> dict:
+def export(args: argparse.Namespace, model: SmolLM2 | None = None) -> dict:
     """Runs the whole export; model can be passed in to reuse an already loaded one."""
     if not 2 <= args.max_tokens <= MAX_TOKENS_LIMIT:
         raise ExportError(f"--max-tokens {args.max_tokens}: must be in [2, {MAX_TOKENS_LIMIT}]")
@@ -104,7 +104,7 @@ def log(message: str) -> None:
     print(f"export_trace: {message}", file=sys.stderr, flush=True)
 
 
-def main(argv=None, model: SmolLM2 | None = None) -> int:
+def main(argv: list[str] | None = None, model: SmolLM2 | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         quality = export(args, model)

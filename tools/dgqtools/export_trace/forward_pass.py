@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,6 +19,9 @@ from dgqtools.export_trace.model_file import (
     bundled_gguf_path,
     unpermute_rope_rows,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 ATTENTION_QUERY_CHUNK = 256  # bounds the score matrix at 8K tokens: 9 x 256 x 8192 fp32 = 75 MB
 LOGITS_ROW_CHUNK = 512  # bounds the logits block: 512 x 49152 fp32 = 100 MB
@@ -32,7 +36,7 @@ def silu(x: np.ndarray) -> np.ndarray:
     return x / (np.float32(1) + np.exp(-x))
 
 
-def rope_tables(positions: np.ndarray, head_dim: int, theta: float):
+def rope_tables(positions: np.ndarray, head_dim: int, theta: float) -> tuple[np.ndarray, np.ndarray]:
     """cos/sin [n, head_dim] for rotate-half RoPE (HF layout), angles computed in float64 then
     rounded, so long positions keep their precision."""
     inv_freq = 1.0 / (theta ** (np.arange(0, head_dim, 2, dtype=np.float64) / head_dim))
@@ -161,8 +165,8 @@ class SmolLM2:
         cache: KVCache | None = None,
         record_layers: dict | None = None,
         probe_positions: np.ndarray | None = None,
-        progress=None,
-    ):
+        progress: Callable[[int], None] | None = None,
+    ) -> tuple[np.ndarray, KVCache]:
         """Runs tokens (at positions cache.length onward) through the model.
 
         Returns (final hidden states [n, hidden] after the output norm, the new KVCache).
@@ -200,7 +204,7 @@ class SmolLM2:
         return hidden @ self.embedding.T
 
 
-def next_token_quality(model: SmolLM2, hidden: np.ndarray, tokens: np.ndarray):
+def next_token_quality(model: SmolLM2, hidden: np.ndarray, tokens: np.ndarray) -> tuple[float, float]:
     """Perplexity and top-1 accuracy of predicting tokens[1:] from hidden[:-1], computed in row
     chunks so the full [L, vocab] logits matrix never exists."""
     targets = np.asarray(tokens[1:], dtype=np.int64)

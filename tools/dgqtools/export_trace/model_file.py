@@ -7,8 +7,12 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from gguf import GGUFReader
 
 MODEL_NAME = "SmolLM2-135M-Instruct-Q4_1"
 GGUF_FILE_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -45,7 +49,7 @@ class ModelConfig:
     vocab_size: int
 
     @staticmethod
-    def from_gguf(reader) -> ModelConfig:
+    def from_gguf(reader: GGUFReader) -> ModelConfig:
         def field(name):
             if name not in reader.fields:
                 raise ExportError(f"GGUF metadata key {name} missing")

@@ -5,10 +5,14 @@ with their noise mask, and the probe positions.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dgqtools.export_trace.model_file import ExportError
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 # Inserted noise characters: printable ASCII without whitespace, so the noise never creates or
 # merges words by itself and token offsets stay unambiguous.
@@ -42,7 +46,9 @@ def load_tokenizer(reader):
     return tokenizer
 
 
-def inject_noise(text: str, rate: float, rng: np.random.Generator, alphabet: str = NOISE_ALPHABET):
+def inject_noise(
+    text: str, rate: float, rng: np.random.Generator, alphabet: str = NOISE_ALPHABET
+) -> tuple[str, np.ndarray]:
     """Inserts a random character from alphabet before each character of text with probability
     rate. Returns (noisy text, bool array over the noisy text: True where a character was inserted)."""
     if not 0.0 <= rate <= 1.0:
@@ -68,7 +74,7 @@ class Prompt:
     noise_mask: np.ndarray  # uint8 [L], 1 = the token contains an inserted character
 
 
-def tokenize_prompt(tokenizer, text: str, inserted: np.ndarray, max_tokens: int) -> Prompt:
+def tokenize_prompt(tokenizer: Tokenizer, text: str, inserted: np.ndarray, max_tokens: int) -> Prompt:
     """Tokenizes text, keeps at most max_tokens tokens, marks tokens that cover an inserted
     character. The kept prefix must round-trip (decode == text prefix); a cut inside a multi-byte
     character is avoided by dropping the partial tokens at the end."""

@@ -23,7 +23,7 @@ class TraceContent:
     quality: dict  # root attributes: ppl, top1_acc, decode_rel_err
 
 
-def dataset_options(shape) -> dict:
+def dataset_options(shape: tuple[int, ...]) -> dict:
     """One chunk per (head, up to 1024 tokens): reading one head of one layer touches only its chunks."""
     chunk = (1, min(shape[1], 1024), shape[2])
     return dict(chunks=chunk, shuffle=True, compression="gzip", compression_opts=4)

@@ -9,6 +9,7 @@ import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dgqtools.results.paths import (
     checkout_commit,
@@ -17,6 +18,11 @@ from dgqtools.results.paths import (
     readme_path,
     report_path,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from matplotlib.figure import Figure
 
 # --- Writing tables and figures -------------------------------------------------------------
 
@@ -98,7 +104,7 @@ def commit_label(dgq_version: str | None) -> str:
     return commit[:12] + ("-dirty" if rest.startswith("dirty") else "")
 
 
-def measured_by(name: str, versions) -> str:
+def measured_by(name: str, versions: Iterable[str]) -> str:
     """The provenance line every fragment starts with: the command that regenerates it, the
     commit(s) of the dgq build(s) that wrote its results, the mode and the date it was made.
     experiments/run.sh exports DGQ_EXPERIMENT_MODE (quick or full). tools/diff-fragments.sh
@@ -113,7 +119,7 @@ def measured_by(name: str, versions) -> str:
     return f"Measured by `{command}` (commit {', '.join(commits)}; {mode or 'unknown'} mode; {date}).\n\n"
 
 
-def save_figure(fig, name: str) -> Path:
+def save_figure(fig: Figure, name: str) -> Path:
     """Saves a matplotlib figure as docs/figures/<name>.png at a page-width-readable size."""
     path = figures_dir() / f"{name}.png"
     path.parent.mkdir(parents=True, exist_ok=True)

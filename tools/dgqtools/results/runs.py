@@ -7,6 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    import numpy as np
 
 # --- Reading results files (docs/results-format.md) ------------------------------------------
 # Any results file (replay, sweep, eval, passkey) as one flat table, without these helpers:
@@ -60,7 +66,7 @@ def parse_scheme_spec(spec: str) -> tuple[str, dict]:
     return family, params
 
 
-def _number_or_text(value: str):
+def _number_or_text(value: str) -> int | float | str:
     for cast in (int, float):
         try:
             return cast(value)
@@ -179,7 +185,7 @@ def raw_dtype_of(attrs: dict) -> str:
     return str(attrs.get("raw_dtype", RAW_DTYPE_BEFORE_THE_OPTION))
 
 
-def raw_rows_words(runs) -> str:
+def raw_rows_words(runs: Iterable[dict]) -> str:
     """ "raw rows held in fp16" for a table of runs (attribute dicts), from the runs whose cache keeps
     raw rows; "no raw rows" when none does. A table must not mix raw dtypes without a column that
     says which: ValueError names the dtypes found, so a notebook fails rather than publishes one."""
@@ -191,13 +197,13 @@ def raw_rows_words(runs) -> str:
     return f"raw rows held in {RAW_DTYPE_WORDS.get(found[0], found[0])} (docs/spec.md rule C9)"
 
 
-def nominal(value: float, grid) -> float:
+def nominal(value: float, grid: Iterable[float]) -> float:
     """The grid point closest to a measured value (e.g. the noise rate a mask was made for:
     round(rate * (L - 1)) tokens of L are marked, so the measured share is only close)."""
     return min(grid, key=lambda g: abs(g - value))
 
 
-def read_run_array(path: Path, run: str, dataset: str):
+def read_run_array(path: Path, run: str, dataset: str) -> np.ndarray:
     """One dataset of a run, e.g. "k/segments/count" or "clean/probes/noise_mass_hat"."""
     import h5py
 

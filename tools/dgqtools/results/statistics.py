@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from dgqtools.results.runs import Run
+
 # --- Orderings judged against their standard errors -------------------------------------------
 
 
@@ -39,7 +46,7 @@ def difference_error(a: float, b: float) -> float:
     return (a * a + b * b) ** 0.5
 
 
-def geometric_mean(values) -> float:
+def geometric_mean(values: Iterable[float]) -> float:
     """The geometric mean, each value floored at 1e-12 (a KLD of exactly 0 stays finite)."""
     import math
 
@@ -47,7 +54,7 @@ def geometric_mean(values) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
-def aggregate_eval_runs(runs) -> dict:
+def aggregate_eval_runs(runs: Iterable[Run]) -> dict:
     """The eval runs (Run objects of load_runs) per scheme, over the texts: bits (final) and bits_avg
     (held, averaged over the appends) as means, kld the geometric mean of each text's mean KLD (0
     when every one is 0), p99 the mean KLD p99, dppl_pct the mean ΔPPL in % of the fp16 PPL,
