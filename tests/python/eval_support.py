@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -9,6 +10,11 @@ import h5py
 import numpy as np
 
 from dgqtools import export_model, export_trace, token_file
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+MODELS_DIR = Path(os.environ.get("DGQ_MODELS_DIR", REPO_ROOT / "models"))
+# The runner's logits against the numpy forward pass: float32 either way, summed in other orders.
+LOGITS_REL_TOL = 1e-4
 
 
 def write_tiny_model(path: Path, arch: str = "llama", seed: int = 0) -> tuple[dict, dict]:
@@ -26,6 +32,29 @@ def tiny_eval_inputs(folder: Path, arch: str, token_seed: int, tokens: int = 256
     text = folder / "tokens.h5"
     write_token_file(text, ids, f"tiny-{arch}")
     return {"model": model, "text": text, "dir": folder, "arch": arch, "layers": cfg["num_layers"]}
+
+
+def relative_error(got: np.ndarray, expected: np.ndarray) -> float:
+    return float(np.max(np.abs(got - expected)) / np.max(np.abs(expected)))
+
+
+def saved_logits(results: Path, index: int) -> np.ndarray:
+    """The logits `dgq eval --save-logits` stored for run index."""
+    with h5py.File(results, "r") as f:
+        return np.asarray(f["runs"][str(index)]["logits"])
+
+
+def tiny_llama_in_chunks(folder: Path) -> dict:
+    """Tiny llama model and a 96-token text (3 chunks of 32) of random ids, BOS first: "model",
+    "text", "tokens", "cfg" and "dir"."""
+    model = folder / "tiny-llama.h5"
+    cfg, _ = write_tiny_model(model, "llama")
+    rng = np.random.default_rng(5)
+    tokens = rng.integers(2, cfg["vocab_size"], size=96).astype(np.int32)
+    tokens[::32] = cfg["bos_token_id"]  # what the runner puts first in each chunk (add_bos)
+    text = folder / "tokens.h5"
+    write_token_file(text, tokens, "tiny-llama")
+    return {"model": model, "text": text, "tokens": tokens, "cfg": cfg, "dir": folder}
 
 
 def tiny_gemma3_prompt(folder: Path) -> tuple[Path, Path, np.ndarray]:

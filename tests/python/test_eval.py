@@ -1,12 +1,12 @@
 """`dgq eval` (docs/eval.md): the C++ model runner against the numpy forward pass of
-tools/export-trace.py, the metrics against a numpy recomputation, errors, and resume.
+tools/export-trace.py, the metrics against a numpy recomputation, resume and progress. Refusals are
+in test_eval_refusals.py, Gemma 3 in test_eval_gemma3.py.
 
 Most tests use a tiny random model (tools/export-model.py tiny-llama) so they take seconds; one
 compares the real SmolLM2 model file (made by tools/make-models.sh, part of the setup) with the
 numpy pass on the GGUF. By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k eval
 """
 
-import os
 import re
 import signal
 import subprocess
@@ -20,42 +20,26 @@ import pytest
 from conftest import REPO_ROOT
 from dgqtools import export_trace
 from eval_support import (
+    LOGITS_REL_TOL,
+    MODELS_DIR,
     numpy_llama,
     numpy_logits,
     numpy_scores,
+    relative_error,
     run_attrs,
     run_dgq,
-    write_tiny_model,
+    saved_logits,
+    tiny_llama_in_chunks,
     write_token_file,
 )
 
 pytestmark = pytest.mark.needs_dgq
-MODELS_DIR = Path(os.environ.get("DGQ_MODELS_DIR", REPO_ROOT / "models"))
 SMOLLM2_FILE = MODELS_DIR / "smollm2-135m.h5"
-LOGITS_REL_TOL = 1e-4
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    """Tiny llama model and a 96-token text (3 chunks of 32) of random ids, BOS first."""
-    folder = tmp_path_factory.mktemp("tiny")
-    model = folder / "tiny-llama.h5"
-    cfg, _ = write_tiny_model(model, "llama")
-    rng = np.random.default_rng(5)
-    tokens = rng.integers(2, cfg["vocab_size"], size=96).astype(np.int32)
-    tokens[::32] = cfg["bos_token_id"]  # what the runner puts first in each chunk (add_bos)
-    text = folder / "tokens.h5"
-    write_token_file(text, tokens, "tiny-llama")
-    return {"model": model, "text": text, "tokens": tokens, "cfg": cfg, "dir": folder}
-
-
-def relative_error(got, expected):
-    return float(np.max(np.abs(got - expected)) / np.max(np.abs(expected)))
-
-
-def saved_logits(results, index):
-    with h5py.File(results, "r") as f:
-        return np.asarray(f["runs"][str(index)]["logits"])
+    return tiny_llama_in_chunks(tmp_path_factory.mktemp("tiny"))
 
 
 def test_tiny_model_logits_match_the_numpy_forward_pass(dgq_bin, tiny, tmp_path):
@@ -313,195 +297,6 @@ def test_q8_0_query_rounding_changes_a_quantized_run_only(dgq_bin, tiny, tmp_pat
     assert a[2]["kld_mean"] != b[2]["kld_mean"]
 
 
-# ---- Errors ---------------------------------------------------------------------------------
-
-
-def corrupt_model(source: Path, target: Path, edit) -> Path:
-    target.write_bytes(source.read_bytes())
-    with h5py.File(target, "a") as f:
-        edit(f)
-    return target
-
-
-@pytest.mark.parametrize(
-    "edit, message",
-    [
-        (lambda f: f["tensors"].__delitem__("blk.1.attn_k"), "tensor blk.1.attn_k: dataset is missing"),
-        (
-            lambda f: (
-                f["tensors"].__delitem__("blk.0.ffn_up"),
-                f["tensors"].create_dataset("blk.0.ffn_up", data=np.zeros((96, 63), np.float32)),
-            ),
-            "tensor blk.0.ffn_up: shape [96, 63], expected [96, 64]",
-        ),
-        (lambda f: f.attrs.__setitem__("architecture", "mamba"), "unknown architecture 'mamba'"),
-        (lambda f: f.attrs.__setitem__("version", np.int64(7)), "model format version 7"),
-        (lambda f: f.attrs.__delitem__("num_kv_heads"), "attribute 'num_kv_heads' is missing"),
-        # An array where one number belongs: read into one double, it overflowed the stack (SIGSEGV).
-        (
-            lambda f: f.attrs.__setitem__("embedding_scale", np.arange(1000.0)),
-            "attribute 'embedding_scale' must hold a single value",
-        ),
-        (lambda f: f.attrs.__setitem__("rms_eps", np.zeros(0)), "attribute 'rms_eps' must hold a single value"),
-    ],
-)
-def test_malformed_model_files_get_one_clear_error(dgq_bin, tiny, tmp_path, edit, message):
-    bad = corrupt_model(tiny["model"], tmp_path / "bad.h5", edit)
-    result = run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        bad,
-        "--text",
-        tiny["text"],
-        "--ctx",
-        32,
-        "--schemes",
-        "q8_0",
-        "-o",
-        tmp_path / "r.h5",
-        check=False,
-    )
-    assert result.returncode == 2
-    assert result.stderr.startswith("dgq: error: ") and message in result.stderr, result.stderr
-    assert str(bad) in result.stderr
-    assert not (tmp_path / "r.h5").exists()
-
-
-def test_truncated_model_file_is_named(dgq_bin, tiny, tmp_path):
-    data = tiny["model"].read_bytes()
-    for cut in (len(data) // 2, 1000):
-        bad = tmp_path / "truncated.h5"
-        bad.write_bytes(data[:cut])
-        result = run_dgq(
-            dgq_bin,
-            "eval",
-            "--model",
-            bad,
-            "--text",
-            tiny["text"],
-            "--ctx",
-            32,
-            "--schemes",
-            "q8_0",
-            "-o",
-            tmp_path / "r.h5",
-            check=False,
-        )
-        assert result.returncode == 2 and str(bad) in result.stderr, result.stderr
-        assert "truncated" in result.stderr or "read failed" in result.stderr, result.stderr
-
-
-@pytest.mark.parametrize(
-    "tokens, model, message",
-    [
-        ([1, 2, 300, 4] * 20, "tiny-llama", "index 2 holds 300, outside the vocabulary of 300"),
-        ([1, 2, -1, 4] * 20, "tiny-llama", "index 2 holds -1, not a token id"),
-        ([1, 2, 3, 4] * 20, "SmolLM2", "tokens were made with the tokenizer of 'SmolLM2', the model is 'tiny-llama'"),
-        ([1, 2, 3], "tiny-llama", "3 tokens, fewer than one chunk of --ctx 32"),
-        # A quoted value with a newline stays on the one error line (it made two lines before).
-        (
-            [1, 2, 3, 4] * 20,
-            "tiny\nllama",
-            "tokens were made with the tokenizer of 'tiny llama', the model is 'tiny-llama'",
-        ),
-    ],
-)
-def test_malformed_token_files_get_clear_errors(dgq_bin, tiny, tmp_path, tokens, model, message):
-    text = tmp_path / "t.h5"
-    write_token_file(text, tokens, model)
-    result = run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        text,
-        "--ctx",
-        32,
-        "--schemes",
-        "q8_0",
-        "-o",
-        tmp_path / "r.h5",
-        check=False,
-    )
-    assert result.returncode == 2 and message in result.stderr and str(text) in result.stderr, result.stderr
-
-
-def test_token_file_without_format_or_tokens_is_rejected(dgq_bin, tiny, tmp_path):
-    text = tmp_path / "t.h5"
-    write_token_file(text, [1, 2, 3] * 40, "tiny-llama")
-    with h5py.File(text, "a") as f:
-        del f["tokens"]
-    result = run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        text,
-        "--ctx",
-        32,
-        "--schemes",
-        "q8_0",
-        "-o",
-        tmp_path / "r.h5",
-        check=False,
-    )
-    assert result.returncode == 2 and "dataset /tokens: dataset is missing" in result.stderr, result.stderr
-
-
-# Below 4 when the command line is read (as every numeric option, sim/cli/number_options.hpp);
-# above the model's context length once the model is read.
-@pytest.mark.parametrize(
-    "ctx, message",
-    [
-        (0, "eval: --ctx: must be >= 4, got 0"),
-        (3, "eval: --ctx: must be >= 4, got 3"),
-        (-5, "eval: --ctx: must be >= 4, got -5"),
-        (5000, "--ctx 5000: must be in [4, 4096]"),
-        (1000000000, "--ctx 1000000000: must be in [4, 4096]"),
-    ],
-)
-def test_absurd_ctx_is_refused(dgq_bin, tiny, tmp_path, ctx, message):
-    result = run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        tiny["text"],
-        "--ctx",
-        ctx,
-        "--schemes",
-        "q8_0",
-        "-o",
-        tmp_path / "r.h5",
-        check=False,
-    )
-    assert result.returncode == 2 and message in result.stderr, result.stderr
-
-
-def test_unknown_scheme_is_refused_before_any_work(dgq_bin, tiny, tmp_path):
-    result = run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        tiny["text"],
-        "--ctx",
-        32,
-        "--schemes",
-        "q8_0,nonsense",
-        "-o",
-        tmp_path / "r.h5",
-        check=False,
-    )
-    assert result.returncode == 2 and "nonsense" in result.stderr
-    assert not (tmp_path / "r.h5.partial.d").exists()
-
-
 # ---- Resume ---------------------------------------------------------------------------------
 
 
@@ -550,96 +345,6 @@ def test_killed_eval_resumes_to_identical_results(dgq_bin, tiny, tmp_path):
             assert dict(a["runs"][i].attrs) == dict(b["runs"][i].attrs)
             for name in a["runs"][i]:
                 assert np.array_equal(a["runs"][i][name][()], b["runs"][i][name][()]), (i, name)
-
-
-# ---- Gemma 3 --------------------------------------------------------------------------------
-
-
-def test_tiny_gemma3_logits_match_the_numpy_forward_pass(dgq_bin, tmp_path):
-    from eval_support import numpy_gemma3_logits
-
-    model = tmp_path / "tiny-gemma3.h5"
-    cfg, _ = write_tiny_model(model, "gemma3")
-    rng = np.random.default_rng(3)
-    tokens = rng.integers(3, cfg["vocab_size"], size=150).astype(np.int32)
-    tokens[0] = cfg["bos_token_id"]
-    text = tmp_path / "t.h5"
-    write_token_file(text, tokens, "tiny-gemma3")
-    out = tmp_path / "r.h5"
-    # 150 tokens with a window of 8: the local layers really drop keys, and the runner's query
-    # blocks of 64 start past the window.
-    run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        model,
-        "--text",
-        text,
-        "--ctx",
-        150,
-        "--base",
-        "fp32",
-        "--schemes",
-        "fp32",
-        "--save-logits",
-        "-o",
-        out,
-    )
-    expected = numpy_gemma3_logits(model, tokens)[75:149]
-    assert relative_error(saved_logits(out, 0), expected) <= LOGITS_REL_TOL
-
-
-def test_gemma3_window_matters(tmp_path):
-    """Control for the test above: without the sliding window the numpy logits change."""
-    from eval_support import numpy_gemma3_logits
-
-    model = tmp_path / "tiny-gemma3.h5"
-    cfg, _ = write_tiny_model(model, "gemma3")
-    tokens = np.random.default_rng(3).integers(3, cfg["vocab_size"], size=24)
-    windowed = numpy_gemma3_logits(model, tokens)
-    with h5py.File(model, "a") as f:
-        f.attrs["sliding_window"] = np.int64(4096)
-    assert relative_error(numpy_gemma3_logits(model, tokens)[-1], windowed[-1]) > 1e-3
-    assert np.array_equal(numpy_gemma3_logits(model, tokens)[:8], windowed[:8])
-
-
-GEMMA3_FILE = MODELS_DIR / "gemma3-270m.h5"
-# "In the beginning God created the heaven and the earth." twice, Gemma 3's ids, BOS first.
-GEMMA3_SENTENCE = [902, 506, 6534, 3803, 4464, 506, 20808, 532, 506, 7764, 236761]
-
-
-def test_gemma3_logits_match_the_numpy_forward_pass(dgq_bin, tmp_path):
-    from eval_support import numpy_gemma3_logits
-
-    if not GEMMA3_FILE.is_file():
-        pytest.fail(f"{GEMMA3_FILE} missing: run tools/make-models.sh (tools/setup.sh does)")
-    tokens = np.array([2] + GEMMA3_SENTENCE * 2 + [506], dtype=np.int32)
-    text = tmp_path / "t.h5"
-    write_token_file(text, tokens, "gemma-3-270m-Q4_K_M")
-    out = tmp_path / "r.h5"
-    run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        GEMMA3_FILE,
-        "--text",
-        text,
-        "--ctx",
-        24,
-        "--base",
-        "fp32",
-        "--schemes",
-        "fp32",
-        "--save-logits",
-        "-o",
-        out,
-    )
-    logits = saved_logits(out, 0)
-    expected = numpy_gemma3_logits(GEMMA3_FILE, tokens)[12:23]
-    assert relative_error(logits, expected) <= LOGITS_REL_TOL
-    # The repeated sentence is predicted: the model works, not just agrees with its twin.
-    predicted = np.argmax(logits, axis=1)
-    assert np.mean(predicted == tokens[13:24]) >= 0.8
 
 
 def test_token_files_of_make_eval_texts_are_read_by_dgq(dgq_bin, tiny, tmp_path):
