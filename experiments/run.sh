@@ -65,6 +65,9 @@ DOCS="${DGQ_DOCS_OUT:-docs}"
 mkdir -p "$DOCS/figures" "$DOCS/results"
 # Fragments are spliced into an existing report: start another directory's from docs/'s.
 [ -f "$DOCS/results.md" ] || cp docs/results.md "$DOCS/results.md"
+# The notebooks and tools import this checkout's dgqtools (tools/dgqtools) first: .venv may be
+# shared by several checkouts.
+export PYTHONPATH="$repo/tools${PYTHONPATH:+:$PYTHONPATH}"
 export DGQ_RESULTS_DIR="$OUT" DGQ_FIGURES_DIR="$DOCS/figures"
 export DGQ_FRAGMENTS_DIR="$DOCS/results" DGQ_REPORT="$DOCS/results.md"
 # The notebooks name the mode in each fragment's provenance line (R.measured_by).

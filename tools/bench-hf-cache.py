@@ -11,22 +11,27 @@ table gives the first and the last quarter of the tokens apart.
 --fragment also writes the table with its provenance line to docs/results/hf-overhead.md and
 splices it into docs/python.md (between <!-- BEGIN hf-overhead --> and its END).
 """
+
 import argparse
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
 os.environ.setdefault("TQDM_DISABLE", "1")
-import h5py  # noqa: E402
-import torch  # noqa: E402
+import h5py
+import torch
 
-import dgq.hf  # noqa: E402
+import dgq.hf
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SPECS = ["fp32", "q8_0", "q4_0:rot=hadamard", "kivi-2",
-         "dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128,rot=hadamard,rot_on=v"]
+SPECS = [
+    "fp32",
+    "q8_0",
+    "q4_0:rot=hadamard",
+    "kivi-2",
+    "dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128,rot=hadamard,rot_on=v",
+]
 
 
 def step_seconds(model, ids, make_cache) -> list[float]:
@@ -45,18 +50,19 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--fragment", action="store_true")
     args = parser.parse_args()
-    sys.path.insert(0, str(REPO_ROOT / "tools"))
-    import export_trace
     from transformers import AutoModelForCausalLM, DynamicCache
+
+    from dgqtools import export_trace
+
     torch.set_num_threads(1)
     gguf = export_trace.bundled_gguf_path()
     model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32).eval()
     with h5py.File(REPO_ROOT / "data" / "smollm2-code-1k.h5", "r") as f:
-        ids = f["tokens"][:args.tokens]
+        ids = f["tokens"][: args.tokens]
     makers = {"transformers DynamicCache": DynamicCache}
-    makers.update({f"dgq.hf.Cache(\"{s}\")": (lambda s=s: dgq.hf.Cache(s)) for s in SPECS})
+    makers.update({f'dgq.hf.Cache("{s}")': (lambda s=s: dgq.hf.Cache(s)) for s in SPECS})
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    samples = {name: [] for name in makers}
+    samples: dict[str, list[list[float]]] = {name: [] for name in makers}
     step_seconds(model, ids[:16], DynamicCache)  # warm-up
     for _ in range(args.rounds):
         for name, make in makers.items():
@@ -68,22 +74,27 @@ def main():
 
     first, last = slice(0, quarter), slice(len(ids) - quarter, len(ids))
     base = ms("transformers DynamicCache", slice(0, len(ids)))
-    lines = ["| cache | ms per token (all) | vs DynamicCache | first quarter | last quarter |",
-             "|---|--:|--:|--:|--:|"]
+    lines = ["| cache | ms per token (all) | vs DynamicCache | first quarter | last quarter |", "|---|--:|--:|--:|--:|"]
     for name in makers:
         whole = ms(name, slice(0, len(ids)))
         lines.append(f"| `{name}` | {whole:.1f} | {whole / base:.2f}x | {ms(name, first):.1f} | {ms(name, last):.1f} |")
     table = "\n".join(lines) + "\n"
-    header = (f"SmolLM2-135M (30 layers x 3 KV heads x 64), {len(ids)} tokens decoded one at a time, "
-              f"torch {torch.__version__} on 1 thread; median over {args.rounds} interleaved rounds of each "
-              "cache's mean time per token")
+    header = (
+        f"SmolLM2-135M (30 layers x 3 KV heads x 64), {len(ids)} tokens decoded one at a time, "
+        f"torch {torch.__version__} on 1 thread; median over {args.rounds} interleaved rounds of each "
+        "cache's mean time per token"
+    )
     print(f"{header}; load average {load} before\n\n{table}")
     if args.fragment:
-        sys.path.insert(0, str(REPO_ROOT / "notebooks"))
-        import dgqresults
-        dgqresults.publish_measurement(
-            "hf-overhead", "PYTHONPATH=build/python .venv/bin/python tools/bench-hf-cache.py --fragment",
-            f"load average {load} when it started): {header}.", table, REPO_ROOT / "docs" / "python.md")
+        from dgqtools import results
+
+        results.publish_measurement(
+            "hf-overhead",
+            "PYTHONPATH=build/python .venv/bin/python tools/bench-hf-cache.py --fragment",
+            f"load average {load} when it started): {header}.",
+            table,
+            REPO_ROOT / "docs" / "python.md",
+        )
 
 
 if __name__ == "__main__":

@@ -14,11 +14,11 @@ one core). Tiny: 4 tokens x 128 channels fp16, where the fixed cost per call sho
 --mib MiB fp16 array (tokens x 128), where GB/s is the fp16 tensor's bytes (read by compress,
 written by decompress) per second.
 """
+
 import argparse
 import os
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -52,8 +52,10 @@ def interleaved_medians(python_call, cpp_seconds, rounds, per_round):
 
 def commit():
     """HEAD, 12 digits, "-dirty" when tracked files differ from it (the build may then too)."""
+
     def git(*args):
         return subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True, text=True).stdout.strip()
+
     head = git("rev-parse", "--short=12", "HEAD") or "?"
     return head + ("-dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
 
@@ -64,8 +66,11 @@ def main():
     parser.add_argument("--mib", type=int, default=64, help="size of the large fp16 array in MiB")
     parser.add_argument("--tiny-repeats", type=int, default=2000)
     parser.add_argument("--large-repeats", type=int, default=5)
-    parser.add_argument("--fragment", action="store_true",
-                        help="write docs/results/python-overhead.md and splice it into docs/python.md")
+    parser.add_argument(
+        "--fragment",
+        action="store_true",
+        help="write docs/results/python-overhead.md and splice it into docs/python.md",
+    )
     args = parser.parse_args()
 
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())  # 2 shared cores: say how busy they were
@@ -74,46 +79,75 @@ def main():
     tokens = args.mib * 2**20 // (2 * CHANNELS)
     large = rng.normal(size=(tokens, CHANNELS)).astype(np.float16)
 
-    lines = ["| scheme | call | tiny 4x128: Python µs | C++ µs | overhead µs "
-             f"| {args.mib} MiB: Python GB/s | C++ GB/s |",
-             "|---|---|--:|--:|--:|--:|--:|"]
+    lines = [
+        f"| scheme | call | tiny 4x128: Python µs | C++ µs | overhead µs | {args.mib} MiB: Python GB/s | C++ GB/s |",
+        "|---|---|--:|--:|--:|--:|--:|",
+    ]
     for spec in args.specs:
         scheme = dgq.Scheme(spec)
         c_tiny, c_large = scheme.compress(tiny), scheme.compress(large)
         outs = {x.nbytes: np.empty_like(x) for x in (tiny, large)}
-        cpp_compress = {x.nbytes: (lambda n, x=x: _dgq._cpp_compress_seconds(spec, x, n)) for x in (tiny, large)}
-        cpp_decompress = {x.nbytes: (lambda n, x=x: _dgq._cpp_decompress_seconds(spec, x, n)) for x in (tiny, large)}
+        cpp_compress = {
+            x.nbytes: (lambda n, x=x, spec=spec: _dgq._cpp_compress_seconds(spec, x, n)) for x in (tiny, large)
+        }
+        cpp_decompress = {
+            x.nbytes: (lambda n, x=x, spec=spec: _dgq._cpp_decompress_seconds(spec, x, n)) for x in (tiny, large)
+        }
         calls = [
-            ("dgq.compress(x, spec)", lambda x: dgq.compress(x, spec), cpp_compress),
+            ("dgq.compress(x, spec)", lambda x, spec=spec: dgq.compress(x, spec), cpp_compress),
             ("Scheme.compress(x)", scheme.compress, cpp_compress),
-            ("Compressed.decompress()", lambda x: (c_tiny if x is tiny else c_large).decompress(), cpp_decompress),
-            ("Compressed.decompress(out=y)",
-             lambda x: (c_tiny if x is tiny else c_large).decompress(out=outs[x.nbytes]), cpp_decompress),
+            (
+                "Compressed.decompress()",
+                lambda x, c_tiny=c_tiny, c_large=c_large: (c_tiny if x is tiny else c_large).decompress(),
+                cpp_decompress,
+            ),
+            (
+                "Compressed.decompress(out=y)",
+                lambda x, c_tiny=c_tiny, c_large=c_large, outs=outs: (c_tiny if x is tiny else c_large).decompress(
+                    out=outs[x.nbytes]
+                ),
+                cpp_decompress,
+            ),
         ]
         for name, call, cpp in calls:
-            py_tiny, cpp_tiny = interleaved_medians(lambda: call(tiny), cpp[tiny.nbytes], 10, args.tiny_repeats // 10)
-            py_large, cpp_large = interleaved_medians(lambda: call(large), cpp[large.nbytes], args.large_repeats, 1)
-            lines.append(f"| {spec} | `{name}` | {py_tiny * 1e6:.1f} | {cpp_tiny * 1e6:.1f} | "
-                         f"{(py_tiny - cpp_tiny) * 1e6:.1f} | {large.nbytes / py_large / 1e9:.2f} | "
-                         f"{large.nbytes / cpp_large / 1e9:.2f} |")
+            py_tiny, cpp_tiny = interleaved_medians(
+                lambda call=call: call(tiny), cpp[tiny.nbytes], 10, args.tiny_repeats // 10
+            )
+            py_large, cpp_large = interleaved_medians(
+                lambda call=call: call(large), cpp[large.nbytes], args.large_repeats, 1
+            )
+            lines.append(
+                f"| {spec} | `{name}` | {py_tiny * 1e6:.1f} | {cpp_tiny * 1e6:.1f} | "
+                f"{(py_tiny - cpp_tiny) * 1e6:.1f} | {large.nbytes / py_large / 1e9:.2f} | "
+                f"{large.nbytes / cpp_large / 1e9:.2f} |"
+            )
     table = "\n".join(lines) + "\n"
-    print(f"dgq {commit()}: Python bindings vs C++ in the same process, medians, one thread; "
-          f"load average {load} before\n")
+    print(
+        f"dgq {commit()}: Python bindings vs C++ in the same process, medians, one thread; load average {load} before\n"
+    )
     print(table)
-    print("C++: make_scheme once, then Scheme::compress (keys) / decompress into a reused buffer, "
-          "timed in C++ with the GIL released; Python: each call from Python, result object included "
-          "(dgq.compress also parses the spec; decompress() allocates the array it returns, "
-          "decompress(out=y) decodes into y, as the C++ loop does).")
+    print(
+        "C++: make_scheme once, then Scheme::compress (keys) / decompress into a reused buffer, "
+        "timed in C++ with the GIL released; Python: each call from Python, result object included "
+        "(dgq.compress also parses the spec; decompress() allocates the array it returns, "
+        "decompress(out=y) decodes into y, as the C++ loop does)."
+    )
     if args.fragment:
         publish(table, load)
 
 
 def publish(table, load):
-    sys.path.insert(0, str(REPO_ROOT / "notebooks"))
-    import dgqresults  # the report's fragment writer: docs/results/<name>.md + the splice
-    dgqresults.publish_measurement(
-        "python-overhead", "PYTHONPATH=build/python .venv/bin/python tools/bench-python.py --fragment",
-        f"load average {load} when it started).", table, REPO_ROOT / "docs" / "python.md")
+    from dgqtools import (
+        results,  # the report's fragment writer: docs/results/<name>.md + the splice
+    )
+
+    results.publish_measurement(
+        "python-overhead",
+        "PYTHONPATH=build/python .venv/bin/python tools/bench-python.py --fragment",
+        f"load average {load} when it started).",
+        table,
+        REPO_ROOT / "docs" / "python.md",
+    )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ attribute differs) and exits 1 if there is any, 0 if none. Attributes named with
 while the stored data must not. tools/gpu-cli-check.sh uses it to compare `dgq compress
 --device cuda` with `--device cpu`.
 """
+
 import argparse
 import sys
 

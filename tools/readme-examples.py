@@ -17,6 +17,7 @@ build cannot run them.
 Usage: tools/readme-examples.py README.md --build build [--premise tools/demo.sh]
        [--needs FILE ...] [--work DIR] [--list]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,7 +44,7 @@ class Block:
     skip_reason: str | None
 
     def title(self) -> str:
-        first = next((l for l in self.text.splitlines() if l.strip() and not l.startswith("#")), "")
+        first = next((line for line in self.text.splitlines() if line.strip() and not line.startswith("#")), "")
         return f"line {self.line}: {first.strip()}"
 
 
@@ -59,7 +60,7 @@ def shell_blocks(markdown: str) -> list[Block]:
                 raise SystemExit(f"readme-examples: the block at line {i + 1} is not closed")
             before = lines[i - 1] if i > 0 else ""
             mark = SKIP_MARK.search(before)
-            blocks.append(Block(i + 1, "\n".join(lines[i + 1:end]) + "\n", mark.group("reason") if mark else None))
+            blocks.append(Block(i + 1, "\n".join(lines[i + 1 : end]) + "\n", mark.group("reason") if mark else None))
             i = end + 1
         else:
             i += 1
@@ -82,8 +83,15 @@ def make_workspace(work: Path, build: Path) -> None:
 def run(script: str, work: Path, what: str) -> bool:
     print(f"readme-examples: running {what}", flush=True)
     try:
-        done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=work, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=BLOCK_TIMEOUT_S)
+        done = subprocess.run(
+            ["bash", "-e", "-o", "pipefail", "-c", script],
+            cwd=work,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=BLOCK_TIMEOUT_S,
+        )
     except subprocess.TimeoutExpired as e:
         print(f"readme-examples: FAILED {what}: still running after {BLOCK_TIMEOUT_S} s\n{e.output or ''}")
         return False
@@ -98,10 +106,15 @@ def main() -> int:
     ap.add_argument("markdown", type=Path)
     ap.add_argument("--build", type=Path, default=REPO / "build", help="the build under test (its sim/dgq)")
     ap.add_argument("--premise", default="", help="a command run first, e.g. tools/demo.sh")
-    ap.add_argument("--needs", action="append", default=[],
-                    help="a file of the repository the examples need (repeatable); missing: exit 77")
-    ap.add_argument("--work", type=Path,
-                    help="scratch folder, emptied first (default: a new temporary one); removed after")
+    ap.add_argument(
+        "--needs",
+        action="append",
+        default=[],
+        help="a file of the repository the examples need (repeatable); missing: exit 77",
+    )
+    ap.add_argument(
+        "--work", type=Path, help="scratch folder, emptied first (default: a new temporary one); removed after"
+    )
     ap.add_argument("--list", action="store_true", help="list the blocks and whether they run; run nothing")
     args = ap.parse_args()
 
@@ -126,16 +139,19 @@ def main() -> int:
     os.environ["DGQ_BIN"] = str((args.build / "sim" / "dgq").resolve())  # the demo's: no setup, this build
     # In order, stopping at the first failure: a later block may use what an earlier one made.
     runnable = [b for b in blocks if b.skip_reason is None]
-    steps = ([(args.premise, f"the premise: {args.premise}")] if args.premise else []) + \
-        [(b.text, b.title()) for b in runnable]
+    steps = ([(args.premise, f"the premise: {args.premise}")] if args.premise else []) + [
+        (b.text, b.title()) for b in runnable
+    ]
     try:
         for script, what in steps:
             if not run(script, work, what):
                 return 1
     finally:
         shutil.rmtree(work)  # it links the build and the checkout: no copy left for a walk to loop in
-    print(f"readme-examples: {len(runnable)} block(s) of {args.markdown} ran, {len(blocks) - len(runnable)} "
-          "skipped as marked")
+    print(
+        f"readme-examples: {len(runnable)} block(s) of {args.markdown} ran, {len(blocks) - len(runnable)} "
+        "skipped as marked"
+    )
     return 0
 
 

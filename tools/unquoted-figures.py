@@ -17,6 +17,7 @@ Exit 0 when every figure is quoted, 1 otherwise (one line per figure: document, 
 In CI: ctest docs:figures (label docs) runs it on the documents listed in tests/CMakeLists.txt
 (DGQ_FIGURE_DOCS: README.md, docs/results.md, docs/benchmarks.md, docs/real-traces.md).
 """
+
 import re
 import sys
 from pathlib import Path
@@ -32,6 +33,7 @@ BEGIN = re.compile(r"<!-- BEGIN ([\w -]+?) -->")
 def generated_blocks(doc: Path) -> list[str]:
     """The text of each generated block (<!-- BEGIN x --> ... <!-- END x -->) of a document."""
     blocks, inside = [], None
+    text: list[str] = []
     for line in doc.read_text(encoding="utf-8").splitlines():
         begin = BEGIN.match(line)
         if inside is None and begin:
@@ -101,8 +103,7 @@ def main(docs: list[str]) -> int:
                 if not quoted(figure.rstrip("%").strip(), known, known_values):
                     print(f"{name}:{number}: {figure.strip()}")
                     missing += 1
-    print(f"unquoted-figures: {missing} figure(s) in hand-written text found in no generated fragment",
-          file=sys.stderr)
+    print(f"unquoted-figures: {missing} figure(s) in hand-written text found in no generated fragment", file=sys.stderr)
     return 1 if missing else 0
 
 

@@ -36,14 +36,13 @@ out.append("```")
 print("\n".join(out))
 PY
 )"
-python3 - "$block" <<'PY'
+.venv/bin/python - "$block" <<'PY'
 import sys
-sys.path.insert(0, "notebooks")
 from pathlib import Path
 
-import dgqresults  # the report's splice: the text between <!-- BEGIN demo --> and <!-- END demo -->
+from dgqtools import results  # the report's splice: the text between <!-- BEGIN demo --> and <!-- END demo -->
 
-if not dgqresults.splice_into_report("demo", sys.argv[1] + "\n", Path("README.md")):
+if not results.splice_into_report("demo", sys.argv[1] + "\n", Path("README.md")):
     sys.exit("update-readme-demo.sh: README.md has no <!-- BEGIN demo --> markers")
 PY
 echo "update-readme-demo.sh: README.md's demo block is tools/demo.sh's output at ${version:0:12}"

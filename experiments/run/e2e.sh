@@ -6,7 +6,7 @@
 # out/experiments/e2e/<model>-<text>-<ctx>.{h5,json}; a finished result is kept, a killed one
 # resumes. Not in the default list: it runs language models (quick: about 10-20 min on the
 # shared 2-core machine; full: hours). Models: tools/make-models.sh; texts: tools/prompts.sh +
-# tools/make_eval_texts.py into out/eval-texts/ (made here when missing).
+# tools/make-eval-texts.py into out/eval-texts/ (made here when missing).
 declare -A E2E_MODEL_FILES=([smollm2]=smollm2-135m.h5 [gemma3]=gemma3-270m.h5)
 # The models (tools/make-models.sh) and their token files in out/eval-texts/, made when missing.
 e2e_inputs() {

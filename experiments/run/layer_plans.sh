@@ -3,7 +3,7 @@
 # dgq3-roles): per-layer sensitivity, plans, and their evaluation.
 
 # dgq3-layers: the candidate "bits by layer sensitivity" (KVTuner). Per model,
-# tools/layer_sensitivity.py measures every layer's KLD at each of DGQ3_LAYER_LEVELS (that layer
+# tools/layer-sensitivity.py measures every layer's KLD at each of DGQ3_LAYER_LEVELS (that layer
 # alone at the level, fp16 elsewhere; causal) on a calibration text of 4 x 512 tokens taken past
 # token 6144 of the 4 clean texts (the report evaluates tokens 0-4095), and plans the layers for
 # each budget in DGQ3_LAYER_BUDGETS, with a sensitivity-blind control of the same levels; then
@@ -64,7 +64,7 @@ best_plans_passkey() {
 }
 # dgq3-roles: dgq3-best's setting with K and V of each layer allocated apart (KVTuner's per-layer
 # K/V precision pairs): K levels of 3, 4, 5 bits and V levels of 3, 4, 5 bits, each measured on
-# its role alone; plans of K/V pairs (tools/layer_sensitivity.py --k-level/--v-level), their
+# its role alone; plans of K/V pairs (tools/layer-sensitivity.py --k-level/--v-level), their
 # controls and the yardsticks into $OUT/dgq3-roles/; the same notebook with LAYERS_NAME=dgq3-roles.
 DGQ3_ROLE_LEVELS=("k:dgq3:kbits=3,center=kv,hi_frac=0.05,nl=kv" "k:dgq3:center=kv,hi_frac=0.05,nl=kv"
   "k:dgq3:kbits=5,center=kv,hi_frac=0.05,nl=kv" "v:dgq3:vbits=3,center=kv,hi_frac=0.05,nl=kv"
@@ -96,7 +96,7 @@ layer_plan_experiment() {
       done
       for budget in "${DGQ3_LAYER_BUDGETS[@]}"; do args+=(--budget "$budget"); done
       log "$name $model: per-layer sensitivity (${#levels[@]} levels, keys $keys)"
-      .venv/bin/python tools/layer_sensitivity.py --model "${DGQ_MODELS_DIR:-models}/${E2E_MODEL_FILES[$model]}" \
+      .venv/bin/python tools/layer-sensitivity.py --model "${DGQ_MODELS_DIR:-models}/${E2E_MODEL_FILES[$model]}" \
         "${args[@]}" --window 6144,512 --ctx 512 --keys "$keys" --dgq "$DGQ" -o "$plan_file"
     fi
     # The yardsticks post-RoPE, as llama.cpp runs them (with the rest when the keys are there too).

@@ -7,7 +7,7 @@
 #    (out/eval-texts-long/, 32K tokens of the code text, made here when missing), one chunk per
 #    n_ctx, into $OUT/long-context/<model>-<text>-<ctx>.{h5,json}; the results keep per-token
 #    scores, so the notebook buckets KLD by position.
-# 2. Passkey: tools/make_passkey.py task files, then `dgq eval --task passkey` (causal cache)
+# 2. Passkey: tools/make-passkey.py task files, then `dgq eval --task passkey` (causal cache)
 #    into $OUT/long-context/passkey-<model>.{h5,json}.
 # The full grid (hours on 2 cores; Slurm or a bigger machine) and the quick one (about an hour on
 # the shared 2-core machine) differ in contexts, lengths, depths and models, not in schemes.
@@ -20,7 +20,7 @@ long_context_inputs() {
   e2e_inputs
   for model in smollm2 gemma3; do
     [ -f "out/eval-texts-long/$model-code-clean.h5" ] ||
-      .venv/bin/python tools/make_eval_texts.py "$model" --prompts out/prompts -o out/eval-texts-long \
+      .venv/bin/python tools/make-eval-texts.py "$model" --prompts out/prompts -o out/eval-texts-long \
         --tokens 32768 --kinds code
   done
 }

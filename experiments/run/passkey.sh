@@ -2,7 +2,7 @@
 # Sourced by experiments/run.sh: the passkey task of one model through a list of schemes (used by
 # long-context, dgq3-passkey and dgq3-best).
 
-# The passkey task of MODEL (tools/make_passkey.py: LENGTHS, DEPTHS, KEYS keys) through the given
+# The passkey task of MODEL (tools/make-passkey.py: LENGTHS, DEPTHS, KEYS keys) through the given
 # schemes into DIR/passkey-MODEL.{h5,json,txt}; a finished result is kept. Shared by long-context
 # and dgq3.
 # passkey_run DIR MODEL LENGTHS DEPTHS KEYS SCHEME...: make the task and run it (PASSKEY_EVAL_ARGS:
@@ -17,7 +17,7 @@ passkey_run() {
     return
   fi
   mkdir -p "$dir"
-  .venv/bin/python tools/make_passkey.py "$model" --prompts out/prompts --lengths "$lengths" --depths "$depths" \
+  .venv/bin/python tools/make-passkey.py "$model" --prompts out/prompts --lengths "$lengths" --depths "$depths" \
     --keys "$keys" --seed 0 -o "$dir/$name-task.h5"
   for scheme in "$@"; do args+=(--scheme "$scheme"); done
   log "$dir/$name (lengths $lengths, depths $depths, $keys keys)"

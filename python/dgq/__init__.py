@@ -12,41 +12,61 @@ a uint16 array with dtype="bf16" (numpy has no bf16 type), or an ml_dtypes bfloa
 Errors are the C++ library's, with its messages: dgq.ParameterError (a spec or argument) and
 dgq.InputError (the data: NaN/Inf, shape, dtype), both dgq.Error, a ValueError.
 """
+
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Iterable
+from typing import Any
 
-from ._dgq import CausalCache, Compressed, Error, InputError, ParameterError, Scheme
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ._dgq import CausalCache, Compressed, Error, InputError, ParameterError, Scheme, scheme_help
 from ._dgq import decode_attention as _decode_attention
 from ._dgq import families as _families
 from ._dgq import modifiers as _modifiers
-from ._dgq import scheme_help
 from .results import Group, Results, open_results
 
-__all__ = ["CausalCache", "Compressed", "Error", "Group", "InputError", "ParameterError", "Results", "Scheme", "compress",
-           "decode_attention", "modifiers", "open_results", "scheme_help", "schemes"]
+__all__ = [
+    "CausalCache",
+    "Compressed",
+    "Error",
+    "Group",
+    "InputError",
+    "ParameterError",
+    "Results",
+    "Scheme",
+    "compress",
+    "decode_attention",
+    "modifiers",
+    "open_results",
+    "scheme_help",
+    "schemes",
+]
 
 
-def schemes() -> list[dict]:
+def schemes() -> list[dict[str, Any]]:
     """Every registered family, in the CLI's listing order (`dgq schemes`): a dict per family
     with name, summary, params (each: key, kind, default, min and max or range, help),
     stored_size ('exact' or 'at_most') and fast_cpu (whether cpu/ has a fast path)."""
-    return _families()
+    families: list[dict[str, Any]] = _families()
+    return families
 
 
-def modifiers() -> list[dict]:
+def modifiers() -> list[dict[str, Any]]:
     """The keys every family accepts around its scheme (rot=hadamard, sink=...): key, default,
     values, help."""
-    return _modifiers()
+    keys: list[dict[str, Any]] = _modifiers()
+    return keys
 
 
-def _as_matrix(array) -> np.ndarray:
+def _as_matrix(array: ArrayLike) -> np.ndarray:
     a = np.asarray(array)
     # Only a 2-D array is made contiguous: any other rank is refused with dgq's message.
     return np.ascontiguousarray(a) if a.ndim == 2 else a
 
 
-def compress(array, spec: str, role: str = "k", dtype: str | None = None) -> Compressed:
+def compress(array: ArrayLike, spec: str, role: str = "k", dtype: str | None = None) -> Compressed:
     """Compress one tokens x channels array with the scheme of `spec` ("q8_0",
     "dgq2:bits=3", ...; `dgq.schemes()` lists them) as keys (role "k") or values ("v").
     dtype: None (the array's: float16 or float32), or "f16", "f32", "bf16" (a uint16 array of bf16
@@ -55,7 +75,13 @@ def compress(array, spec: str, role: str = "k", dtype: str | None = None) -> Com
     return Scheme(spec).compress(_as_matrix(array), role, dtype)
 
 
-def decode_attention(q, keys, values, scale: float | None = None, threads: int = 1) -> np.ndarray:
+def decode_attention(
+    q: ArrayLike,
+    keys: Iterable[Compressed],
+    values: Iterable[Compressed],
+    scale: float | None = None,
+    threads: int = 1,
+) -> np.ndarray:
     """One decode step of softmax attention read straight from compressed heads, by the CPU
     kernel that `bench/ggml/run.sh --decode` times (docs/benchmarks.md, "Decode attention"): no
     decompressed copy. q: query_heads x head_dim (converted to float32); keys, values: lists of
@@ -63,4 +89,7 @@ def decode_attention(q, keys, values, scale: float | None = None, threads: int =
     (q8_0, q4_0, iq4_nl, dgq, dgq2, kivi-2/4, turboquant, vLLM's Lloyd-Max presets); query head h
     reads KV head h // (query_heads // kv_heads). scale: 1/sqrt(head_dim) by default. Returns
     query_heads x head_dim float32, within rounding of attention on the decompressed heads."""
-    return _decode_attention(np.ascontiguousarray(q, dtype=np.float32), list(keys), list(values), scale, threads)
+    out: np.ndarray = _decode_attention(
+        np.ascontiguousarray(q, dtype=np.float32), list(keys), list(values), scale, threads
+    )
+    return out

@@ -25,7 +25,10 @@ Keys are cached after RoPE, as transformers, llama.cpp and dgq's runner cache th
 
 Needs torch and transformers (`tools/setup-python.sh --hf`); `import dgq` does not import them.
 """
+
 from __future__ import annotations
+
+from typing import Any, NoReturn
 
 import numpy as np
 import torch
@@ -61,15 +64,16 @@ def split_spec(spec: str) -> tuple[str, str]:
     if len(sides) > 2 or not all(sides):
         raise ParameterError(f"dgq.hf.Cache: spec {spec!r} must be one scheme or 'K_SPEC/V_SPEC'")
     k, v = (sides[0], sides[0]) if len(sides) == 1 else sides
-    return tuple(side if side in EXACT_SPECS else Scheme(side).spec for side in (k, v))
+    k_spec: str = k if k in EXACT_SPECS else Scheme(k).spec
+    v_spec: str = v if v in EXACT_SPECS else Scheme(v).spec
+    return k_spec, v_spec
 
 
 def _rows(x: torch.Tensor) -> np.ndarray:
     """One head's rows (tokens x head_dim) as the C-contiguous numpy array dgq reads."""
     x = x.detach().to("cpu").contiguous()
-    if x.dtype == torch.bfloat16:
-        return x.view(torch.int16).numpy().view(np.uint16)
-    return x.numpy()
+    rows: np.ndarray = x.view(torch.int16).numpy().view(np.uint16) if x.dtype == torch.bfloat16 else x.numpy()
+    return rows
 
 
 class _Role:
@@ -88,7 +92,9 @@ class _Role:
 
     def update(self, x: torch.Tensor) -> torch.Tensor:
         if x.dtype not in _DTYPES:
-            raise ParameterError(f"dgq.hf.Cache: {self.role} states of dtype {x.dtype}; dgq takes float32, float16, bfloat16")
+            raise ParameterError(
+                f"dgq.hf.Cache: {self.role} states of dtype {x.dtype}; dgq takes float32, float16, bfloat16"
+            )
         if self.exact or self.mode == "prefill":
             self.raw = x if self.raw is None else torch.cat([self.raw, x], dim=-2)
             return self.raw if self.exact else self._prefill()
@@ -98,11 +104,15 @@ class _Role:
         batch, heads, _, head_dim = x.shape
         name = _DTYPES[x.dtype]
         if self.caches is None:
-            self.caches = [[CausalCache(self.spec, self.role, head_dim, name, self.raw_dtype) for _ in range(heads)]
-                           for _ in range(batch)]
+            self.caches = [
+                [CausalCache(self.spec, self.role, head_dim, name, self.raw_dtype) for _ in range(heads)]
+                for _ in range(batch)
+            ]
         if len(self.caches) != batch or len(self.caches[0]) != heads:
-            raise ParameterError(f"dgq.hf.Cache: {self.role} states of {batch} rows x {heads} heads, the cache holds "
-                                 f"{len(self.caches)} x {len(self.caches[0])}")
+            raise ParameterError(
+                f"dgq.hf.Cache: {self.role} states of {batch} rows x {heads} heads, the cache holds "
+                f"{len(self.caches)} x {len(self.caches[0])}"
+            )
         tokens = self.caches[0][0].tokens + x.shape[-2]
         out = np.empty((batch, heads, tokens, head_dim), np.float32)
         for b in range(batch):
@@ -115,7 +125,8 @@ class _Role:
         return torch.from_numpy(out).to(device=x.device, dtype=x.dtype)
 
     def _prefill(self) -> torch.Tensor:
-        raw = self.raw
+        raw, scheme = self.raw, self.scheme
+        assert raw is not None and scheme is not None, "prefill mode holds the rows and the scheme"
         batch, heads, tokens, head_dim = raw.shape
         rows = raw.to(_TORCH_DTYPES[self.raw_dtype]) if self.keeps_raw else raw  # rule C9 (round to nearest even)
         name = _DTYPES[rows.dtype]
@@ -123,21 +134,23 @@ class _Role:
         self.held = 0
         for b in range(batch):
             for h in range(heads):
-                c = self.scheme.compress(_rows(rows[b, h]), self.role, name)
+                c = scheme.compress(_rows(rows[b, h]), self.role, name)
                 c.decompress("f32", out=out[b, h])
                 self.held += c.bytes
         return torch.from_numpy(out).to(device=raw.device, dtype=raw.dtype)
 
     def held_bytes(self) -> int:
         if self.exact:
-            return 0 if self.raw is None else self.raw.numel() * self.raw.element_size()
+            held: int = 0 if self.raw is None else self.raw.numel() * self.raw.element_size()
+            return held
         if self.mode == "prefill":
             return self.held
         return sum(c.held_bytes for row in (self.caches or []) for c in row)
 
     def elements(self) -> int:
         if self.raw is not None:
-            return self.raw.numel()
+            elements: int = self.raw.numel()
+            return elements
         return sum(c.tokens * c.channels for row in (self.caches or []) for c in row)
 
 
@@ -150,7 +163,9 @@ class Layer(DynamicLayer):
         super().__init__()
         self.k, self.v = _Role(k_spec, "k", mode, raw_dtype), _Role(v_spec, "v", mode, raw_dtype)
 
-    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
+    def update(
+        self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         if not self.is_initialized:
             self.lazy_initialization(key_states, value_states)
         # Every token held, as DynamicLayer's keys are: its get_seq_length reads the length here.
@@ -163,20 +178,22 @@ class Layer(DynamicLayer):
         self.k, self.v = _Role(self.k.spec, "k", mode, raw_dtype), _Role(self.v.spec, "v", mode, raw_dtype)
         super().reset()
 
-    def _refuse(self, what: str):
-        raise NotImplementedError(f"dgq.hf.Cache: {what} is not supported (a token's stored value is final once "
-                                  "written; start a new cache instead)")
+    def _refuse(self, what: str) -> NoReturn:
+        raise NotImplementedError(
+            f"dgq.hf.Cache: {what} is not supported (a token's stored value is final once "
+            "written; start a new cache instead)"
+        )
 
     def crop(self, tokens_to_remove: int) -> None:
         self._refuse("crop")
 
-    def reorder_cache(self, beam_idx) -> None:
+    def reorder_cache(self, beam_idx: torch.Tensor) -> None:
         self._refuse("beam search (reorder_cache)")
 
     def batch_repeat_interleave(self, repeats: int) -> None:
         self._refuse("batch_repeat_interleave")
 
-    def batch_select_indices(self, indices) -> None:
+    def batch_select_indices(self, indices: torch.Tensor) -> None:
         self._refuse("batch_select_indices")
 
 
@@ -217,5 +234,7 @@ class Cache(_HfCache):
         return 8.0 * self.held_bytes() / elements if elements else float("nan")
 
     def __repr__(self) -> str:
-        return (f"dgq.hf.Cache({self.spec!r}, mode={self.mode!r}, raw_dtype={self.raw_dtype!r}, layers={len(self.layers)}, "
-                f"tokens={self.get_seq_length()})")
+        return (
+            f"dgq.hf.Cache({self.spec!r}, mode={self.mode!r}, raw_dtype={self.raw_dtype!r}, layers={len(self.layers)}, "
+            f"tokens={self.get_seq_length()})"
+        )

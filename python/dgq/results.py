@@ -14,19 +14,31 @@ Needs h5py (tools/requirements.txt pins it; `pip install h5py` elsewhere).
     >>> r["runs/q8_0@smollm2-code-1k/k/mse"].shape     # [layers, kv heads]
     (2, 3)
 """
+
 from __future__ import annotations
 
+import os
+from collections.abc import ItemsView, Iterator, KeysView
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ._dgq import InputError
 
-FORMATS = ("dgq-results", "dgq-eval", "dgq-passkey-results", "dgq-trace", "dgq-compressed", "dgq-tokens",
-           "dgq-passkey", "dgq-model")
+FORMATS = (
+    "dgq-results",
+    "dgq-eval",
+    "dgq-passkey-results",
+    "dgq-trace",
+    "dgq-compressed",
+    "dgq-tokens",
+    "dgq-passkey",
+    "dgq-model",
+)
 
 
-def _value(v):
+def _value(v: Any) -> Any:
     """An attribute as Python: bytes and numpy strings as str, numpy scalars as Python numbers."""
     if isinstance(v, np.generic):
         v = v.item()
@@ -38,13 +50,13 @@ def _value(v):
 class Group:
     """One HDF5 group: `attrs` (a dict) and its members by name; `group["a/b"]` walks a path."""
 
-    def __init__(self, name: str, attrs: dict, members: dict):
+    def __init__(self, name: str, attrs: dict[str, Any], members: dict[str, Any]):
         self.name = name
         self.attrs = attrs
         self._members = members
 
-    def __getitem__(self, path: str):
-        node = self
+    def __getitem__(self, path: str) -> Any:
+        node: Any = self
         for part in path.strip("/").split("/"):
             if not isinstance(node, Group) or part not in node._members:
                 raise KeyError(f"{self.name}: no member {path!r}")
@@ -58,16 +70,16 @@ class Group:
         except KeyError:
             return False
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._members)
 
     def __len__(self) -> int:
         return len(self._members)
 
-    def keys(self):
+    def keys(self) -> KeysView[str]:
         return self._members.keys()
 
-    def items(self):
+    def items(self) -> ItemsView[str, Any]:
         return self._members.items()
 
     def __repr__(self) -> str:
@@ -86,10 +98,11 @@ class Results(Group):
         return f"<dgq {self.format} file {str(self.path)!r}: {list(self._members)}>"
 
 
-def _read_group(h5group, name: str) -> Group:
+def _read_group(h5group: Any, name: str) -> Group:
     import h5py
+
     attrs = {key: _value(h5group.attrs[key]) for key in h5group.attrs}
-    members = {}
+    members: dict[str, Any] = {}
     for key, item in h5group.items():
         path = f"{name.rstrip('/')}/{key}"
         if isinstance(item, h5py.Group):
@@ -100,10 +113,11 @@ def _read_group(h5group, name: str) -> Group:
     return Group(name, attrs, members)
 
 
-def open_results(path) -> Results:
+def open_results(path: str | os.PathLike[str]) -> Results:
     """Reads a dgq HDF5 file (any format above) into memory. dgq.InputError, one line naming the
     file, when it is missing, not HDF5, or has no dgq `format` attribute."""
     import h5py
+
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: no such file")

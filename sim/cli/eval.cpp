@@ -90,9 +90,9 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--model", o.model_path, "Model file (docs/model-format.md; tools/make-models.sh)")->required();
   cmd->add_option("--task", args->task,
                   "perplexity (default: PPL and KLD over chunks of a token file) | passkey (needle-in-a-haystack "
-                  "retrieval: --text is a task file of tools/make_passkey.py; docs/eval.md, The passkey task)");
+                  "retrieval: --text is a task file of tools/make-passkey.py; docs/eval.md, The passkey task)");
   CLI::Option* text = cmd->add_option(
-      "--text", o.text_path, "Token file (docs/eval.md; tools/make_eval_texts.py); with --task passkey a passkey task file");
+      "--text", o.text_path, "Token file (docs/eval.md; tools/make-eval-texts.py); with --task passkey a passkey task file");
   cmd->add_option("--text-file", args->text_file,
                   "Plain UTF-8 text, tokenized with the --model GGUF's own tokenizer (instead of --text; --task "
                   "perplexity)")

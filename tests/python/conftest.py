@@ -1,6 +1,6 @@
 """Shared fixtures for the exporter tests: the model is loaded once per session (about 6 s)."""
+
 import os
-import sys
 from pathlib import Path
 
 # Before numpy loads OpenBLAS: the test problems are small, and on a shared 2-core machine BLAS
@@ -8,13 +8,12 @@ from pathlib import Path
 # two threads under load, 0.5 s with one).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pytest
+
+from dgqtools import export_trace
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO_ROOT / "tools"))
-
-import export_trace  # noqa: E402  (needs the sys.path entry above)
 
 # The dgq.hf tests import torch and transformers at once: collected only when
 # tests/python/run_hf_tests.sh runs them (it decides, with DGQ_HF_REQUIRED, whether a missing
@@ -42,7 +41,9 @@ CXX_HEADER = Path("/usr/include/c++/12/bits/stl_vector.h")
 def pytest_configure(config):
     config.addinivalue_line("markers", "needs_dgq: runs the C++ dgq binary named by $DGQ_BIN")
     config.addinivalue_line("markers", "hf: imports torch and transformers (dgq.hf; ctest python:hf)")
-    config.addinivalue_line("markers", "bindings: imports the Python module dgq (ctest python:bindings, -DDGQ_PYTHON=ON)")
+    config.addinivalue_line(
+        "markers", "bindings: imports the Python module dgq (ctest python:bindings, -DDGQ_PYTHON=ON)"
+    )
 
 
 @pytest.fixture(scope="session")
@@ -68,17 +69,20 @@ def prose_tokens(tokenizer):
 def code_tokens(tokenizer):
     # Skip the licence comment at the top of the header: the test is about code.
     text = CXX_HEADER.read_text(encoding="utf-8")
-    code = text[text.index("#ifndef _STL_VECTOR_H"):]
+    code = text[text.index("#ifndef _STL_VECTOR_H") :]
     return tokens_of(tokenizer, code, 256)
 
 
 @pytest.fixture(scope="session")
 def python_tokenizers():
-    """The Python tokenizers of the two shipped models (tools/make_eval_texts.py), built once per
+    """The Python tokenizers of the two shipped models (tools/make-eval-texts.py), built once per
     session: reading Gemma 3's GGUF metadata with the gguf package takes about 15 s."""
-    import make_eval_texts
-    return {model: make_eval_texts.load_tokenizer(model, make_eval_texts.gguf_reader(model))
-            for model in ("smollm2", "gemma3")}
+    from dgqtools import make_eval_texts
+
+    return {
+        model: make_eval_texts.load_tokenizer(model, make_eval_texts.gguf_reader(model))
+        for model in ("smollm2", "gemma3")
+    }
 
 
 @pytest.fixture(scope="session")

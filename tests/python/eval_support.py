@@ -1,14 +1,20 @@
 """Helpers of the `dgq eval` tests: tiny model and token files, numpy twins of the runner."""
+
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
 import h5py
 import numpy as np
 
-import export_model
-import export_trace
+from dgqtools import export_model, export_trace, token_file
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+MODELS_DIR = Path(os.environ.get("DGQ_MODELS_DIR", REPO_ROOT / "models"))
+# The runner's logits against the numpy forward pass: float32 either way, summed in other orders.
+LOGITS_REL_TOL = 1e-4
 
 
 def write_tiny_model(path: Path, arch: str = "llama", seed: int = 0) -> tuple[dict, dict]:
@@ -28,6 +34,29 @@ def tiny_eval_inputs(folder: Path, arch: str, token_seed: int, tokens: int = 256
     return {"model": model, "text": text, "dir": folder, "arch": arch, "layers": cfg["num_layers"]}
 
 
+def relative_error(got: np.ndarray, expected: np.ndarray) -> float:
+    return float(np.max(np.abs(got - expected)) / np.max(np.abs(expected)))
+
+
+def saved_logits(results: Path, index: int) -> np.ndarray:
+    """The logits `dgq eval --save-logits` stored for run index."""
+    with h5py.File(results, "r") as f:
+        return np.asarray(f["runs"][str(index)]["logits"])
+
+
+def tiny_llama_in_chunks(folder: Path) -> dict:
+    """Tiny llama model and a 96-token text (3 chunks of 32) of random ids, BOS first: "model",
+    "text", "tokens", "cfg" and "dir"."""
+    model = folder / "tiny-llama.h5"
+    cfg, _ = write_tiny_model(model, "llama")
+    rng = np.random.default_rng(5)
+    tokens = rng.integers(2, cfg["vocab_size"], size=96).astype(np.int32)
+    tokens[::32] = cfg["bos_token_id"]  # what the runner puts first in each chunk (add_bos)
+    text = folder / "tokens.h5"
+    write_token_file(text, tokens, "tiny-llama")
+    return {"model": model, "text": text, "tokens": tokens, "cfg": cfg, "dir": folder}
+
+
 def tiny_gemma3_prompt(folder: Path) -> tuple[Path, Path, np.ndarray]:
     """Tiny Gemma 3 (7 layers) and 150 tokens, BOS first: the inputs the numpy twin checks run on.
     Returns (model, token file, tokens)."""
@@ -45,7 +74,10 @@ def dgq_round_trip(spec: str, role: str = "k"):
     import dgq
 
     def hook(x):
-        return np.stack([dgq.compress(np.ascontiguousarray(h, np.float32), spec, role=role).decompress("f32") for h in x])
+        return np.stack(
+            [dgq.compress(np.ascontiguousarray(h, np.float32), spec, role=role).decompress("f32") for h in x]
+        )
+
     return hook
 
 
@@ -63,21 +95,16 @@ def shipped_gguf(model: str) -> Path:
     models/ from its chunk packages (once)."""
     if model == "smollm2":
         return export_trace.bundled_gguf_path()
-    from export_model import gemma3_gguf_path
+    from dgqtools.export_model import gemma3_gguf_path
+
     return gemma3_gguf_path()
 
 
-def write_token_file(path: Path, tokens, model: str, kind: str = "test", noise_rate: float = 0.0,
-                     tokenizer_id: str = "") -> None:
-    with h5py.File(path, "w") as f:
-        f.attrs["format"] = "dgq-tokens"
-        f.attrs["version"] = np.int64(1)
-        f.attrs["model"] = model
-        if tokenizer_id:
-            f.attrs["tokenizer_id"] = tokenizer_id
-        f.attrs["kind"] = kind
-        f.attrs["noise_rate"] = np.float64(noise_rate)
-        f.create_dataset("tokens", data=np.asarray(tokens, dtype=np.int32))
+def write_token_file(
+    path: Path, tokens, model: str, kind: str = "test", noise_rate: float = 0.0, tokenizer_id: str = ""
+) -> None:
+    """dgqtools.token_file's writer with the tests' defaults (kind "test", no noise)."""
+    token_file.write_token_file(path, tokens, model, kind, noise_rate, tokenizer_id=tokenizer_id)
 
 
 def numpy_llama(model_file: Path) -> export_trace.SmolLM2:
@@ -86,10 +113,16 @@ def numpy_llama(model_file: Path) -> export_trace.SmolLM2:
         a = f.attrs
         t = {name: np.asarray(d, dtype=np.float32) for name, d in f["tensors"].items()}
         cfg = export_trace.ModelConfig(
-            num_layers=int(a["num_layers"]), hidden=int(a["hidden"]), ffn=int(a["ffn"]),
-            num_q_heads=int(a["num_q_heads"]), num_kv_heads=int(a["num_kv_heads"]),
-            head_dim=int(a["head_dim"]), rope_theta=float(a["rope_theta"]), rms_eps=float(a["rms_eps"]),
-            vocab_size=int(a["vocab_size"]))
+            num_layers=int(a["num_layers"]),
+            hidden=int(a["hidden"]),
+            ffn=int(a["ffn"]),
+            num_q_heads=int(a["num_q_heads"]),
+            num_kv_heads=int(a["num_kv_heads"]),
+            head_dim=int(a["head_dim"]),
+            rope_theta=float(a["rope_theta"]),
+            rms_eps=float(a["rms_eps"]),
+            vocab_size=int(a["vocab_size"]),
+        )
     m = object.__new__(export_trace.SmolLM2)
     m.config = cfg
     m.embedding = t["token_embd"]
@@ -97,12 +130,19 @@ def numpy_llama(model_file: Path) -> export_trace.SmolLM2:
     m.layers = []
     for i in range(cfg.num_layers):
         p = f"blk.{i}."
-        m.layers.append(export_trace.LayerWeights(
-            attn_norm=t[p + "attn_norm"], wq=np.ascontiguousarray(t[p + "attn_q"].T),
-            wk=np.ascontiguousarray(t[p + "attn_k"].T), wv=np.ascontiguousarray(t[p + "attn_v"].T),
-            wo=np.ascontiguousarray(t[p + "attn_output"].T), ffn_norm=t[p + "ffn_norm"],
-            w_gate=np.ascontiguousarray(t[p + "ffn_gate"].T), w_up=np.ascontiguousarray(t[p + "ffn_up"].T),
-            w_down=np.ascontiguousarray(t[p + "ffn_down"].T)))
+        m.layers.append(
+            export_trace.LayerWeights(
+                attn_norm=t[p + "attn_norm"],
+                wq=np.ascontiguousarray(t[p + "attn_q"].T),
+                wk=np.ascontiguousarray(t[p + "attn_k"].T),
+                wv=np.ascontiguousarray(t[p + "attn_v"].T),
+                wo=np.ascontiguousarray(t[p + "attn_output"].T),
+                ffn_norm=t[p + "ffn_norm"],
+                w_gate=np.ascontiguousarray(t[p + "ffn_gate"].T),
+                w_up=np.ascontiguousarray(t[p + "ffn_up"].T),
+                w_down=np.ascontiguousarray(t[p + "ffn_down"].T),
+            )
+        )
     return m
 
 
@@ -130,12 +170,21 @@ def eval_runs(dgq_bin, model, text, out, schemes, *options, ctx=128, chunks=2) -
     run_dgq(dgq_bin, *args, *options)
     with h5py.File(out, "r") as f:
         runs = [f["runs"][str(i)] for i in range(len(f["runs"]))]
-        return {"attrs": dict(f.attrs),
-                "runs": [{"spec": r.attrs["spec"], "logits": np.asarray(r["logits"]),
-                          "bits": float(r.attrs["bits_per_element"]), "bits_averaged": float(r.attrs["bits_averaged"]),
-                          "stored_bytes": int(r.attrs["stored_bytes"]), "kld": float(r.attrs["kld_mean"]),
-                          "attn_kl": float(r.attrs["attn_kl_mean"])}
-                         for r in runs]}
+        return {
+            "attrs": dict(f.attrs),
+            "runs": [
+                {
+                    "spec": r.attrs["spec"],
+                    "logits": np.asarray(r["logits"]),
+                    "bits": float(r.attrs["bits_per_element"]),
+                    "bits_averaged": float(r.attrs["bits_averaged"]),
+                    "stored_bytes": int(r.attrs["stored_bytes"]),
+                    "kld": float(r.attrs["kld_mean"]),
+                    "attn_kl": float(r.attrs["attn_kl_mean"]),
+                }
+                for r in runs
+            ],
+        }
 
 
 def run_attrs(results: Path) -> list[dict]:
@@ -145,10 +194,12 @@ def run_attrs(results: Path) -> list[dict]:
 
 def numpy_scores(base_logits: np.ndarray, logits: np.ndarray, targets: np.ndarray) -> dict:
     """The per-token scores and llama.cpp-style summary of docs/eval.md, recomputed in numpy."""
+
     def log_softmax(z):
         z = z.astype(np.float64)
         peak = z.max(axis=1, keepdims=True)
         return z - (peak + np.log(np.exp(z - peak).sum(axis=1, keepdims=True)))
+
     lb, lq = log_softmax(base_logits), log_softmax(logits)
     rows = np.arange(len(targets))
     nll, nll_base = -lq[rows, targets], -lb[rows, targets]
@@ -160,12 +211,17 @@ def numpy_scores(base_logits: np.ndarray, logits: np.ndarray, targets: np.ndarra
     cov = np.mean((nll - nll.mean()) * (nll_base - nll_base.mean()))
     dp = np.exp(-nll) - np.exp(-nll_base)
     return {
-        "ppl": ppl, "ppl_stderr": ppl_stderr, "dppl": ppl - ppl_base,
-        "dppl_stderr": np.sqrt(max(0.0, ppl_stderr ** 2 + base_stderr ** 2 - 2 * ppl * ppl_base * cov / (n - 1))),
-        "kld_mean": kld.mean(), "kld_stderr": np.sqrt(kld.var() / (n - 1)),
-        "kld_median": np.percentile(kld, 50), "kld_p90": np.percentile(kld, 90),
-        "kld_p99": np.percentile(kld, 99), "kld_max": kld.max(),
-        "rms_dp": np.sqrt(np.mean(dp ** 2)),
+        "ppl": ppl,
+        "ppl_stderr": ppl_stderr,
+        "dppl": ppl - ppl_base,
+        "dppl_stderr": np.sqrt(max(0.0, ppl_stderr**2 + base_stderr**2 - 2 * ppl * ppl_base * cov / (n - 1))),
+        "kld_mean": kld.mean(),
+        "kld_stderr": np.sqrt(kld.var() / (n - 1)),
+        "kld_median": np.percentile(kld, 50),
+        "kld_p90": np.percentile(kld, 90),
+        "kld_p99": np.percentile(kld, 99),
+        "kld_max": kld.max(),
+        "rms_dp": np.sqrt(np.mean(dp**2)),
         "same_top1": np.mean(np.argmax(base_logits, axis=1) == np.argmax(logits, axis=1)),
     }
 
@@ -176,8 +232,9 @@ def read_model_file(model_file: Path) -> tuple[dict, dict]:
         return dict(f.attrs), {name: np.asarray(d, dtype=np.float32) for name, d in f["tensors"].items()}
 
 
-def numpy_gemma3_logits(model_file: Path, tokens, key_cache=None, keys_before_rope=False,
-                        key_cache_layers=None) -> np.ndarray:
+def numpy_gemma3_logits(
+    model_file: Path, tokens, key_cache=None, keys_before_rope=False, key_cache_layers=None
+) -> np.ndarray:
     """An independent numpy fp32 forward pass of Gemma 3 from a dgq model file (docs/model-format.md),
     written from Hugging Face's Gemma3 modeling code: embeddings * sqrt(hidden), RMSNorm (weights
     hold 1 + w already), Q/K RMSNorm per head, rotate-half RoPE (base 10000 on local layers),
@@ -185,7 +242,10 @@ def numpy_gemma3_logits(model_file: Path, tokens, key_cache=None, keys_before_ro
     key_cache, if given, maps each layer's keys [kv_heads, n, d] to what a (prefill) cache gives
     back: after RoPE, or with keys_before_rope before it (KVQuant's pre-RoPE keys), in the layers
     key_cache_layers (None: every layer)."""
-    exact = lambda k: k  # noqa: E731
+
+    def exact(k):
+        return k
+
     a, t = read_model_file(model_file)
     n, d = len(tokens), int(a["head_dim"])
     hq, hkv = int(a["num_q_heads"]), int(a["num_kv_heads"])
@@ -223,8 +283,11 @@ def numpy_gemma3_logits(model_file: Path, tokens, key_cache=None, keys_before_ro
         x = x + norm(out.reshape(n, hq * d) @ t[p + "attn_output"].T, t[p + "post_attention_norm"])
         h = norm(x, t[p + "ffn_norm"])
         gate = h @ t[p + "ffn_gate"].T
-        gelu = np.float32(0.5) * gate * (np.float32(1) + np.tanh(np.float32(0.7978845608028654) *
-                                                               (gate + np.float32(0.044715) * gate ** 3)))
+        gelu = (
+            np.float32(0.5)
+            * gate
+            * (np.float32(1) + np.tanh(np.float32(0.7978845608028654) * (gate + np.float32(0.044715) * gate**3)))
+        )
         x = x + norm((gelu * (h @ t[p + "ffn_up"].T)) @ t[p + "ffn_down"].T, t[p + "post_ffw_norm"])
     return norm(x, t["output_norm"]) @ t["token_embd"].T
 

@@ -1,5 +1,6 @@
 """Helpers of the dgq.hf tests: dgq's tiny random llama (export_model.random_model) as a Hugging
 Face LlamaForCausalLM with the same weights, and decoding with a transformers cache."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -8,9 +9,15 @@ import torch
 # dgq model file tensor (blk.i.NAME) -> transformers' LlamaForCausalLM parameter (model.layers.i.NAME).
 # Both keep Q/K rows in rotate-half order (the exporter undoes llama.cpp's permutation).
 LLAMA_LAYER_NAMES = {
-    "attn_norm": "input_layernorm", "attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj",
-    "attn_v": "self_attn.v_proj", "attn_output": "self_attn.o_proj", "ffn_norm": "post_attention_layernorm",
-    "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj", "ffn_down": "mlp.down_proj",
+    "attn_norm": "input_layernorm",
+    "attn_q": "self_attn.q_proj",
+    "attn_k": "self_attn.k_proj",
+    "attn_v": "self_attn.v_proj",
+    "attn_output": "self_attn.o_proj",
+    "ffn_norm": "post_attention_layernorm",
+    "ffn_gate": "mlp.gate_proj",
+    "ffn_up": "mlp.up_proj",
+    "ffn_down": "mlp.down_proj",
 }
 
 
@@ -18,21 +25,36 @@ def hf_llama(cfg: dict, tensors: dict):
     """A LlamaForCausalLM (fp32, eval mode) holding the weights of a dgq llama model (cfg, tensors
     of export_model.random_model or a model file)."""
     from transformers import LlamaConfig, LlamaForCausalLM
+
     assert cfg["architecture"] == "llama" and cfg.get("tied_output", 1)
     config = LlamaConfig(
-        vocab_size=cfg["vocab_size"], hidden_size=cfg["hidden"], intermediate_size=cfg["ffn"],
-        num_hidden_layers=cfg["num_layers"], num_attention_heads=cfg["num_q_heads"],
-        num_key_value_heads=cfg["num_kv_heads"], head_dim=cfg["head_dim"], rms_norm_eps=cfg["rms_eps"],
-        rope_theta=cfg["rope_theta"], tie_word_embeddings=True, max_position_embeddings=cfg["context_length"],
-        bos_token_id=cfg["bos_token_id"], eos_token_id=None, pad_token_id=None)
+        vocab_size=cfg["vocab_size"],
+        hidden_size=cfg["hidden"],
+        intermediate_size=cfg["ffn"],
+        num_hidden_layers=cfg["num_layers"],
+        num_attention_heads=cfg["num_q_heads"],
+        num_key_value_heads=cfg["num_kv_heads"],
+        head_dim=cfg["head_dim"],
+        rms_norm_eps=cfg["rms_eps"],
+        rope_theta=cfg["rope_theta"],
+        tie_word_embeddings=True,
+        max_position_embeddings=cfg["context_length"],
+        bos_token_id=cfg["bos_token_id"],
+        eos_token_id=None,
+        pad_token_id=None,
+    )
     model = LlamaForCausalLM(config).eval()
-    state = {"model.embed_tokens.weight": tensors["token_embd"], "model.norm.weight": tensors["output_norm"],
-             "lm_head.weight": tensors["token_embd"]}
+    state = {
+        "model.embed_tokens.weight": tensors["token_embd"],
+        "model.norm.weight": tensors["output_norm"],
+        "lm_head.weight": tensors["token_embd"],
+    }
     for i in range(cfg["num_layers"]):
         for ours, theirs in LLAMA_LAYER_NAMES.items():
             state[f"model.layers.{i}.{theirs}.weight"] = tensors[f"blk.{i}.{ours}"]
-    model.load_state_dict({k: torch.from_numpy(np.ascontiguousarray(v, dtype=np.float32)) for k, v in state.items()},
-                          strict=True)
+    model.load_state_dict(
+        {k: torch.from_numpy(np.ascontiguousarray(v, dtype=np.float32)) for k, v in state.items()}, strict=True
+    )
     return model
 
 

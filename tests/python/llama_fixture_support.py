@@ -1,5 +1,6 @@
 """What the llama.cpp fixture tests compare (test_llama_fixture.py, test_tiny_llama_fixture.py):
 dgq's log-probabilities against llama.cpp's recorded target and top-8 log-probabilities."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,5 +21,9 @@ def differences(lp: np.ndarray, rows: list[dict]) -> dict:
     ours_top = np.take_along_axis(lp, top_ids, axis=1)
     p = np.exp(theirs_top - np.log(np.exp(theirs_top).sum(axis=1, keepdims=True)))
     q_log = ours_top - np.log(np.exp(ours_top).sum(axis=1, keepdims=True))
-    return {"target": d_target, "top": np.abs(ours_top - theirs_top), "kld": np.sum(p * (np.log(p) - q_log), axis=1),
-            "top_ids": top_ids}
+    return {
+        "target": d_target,
+        "top": np.abs(ours_top - theirs_top),
+        "kld": np.sum(p * (np.log(p) - q_log), axis=1),
+        "top_ids": top_ids,
+    }

@@ -5,6 +5,8 @@
 set -euo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 python="$repo_root/.venv/bin/python"
+# This checkout's dgqtools (tools/dgqtools) before any other on the path: .venv may be shared.
+export PYTHONPATH="$repo_root/tools${PYTHONPATH:+:$PYTHONPATH}"
 if [ ! -x "$python" ]; then
   echo "run_pytest.sh: $python not found: run tools/setup-python.sh first" >&2
   exit 1

@@ -3,6 +3,7 @@ compressed through `dgq.compress` gives the bytes `dgq compress` stores, and dec
 what `dgq decompress` writes, for fp16, fp32 and bf16 inputs; errors are the C++ ones, with
 the C++ messages. Run by the ctest python:bindings (tests/python/CMakeLists.txt), which puts the
 module built with -DDGQ_PYTHON=ON on PYTHONPATH."""
+
 import subprocess
 
 import h5py
@@ -11,8 +12,8 @@ import pytest
 
 pytestmark = pytest.mark.bindings
 
-TOKENS = 37          # not a multiple of any block or group of tokens (32, 64, 128), nor of win=16
-CHANNELS = 128       # a head dim every family takes (turboquant's and dgq3's included)
+TOKENS = 37  # not a multiple of any block or group of tokens (32, 64, 128), nor of win=16
+CHANNELS = 128  # a head dim every family takes (turboquant's and dgq3's included)
 KV_HEADS = 2
 SEED = 20261203
 DTYPES = ("f16", "f32", "bf16")
@@ -25,8 +26,10 @@ def dgq():
     try:
         import dgq as module
     except ImportError as e:
-        pytest.fail(f"import dgq failed ({e}): configure with -DDGQ_PYTHON=ON "
-                    "(tools/setup.sh does); ctest puts <build>/python on PYTHONPATH")
+        pytest.fail(
+            f"import dgq failed ({e}): configure with -DDGQ_PYTHON=ON "
+            "(tools/setup.sh does); ctest puts <build>/python on PYTHONPATH"
+        )
     return module
 
 
@@ -41,8 +44,11 @@ def bf16_to_f32(bits):
 
 
 def as_dtype(x32, dtype):
-    return {"f16": lambda: x32.astype(np.float16), "f32": lambda: x32.astype(np.float32),
-            "bf16": lambda: bf16_bits(x32)}[dtype]()
+    return {
+        "f16": lambda: x32.astype(np.float16),
+        "f32": lambda: x32.astype(np.float32),
+        "bf16": lambda: bf16_bits(x32),
+    }[dtype]()
 
 
 def kv_data(dtype, tokens=TOKENS, channels=CHANNELS, heads=KV_HEADS):
@@ -59,10 +65,19 @@ def write_trace(path, k, v, dtype):
     """A one-layer trace (docs/trace-format.md) holding k and v; bf16 as tagged uint16."""
     heads, tokens, channels = k.shape
     with h5py.File(path, "w") as f:
-        for name, value in (("format", "dgq-trace"), ("version", 1), ("model", "bindings-test"),
-                            ("num_layers", 1), ("num_q_heads", heads), ("num_kv_heads", heads),
-                            ("head_dim", channels), ("rope_applied", 0), ("source", "synthetic"),
-                            ("prompt_kind", "random"), ("seed", SEED)):
+        for name, value in (
+            ("format", "dgq-trace"),
+            ("version", 1),
+            ("model", "bindings-test"),
+            ("num_layers", 1),
+            ("num_q_heads", heads),
+            ("num_kv_heads", heads),
+            ("head_dim", channels),
+            ("rope_applied", 0),
+            ("source", "synthetic"),
+            ("prompt_kind", "random"),
+            ("seed", SEED),
+        ):
             f.attrs[name] = value
         f["q_pos"] = np.array([tokens - 1], dtype=np.int32)
         for name, x in (("q", k[:, -1:, :]), ("k", k), ("v", v)):
@@ -94,7 +109,7 @@ def cli_error(dgq_bin, *args):
     assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
     line = r.stderr.strip()
     assert line.startswith("dgq: error: "), line
-    return line[len("dgq: error: "):]
+    return line[len("dgq: error: ") :]
 
 
 def all_specs(dgq):
@@ -102,6 +117,7 @@ def all_specs(dgq):
 
 
 # --- The registry -------------------------------------------------------------------------------
+
 
 def test_schemes_lists_every_family_with_its_parameters_and_defaults(dgq):
     families = dgq.schemes()
@@ -127,6 +143,7 @@ def test_scheme_help_is_what_dgq_schemes_prints(dgq, dgq_bin):
 
 
 # --- Bytes and values equal the CLI's ------------------------------------------------------------
+
 
 @pytest.mark.needs_dgq
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -155,11 +172,13 @@ def test_every_family_gives_the_cli_bytes_and_decompresses_as_the_cli(dgq, dgq_b
                         assert np.array_equal(got, unit[name][...]), f"{where}: part {name} differs from the CLI's"
                     assert c.bytes == sum(p.size for p in c.parts.values()), where
                     # The values, as bits: equal numbers and equal signs of zero.
-                    assert np.array_equal(c.decompress().view(bits), decoded[head].view(bits)), \
+                    assert np.array_equal(c.decompress().view(bits), decoded[head].view(bits)), (
                         f"{where}: decompress differs from dgq decompress"
+                    )
 
 
 # --- Results and conversions -------------------------------------------------------------------
+
 
 def test_bits_per_element_bytes_and_planned_bytes_agree(dgq):
     k, _ = kv_data("f16")
@@ -211,6 +230,7 @@ def test_an_empty_array_compresses_to_the_planned_bytes(dgq):
 
 # --- Errors: the C++ exceptions, with the C++ messages -----------------------------------------
 
+
 def test_errors_are_value_errors(dgq):
     assert issubclass(dgq.Error, ValueError)
     assert issubclass(dgq.InputError, dgq.Error) and issubclass(dgq.ParameterError, dgq.Error)
@@ -230,16 +250,21 @@ def test_a_non_finite_value_is_an_input_error_naming_token_and_channel(dgq, dtyp
             dgq.compress(data, spec, **kw)
         # The message starts with the family's name or its spec, as the scheme's compress words it.
         message = str(e.value)
-        assert message.startswith(spec) and message.endswith(f": non-finite value {word} at token 3, channel 5"), message
+        assert message.startswith(spec) and message.endswith(f": non-finite value {word} at token 3, channel 5"), (
+            message
+        )
 
 
 @pytest.mark.needs_dgq
-@pytest.mark.parametrize("spec, expected", [
-    ("q8_O", "did you mean 'q8_0'?"),
-    ("dgq2:bits=9", "bits"),
-    ("dgq2:bitz=3", "did you mean 'bits'?"),
-    ("q4_0:rot=walsh", "rot"),
-])
+@pytest.mark.parametrize(
+    "spec, expected",
+    [
+        ("q8_O", "did you mean 'q8_0'?"),
+        ("dgq2:bits=9", "bits"),
+        ("dgq2:bitz=3", "did you mean 'bits'?"),
+        ("q4_0:rot=walsh", "rot"),
+    ],
+)
 def test_a_bad_spec_is_a_parameter_error_with_the_cli_message(dgq, dgq_bin, traces, tmp_path, spec, expected):
     with pytest.raises(dgq.ParameterError) as e:
         dgq.compress(np.ones((4, CHANNELS), np.float16), spec)
@@ -249,30 +274,60 @@ def test_a_bad_spec_is_a_parameter_error_with_the_cli_message(dgq, dgq_bin, trac
     assert cli_error(dgq_bin, "compress", trace, "-o", tmp_path / "x.h5", "--scheme", spec) == message
 
 
-@pytest.mark.parametrize("shape, text", [
-    ((CHANNELS,), "expected a 2-D array (tokens x channels), got 1-D shape (128,)"),
-    ((2, 3, CHANNELS), "expected a 2-D array (tokens x channels), got 3-D shape (2, 3, 128)"),
-])
+@pytest.mark.parametrize(
+    "shape, text",
+    [
+        ((CHANNELS,), "expected a 2-D array (tokens x channels), got 1-D shape (128,)"),
+        ((2, 3, CHANNELS), "expected a 2-D array (tokens x channels), got 3-D shape (2, 3, 128)"),
+    ],
+)
 def test_an_array_that_is_not_2d_is_an_input_error(dgq, shape, text):
     with pytest.raises(dgq.InputError) as e:
         dgq.compress(np.ones(shape, np.float16), "q8_0")
     assert str(e.value) == f"compress: {text}"
 
 
-@pytest.mark.parametrize("array, kw, error, text", [
-    (np.ones((4, 8), np.float64), {}, "InputError",
-     "compress: unsupported dtype float64; dgq takes float16, float32, or uint16 holding bf16 bits with dtype='bf16'"),
-    (np.ones((4, 8), np.int32), {}, "InputError",
-     "compress: unsupported dtype int32; dgq takes float16, float32, or uint16 holding bf16 bits with dtype='bf16'"),
-    (np.ones((4, 8), np.uint16), {}, "InputError",
-     "compress: a uint16 array needs dtype='bf16' (bf16 is passed as its bits)"),
-    (np.ones((4, 8), np.float32), {"dtype": "bf16"}, "InputError",
-     "compress: dtype='bf16' needs a uint16 array (the bf16 bits), got float32"),
-    (np.ones((4, 8), np.float32), {"dtype": "f16"}, "InputError",
-     "compress: dtype='f16' needs a float16 array, got float32"),
-    (np.ones((4, 8), np.float32), {"role": "q"}, "ParameterError",
-     "role must be 'k' (keys) or 'v' (values), got 'q'"),
-])
+@pytest.mark.parametrize(
+    "array, kw, error, text",
+    [
+        (
+            np.ones((4, 8), np.float64),
+            {},
+            "InputError",
+            "compress: unsupported dtype float64; dgq takes float16, float32, or uint16 holding bf16 bits with dtype='bf16'",
+        ),
+        (
+            np.ones((4, 8), np.int32),
+            {},
+            "InputError",
+            "compress: unsupported dtype int32; dgq takes float16, float32, or uint16 holding bf16 bits with dtype='bf16'",
+        ),
+        (
+            np.ones((4, 8), np.uint16),
+            {},
+            "InputError",
+            "compress: a uint16 array needs dtype='bf16' (bf16 is passed as its bits)",
+        ),
+        (
+            np.ones((4, 8), np.float32),
+            {"dtype": "bf16"},
+            "InputError",
+            "compress: dtype='bf16' needs a uint16 array (the bf16 bits), got float32",
+        ),
+        (
+            np.ones((4, 8), np.float32),
+            {"dtype": "f16"},
+            "InputError",
+            "compress: dtype='f16' needs a float16 array, got float32",
+        ),
+        (
+            np.ones((4, 8), np.float32),
+            {"role": "q"},
+            "ParameterError",
+            "role must be 'k' (keys) or 'v' (values), got 'q'",
+        ),
+    ],
+)
 def test_a_wrong_dtype_or_role_is_refused_with_a_message_saying_what_is_taken(dgq, array, kw, error, text):
     with pytest.raises(getattr(dgq, error)) as e:
         dgq.compress(array, "fp16", **kw)
@@ -281,6 +336,7 @@ def test_a_wrong_dtype_or_role_is_refused_with_a_message_saying_what_is_taken(dg
 
 def test_an_ml_dtypes_bfloat16_array_is_taken_as_its_bits(dgq):
     import ml_dtypes
+
     x = np.random.default_rng(4).standard_normal((37, 128)).astype(np.float32).astype(ml_dtypes.bfloat16)
     bits = x.view(np.uint16)
     for spec in ("q8_0", "kivi-2", "dgq2:bits=3"):
@@ -292,16 +348,27 @@ def test_an_ml_dtypes_bfloat16_array_is_taken_as_its_bits(dgq):
     assert np.array_equal(cache.read(), dgq.compress(bits, "q8_0", dtype="bf16").decompress("f32"))
 
 
-@pytest.mark.parametrize("call, text", [
-    (lambda dgq, x: dgq.Scheme("q8_0").compress(x, dtype="f16"), "compress: a bfloat16 array with dtype='f16'; it is bf16"),
-    (lambda dgq, x: dgq.CausalCache("q8_0", "k", 128).append(x),
-     "CausalCache.append: a bfloat16 array with dtype='f32'; it is bf16"),
-    (lambda dgq, x: dgq.Scheme("q8_0").compress([[1.0] * 128]),
-     "compress: a list is not an array; dgq takes float16, float32, or uint16 holding bf16 bits with dtype='bf16' "
-     "(or an ml_dtypes bfloat16 array)"),
-])
+@pytest.mark.parametrize(
+    "call, text",
+    [
+        (
+            lambda dgq, x: dgq.Scheme("q8_0").compress(x, dtype="f16"),
+            "compress: a bfloat16 array with dtype='f16'; it is bf16",
+        ),
+        (
+            lambda dgq, x: dgq.CausalCache("q8_0", "k", 128).append(x),
+            "CausalCache.append: a bfloat16 array with dtype='f32'; it is bf16",
+        ),
+        (
+            lambda dgq, x: dgq.Scheme("q8_0").compress([[1.0] * 128]),
+            "compress: a list is not an array; dgq takes float16, float32, or uint16 holding bf16 bits with dtype='bf16' "
+            "(or an ml_dtypes bfloat16 array)",
+        ),
+    ],
+)
 def test_a_bfloat16_array_with_another_dtype_or_a_non_array_is_refused(dgq, call, text):
     import ml_dtypes
+
     x = np.ones((4, 128), ml_dtypes.bfloat16)
     with pytest.raises(dgq.InputError) as e:
         call(dgq, x)
@@ -326,18 +393,22 @@ def test_decompress_into_out_writes_and_returns_that_array(dgq):
     assert c.decompress("f32", out=wide) is wide and np.array_equal(wide, c.decompress("f32"))
 
 
-@pytest.mark.parametrize("out, got", [
-    (np.zeros((TOKENS, CHANNELS), np.float32), "float32 shape (37, 128)"),
-    (np.zeros((TOKENS + 1, CHANNELS), np.float16), "float16 shape (38, 128)"),
-    (np.zeros((CHANNELS, TOKENS), np.float16).T, "float16 shape (37, 128), not C-contiguous"),
-])
+@pytest.mark.parametrize(
+    "out, got",
+    [
+        (np.zeros((TOKENS, CHANNELS), np.float32), "float32 shape (37, 128)"),
+        (np.zeros((TOKENS + 1, CHANNELS), np.float16), "float16 shape (38, 128)"),
+        (np.zeros((CHANNELS, TOKENS), np.float16).T, "float16 shape (37, 128), not C-contiguous"),
+    ],
+)
 def test_a_wrong_out_array_is_an_input_error_saying_what_it_must_be(dgq, out, got):
     k, _ = kv_data("f16")
     c = dgq.compress(k[0], "q8_0")
     with pytest.raises(dgq.InputError) as e:
         c.decompress(out=out)
-    assert str(e.value) == ("decompress: out must be a writable C-contiguous float16 array of shape (37, 128), "
-                            f"got {got}")
+    assert str(e.value) == (
+        f"decompress: out must be a writable C-contiguous float16 array of shape (37, 128), got {got}"
+    )
 
 
 def test_a_read_only_out_array_is_refused_and_left_unchanged(dgq):

@@ -1,9 +1,10 @@
 """dgq.CausalCache from Python (python/src/causal_cache_bindings.cpp): the literal causal cache
 of docs/spec.md "Causal caches", as `dgq eval --cache causal --ubatch N` appends to it."""
+
 import numpy as np
 import pytest
 
-import dgq  # noqa: E402
+import dgq
 
 pytestmark = pytest.mark.bindings
 
@@ -24,7 +25,7 @@ def test_a_per_token_format_is_final_on_append():
     x = rows()
     c = dgq.CausalCache("q8_0", "v", 32)
     for t in range(len(x)):
-        c.append(x[t:t + 1])
+        c.append(x[t : t + 1])
         assert c.final_tokens == t + 1
     assert np.array_equal(c.read(), dgq.compress(x, "q8_0", "v").decompress())
     assert c.held_bytes == dgq.compress(x, "q8_0", "v").bytes
@@ -40,8 +41,8 @@ def test_kivi_after_every_append_is_its_prefill_of_the_tokens_so_far(role, raw_d
     c = dgq.CausalCache("kivi-2:group=16,residual=8", role, 32, "f32", raw_dtype)
     assert c.row_dtype == raw_dtype
     for start, size in [(0, 1), (1, 7), (8, 1), (9, 30), (39, 31)]:
-        c.append(x[start:start + size])
-        prefill = dgq.compress(held[:start + size], "kivi-2:group=16,residual=8", role)
+        c.append(x[start : start + size])
+        prefill = dgq.compress(held[: start + size], "kivi-2:group=16,residual=8", role)
         assert np.array_equal(c.read(), prefill.decompress("f32")), (role, start + size)
         assert c.held_bytes == prefill.bytes
     assert c.final_tokens == (70 - 8) // 16 * 16 if role == "k" else 70 - 8
@@ -53,8 +54,8 @@ def test_fp16_and_bf16_rows_read_back_widened_exactly():
     c = dgq.CausalCache("kivi-4", "k", 32, "f16")
     c.append(x16)
     assert c.final_tokens < c.tokens  # a raw tail: read back as the input, widened
-    tail = c.read()[c.final_tokens:]
-    assert np.array_equal(tail, x16[c.final_tokens:].astype(np.float32))
+    tail = c.read()[c.final_tokens :]
+    assert np.array_equal(tail, x16[c.final_tokens :].astype(np.float32))
     bits = (rows().view(np.uint32) >> 16).astype(np.uint16)
     b = dgq.CausalCache("q4_0", "v", 32, "bf16")
     b.append(bits)
@@ -70,20 +71,34 @@ def test_read_into_out():
         c.read(out=np.empty((4, 32), np.float32))
 
 
-@pytest.mark.parametrize("make, error, message", [
-    (lambda: dgq.CausalCache("fp8-e4m3", "k", 32), dgq.ParameterError, "has no causal form"),
-    (lambda: dgq.CausalCache("dgq2:boundaries=fixed", "k", 32), dgq.ParameterError, "has no causal form"),
-    (lambda: dgq.CausalCache("q8_O", "k", 32), dgq.ParameterError, "did you mean 'q8_0'"),
-    (lambda: dgq.CausalCache("q8_0", "x", 32), dgq.ParameterError, "role must be 'k'"),
-    (lambda: dgq.CausalCache("q8_0", "k", 0), dgq.ParameterError, "channels must be at least 1"),
-    (lambda: dgq.CausalCache("q8_0", "k", 32, "f64"), dgq.ParameterError, "f64"),
-    (lambda: dgq.CausalCache("kivi-4", "k", 32, "f32", "f8"), dgq.ParameterError, "f8"),
-    (lambda: dgq.CausalCache("kivi-4", "k", 32).append(np.full((1, 32), 7e4, np.float32)), dgq.InputError,
-     "overflows f16"),
-    (lambda: dgq.CausalCache("q8_0", "k", 32).append(rows().astype(np.float16)), dgq.InputError, "needs a float32 array"),
-    (lambda: dgq.CausalCache("q8_0", "k", 16).append(rows()), dgq.InputError, "the cache takes 16"),
-    (lambda: dgq.CausalCache("q8_0", "k", 32).append(np.full((2, 32), np.nan, np.float32)), dgq.InputError, "NaN|non-finite"),
-])
+@pytest.mark.parametrize(
+    "make, error, message",
+    [
+        (lambda: dgq.CausalCache("fp8-e4m3", "k", 32), dgq.ParameterError, "has no causal form"),
+        (lambda: dgq.CausalCache("dgq2:boundaries=fixed", "k", 32), dgq.ParameterError, "has no causal form"),
+        (lambda: dgq.CausalCache("q8_O", "k", 32), dgq.ParameterError, "did you mean 'q8_0'"),
+        (lambda: dgq.CausalCache("q8_0", "x", 32), dgq.ParameterError, "role must be 'k'"),
+        (lambda: dgq.CausalCache("q8_0", "k", 0), dgq.ParameterError, "channels must be at least 1"),
+        (lambda: dgq.CausalCache("q8_0", "k", 32, "f64"), dgq.ParameterError, "f64"),
+        (lambda: dgq.CausalCache("kivi-4", "k", 32, "f32", "f8"), dgq.ParameterError, "f8"),
+        (
+            lambda: dgq.CausalCache("kivi-4", "k", 32).append(np.full((1, 32), 7e4, np.float32)),
+            dgq.InputError,
+            "overflows f16",
+        ),
+        (
+            lambda: dgq.CausalCache("q8_0", "k", 32).append(rows().astype(np.float16)),
+            dgq.InputError,
+            "needs a float32 array",
+        ),
+        (lambda: dgq.CausalCache("q8_0", "k", 16).append(rows()), dgq.InputError, "the cache takes 16"),
+        (
+            lambda: dgq.CausalCache("q8_0", "k", 32).append(np.full((2, 32), np.nan, np.float32)),
+            dgq.InputError,
+            "NaN|non-finite",
+        ),
+    ],
+)
 def test_bad_arguments_and_data_are_refused_with_dgqs_messages(make, error, message):
     with pytest.raises(error, match=message):
         make()

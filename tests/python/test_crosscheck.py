@@ -1,21 +1,30 @@
-"""tools/crosscheck_attention.py: an independent numpy recomputation of the replay's KL and
+"""tools/crosscheck-attention.py: an independent numpy recomputation of the replay's KL and
 output error. First on hand-made files (so we know the check can fail, and fails clearly),
 then on a shipped trace replayed by the real `dgq replay` ($DGQ_BIN)."""
+
 import math
 import subprocess
-import sys
 from pathlib import Path
 
 import h5py
 import numpy as np
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO_ROOT / "tools"))
+from dgqtools import crosscheck_attention as cc
 
-import crosscheck_attention as cc  # noqa: E402  (needs the sys.path entry above)
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 RUN = "tiny"
+
+
+def attention_probs(query, keys, n):
+    """softmax(query . keys[j] / sqrt(d)) over the first n keys, in plain Python floats."""
+    d = len(query)
+    logits = [sum(float(a) * float(b) for a, b in zip(query, keys[j])) / math.sqrt(d) for j in range(n)]
+    top = max(logits)
+    e = [math.exp(x - top) for x in logits]
+    z = sum(e)
+    return [x / z for x in e]
 
 
 def scalar_metrics(q, k, v, k_hat, v_hat, q_pos):
@@ -30,14 +39,7 @@ def scalar_metrics(q, k, v, k_hat, v_hat, q_pos):
             kv = h // group
             n = pos + 1
 
-            def probs(keys):
-                logits = [sum(float(a) * float(b) for a, b in zip(q[h, t], keys[kv, j])) / math.sqrt(d) for j in range(n)]
-                top = max(logits)
-                e = [math.exp(x - top) for x in logits]
-                z = sum(e)
-                return [x / z for x in e]
-
-            p, ph = probs(k), probs(k_hat)
+            p, ph = attention_probs(q[h, t], k[kv], n), attention_probs(q[h, t], k_hat[kv], n)
             kl[h, t] = max(0.0, sum(a * (math.log(a) - math.log(max(b, 1e-300))) for a, b in zip(p, ph) if a > 1e-300))
             o = [sum(p[j] * float(v[kv, j, c]) for j in range(n)) for c in range(d)]
             oh = [sum(ph[j] * float(v_hat[kv, j, c]) for j in range(n)) for c in range(d)]
@@ -120,14 +122,32 @@ def test_replay_metrics_agree_with_numpy_on_a_shipped_trace(tmp_path, scheme, dg
     results = tmp_path / "replay.h5"
     run = "crosscheck"
     # conftest's dgq_bin fails on a wrong DGQ_BIN: a skip here would pass a broken setup.
-    subprocess.run([dgq_bin, "replay", str(trace), "--scheme", scheme, "--name", run,
-                    "--layers", "0", "--save-decompressed", "-o", str(results)],
-                   check=True, capture_output=True, text=True)
+    subprocess.run(
+        [
+            dgq_bin,
+            "replay",
+            str(trace),
+            "--scheme",
+            scheme,
+            "--name",
+            run,
+            "--layers",
+            "0",
+            "--save-decompressed",
+            "-o",
+            str(results),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     checks = cc.crosscheck(str(results), run, str(trace), 0)
     for c in checks:
         excess = c.excess(1e-9, 1e-15)
         worst = np.unravel_index(np.argmax(excess), excess.shape)
-        assert (excess <= 0).all(), (f"{scheme} {c.metric}: numpy {c.ours[worst]!r} vs replay "
-                                     f"{c.theirs[worst]!r} at q head {worst[0]}, probe {worst[1]}")
+        assert (excess <= 0).all(), (
+            f"{scheme} {c.metric}: numpy {c.ours[worst]!r} vs replay "
+            f"{c.theirs[worst]!r} at q head {worst[0]}, probe {worst[1]}"
+        )
         # A lossy scheme has nonzero error: the comparison is not of zeros with zeros.
         assert c.theirs.max() > 0

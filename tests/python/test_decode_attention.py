@@ -3,6 +3,7 @@ softmax attention over the heads' decompressed values (computed here in float64)
 rounding for the families the kernel reads, GQA included, and refuse what it cannot read.
 By hand: tests/python/run_pytest.sh -k decode_attention
 """
+
 import numpy as np
 import pytest
 
@@ -31,8 +32,10 @@ def layer(spec, kv_heads=2, tokens=300, head_dim=128, dtype=np.float16, seed=1):
     return keys, values
 
 
-@pytest.mark.parametrize("spec", ["q8_0", "q4_0:rot=hadamard", "dgq", "dgq2:kbits=4,vbits=3", "kivi-4",
-                                  "turboquant:bits=3", "turboquant_4bit_nc"])
+@pytest.mark.parametrize(
+    "spec",
+    ["q8_0", "q4_0:rot=hadamard", "dgq", "dgq2:kbits=4,vbits=3", "kivi-4", "turboquant:bits=3", "turboquant_4bit_nc"],
+)
 def test_equals_attention_on_the_decompressed_heads(spec):
     keys, values = layer(spec)
     q = np.random.default_rng(2).normal(0, 1, (8, 128)).astype(np.float32)  # GQA 4

@@ -4,6 +4,7 @@ per scheme run, every value equal to what h5py reads from the results file, and 
 model's layer ids where the trace has them.
 By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k export
 """
+
 import json
 import math
 import os
@@ -14,12 +15,12 @@ import pandas
 import pytest
 
 from conftest import REPO_ROOT
-import make_passkey
+from dgqtools import make_passkey
 from eval_support import run_dgq, write_tiny_model, write_token_file
 
 pytestmark = pytest.mark.needs_dgq
 SYNTHETIC = REPO_ROOT / "data" / "synthetic-code-2k.h5"  # 2 layers, 8 q heads, 2 KV heads, no layer_ids
-SMOLLM2 = REPO_ROOT / "data" / "smollm2-code-1k.h5"      # 4 layers, the model's 0, 7, 15, 29; 9 q heads, 3 KV heads
+SMOLLM2 = REPO_ROOT / "data" / "smollm2-code-1k.h5"  # 4 layers, the model's 0, 7, 15, 29; 9 q heads, 3 KV heads
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +38,10 @@ def export(dgq_bin, results, fmt, out):
     assert not out.with_name(out.name + ".partial").exists()
     lines = out.read_text().splitlines()
     rows = len(lines) - (fmt == "csv")
-    assert said == f"wrote {out}: {rows} rows x {len(pandas.read_csv(out).columns) if fmt == 'csv' else len(json.loads(lines[0]))} columns\n"
+    assert (
+        said
+        == f"wrote {out}: {rows} rows x {len(pandas.read_csv(out).columns) if fmt == 'csv' else len(json.loads(lines[0]))} columns\n"
+    )
     return out
 
 
@@ -51,11 +55,22 @@ def expected_replay_rows(results):
             for i, layer in enumerate(g["layers"][()]):
                 for q in range(qh):
                     kv = q // (qh // kvh)
-                    rows.append({"run": name, "scheme": g.attrs["scheme"], "layer": int(layer),
-                                 "model_layer": int(g["model_layers"][i]), "q_head": q, "kv_head": kv,
-                                 "k_mse": g["k/mse"][i, kv], "v_snr_db": g["v/snr_db"][i, kv],
-                                 "k_bytes": int(g["k/bytes"][i, kv]), "attn_kl": g["attn/kl"][i, q],
-                                 "attn_top8": g["attn/top8"][i, q], "bits_per_element": g.attrs["bits_per_element"]})
+                    rows.append(
+                        {
+                            "run": name,
+                            "scheme": g.attrs["scheme"],
+                            "layer": int(layer),
+                            "model_layer": int(g["model_layers"][i]),
+                            "q_head": q,
+                            "kv_head": kv,
+                            "k_mse": g["k/mse"][i, kv],
+                            "v_snr_db": g["v/snr_db"][i, kv],
+                            "k_bytes": int(g["k/bytes"][i, kv]),
+                            "attn_kl": g["attn/kl"][i, q],
+                            "attn_top8": g["attn/top8"][i, q],
+                            "bits_per_element": g.attrs["bits_per_element"],
+                        }
+                    )
     return rows
 
 
@@ -94,8 +109,21 @@ def test_parquet_holds_the_same_rows_with_types_nulls_and_infinities(dgq_bin, re
     # dgq's runs record attributes the others do not (its parameters): nulls in their rows.
     results = tmp_path / "r.h5"
     results.write_bytes(replay_results.read_bytes())
-    run_dgq(dgq_bin, "replay", SYNTHETIC, "--scheme", "fp16", "--scheme", "dgq:win=16,group_ratio=0.75",
-            "--layers", "0", "-o", results, "--threads", 1)
+    run_dgq(
+        dgq_bin,
+        "replay",
+        SYNTHETIC,
+        "--scheme",
+        "fp16",
+        "--scheme",
+        "dgq:win=16,group_ratio=0.75",
+        "--layers",
+        "0",
+        "-o",
+        results,
+        "--threads",
+        1,
+    )
     csv = pandas.read_csv(export(dgq_bin, results, "csv", tmp_path / "r.csv"))
     said = run_dgq(dgq_bin, "export", results, "--format", "parquet", "-o", tmp_path / "r.parquet").stdout
     assert said == f"wrote {tmp_path / 'r.parquet'}: {len(csv)} rows x {len(csv.columns)} columns\n"
@@ -108,6 +136,7 @@ def test_parquet_holds_the_same_rows_with_types_nulls_and_infinities(dgq_bin, re
     assert table["k_bytes"].dtype == np.int64 and table["scheme"].dtype != np.float64
     # A second reader, with the file's own schema: pyarrow's.
     import pyarrow.parquet
+
     schema = pyarrow.parquet.read_schema(tmp_path / "r.parquet")
     assert str(schema.field("k_bytes").type) == "int64" and str(schema.field("scheme").type) == "string"
 
@@ -121,9 +150,15 @@ def test_parquet_of_eval_results_holds_the_csvs_rows(dgq_bin, eval_results, tmp_
 def test_parquet_to_a_terminal_is_refused(dgq_bin, replay_results, tmp_path):
     import pty
     import subprocess
+
     controller, terminal = pty.openpty()
-    result = subprocess.run([dgq_bin, "export", str(replay_results), "--format", "parquet"], stdout=terminal,
-                            stderr=subprocess.PIPE, text=True, timeout=60)
+    result = subprocess.run(
+        [dgq_bin, "export", str(replay_results), "--format", "parquet"],
+        stdout=terminal,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+    )
     os.close(terminal)
     os.close(controller)
     assert result.returncode == 2
@@ -144,8 +179,26 @@ def tiny(tmp_path_factory):
 @pytest.fixture(scope="module")
 def eval_results(dgq_bin, tiny):
     out = tiny["dir"] / "e.h5"
-    run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 64, "--chunks", 2,
-            "--scheme", "q8_0", "--scheme", "q4_0", "-o", out, "--threads", 1)
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        tiny["text"],
+        "--ctx",
+        64,
+        "--chunks",
+        2,
+        "--scheme",
+        "q8_0",
+        "--scheme",
+        "q4_0",
+        "-o",
+        out,
+        "--threads",
+        1,
+    )
     return out
 
 
@@ -170,8 +223,10 @@ def test_eval_results_give_one_row_per_scheme_run(dgq_bin, eval_results, tmp_pat
 
 def test_eval_sweep_results_give_one_row_per_run(dgq_bin, tiny, tmp_path):
     config = tiny["dir"] / "sweep.toml"
-    config.write_text('schemes = ["fp16", "q8_0"]\n[eval]\nctx = 32\nchunks = 1\n'
-                      '[[eval.model]]\npath = "model.h5"\nlabel = "tiny"\ntexts = ["tokens.h5"]\n')
+    config.write_text(
+        'schemes = ["fp16", "q8_0"]\n[eval]\nctx = 32\nchunks = 1\n'
+        '[[eval.model]]\npath = "model.h5"\nlabel = "tiny"\ntexts = ["tokens.h5"]\n'
+    )
     results = tmp_path / "sweep.h5"
     run_dgq(dgq_bin, "sweep", config, "-o", results, "--threads", 1)
     table = pandas.read_csv(export(dgq_bin, results, "csv", tmp_path / "sweep.csv"))
@@ -187,14 +242,38 @@ def test_eval_sweep_results_give_one_row_per_run(dgq_bin, tiny, tmp_path):
 
 def test_passkey_results_give_one_row_per_scheme(dgq_bin, tiny, tmp_path):
     rng = np.random.default_rng(9)
-    prompts = [make_passkey.PasskeyPrompt(tokens=list(map(int, rng.integers(2, tiny["vocab"], size=n))),
-                                          answer=[5, 6], key=10000 + n, length=n, depth=50.0, needle_position=n // 2)
-               for n in (20, 33)]
+    prompts = [
+        make_passkey.PasskeyPrompt(
+            tokens=list(map(int, rng.integers(2, tiny["vocab"], size=n))),
+            answer=[5, 6],
+            key=10000 + n,
+            length=n,
+            depth=50.0,
+            needle_position=n // 2,
+        )
+        for n in (20, 33)
+    ]
     task = tmp_path / "task.h5"
     make_passkey.write_task(task, "tiny-llama", 0, prompts)
     results = tmp_path / "passkey.h5"
-    run_dgq(dgq_bin, "eval", "--task", "passkey", "--model", tiny["model"], "--text", task,
-            "--scheme", "fp32", "--scheme", "q8_0", "-o", results, "--threads", 1)
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--task",
+        "passkey",
+        "--model",
+        tiny["model"],
+        "--text",
+        task,
+        "--scheme",
+        "fp32",
+        "--scheme",
+        "q8_0",
+        "-o",
+        results,
+        "--threads",
+        1,
+    )
     table = pandas.read_csv(export(dgq_bin, results, "csv", tmp_path / "passkey.csv"))
     with h5py.File(results, "r") as f:
         runs = [dict(f["runs"][str(i)].attrs) for i in range(len(f["runs"]))]
@@ -211,8 +290,10 @@ def test_stdout_export_and_refusals(dgq_bin, replay_results):
     assert out.stdout.splitlines()[0].startswith("run,scheme,scheme_family,device,trace,")
     refused = run_dgq(dgq_bin, "export", SYNTHETIC, check=False)
     assert refused.returncode == 2 and refused.stdout == ""
-    assert refused.stderr == (f"dgq: error: {SYNTHETIC}: attribute 'format' is 'dgq-trace', not a results file; "
-                              "dgq export reads dgq-results (replay, sweep, merge), dgq-eval and dgq-passkey-results "
-                              "files\n")
+    assert refused.stderr == (
+        f"dgq: error: {SYNTHETIC}: attribute 'format' is 'dgq-trace', not a results file; "
+        "dgq export reads dgq-results (replay, sweep, merge), dgq-eval and dgq-passkey-results "
+        "files\n"
+    )
     unknown = run_dgq(dgq_bin, "export", replay_results, "--format", "feather", check=False)
     assert unknown.returncode == 2 and "not an export format: csv, jsonl or parquet" in unknown.stderr

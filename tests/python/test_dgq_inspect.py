@@ -3,15 +3,15 @@
 Registered with ctest only where the dgq target is built; ctest passes its path in $DGQ_BIN.
 By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -m needs_dgq
 """
+
 import os
 import subprocess
-from pathlib import Path
 
 import h5py
 import pytest
 
-import export_trace
 from conftest import ENGLISH_PROSE, REPO_ROOT
+from dgqtools import export_trace
 
 pytestmark = pytest.mark.needs_dgq
 SHIPPED_TRACE = REPO_ROOT / "data" / "smollm2-code-1k.h5"
@@ -37,8 +37,22 @@ def exported_trace(model, tmp_path_factory):
     prompt = folder / "prose.txt"
     prompt.write_text(ENGLISH_PROSE, encoding="utf-8")
     out = folder / "prose.h5"
-    argv = ["--prompt-file", str(prompt), "--kind", "prose", "--max-tokens", "100",
-            "--layers", "3,17", "--noise-rate", "0.1", "--seed", "1", "-o", str(out)]
+    argv = [
+        "--prompt-file",
+        str(prompt),
+        "--kind",
+        "prose",
+        "--max-tokens",
+        "100",
+        "--layers",
+        "3,17",
+        "--noise-rate",
+        "0.1",
+        "--seed",
+        "1",
+        "-o",
+        str(out),
+    ]
     assert export_trace.main(argv, model=model) == 0
     return out
 

@@ -3,6 +3,7 @@ the committed one (ctest experiments:quick-fragments): it must pass when only th
 differs and fail on a changed figure, a missing file, or a committed fragment of another mode.
 By hand: tests/python/run_pytest.sh -k diff_fragments
 """
+
 import subprocess
 
 from conftest import REPO_ROOT
@@ -25,13 +26,15 @@ def run(tmp_path, committed_text, generated_text, name="noise"):
         (committed / f"{name}.md").write_text(committed_text)
     if generated_text is not None:
         (generated / f"{name}.md").write_text(generated_text)
-    return subprocess.run(["bash", str(TOOL), str(committed), str(generated), name],
-                          capture_output=True, text=True)
+    return subprocess.run(["bash", str(TOOL), str(committed), str(generated), name], capture_output=True, text=True)
 
 
 def test_a_fragment_regenerated_by_another_commit_on_another_day_is_the_same(tmp_path):
-    result = run(tmp_path, committed_text=provenance("noise") + BODY,
-                 generated_text=provenance("noise", commit="0123456789ab", date="2027-01-01") + BODY)
+    result = run(
+        tmp_path,
+        committed_text=provenance("noise") + BODY,
+        generated_text=provenance("noise", commit="0123456789ab", date="2027-01-01") + BODY,
+    )
     assert result.returncode == 0, result.stderr
     assert "noise: same figures as committed" in result.stdout
 
@@ -59,4 +62,3 @@ def test_a_committed_fragment_without_provenance_is_refused(tmp_path):
     result = run(tmp_path, BODY, provenance("noise") + BODY)
     assert result.returncode == 1
     assert "not a quick-mode provenance line" in result.stderr
-

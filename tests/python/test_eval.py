@@ -1,11 +1,12 @@
 """`dgq eval` (docs/eval.md): the C++ model runner against the numpy forward pass of
-tools/export_trace.py, the metrics against a numpy recomputation, errors, and resume.
+tools/export-trace.py, the metrics against a numpy recomputation, resume and progress. Refusals are
+in test_eval_refusals.py, Gemma 3 in test_eval_gemma3.py.
 
-Most tests use a tiny random model (tools/export_model.py tiny-llama) so they take seconds; one
+Most tests use a tiny random model (tools/export-model.py tiny-llama) so they take seconds; one
 compares the real SmolLM2 model file (made by tools/make-models.sh, part of the setup) with the
 numpy pass on the GGUF. By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k eval
 """
-import os
+
 import re
 import signal
 import subprocess
@@ -16,45 +17,53 @@ import h5py
 import numpy as np
 import pytest
 
-import export_trace
 from conftest import REPO_ROOT
-from eval_support import (numpy_llama, numpy_logits, numpy_scores, run_attrs, run_dgq, write_tiny_model,
-                          write_token_file)
+from dgqtools import export_trace
+from eval_support import (
+    LOGITS_REL_TOL,
+    MODELS_DIR,
+    numpy_llama,
+    numpy_logits,
+    numpy_scores,
+    relative_error,
+    run_attrs,
+    run_dgq,
+    saved_logits,
+    tiny_llama_in_chunks,
+    write_token_file,
+)
 
 pytestmark = pytest.mark.needs_dgq
-MODELS_DIR = Path(os.environ.get("DGQ_MODELS_DIR", REPO_ROOT / "models"))
 SMOLLM2_FILE = MODELS_DIR / "smollm2-135m.h5"
-LOGITS_REL_TOL = 1e-4
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    """Tiny llama model and a 96-token text (3 chunks of 32) of random ids, BOS first."""
-    folder = tmp_path_factory.mktemp("tiny")
-    model = folder / "tiny-llama.h5"
-    cfg, _ = write_tiny_model(model, "llama")
-    rng = np.random.default_rng(5)
-    tokens = rng.integers(2, cfg["vocab_size"], size=96).astype(np.int32)
-    tokens[::32] = cfg["bos_token_id"]  # what the runner puts first in each chunk (add_bos)
-    text = folder / "tokens.h5"
-    write_token_file(text, tokens, "tiny-llama")
-    return {"model": model, "text": text, "tokens": tokens, "cfg": cfg, "dir": folder}
-
-
-def relative_error(got, expected):
-    return float(np.max(np.abs(got - expected)) / np.max(np.abs(expected)))
-
-
-def saved_logits(results, index):
-    with h5py.File(results, "r") as f:
-        return np.asarray(f["runs"][str(index)]["logits"])
+    return tiny_llama_in_chunks(tmp_path_factory.mktemp("tiny"))
 
 
 def test_tiny_model_logits_match_the_numpy_forward_pass(dgq_bin, tiny, tmp_path):
     out = tmp_path / "r.h5"
     # 96 tokens: two blocks of 64 queries in the runner's attention, the second one partial.
-    run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 96, "--chunks", 1,
-            "--base", "fp32", "--schemes", "fp32", "--save-logits", "-o", out)
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        tiny["text"],
+        "--ctx",
+        96,
+        "--chunks",
+        1,
+        "--base",
+        "fp32",
+        "--schemes",
+        "fp32",
+        "--save-logits",
+        "-o",
+        out,
+    )
     expected = numpy_logits(numpy_llama(tiny["model"]), tiny["tokens"][:96])[48:95]
     got = saved_logits(out, 0)
     assert got.shape == expected.shape
@@ -68,8 +77,23 @@ def test_smollm2_logits_match_the_numpy_forward_pass_on_the_gguf(dgq_bin, tmp_pa
     text = tmp_path / "t.h5"
     write_token_file(text, tokens, "SmolLM2-135M-Instruct-Q4_1")
     out = tmp_path / "r.h5"
-    run_dgq(dgq_bin, "eval", "--model", SMOLLM2_FILE, "--text", text, "--ctx", 64, "--base", "fp32",
-            "--schemes", "fp32", "--save-logits", "-o", out)
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        SMOLLM2_FILE,
+        "--text",
+        text,
+        "--ctx",
+        64,
+        "--base",
+        "fp32",
+        "--schemes",
+        "fp32",
+        "--save-logits",
+        "-o",
+        out,
+    )
     expected = numpy_logits(model, tokens)[32:63]  # SmolLM2 adds no BOS: the tokens run as they are
     assert relative_error(saved_logits(out, 0), expected) <= LOGITS_REL_TOL
 
@@ -86,7 +110,7 @@ FP16_CACHE_PPL_REL_TOL = 2e-4
 def test_cache_perplexity_matches_numpy_on_the_shipped_code_text(dgq_bin, tmp_path):
     """PPL of `dgq eval` with an fp32 and an fp16 cache on the first 512 tokens of the shipped
     SmolLM2 code trace (data/smollm2-code-1k.h5, /tokens), recomputed with the numpy pass of
-    tools/export_trace.py (for fp16: K after RoPE and V rounded to fp16 before attention), chunked
+    tools/export-trace.py (for fp16: K after RoPE and V rounded to fp16 before attention), chunked
     and scored as docs/eval.md says (2 chunks of 256; rows 128..254 predict tokens 129..255)."""
     if not SMOLLM2_FILE.is_file():
         pytest.fail(f"{SMOLLM2_FILE} missing: run tools/make-models.sh (tools/setup.sh does)")
@@ -96,8 +120,22 @@ def test_cache_perplexity_matches_numpy_on_the_shipped_code_text(dgq_bin, tmp_pa
     text = tmp_path / "code.h5"
     write_token_file(text, tokens, model_name, kind="code")
     out = tmp_path / "r.h5"
-    run_dgq(dgq_bin, "eval", "--model", SMOLLM2_FILE, "--text", text, "--ctx", 256, "--base", "fp16",
-            "--schemes", "fp32", "-o", out)
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        SMOLLM2_FILE,
+        "--text",
+        text,
+        "--ctx",
+        256,
+        "--base",
+        "fp16",
+        "--schemes",
+        "fp32",
+        "-o",
+        out,
+    )
     dgq_fp16, dgq_fp32 = (r["ppl"] for r in run_attrs(out))
 
     model = numpy_llama(SMOLLM2_FILE)
@@ -113,11 +151,19 @@ def test_cache_perplexity_matches_numpy_on_the_shipped_code_text(dgq_bin, tmp_pa
 
     numpy_fp32 = numpy_ppl()
     exact_attention = model._attention
-    fp16 = lambda x: x.astype(np.float16).astype(np.float32)  # noqa: E731 (llama.cpp's f32 -> f16 copy)
-    model._attention = lambda q, k, v, start: exact_attention(q, fp16(k), fp16(v), start)
+
+    def fp16(x):  # llama.cpp's f32 -> f16 copy
+        return x.astype(np.float16).astype(np.float32)
+
+    def fp16_cache_attention(q, k, v, start):
+        return exact_attention(q, fp16(k), fp16(v), start)
+
+    model._attention = fp16_cache_attention  # type: ignore[method-assign]  # this model, a local one, only
     numpy_fp16 = numpy_ppl()
-    print(f"PPL fp32 cache: dgq {dgq_fp32:.9f} numpy {numpy_fp32:.9f}; "
-          f"fp16 cache: dgq {dgq_fp16:.9f} numpy {numpy_fp16:.9f}")
+    print(
+        f"PPL fp32 cache: dgq {dgq_fp32:.9f} numpy {numpy_fp32:.9f}; "
+        f"fp16 cache: dgq {dgq_fp16:.9f} numpy {numpy_fp16:.9f}"
+    )
     assert abs(dgq_fp32 / numpy_fp32 - 1) <= FP32_CACHE_PPL_REL_TOL
     assert abs(dgq_fp16 / numpy_fp16 - 1) <= FP16_CACHE_PPL_REL_TOL
 
@@ -125,8 +171,22 @@ def test_cache_perplexity_matches_numpy_on_the_shipped_code_text(dgq_bin, tmp_pa
 def test_a_scheme_that_returns_its_input_has_kld_and_dppl_exactly_zero(dgq_bin, tiny, tmp_path):
     # The fp16 scheme stores fp16 input bytes unchanged; against the fp16 base it is an identity.
     out = tmp_path / "r.h5"
-    run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 32,
-            "--base", "fp16", "--schemes", "fp16,fp32", "-o", out)
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        tiny["text"],
+        "--ctx",
+        32,
+        "--base",
+        "fp16",
+        "--schemes",
+        "fp16,fp32",
+        "-o",
+        out,
+    )
     base, identity, exact = run_attrs(out)
     assert identity["kld_mean"] == 0.0 and identity["kld_max"] == 0.0 and identity["dppl"] == 0.0
     assert identity["same_top1"] == 1.0 and identity["ppl"] == base["ppl"]
@@ -135,8 +195,22 @@ def test_a_scheme_that_returns_its_input_has_kld_and_dppl_exactly_zero(dgq_bin, 
 
 def test_fp16_against_fp32_cache_is_tiny_but_not_zero(dgq_bin, tiny, tmp_path):
     out = tmp_path / "r.h5"
-    run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 32,
-            "--base", "fp32", "--schemes", "fp16,q8_0", "-o", out)
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        tiny["text"],
+        "--ctx",
+        32,
+        "--base",
+        "fp32",
+        "--schemes",
+        "fp16,q8_0",
+        "-o",
+        out,
+    )
     _, fp16, q8 = run_attrs(out)
     assert 0.0 < fp16["kld_mean"] < 1e-5
     assert fp16["kld_mean"] < q8["kld_mean"]
@@ -154,9 +228,24 @@ def test_fp16_against_fp32_cache_is_tiny_but_not_zero(dgq_bin, tiny, tmp_path):
 def test_metrics_match_a_numpy_recomputation_on_saved_logits(dgq_bin, tiny, tmp_path):
     out = tmp_path / "r.h5"
     schemes = ["fp32", "int4-group64", "kivi-2"]
-    run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 32,
-            "--schemes", ",".join(schemes), "--save-logits", "-o", out, "--json", tmp_path / "r.json")
-    targets = np.concatenate([tiny["tokens"][c * 32 + 17:c * 32 + 32] for c in range(3)])
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        tiny["text"],
+        "--ctx",
+        32,
+        "--schemes",
+        ",".join(schemes),
+        "--save-logits",
+        "-o",
+        out,
+        "--json",
+        tmp_path / "r.json",
+    )
+    targets = np.concatenate([tiny["tokens"][c * 32 + 17 : c * 32 + 32] for c in range(3)])
     base = saved_logits(out, 0)
     attrs = run_attrs(out)
     for index in range(1, len(schemes) + 1):
@@ -168,6 +257,7 @@ def test_metrics_match_a_numpy_recomputation_on_saved_logits(dgq_bin, tiny, tmp_
             assert attrs[index][key] == pytest.approx(value, rel=rel, abs=1e-12), (schemes[index - 1], key)
     assert attrs[2]["kld_mean"] > 1e-4  # int4 really perturbs the cache: the comparison is not vacuous
     import json
+
     summary = json.loads((tmp_path / "r.json").read_text())
     assert [s["spec"] for s in summary["schemes"]] == ["fp16"] + schemes
     assert summary["schemes"][2]["kld_p99"] == pytest.approx(attrs[2]["kld_p99"], rel=1e-15)
@@ -187,8 +277,19 @@ def test_base_logits_file_is_written_then_reused(dgq_bin, tiny, tmp_path):
 
 def test_q8_0_query_rounding_changes_a_quantized_run_only(dgq_bin, tiny, tmp_path):
     plain, rounded = tmp_path / "a.h5", tmp_path / "b.h5"
-    common = ["eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 32, "--base", "fp32",
-              "--schemes", "fp32,q8_0"]
+    common = [
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        tiny["text"],
+        "--ctx",
+        32,
+        "--base",
+        "fp32",
+        "--schemes",
+        "fp32,q8_0",
+    ]
     run_dgq(dgq_bin, *common, "-o", plain)
     run_dgq(dgq_bin, *common, "--query-rounding", "q8_0", "-o", rounded)
     a, b = run_attrs(plain), run_attrs(rounded)
@@ -196,110 +297,35 @@ def test_q8_0_query_rounding_changes_a_quantized_run_only(dgq_bin, tiny, tmp_pat
     assert a[2]["kld_mean"] != b[2]["kld_mean"]
 
 
-# ---- Errors ---------------------------------------------------------------------------------
-
-def corrupt_model(source: Path, target: Path, edit) -> Path:
-    target.write_bytes(source.read_bytes())
-    with h5py.File(target, "a") as f:
-        edit(f)
-    return target
-
-
-@pytest.mark.parametrize("edit, message", [
-    (lambda f: f["tensors"].__delitem__("blk.1.attn_k"), "tensor blk.1.attn_k: dataset is missing"),
-    (lambda f: (f["tensors"].__delitem__("blk.0.ffn_up"),
-                f["tensors"].create_dataset("blk.0.ffn_up", data=np.zeros((96, 63), np.float32))),
-     "tensor blk.0.ffn_up: shape [96, 63], expected [96, 64]"),
-    (lambda f: f.attrs.__setitem__("architecture", "mamba"), "unknown architecture 'mamba'"),
-    (lambda f: f.attrs.__setitem__("version", np.int64(7)), "model format version 7"),
-    (lambda f: f.attrs.__delitem__("num_kv_heads"), "attribute 'num_kv_heads' is missing"),
-    # An array where one number belongs: read into one double, it overflowed the stack (SIGSEGV).
-    (lambda f: f.attrs.__setitem__("embedding_scale", np.arange(1000.0)), "attribute 'embedding_scale' must hold a single value"),
-    (lambda f: f.attrs.__setitem__("rms_eps", np.zeros(0)), "attribute 'rms_eps' must hold a single value"),
-])
-def test_malformed_model_files_get_one_clear_error(dgq_bin, tiny, tmp_path, edit, message):
-    bad = corrupt_model(tiny["model"], tmp_path / "bad.h5", edit)
-    result = run_dgq(dgq_bin, "eval", "--model", bad, "--text", tiny["text"], "--ctx", 32, "--schemes", "q8_0",
-                     "-o", tmp_path / "r.h5", check=False)
-    assert result.returncode == 2
-    assert result.stderr.startswith("dgq: error: ") and message in result.stderr, result.stderr
-    assert str(bad) in result.stderr
-    assert not (tmp_path / "r.h5").exists()
-
-
-def test_truncated_model_file_is_named(dgq_bin, tiny, tmp_path):
-    data = tiny["model"].read_bytes()
-    for cut in (len(data) // 2, 1000):
-        bad = tmp_path / "truncated.h5"
-        bad.write_bytes(data[:cut])
-        result = run_dgq(dgq_bin, "eval", "--model", bad, "--text", tiny["text"], "--ctx", 32, "--schemes", "q8_0",
-                         "-o", tmp_path / "r.h5", check=False)
-        assert result.returncode == 2 and str(bad) in result.stderr, result.stderr
-        assert "truncated" in result.stderr or "read failed" in result.stderr, result.stderr
-
-
-@pytest.mark.parametrize("tokens, model, message", [
-    ([1, 2, 300, 4] * 20, "tiny-llama", "index 2 holds 300, outside the vocabulary of 300"),
-    ([1, 2, -1, 4] * 20, "tiny-llama", "index 2 holds -1, not a token id"),
-    ([1, 2, 3, 4] * 20, "SmolLM2", "tokens were made with the tokenizer of 'SmolLM2', the model is 'tiny-llama'"),
-    ([1, 2, 3], "tiny-llama", "3 tokens, fewer than one chunk of --ctx 32"),
-    # A quoted value with a newline stays on the one error line (it made two lines before).
-    ([1, 2, 3, 4] * 20, "tiny\nllama", "tokens were made with the tokenizer of 'tiny llama', the model is 'tiny-llama'"),
-])
-def test_malformed_token_files_get_clear_errors(dgq_bin, tiny, tmp_path, tokens, model, message):
-    text = tmp_path / "t.h5"
-    write_token_file(text, tokens, model)
-    result = run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", text, "--ctx", 32, "--schemes", "q8_0",
-                     "-o", tmp_path / "r.h5", check=False)
-    assert result.returncode == 2 and message in result.stderr and str(text) in result.stderr, result.stderr
-
-
-def test_token_file_without_format_or_tokens_is_rejected(dgq_bin, tiny, tmp_path):
-    text = tmp_path / "t.h5"
-    write_token_file(text, [1, 2, 3] * 40, "tiny-llama")
-    with h5py.File(text, "a") as f:
-        del f["tokens"]
-    result = run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", text, "--ctx", 32, "--schemes", "q8_0",
-                     "-o", tmp_path / "r.h5", check=False)
-    assert result.returncode == 2 and "dataset /tokens: dataset is missing" in result.stderr, result.stderr
-
-
-# Below 4 when the command line is read (as every numeric option, sim/cli/number_options.hpp);
-# above the model's context length once the model is read.
-@pytest.mark.parametrize("ctx, message", [(0, "eval: --ctx: must be >= 4, got 0"),
-                                          (3, "eval: --ctx: must be >= 4, got 3"),
-                                          (-5, "eval: --ctx: must be >= 4, got -5"),
-                                          (5000, "--ctx 5000: must be in [4, 4096]"),
-                                          (1000000000, "--ctx 1000000000: must be in [4, 4096]")])
-def test_absurd_ctx_is_refused(dgq_bin, tiny, tmp_path, ctx, message):
-    result = run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", ctx,
-                     "--schemes", "q8_0", "-o", tmp_path / "r.h5", check=False)
-    assert result.returncode == 2 and message in result.stderr, result.stderr
-
-
-def test_unknown_scheme_is_refused_before_any_work(dgq_bin, tiny, tmp_path):
-    result = run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 32,
-                     "--schemes", "q8_0,nonsense", "-o", tmp_path / "r.h5", check=False)
-    assert result.returncode == 2 and "nonsense" in result.stderr
-    assert not (tmp_path / "r.h5.partial.d").exists()
-
-
 # ---- Resume ---------------------------------------------------------------------------------
+
 
 def test_killed_eval_resumes_to_identical_results(dgq_bin, tiny, tmp_path):
     rng = np.random.default_rng(9)
     tokens = rng.integers(2, tiny["cfg"]["vocab_size"], size=512 * 12).astype(np.int32)
     text = tmp_path / "long.h5"
     write_token_file(text, tokens, "tiny-llama")
-    args = ["eval", "--model", tiny["model"], "--text", text, "--ctx", 512, "--threads", 1,
-            "--schemes", "q8_0,dgq,kivi-4,int4-group64"]
+    args = [
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        text,
+        "--ctx",
+        512,
+        "--threads",
+        1,
+        "--schemes",
+        "q8_0,dgq,kivi-4,int4-group64",
+    ]
     whole = tmp_path / "whole.h5"
     run_dgq(dgq_bin, *args, "-o", whole)
 
     resumed = tmp_path / "resumed.h5"
     chunk_dir = Path(str(resumed) + ".partial.d")
-    process = subprocess.Popen([dgq_bin, *map(str, args), "-o", str(resumed)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [dgq_bin, *map(str, args), "-o", str(resumed)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.time() + 120
     while not (chunk_dir / "chunk-00001.h5").exists() and process.poll() is None and time.time() < deadline:
         time.sleep(0.005)
@@ -321,64 +347,9 @@ def test_killed_eval_resumes_to_identical_results(dgq_bin, tiny, tmp_path):
                 assert np.array_equal(a["runs"][i][name][()], b["runs"][i][name][()]), (i, name)
 
 
-# ---- Gemma 3 --------------------------------------------------------------------------------
-
-def test_tiny_gemma3_logits_match_the_numpy_forward_pass(dgq_bin, tmp_path):
-    from eval_support import numpy_gemma3_logits
-    model = tmp_path / "tiny-gemma3.h5"
-    cfg, _ = write_tiny_model(model, "gemma3")
-    rng = np.random.default_rng(3)
-    tokens = rng.integers(3, cfg["vocab_size"], size=150).astype(np.int32)
-    tokens[0] = cfg["bos_token_id"]
-    text = tmp_path / "t.h5"
-    write_token_file(text, tokens, "tiny-gemma3")
-    out = tmp_path / "r.h5"
-    # 150 tokens with a window of 8: the local layers really drop keys, and the runner's query
-    # blocks of 64 start past the window.
-    run_dgq(dgq_bin, "eval", "--model", model, "--text", text, "--ctx", 150, "--base", "fp32", "--schemes", "fp32",
-            "--save-logits", "-o", out)
-    expected = numpy_gemma3_logits(model, tokens)[75:149]
-    assert relative_error(saved_logits(out, 0), expected) <= LOGITS_REL_TOL
-
-
-def test_gemma3_window_matters(tmp_path):
-    """Control for the test above: without the sliding window the numpy logits change."""
-    from eval_support import numpy_gemma3_logits
-    model = tmp_path / "tiny-gemma3.h5"
-    cfg, _ = write_tiny_model(model, "gemma3")
-    tokens = np.random.default_rng(3).integers(3, cfg["vocab_size"], size=24)
-    windowed = numpy_gemma3_logits(model, tokens)
-    with h5py.File(model, "a") as f:
-        f.attrs["sliding_window"] = np.int64(4096)
-    assert relative_error(numpy_gemma3_logits(model, tokens)[-1], windowed[-1]) > 1e-3
-    assert np.array_equal(numpy_gemma3_logits(model, tokens)[:8], windowed[:8])
-
-
-GEMMA3_FILE = MODELS_DIR / "gemma3-270m.h5"
-# "In the beginning God created the heaven and the earth." twice, Gemma 3's ids, BOS first.
-GEMMA3_SENTENCE = [902, 506, 6534, 3803, 4464, 506, 20808, 532, 506, 7764, 236761]
-
-
-def test_gemma3_logits_match_the_numpy_forward_pass(dgq_bin, tmp_path):
-    from eval_support import numpy_gemma3_logits
-    if not GEMMA3_FILE.is_file():
-        pytest.fail(f"{GEMMA3_FILE} missing: run tools/make-models.sh (tools/setup.sh does)")
-    tokens = np.array([2] + GEMMA3_SENTENCE * 2 + [506], dtype=np.int32)
-    text = tmp_path / "t.h5"
-    write_token_file(text, tokens, "gemma-3-270m-Q4_K_M")
-    out = tmp_path / "r.h5"
-    run_dgq(dgq_bin, "eval", "--model", GEMMA3_FILE, "--text", text, "--ctx", 24, "--base", "fp32",
-            "--schemes", "fp32", "--save-logits", "-o", out)
-    logits = saved_logits(out, 0)
-    expected = numpy_gemma3_logits(GEMMA3_FILE, tokens)[12:23]
-    assert relative_error(logits, expected) <= LOGITS_REL_TOL
-    # The repeated sentence is predicted: the model works, not just agrees with its twin.
-    predicted = np.argmax(logits, axis=1)
-    assert np.mean(predicted == tokens[13:24]) >= 0.8
-
-
 def test_token_files_of_make_eval_texts_are_read_by_dgq(dgq_bin, tiny, tmp_path):
-    import make_eval_texts
+    from dgqtools import make_eval_texts
+
     prompt = export_trace.Prompt(text="abc", tokens=tiny["tokens"][:64], noise_mask=np.zeros(64, np.uint8))
     text = tmp_path / "t.h5"
     make_eval_texts.write_tokens(text, "tiny-llama", "prose", 0.1, 7, prompt)
@@ -389,8 +360,10 @@ def test_token_files_of_make_eval_texts_are_read_by_dgq(dgq_bin, tiny, tmp_path)
         assert f.attrs["text_kind"] == "prose" and f.attrs["noise_rate"] == 0.1 and f.attrs["chunks"] == 2
 
 
-PROGRESS_LINE = re.compile(r"^eval: (\d+)/(\d+) chunk (\d+) (\S+), (\d+s|\d+m\d\ds|\d+h\d\dm) elapsed, "
-                           r"ETA (\?|\d+s|\d+m\d\ds|\d+h\d\dm)$")
+PROGRESS_LINE = re.compile(
+    r"^eval: (\d+)/(\d+) chunk (\d+) (\S+), (\d+s|\d+m\d\ds|\d+h\d\dm) elapsed, "
+    r"ETA (\?|\d+s|\d+m\d\ds|\d+h\d\dm)$"
+)
 
 
 def test_progress_goes_to_a_redirected_stderr_by_default_a_line_per_chunk_and_cache(dgq_bin, tiny, tmp_path):
@@ -398,16 +371,17 @@ def test_progress_goes_to_a_redirected_stderr_by_default_a_line_per_chunk_and_ca
     # user could not tell a slow run from a hung one. Now one plain line per finished unit (a
     # chunk through one cache), no carriage returns, with the elapsed time and the ETA; --quiet
     # silences it; --progress is still accepted; the table is on stdout in every case.
-    args = ["eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 32, "--chunks", 3,
-            "--scheme", "q8_0"]
+    args = ["eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 32, "--chunks", 3, "--scheme", "q8_0"]
     default = run_dgq(dgq_bin, *args, "-o", tmp_path / "default.h5")
     lines = default.stderr.splitlines()
     assert "\r" not in default.stderr and "\033" not in default.stderr, default.stderr
     matches = [PROGRESS_LINE.match(line) for line in lines]
     assert all(matches), default.stderr
-    assert [(int(m[1]), int(m[2]), int(m[3]), m[4]) for m in matches] == [
-        (2 * chunk + i + 1, 6, chunk, spec) for chunk in range(3) for i, spec in enumerate(("fp16", "q8_0"))]
-    assert matches[-1][6] == "0s"
+    found = [m for m in matches if m]
+    assert [(int(m[1]), int(m[2]), int(m[3]), m[4]) for m in found] == [
+        (2 * chunk + i + 1, 6, chunk, spec) for chunk in range(3) for i, spec in enumerate(("fp16", "q8_0"))
+    ]
+    assert found[-1][6] == "0s"
     quiet = run_dgq(dgq_bin, *args, "--quiet", "-o", tmp_path / "quiet.h5")
     assert quiet.stderr == ""
     forced = run_dgq(dgq_bin, *args, "--progress", "-o", tmp_path / "forced.h5")

@@ -10,6 +10,7 @@ Three claims, each checked on the tiny random llama and Gemma 3 models (seconds)
 - a family that looks ahead in prefill (KIVI, DGQ v2) scores differently when written causally.
 By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k causal
 """
+
 import json
 import os
 from pathlib import Path
@@ -25,16 +26,33 @@ pytestmark = pytest.mark.needs_dgq
 MODELS_DIR = Path(os.environ.get("DGQ_MODELS_DIR", REPO_ROOT / "models"))
 SMOLLM2_FILE = MODELS_DIR / "smollm2-135m.h5"
 
-PER_TOKEN = ["fp16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "int8-token", "int8-group64",
-             "int4-group64", "turboquant:bits=3", "fp8-e4m3:scale=token"]
+PER_TOKEN = [
+    "fp16",
+    "q8_0",
+    "q4_0",
+    "q4_1",
+    "q5_0",
+    "q5_1",
+    "iq4_nl",
+    "int8-token",
+    "int8-group64",
+    "int4-group64",
+    "turboquant:bits=3",
+    "fp8-e4m3:scale=token",
+]
 # Families whose values depend on later tokens in prefill, in configurations that make the
 # tiny chunks (128 tokens, head_dim 32) close groups and segments while they are read.
-LOOK_AHEAD = ["kivi-4", "kivi-2:group=16,residual=8", "dgq2",
-              "dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=32",
-              "dgq2:bits=3,kgran=segment-channel-group,kgroup=16,residual=8,win=8,group_ratio=0.95",
-              "dgq2:kgran=segment,vgran=segment-channel,win=8,group_ratio=0.95,budget=max_groups,max_groups=6",
-              "dgq:boundaries=online,win=8,group_ratio=0.95", "dgq:boundaries=online,granularity=segment-channel",
-              "fp8-e4m3:scale=prefix,prefix=40"]
+LOOK_AHEAD = [
+    "kivi-4",
+    "kivi-2:group=16,residual=8",
+    "dgq2",
+    "dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=32",
+    "dgq2:bits=3,kgran=segment-channel-group,kgroup=16,residual=8,win=8,group_ratio=0.95",
+    "dgq2:kgran=segment,vgran=segment-channel,win=8,group_ratio=0.95,budget=max_groups,max_groups=6",
+    "dgq:boundaries=online,win=8,group_ratio=0.95",
+    "dgq:boundaries=online,granularity=segment-channel",
+    "fp8-e4m3:scale=prefix,prefix=40",
+]
 
 
 @pytest.fixture(scope="module", params=["llama", "gemma3"])
@@ -45,7 +63,9 @@ def tiny(request, tmp_path_factory):
 
 def test_per_token_formats_are_the_same_cache_causal_or_prefill(dgq_bin, tiny):
     prefill = eval_runs(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "pt-prefill.h5", PER_TOKEN)
-    causal = eval_runs(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "pt-causal.h5", PER_TOKEN, "--cache", "causal")
+    causal = eval_runs(
+        dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "pt-causal.h5", PER_TOKEN, "--cache", "causal"
+    )
     assert prefill["attrs"]["cache"] == "prefill" and causal["attrs"]["cache"] == "causal"
     for p, c in zip(prefill["runs"], causal["runs"]):
         assert np.array_equal(p["logits"], c["logits"]), p["spec"]
@@ -56,10 +76,21 @@ def test_per_token_formats_are_the_same_cache_causal_or_prefill(dgq_bin, tiny):
 
 def test_one_pass_causal_equals_the_token_by_token_decoder(dgq_bin, tiny):
     schemes = ["q8_0"] + LOOK_AHEAD
-    one_pass = eval_runs(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "c0.h5", schemes,
-                        "--cache", "causal", "--row-exact")
-    literal = eval_runs(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "c1.h5", schemes,
-                       "--cache", "causal", "--ubatch", 1, "--row-exact")
+    one_pass = eval_runs(
+        dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "c0.h5", schemes, "--cache", "causal", "--row-exact"
+    )
+    literal = eval_runs(
+        dgq_bin,
+        tiny["model"],
+        tiny["text"],
+        tiny["dir"] / "c1.h5",
+        schemes,
+        "--cache",
+        "causal",
+        "--ubatch",
+        1,
+        "--row-exact",
+    )
     assert literal["attrs"]["ubatch"] == 1
     for a, b in zip(one_pass["runs"], literal["runs"]):
         assert np.array_equal(a["logits"], b["logits"]), a["spec"]
@@ -81,41 +112,98 @@ def test_a_look_ahead_family_scores_differently_when_written_causally(dgq_bin, t
 
 def test_micro_batches_run_and_stay_close_to_token_by_token(dgq_bin, tiny):
     schemes = ["dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=32"]
-    one = eval_runs(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "u1.h5", schemes, "--cache", "causal", "--ubatch", 1)
-    big = eval_runs(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "u64.h5", schemes, "--cache", "causal", "--ubatch", 64)
+    one = eval_runs(
+        dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "u1.h5", schemes, "--cache", "causal", "--ubatch", 1
+    )
+    big = eval_runs(
+        dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "u64.h5", schemes, "--cache", "causal", "--ubatch", 64
+    )
     # A micro-batch is written before it attends, so its queries may read groups that closed
     # inside it: a different cache, not a different model.
     assert not np.array_equal(one["runs"][1]["logits"], big["runs"][1]["logits"])
     assert big["runs"][0]["kld"] == 0.0 and big["runs"][1]["kld"] < 1.0
 
 
-@pytest.mark.parametrize("scheme, message", [
-    ("fp8-e4m3", "fp8-e4m3: scale=tensor (one scale per tensor) has no causal form"),
-    ("dgq2:boundaries=fixed", "dgq2: boundaries=fixed has no causal form"),
-])
+@pytest.mark.parametrize(
+    "scheme, message",
+    [
+        ("fp8-e4m3", "fp8-e4m3: scale=tensor (one scale per tensor) has no causal form"),
+        ("dgq2:boundaries=fixed", "dgq2: boundaries=fixed has no causal form"),
+    ],
+)
 def test_a_scheme_without_a_causal_form_is_refused_before_any_work(dgq_bin, tiny, scheme, message):
     out = tiny["dir"] / "refused.h5"
-    result = run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 128,
-                     "--scheme", scheme, "--cache", "causal", "-o", out, check=False)
+    result = run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        tiny["text"],
+        "--ctx",
+        128,
+        "--scheme",
+        scheme,
+        "--cache",
+        "causal",
+        "-o",
+        out,
+        check=False,
+    )
     assert result.returncode == 2 and message in result.stderr, result.stderr
     assert not out.exists() and not Path(str(out) + ".partial.d").exists()
 
 
-@pytest.mark.parametrize("options, message", [
-    (["--ubatch", "1"], "--ubatch 1: the micro-batched decoder needs --cache causal"),
-    (["--cache", "causal", "--ubatch", "-2"], "eval: --ubatch: must be >= 0 (0 = one pass), got -2"),
-    (["--cache", "lookahead"], "--cache 'lookahead': expected prefill or causal"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (["--ubatch", "1"], "--ubatch 1: the micro-batched decoder needs --cache causal"),
+        (["--cache", "causal", "--ubatch", "-2"], "eval: --ubatch: must be >= 0 (0 = one pass), got -2"),
+        (["--cache", "lookahead"], "--cache 'lookahead': expected prefill or causal"),
+    ],
+)
 def test_bad_cache_options_get_one_clear_error(dgq_bin, tiny, options, message):
-    result = run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 128,
-                     "--scheme", "q8_0", "-o", tiny["dir"] / "bad.h5", *options, check=False)
+    result = run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        tiny["text"],
+        "--ctx",
+        128,
+        "--scheme",
+        "q8_0",
+        "-o",
+        tiny["dir"] / "bad.h5",
+        *options,
+        check=False,
+    )
     assert result.returncode == 2 and message in result.stderr, result.stderr
 
 
 def test_the_json_summary_records_the_cache(dgq_bin, tiny):
     out, summary = tiny["dir"] / "j.h5", tiny["dir"] / "j.json"
-    run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 128, "--chunks", 1,
-            "--scheme", "kivi-4", "--cache", "causal", "-o", out, "--json", summary)
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        tiny["text"],
+        "--ctx",
+        128,
+        "--chunks",
+        1,
+        "--scheme",
+        "kivi-4",
+        "--cache",
+        "causal",
+        "-o",
+        out,
+        "--json",
+        summary,
+    )
     doc = json.loads(summary.read_text())
     assert doc["cache"] == "causal" and doc["ubatch"] == 0
     assert doc["schemes"][1]["bits_averaged"] > doc["schemes"][1]["bits_per_element"]
@@ -133,12 +221,24 @@ def test_smollm2_one_pass_causal_equals_the_token_by_token_decoder(dgq_bin, tmp_
         model_name = f.attrs["model"]
     text = tmp_path / "code.h5"
     write_token_file(text, tokens, model_name, "code")
-    schemes = ["kivi-4",
-               "dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128,rot=hadamard,rot_on=v"]
-    a = eval_runs(dgq_bin, SMOLLM2_FILE, text, tmp_path / "a.h5", schemes, "--cache", "causal", "--row-exact",
-                 ctx=256, chunks=1)
-    b = eval_runs(dgq_bin, SMOLLM2_FILE, text, tmp_path / "b.h5", schemes, "--cache", "causal", "--ubatch", 1,
-                 "--row-exact", ctx=256, chunks=1)
+    schemes = ["kivi-4", "dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128,rot=hadamard,rot_on=v"]
+    a = eval_runs(
+        dgq_bin, SMOLLM2_FILE, text, tmp_path / "a.h5", schemes, "--cache", "causal", "--row-exact", ctx=256, chunks=1
+    )
+    b = eval_runs(
+        dgq_bin,
+        SMOLLM2_FILE,
+        text,
+        tmp_path / "b.h5",
+        schemes,
+        "--cache",
+        "causal",
+        "--ubatch",
+        1,
+        "--row-exact",
+        ctx=256,
+        chunks=1,
+    )
     for x, y in zip(a["runs"], b["runs"]):
         assert np.array_equal(x["logits"], y["logits"]), x["spec"]
         assert x["bits_averaged"] == y["bits_averaged"], x["spec"]

@@ -1,5 +1,5 @@
 """`dgq eval --model FILE.gguf`: a GGUF read directly (sim/model/src/gguf/gguf_model.cpp) gives the model
-that tools/export_model.py makes from it, bit for bit (docs/model-format.md, "Your own model").
+that tools/export-model.py makes from it, bit for bit (docs/model-format.md, "Your own model").
 
 - Every weight type dgq decodes (f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q5_K, q6_K),
   one per tensor of a tiny random llama GGUF (Q/K rows permuted as llama.cpp's converter writes
@@ -8,49 +8,89 @@ that tools/export_model.py makes from it, bit for bit (docs/model-format.md, "Yo
   implementations agree.
 - The shipped SmolLM2 (Q4_1 + Q8_0) and Gemma 3 (Q5_0, Q4_K, Q6_K, Q8_0) GGUFs give the logits of
   models/*.h5, bit for bit (needs tools/make-models.sh, which tools/setup.sh runs).
-- The tokenizer identity: dgq's C++ and tools/tokenizer_id.py compute the same one.
+- The tokenizer identity: dgq's C++ and tools/dgqtools/tokenizer_id.py compute the same one.
 - Refusals, one line each: unimplemented settings by their GGUF names (the exporter's list),
   weight types dgq does not decode, unknown architectures, truncated files.
 By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k gguf
 """
+
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import h5py
 import numpy as np
 import pytest
 
 from conftest import REPO_ROOT
+from dgqtools.tiny_gguf import (
+    K_QUANT_SCALE_OFFSETS,
+    add_model_metadata,
+    add_weight,
+    random_k_quant_blocks,
+    write_out,
+    write_tiny_gguf,
+)
 from eval_support import SHIPPED_GGUF_NAMES, run_dgq, shipped_gguf, write_token_file
-from tiny_gguf import (K_QUANT_SCALE_OFFSETS, add_model_metadata, add_weight, random_k_quant_blocks, write_out,
-                       write_tiny_gguf)
 
-EXPORTER = REPO_ROOT / "tools" / "export_model.py"
+EXPORTER = REPO_ROOT / "tools" / "export-model.py"
 MODELS_DIR = Path(os.environ.get("DGQ_MODELS_DIR", REPO_ROOT / "models"))
 
 # A tiny llama whose every row length is a multiple of 256 (the K-quants' super-block).
-TYPES_CFG = {"num_layers": 1, "hidden": 256, "ffn": 256, "num_q_heads": 4, "num_kv_heads": 2, "head_dim": 64,
-             "vocab_size": 300, "rope_theta": 10000.0, "rms_eps": 1e-5, "context_length": 512, "bos_token_id": 1}
+TYPES_CFG: dict[str, Any] = {
+    "num_layers": 1,
+    "hidden": 256,
+    "ffn": 256,
+    "num_q_heads": 4,
+    "num_kv_heads": 2,
+    "head_dim": 64,
+    "vocab_size": 300,
+    "rope_theta": 10000.0,
+    "rms_eps": 1e-5,
+    "context_length": 512,
+    "bos_token_id": 1,
+}
 # tensor -> ggml type; the K-quant tensors get random blocks with small scales, the others are
 # quantized from random fp32 values by the gguf package.
-TENSOR_TYPES = {"token_embd": "Q5_K", "output": "Q4_1", "output_norm": "F32", "blk.0.attn_norm": "Q5_0",
-                "blk.0.attn_q": "F16", "blk.0.attn_k": "BF16", "blk.0.attn_v": "Q4_0", "blk.0.attn_output": "Q5_1",
-                "blk.0.ffn_norm": "F32", "blk.0.ffn_gate": "Q4_K", "blk.0.ffn_up": "Q6_K", "blk.0.ffn_down": "Q8_0"}
+TENSOR_TYPES = {
+    "token_embd": "Q5_K",
+    "output": "Q4_1",
+    "output_norm": "F32",
+    "blk.0.attn_norm": "Q5_0",
+    "blk.0.attn_q": "F16",
+    "blk.0.attn_k": "BF16",
+    "blk.0.attn_v": "Q4_0",
+    "blk.0.attn_output": "Q5_1",
+    "blk.0.ffn_norm": "F32",
+    "blk.0.ffn_gate": "Q4_K",
+    "blk.0.ffn_up": "Q6_K",
+    "blk.0.ffn_down": "Q8_0",
+}
 
 
 def tensor_shapes(cfg):
     h, f, d = cfg["hidden"], cfg["ffn"], cfg["head_dim"]
-    return {"token_embd": (cfg["vocab_size"], h), "output": (cfg["vocab_size"], h), "output_norm": (h,),
-            "blk.0.attn_norm": (h,), "blk.0.attn_q": (cfg["num_q_heads"] * d, h),
-            "blk.0.attn_k": (cfg["num_kv_heads"] * d, h), "blk.0.attn_v": (cfg["num_kv_heads"] * d, h),
-            "blk.0.attn_output": (h, cfg["num_q_heads"] * d), "blk.0.ffn_norm": (h,), "blk.0.ffn_gate": (f, h),
-            "blk.0.ffn_up": (f, h), "blk.0.ffn_down": (h, f)}
+    return {
+        "token_embd": (cfg["vocab_size"], h),
+        "output": (cfg["vocab_size"], h),
+        "output_norm": (h,),
+        "blk.0.attn_norm": (h,),
+        "blk.0.attn_q": (cfg["num_q_heads"] * d, h),
+        "blk.0.attn_k": (cfg["num_kv_heads"] * d, h),
+        "blk.0.attn_v": (cfg["num_kv_heads"] * d, h),
+        "blk.0.attn_output": (h, cfg["num_q_heads"] * d),
+        "blk.0.ffn_norm": (h,),
+        "blk.0.ffn_gate": (f, h),
+        "blk.0.ffn_up": (f, h),
+        "blk.0.ffn_down": (h, f),
+    }
 
 
 def write_types_gguf(path: Path, seed: int = 0) -> None:
     import gguf
+
     rng = np.random.default_rng(seed)
     cfg = TYPES_CFG
     writer = gguf.GGUFWriter(str(path), "llama")
@@ -59,23 +99,50 @@ def write_types_gguf(path: Path, seed: int = 0) -> None:
         qtype = gguf.GGMLQuantizationType[TENSOR_TYPES[name]]
         if qtype.name in K_QUANT_SCALE_OFFSETS:
             # Small scales, so that the weights are of order 0.1.
-            blocks = random_k_quant_blocks(rng, qtype, *shape, scale=2e-4 if qtype.name == "Q6_K" else 2e-3)
+            rows, cols = shape
+            blocks = random_k_quant_blocks(rng, qtype, rows, cols, scale=2e-4 if qtype.name == "Q6_K" else 2e-3)
             writer.add_tensor(f"{name}.weight", blocks, raw_dtype=qtype)
             continue
-        values = (1.0 + 0.1 * rng.standard_normal(shape) if len(shape) == 1
-                  else rng.standard_normal(shape) / np.sqrt(shape[-1])).astype(np.float32)
+        values = (
+            1.0 + 0.1 * rng.standard_normal(shape)
+            if len(shape) == 1
+            else rng.standard_normal(shape) / np.sqrt(shape[-1])
+        ).astype(np.float32)
         add_weight(writer, f"{name}.weight", values, qtype)
     write_out(writer)
 
 
 def export(gguf_path: Path, out: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(EXPORTER), "gguf", "--gguf", str(gguf_path), "-o", str(out)],
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, str(EXPORTER), "gguf", "--gguf", str(gguf_path), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def eval_logits(dgq_bin, model: Path, text: Path, ctx: int, out: Path) -> np.ndarray:
-    run_dgq(dgq_bin, "eval", "--model", model, "--text", text, "--ctx", ctx, "--chunks", 1, "--base", "fp32",
-            "--scheme", "fp32", "--save-logits", "--threads", 2, "-o", out)
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        model,
+        "--text",
+        text,
+        "--ctx",
+        ctx,
+        "--chunks",
+        1,
+        "--base",
+        "fp32",
+        "--scheme",
+        "fp32",
+        "--save-logits",
+        "--threads",
+        2,
+        "-o",
+        out,
+    )
     with h5py.File(out, "r") as f:
         return np.asarray(f["runs"]["0"]["logits"])
 
@@ -85,8 +152,21 @@ def refusal(dgq_bin, model: Path, tmp_path: Path, name: str = "any") -> str:
     pass meets its tensors (the tokens are checked before the weights are read)."""
     text = tmp_path / "refusal-tokens.h5"
     write_token_file(text, np.arange(2, 66, dtype=np.int32), name)
-    result = run_dgq(dgq_bin, "eval", "--model", model, "--text", text, "--ctx", 64, "--scheme", "q8_0",
-                     "-o", tmp_path / "never.h5", check=False)
+    result = run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        model,
+        "--text",
+        text,
+        "--ctx",
+        64,
+        "--scheme",
+        "q8_0",
+        "-o",
+        tmp_path / "never.h5",
+        check=False,
+    )
     assert result.returncode == 2, result.stderr
     assert result.stderr.count("\n") == 1 and result.stderr.startswith(f"dgq: error: {model}: "), result.stderr
     assert not (tmp_path / "never.h5").exists()
@@ -96,6 +176,7 @@ def refusal(dgq_bin, model: Path, tmp_path: Path, name: str = "any") -> str:
 # ------------------------------------------------------------------------------------------------
 # The same model, bit for bit
 # ------------------------------------------------------------------------------------------------
+
 
 @pytest.mark.needs_dgq
 def test_every_weight_type_decodes_as_the_exporter_decodes_it(dgq_bin, tmp_path):
@@ -113,6 +194,7 @@ def test_every_weight_type_decodes_as_the_exporter_decodes_it(dgq_bin, tmp_path)
     assert from_gguf.tobytes() == from_file.tobytes()
     # The check can fail: one changed weight block changes the logits.
     import gguf
+
     reader = gguf.GGUFReader(str(gguf_path))
     tensor = next(t for t in reader.tensors if t.name == "blk.0.ffn_up.weight")
     with open(gguf_path, "r+b") as f:
@@ -135,9 +217,11 @@ def test_a_qwen_gguf_evaluates_as_its_exported_model(dgq_bin, tmp_path, arch):
     assert from_gguf.tobytes() == eval_logits(dgq_bin, exported, text, 64, tmp_path / "file.h5").tobytes()
 
 
-# The model file of each shipped model and the name the exporter gives it (tools/export_model.py).
-SHIPPED = {"smollm2": ("smollm2-135m.h5", "SmolLM2-135M-Instruct-Q4_1"),
-           "gemma3": ("gemma3-270m.h5", "gemma-3-270m-Q4_K_M")}
+# The model file of each shipped model and the name the exporter gives it (tools/export-model.py).
+SHIPPED = {
+    "smollm2": ("smollm2-135m.h5", "SmolLM2-135M-Instruct-Q4_1"),
+    "gemma3": ("gemma3-270m.h5", "gemma-3-270m-Q4_K_M"),
+}
 
 
 @pytest.mark.needs_dgq
@@ -161,46 +245,86 @@ def test_a_shipped_gguf_gives_the_logits_of_its_model_file(dgq_bin, tmp_path, mo
 # The tokenizer identity
 # ------------------------------------------------------------------------------------------------
 
+
 @pytest.mark.needs_dgq
 def test_dgq_and_tokenizer_id_py_compute_the_same_identity(dgq_bin, tmp_path):
     import gguf
-    from tokenizer_id import tokenizer_id
+
+    from dgqtools.tokenizer_id import tokenizer_id
+
     path = shipped_gguf("smollm2")  # a real vocabulary with BPE merges
     expected = tokenizer_id(gguf.GGUFReader(str(path)))
     assert expected.startswith("fnv1a64:") and len(expected) == 24
     text = tmp_path / "tokens.h5"
     write_token_file(text, np.arange(2, 66, dtype=np.int32), "any name", tokenizer_id="fnv1a64:0000000000000000")
-    result = run_dgq(dgq_bin, "eval", "--model", path, "--text", text, "--ctx", 64, "--scheme", "q8_0",
-                     "-o", tmp_path / "never.h5", check=False)
+    result = run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        path,
+        "--text",
+        text,
+        "--ctx",
+        64,
+        "--scheme",
+        "q8_0",
+        "-o",
+        tmp_path / "never.h5",
+        check=False,
+    )
     assert result.returncode == 2
     assert f"the model's is '{SHIPPED_GGUF_NAMES['smollm2']}' ({expected})" in result.stderr, result.stderr
     # The right identity is accepted under any name.
     write_token_file(text, np.arange(2, 66, dtype=np.int32), "any name", tokenizer_id=expected)
-    run_dgq(dgq_bin, "eval", "--model", path, "--text", text, "--ctx", 64, "--chunks", 1, "--scheme", "q8_0",
-            "-o", tmp_path / "r.h5")
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        path,
+        "--text",
+        text,
+        "--ctx",
+        64,
+        "--chunks",
+        1,
+        "--scheme",
+        "q8_0",
+        "-o",
+        tmp_path / "r.h5",
+    )
 
 
 # ------------------------------------------------------------------------------------------------
 # Refusals
 # ------------------------------------------------------------------------------------------------
 
+
 @pytest.mark.needs_dgq
 def test_unimplemented_settings_are_refused_by_the_exporters_names(dgq_bin, tmp_path):
     gguf_path = tmp_path / "scaled.gguf"
-    write_tiny_gguf(gguf_path, "qwen2", seed=2, extra_metadata=[("qwen2.rope.scaling.type", "yarn"),
-                                                                ("qwen2.rope.scaling.factor", 4.0),
-                                                                ("qwen2.final_logit_softcapping", 30.0)])
+    write_tiny_gguf(
+        gguf_path,
+        "qwen2",
+        seed=2,
+        extra_metadata=[
+            ("qwen2.rope.scaling.type", "yarn"),
+            ("qwen2.rope.scaling.factor", 4.0),
+            ("qwen2.final_logit_softcapping", 30.0),
+        ],
+    )
     stderr = refusal(dgq_bin, gguf_path, tmp_path)
     exported = export(gguf_path, tmp_path / "never.h5")
     listed = exported.stderr.split("does not implement ", 1)[1].strip()
-    assert listed == ("qwen2.rope.scaling.type=yarn (factor 4): RoPE scaling; "
-                      "qwen2.final_logit_softcapping: logit soft-capping")
+    assert listed == (
+        "qwen2.rope.scaling.type=yarn (factor 4): RoPE scaling; qwen2.final_logit_softcapping: logit soft-capping"
+    )
     assert stderr.rstrip("\n").endswith(f"the model runner does not implement {listed}")
 
 
 @pytest.mark.needs_dgq
 def test_a_weight_type_dgq_does_not_decode_is_named(dgq_bin, tmp_path):
     import gguf
+
     path = tmp_path / "q2k.gguf"
     writer = gguf.GGUFWriter(str(path), "llama")
     cfg = TYPES_CFG
@@ -218,6 +342,7 @@ def test_a_weight_type_dgq_does_not_decode_is_named(dgq_bin, tmp_path):
 @pytest.mark.needs_dgq
 def test_an_unknown_architecture_and_a_truncated_file_are_refused(dgq_bin, tmp_path):
     import gguf
+
     phi = tmp_path / "phi.gguf"
     writer = gguf.GGUFWriter(str(phi), "phi3")
     writer.add_block_count(1)

@@ -10,12 +10,20 @@ models (seconds):
 - a layer past the model, and a plan on one side of a K/V pair, get one clear line.
 By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k layer_plan
 """
+
 import h5py
 import numpy as np
 import pytest
 
-from eval_support import (dgq_round_trip, eval_runs, numpy_gemma3_logits, relative_l2_error, run_dgq, tiny_eval_inputs,
-                          tiny_gemma3_prompt)
+from eval_support import (
+    dgq_round_trip,
+    eval_runs,
+    numpy_gemma3_logits,
+    relative_l2_error,
+    run_dgq,
+    tiny_eval_inputs,
+    tiny_gemma3_prompt,
+)
 
 pytestmark = pytest.mark.needs_dgq
 
@@ -58,10 +66,28 @@ def test_the_override_reaches_the_layer_it_names(dgq_bin, tmp_path):
     model, text, tokens = tiny_gemma3_prompt(tmp_path)
     q4_0_keys = dgq_round_trip("q4_0")
     for layer, neighbour in [(2, 3), (5, 4)]:  # a local layer, and the global one (pattern 6)
-        twins = {l: numpy_gemma3_logits(model, tokens, q4_0_keys, key_cache_layers={l})[75:149] for l in (layer, neighbour)}
+        twins = {
+            twin: numpy_gemma3_logits(model, tokens, q4_0_keys, key_cache_layers={twin})[75:149]
+            for twin in (layer, neighbour)
+        }
         out = tmp_path / f"layer-{layer}.h5"
-        run_dgq(dgq_bin, "eval", "--model", model, "--text", text, "--ctx", 150, "--base", "fp32",
-                "--scheme", f"fp32;{layer}=q4_0/fp32", "--save-logits", "-o", out)
+        run_dgq(
+            dgq_bin,
+            "eval",
+            "--model",
+            model,
+            "--text",
+            text,
+            "--ctx",
+            150,
+            "--base",
+            "fp32",
+            "--scheme",
+            f"fp32;{layer}=q4_0/fp32",
+            "--save-logits",
+            "-o",
+            out,
+        )
         with h5py.File(out, "r") as f:
             logits = np.asarray(f["runs"]["1"]["logits"])
         right, wrong = relative_l2_error(logits, twins[layer]), relative_l2_error(logits, twins[neighbour])
@@ -70,28 +96,57 @@ def test_the_override_reaches_the_layer_it_names(dgq_bin, tmp_path):
 
 def test_the_one_pass_causal_cache_equals_the_token_by_token_decoder_with_a_plan(dgq_bin, tiny):
     # Layers of look-ahead families beside exact and per-token ones: each layer's causal view is its own.
-    plans = ["q8_0;0=kivi-2:group=16,residual=8", "fp32;1=dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=32",
-             "kivi-4;0=fp32/q4_0"]
-    one_pass = eval_runs(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "c0.h5", plans,
-                         "--cache", "causal", "--row-exact")
-    literal = eval_runs(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "c1.h5", plans,
-                        "--cache", "causal", "--ubatch", 1, "--row-exact")
+    plans = [
+        "q8_0;0=kivi-2:group=16,residual=8",
+        "fp32;1=dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=32",
+        "kivi-4;0=fp32/q4_0",
+    ]
+    one_pass = eval_runs(
+        dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "c0.h5", plans, "--cache", "causal", "--row-exact"
+    )
+    literal = eval_runs(
+        dgq_bin,
+        tiny["model"],
+        tiny["text"],
+        tiny["dir"] / "c1.h5",
+        plans,
+        "--cache",
+        "causal",
+        "--ubatch",
+        1,
+        "--row-exact",
+    )
     for a, b in zip(one_pass["runs"], literal["runs"]):
         assert np.array_equal(a["logits"], b["logits"]), a["spec"]
         assert a["stored_bytes"] == b["stored_bytes"] and a["bits_averaged"] == b["bits_averaged"], a["spec"]
 
 
-@pytest.mark.parametrize("options, message", [
-    (["--scheme", "q8_0;9=q4_0"], "layer plan: layer 9 is past the model's last"),
-    (["--scheme", "q8_0;2-1=q4_0"], "cache spec 'q8_0;2-1=q4_0': layer range '2-1' runs backwards"),
-    (["--scheme", "q8_0;0=q9"], "unknown scheme family 'q9'"),
-    (["--cache-k", "q8_0;0=q4_0"], "--cache-k takes one scheme per entry, not a K/V pair or a layer plan"),
-    (["--scheme", "q8_0;0=fp8-e4m3", "--cache", "causal"], "fp8-e4m3"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (["--scheme", "q8_0;9=q4_0"], "layer plan: layer 9 is past the model's last"),
+        (["--scheme", "q8_0;2-1=q4_0"], "cache spec 'q8_0;2-1=q4_0': layer range '2-1' runs backwards"),
+        (["--scheme", "q8_0;0=q9"], "unknown scheme family 'q9'"),
+        (["--cache-k", "q8_0;0=q4_0"], "--cache-k takes one scheme per entry, not a K/V pair or a layer plan"),
+        (["--scheme", "q8_0;0=fp8-e4m3", "--cache", "causal"], "fp8-e4m3"),
+    ],
+)
 def test_bad_plans_get_one_clear_error_and_no_output(dgq_bin, tiny, options, message):
     out = tiny["dir"] / "bad.h5"
-    result = run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 128, *options,
-                     "-o", out, check=False)
+    result = run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        tiny["text"],
+        "--ctx",
+        128,
+        *options,
+        "-o",
+        out,
+        check=False,
+    )
     assert result.returncode != 0
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert not out.exists()
@@ -99,8 +154,22 @@ def test_bad_plans_get_one_clear_error_and_no_output(dgq_bin, tiny, options, mes
 
 def test_a_plan_outside_dgq_eval_is_refused_by_name(dgq_bin, tmp_path):
     import dgq
+
     with pytest.raises(dgq.ParameterError, match="';' makes a layer plan, which only dgq eval reads"):
         dgq.Scheme("q8_0;0=q4_0")
-    result = run_dgq(dgq_bin, "memory", "--scheme", "q8_0;0=q4_0", "--layers", 2, "--kv-heads", 1, "--head-dim", 64,
-                     "--tokens", 128, check=False)
+    result = run_dgq(
+        dgq_bin,
+        "memory",
+        "--scheme",
+        "q8_0;0=q4_0",
+        "--layers",
+        2,
+        "--kv-heads",
+        1,
+        "--head-dim",
+        64,
+        "--tokens",
+        128,
+        check=False,
+    )
     assert result.returncode != 0 and "';' makes a layer plan" in result.stderr

@@ -9,13 +9,14 @@
 - The results file and JSON layout; every task-file and option error as one line, exit code 2.
 By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k passkey
 """
+
 import json
 
 import h5py
 import numpy as np
 import pytest
 
-import make_passkey as mp
+from dgqtools import make_passkey as mp
 from eval_support import run_dgq, write_tiny_model, write_token_file
 
 pytestmark = pytest.mark.needs_dgq
@@ -34,15 +35,23 @@ def tiny(request, tmp_path_factory):
     cfg, _ = write_tiny_model(model, request.param)
     rng = np.random.default_rng(23)
     prompts = [list(map(int, rng.integers(2, cfg["vocab_size"], size=n))) for n in (21, 40, 57)]
-    return {"model": model, "name": f"tiny-{request.param}", "vocab": cfg["vocab_size"], "dir": folder,
-            "prompts": prompts}
+    return {
+        "model": model,
+        "name": f"tiny-{request.param}",
+        "vocab": cfg["vocab_size"],
+        "dir": folder,
+        "prompts": prompts,
+    }
 
 
 def write_task(path, tiny, answers):
     """A task file of the tiny prompts with the given answers (needle and depth are nominal)."""
-    prompts = [mp.PasskeyPrompt(tokens=p, answer=list(a), key=10000 + i, length=len(p), depth=50.0,
-                                needle_position=len(p) // 2)
-               for i, (p, a) in enumerate(zip(tiny["prompts"], answers))]
+    prompts = [
+        mp.PasskeyPrompt(
+            tokens=p, answer=list(a), key=10000 + i, length=len(p), depth=50.0, needle_position=len(p) // 2
+        )
+        for i, (p, a) in enumerate(zip(tiny["prompts"], answers))
+    ]
     mp.write_task(path, tiny["name"], 0, prompts)
     return path
 
@@ -50,8 +59,20 @@ def write_task(path, tiny, answers):
 def run_passkey(dgq_bin, tiny, task, name, schemes, *options):
     out = tiny["dir"] / f"{name}.h5"
     # --force: the greedy steps rerun into one output (an existing one is refused without it).
-    args = ["eval", "--task", "passkey", "--model", tiny["model"], "--text", task, "-o", out, "--force", *THREADS,
-            *options]
+    args = [
+        "eval",
+        "--task",
+        "passkey",
+        "--model",
+        tiny["model"],
+        "--text",
+        task,
+        "-o",
+        out,
+        "--force",
+        *THREADS,
+        *options,
+    ]
     for s in schemes:
         args += ["--scheme", s]
     run_dgq(dgq_bin, *args)
@@ -61,9 +82,15 @@ def run_passkey(dgq_bin, tiny, task, name, schemes, *options):
         for i in range(len(f["runs"])):
             g = f["runs"][str(i)]
             predicted = g["predicted"][:]
-            runs.append({"spec": g.attrs["spec"], "exact": g["exact"][:], "logprob": g["logprob"][:],
-                         "first_wrong": g["first_wrong"][:],
-                         "predicted": [list(predicted[offsets[k]:offsets[k + 1]]) for k in range(len(offsets) - 1)]})
+            runs.append(
+                {
+                    "spec": g.attrs["spec"],
+                    "exact": g["exact"][:],
+                    "logprob": g["logprob"][:],
+                    "first_wrong": g["first_wrong"][:],
+                    "predicted": [list(predicted[offsets[k] : offsets[k + 1]]) for k in range(len(offsets) - 1)],
+                }
+            )
         return runs
 
 
@@ -71,7 +98,7 @@ def greedy_continuation(dgq_bin, tiny, scheme):
     """STEPS tokens per prompt, generated one at a time by the token-by-token decoder: at step t
     the answer is the t tokens generated so far plus a placeholder, and the last row's argmax
     (the prediction that follows the generated tokens) is the next token."""
-    generated = [[] for _ in tiny["prompts"]]
+    generated: list[list[int]] = [[] for _ in tiny["prompts"]]
     for step in range(STEPS):
         task = write_task(tiny["dir"] / "greedy-task.h5", tiny, [g + [0] for g in generated])
         run = run_passkey(dgq_bin, tiny, task, "greedy", [scheme], "--ubatch", 1, "--row-exact")[0]
@@ -94,13 +121,13 @@ def test_one_pass_scores_exactly_what_greedy_decoding_emits(dgq_bin, tiny, schem
 
     # One answer token changed: the greedy decoder would have emitted another token there.
     for j in (0, 2, STEPS - 1):
-        changed = [g[:j] + [(g[j] + 1) % tiny["vocab"]] + g[j + 1:] for g in greedy]
+        changed = [g[:j] + [(g[j] + 1) % tiny["vocab"]] + g[j + 1 :] for g in greedy]
         task = write_task(tiny["dir"] / "changed.h5", tiny, changed)
         one = run_passkey(dgq_bin, tiny, task, "one-changed", [scheme], "--row-exact")[0]
         literal = run_passkey(dgq_bin, tiny, task, "lit-changed", [scheme], "--ubatch", 1, "--row-exact")[0]
         assert list(one["exact"]) == [0, 0, 0] and list(one["first_wrong"]) == [j, j, j]
         for p, g in zip(one["predicted"], greedy):
-            assert p[:j + 1] == g[:j + 1]  # up to the change the prefix is the greedy one
+            assert p[: j + 1] == g[: j + 1]  # up to the change the prefix is the greedy one
         assert np.array_equal(one["logprob"], literal["logprob"])
         assert list(literal["first_wrong"]) == [j, j, j]
 
@@ -117,13 +144,33 @@ def test_scores_match_the_perplexity_task_logits_of_the_same_tokens(dgq_bin, tin
         text = tiny["dir"] / "cross-tokens.h5"
         write_token_file(text, tokens, tiny["name"])
         ppl = tiny["dir"] / "cross-ppl.h5"
-        run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", text, "--ctx", len(tokens), "--save-logits",
-                "--base", "fp32", "--scheme", "q8_0", "--cache", "causal", "--row-exact", "-o", ppl, "--force", *THREADS)
+        run_dgq(
+            dgq_bin,
+            "eval",
+            "--model",
+            tiny["model"],
+            "--text",
+            text,
+            "--ctx",
+            len(tokens),
+            "--save-logits",
+            "--base",
+            "fp32",
+            "--scheme",
+            "q8_0",
+            "--cache",
+            "causal",
+            "--row-exact",
+            "-o",
+            ppl,
+            "--force",
+            *THREADS,
+        )
         first = len(tokens) // 2  # eval's first scored row predicts token first + 1
         with h5py.File(ppl, "r") as f:
             for k, spec in enumerate(schemes):
                 logits = f["runs"][str(k)]["logits"][:].astype(np.float64)
-                rows = logits[len(prompt) - first:len(prompt) - first + len(answer)]  # row p predicts token p + 1
+                rows = logits[len(prompt) - first : len(prompt) - first + len(answer)]  # row p predicts token p + 1
                 log_softmax = rows - rows.max(axis=1, keepdims=True)
                 log_softmax -= np.log(np.exp(log_softmax).sum(axis=1, keepdims=True))
                 s = scores[k]
@@ -150,15 +197,37 @@ def test_keys_before_rope_score_alike_in_one_pass_and_token_by_token(dgq_bin, ti
 def test_the_results_file_json_and_table(dgq_bin, tiny):
     task = write_task(tiny["dir"] / "layout.h5", tiny, [[5, 6], [7], [8, 9, 10]])
     out, summary = tiny["dir"] / "layout-out.h5", tiny["dir"] / "layout.json"
-    result = run_dgq(dgq_bin, "eval", "--task", "passkey", "--model", tiny["model"], "--text", task,
-                     "--scheme", "fp32", "--scheme", "q8_0", "-ctk", "q8_0", "-ctv", "fp32", "-o", out, "--json", summary,
-                     *THREADS)
+    result = run_dgq(
+        dgq_bin,
+        "eval",
+        "--task",
+        "passkey",
+        "--model",
+        tiny["model"],
+        "--text",
+        task,
+        "--scheme",
+        "fp32",
+        "--scheme",
+        "q8_0",
+        "-ctk",
+        "q8_0",
+        "-ctv",
+        "fp32",
+        "-o",
+        out,
+        "--json",
+        summary,
+        *THREADS,
+    )
     assert not (tiny["dir"] / "layout-out.h5.partial").exists()
     # Progress on the (piped) stderr: one line per prompt and cache, in order, with its length.
     progress = [line.split(", ")[0] for line in result.stderr.splitlines()]
-    assert progress == [f"eval passkey: {3 * i + k + 1}/9 prompt {i} ({n} tokens) {spec}"
-                        for i, n in enumerate((21, 40, 57)) for k, spec in enumerate(("fp32", "q8_0", "q8_0/fp32"))
-                        ], result.stderr
+    assert progress == [
+        f"eval passkey: {3 * i + k + 1}/9 prompt {i} ({n} tokens) {spec}"
+        for i, n in enumerate((21, 40, 57))
+        for k, spec in enumerate(("fp32", "q8_0", "q8_0/fp32"))
+    ], result.stderr
     assert all(" elapsed, ETA " in line for line in result.stderr.splitlines())
     with h5py.File(out, "r") as f:
         a = f.attrs
@@ -205,42 +274,75 @@ def replace(name, values):
         dtype = f[name].dtype
         del f[name]
         f.create_dataset(name, data=np.asarray(values, dtype=dtype))
+
     return edit
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda f: f.attrs.__setitem__("format", "dgq-tokens"), ": format is 'dgq-tokens', expected 'dgq-passkey'"),
-    (lambda f: f.attrs.__setitem__("version", np.int64(2)), ": passkey format version 2, this dgq reads 1"),
-    (lambda f: f.attrs.__setitem__("model", "tiny-other"),
-     ": the task was made with the tokenizer of 'tiny-other', the model is 'tiny-"),
-    (replace("prompt_offsets", [0, 21, 61, 119]),
-     ": dataset /prompt_offsets: index 3 holds 119, expected the length of /tokens (118)"),
-    (replace("prompt_offsets", [0, 21, 21, 118]), ": dataset /prompt_offsets: index 2 holds 21, not above index 1 (21)"),
-    (replace("answer_offsets", [0, 1, 3]), ": dataset /answer_offsets: 3 entries, /prompt_offsets has 4"),
-    (replace("length", [21, 41, 57]), ": dataset /length: index 1 holds 41, the prompt has 40 tokens"),
-    (replace("needle_position", [10, 40, 28]), ": dataset /needle_position: index 1 holds 40, outside the prompt's 40"),
-    (replace("key", [1, 2]), ": dataset /key: 2 entries, expected 3 (one per prompt)"),
-    (lambda f: f["tokens"].__setitem__(30, 300), ": dataset /tokens: index 30 holds 300, outside the vocabulary of 300"),
-    (lambda f: f["answer_tokens"].__setitem__(1, -4), ": dataset /answer_tokens: index 1 holds -4, not a token id"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda f: f.attrs.__setitem__("format", "dgq-tokens"), ": format is 'dgq-tokens', expected 'dgq-passkey'"),
+        (lambda f: f.attrs.__setitem__("version", np.int64(2)), ": passkey format version 2, this dgq reads 1"),
+        (
+            lambda f: f.attrs.__setitem__("model", "tiny-other"),
+            ": the task was made with the tokenizer of 'tiny-other', the model is 'tiny-",
+        ),
+        (
+            replace("prompt_offsets", [0, 21, 61, 119]),
+            ": dataset /prompt_offsets: index 3 holds 119, expected the length of /tokens (118)",
+        ),
+        (
+            replace("prompt_offsets", [0, 21, 21, 118]),
+            ": dataset /prompt_offsets: index 2 holds 21, not above index 1 (21)",
+        ),
+        (replace("answer_offsets", [0, 1, 3]), ": dataset /answer_offsets: 3 entries, /prompt_offsets has 4"),
+        (replace("length", [21, 41, 57]), ": dataset /length: index 1 holds 41, the prompt has 40 tokens"),
+        (
+            replace("needle_position", [10, 40, 28]),
+            ": dataset /needle_position: index 1 holds 40, outside the prompt's 40",
+        ),
+        (replace("key", [1, 2]), ": dataset /key: 2 entries, expected 3 (one per prompt)"),
+        (
+            lambda f: f["tokens"].__setitem__(30, 300),
+            ": dataset /tokens: index 30 holds 300, outside the vocabulary of 300",
+        ),
+        (lambda f: f["answer_tokens"].__setitem__(1, -4), ": dataset /answer_tokens: index 1 holds -4, not a token id"),
+    ],
+)
 def test_a_bad_task_file_gets_one_line_naming_file_dataset_and_index(dgq_bin, tiny, edit, message):
     task = damage(write_task(tiny["dir"] / "bad.h5", tiny, [[5], [6], [7]]), edit)
     out = tiny["dir"] / "bad-out.h5"
-    result = run_dgq(dgq_bin, "eval", "--task", "passkey", "--model", tiny["model"], "--text", task,
-                     "--scheme", "q8_0", "-o", out, check=False)
+    result = run_dgq(
+        dgq_bin,
+        "eval",
+        "--task",
+        "passkey",
+        "--model",
+        tiny["model"],
+        "--text",
+        task,
+        "--scheme",
+        "q8_0",
+        "-o",
+        out,
+        check=False,
+    )
     assert result.returncode == 2, result.stderr
     assert result.stderr.startswith(f"dgq: error: {task}{message}"), result.stderr
     assert len(result.stderr.splitlines()) == 1 and not out.exists()
 
 
-@pytest.mark.parametrize("options, message", [
-    (["--ctx", "64"], "--ctx: not used by --task passkey"),
-    (["--base", "fp32"], "--base: not used by --task passkey"),
-    (["--chunks", "1"], "--chunks: not used by --task passkey"),
-    (["--task", "summarize"], "--task 'summarize': expected perplexity or passkey"),
-    (["--cache", "prefill", "--ubatch", "1"], "--ubatch 1: the micro-batched decoder needs --cache causal"),
-    (["--scheme", "fp8-e4m3"], "fp8-e4m3: scale=tensor (one scale per tensor) has no causal form"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (["--ctx", "64"], "--ctx: not used by --task passkey"),
+        (["--base", "fp32"], "--base: not used by --task passkey"),
+        (["--chunks", "1"], "--chunks: not used by --task passkey"),
+        (["--task", "summarize"], "--task 'summarize': expected perplexity or passkey"),
+        (["--cache", "prefill", "--ubatch", "1"], "--ubatch 1: the micro-batched decoder needs --cache causal"),
+        (["--scheme", "fp8-e4m3"], "fp8-e4m3: scale=tensor (one scale per tensor) has no causal form"),
+    ],
+)
 def test_options_that_do_not_apply_are_refused(dgq_bin, tiny, options, message):
     task = write_task(tiny["dir"] / "opt.h5", tiny, [[5], [6], [7]])
     args = ["eval", "--model", tiny["model"], "--text", task, "-o", tiny["dir"] / "opt-out.h5"]
@@ -255,8 +357,19 @@ def test_options_that_do_not_apply_are_refused(dgq_bin, tiny, options, message):
 def test_perplexity_still_requires_ctx(dgq_bin, tiny):
     text = tiny["dir"] / "ppl-tokens.h5"
     write_token_file(text, list(range(2, 66)), tiny["name"])
-    result = run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", text, "--scheme", "q8_0",
-                     "-o", tiny["dir"] / "ppl.h5", check=False)
+    result = run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        text,
+        "--scheme",
+        "q8_0",
+        "-o",
+        tiny["dir"] / "ppl.h5",
+        check=False,
+    )
     assert result.returncode != 0 and "--ctx is required" in result.stderr, result.stderr
 
 
@@ -269,9 +382,11 @@ def test_an_existing_output_is_refused_before_any_work_unless_forced(dgq_bin, ti
     before = out.read_bytes()
     result = run_dgq(dgq_bin, *args, "fp32", check=False)
     assert result.returncode == 2
-    assert result.stderr == (f"dgq: error: {out}: exists (1 run(s), a dgq-passkey-results file); dgq eval writes its "
-                             "results to a new file: choose another -o (and join the two with dgq merge), or pass "
-                             "--force to replace it\n")
+    assert result.stderr == (
+        f"dgq: error: {out}: exists (1 run(s), a dgq-passkey-results file); dgq eval writes its "
+        "results to a new file: choose another -o (and join the two with dgq merge), or pass "
+        "--force to replace it\n"
+    )
     assert out.read_bytes() == before
     run_dgq(dgq_bin, *args, "fp32", "--force")
     with h5py.File(out, "r") as f:

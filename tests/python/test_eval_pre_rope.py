@@ -9,14 +9,22 @@ at its own position. Checked on the tiny random models (seconds):
 - the setting is recorded (results attributes, JSON) and a bad value gets one clear line.
 By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k pre_rope
 """
+
 import json
 
 import h5py
 import numpy as np
 import pytest
 
-from eval_support import (dgq_round_trip, eval_runs, numpy_gemma3_logits, relative_l2_error, run_dgq, tiny_eval_inputs,
-                          tiny_gemma3_prompt)
+from eval_support import (
+    dgq_round_trip,
+    eval_runs,
+    numpy_gemma3_logits,
+    relative_l2_error,
+    run_dgq,
+    tiny_eval_inputs,
+    tiny_gemma3_prompt,
+)
 
 pytestmark = pytest.mark.needs_dgq
 
@@ -35,8 +43,9 @@ def test_an_exact_key_cache_gives_the_same_bits_before_or_after_rope(dgq_bin, ti
     schemes = ["fp32/q4_0", "fp32/kivi-4"]
     options = ["--cache", cache, "--base", "fp32"]
     post = eval_runs(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / f"x-post-{cache}.h5", schemes, *options)
-    pre = eval_runs(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / f"x-pre-{cache}.h5", schemes, *options,
-                    "--keys", "pre-rope")
+    pre = eval_runs(
+        dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / f"x-pre-{cache}.h5", schemes, *options, "--keys", "pre-rope"
+    )
     assert post["attrs"]["keys"] == "post-rope" and pre["attrs"]["keys"] == "pre-rope"
     for a, b in zip(post["runs"], pre["runs"]):
         assert np.array_equal(a["logits"], b["logits"]), a["spec"]
@@ -48,8 +57,17 @@ def test_an_exact_key_cache_gives_the_same_bits_before_or_after_rope(dgq_bin, ti
 def test_quantized_keys_differ_before_and_after_rope_at_the_same_bytes(dgq_bin, tiny):
     schemes = ["q4_0", "kivi-4"]
     post = eval_runs(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "q-post.h5", schemes, "--cache", "causal")
-    pre = eval_runs(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "q-pre.h5", schemes, "--cache", "causal",
-                    "--keys", "pre-rope")
+    pre = eval_runs(
+        dgq_bin,
+        tiny["model"],
+        tiny["text"],
+        tiny["dir"] / "q-pre.h5",
+        schemes,
+        "--cache",
+        "causal",
+        "--keys",
+        "pre-rope",
+    )
     for a, b in zip(post["runs"][1:], pre["runs"][1:]):
         assert not np.array_equal(a["logits"], b["logits"]), a["spec"]
         assert b["attn_kl"] > 0 and b["attn_kl"] == pytest.approx(a["attn_kl"], rel=1.0), a["spec"]  # the same order
@@ -59,12 +77,38 @@ def test_quantized_keys_differ_before_and_after_rope_at_the_same_bytes(dgq_bin, 
 def test_the_one_pass_causal_cache_equals_the_token_by_token_decoder_with_keys_before_rope(dgq_bin, tiny):
     # The decoder rotates every key it reads, raw tail included; the one pass rotates the stored keys
     # and its raw view: the two must read the same keys at every step.
-    schemes = ["q8_0", "kivi-4", "kivi-2:group=16,residual=8",
-               "dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=32"]
-    one_pass = eval_runs(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "c0.h5", schemes,
-                         "--cache", "causal", "--row-exact", "--keys", "pre-rope")
-    literal = eval_runs(dgq_bin, tiny["model"], tiny["text"], tiny["dir"] / "c1.h5", schemes,
-                        "--cache", "causal", "--ubatch", 1, "--row-exact", "--keys", "pre-rope")
+    schemes = [
+        "q8_0",
+        "kivi-4",
+        "kivi-2:group=16,residual=8",
+        "dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=32",
+    ]
+    one_pass = eval_runs(
+        dgq_bin,
+        tiny["model"],
+        tiny["text"],
+        tiny["dir"] / "c0.h5",
+        schemes,
+        "--cache",
+        "causal",
+        "--row-exact",
+        "--keys",
+        "pre-rope",
+    )
+    literal = eval_runs(
+        dgq_bin,
+        tiny["model"],
+        tiny["text"],
+        tiny["dir"] / "c1.h5",
+        schemes,
+        "--cache",
+        "causal",
+        "--ubatch",
+        1,
+        "--row-exact",
+        "--keys",
+        "pre-rope",
+    )
     for a, b in zip(one_pass["runs"], literal["runs"]):
         assert np.array_equal(a["logits"], b["logits"]), a["spec"]
         assert a["stored_bytes"] == b["stored_bytes"] and a["bits_averaged"] == b["bits_averaged"], a["spec"]
@@ -78,12 +122,31 @@ def test_the_cache_quantizes_the_keys_before_rope_as_a_numpy_forward_pass_does(d
     between the right and the wrong twin (measured: 4000 and 1.7e5), not for equality."""
     model, text, tokens = tiny_gemma3_prompt(tmp_path)
     q4_0_keys = dgq_round_trip("q4_0")
-    twins = {where: numpy_gemma3_logits(model, tokens, q4_0_keys, keys_before_rope=where == "pre-rope")[75:149]
-             for where in ["pre-rope", "post-rope"]}
+    twins = {
+        where: numpy_gemma3_logits(model, tokens, q4_0_keys, keys_before_rope=where == "pre-rope")[75:149]
+        for where in ["pre-rope", "post-rope"]
+    }
     for where, wrong in [("pre-rope", "post-rope"), ("post-rope", "pre-rope")]:
         out = tmp_path / f"{where}.h5"
-        run_dgq(dgq_bin, "eval", "--model", model, "--text", text, "--ctx", 150, "--base", "fp32",
-                "--scheme", "q4_0/fp32", "--keys", where, "--save-logits", "-o", out)
+        run_dgq(
+            dgq_bin,
+            "eval",
+            "--model",
+            model,
+            "--text",
+            text,
+            "--ctx",
+            150,
+            "--base",
+            "fp32",
+            "--scheme",
+            "q4_0/fp32",
+            "--keys",
+            where,
+            "--save-logits",
+            "-o",
+            out,
+        )
         with h5py.File(out, "r") as f:
             logits = np.asarray(f["runs"]["1"]["logits"])
         right_error, wrong_error = relative_l2_error(logits, twins[where]), relative_l2_error(logits, twins[wrong])
@@ -92,8 +155,26 @@ def test_the_cache_quantizes_the_keys_before_rope_as_a_numpy_forward_pass_does(d
 
 def test_the_setting_is_recorded_in_the_table_and_the_json(dgq_bin, tiny):
     out, summary = tiny["dir"] / "rec.h5", tiny["dir"] / "rec.json"
-    result = run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 128, "--chunks", 1,
-                     "--scheme", "q8_0", "--keys", "pre-rope", "-o", out, "--json", summary)
+    result = run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        tiny["text"],
+        "--ctx",
+        128,
+        "--chunks",
+        1,
+        "--scheme",
+        "q8_0",
+        "--keys",
+        "pre-rope",
+        "-o",
+        out,
+        "--json",
+        summary,
+    )
     assert "keys stored before RoPE" in result.stdout.splitlines()[0]
     assert json.loads(summary.read_text())["keys"] == "pre-rope"
     with h5py.File(out, "r") as f:
@@ -112,8 +193,23 @@ def test_the_pre_rope_run_has_its_own_identity(dgq_bin, tiny):
 
 
 def test_a_bad_keys_value_gets_one_clear_error(dgq_bin, tiny):
-    result = run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 128,
-                     "--scheme", "q8_0", "--keys", "before", "-o", tiny["dir"] / "bad.h5", check=False)
+    result = run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        tiny["text"],
+        "--ctx",
+        128,
+        "--scheme",
+        "q8_0",
+        "--keys",
+        "before",
+        "-o",
+        tiny["dir"] / "bad.h5",
+        check=False,
+    )
     assert result.returncode != 0
     assert "--keys 'before': expected post-rope or pre-rope" in result.stderr
     assert not (tiny["dir"] / "bad.h5").exists()

@@ -5,6 +5,7 @@ both versions, unless --allow-mixed-versions, which labels the result with every
 Other builds are simulated by rewriting the dgq_version attribute with h5py.
 By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k eval_provenance
 """
+
 import json
 import re
 import signal
@@ -77,8 +78,10 @@ def test_eval_sweep_resume_over_another_version_is_refused_then_allowed(dgq_bin,
     refused = run_dgq(dgq_bin, "sweep", config, "-o", out, check=False)
     assert refused.returncode == 2
     assert refused.stderr.count("\n") == 1
-    pattern = (rf"^dgq: error: {out}: run q8_0@tiny\+a\+ctx16 was written by dgq other-build \(config {HASH}\), "
-               rf"this is dgq {this_version} \(config {HASH}\); rerun into a new output or pass --allow-mixed-versions$")
+    pattern = (
+        rf"^dgq: error: {out}: run q8_0@tiny\+a\+ctx16 was written by dgq other-build \(config {HASH}\), "
+        rf"this is dgq {this_version} \(config {HASH}\); rerun into a new output or pass --allow-mixed-versions$"
+    )
     assert re.match(pattern, refused.stderr.strip()), refused.stderr
     assert out.read_bytes() == before
     allowed = run_dgq(dgq_bin, "sweep", config, "-o", out, "--allow-mixed-versions")
@@ -101,11 +104,21 @@ def test_eval_sweep_resume_after_the_config_changed_is_refused(dgq_bin, inputs, 
     assert refused.stderr.split("this is dgq ")[1].split("(config ")[1][:16] != old_hash
 
 
-def test_base_logits_of_another_version_are_refused_then_allowed_and_labelled(dgq_bin, inputs, this_version,
-                                                                              tmp_path):
+def test_base_logits_of_another_version_are_refused_then_allowed_and_labelled(dgq_bin, inputs, this_version, tmp_path):
     base = tmp_path / "base.h5"
-    common = ["eval", "--model", inputs["model"], "--text", inputs["text"], "--ctx", 16, "--schemes", "q8_0",
-              "--base-logits", base]
+    common = [
+        "eval",
+        "--model",
+        inputs["model"],
+        "--text",
+        inputs["text"],
+        "--ctx",
+        16,
+        "--schemes",
+        "q8_0",
+        "--base-logits",
+        base,
+    ]
     run_dgq(dgq_bin, *common, "-o", tmp_path / "a.h5")
     with h5py.File(base, "r") as f:
         assert f.attrs["dgq_version"] == this_version and len(f.attrs["config_hash"]) == 16
@@ -128,8 +141,9 @@ def test_a_chunk_of_another_version_is_not_resumed_unless_allowed(dgq_bin, input
     args = ["eval", "--model", inputs["model"], "--text", text, "--ctx", 512, "--threads", 1, "--schemes", "q8_0"]
     out = tmp_path / "r.h5"
     chunk_dir = Path(str(out) + ".partial.d")
-    process = subprocess.Popen([dgq_bin, *map(str, args), "-o", str(out)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [dgq_bin, *map(str, args), "-o", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.time() + 120
     while not (chunk_dir / "chunk-00000.h5").exists() and process.poll() is None and time.time() < deadline:
         time.sleep(0.005)

@@ -1,16 +1,17 @@
-"""Qwen2 and Qwen3 in `dgq eval`, and any GGUF through `tools/export_model.py gguf --gguf FILE`.
+"""Qwen2 and Qwen3 in `dgq eval`, and any GGUF through `tools/export-model.py gguf --gguf FILE`.
 
 - The runner's logits for tiny random Qwen2 (Q/K/V biases, untied output) and Qwen3 (Q/K
   RMSNorm, untied output) models, head_dim apart from hidden / heads, match an independent numpy
   forward pass written from Hugging Face's modeling code (eval_support.numpy_qwen_logits).
 - A GGUF of each architecture, written with the pinned `gguf` package from the same random
-  weights (tools/tiny_gguf.py), exports to the same model file tensors (rows not permuted: NEOX RoPE in llama.cpp),
+  weights (tools/tiny-gguf.py), exports to the same model file tensors (rows not permuted: NEOX RoPE in llama.cpp),
   named by its general.name; its settings the runner does not implement are refused by name.
 - `dgq eval --model` reads such a GGUF directly: tests/python/test_eval_gguf.py.
 Not checked here: logits against llama.cpp's on a real Qwen GGUF (none ships in a PyPI package
 this project pins; docs/model-format.md says so).
 By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k qwen
 """
+
 import subprocess
 import sys
 
@@ -19,11 +20,11 @@ import numpy as np
 import pytest
 
 from conftest import REPO_ROOT
+from dgqtools.tiny_gguf import write_out, write_tiny_gguf
 from eval_support import numpy_qwen_logits, run_dgq, write_tiny_model, write_token_file
-from tiny_gguf import write_out, write_tiny_gguf
 
 LOGITS_REL_TOL = 1e-4
-EXPORTER = REPO_ROOT / "tools" / "export_model.py"
+EXPORTER = REPO_ROOT / "tools" / "export-model.py"
 
 
 def relative_error(got, expected):
@@ -31,8 +32,12 @@ def relative_error(got, expected):
 
 
 def export_gguf(gguf_path, out):
-    return subprocess.run([sys.executable, str(EXPORTER), "gguf", "--gguf", str(gguf_path), "-o", str(out)],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, str(EXPORTER), "gguf", "--gguf", str(gguf_path), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.mark.needs_dgq
@@ -47,8 +52,25 @@ def test_tiny_qwen_logits_match_the_numpy_forward_pass(dgq_bin, tmp_path, arch):
     text = tmp_path / "t.h5"
     write_token_file(text, tokens, f"tiny-{arch}")
     out = tmp_path / "r.h5"
-    run_dgq(dgq_bin, "eval", "--model", model, "--text", text, "--ctx", 96, "--chunks", 1, "--base", "fp32",
-            "--scheme", "fp32", "--save-logits", "-o", out)
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        model,
+        "--text",
+        text,
+        "--ctx",
+        96,
+        "--chunks",
+        1,
+        "--base",
+        "fp32",
+        "--scheme",
+        "fp32",
+        "--save-logits",
+        "-o",
+        out,
+    )
     with h5py.File(out, "r") as f:
         got = np.asarray(f["runs"]["0"]["logits"])
     expected = numpy_qwen_logits(model, tokens)
@@ -79,8 +101,12 @@ def test_a_qwen_gguf_exports_to_the_same_model(tmp_path, arch):
 
 def test_a_qwen_gguf_with_rope_scaling_is_refused_by_name(tmp_path):
     gguf_path = tmp_path / "scaled.gguf"
-    write_tiny_gguf(gguf_path, "qwen2", seed=2, extra_metadata=[("qwen2.rope.scaling.type", "yarn"),
-                                                                ("qwen2.rope.scaling.factor", 4.0)])
+    write_tiny_gguf(
+        gguf_path,
+        "qwen2",
+        seed=2,
+        extra_metadata=[("qwen2.rope.scaling.type", "yarn"), ("qwen2.rope.scaling.factor", 4.0)],
+    )
     out = tmp_path / "never.h5"
     result = export_gguf(gguf_path, out)
     assert result.returncode == 1
@@ -90,10 +116,13 @@ def test_a_qwen_gguf_with_rope_scaling_is_refused_by_name(tmp_path):
 
 def test_an_unsupported_architecture_is_named(tmp_path):
     import gguf
+
     gguf_path = tmp_path / "phi.gguf"
     writer = gguf.GGUFWriter(str(gguf_path), "phi3")
     writer.add_block_count(1)
     write_out(writer)
     result = export_gguf(gguf_path, tmp_path / "never.h5")
-    assert result.returncode == 1 and "GGUF architecture 'phi3' is not supported (llama, gemma3, qwen2, qwen3)" \
-        in result.stderr
+    assert (
+        result.returncode == 1
+        and "GGUF architecture 'phi3' is not supported (llama, gemma3, qwen2, qwen3)" in result.stderr
+    )

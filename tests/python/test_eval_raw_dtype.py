@@ -11,6 +11,7 @@ case: DGQ v1's causal cache held 31.44 bits per element, counted in fp32, above 
 - the one-pass causal cache still equals the token-by-token decoder, bit for bit, in bf16.
 By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k raw_dtype
 """
+
 import json
 import os
 from pathlib import Path
@@ -28,8 +29,14 @@ SMOLLM2_FILE = MODELS_DIR / "smollm2-135m.h5"
 
 # Each kind of raw row, in configurations that close groups inside the tiny 128-token chunks
 # (head_dim 32).
-WINDOWED = ["kivi-4", "dgq", "dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=32",
-            "kvarn:group=32,sink=16", "q4_0:sink=4", "fp8-e4m3:scale=prefix,prefix=40"]
+WINDOWED = [
+    "kivi-4",
+    "dgq",
+    "dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=32",
+    "kvarn:group=32,sink=16",
+    "q4_0:sink=4",
+    "fp8-e4m3:scale=prefix,prefix=40",
+]
 PER_TOKEN = ["q8_0", "q4_0", "turboquant:bits=3", "int4-group64"]
 
 
@@ -39,8 +46,16 @@ def tiny(tmp_path_factory):
 
 
 def runs_in(tiny, name, schemes, raw_dtype, *options):
-    return eval_runs(tiny["dgq_bin"], tiny["model"], tiny["text"], tiny["dir"] / f"{name}-{raw_dtype}.h5", schemes,
-                     "--raw-dtype", raw_dtype, *options)
+    return eval_runs(
+        tiny["dgq_bin"],
+        tiny["model"],
+        tiny["text"],
+        tiny["dir"] / f"{name}-{raw_dtype}.h5",
+        schemes,
+        "--raw-dtype",
+        raw_dtype,
+        *options,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +66,7 @@ def causal(tiny, dgq_bin):
 
 def test_a_windowed_family_holds_its_raw_rows_in_half_the_bytes(causal):
     f16, bf16, f32 = (causal[r]["runs"] for r in ("fp16", "bf16", "fp32"))
-    for a, b, c in zip(f16[1:len(WINDOWED) + 1], bf16[1:], f32[1:]):
+    for a, b, c in zip(f16[1 : len(WINDOWED) + 1], bf16[1:], f32[1:]):
         assert a["spec"] in WINDOWED
         assert a["bits_averaged"] < c["bits_averaged"], a["spec"]
         assert a["bits_averaged"] == b["bits_averaged"], a["spec"]  # fp16 and bf16: 2 bytes an element
@@ -62,16 +77,37 @@ def test_a_windowed_family_holds_its_raw_rows_in_half_the_bytes(causal):
 
 def test_the_per_token_formats_are_untouched_by_the_raw_dtype(causal):
     for r in ("bf16", "fp32"):
-        for a, b in zip(causal["fp16"]["runs"][len(WINDOWED) + 1:], causal[r]["runs"][len(WINDOWED) + 1:]):
+        for a, b in zip(causal["fp16"]["runs"][len(WINDOWED) + 1 :], causal[r]["runs"][len(WINDOWED) + 1 :]):
             assert a["spec"] in PER_TOKEN
             assert np.array_equal(a["logits"], b["logits"]) and a["stored_bytes"] == b["stored_bytes"], a["spec"]
 
 
 def test_the_results_json_and_table_name_the_raw_dtype(tiny, dgq_bin):
     out, summary = tiny["dir"] / "named.h5", tiny["dir"] / "named.json"
-    result = run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 128, "--chunks", 1,
-                     "--scheme", "kivi-4", "--scheme", "q8_0", "--cache", "causal", "--raw-dtype", "bf16",
-                     "-o", out, "--json", summary)
+    result = run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        tiny["text"],
+        "--ctx",
+        128,
+        "--chunks",
+        1,
+        "--scheme",
+        "kivi-4",
+        "--scheme",
+        "q8_0",
+        "--cache",
+        "causal",
+        "--raw-dtype",
+        "bf16",
+        "-o",
+        out,
+        "--json",
+        summary,
+    )
     with h5py.File(out, "r") as f:
         assert f.attrs["raw_dtype"] == "bf16"
         assert [f["runs"][str(i)].attrs["raw_dtype"] for i in range(3)] == ["none", "bf16", "none"]
@@ -86,8 +122,28 @@ def test_the_identity_names_the_raw_dtype_only_where_it_applies(tiny, dgq_bin):
     hashes = {}
     for r in ("fp16", "fp32"):
         out = tiny["dir"] / f"hash-{r}.h5"
-        run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 128, "--chunks", 1,
-                "--scheme", "kivi-4", "--scheme", "q8_0", "--cache", "causal", "--raw-dtype", r, "-o", out)
+        run_dgq(
+            dgq_bin,
+            "eval",
+            "--model",
+            tiny["model"],
+            "--text",
+            tiny["text"],
+            "--ctx",
+            128,
+            "--chunks",
+            1,
+            "--scheme",
+            "kivi-4",
+            "--scheme",
+            "q8_0",
+            "--cache",
+            "causal",
+            "--raw-dtype",
+            r,
+            "-o",
+            out,
+        )
         with h5py.File(out, "r") as f:
             hashes[r] = [f["runs"][str(i)].attrs["config_hash"] for i in range(3)]
     assert hashes["fp16"][0] == hashes["fp32"][0] and hashes["fp16"][2] == hashes["fp32"][2]  # fp16 base, q8_0
@@ -106,7 +162,11 @@ def test_a_prefill_cache_holds_its_raw_rows_in_the_raw_dtype_too(tiny, dgq_bin):
 
 def test_one_pass_equals_the_token_by_token_decoder_in_bf16(tiny, dgq_bin):
     tiny["dgq_bin"] = dgq_bin
-    schemes = ["kivi-2:group=16,residual=8", "dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=32", "q4_0:sink=4"]
+    schemes = [
+        "kivi-2:group=16,residual=8",
+        "dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=32",
+        "q4_0:sink=4",
+    ]
     one = runs_in(tiny, "pass", schemes, "bf16", "--cache", "causal", "--row-exact")
     literal = runs_in(tiny, "literal", schemes, "bf16", "--cache", "causal", "--ubatch", 1, "--row-exact")
     for a, b in zip(one["runs"], literal["runs"]):
@@ -116,8 +176,23 @@ def test_one_pass_equals_the_token_by_token_decoder_in_bf16(tiny, dgq_bin):
 
 def test_a_bad_raw_dtype_is_refused_before_any_work(tiny, dgq_bin):
     out = tiny["dir"] / "bad.h5"
-    result = run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 128,
-                     "--scheme", "kivi-4", "--raw-dtype", "fp8", "-o", out, check=False)
+    result = run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        tiny["text"],
+        "--ctx",
+        128,
+        "--scheme",
+        "kivi-4",
+        "--raw-dtype",
+        "fp8",
+        "-o",
+        out,
+        check=False,
+    )
     assert result.returncode == 2 and "--raw-dtype 'fp8': expected fp16, bf16 or fp32" in result.stderr, result.stderr
     assert not out.exists()
 

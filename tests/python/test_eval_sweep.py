@@ -4,6 +4,7 @@ like replay sweeps. Checked here: each run equals the same `dgq eval` run, shard
 the whole sweep, a rerun runs nothing, and bad [eval] tables get clear errors.
 By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k eval_sweep
 """
+
 from pathlib import Path
 
 import h5py
@@ -13,8 +14,23 @@ import pytest
 from eval_support import run_dgq, write_tiny_model, write_token_file
 
 pytestmark = pytest.mark.needs_dgq
-SUMMARY_KEYS = ["ppl", "ppl_stderr", "dppl", "dppl_stderr", "kld_mean", "kld_stderr", "kld_median", "kld_p90",
-                "kld_p99", "kld_max", "rms_dp", "same_top1", "bits_per_element", "attn_kl_mean", "tokens"]
+SUMMARY_KEYS = [
+    "ppl",
+    "ppl_stderr",
+    "dppl",
+    "dppl_stderr",
+    "kld_mean",
+    "kld_stderr",
+    "kld_median",
+    "kld_p90",
+    "kld_p99",
+    "kld_max",
+    "rms_dp",
+    "same_top1",
+    "bits_per_element",
+    "attn_kl_mean",
+    "tokens",
+]
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +91,22 @@ def test_every_run_equals_the_same_dgq_eval_run(dgq_bin, inputs, tmp_path):
     assert not Path(str(out) + ".cache/eval").exists() or not any(Path(str(out) + ".cache/eval").iterdir())
 
     alone = tmp_path / "alone.h5"
-    run_dgq(dgq_bin, "eval", "--model", inputs["model"], "--text", inputs["texts"][1], "--ctx", 32, "--chunks", 2,
-            "--schemes", "dgq:win=8,q8_0", "-o", alone)
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        inputs["model"],
+        "--text",
+        inputs["texts"][1],
+        "--ctx",
+        32,
+        "--chunks",
+        2,
+        "--schemes",
+        "dgq:win=8,q8_0",
+        "-o",
+        alone,
+    )
     with h5py.File(alone, "r") as f:
         by_spec = {f["runs"][k].attrs["spec"]: dict(f["runs"][k].attrs) for k in f["runs"]}
     for spec, name in [("fp16", "fp16@tiny+b+ctx32"), ("q8_0", "q8_0@tiny+b+ctx32")]:
@@ -95,7 +125,9 @@ def test_every_run_equals_the_same_dgq_eval_run(dgq_bin, inputs, tmp_path):
 
 
 def test_a_keys_axis_runs_each_input_before_and_after_rope_as_dgq_eval_does(dgq_bin, inputs, tmp_path):
-    config = write_config(inputs["dir"], """schemes = ["q4_0"]
+    config = write_config(
+        inputs["dir"],
+        """schemes = ["q4_0"]
 [eval]
 ctx = 32
 chunks = 1
@@ -105,7 +137,8 @@ keys = ["post-rope", "pre-rope"]
 path = "tiny.h5"
 label = "tiny"
 texts = ["a.h5"]
-""")
+""",
+    )
     out = tmp_path / "keys.h5"
     run_dgq(dgq_bin, "sweep", config, "-o", out)
     runs = runs_of(out)
@@ -113,8 +146,26 @@ texts = ["a.h5"]
     pre = runs["q4_0@tiny+a+ctx32+causal+prerope"]
     assert pre["keys"] == "pre-rope" and runs["q4_0@tiny+a+ctx32+causal"]["keys"] == "post-rope"
     alone = tmp_path / "alone-pre.h5"
-    run_dgq(dgq_bin, "eval", "--model", inputs["model"], "--text", inputs["texts"][0], "--ctx", 32, "--chunks", 1,
-            "--scheme", "q4_0", "--cache", "causal", "--keys", "pre-rope", "-o", alone)
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        inputs["model"],
+        "--text",
+        inputs["texts"][0],
+        "--ctx",
+        32,
+        "--chunks",
+        1,
+        "--scheme",
+        "q4_0",
+        "--cache",
+        "causal",
+        "--keys",
+        "pre-rope",
+        "-o",
+        alone,
+    )
     with h5py.File(alone, "r") as f:
         expected = dict(f["runs"]["1"].attrs)
     for key in SUMMARY_KEYS + ["config_hash"]:
@@ -123,7 +174,9 @@ texts = ["a.h5"]
 
 
 def test_a_raw_dtype_axis_runs_each_input_in_both_dtypes_as_dgq_eval_does(dgq_bin, inputs, tmp_path):
-    config = write_config(inputs["dir"], """schemes = ["kivi-4:group=8,residual=8", "q4_0"]
+    config = write_config(
+        inputs["dir"],
+        """schemes = ["kivi-4:group=8,residual=8", "q4_0"]
 [eval]
 ctx = 32
 chunks = 1
@@ -133,13 +186,15 @@ raw_dtype = ["fp16", "fp32"]
 path = "tiny.h5"
 label = "tiny"
 texts = ["a.h5"]
-""")
+""",
+    )
     out = tmp_path / "raw.h5"
     run_dgq(dgq_bin, "sweep", config, "-o", out)
     runs = runs_of(out)
     # The label of the default raw dtype says nothing, the other's says which (run names spell ':' as '_').
-    assert sorted(runs) == sorted(f"{s}@tiny+a+ctx32+causal{r}" for s in ("kivi-4_group=8,residual=8", "q4_0")
-                                  for r in ("", "+raw-f32"))
+    assert sorted(runs) == sorted(
+        f"{s}@tiny+a+ctx32+causal{r}" for s in ("kivi-4_group=8,residual=8", "q4_0") for r in ("", "+raw-f32")
+    )
     by = {(r["scheme"].split(":")[0], r["text"], name.endswith("+raw-f32")): r for name, r in runs.items()}
     f16, f32 = by[("kivi-4", "a.h5", False)], by[("kivi-4", "a.h5", True)]
     assert (f16["raw_dtype"], f32["raw_dtype"]) == ("f16", "f32")
@@ -150,8 +205,26 @@ texts = ["a.h5"]
     for key in SUMMARY_KEYS + ["config_hash"]:
         assert q4_f16[key] == q4_f32[key], key
     alone = tmp_path / "alone-f32.h5"
-    run_dgq(dgq_bin, "eval", "--model", inputs["model"], "--text", inputs["texts"][0], "--ctx", 32, "--chunks", 1,
-            "--scheme", "kivi-4:group=8,residual=8", "--cache", "causal", "--raw-dtype", "fp32", "-o", alone)
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        inputs["model"],
+        "--text",
+        inputs["texts"][0],
+        "--ctx",
+        32,
+        "--chunks",
+        1,
+        "--scheme",
+        "kivi-4:group=8,residual=8",
+        "--cache",
+        "causal",
+        "--raw-dtype",
+        "fp32",
+        "-o",
+        alone,
+    )
     with h5py.File(alone, "r") as f:
         expected = dict(f["runs"]["1"].attrs)
     for key in SUMMARY_KEYS + ["config_hash", "raw_dtype"]:
@@ -174,19 +247,33 @@ def test_shards_merged_equal_the_whole_sweep(dgq_bin, inputs, tmp_path):
     assert ": 16 run(s), 16 identical duplicate(s)" in report, report
 
 
-@pytest.mark.parametrize("body, message", [
-    ('schemes = ["q8_0"]\n[eval]\nchunks = 1\n[[eval.model]]\npath = "tiny.h5"\ntexts = ["a.h5"]\n',
-     "[eval] needs 'ctx'"),
-    ('schemes = ["q8_0"]\n[eval]\nctx = 16\n', "[eval] needs [[eval.model]]"),
-    ('schemes = ["q8_0"]\n[eval]\nctx = 16\nquery_rounding = "q4"\n[[eval.model]]\npath = "tiny.h5"\n'
-     'texts = ["a.h5"]\n', "key 'query_rounding'"),
-    ('schemes = ["q8_0"]\ntraces = ["t.h5"]\n[eval]\nctx = 16\n[[eval.model]]\npath = "tiny.h5"\ntexts = ["a.h5"]\n',
-     "cannot be combined with traces"),
-    ('schemes = ["q8_0"]\n[eval]\nctx = 2\n[[eval.model]]\npath = "tiny.h5"\ntexts = ["a.h5"]\n',
-     "outside [4, 1048576]"),
-    ('schemes = ["q8_0"]\n[eval]\nctx = 16\n[[eval.model]]\npath = "tiny.h5"\ntexts = ["a.h5"]\nseed = 1\n',
-     "unknown key 'seed' in [[eval.model]]"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (
+            'schemes = ["q8_0"]\n[eval]\nchunks = 1\n[[eval.model]]\npath = "tiny.h5"\ntexts = ["a.h5"]\n',
+            "[eval] needs 'ctx'",
+        ),
+        ('schemes = ["q8_0"]\n[eval]\nctx = 16\n', "[eval] needs [[eval.model]]"),
+        (
+            'schemes = ["q8_0"]\n[eval]\nctx = 16\nquery_rounding = "q4"\n[[eval.model]]\npath = "tiny.h5"\n'
+            'texts = ["a.h5"]\n',
+            "key 'query_rounding'",
+        ),
+        (
+            'schemes = ["q8_0"]\ntraces = ["t.h5"]\n[eval]\nctx = 16\n[[eval.model]]\npath = "tiny.h5"\ntexts = ["a.h5"]\n',
+            "cannot be combined with traces",
+        ),
+        (
+            'schemes = ["q8_0"]\n[eval]\nctx = 2\n[[eval.model]]\npath = "tiny.h5"\ntexts = ["a.h5"]\n',
+            "outside [4, 1048576]",
+        ),
+        (
+            'schemes = ["q8_0"]\n[eval]\nctx = 16\n[[eval.model]]\npath = "tiny.h5"\ntexts = ["a.h5"]\nseed = 1\n',
+            "unknown key 'seed' in [[eval.model]]",
+        ),
+    ],
+)
 def test_bad_eval_tables_are_refused_with_the_key_named(dgq_bin, inputs, tmp_path, body, message):
     config = write_config(tmp_path, body)
     result = run_dgq(dgq_bin, "sweep", config, "-o", tmp_path / "r.h5", check=False)
@@ -196,8 +283,9 @@ def test_bad_eval_tables_are_refused_with_the_key_named(dgq_bin, inputs, tmp_pat
 
 def test_a_missing_text_names_the_input_and_the_file(dgq_bin, inputs, tmp_path):
     body = CONFIG.replace('"b.h5"', '"missing.h5"')
-    config = write_config(tmp_path, body.replace('"tiny.h5"', f'"{inputs["model"]}"').replace(
-        '"a.h5"', f'"{inputs["texts"][0]}"'))
+    config = write_config(
+        tmp_path, body.replace('"tiny.h5"', f'"{inputs["model"]}"').replace('"a.h5"', f'"{inputs["texts"][0]}"')
+    )
     out = tmp_path / "r.h5"
     result = run_dgq(dgq_bin, "sweep", config, "-o", out, check=False)
     assert result.returncode != 0

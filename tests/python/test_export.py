@@ -1,10 +1,11 @@
 """The exporter end to end: the trace it writes, its determinism, its errors."""
+
 import h5py
 import numpy as np
 import pytest
 
-import export_trace
 from conftest import ENGLISH_PROSE
+from dgqtools import export_trace
 from trace_checks import check_model_trace, datasets_and_attrs
 
 LAYERS = (0, 29)
@@ -21,9 +22,23 @@ def prompt_file(tmp_path_factory):
 
 
 def run_export(model, prompt_file, out, *extra):
-    argv = ["--prompt-file", str(prompt_file), "--kind", "prose", "--max-tokens", str(MAX_TOKENS),
-            "--layers", ",".join(map(str, LAYERS)), "--probe-stride", str(PROBE_STRIDE),
-            "--probe-last", str(PROBE_LAST), "-o", str(out), *extra]
+    argv = [
+        "--prompt-file",
+        str(prompt_file),
+        "--kind",
+        "prose",
+        "--max-tokens",
+        str(MAX_TOKENS),
+        "--layers",
+        ",".join(map(str, LAYERS)),
+        "--probe-stride",
+        str(PROBE_STRIDE),
+        "--probe-last",
+        str(PROBE_LAST),
+        "-o",
+        str(out),
+        *extra,
+    ]
     return export_trace.main(argv, model=model)
 
 
@@ -35,8 +50,9 @@ def noisy_trace(model, prompt_file, tmp_path_factory):
 
 
 def test_written_trace_follows_format_v1(noisy_trace):
-    attrs, length, probes = check_model_trace(noisy_trace, expect_kind="prose",
-                                              expect_layer_ids=LAYERS, expect_tokens=MAX_TOKENS)
+    attrs, length, probes = check_model_trace(
+        noisy_trace, expect_kind="prose", expect_layer_ids=LAYERS, expect_tokens=MAX_TOKENS
+    )
     assert attrs["decode_rel_err"] < 1e-4
     assert not noisy_trace.with_name(noisy_trace.name + ".partial").exists()
 
@@ -44,8 +60,9 @@ def test_written_trace_follows_format_v1(noisy_trace):
 def test_probe_positions_are_every_stride_and_the_last_ones(noisy_trace):
     with h5py.File(noisy_trace, "r") as f:
         q_pos = f["q_pos"][...]
-    expected = sorted(set(range(PROBE_STRIDE - 1, MAX_TOKENS, PROBE_STRIDE)) |
-                      set(range(MAX_TOKENS - PROBE_LAST, MAX_TOKENS)))
+    expected = sorted(
+        set(range(PROBE_STRIDE - 1, MAX_TOKENS, PROBE_STRIDE)) | set(range(MAX_TOKENS - PROBE_LAST, MAX_TOKENS))
+    )
     assert q_pos.tolist() == expected
 
 
@@ -83,9 +100,11 @@ def test_layer_zero_matches_an_independent_float64_recomputation(noisy_trace, mo
         a, b = t[..., :half], t[..., half:]
         return np.concatenate([a * cos - b * sin, b * cos + a * sin], axis=-1)
 
-    expected = {"k": rope(heads(h @ layer.wk, cfg.num_kv_heads)),
-                "v": heads(h @ layer.wv, cfg.num_kv_heads),
-                "q": rope(heads(h @ layer.wq, cfg.num_q_heads))[:, q_pos]}
+    expected = {
+        "k": rope(heads(h @ layer.wk, cfg.num_kv_heads)),
+        "v": heads(h @ layer.wv, cfg.num_kv_heads),
+        "q": rope(heads(h @ layer.wq, cfg.num_q_heads))[:, q_pos],
+    }
     for name in expected:
         scale = np.max(np.abs(expected[name]))
         np.testing.assert_allclose(stored[name], expected[name], rtol=0, atol=2e-3 * scale, err_msg=name)
@@ -113,13 +132,16 @@ def test_clean_trace_has_zero_noise_mask(model, prompt_file, tmp_path):
         assert f["text"][()].decode("utf-8") == ENGLISH_PROSE[: len(f["text"][()].decode("utf-8"))]
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--max-tokens", "9000"], "--max-tokens 9000"),
-    (["--layers", "0,30"], "layer 30 out of range"),
-    (["--layers", "zero"], "comma-separated"),
-    (["--probe-stride", "0"], "--probe-stride 0"),
-    (["--noise-rate", "-0.5"], "--noise-rate"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--max-tokens", "9000"], "--max-tokens 9000"),
+        (["--layers", "0,30"], "layer 30 out of range"),
+        (["--layers", "zero"], "comma-separated"),
+        (["--probe-stride", "0"], "--probe-stride 0"),
+        (["--noise-rate", "-0.5"], "--noise-rate"),
+    ],
+)
 def test_bad_options_fail_with_a_message_and_no_file(model, prompt_file, tmp_path, capsys, extra, message):
     out = tmp_path / "bad.h5"
     assert run_export(model, prompt_file, out, *extra) == 1
@@ -136,6 +158,7 @@ def test_missing_prompt_file_is_named_in_the_error(model, tmp_path, capsys):
 def test_failure_while_writing_leaves_neither_partial_nor_output(model, prompt_file, tmp_path, monkeypatch, capsys):
     def refuse(*args, **kwargs):
         raise OSError("disk full (simulated)")
+
     monkeypatch.setattr(h5py.Group, "create_dataset", refuse)
     out = tmp_path / "interrupted.h5"
     assert run_export(model, prompt_file, out) == 1
@@ -147,7 +170,9 @@ def test_unreadable_model_file_is_named_in_the_error(prompt_file, tmp_path, caps
     fake = tmp_path / "not-a-model.gguf"
     fake.write_bytes(b"GGUF" + b"\x00" * 20)
     out = tmp_path / "out.h5"
-    assert export_trace.main(["--prompt-file", str(prompt_file), "--kind", "prose",
-                              "--gguf", str(fake), "-o", str(out)]) == 1
+    assert (
+        export_trace.main(["--prompt-file", str(prompt_file), "--kind", "prose", "--gguf", str(fake), "-o", str(out)])
+        == 1
+    )
     assert f"{fake}: not a readable GGUF file" in capsys.readouterr().err
     assert not out.exists()

@@ -1,11 +1,11 @@
-"""tools/export_model.py refuses the GGUF settings the model runner does not implement, by
+"""tools/export-model.py refuses the GGUF settings the model runner does not implement, by
 name, instead of writing a model file that runs and is silently wrong. The shipped GGUFs
 (SmolLM2-135M, Gemma 3 270M) must pass; each refused setting is added to the real metadata of
 one of them, so the check is known to fire on exactly that key."""
+
 import pytest
 
-import export_model
-import export_trace
+from dgqtools import export_model, export_trace
 
 
 class Field:
@@ -33,12 +33,14 @@ class ReaderWith:
 @pytest.fixture(scope="module")
 def smollm2_reader():
     import gguf
+
     return gguf.GGUFReader(str(export_trace.bundled_gguf_path()))
 
 
 @pytest.fixture(scope="module")
 def gemma3_reader():
     import gguf
+
     return gguf.GGUFReader(str(export_model.gemma3_gguf_path()))
 
 
@@ -48,28 +50,43 @@ def test_the_shipped_models_have_no_unimplemented_setting(smollm2_reader, gemma3
         assert export_model.unimplemented_settings(reader, cfg) == []
 
 
-@pytest.mark.parametrize("extra, named", [
-    ({"gemma3.rope.scaling.type": "linear", "gemma3.rope.scaling.factor": 8.0},
-     "gemma3.rope.scaling.type=linear (factor 8): RoPE scaling"),
-    ({"gemma3.final_logit_softcapping": 30.0}, "gemma3.final_logit_softcapping"),
-    ({"gemma3.attention.value_length": 128}, "gemma3.attention.value_length=128"),
-    # Gemma 3 27B's shape: 62 layers, hidden 5376, 32 heads of 128 (hidden / heads = 168).
-    ({"gemma3.block_count": 62, "gemma3.embedding_length": 5376, "gemma3.attention.head_count": 32,
-      "gemma3.attention.key_length": 128, "gemma3.attention.value_length": 128},
-     "query_pre_attn_scalar"),
-])
+@pytest.mark.parametrize(
+    "extra, named",
+    [
+        (
+            {"gemma3.rope.scaling.type": "linear", "gemma3.rope.scaling.factor": 8.0},
+            "gemma3.rope.scaling.type=linear (factor 8): RoPE scaling",
+        ),
+        ({"gemma3.final_logit_softcapping": 30.0}, "gemma3.final_logit_softcapping"),
+        ({"gemma3.attention.value_length": 128}, "gemma3.attention.value_length=128"),
+        # Gemma 3 27B's shape: 62 layers, hidden 5376, 32 heads of 128 (hidden / heads = 168).
+        (
+            {
+                "gemma3.block_count": 62,
+                "gemma3.embedding_length": 5376,
+                "gemma3.attention.head_count": 32,
+                "gemma3.attention.key_length": 128,
+                "gemma3.attention.value_length": 128,
+            },
+            "query_pre_attn_scalar",
+        ),
+    ],
+)
 def test_a_gemma3_setting_the_runner_lacks_is_refused_by_name(gemma3_reader, extra, named):
     with pytest.raises(export_trace.ExportError, match="does not implement") as err:
         export_model.config_from_gguf(ReaderWith(gemma3_reader, extra))
     assert named in str(err.value)
 
 
-@pytest.mark.parametrize("extra, tensors, named", [
-    ({"llama.rope.scaling.type": "yarn", "llama.rope.scaling.factor": 4.0}, (), "RoPE scaling"),
-    ({}, ("rope_freqs.weight",), "rope_freqs.weight"),
-    ({"llama.rope.dimension_count": 32}, (), "partial RoPE"),
-    ({"llama.expert_count": 8}, (), "mixture of experts"),
-])
+@pytest.mark.parametrize(
+    "extra, tensors, named",
+    [
+        ({"llama.rope.scaling.type": "yarn", "llama.rope.scaling.factor": 4.0}, (), "RoPE scaling"),
+        ({}, ("rope_freqs.weight",), "rope_freqs.weight"),
+        ({"llama.rope.dimension_count": 32}, (), "partial RoPE"),
+        ({"llama.expert_count": 8}, (), "mixture of experts"),
+    ],
+)
 def test_a_llama_setting_the_runner_lacks_is_refused_by_name(smollm2_reader, extra, tensors, named):
     with pytest.raises(export_trace.ExportError, match="does not implement") as err:
         export_model.config_from_gguf(ReaderWith(smollm2_reader, extra, tensors))
@@ -77,8 +94,11 @@ def test_a_llama_setting_the_runner_lacks_is_refused_by_name(smollm2_reader, ext
 
 
 def test_every_refused_setting_is_listed_in_one_message(gemma3_reader):
-    extra = {"gemma3.rope.scaling.type": "linear", "gemma3.rope.scaling.factor": 8.0,
-             "gemma3.attn_logit_softcapping": 50.0}
+    extra = {
+        "gemma3.rope.scaling.type": "linear",
+        "gemma3.rope.scaling.factor": 8.0,
+        "gemma3.attn_logit_softcapping": 50.0,
+    }
     with pytest.raises(export_trace.ExportError) as err:
         export_model.config_from_gguf(ReaderWith(gemma3_reader, extra))
     assert "RoPE scaling" in str(err.value) and "attn_logit_softcapping" in str(err.value)

@@ -1,7 +1,8 @@
 """The numpy forward pass of SmolLM2-135M: it is right if the model predicts real text well."""
+
 import numpy as np
 
-import export_trace
+from dgqtools import export_trace
 
 # A 135M model gets single digits to low tens on ordinary English and C++; a broken forward pass
 # (wrong RoPE pairing, wrong norm, wrong head grouping) gets hundreds or thousands.

@@ -3,6 +3,7 @@
 dtype, shape, a missing object or a differing attribute fails, and --ignore-attr skips only the
 attribute it names. By hand: tests/python/run_pytest.sh -k h5_same
 """
+
 import subprocess
 import sys
 

@@ -14,26 +14,30 @@ ctest python:hf runs it (tests/python/run_hf_tests.sh: skipped without torch unl
 The same check on SmolLM2 loaded through transformers' GGUF loader: test_hf_smollm2.py (slower,
 `tests/python/run_hf_tests.sh --smollm2`).
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
+from transformers import DynamicCache
 
-import torch  # noqa: E402  (a missing torch fails here: run_hf_tests.sh decides skips)
-import dgq  # noqa: E402
-import dgq.hf  # noqa: E402
-from transformers import DynamicCache  # noqa: E402
-
-from eval_support import eval_runs, write_tiny_model, write_token_file  # noqa: E402
-from hf_support import decode_logits, hf_llama, kld, log_softmax, prefill_logits  # noqa: E402
+import dgq
+import dgq.hf
+from eval_support import eval_runs, write_tiny_model, write_token_file
+from hf_support import decode_logits, hf_llama, kld, log_softmax, prefill_logits
 
 pytestmark = [pytest.mark.hf, pytest.mark.needs_dgq]
 
 CTX = 128
 FIRST_SCORED = CTX // 2  # dgq eval scores positions n_ctx/2 .. n_ctx-2 (docs/eval.md, "Chunking and scoring")
-SCHEMES = ["q8_0", "q4_0", "kivi-2:group=16,residual=8",
-           "dgq2:bits=3,kgran=segment-channel-group,kgroup=16,residual=8,win=8,group_ratio=0.95",
-           "q8_0/q4_0"]
+SCHEMES = [
+    "q8_0",
+    "q4_0",
+    "kivi-2:group=16,residual=8",
+    "dgq2:bits=3,kgran=segment-channel-group,kgroup=16,residual=8,win=8,group_ratio=0.95",
+    "q8_0/q4_0",
+]
 # Measured on this model (2026-12-03, torch 2.15.0 on an Intel Xeon): with the exact cache the
 # log-probabilities are within 1.0e-5 of dgq's runner. With a quantized cache the two
 # implementations' fp32 keys differ in their last bits, so now and then a code rounds the other
@@ -59,8 +63,19 @@ def tiny(tmp_path_factory):
 
 
 def dgq_eval(dgq_bin, tiny, cache: str) -> list[dict]:
-    return eval_runs(dgq_bin, tiny["dir"] / "model.h5", tiny["dir"] / "tokens.h5", tiny["dir"] / f"eval-{cache}.h5",
-                     SCHEMES, "--base", "fp32", "--cache", cache, ctx=CTX, chunks=1)["runs"]
+    return eval_runs(
+        dgq_bin,
+        tiny["dir"] / "model.h5",
+        tiny["dir"] / "tokens.h5",
+        tiny["dir"] / f"eval-{cache}.h5",
+        SCHEMES,
+        "--base",
+        "fp32",
+        "--cache",
+        cache,
+        ctx=CTX,
+        chunks=1,
+    )["runs"]
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +89,7 @@ def hf_base(tiny):
 
 
 def scored(logits):
-    return logits[FIRST_SCORED:CTX - 1]
+    return logits[FIRST_SCORED : CTX - 1]
 
 
 def test_an_exact_cache_is_transformers_own_cache_and_dgqs_runner(tiny, hf_base, causal_runs):
@@ -119,9 +134,24 @@ def test_the_raw_dtype_is_dgq_evals(dgq_bin, tiny, mode):
     """raw_dtype="fp32" holds the raw rows (KIVI's residual and open group) as `dgq eval
     --raw-dtype fp32` does, in twice the bytes of the default fp16 (docs/spec.md rule C9)."""
     spec = "kivi-2:group=16,residual=8"
-    runs = {r: eval_runs(dgq_bin, tiny["dir"] / "model.h5", tiny["dir"] / "tokens.h5",
-                         tiny["dir"] / f"raw-{mode}-{r}.h5", [spec], "--base", "fp32", "--cache", mode,
-                         "--raw-dtype", r, ctx=CTX, chunks=1)["runs"][1] for r in ("fp16", "fp32")}
+    runs = {
+        r: eval_runs(
+            dgq_bin,
+            tiny["dir"] / "model.h5",
+            tiny["dir"] / "tokens.h5",
+            tiny["dir"] / f"raw-{mode}-{r}.h5",
+            [spec],
+            "--base",
+            "fp32",
+            "--cache",
+            mode,
+            "--raw-dtype",
+            r,
+            ctx=CTX,
+            chunks=1,
+        )["runs"][1]
+        for r in ("fp16", "fp32")
+    }
     assert runs["fp16"]["stored_bytes"] < runs["fp32"]["stored_bytes"]
     for raw_dtype, run in runs.items():
         cache = dgq.hf.Cache(spec, mode=mode, raw_dtype=raw_dtype)
@@ -154,14 +184,15 @@ def test_a_layer_reads_what_dgqs_causal_cache_reads(spec, dtype):
     twins = [[dgq.CausalCache(spec, "k", 32, name) for _ in range(3)] for _ in range(2)]
     start = 0
     for size in (1, 7, 1, 16, 25):  # micro-batches, as a prefill then decode steps
-        keys, values = layer.update(states[:, :, start:start + size], states[:, :, start:start + size])
+        keys, values = layer.update(states[:, :, start : start + size], states[:, :, start : start + size])
         start += size
         assert keys.dtype == dtype and keys.shape == (2, 3, start, 32)
         for b in range(2):
             for h in range(3):
-                rows = states[b, h, start - size:start].contiguous()
-                twins[b][h].append(rows.view(torch.int16).numpy().view(np.uint16) if dtype == torch.bfloat16
-                                   else rows.numpy())
+                rows = states[b, h, start - size : start].contiguous()
+                twins[b][h].append(
+                    rows.view(torch.int16).numpy().view(np.uint16) if dtype == torch.bfloat16 else rows.numpy()
+                )
                 want = torch.from_numpy(twins[b][h].read()).to(dtype)
                 assert torch.equal(keys[b, h], want)
     # A per-token format is final on append: the layer holds decompress(compress(all)).
@@ -171,13 +202,16 @@ def test_a_layer_reads_what_dgqs_causal_cache_reads(spec, dtype):
             assert np.array_equal(keys[0, 0].numpy(), dgq.compress(whole, "q8_0").decompress())
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda: dgq.hf.Cache("fp8-e4m3"), "fp8-e4m3: scale=tensor (one scale per tensor) has no causal form"),
-    (lambda: dgq.hf.Cache("q8_O"), "did you mean 'q8_0'?"),
-    (lambda: dgq.hf.Cache("q8_0/q4_0/q4_1"), "must be one scheme or 'K_SPEC/V_SPEC'"),
-    (lambda: dgq.hf.Cache("q8_0", mode="lookahead"), "mode must be one of causal, prefill"),
-    (lambda: dgq.hf.Cache("kivi-4", raw_dtype="fp8"), "raw_dtype must be one of fp16, bf16, fp32"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: dgq.hf.Cache("fp8-e4m3"), "fp8-e4m3: scale=tensor (one scale per tensor) has no causal form"),
+        (lambda: dgq.hf.Cache("q8_O"), "did you mean 'q8_0'?"),
+        (lambda: dgq.hf.Cache("q8_0/q4_0/q4_1"), "must be one scheme or 'K_SPEC/V_SPEC'"),
+        (lambda: dgq.hf.Cache("q8_0", mode="lookahead"), "mode must be one of causal, prefill"),
+        (lambda: dgq.hf.Cache("kivi-4", raw_dtype="fp8"), "raw_dtype must be one of fp16, bf16, fp32"),
+    ],
+)
 def test_bad_specs_are_refused_with_the_clis_message(make, message):
     with pytest.raises(dgq.ParameterError, match=message.replace("(", r"\(").replace(")", r"\)").replace("?", r"\?")):
         make()

@@ -15,6 +15,7 @@ an fp32 key can now move a raw row by one fp16 step. The figures are printed (py
 for docs/python.md, and written as the fragment docs/results/hf-agreement.md by
 `tests/python/run_hf_tests.sh --smollm2 --update-docs` (DGQ_HF_FRAGMENT names the file).
 """
+
 from __future__ import annotations
 
 import datetime
@@ -26,7 +27,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
-import torch  # noqa: F401  (a missing torch fails: run_hf_tests.sh decides skips)
+import torch
 
 import dgq.hf
 from conftest import REPO_ROOT
@@ -38,8 +39,13 @@ pytestmark = [pytest.mark.hf, pytest.mark.needs_dgq]
 MODEL_FILE = Path(os.environ.get("DGQ_MODELS_DIR", REPO_ROOT / "models")) / "smollm2-135m.h5"
 CTX = 256
 FIRST_SCORED = CTX // 2
-SCHEMES = ["q8_0", "q4_0:rot=hadamard", "kivi-2",
-           "dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128,rot=hadamard,rot_on=v", "q8_0/q4_0"]
+SCHEMES = [
+    "q8_0",
+    "q4_0:rot=hadamard",
+    "kivi-2",
+    "dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128,rot=hadamard,rot_on=v",
+    "q8_0/q4_0",
+]
 STABLE = {"kivi-2"}  # KIVI's KLD moves little with the arithmetic order (above)
 STABLE_KLD_RTOL = 3e-2
 KLD_RATIO_BOUND = 1.5
@@ -48,8 +54,10 @@ EXACT_LOGP_ATOL = 1e-3
 
 @pytest.fixture(scope="module")
 def setup(dgq_bin, tmp_path_factory):
-    import export_trace
     from transformers import AutoModelForCausalLM
+
+    from dgqtools import export_trace
+
     if not MODEL_FILE.exists():
         pytest.fail(f"{MODEL_FILE} not made: run tools/make-models.sh")
     folder = tmp_path_factory.mktemp("hf-smollm2")
@@ -67,8 +75,12 @@ def setup(dgq_bin, tmp_path_factory):
         run["kld_row_exact"] = other["kld"]
     gguf = export_trace.bundled_gguf_path()
     model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32).eval()
-    return {"model": model, "ids": tokens, "runs": runs,
-            "base": decode_logits(model, tokens, dgq.hf.Cache("fp32"))[FIRST_SCORED:CTX - 1]}
+    return {
+        "model": model,
+        "ids": tokens,
+        "runs": runs,
+        "base": decode_logits(model, tokens, dgq.hf.Cache("fp32"))[FIRST_SCORED : CTX - 1],
+    }
 
 
 ROWS: list[str] = []
@@ -88,19 +100,29 @@ def fragment():
     path = os.environ.get("DGQ_HF_FRAGMENT")
     if not path or len(ROWS) != len(SCHEMES) + 1:
         return
-    commit = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=12"], cwd=REPO_ROOT,
-                            capture_output=True, text=True).stdout.strip() or "unknown"
+    commit = (
+        subprocess.run(
+            ["git", "describe", "--always", "--dirty", "--abbrev=12"], cwd=REPO_ROOT, capture_output=True, text=True
+        ).stdout.strip()
+        or "unknown"
+    )
     import torch as t
     import transformers
-    lines = [f"Measured by `tests/python/run_hf_tests.sh --smollm2 --update-docs` (commit {commit}; "
-             f"{datetime.date.today().isoformat()}; {cpu_name()}; torch {t.__version__}, transformers "
-             f"{transformers.__version__}): SmolLM2-135M, the first {CTX} tokens of the shipped code text, one "
-             f"chunk, {CTX - 1 - FIRST_SCORED} scored tokens, causal cache. transformers: the model read by its "
-             "GGUF loader, tokens fed one at a time into `dgq.hf.Cache(spec)`; dgq eval: `--cache causal` "
-             "(one pass), in its fast and its `--row-exact` arithmetic. KLD against each side's own fp32 cache.",
-             "", "| cache | KLD transformers + dgq.hf | KLD dgq eval | KLD dgq eval --row-exact | ratio "
-             r"transformers / dgq eval | max \|Δ log p\| vs dgq eval | held bytes (both) | bits/elem |",
-             "| :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |", *ROWS, ""]
+
+    lines = [
+        f"Measured by `tests/python/run_hf_tests.sh --smollm2 --update-docs` (commit {commit}; "
+        f"{datetime.date.today().isoformat()}; {cpu_name()}; torch {t.__version__}, transformers "
+        f"{transformers.__version__}): SmolLM2-135M, the first {CTX} tokens of the shipped code text, one "
+        f"chunk, {CTX - 1 - FIRST_SCORED} scored tokens, causal cache. transformers: the model read by its "
+        "GGUF loader, tokens fed one at a time into `dgq.hf.Cache(spec)`; dgq eval: `--cache causal` "
+        "(one pass), in its fast and its `--row-exact` arithmetic. KLD against each side's own fp32 cache.",
+        "",
+        "| cache | KLD transformers + dgq.hf | KLD dgq eval | KLD dgq eval --row-exact | ratio "
+        r"transformers / dgq eval | max \|Δ log p\| vs dgq eval | held bytes (both) | bits/elem |",
+        "| :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        *ROWS,
+        "",
+    ]
     Path(path).write_text("\n".join(lines))
 
 
@@ -115,15 +137,19 @@ def test_an_exact_cache_gives_dgqs_runners_log_probabilities(setup):
 def test_decoding_token_by_token_is_dgq_eval_causal(setup, index):
     run = setup["runs"][index + 1]
     cache = dgq.hf.Cache(SCHEMES[index])
-    logits = decode_logits(setup["model"], setup["ids"], cache)[FIRST_SCORED:CTX - 1]
+    logits = decode_logits(setup["model"], setup["ids"], cache)[FIRST_SCORED : CTX - 1]
     ours = kld(setup["base"], logits).mean().item()
     diff = (log_softmax(logits) - log_softmax(run["logits"])).abs().max().item()
-    print(f"\nSmolLM2 {SCHEMES[index]}: KLD transformers+dgq.hf {ours:.6g}, dgq eval {run['kld']:.6g} "
-          f"(row-exact {run['kld_row_exact']:.6g}; ratio {ours / run['kld']:.5f}); max |d log p| vs dgq eval "
-          f"{diff:.3g}; held bytes {cache.held_bytes()} vs {run['stored_bytes']}; "
-          f"{cache.bits_per_element():.4f} bits per element")
-    ROWS.append(f"| `{SCHEMES[index]}` | {ours:.3e} | {run['kld']:.3e} | {run['kld_row_exact']:.3e} | "
-                f"{ours / run['kld']:.3f} | {diff:.2e} | {cache.held_bytes()} | {cache.bits_per_element():.4f} |")
+    print(
+        f"\nSmolLM2 {SCHEMES[index]}: KLD transformers+dgq.hf {ours:.6g}, dgq eval {run['kld']:.6g} "
+        f"(row-exact {run['kld_row_exact']:.6g}; ratio {ours / run['kld']:.5f}); max |d log p| vs dgq eval "
+        f"{diff:.3g}; held bytes {cache.held_bytes()} vs {run['stored_bytes']}; "
+        f"{cache.bits_per_element():.4f} bits per element"
+    )
+    ROWS.append(
+        f"| `{SCHEMES[index]}` | {ours:.3e} | {run['kld']:.3e} | {run['kld_row_exact']:.3e} | "
+        f"{ours / run['kld']:.3f} | {diff:.2e} | {cache.held_bytes()} | {cache.bits_per_element():.4f} |"
+    )
     assert cache.held_bytes() == run["stored_bytes"]
     if SCHEMES[index] in STABLE:
         assert ours == pytest.approx(run["kld"], rel=STABLE_KLD_RTOL)

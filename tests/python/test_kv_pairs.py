@@ -10,6 +10,7 @@ random llama (seconds) and the shipped synthetic trace:
 - llama.cpp's spellings and vLLM's dtype names are accepted; bad pairs get one clear error.
 By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k kv_pairs
 """
+
 import json
 
 import h5py
@@ -36,19 +37,57 @@ def tiny(tmp_path_factory):
 
 def evaluate(dgq_bin, tiny, name, *options):
     out = tiny["dir"] / f"{name}.h5"
-    run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 128, "--chunks", 2,
-            "--save-logits", "-o", out, "--json", tiny["dir"] / f"{name}.json", *options)
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        tiny["text"],
+        "--ctx",
+        128,
+        "--chunks",
+        2,
+        "--save-logits",
+        "-o",
+        out,
+        "--json",
+        tiny["dir"] / f"{name}.json",
+        *options,
+    )
     with h5py.File(out, "r") as f:
         runs = [f["runs"][str(i)] for i in range(len(f["runs"]))]
-        return {r.attrs["spec"]: {"logits": np.asarray(r["logits"]), "bits": float(r.attrs["bits_per_element"]),
-                                  "bits_k": float(r.attrs["bits_k"]), "bits_v": float(r.attrs["bits_v"]),
-                                  "attn_kl": float(r.attrs["attn_kl_mean"]), "kld": float(r.attrs["kld_mean"])}
-                for r in runs}
+        return {
+            r.attrs["spec"]: {
+                "logits": np.asarray(r["logits"]),
+                "bits": float(r.attrs["bits_per_element"]),
+                "bits_k": float(r.attrs["bits_k"]),
+                "bits_v": float(r.attrs["bits_v"]),
+                "attn_kl": float(r.attrs["attn_kl_mean"]),
+                "kld": float(r.attrs["kld_mean"]),
+            }
+            for r in runs
+        }
 
 
 def test_each_role_gets_its_sides_cache_in_eval(dgq_bin, tiny):
-    runs = evaluate(dgq_bin, tiny, "roles", "--scheme", "q8_0", "--scheme", "q4_0",
-                    "--cache-k", "q8_0", "--cache-v", "q4_0", "--cache-k", "fp32", "--cache-v", "q4_0")
+    runs = evaluate(
+        dgq_bin,
+        tiny,
+        "roles",
+        "--scheme",
+        "q8_0",
+        "--scheme",
+        "q4_0",
+        "--cache-k",
+        "q8_0",
+        "--cache-v",
+        "q4_0",
+        "--cache-k",
+        "fp32",
+        "--cache-v",
+        "q4_0",
+    )
     pair, exact_k = runs["q8_0/q4_0"], runs["fp32/q4_0"]
     assert (pair["bits_k"], pair["bits_v"], pair["bits"]) == (8.5, 4.5, 6.5)
     assert (exact_k["bits_k"], exact_k["bits_v"]) == (32.0, 4.5)
@@ -66,7 +105,7 @@ def test_each_role_gets_its_sides_cache_in_eval(dgq_bin, tiny):
 
 
 def test_a_pair_of_one_scheme_is_that_scheme(dgq_bin, tiny):
-    runs = evaluate(dgq_bin, tiny, "same", "--scheme", "q4_0", "-ctk", "q4_0", "-ctv", "q4_0", "--scheme", "q8_0")
+    evaluate(dgq_bin, tiny, "same", "--scheme", "q4_0", "-ctk", "q4_0", "-ctv", "q4_0", "--scheme", "q8_0")
     with h5py.File(tiny["dir"] / "same.h5", "r") as f:
         specs = [f["runs"][str(i)].attrs["spec"] for i in range(len(f["runs"]))]
         assert specs == ["fp16", "q4_0", "q8_0", "q4_0"]
@@ -74,8 +113,20 @@ def test_a_pair_of_one_scheme_is_that_scheme(dgq_bin, tiny):
 
 
 def test_the_causal_pair_equals_the_token_by_token_decoder(dgq_bin, tiny):
-    pairs = ["--cache-k", "kivi-4", "--cache-v", "q4_0", "--cache-k", "fp32", "--cache-v", "kivi-2:group=16,residual=8",
-             "--cache-k", "dgq2", "--cache-v", "fp16"]
+    pairs = [
+        "--cache-k",
+        "kivi-4",
+        "--cache-v",
+        "q4_0",
+        "--cache-k",
+        "fp32",
+        "--cache-v",
+        "kivi-2:group=16,residual=8",
+        "--cache-k",
+        "dgq2",
+        "--cache-v",
+        "fp16",
+    ]
     one_pass = evaluate(dgq_bin, tiny, "c0", *pairs, "--cache", "causal", "--row-exact")
     literal = evaluate(dgq_bin, tiny, "c1", *pairs, "--cache", "causal", "--ubatch", 1, "--row-exact")
     assert list(one_pass) == list(literal) and len(one_pass) == 4
@@ -86,8 +137,23 @@ def test_the_causal_pair_equals_the_token_by_token_decoder(dgq_bin, tiny):
 
 def test_replay_counts_each_roles_bytes_from_its_side(dgq_bin, tmp_path):
     out = tmp_path / "r.h5"
-    run_dgq(dgq_bin, "replay", TRACE, "--scheme", "q8_0", "--scheme", "q4_0", "--cache-type-k", "q8_0",
-            "--cache-type-v", "q4_0", "-o", out, "--json", tmp_path / "r.json")
+    run_dgq(
+        dgq_bin,
+        "replay",
+        TRACE,
+        "--scheme",
+        "q8_0",
+        "--scheme",
+        "q4_0",
+        "--cache-type-k",
+        "q8_0",
+        "--cache-type-v",
+        "q4_0",
+        "-o",
+        out,
+        "--json",
+        tmp_path / "r.json",
+    )
     runs = {r["scheme"]: r for r in json.loads((tmp_path / "r.json").read_text())["runs"]}
     assert runs["q8_0/q4_0"]["k_bytes"] == runs["q8_0"]["k_bytes"]
     assert runs["q8_0/q4_0"]["v_bytes"] == runs["q4_0"]["v_bytes"]
@@ -103,15 +169,26 @@ def test_a_sweep_takes_cache_k_and_cache_v(dgq_bin, tmp_path):
     assert schemes == ["q8_0/fp8-e4m3", "q8_0/q4_0"]  # vLLM's fp8 is fp8-e4m3, canonical
 
 
-@pytest.mark.parametrize("options, message", [
-    (["--cache-k", "q8_0/q4_0"], "--cache-k takes one scheme per entry, not a K/V pair or a layer plan ('q8_0/q4_0')"),
-    (["--cache-v", "q8_0;0=q4_0"], "--cache-v takes one scheme per entry, not a K/V pair or a layer plan ('q8_0;0=q4_0')"),
-    (["--cache-k", "q8_0", "--cache-k", "q4_0", "--cache-v", "q4_0", "--cache-v", "q8_0", "--cache-v", "fp16"],
-     "--cache-k has 2 entries and --cache-v 3"),
-    (["--scheme", "q8_0/"], "scheme 'q8_0/': a K/V pair needs a scheme on both sides of '/'"),
-    (["-ctv", "q3_0"], "unknown scheme family 'q3_0'"),
-    (["--cache-v", "FP8"], "did you mean 'fp8'?"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (
+            ["--cache-k", "q8_0/q4_0"],
+            "--cache-k takes one scheme per entry, not a K/V pair or a layer plan ('q8_0/q4_0')",
+        ),
+        (
+            ["--cache-v", "q8_0;0=q4_0"],
+            "--cache-v takes one scheme per entry, not a K/V pair or a layer plan ('q8_0;0=q4_0')",
+        ),
+        (
+            ["--cache-k", "q8_0", "--cache-k", "q4_0", "--cache-v", "q4_0", "--cache-v", "q8_0", "--cache-v", "fp16"],
+            "--cache-k has 2 entries and --cache-v 3",
+        ),
+        (["--scheme", "q8_0/"], "scheme 'q8_0/': a K/V pair needs a scheme on both sides of '/'"),
+        (["-ctv", "q3_0"], "unknown scheme family 'q3_0'"),
+        (["--cache-v", "FP8"], "did you mean 'fp8'?"),
+    ],
+)
 def test_bad_pairs_get_one_clear_error(dgq_bin, tmp_path, options, message):
     out = tmp_path / "bad.h5"
     result = run_dgq(dgq_bin, "replay", TRACE, *options, "-o", out, check=False)

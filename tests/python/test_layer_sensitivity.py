@@ -1,8 +1,9 @@
-"""tools/layer_sensitivity.py (docs/eval.md, "Layer plans"): the greedy allocation under a bits
+"""tools/layer-sensitivity.py (docs/eval.md, "Layer plans"): the greedy allocation under a bits
 budget, its sensitivity-blind control, the plan's spec, and one run on a tiny model whose plans
 dgq eval then runs.
 By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k layer_sensitivity
 """
+
 import json
 import subprocess
 import sys
@@ -11,8 +12,8 @@ import h5py
 import numpy as np
 import pytest
 
-import layer_sensitivity as ls
 from conftest import REPO_ROOT
+from dgqtools import layer_sensitivity as ls
 from eval_support import run_dgq, write_tiny_model, write_token_file
 
 BITS = [3.0, 4.0, 5.0]
@@ -23,9 +24,11 @@ def test_no_budget_above_the_first_level_keeps_every_layer_there():
 
 
 def test_the_largest_reduction_per_bit_is_bought_first_and_the_budget_holds():
-    sensitivity = [[1.0, 0.9, 0.8],   # layer 0: little to gain
-                   [5.0, 1.0, 0.5],   # layer 1: the sensitive one
-                   [2.0, 1.4, 1.3]]
+    sensitivity = [
+        [1.0, 0.9, 0.8],  # layer 0: little to gain
+        [5.0, 1.0, 0.5],  # layer 1: the sensitive one
+        [2.0, 1.4, 1.3],
+    ]
     assert ls.allocate(sensitivity, BITS, 3.0 + 1 / 3) == [0, 1, 0]
     level = ls.allocate(sensitivity, BITS, 3.0 + 2 / 3)
     assert level == [0, 1, 1]  # then 2.0 -> 1.4 (0.6 per bit) before 1.0 -> 0.5 (0.5 per bit)
@@ -62,11 +65,38 @@ def test_one_run_on_a_tiny_model_writes_plans_that_dgq_eval_runs(dgq_bin, tmp_pa
     write_token_file(texts[0], tokens[:200], "tiny-gemma3")
     write_token_file(texts[1], tokens[200:], "tiny-gemma3")  # each window past token 50: the first ones not used
     out = tmp_path / "plans" / "tiny.json"
-    result = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "layer_sensitivity.py"), "--model", str(model),
-                             "--text", str(texts[0]), "--text", str(texts[1]), "--window", "50,128",
-                             "--ctx", "128", "--chunks", "2", "--level", "q4_0", "--level", "q5_0",
-                             "--level", "q8_0", "--budget", "5.0", "--dgq", dgq_bin, "-o", str(out)],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(REPO_ROOT / "tools" / "layer-sensitivity.py"),
+            "--model",
+            str(model),
+            "--text",
+            str(texts[0]),
+            "--text",
+            str(texts[1]),
+            "--window",
+            "50,128",
+            "--ctx",
+            "128",
+            "--chunks",
+            "2",
+            "--level",
+            "q4_0",
+            "--level",
+            "q5_0",
+            "--level",
+            "q8_0",
+            "--budget",
+            "5.0",
+            "--dgq",
+            dgq_bin,
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr
     doc = json.loads(out.read_text())
     assert [lv["spec"] for lv in doc["levels"]] == ["q4_0", "q5_0", "q8_0"]
@@ -80,8 +110,28 @@ def test_one_run_on_a_tiny_model_writes_plans_that_dgq_eval_runs(dgq_bin, tmp_pa
     with h5py.File(calibration, "r") as f:  # the windows, one chunk each
         assert np.array_equal(f["tokens"][:], np.concatenate([tokens[50:178], tokens[250:378]]))
         assert f.attrs["kind"] == "calibration" and f.attrs["model"] == "tiny-gemma3"
-    run_dgq(dgq_bin, "eval", "--model", model, "--text", calibration, "--ctx", 128, "--chunks", 2, "--cache", "causal",
-            "--scheme", plan["spec"], "--scheme", plan["control_spec"], "-o", tmp_path / "plan.h5", "--json", summary)
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        model,
+        "--text",
+        calibration,
+        "--ctx",
+        128,
+        "--chunks",
+        2,
+        "--cache",
+        "causal",
+        "--scheme",
+        plan["spec"],
+        "--scheme",
+        plan["control_spec"],
+        "-o",
+        tmp_path / "plan.h5",
+        "--json",
+        summary,
+    )
     runs = json.loads(summary.read_text())["schemes"]
     assert runs[1]["bits_averaged"] == pytest.approx(plan["predicted_bits"], rel=1e-9)
     assert runs[1]["kld_mean"] < runs[2]["kld_mean"]  # the measured KLD agrees with the prediction's order
@@ -92,8 +142,9 @@ def tiny_model_and_text(tmp_path, seed: int, tokens: int):
     model = tmp_path / "model.h5"
     cfg, _ = write_tiny_model(model, "gemma3")
     text = tmp_path / "a.h5"
-    write_token_file(text, np.random.default_rng(seed).integers(2, cfg["vocab_size"], size=tokens).astype(np.int32),
-                     "tiny-gemma3")
+    write_token_file(
+        text, np.random.default_rng(seed).integers(2, cfg["vocab_size"], size=tokens).astype(np.int32), "tiny-gemma3"
+    )
     return model, cfg, text
 
 
@@ -103,10 +154,32 @@ def test_keys_pre_rope_calibrates_and_records_the_key_position(dgq_bin, tmp_path
     docs = {}
     for keys in ("post-rope", "pre-rope"):
         out = tmp_path / keys / "tiny.json"
-        result = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "layer_sensitivity.py"), "--model", str(model),
-                                 "--text", str(text), "--ctx", "128", "--keys", keys, "--level", "q4_0",
-                                 "--level", "q8_0", "--budget", "6.0", "--dgq", dgq_bin, "-o", str(out)],
-                                capture_output=True, text=True)
+        result = subprocess.run(
+            [
+                sys.executable,
+                str(REPO_ROOT / "tools" / "layer-sensitivity.py"),
+                "--model",
+                str(model),
+                "--text",
+                str(text),
+                "--ctx",
+                "128",
+                "--keys",
+                keys,
+                "--level",
+                "q4_0",
+                "--level",
+                "q8_0",
+                "--budget",
+                "6.0",
+                "--dgq",
+                dgq_bin,
+                "-o",
+                str(out),
+            ],
+            capture_output=True,
+            text=True,
+        )
         assert result.returncode == 0, result.stderr
         docs[keys] = json.loads(out.read_text())
         assert docs[keys]["keys"] == keys
@@ -128,10 +201,34 @@ def test_a_plan_of_k_v_pairs_for_a_pair_of_mixed_levels():
 def test_k_and_v_levels_are_allocated_apart_and_their_plan_runs(dgq_bin, tmp_path):
     model, cfg, text = tiny_model_and_text(tmp_path, 6, 256)
     out = tmp_path / "split.json"
-    result = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "layer_sensitivity.py"), "--model", str(model),
-                             "--text", str(text), "--ctx", "128", "--k-level", "q4_0", "--k-level", "q8_0",
-                             "--v-level", "q4_0", "--v-level", "q8_0", "--budget", "6.5", "--dgq", dgq_bin,
-                             "-o", str(out)], capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(REPO_ROOT / "tools" / "layer-sensitivity.py"),
+            "--model",
+            str(model),
+            "--text",
+            str(text),
+            "--ctx",
+            "128",
+            "--k-level",
+            "q4_0",
+            "--k-level",
+            "q8_0",
+            "--v-level",
+            "q4_0",
+            "--v-level",
+            "q8_0",
+            "--budget",
+            "6.5",
+            "--dgq",
+            dgq_bin,
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr
     doc = json.loads(out.read_text())
     assert doc["roles"] == "split"
@@ -143,13 +240,50 @@ def test_k_and_v_levels_are_allocated_apart_and_their_plan_runs(dgq_bin, tmp_pat
     assert sorted(plan["control_k_levels"]) == sorted(plan["k_levels"])
     assert "/" in plan["spec"]
     summary = tmp_path / "plan.json"
-    run_dgq(dgq_bin, "eval", "--model", model, "--text", text, "--ctx", 128, "--cache", "causal",
-            "--scheme", plan["spec"], "-o", tmp_path / "plan.h5", "--json", summary)
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        model,
+        "--text",
+        text,
+        "--ctx",
+        128,
+        "--cache",
+        "causal",
+        "--scheme",
+        plan["spec"],
+        "-o",
+        tmp_path / "plan.h5",
+        "--json",
+        summary,
+    )
     got = json.loads(summary.read_text())["schemes"][1]
     assert got["bits_averaged"] == pytest.approx(plan["predicted_bits"], rel=1e-9)
     # Refused: both kinds of levels, or one role's alone.
-    for extra in (["--level", "q4_0", "--level", "q8_0", "--k-level", "q4_0", "--v-level", "q4_0"], ["--k-level", "q4_0"]):
-        bad = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "layer_sensitivity.py"), "--model", str(model),
-                              "--text", str(text), "--ctx", "128", "--budget", "5", "--dgq", dgq_bin,
-                              "-o", str(tmp_path / "bad.json")] + extra, capture_output=True, text=True)
+    for extra in (
+        ["--level", "q4_0", "--level", "q8_0", "--k-level", "q4_0", "--v-level", "q4_0"],
+        ["--k-level", "q4_0"],
+    ):
+        bad = subprocess.run(
+            [
+                sys.executable,
+                str(REPO_ROOT / "tools" / "layer-sensitivity.py"),
+                "--model",
+                str(model),
+                "--text",
+                str(text),
+                "--ctx",
+                "128",
+                "--budget",
+                "5",
+                "--dgq",
+                dgq_bin,
+                "-o",
+                str(tmp_path / "bad.json"),
+            ]
+            + extra,
+            capture_output=True,
+            text=True,
+        )
         assert bad.returncode != 0 and "--k-level and --v-level" in bad.stderr

@@ -5,9 +5,10 @@ tools/make-llama-fixture.sh; never in CI) computes on the F32 weights of the two
 per scored token of 2 chunks of 128 tokens the target's log-probability and the top-8, and its
 tokenization of the first 2,000 characters of the texts of data/'s real traces. The tests marked
 needs_dgq run `dgq eval` with the exact (fp32) cache on the same tokens, chunked and scored as
-llama-perplexity, reading each model's GGUF directly, and dgq's tokenizers (tools/make_eval_texts.py) on the same characters.
+llama-perplexity, reading each model's GGUF directly, and dgq's tokenizers (tools/make-eval-texts.py) on the same characters.
 A change of the runner's attention scale (x1.001) or RoPE base (x0.99) fails them (docs/eval.md).
 """
+
 from __future__ import annotations
 
 import datetime
@@ -59,6 +60,7 @@ def load(name: str) -> dict:
 # The fixture itself (no dgq needed)
 # ------------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("model", MODELS)
 def test_logits_fixture_is_well_formed(model):
     doc = load(model)
@@ -99,9 +101,11 @@ def test_texts_fixture_is_well_formed():
 @pytest.mark.parametrize("name", ("smollm2", "gemma3", "texts"))
 def test_fixture_records_its_provenance(name):
     prov = load(name)["provenance"]
-    pinned = re.search(r"^llama-cpp-python==(\S+)", (REPO_ROOT / "bench/ggml/requirements-ggml.txt").read_text(),
-                       re.MULTILINE).group(1)
-    assert prov["llama_cpp_python"] == pinned
+    pinned = re.search(
+        r"^llama-cpp-python==(\S+)", (REPO_ROOT / "bench/ggml/requirements-ggml.txt").read_text(), re.MULTILINE
+    )
+    assert pinned, "bench/ggml/requirements-ggml.txt pins no llama-cpp-python"
+    assert prov["llama_cpp_python"] == pinned.group(1)
     assert prov["command"].startswith("tools/make-llama-fixture.sh")
     datetime.datetime.strptime(prov["date"], "%Y-%m-%dT%H:%M:%SZ")
     assert re.fullmatch(r"[0-9a-f]{40}", prov["dgq_commit"])
@@ -116,6 +120,7 @@ def test_fixture_is_small():
 # dgq against the fixture
 # ------------------------------------------------------------------------------------------------
 
+
 def dgq_logprobs(dgq_bin: str, model: str, doc: dict, tmp_path: Path) -> np.ndarray:
     """`dgq eval` reads the model's GGUF directly (the model file exported from it gives the same
     logits bit for bit: test_eval_gguf.py)."""
@@ -123,8 +128,27 @@ def dgq_logprobs(dgq_bin: str, model: str, doc: dict, tmp_path: Path) -> np.ndar
     text = tmp_path / "tokens.h5"
     write_token_file(text, doc["tokens"], SHIPPED_GGUF_NAMES[model], kind="llama-fixture")
     out = tmp_path / "r.h5"
-    run_dgq(dgq_bin, "eval", "--model", model_file, "--text", text, "--ctx", doc["ctx"], "--chunks", doc["chunks"],
-            "--base", "fp32", "--scheme", "fp32", "--save-logits", "--threads", 2, "-o", out)
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        model_file,
+        "--text",
+        text,
+        "--ctx",
+        doc["ctx"],
+        "--chunks",
+        doc["chunks"],
+        "--base",
+        "fp32",
+        "--scheme",
+        "fp32",
+        "--save-logits",
+        "--threads",
+        2,
+        "-o",
+        out,
+    )
     with h5py.File(out, "r") as f:
         logits = np.asarray(f["runs"]["0"]["logits"])
     assert logits.shape == (len(doc["scored"]), VOCAB[model])
@@ -142,11 +166,16 @@ def test_eval_log_probabilities_match_llama_cpp(dgq_bin, model, tmp_path):
     d_target, d_top, kld = diff["target"], diff["top"], diff["kld"]
     # llama.cpp's top-1 is dgq's, unless the two leading logprobs are closer than the tolerance.
     ours_top1 = lp.argmax(axis=1)
-    top1_differs = [i for i, r in enumerate(rows)
-                    if ours_top1[i] != r["top_ids"][0] and r["top_logprobs"][0] - r["top_logprobs"][1] > 2 * tol["top"]]
-    summary = (f"{model}: target max |d| {d_target.max():.3g} (allowed {tol['target']:g}), mean {d_target.mean():.3g} "
-               f"(allowed {tol['mean_target']:g}); top-8 max |d| {d_top.max():.3g} (allowed {tol['top']:g}); "
-               f"top-8 KLD mean {kld.mean():.3g} (allowed {tol['kld']:g}); top-1 differs at {top1_differs}")
+    top1_differs = [
+        i
+        for i, r in enumerate(rows)
+        if ours_top1[i] != r["top_ids"][0] and r["top_logprobs"][0] - r["top_logprobs"][1] > 2 * tol["top"]
+    ]
+    summary = (
+        f"{model}: target max |d| {d_target.max():.3g} (allowed {tol['target']:g}), mean {d_target.mean():.3g} "
+        f"(allowed {tol['mean_target']:g}); top-8 max |d| {d_top.max():.3g} (allowed {tol['top']:g}); "
+        f"top-8 KLD mean {kld.mean():.3g} (allowed {tol['kld']:g}); top-1 differs at {top1_differs}"
+    )
     print(summary)
     assert d_target.max() <= tol["target"], summary
     assert d_target.mean() <= tol["mean_target"], summary
@@ -164,5 +193,7 @@ def test_tokenizer_matches_llama_cpp(python_tokenizers, model, name):
     theirs = entry["tokens"][model]
     if ours != theirs:
         at = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
-        pytest.fail(f"{model} on {name}: {len(ours)} tokens vs llama.cpp's {len(theirs)}, first difference at "
-                    f"{at}: {ours[at:at + 5]} vs {theirs[at:at + 5]}")
+        pytest.fail(
+            f"{model} on {name}: {len(ours)} tokens vs llama.cpp's {len(theirs)}, first difference at "
+            f"{at}: {ours[at : at + 5]} vs {theirs[at : at + 5]}"
+        )

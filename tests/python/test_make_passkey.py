@@ -1,14 +1,15 @@
-"""tools/make_passkey.py (docs/eval.md, "The passkey task"): exact prompt lengths, needle placement
+"""tools/make-passkey.py (docs/eval.md, "The passkey task"): exact prompt lengths, needle placement
 by depth, the answer as the question's continuation, seeded keys, the file layout. A fake
 character-level tokenizer stands in for the model's (no GGUF, no network).
 By hand: tests/python/run_pytest.sh -k passkey
 """
+
 import h5py
 import numpy as np
 import pytest
 
-import make_passkey as mp
-from export_trace import ExportError
+from dgqtools import make_passkey as mp
+from dgqtools.export_trace import ExportError
 
 
 def char_encode(text):
@@ -29,11 +30,11 @@ def test_a_prompt_has_its_exact_length_and_the_needle_at_its_depth(length, depth
     cut = int(np.floor(depth / 100 * fill + 0.5))
     assert len(p.tokens) == p.length == length
     assert p.needle_position == len(intro) + cut
-    assert p.tokens[:len(intro)] == intro and p.tokens[-len(question):] == question
-    assert p.tokens[p.needle_position:p.needle_position + len(needle)] == needle
+    assert p.tokens[: len(intro)] == intro and p.tokens[-len(question) :] == question
+    assert p.tokens[p.needle_position : p.needle_position + len(needle)] == needle
     # The haystack, cut to fill, in order around the needle.
-    assert p.tokens[len(intro):p.needle_position] == HAYSTACK[:cut]
-    assert p.tokens[p.needle_position + len(needle):-len(question)] == HAYSTACK[cut:fill]
+    assert p.tokens[len(intro) : p.needle_position] == HAYSTACK[:cut]
+    assert p.tokens[p.needle_position + len(needle) : -len(question)] == HAYSTACK[cut:fill]
 
 
 def test_depth_0_and_100_put_the_needle_after_the_intro_and_before_the_question():
@@ -55,12 +56,13 @@ def test_an_answer_that_merges_with_the_question_is_refused():
         ids, i = [], 0
         while i < len(text):
             if text.startswith("s 1", i):
-                ids.append(7), ids.append(ord("1"))
+                ids.extend([7, ord("1")])
                 i += 3
             else:
                 ids.append(ord(text[i]))
                 i += 1
         return ids
+
     with pytest.raises(ExportError, match="not a prefix of question"):
         mp.answer_tokens(merging, 12345)
     assert mp.answer_tokens(merging, 23456) == char_encode("23456")
@@ -80,10 +82,13 @@ def test_the_grid_is_length_major_then_depth_then_key():
     assert [p.key for p in prompts] == mp.draw_keys(4, 18)
 
 
-@pytest.mark.parametrize("length, haystack, message", [
-    (100, HAYSTACK, "intro, needle and question alone take"),
-    (6000, HAYSTACK, "needs .* haystack tokens, the haystack has 5000"),
-])
+@pytest.mark.parametrize(
+    "length, haystack, message",
+    [
+        (100, HAYSTACK, "intro, needle and question alone take"),
+        (6000, HAYSTACK, "needs .* haystack tokens, the haystack has 5000"),
+    ],
+)
 def test_impossible_lengths_are_refused(length, haystack, message):
     with pytest.raises(ExportError, match=message):
         mp.build_prompt(char_encode, haystack, length, 50, 12345)
@@ -100,8 +105,8 @@ def test_the_file_holds_every_prompt_and_answer_by_offsets(tmp_path):
         po, ao = f["prompt_offsets"][:], f["answer_offsets"][:]
         assert po.dtype == np.int64 and f["tokens"].dtype == np.int32 and f["depth"].dtype == np.float64
         for i, p in enumerate(prompts):
-            assert list(f["tokens"][po[i]:po[i + 1]]) == p.tokens
-            assert list(f["answer_tokens"][ao[i]:ao[i + 1]]) == p.answer
+            assert list(f["tokens"][po[i] : po[i + 1]]) == p.tokens
+            assert list(f["answer_tokens"][ao[i] : ao[i + 1]]) == p.answer
             assert f["key"][i] == p.key and f["length"][i] == p.length == po[i + 1] - po[i]
             assert f["depth"][i] == p.depth and f["needle_position"][i] == p.needle_position
 
@@ -109,13 +114,15 @@ def test_the_file_holds_every_prompt_and_answer_by_offsets(tmp_path):
 def test_with_smollm2s_tokenizer_the_pieces_join_to_the_exact_length_and_the_key_is_its_digits(tokenizer):
     """The real tokenizer (conftest's, from the GGUF): SmolLM2 splits digits: the prompt ends with the
     space token, the answer is one token per digit, and the needle spells the key the same way."""
+
     def encode(text):
         return tokenizer.encode(text, add_special_tokens=False).ids
+
     haystack = encode(mp.INTRO * 200)  # any natural text will do here
     for key in mp.draw_keys(7, 3):
         p = mp.build_prompt(encode, haystack, 700, 40, key)
         assert len(p.tokens) == 700
         assert tokenizer.decode(p.answer) == str(key) and len(p.answer) == len(str(key))
         needle = encode(mp.NEEDLE.format(key=key))
-        assert p.tokens[p.needle_position:p.needle_position + len(needle)] == needle
-        assert p.answer == needle[needle.index(p.answer[0]):][:len(str(key))]  # the same digit ids
+        assert p.tokens[p.needle_position : p.needle_position + len(needle)] == needle
+        assert p.answer == needle[needle.index(p.answer[0]) :][: len(str(key))]  # the same digit ids

@@ -7,6 +7,7 @@ their runs have no `complete` flag, so it kept none ("0 run(s), 6 incomplete run
 exited 0, and the file it wrote could not be exported.
 By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k merge_eval
 """
+
 import csv
 import io
 
@@ -14,7 +15,7 @@ import h5py
 import numpy as np
 import pytest
 
-import make_passkey as mp
+from dgqtools import make_passkey as mp
 from eval_support import run_dgq, write_tiny_model, write_token_file
 
 pytestmark = pytest.mark.needs_dgq
@@ -29,17 +30,39 @@ def tiny(tmp_path_factory):
     cfg, _ = write_tiny_model(model, "llama")
     rng = np.random.default_rng(49)
     for name in ("a", "b"):
-        write_token_file(folder / f"text-{name}.h5", rng.integers(2, cfg["vocab_size"], size=64).astype(np.int32),
-                         "tiny-llama")
-    prompts = [mp.PasskeyPrompt(tokens=list(map(int, rng.integers(2, cfg["vocab_size"], size=n))), answer=[5, 6],
-                                key=10000 + n, length=n, depth=50.0, needle_position=n // 2) for n in (17, 29, 33)]
+        write_token_file(
+            folder / f"text-{name}.h5", rng.integers(2, cfg["vocab_size"], size=64).astype(np.int32), "tiny-llama"
+        )
+    prompts = [
+        mp.PasskeyPrompt(
+            tokens=list(map(int, rng.integers(2, cfg["vocab_size"], size=n))),
+            answer=[5, 6],
+            key=10000 + n,
+            length=n,
+            depth=50.0,
+            needle_position=n // 2,
+        )
+        for n in (17, 29, 33)
+    ]
     mp.write_task(folder / "task.h5", "tiny-llama", 0, prompts)
     return {"dir": folder, "model": model}
 
 
 def run_eval(dgq_bin, tiny, out, schemes, text="a", ctx=16):
-    args = ["eval", "--model", tiny["model"], "--text", tiny["dir"] / f"text-{text}.h5", "--ctx", ctx, "--chunks", 2,
-            "-o", out, *THREADS]
+    args = [
+        "eval",
+        "--model",
+        tiny["model"],
+        "--text",
+        tiny["dir"] / f"text-{text}.h5",
+        "--ctx",
+        ctx,
+        "--chunks",
+        2,
+        "-o",
+        out,
+        *THREADS,
+    ]
     for s in schemes:
         args += ["--scheme", s]
     run_dgq(dgq_bin, *args)
@@ -47,8 +70,18 @@ def run_eval(dgq_bin, tiny, out, schemes, text="a", ctx=16):
 
 
 def run_passkey(dgq_bin, tiny, out, schemes):
-    args = ["eval", "--task", "passkey", "--model", tiny["model"], "--text", tiny["dir"] / "task.h5", "-o", out,
-            *THREADS]
+    args = [
+        "eval",
+        "--task",
+        "passkey",
+        "--model",
+        tiny["model"],
+        "--text",
+        tiny["dir"] / "task.h5",
+        "-o",
+        out,
+        *THREADS,
+    ]
     for s in schemes:
         args += ["--scheme", s]
     run_dgq(dgq_bin, *args)
@@ -61,8 +94,13 @@ def runs_of(path):
         runs = []
         for i in range(len(f["runs"])):
             g = f["runs"][str(i)]
-            runs.append({"spec": g.attrs["spec"], "attrs": dict(g.attrs),
-                         "data": {k: g[k][()] for k in g if isinstance(g[k], h5py.Dataset)}})
+            runs.append(
+                {
+                    "spec": g.attrs["spec"],
+                    "attrs": dict(g.attrs),
+                    "data": {k: g[k][()] for k in g if isinstance(g[k], h5py.Dataset)},
+                }
+            )
         return runs
 
 
@@ -82,7 +120,9 @@ def test_merge_of_two_eval_files_keeps_every_run_and_exports(dgq_bin, tiny, tmp_
     merged = tmp_path / "merged.h5"
     report = run_dgq(dgq_bin, "merge", merged, a, b).stdout
     # a: fp16 (the base), q8_0, q4_0; b: fp16, q5_0, q8_0 -> the base and q8_0 once.
-    assert report == f"merged 2 file(s) into {merged}: 4 run(s), 2 identical duplicate(s), 0 incomplete run(s) skipped\n"
+    assert (
+        report == f"merged 2 file(s) into {merged}: 4 run(s), 2 identical duplicate(s), 0 incomplete run(s) skipped\n"
+    )
     runs_a, runs_b, runs_m = runs_of(a), runs_of(b), runs_of(merged)
     assert [r["spec"] for r in runs_m] == ["fp16", "q8_0", "q4_0", "q5_0"]
     for got, want in zip(runs_m, runs_a + [runs_b[1]]):
@@ -110,8 +150,10 @@ def test_eval_files_of_other_settings_or_texts_are_refused_by_name(dgq_bin, tiny
     out = tmp_path / "m.h5"
     result = run_dgq(dgq_bin, "merge", out, a, other_ctx, check=False)
     assert result.returncode == 2
-    assert result.stderr.startswith(f"dgq: error: merge: {a} and {other_ctx} hold runs of different settings (the root: "
-                                     "attribute ctx: different values (16 vs 32))")
+    assert result.stderr.startswith(
+        f"dgq: error: merge: {a} and {other_ctx} hold runs of different settings (the root: "
+        "attribute ctx: different values (16 vs 32))"
+    )
     assert result.stderr.count("\n") == 1
     # Same settings on the root, another text: the base run has another config hash.
     result = run_dgq(dgq_bin, "merge", out, a, other_text, check=False)
@@ -126,7 +168,10 @@ def test_files_of_different_kinds_are_refused(dgq_bin, tiny, tmp_path):
     p = run_passkey(dgq_bin, tiny, tmp_path / "p.h5", ["q8_0"])
     result = run_dgq(dgq_bin, "merge", tmp_path / "m.h5", a, p, check=False)
     assert result.returncode == 2
-    assert result.stderr == f"dgq: error: merge: {a} is a dgq-eval file and {p} a dgq-passkey-results file: merge files of one kind\n"
+    assert (
+        result.stderr
+        == f"dgq: error: merge: {a} is a dgq-eval file and {p} a dgq-passkey-results file: merge files of one kind\n"
+    )
     token_file = tiny["dir"] / "text-a.h5"
     result = run_dgq(dgq_bin, "merge", tmp_path / "m.h5", a, token_file, check=False)
     assert result.returncode == 2
@@ -158,5 +203,7 @@ def test_a_run_that_differs_between_inputs_is_refused(dgq_bin, tiny, tmp_path):
         f["runs/0"].attrs["accuracy"] = 0.25
     result = run_dgq(dgq_bin, "merge", tmp_path / "m.h5", a, b, check=False)
     assert result.returncode == 2
-    assert f"{a}: run 0 (q8_0) and {b}: run 0 (q8_0) are one configuration but differ: /runs/0: attribute " \
-           "accuracy: different values" in result.stderr
+    assert (
+        f"{a}: run 0 (q8_0) and {b}: run 0 (q8_0) are one configuration but differ: /runs/0: attribute "
+        "accuracy: different values" in result.stderr
+    )

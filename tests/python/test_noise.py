@@ -1,9 +1,10 @@
 """Noise injection and its token-level mask (/noise_mask)."""
+
 import numpy as np
 import pytest
 
-import export_trace
 from conftest import ENGLISH_PROSE
+from dgqtools import export_trace
 
 MARKER = "~"  # absent from ENGLISH_PROSE, so every '~' in the noisy text was inserted
 
@@ -64,7 +65,8 @@ def test_noise_mask_marks_exactly_the_tokens_that_contain_an_inserted_character(
 
 def test_clean_prompt_has_an_all_zero_mask(tokenizer):
     prompt = export_trace.tokenize_prompt(
-        tokenizer, ENGLISH_PROSE, np.zeros(len(ENGLISH_PROSE), dtype=bool), max_tokens=8192)
+        tokenizer, ENGLISH_PROSE, np.zeros(len(ENGLISH_PROSE), dtype=bool), max_tokens=8192
+    )
     assert prompt.noise_mask.dtype == np.uint8
     assert len(prompt.noise_mask) == len(prompt.tokens)
     assert not prompt.noise_mask.any()

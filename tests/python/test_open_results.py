@@ -1,6 +1,7 @@
 """dgq.open_results (python/dgq/results.py, docs/python.md "Files as numpy"): a replay results file
 and a trace read whole into numpy, equal to what h5py reads; missing, non-HDF5 and non-dgq files
 refused with dgq.InputError, one line naming the file. Run by the ctest python:bindings."""
+
 import h5py
 import numpy as np
 import pytest
@@ -31,8 +32,11 @@ def test_a_trace_reads_as_numpy_equal_to_h5py(dgq):
         assert r["text"] == f["text"][()].decode("utf-8")
         for key, value in f.attrs.items():
             got = r.attrs[key]
-            assert (np.array_equal(got, value) if isinstance(value, np.ndarray)
-                    else got == (value.decode() if isinstance(value, bytes) else value)), key
+            assert (
+                np.array_equal(got, value)
+                if isinstance(value, np.ndarray)
+                else got == (value.decode() if isinstance(value, bytes) else value)
+            ), key
     assert "layers/0/k" in r and "layers/9/k" not in r
     with pytest.raises(KeyError):
         r["layers/nope"]
@@ -55,9 +59,11 @@ def test_files_dgq_cannot_read_are_named(dgq, tmp_path):
     (tmp_path / "text.h5").write_text("not hdf5")
     with h5py.File(tmp_path / "other.h5", "w") as f:
         f.attrs["format"] = "someone-else"
-    cases = {tmp_path / "missing.h5": "missing.h5: no such file",
-             tmp_path / "text.h5": "text.h5: not an HDF5 file or truncated",
-             tmp_path / "other.h5": "other.h5: attribute 'format' is 'someone-else', not a dgq file"}
+    cases = {
+        tmp_path / "missing.h5": "missing.h5: no such file",
+        tmp_path / "text.h5": "text.h5: not an HDF5 file or truncated",
+        tmp_path / "other.h5": "other.h5: attribute 'format' is 'someone-else', not a dgq file",
+    }
     for path, expected in cases.items():
         with pytest.raises(dgq.InputError) as err:
             dgq.open_results(path)

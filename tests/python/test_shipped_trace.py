@@ -1,4 +1,5 @@
 """The real trace shipped in data/ for the tests and the demo (see data/README.md)."""
+
 import h5py
 
 from conftest import REPO_ROOT
@@ -10,8 +11,9 @@ SIZE_LIMIT_BYTES = 8 * 1024 * 1024  # "a few MB": the repository ships it
 
 
 def test_shipped_trace_follows_format_v1():
-    attrs, length, probes = check_model_trace(SHIPPED_TRACE, expect_kind="code",
-                                              expect_layer_ids=SHIPPED_LAYERS, expect_tokens=1024)
+    attrs, length, probes = check_model_trace(
+        SHIPPED_TRACE, expect_kind="code", expect_layer_ids=SHIPPED_LAYERS, expect_tokens=1024
+    )
     assert probes >= 16
 
 

@@ -2,12 +2,13 @@
 
 tests/fixtures/llama-cpp/tiny-<arch>.json holds what llama.cpp (the pinned llama-cpp-python sdist,
 tools/make-llama-fixture.sh --tiny-only; never in CI) computes on the tiny random Qwen2 and Qwen3
-GGUFs of tools/tiny_gguf.py with an F32 cache: per scored token of 2 chunks of 128 seeded random
+GGUFs of tools/tiny-gguf.py with an F32 cache: per scored token of 2 chunks of 128 seeded random
 token ids the target's log-probability and the top-8. Here the same GGUF is made again (its
 sha256 must be the fixture's), and `dgq eval --model` on it with the exact (fp32) cache must give
 the same log-probabilities. Tiny Qwen2 has Q/K/V biases and an untied
 output; tiny Qwen3 per-head Q/K RMSNorm, head_dim 32 on a hidden of 64 and an untied output.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -18,9 +19,9 @@ import numpy as np
 import pytest
 
 from conftest import REPO_ROOT
+from dgqtools.tiny_gguf import ARCHITECTURES, write_tiny_gguf
 from eval_support import run_dgq, write_token_file
 from llama_fixture_support import differences, log_softmax
-from tiny_gguf import ARCHITECTURES, write_tiny_gguf
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "llama-cpp"
 # Both sides compute in fp32 with an F32 cache; two layers. Measured (2026-12-03, 2 threads):
@@ -41,7 +42,8 @@ def test_the_gguf_made_again_is_the_one_llama_cpp_read(arch, tmp_path):
     doc = load(arch)
     path = tmp_path / "tiny.gguf"
     write_tiny_gguf(path, arch, seed=0)
-    assert doc["gguf"] == f"tools/tiny_gguf.py {arch} --seed 0"
+    # The command as the fixture recorded it: its script was tools/tiny_gguf.py then, tools/tiny-gguf.py now.
+    assert doc["gguf"].split()[1:] == [arch, "--seed", "0"]
     assert hashlib.sha256(path.read_bytes()).hexdigest() == doc["gguf_sha256"]
     rows = doc["scored"]
     ctx, chunks, first = doc["ctx"], doc["chunks"], doc["first_scored"]
@@ -62,8 +64,25 @@ def test_eval_log_probabilities_match_llama_cpp(dgq_bin, arch, tmp_path):
     text = tmp_path / "tokens.h5"
     write_token_file(text, doc["tokens"], f"tiny-{arch}-gguf", kind="llama-fixture")
     out = tmp_path / "r.h5"
-    run_dgq(dgq_bin, "eval", "--model", model, "--text", text, "--ctx", doc["ctx"], "--chunks", doc["chunks"],
-            "--base", "fp32", "--scheme", "fp32", "--save-logits", "-o", out)
+    run_dgq(
+        dgq_bin,
+        "eval",
+        "--model",
+        model,
+        "--text",
+        text,
+        "--ctx",
+        doc["ctx"],
+        "--chunks",
+        doc["chunks"],
+        "--base",
+        "fp32",
+        "--scheme",
+        "fp32",
+        "--save-logits",
+        "-o",
+        out,
+    )
     with h5py.File(out, "r") as f:
         assert f.attrs["add_bos"] == 0  # no_vocab: llama.cpp adds no BOS either
         lp = log_softmax(np.asarray(f["runs"]["0"]["logits"]))
@@ -71,8 +90,10 @@ def test_eval_log_probabilities_match_llama_cpp(dgq_bin, arch, tmp_path):
     assert lp.shape == (len(rows), doc["vocab_size"])
     diff = differences(lp, rows)
     d_target, d_top, kld, top_ids = diff["target"], diff["top"], diff["kld"], diff["top_ids"]
-    summary = (f"tiny {arch}: target max |d| {d_target.max():.3g}, mean {d_target.mean():.3g}; "
-               f"top-8 max |d| {d_top.max():.3g}; top-8 KLD mean {kld.mean():.3g}")
+    summary = (
+        f"tiny {arch}: target max |d| {d_target.max():.3g}, mean {d_target.mean():.3g}; "
+        f"top-8 max |d| {d_top.max():.3g}; top-8 KLD mean {kld.mean():.3g}"
+    )
     print(summary)
     assert d_target.max() <= TOLERANCES["target"], summary
     assert d_target.mean() <= TOLERANCES["mean_target"], summary

@@ -3,7 +3,7 @@
 
 - On the shipped SmolLM2 (byte-level BPE, pre-tokenizer "smollm") and Gemma 3 (SentencePiece BPE
   with user-defined whitespace tokens) GGUFs, the ids equal llama.cpp's on the fixture's texts
-  (tests/fixtures/llama-cpp/texts.json), and those of the Python tokenizers (tools/make_eval_texts.py,
+  (tests/fixtures/llama-cpp/texts.json), and those of the Python tokenizers (tools/make-eval-texts.py,
   themselves pinned to llama.cpp) on the whole texts of data/'s real traces and on a text of
   Chinese, accents, emoji, digits, tabs, space and newline runs.
 - `dgq eval --text-file T.txt` scores what `dgq eval --text` scores with the token file
@@ -12,6 +12,7 @@
   --text-file with --task passkey, no text at all.
 By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k tokenize
 """
+
 import json
 
 import h5py
@@ -19,14 +20,16 @@ import numpy as np
 import pytest
 
 from conftest import REPO_ROOT
+from dgqtools.tiny_gguf import write_tiny_gguf
 from eval_support import SHIPPED_GGUF_NAMES, run_dgq, shipped_gguf
-from tiny_gguf import write_tiny_gguf
 
 pytestmark = pytest.mark.needs_dgq
 MODELS = ("smollm2", "gemma3")
 FIXTURE = REPO_ROOT / "tests" / "fixtures" / "llama-cpp" / "texts.json"
-MIXED = ("Ünïcödé café — naïve résumé.\n\n\n床前明月光，疑是地上霜。 🙂👍🏽 x=12345;\ty\t\t= 3.14159\n"
-         "    indented    with   runs of spaces\r\n<b>bold</b> it's they'll we'd I'M 2024-12-03\n")
+MIXED = (
+    "Ünïcödé café — naïve résumé.\n\n\n床前明月光，疑是地上霜。 🙂👍🏽 x=12345;\ty\t\t= 3.14159\n"
+    "    indented    with   runs of spaces\r\n<b>bold</b> it's they'll we'd I'M 2024-12-03\n"
+)
 
 
 def tokenize(dgq_bin, model: str, text: str, tmp_path) -> list[int]:
@@ -38,7 +41,7 @@ def tokenize(dgq_bin, model: str, text: str, tmp_path) -> list[int]:
 
 def first_difference(got, want) -> str:
     at = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
-    return f"{len(got)} ids vs {len(want)}, first difference at {at}: {got[at:at + 5]} vs {want[at:at + 5]}"
+    return f"{len(got)} ids vs {len(want)}, first difference at {at}: {got[at : at + 5]} vs {want[at : at + 5]}"
 
 
 @pytest.mark.parametrize("model", MODELS)
@@ -87,17 +90,37 @@ def test_refusals_name_what_is_missing(dgq_bin, tmp_path):
     model_file = REPO_ROOT / "models" / "smollm2-135m.h5"
     base = ("--ctx", 32, "--scheme", "q8_0", "-o", tmp_path / "never.h5")
     cases = {
-        "model file": (("eval", "--model", model_file, "--text-file", source, *base),
-                       "only a GGUF holds; " + str(model_file) + " is not a GGUF"),
-        "no vocabulary": (("tokenize", "--model", tmp_path / "tiny.gguf", "--text-file", source),
-                          "tokenizer.ggml.model 'no_vocab': dgq tokenizes text only for gpt2"),
-        "passkey": (("eval", "--task", "passkey", "--model", shipped_gguf("smollm2"), "--text-file", source,
-                     "-o", tmp_path / "never.h5"), "--text-file: not used by --task passkey"),
+        "model file": (
+            ("eval", "--model", model_file, "--text-file", source, *base),
+            "only a GGUF holds; " + str(model_file) + " is not a GGUF",
+        ),
+        "no vocabulary": (
+            ("tokenize", "--model", tmp_path / "tiny.gguf", "--text-file", source),
+            "tokenizer.ggml.model 'no_vocab': dgq tokenizes text only for gpt2",
+        ),
+        "passkey": (
+            (
+                "eval",
+                "--task",
+                "passkey",
+                "--model",
+                shipped_gguf("smollm2"),
+                "--text-file",
+                source,
+                "-o",
+                tmp_path / "never.h5",
+            ),
+            "--text-file: not used by --task passkey",
+        ),
         "no text": (("eval", "--model", shipped_gguf("smollm2"), *base), "give the text: --text TOKENS.h5"),
-        "empty": (("tokenize", "--model", shipped_gguf("smollm2"), "--text-file", tmp_path / "empty.txt"),
-                  "empty.txt: the text file is empty"),
-        "latin-1": (("tokenize", "--model", shipped_gguf("smollm2"), "--text-file", tmp_path / "latin1.txt"),
-                    "latin1.txt: not UTF-8: byte 3 does not start a valid sequence"),
+        "empty": (
+            ("tokenize", "--model", shipped_gguf("smollm2"), "--text-file", tmp_path / "empty.txt"),
+            "empty.txt: the text file is empty",
+        ),
+        "latin-1": (
+            ("tokenize", "--model", shipped_gguf("smollm2"), "--text-file", tmp_path / "latin1.txt"),
+            "latin1.txt: not UTF-8: byte 3 does not start a valid sequence",
+        ),
     }
     (tmp_path / "latin1.txt").write_bytes("caf\u00e9 au lait".encode("latin-1"))
     write_tiny_gguf(tmp_path / "tiny.gguf", "qwen2", seed=1)

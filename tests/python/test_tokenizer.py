@@ -1,4 +1,5 @@
 """The byte-level BPE tokenizer rebuilt from the GGUF metadata."""
+
 import pytest
 
 from conftest import CXX_HEADER, ENGLISH_PROSE

@@ -2,6 +2,7 @@
 hand-written text must fail unless a generated fragment holds it; generated blocks and code spans
 are not hand-written. By hand: tests/python/run_pytest.sh -k unquoted
 """
+
 import subprocess
 import sys
 
@@ -27,8 +28,7 @@ def test_a_typed_percentage_fails_too(tmp_path):
 
 
 def test_figures_inside_generated_blocks_and_code_spans_are_not_hand_written(tmp_path):
-    text = ("<!-- BEGIN demo -->\nKL 0.123456789\n<!-- END demo -->\n"
-            "Run `dgq memory --tokens 0.123456789`.\n")
+    text = "<!-- BEGIN demo -->\nKL 0.123456789\n<!-- END demo -->\nRun `dgq memory --tokens 0.123456789`.\n"
     result = check(tmp_path, text)
     assert result.returncode == 0, result.stdout
 

@@ -1,4 +1,7 @@
 """Checks that a file follows dgq trace format v1 as the SmolLM2 exporter writes it."""
+
+from typing import Any
+
 import h5py
 import numpy as np
 
@@ -57,13 +60,18 @@ def check_model_trace(path, *, expect_kind=None, expect_layer_ids=None, expect_t
 
 def datasets_and_attrs(path):
     """Every dataset's bytes and every attribute of a trace, for byte-level comparisons."""
-    contents = {}
+    contents: dict[str, Any] = {}
     with h5py.File(path, "r") as f:
         contents["/attrs"] = {k: np.asarray(v).tobytes() if not isinstance(v, str) else v for k, v in f.attrs.items()}
 
         def visit(name, obj):
             if isinstance(obj, h5py.Dataset):
                 value = obj[()]
-                contents[name] = (obj.dtype.str, obj.shape, value if isinstance(value, bytes) else np.asarray(value).tobytes())
+                contents[name] = (
+                    obj.dtype.str,
+                    obj.shape,
+                    value if isinstance(value, bytes) else np.asarray(value).tobytes(),
+                )
+
         f.visititems(visit)
     return contents

@@ -247,7 +247,7 @@ TEST_CASE("dgq3: the window mean lowers the error of keys with a shared componen
 
 TEST_CASE("dgq3: the Lloyd-Max grid lowers the error at 2-5 bits and leaves 6-8-bit codes alone (rule W8)",
           "[scheme][dgq3][grid]") {
-  // Gaussian rows, the law the grid was fitted to (tools/dgq3_grids.py); on the shipped SmolLM2
+  // Gaussian rows, the law the grid was fitted to (tools/dgq3-grids.py); on the shipped SmolLM2
   // trace the grid raises K and V SNR by 0.5-0.9 dB at every width (docs/spec.md rule W8).
   const OwnedTensor x = tensor_from(gaussian_values(512 * 128, 33), 512, 128, DType::f32);
   const auto error = [&](const std::string& spec, TensorRole role) {

@@ -149,7 +149,7 @@ TEST_CASE("the trace writer stores K and V contiguous and unfiltered; deflated t
     H5Dclose(ds);
   }
   H5Fclose(file);
-  // The shipped traces were written with shuffle + deflate (tools/export_trace.py) and still read.
+  // The shipped traces were written with shuffle + deflate (tools/export-trace.py) and still read.
   sim::TraceReader shipped(std::string(DGQ_SOURCE_DIR) + "/data/smollm2-code-1k.h5");
   CHECK(shipped.read_layer(0).k.tokens == shipped.meta().tokens);
 }

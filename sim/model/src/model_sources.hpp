@@ -1,6 +1,6 @@
 #pragma once
 // The two places a model comes from (docs/model-format.md): a dgq model file (HDF5, written by
-// tools/export_model.py) and a GGUF file read directly. load_model() and read_model_config()
+// tools/export-model.py) and a GGUF file read directly. load_model() and read_model_config()
 // choose by the file's magic; both give the same ModelConfig checks.
 #include <string>
 

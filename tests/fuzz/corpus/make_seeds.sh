@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Writes the generated seeds of the committed fuzz corpus, tests/fuzz/corpus/<target>/seed-*:
 # small files of every kind the fuzz targets read, written by dgq itself (gen-trace, compress,
-# replay, eval) and, for the model and token files, by write_seed_files.py (tools/export_model.py's
+# replay, eval) and, for the model and token files, by write_seed_files.py (tools/export-model.py's
 # writer). They replace the seeds tools/sanitize-and-fuzz.sh used to make on every run, so that
 # the regression corpus is the same bytes on every machine. Rerun it after a change to a file
 # format, check that the files stay small (a few KB to ~60 KB each), and commit the result;

@@ -2,7 +2,7 @@
 // TurboQuant_mse (Zandieh, Daliri, Hadian, Mirrokni, arXiv 2504.19874, Algorithm 1), the pieces
 // the scheme `turboquant:bits=b,seed=s` is made of: a random orthogonal rotation drawn from a
 // seed, a per-token L2 norm, and the Lloyd-Max codebook of the rotated coordinates
-// (tools/turboquant_codebook.py). docs/schemes.md cites the paper; docs/spec.md fixes the bits.
+// (tools/turboquant-codebook.py). docs/schemes.md cites the paper; docs/spec.md fixes the bits.
 #include <cstdint>
 #include <vector>
 

@@ -1,5 +1,5 @@
 // Passkey task files (format "dgq-passkey" v1, docs/eval.md "The passkey task"), written by
-// tools/make_passkey.py. Everything the run indexes with is checked here, so a damaged or
+// tools/make-passkey.py. Everything the run indexes with is checked here, so a damaged or
 // hand-edited file fails with one line naming the file, dataset and index, never out of range.
 #include <cmath>
 

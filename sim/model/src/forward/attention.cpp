@@ -3,7 +3,7 @@
 // yet when the query's token was appended). Two arithmetics:
 //
 // - row_exact: one query at a time, scores by dot_fixed in key order, the softmax of the numpy
-//   pass in tools/export_trace.py (double sum, terms below e^-80 dropped), values accumulated in
+//   pass in tools/export-trace.py (double sum, terms below e^-80 dropped), values accumulated in
 //   key order. What every row computes does not depend on the batch; it is the proof mode.
 // - blocked: query blocks of kQueryBlock rows against key tiles of kKeyTile keys, with an online
 //   softmax (running maximum and sum per row, the partial output rescaled when the maximum

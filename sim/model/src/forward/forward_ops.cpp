@@ -1,5 +1,5 @@
 // The forward pass's operations (forward_ops.hpp), the C++ twin of the numpy pass in
-// tools/export_trace.py: same operation order where it matters (RMSNorm divides by
+// tools/export-trace.py: same operation order where it matters (RMSNorm divides by
 // sqrt(mean(x^2) + eps) then scales; RoPE angles in double rounded to float; queries scaled
 // before Q K^T), so logits agree to ~1e-6 relative. Attention is in attention.cpp.
 #include "forward/forward_ops.hpp"

@@ -1,6 +1,6 @@
 // A GGUF model read straight into the runner's fp32 weights: the settings from its metadata as
 // llama.cpp reads them (src/llama-model.cpp), the tensors decoded with ggml's rules, and every
-// setting the runner does not implement refused by its GGUF name. tools/export_model.py makes
+// setting the runner does not implement refused by its GGUF name. tools/export-model.py makes
 // the same model file from the same GGUF; tests/python/test_eval_gguf.py holds the two equal.
 #include <cmath>
 #include <cstdio>
@@ -21,7 +21,7 @@ const char* const kArchitectures[] = {"llama", "gemma3", "qwen2", "qwen3"};
 
 // llama.cpp's 27B Gemma 3 (62 layers) scales queries by 1/sqrt(hidden / heads) (its
 // query_pre_attn_scalar), every other size by 1/sqrt(head_dim); the runner implements only the
-// latter (tools/export_model.py, GEMMA3_27B_BLOCK_COUNT).
+// latter (tools/export-model.py, GEMMA3_27B_BLOCK_COUNT).
 constexpr std::int64_t kGemma3_27bBlockCount = 62;
 
 std::string architecture_of(const gguf::File& f) {
@@ -67,7 +67,7 @@ std::vector<std::string> unimplemented_settings(const gguf::File& f, const Model
   return found;
 }
 
-// What llama.cpp hard-codes per architecture (tools/export_model.py llama_extras, gemma3_extras).
+// What llama.cpp hard-codes per architecture (tools/export-model.py llama_extras, gemma3_extras).
 void set_architecture_rules(const gguf::File& f, ModelConfig& c) {
   if (c.architecture == "gemma3") {
     c.activation = "gelu-tanh";
@@ -203,7 +203,7 @@ class TensorReader {
 }  // namespace
 
 std::string gguf_model_name(const gguf::File& f) {
-  // Unnamed: the file's name without its extension (as tools/export_model.py names it).
+  // Unnamed: the file's name without its extension (as tools/export-model.py names it).
   std::string stem = f.path().substr(f.path().find_last_of('/') + 1);
   stem = stem.substr(0, stem.find_last_of('.'));
   return f.string_value("general.name", stem);

@@ -1,7 +1,7 @@
 #pragma once
 // The ggml tensor types a GGUF model's weights come in, decoded to fp32 with ggml's own rules
 // (ggml-quants.c dequantize_row_*, ggml_fp16_to_fp32, ggml_bf16_to_fp32), which are also those
-// of the gguf package's numpy port (gguf/quants.py) that tools/export_model.py used: a model read
+// of the gguf package's numpy port (gguf/quants.py) that tools/export-model.py used: a model read
 // straight from its GGUF gets the same fp32 weights, bit for bit, as its exported model file
 // (tests/python/test_eval_gguf.py). Every product is written as ggml writes it, evaluated left
 // to right without contraction (the build has -ffp-contract=off).

@@ -1,5 +1,5 @@
 // Plain text tokenized with a GGUF model's own tokenizer (tokenizer/), in place of a token file
-// made by tools/make_eval_texts.py (`dgq eval --text-file`, `dgq tokenize`).
+// made by tools/make-eval-texts.py (`dgq eval --text-file`, `dgq tokenize`).
 #include <fstream>
 #include <iterator>
 #include <sstream>

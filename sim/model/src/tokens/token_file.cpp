@@ -1,4 +1,4 @@
-// Token files (format "dgq-tokens" v1, docs/eval.md), written by tools/make_eval_texts.py and
+// Token files (format "dgq-tokens" v1, docs/eval.md), written by tools/make-eval-texts.py and
 // `dgq tokenize`.
 #include "dgq/errors.hpp"
 #include "dgq/sim/model/tokens.hpp"

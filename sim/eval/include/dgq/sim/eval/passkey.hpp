@@ -14,7 +14,7 @@
 
 namespace dgq::sim {
 
-// ---- Task files (format "dgq-passkey" v1, tools/make_passkey.py) ---------------------------
+// ---- Task files (format "dgq-passkey" v1, tools/make-passkey.py) ---------------------------
 struct PasskeyTask {
   std::string model;  // the tokenizer's model name; must equal the model file's
   std::string tokenizer_id;  // the tokenizer's identity, empty in older files (model/tokenizer_id.hpp)

@@ -1,7 +1,7 @@
 #pragma once
 // A decoder-only language model for `dgq eval`, in fp32: the llama family (SmolLM2), Qwen 2
 // and 3, and Gemma 3. Its settings and weights come from a dgq model file (docs/model-format.md,
-// written by tools/export_model.py) or a GGUF read directly; forward.hpp runs it.
+// written by tools/export-model.py) or a GGUF read directly; forward.hpp runs it.
 #include <cstdint>
 #include <string>
 #include <vector>
