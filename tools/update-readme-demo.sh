@@ -36,7 +36,7 @@ out.append("```")
 print("\n".join(out))
 PY
 )"
-.venv/bin/python - "$block" <<'PY'
+PYTHONPATH="$PWD/tools${PYTHONPATH:+:$PYTHONPATH}" .venv/bin/python - "$block" <<'PY'
 import sys
 from pathlib import Path
 
