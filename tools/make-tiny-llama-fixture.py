@@ -3,7 +3,7 @@
 the fixture that pins `dgq eval`'s qwen2 and qwen3 paths (Q/K/V biases, per-head Q/K RMSNorm,
 head_dim apart from hidden / heads, untied output) to llama.cpp, as tools/make-llama-fixture.py
 pins SmolLM2 and Gemma 3. No real Qwen GGUF ships in a PyPI package this project pins; a random
-model checks the forward pass as well as a trained one (issue 29). Called by
+model checks the forward pass as well as a trained one. Called by
 tools/make-llama-fixture.sh, which builds the tool; run that script.
 
 Writes OUTDIR/tiny-<arch>.json: the GGUF's arguments and sha256 (the test makes the GGUF again

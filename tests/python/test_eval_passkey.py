@@ -374,7 +374,7 @@ def test_perplexity_still_requires_ctx(dgq_bin, tiny):
 
 
 def test_an_existing_output_is_refused_before_any_work_unless_forced(dgq_bin, tiny):
-    """Before (issue 49) a rerun replaced the file, and every run in it, without a word."""
+    """A rerun once replaced the file, and every run in it, without a word."""
     task = write_task(tiny["dir"] / "exists-task.h5", tiny, [[5], [6, 7], [8]])
     out = tiny["dir"] / "exists.h5"
     args = ["eval", "--task", "passkey", "--model", tiny["model"], "--text", task, "-o", out, *THREADS, "--scheme"]

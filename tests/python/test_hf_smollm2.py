@@ -10,7 +10,7 @@ a per-token format depends on the fp32 arithmetic order of the forward pass itse
 round which way): dgq eval's own KLD moves by 8-21 % between its fast and its row-exact
 arithmetic (q8_0 1.32e-3 vs 1.59e-3, q4_0:rot=hadamard 0.179 vs 0.152, measured 2026-12-03), and
 transformers is a third order. KIVI's KLD moved by 0.03 % while its raw rows were held in fp32; held
-in fp16 (rule C9, 2026-12-07) it moves by 1.2 % (5.04e-1 vs 4.99e-1): a last-bit difference of
+in fp16 (rule C9) it moves by 1.2 % (5.04e-1 vs 4.99e-1): a last-bit difference of
 an fp32 key can now move a raw row by one fp16 step. The figures are printed (pytest -s)
 for docs/python.md, and written as the fragment docs/results/hf-agreement.md by
 `tests/python/run_hf_tests.sh --smollm2 --update-docs` (DGQ_HF_FRAGMENT names the file).

@@ -2,7 +2,7 @@
 docs/results-format.md ("Merging eval and passkey results"): every run of every input is kept,
 each configuration once, renumbered /runs/0, 1, ... with the base first, and the merged file
 exports like any eval file. Files of other settings, another text or another kind are refused
-with one line naming both files. Before (issue 49), merge read these files as replay results:
+with one line naming both files. Merge once read these files as replay results:
 their runs have no `complete` flag, so it kept none ("0 run(s), 6 incomplete run(s) skipped"),
 exited 0, and the file it wrote could not be exported.
 By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k merge_eval

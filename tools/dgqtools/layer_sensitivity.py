@@ -1,5 +1,5 @@
 """Per-layer sensitivity of a model's KV cache, and the layer plans it buys (docs/eval.md, "Layer
-plans"; GitHub issue 25: bits by measured sensitivity, as KVTuner allocates them).
+plans": bits by measured sensitivity, as KVTuner allocates them).
 
     tools/layer-sensitivity.py --model M.h5 --text T1.h5 [--text T2.h5 ...] [--window 6144,512] \\
         --ctx 512 [--chunks 4] [--keys pre-rope] --level SPEC0 --level SPEC1 ... --budget 4.0 [--budget 3.5] \\

@@ -174,7 +174,7 @@ def load_eval_summaries(folder: Path, allow_mixed: bool = False) -> list[dict]:
 
 
 # What a run held its raw rows in (docs/spec.md rule C9) when it does not say: the runner's fp32,
-# the only dtype before `--raw-dtype` (2026-12-07).
+# the only dtype before `--raw-dtype`.
 RAW_DTYPE_BEFORE_THE_OPTION = "f32"
 RAW_DTYPE_WORDS = {"f16": "fp16", "bf16": "bf16", "f32": "fp32"}
 
