@@ -13,12 +13,16 @@ endif()
 # And the direction between the simulator's libraries (sim/<name>/, sim/CMakeLists.txt):
 #   - a library includes the public headers (dgq/sim/<other>/...) only of the libraries below
 #     it in DGQ_SIM_LIBRARY_USES, never another library's private headers (its src/), never cli/.
+# And the size of a file: no C++, CUDA, Python or shell source over DGQ_MAX_SOURCE_LINES lines
+# (tests included; test data under tests/fixtures and notebooks, whose JSON lines are not source
+# lines, are not counted), except the files listed in DGQ_LONG_FILES_PENDING.
 # Checked at configure time (cuda/CMakeLists.txt, cpu/CMakeLists.txt) and by the ctests
 # layout:*, which run this file as a script:
 #   cmake -DCUDA_DIR=... -DREFERENCE_DIR=... -P cmake/DgqLayoutCheck.cmake   (cuda/ vs reference/)
 #   cmake -DRULES=all -DSOURCE_DIR=... -P cmake/DgqLayoutCheck.cmake          (every rule)
 #   cmake -DRULES=no-simd -DREFERENCE_DIR=... -P ...                          (one rule)
 #   cmake -DRULES=sim-libraries -DSIM_DIR=... -P ...                          (one rule)
+#   cmake -DRULES=file-length -DSOURCE_DIR=... -P ...                          (one rule)
 
 # The #include lines of every source under dir that name a header of `other` (by its path
 # under other/include or other/src, as "dgq/dgq.hpp" or "schemes/tensor_io.hpp") or a relative
@@ -158,6 +162,47 @@ function(dgq_check_sim_libraries sim_dir)
   endif()
 endfunction()
 
+# The source size rule. DGQ_LONG_FILES_PENDING holds the files still over the limit that wait
+# for their split at their seams; the change that splits one removes its entry, and an entry
+# whose file is within the limit (or gone) fails the check, so the list cannot go stale.
+set(DGQ_MAX_SOURCE_LINES 450)
+set(DGQ_LONG_FILES_PENDING
+    tests/cpu/test_decode_attention.cpp
+    cpu/src/decode_attention_chunk.cpp
+    bench/ggml/decode_side_by_side.cpp)
+function(dgq_check_file_lengths source_dir)
+  set(sources)
+  foreach(top core reference cpu cuda sim bench tests tools experiments python)
+    file(GLOB_RECURSE found LIST_DIRECTORIES false RELATIVE "${source_dir}"
+         "${source_dir}/${top}/*.cpp" "${source_dir}/${top}/*.hpp" "${source_dir}/${top}/*.h"
+         "${source_dir}/${top}/*.cu" "${source_dir}/${top}/*.cuh" "${source_dir}/${top}/*.py"
+         "${source_dir}/${top}/*.sh")
+    list(APPEND sources ${found})
+  endforeach()
+  list(FILTER sources EXCLUDE REGEX "^tests/fixtures/|/__pycache__/")
+  set(violations "")
+  foreach(path IN LISTS sources)
+    file(READ "${source_dir}/${path}" text)
+    string(REGEX MATCHALL "\n" newlines "${text}")
+    list(LENGTH newlines lines)
+    if(path IN_LIST DGQ_LONG_FILES_PENDING)
+      if(lines LESS_EQUAL DGQ_MAX_SOURCE_LINES)
+        string(APPEND violations "\n  ${path}: ${lines} lines, within the limit: remove it from DGQ_LONG_FILES_PENDING")
+      endif()
+    elseif(lines GREATER DGQ_MAX_SOURCE_LINES)
+      string(APPEND violations "\n  ${path}: ${lines} lines (at most ${DGQ_MAX_SOURCE_LINES}: split it at its seams)")
+    endif()
+  endforeach()
+  foreach(path IN LISTS DGQ_LONG_FILES_PENDING)
+    if(NOT EXISTS "${source_dir}/${path}")
+      string(APPEND violations "\n  ${path}: listed in DGQ_LONG_FILES_PENDING but gone: remove the entry")
+    endif()
+  endforeach()
+  if(violations)
+    message(FATAL_ERROR "files over the size limit:${violations}")
+  endif()
+endfunction()
+
 # dgq_cuda must not link dgq_reference (directly or through its archive).
 function(dgq_check_cuda_links)
   foreach(target dgq_cuda dgq_cuda_archive)
@@ -179,6 +224,7 @@ if(CMAKE_SCRIPT_MODE_FILE)
     dgq_check_backends_apart("${SOURCE_DIR}/cpu" "${SOURCE_DIR}/cuda")
     dgq_check_no_simd("${SOURCE_DIR}/reference")
     dgq_check_sim_libraries("${SOURCE_DIR}/sim")
+    dgq_check_file_lengths("${SOURCE_DIR}")
     message(STATUS "layout: every rule holds")
   elseif(RULES STREQUAL "reference-independent")
     dgq_check_reference_independent("${REFERENCE_DIR}" "${CPU_DIR}" "${CUDA_DIR}")
@@ -187,7 +233,10 @@ if(CMAKE_SCRIPT_MODE_FILE)
   elseif(RULES STREQUAL "sim-libraries")
     dgq_check_sim_libraries("${SIM_DIR}")
     message(STATUS "sim/: every library includes only the libraries it may use")
+  elseif(RULES STREQUAL "file-length")
+    dgq_check_file_lengths("${SOURCE_DIR}")
+    message(STATUS "no source over ${DGQ_MAX_SOURCE_LINES} lines but the pending ones")
   else()
-    message(FATAL_ERROR "RULES=${RULES}: expected all, reference-independent, no-simd or sim-libraries")
+    message(FATAL_ERROR "RULES=${RULES}: expected all, reference-independent, no-simd, sim-libraries or file-length")
   endif()
 endif()
