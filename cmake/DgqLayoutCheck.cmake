@@ -165,7 +165,11 @@ endfunction()
 # The source size rule. DGQ_LONG_FILES_PENDING holds the files still over the limit that wait
 # for their split at their seams; the change that splits one removes its entry, and an entry
 # whose file is within the limit (or gone) fails the check, so the list cannot go stale.
-set(DGQ_MAX_SOURCE_LINES 450)
+# The limit; a fixture test passes a small one (-DDGQ_MAX_SOURCE_LINES=10) so that its too-long
+# file stays short.
+if(NOT DEFINED DGQ_MAX_SOURCE_LINES)
+  set(DGQ_MAX_SOURCE_LINES 450)
+endif()
 set(DGQ_LONG_FILES_PENDING
     tests/cpu/test_decode_attention.cpp
     cpu/src/decode_attention_chunk.cpp
