@@ -4,6 +4,7 @@
 #include "fast_kernels.hpp"
 
 #include "dgq/element_rules.hpp"
+#include "dgq/kernels/uniform_nibble_rows.hpp"
 
 #if defined(__AVX2__)
 #include <immintrin.h>
@@ -54,104 +55,76 @@ __m256i eight_codes_clamped(__m256 x, __m256 lo, __m256 inv, __m256 top) {
 }
 #endif
 
-template <class Src, class Lo, class Inv>
-void nibbles(Src x, std::int64_t n, Lo lo_at, Inv inv_at, int levels, int offset, std::uint8_t* out) {
-  std::int64_t j = 0;
+// Sixteen codes per AVX2 step, the scalar walk for the tail. The sources add their vector
+// loads to the scalar ones (F16C or a shift widens fp16/bf16 exactly).
+struct Avx2Walk {
+  struct FloatSrc : schemes::nibble_sources::Float {
 #if defined(__AVX2__)
-  const __m256 top = _mm256_set1_ps(static_cast<float>(levels));
-  const __m256i add = _mm256_set1_epi32(offset);
-  for (; j + 16 <= n; j += 16) {
-    const __m256i a = _mm256_add_epi32(eight_codes_clamped(x.v(j), lo_at.v(j), inv_at.v(j), top), add);
-    const __m256i b = _mm256_add_epi32(eight_codes_clamped(x.v(j + 8), lo_at.v(j + 8), inv_at.v(j + 8), top), add);
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + j / 2), sixteen_nibbles(a, b));
-  }
+    __m256 v(std::int64_t j) const { return _mm256_loadu_ps(p + j); }
 #endif
-  for (; j + 2 <= n; j += 2) {
-    const unsigned c0 = uniform_code(x.s(j), lo_at.s(j), inv_at.s(j), levels) + offset;
-    const unsigned c1 = uniform_code(x.s(j + 1), lo_at.s(j + 1), inv_at.s(j + 1), levels) + offset;
-    out[j / 2] = static_cast<std::uint8_t>(c0 | c1 << 4);
-  }
-}
-
-// Where nibbles reads its values: fp32, or fp16/bf16 widened exactly (F16C / a shift).
-struct FloatSrc {
-  const float* p;
-  float s(std::int64_t j) const { return p[j]; }
-#if defined(__AVX2__)
-  __m256 v(std::int64_t j) const { return _mm256_loadu_ps(p + j); }
-#endif
-};
-struct HalfSrc {
-  const std::uint16_t* p;
-  float s(std::int64_t j) const { return rules::half_to_float(p[j]); }
+  };
+  struct HalfSrc : schemes::nibble_sources::Half {
 #if defined(__AVX2__) && defined(__F16C__)
-  __m256 v(std::int64_t j) const { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + j))); }
+    __m256 v(std::int64_t j) const { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + j))); }
 #elif defined(__AVX2__)
-  __m256 v(std::int64_t j) const {
-    alignas(32) float f[8];
-    for (int k = 0; k < 8; ++k) f[k] = s(j + k);
-    return _mm256_load_ps(f);
-  }
+    __m256 v(std::int64_t j) const {
+      alignas(32) float f[8];
+      for (int k = 0; k < 8; ++k) f[k] = s(j + k);
+      return _mm256_load_ps(f);
+    }
 #endif
-};
-struct Bf16Src {
-  const std::uint16_t* p;
-  float s(std::int64_t j) const { return rules::bf16_to_float(p[j]); }
+  };
+  struct Bf16Src : schemes::nibble_sources::Bf16 {
 #if defined(__AVX2__)
-  __m256 v(std::int64_t j) const {
-    const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + j)));
-    return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
-  }
+    __m256 v(std::int64_t j) const {
+      const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + j)));
+      return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+    }
 #endif
-};
+  };
+  struct PerChannel : schemes::nibble_sources::PerChannel {
+#if defined(__AVX2__)
+    __m256 v(std::int64_t j) const { return _mm256_loadu_ps(p + j); }
+#endif
+  };
+  struct Broadcast : schemes::nibble_sources::Broadcast {
+#if defined(__AVX2__)
+    __m256 x8 = _mm256_set1_ps(x);
+    __m256 v(std::int64_t) const { return x8; }
+#endif
+  };
 
-struct PerChannel {
-  const float* p;
-  float s(std::int64_t j) const { return p[j]; }
+  template <class Src, class Lo, class Inv>
+  static void nibbles(Src x, std::int64_t n, Lo lo_at, Inv inv_at, int levels, int offset, std::uint8_t* out) {
+    std::int64_t j = 0;
 #if defined(__AVX2__)
-  __m256 v(std::int64_t j) const { return _mm256_loadu_ps(p + j); }
+    const __m256 top = _mm256_set1_ps(static_cast<float>(levels));
+    const __m256i add = _mm256_set1_epi32(offset);
+    for (; j + 16 <= n; j += 16) {
+      const __m256i a = _mm256_add_epi32(eight_codes_clamped(x.v(j), lo_at.v(j), inv_at.v(j), top), add);
+      const __m256i b = _mm256_add_epi32(eight_codes_clamped(x.v(j + 8), lo_at.v(j + 8), inv_at.v(j + 8), top), add);
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + j / 2), sixteen_nibbles(a, b));
+    }
 #endif
+    schemes::scalar_nibbles(x, j, n, lo_at, inv_at, levels, offset, out);
+  }
 };
-struct Broadcast {
-  float x;
-#if defined(__AVX2__)
-  __m256 x8 = _mm256_set1_ps(x);
-  __m256 v(std::int64_t) const { return x8; }
-#endif
-  float s(std::int64_t) const { return x; }
-};
+using Rows = schemes::UniformNibbleRows<Avx2Walk>;
 
 }  // namespace
 
 void uniform_nibbles_per_channel(const float* x, std::int64_t n, const float* lo, const float* inv, int levels,
                                  int offset, std::uint8_t* out) {
-  nibbles(FloatSrc{x}, n, PerChannel{lo}, PerChannel{inv}, levels, offset, out);
+  Rows::per_channel(x, n, lo, inv, levels, offset, out);
 }
 
 void uniform_nibbles(const float* x, std::int64_t n, float lo, float inv, int levels, int offset, std::uint8_t* out) {
-  nibbles(FloatSrc{x}, n, Broadcast{lo}, Broadcast{inv}, levels, offset, out);
-}
-
-template <class Lo, class Inv>
-void nibbles_from(const void* src, DType dt, std::int64_t n, Lo lo, Inv inv, int levels, int offset,
-                  std::uint8_t* out) {
-  switch (dt) {
-    case DType::f16:
-      return nibbles(HalfSrc{static_cast<const std::uint16_t*>(src)}, n, lo, inv, levels, offset, out);
-    case DType::bf16:
-      return nibbles(Bf16Src{static_cast<const std::uint16_t*>(src)}, n, lo, inv, levels, offset, out);
-    case DType::f32:
-      return nibbles(FloatSrc{static_cast<const float*>(src)}, n, lo, inv, levels, offset, out);
-  }
+  Rows::one_range(x, n, lo, inv, levels, offset, out);
 }
 
 void uniform_nibbles_row(const void* src, DType dt, std::int64_t n, const float* lo, const float* inv,
                          bool per_channel, int levels, int offset, std::uint8_t* out) {
-  if (per_channel) {
-    nibbles_from(src, dt, n, PerChannel{lo}, PerChannel{inv}, levels, offset, out);
-  } else {
-    nibbles_from(src, dt, n, Broadcast{lo[0]}, Broadcast{inv[0]}, levels, offset, out);
-  }
+  Rows::row(src, dt, n, lo, inv, per_channel, levels, offset, out);
 }
 
 MinMax min_max(const float* x, std::int64_t n) {

@@ -12,17 +12,9 @@ namespace {
 
 constexpr int kThreads = 256;
 
-struct DequantizeArgs {
-  std::int64_t elements, tokens;
-  int channels;
-  std::int64_t range_channels;
-  bool inband, vectorized;
-  bool row_chunks;  // D % 16 == 0 and vectorized: every chunk is whole and inside one row
-};
-
 // The fast form, as in quantize.cu: one position per chunk; the element rule is the same.
 template <class S, DType T>
-__device__ __forceinline__ void dequantize_row_chunk(const std::int8_t* __restrict__ codes, const DequantizeArgs& a,
+__device__ __forceinline__ void dequantize_row_chunk(const std::int8_t* __restrict__ codes, const ElementWalkArgs& a,
                                                      std::int64_t chunk, const std::uint32_t* __restrict__ edges,
                                                      const int* __restrict__ segments, const float* __restrict__ lo,
                                                      const float* __restrict__ scale, S* __restrict__ out) {
@@ -55,7 +47,7 @@ __global__ void decode_scales_kernel(const float* __restrict__ lo, const float* 
 }
 
 template <DType T>
-__global__ void dequantize_kernel(const std::int8_t* __restrict__ codes, DequantizeArgs a,
+__global__ void dequantize_kernel(const std::int8_t* __restrict__ codes, ElementWalkArgs a,
                                   const std::uint32_t* __restrict__ edges, const int* __restrict__ segments,
                                   const float* __restrict__ lo, const float* __restrict__ scale,
                                   typename Storage<T>::type* __restrict__ out) {
@@ -98,14 +90,12 @@ __global__ void dequantize_kernel(const std::int8_t* __restrict__ codes, Dequant
 }
 
 template <DType T>
-void launch_typed(const std::int8_t* codes, const DequantizeArgs& a, const std::uint32_t* edges,
+void launch_typed(const std::int8_t* codes, const ElementWalkArgs& a, const std::uint32_t* edges,
                   const int* segments, const float* lo, const float* scale, void* out, cudaStream_t stream) {
   dequantize_kernel<T><<<grid_for((a.elements + 15) / 16, kThreads), kThreads, 0, stream>>>(
       codes, a, edges, segments, lo, scale, static_cast<typename Storage<T>::type*>(out));
   check_launch("dequantize_kernel");
 }
-
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 }  // namespace
 
@@ -120,15 +110,8 @@ void launch_decode_scales(const float* lo, const float* hi, std::int64_t units, 
 void launch_dequantize(const std::int8_t* codes, const DeviceShape& shape, const std::uint32_t* edges,
                        const int* segments, const float* lo, const float* scale, std::int64_t range_channels,
                        bool inband, void* out, cudaStream_t stream) {
-  DequantizeArgs a{};
-  a.elements = shape.elements();
+  const ElementWalkArgs a = element_walk_args(shape, range_channels, inband, codes, out);
   if (a.elements == 0) return;
-  a.tokens = shape.tokens;
-  a.channels = static_cast<int>(shape.channels);
-  a.range_channels = range_channels;
-  a.inband = inband;
-  a.vectorized = aligned16(codes) && aligned16(out);
-  a.row_chunks = a.vectorized && a.channels % 16 == 0;
   switch (shape.dtype) {
     case DType::f16: return launch_typed<DType::f16>(codes, a, edges, segments, lo, scale, out, stream);
     case DType::bf16: return launch_typed<DType::bf16>(codes, a, edges, segments, lo, scale, out, stream);

@@ -8,6 +8,32 @@
 
 namespace dgq::cuda::detail {
 
+// What the quantize and dequantize kernels know of their batch: its size, its ranges (one per
+// segment or per segment and channel), rule 8's in-band markers, and whether both buffers
+// allow the 16-byte form (and, with D % 16 == 0, chunks that never cross a row).
+struct ElementWalkArgs {
+  std::int64_t elements, tokens;
+  int channels;
+  std::int64_t range_channels;
+  bool inband, vectorized;
+  bool row_chunks;  // D % 16 == 0 and vectorized: every chunk is whole and inside one row
+};
+
+inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+inline ElementWalkArgs element_walk_args(const DeviceShape& shape, std::int64_t range_channels, bool inband,
+                                         const void* in, const void* out) {
+  ElementWalkArgs a{};
+  a.elements = shape.elements();
+  a.tokens = shape.tokens;
+  a.channels = static_cast<int>(shape.channels);
+  a.range_channels = range_channels;
+  a.inband = inband;
+  a.vectorized = aligned16(in) && aligned16(out);
+  a.row_chunks = a.vectorized && a.channels % 16 == 0;
+  return a;
+}
+
 struct ElementWalk {
   std::int64_t tokens;
   int channels;

@@ -13,18 +13,10 @@ namespace {
 
 constexpr int kThreads = 256;
 
-struct QuantizeArgs {
-  std::int64_t elements, tokens;
-  int channels;
-  std::int64_t range_channels;
-  bool inband, vectorized;
-  bool row_chunks;  // D % 16 == 0 and vectorized: every chunk is whole and inside one row
-};
-
 // The fast form: one position per chunk, the range read once per segment (or 16 consecutive
 // per-channel ranges). The element rule is the same rules::quantize_code.
 template <class S, DType T>
-__device__ __forceinline__ void quantize_row_chunk(const S* __restrict__ x, const QuantizeArgs& a, std::int64_t chunk,
+__device__ __forceinline__ void quantize_row_chunk(const S* __restrict__ x, const ElementWalkArgs& a, std::int64_t chunk,
                                                    const std::uint32_t* __restrict__ edges,
                                                    const int* __restrict__ segments, const float* __restrict__ lo,
                                                    const float* __restrict__ inv, std::int8_t* __restrict__ codes) {
@@ -51,7 +43,7 @@ __device__ __forceinline__ void quantize_row_chunk(const S* __restrict__ x, cons
 }
 
 template <DType T>
-__global__ void quantize_kernel(const typename Storage<T>::type* __restrict__ x, QuantizeArgs a,
+__global__ void quantize_kernel(const typename Storage<T>::type* __restrict__ x, ElementWalkArgs a,
                                 const std::uint32_t* __restrict__ edges, const int* __restrict__ segments,
                                 const float* __restrict__ lo, const float* __restrict__ inv,
                                 std::int8_t* __restrict__ codes) {
@@ -95,29 +87,20 @@ __global__ void quantize_kernel(const typename Storage<T>::type* __restrict__ x,
 }
 
 template <DType T>
-void launch_typed(const void* x, const QuantizeArgs& a, const std::uint32_t* edges, const int* segments,
+void launch_typed(const void* x, const ElementWalkArgs& a, const std::uint32_t* edges, const int* segments,
                   const float* lo, const float* inv, std::int8_t* codes, cudaStream_t stream) {
   quantize_kernel<T><<<grid_for((a.elements + 15) / 16, kThreads), kThreads, 0, stream>>>(
       static_cast<const typename Storage<T>::type*>(x), a, edges, segments, lo, inv, codes);
   check_launch("quantize_kernel");
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
 }  // namespace
 
 void launch_quantize(const void* x, const DeviceShape& shape, const std::uint32_t* edges, const int* segments,
                      const float* lo, const float* inv, std::int64_t range_channels, bool inband,
                      std::int8_t* codes, cudaStream_t stream) {
-  QuantizeArgs a{};
-  a.elements = shape.elements();
+  const ElementWalkArgs a = element_walk_args(shape, range_channels, inband, x, codes);
   if (a.elements == 0) return;
-  a.tokens = shape.tokens;
-  a.channels = static_cast<int>(shape.channels);
-  a.range_channels = range_channels;
-  a.inband = inband;
-  a.vectorized = aligned16(x) && aligned16(codes);
-  a.row_chunks = a.vectorized && a.channels % 16 == 0;
   switch (shape.dtype) {
     case DType::f16: return launch_typed<DType::f16>(x, a, edges, segments, lo, inv, codes, stream);
     case DType::bf16: return launch_typed<DType::bf16>(x, a, edges, segments, lo, inv, codes, stream);
