@@ -73,7 +73,7 @@ inline std::vector<std::int64_t> causal_channels(const std::string& spec) {
   std::vector<std::int64_t> out;
   for (const std::int64_t d : {64, 33}) {
     if (!takes_channels(scheme_family_of(spec), d)) continue;
-    if (spec.find("rot=hadamard") != std::string::npos && d % 64 != 0) continue;
+    if (spec_rotates(spec) && d % 64 != 0) continue;
     out.push_back(d);
   }
   return out;

@@ -24,15 +24,16 @@ using namespace dgq::test::dgq2_tests;
 
 namespace {
 
-// What the test needs of a spec, read from its text (not through the scheme's own parser).
+// What the test needs of a spec, read by the registry's generic parser (parse_spec: the declared
+// keys, defaults and ranges), not by dgq2's own code, which is what the test checks.
 struct Config {
   std::string spec;
-  int bits = 4;
-  std::string kgran = "segment-channel", vgran = "token", markers = "table", range_dtype = "fp16";
-  std::int64_t kgroup = 64, vgroup = 64, residual = 0;
+  int bits = 0;
+  std::string kgran, vgran, markers, range_dtype;
+  std::int64_t kgroup = 0, vgroup = 0, residual = 0;
   int kbits = 0, vbits = 0;
   bool rotate = false;
-  std::string rot_on = "kv";
+  std::string rot_on;
   int bits_of(TensorRole role) const {
     const int own = role == TensorRole::key ? kbits : vbits;
     return own != 0 ? own : bits;
@@ -42,28 +43,22 @@ struct Config {
   }
 };
 
-std::string value_of(const std::string& spec, const std::string& key, const std::string& fallback) {
-  const std::size_t at = spec.find(key + "=");
-  if (at == std::string::npos || (spec[at - 1] != ':' && spec[at - 1] != ',')) return fallback;
-  const std::size_t from = at + key.size() + 1;
-  return spec.substr(from, spec.find(',', from) - from);
-}
-
 Config config_of(const std::string& spec) {
   Config c;
   c.spec = spec;
-  c.bits = std::stoi(value_of(spec, "bits", "4"));
-  c.kgran = value_of(spec, "kgran", c.kgran);
-  c.vgran = value_of(spec, "vgran", c.vgran);
-  c.markers = value_of(spec, "markers", c.markers);
-  c.range_dtype = value_of(spec, "range_dtype", c.range_dtype);
-  c.kgroup = std::stoi(value_of(spec, "kgroup", "64"));
-  c.vgroup = std::stoi(value_of(spec, "vgroup", "64"));
-  c.residual = std::stoi(value_of(spec, "residual", "0"));
-  c.kbits = std::stoi(value_of(spec, "kbits", "0"));
-  c.vbits = std::stoi(value_of(spec, "vbits", "0"));
-  c.rotate = value_of(spec, "rot", "none") == "hadamard";
-  c.rot_on = value_of(spec, "rot_on", "kv");
+  const SchemeArgs args = parse_spec(spec).args;
+  c.bits = args.integer("bits");
+  c.kgran = args.word("kgran");
+  c.vgran = args.word("vgran");
+  c.markers = args.word("markers");
+  c.range_dtype = args.word("range_dtype");
+  c.kgroup = args.integer("kgroup");
+  c.vgroup = args.integer("vgroup");
+  c.residual = args.integer("residual");
+  c.kbits = args.integer("kbits");
+  c.vbits = args.integer("vbits");
+  c.rotate = args.word("rot") == "hadamard";
+  c.rot_on = args.word("rot_on");
   return c;
 }
 

@@ -18,11 +18,10 @@ std::int64_t quantized_tokens(std::int64_t l, TensorRole role, std::int64_t grou
 TEST_CASE("kivi quantizes whole key groups and every value token before the residual", "[scheme][kivi][edge]") {
   for (const std::string spec : {"kivi-4", "kivi-2", "kivi-2:group=16,residual=48", "kivi-4:residual=0"}) {
     const auto s = make_scheme(spec);
-    const std::int64_t group = spec.find("group=16") != std::string::npos ? 16 : 32;
-    const std::int64_t residual = spec.find("residual=48") != std::string::npos ? 48
-                                  : spec.find("residual=0") != std::string::npos ? 0
-                                                                                 : 32;
-    const int bits = spec.rfind("kivi-4", 0) == 0 ? 4 : 2;
+    const ParsedSpec parsed = parse_spec(spec);
+    const std::int64_t group = parsed.args.integer("group");
+    const std::int64_t residual = parsed.args.integer("residual");
+    const int bits = parsed.family->name == "kivi-4" ? 4 : 2;
     for (const std::int64_t l : {0, 1, 31, 32, 33, 63, 64, 65, 100}) {
       for (const TensorRole role : {TensorRole::key, TensorRole::value}) {
         const std::int64_t d = 33;

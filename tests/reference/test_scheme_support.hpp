@@ -21,6 +21,16 @@
 
 namespace dgq::test {
 
+// Whether a spec stores its values in llama.cpp's Hadamard basis: its family's own `rot`
+// parameter (dgq2, dgq3) or the registered modifier, read by the registry's parser rather than
+// by looking for "rot=" in the text.
+inline bool spec_rotates(const std::string& spec) {
+  const ParsedSpec parsed = parse_spec(spec);
+  for (const SchemeParam& p : parsed.family->params)
+    if (p.key == "rot") return parsed.args.word("rot") == "hadamard";
+  return parsed.modifier("rot") == "hadamard";
+}
+
 // The error f raises with its type ("ParameterError: ...", "InputError: ..."), or "" when f
 // returns: for comparing two implementations' refusals, type included.
 inline std::string typed_error_of(const std::function<void()>& f) {
