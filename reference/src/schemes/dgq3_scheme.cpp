@@ -107,7 +107,7 @@ class Dgq3Scheme final : public Scheme {
       prepare_row(v.data() + t * D, D, t, role, scales, row.data());
       if (p_.centres(role)) {
         window.mean(mean.data());
-        for (std::int64_t c = 0; c < D; ++c) row[c] = row[c] - mean[c];
+        for (std::int64_t ch = 0; ch < D; ++ch) row[ch] = row[ch] - mean[ch];
       }
       const int bits = promoted[static_cast<std::size_t>(t)] ? p_.hi_bits : p_.bits_for(role);
       const dgq3::CodeGrid grid = p_.grid_for(role, bits);
@@ -121,7 +121,7 @@ class Dgq3Scheme final : public Scheme {
         byte += static_cast<std::uint64_t>(p_.block * bits / 8);
       }
       if (p_.centres(role)) {
-        for (std::int64_t c = 0; c < D; ++c) decoded[c] = mean[c] + decoded[c];
+        for (std::int64_t ch = 0; ch < D; ++ch) decoded[ch] = mean[ch] + decoded[ch];
         window.push(decoded.data());
       }
     }

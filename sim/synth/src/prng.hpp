@@ -43,8 +43,10 @@ class Rng {
   double uniform() { return static_cast<double>((next() >> 11) + 1) * 0x1.0p-53; }
 
   // Uniform integer in [0, n), n > 0 (Lemire's multiply; the tiny bias is irrelevant here).
+  // __extension__: the 128-bit product is a GCC/Clang type, which -Wpedantic would flag.
   std::uint64_t below(std::uint64_t n) {
-    return static_cast<std::uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
+    __extension__ typedef unsigned __int128 u128;
+    return static_cast<std::uint64_t>((static_cast<u128>(next()) * n) >> 64);
   }
 
   double normal() {
