@@ -11,7 +11,7 @@ import h5py
 import numpy as np
 import pytest
 
-from eval_support import run_dgq, write_tiny_model, write_token_file
+from eval_support import run_dgq, run_eval, write_tiny_model, write_token_file
 
 pytestmark = pytest.mark.needs_dgq
 SUMMARY_KEYS = [
@@ -91,21 +91,8 @@ def test_every_run_equals_the_same_dgq_eval_run(dgq_bin, inputs, tmp_path):
     assert not Path(str(out) + ".cache/eval").exists() or not any(Path(str(out) + ".cache/eval").iterdir())
 
     alone = tmp_path / "alone.h5"
-    run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        inputs["model"],
-        "--text",
-        inputs["texts"][1],
-        "--ctx",
-        32,
-        "--chunks",
-        2,
-        "--schemes",
-        "dgq:win=8,q8_0",
-        "-o",
-        alone,
+    run_eval(
+        dgq_bin, model=inputs["model"], text=inputs["texts"][1], ctx=32, chunks=2, schemes="dgq:win=8,q8_0", out=alone
     )
     with h5py.File(alone, "r") as f:
         by_spec = {f["runs"][k].attrs["spec"]: dict(f["runs"][k].attrs) for k in f["runs"]}
@@ -146,25 +133,16 @@ texts = ["a.h5"]
     pre = runs["q4_0@tiny+a+ctx32+causal+prerope"]
     assert pre["keys"] == "pre-rope" and runs["q4_0@tiny+a+ctx32+causal"]["keys"] == "post-rope"
     alone = tmp_path / "alone-pre.h5"
-    run_dgq(
+    run_eval(
         dgq_bin,
-        "eval",
-        "--model",
-        inputs["model"],
-        "--text",
-        inputs["texts"][0],
-        "--ctx",
-        32,
-        "--chunks",
-        1,
-        "--scheme",
-        "q4_0",
-        "--cache",
-        "causal",
-        "--keys",
-        "pre-rope",
-        "-o",
-        alone,
+        model=inputs["model"],
+        text=inputs["texts"][0],
+        ctx=32,
+        chunks=1,
+        scheme="q4_0",
+        cache="causal",
+        keys="pre-rope",
+        out=alone,
     )
     with h5py.File(alone, "r") as f:
         expected = dict(f["runs"]["1"].attrs)
@@ -205,25 +183,16 @@ texts = ["a.h5"]
     for key in SUMMARY_KEYS + ["config_hash"]:
         assert q4_f16[key] == q4_f32[key], key
     alone = tmp_path / "alone-f32.h5"
-    run_dgq(
+    run_eval(
         dgq_bin,
-        "eval",
-        "--model",
-        inputs["model"],
-        "--text",
-        inputs["texts"][0],
-        "--ctx",
-        32,
-        "--chunks",
-        1,
-        "--scheme",
-        "kivi-4:group=8,residual=8",
-        "--cache",
-        "causal",
-        "--raw-dtype",
-        "fp32",
-        "-o",
-        alone,
+        model=inputs["model"],
+        text=inputs["texts"][0],
+        ctx=32,
+        chunks=1,
+        scheme="kivi-4:group=8,residual=8",
+        cache="causal",
+        raw_dtype="fp32",
+        out=alone,
     )
     with h5py.File(alone, "r") as f:
         expected = dict(f["runs"]["1"].attrs)

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import REPO_ROOT
 from dgqtools import layer_sensitivity as ls
-from eval_support import run_dgq, write_tiny_model, write_token_file
+from eval_support import run_eval, write_tiny_model, write_token_file
 
 BITS = [3.0, 4.0, 5.0]
 
@@ -110,27 +110,16 @@ def test_one_run_on_a_tiny_model_writes_plans_that_dgq_eval_runs(dgq_bin, tmp_pa
     with h5py.File(calibration, "r") as f:  # the windows, one chunk each
         assert np.array_equal(f["tokens"][:], np.concatenate([tokens[50:178], tokens[250:378]]))
         assert f.attrs["kind"] == "calibration" and f.attrs["model"] == "tiny-gemma3"
-    run_dgq(
+    run_eval(
         dgq_bin,
-        "eval",
-        "--model",
-        model,
-        "--text",
-        calibration,
-        "--ctx",
-        128,
-        "--chunks",
-        2,
-        "--cache",
-        "causal",
-        "--scheme",
-        plan["spec"],
-        "--scheme",
-        plan["control_spec"],
-        "-o",
-        tmp_path / "plan.h5",
-        "--json",
-        summary,
+        model=model,
+        text=calibration,
+        ctx=128,
+        chunks=2,
+        cache="causal",
+        scheme=[plan["spec"], plan["control_spec"]],
+        out=tmp_path / "plan.h5",
+        json=summary,
     )
     runs = json.loads(summary.read_text())["schemes"]
     assert runs[1]["bits_averaged"] == pytest.approx(plan["predicted_bits"], rel=1e-9)
@@ -240,23 +229,15 @@ def test_k_and_v_levels_are_allocated_apart_and_their_plan_runs(dgq_bin, tmp_pat
     assert sorted(plan["control_k_levels"]) == sorted(plan["k_levels"])
     assert "/" in plan["spec"]
     summary = tmp_path / "plan.json"
-    run_dgq(
+    run_eval(
         dgq_bin,
-        "eval",
-        "--model",
-        model,
-        "--text",
-        text,
-        "--ctx",
-        128,
-        "--cache",
-        "causal",
-        "--scheme",
-        plan["spec"],
-        "-o",
-        tmp_path / "plan.h5",
-        "--json",
-        summary,
+        model=model,
+        text=text,
+        ctx=128,
+        cache="causal",
+        scheme=plan["spec"],
+        out=tmp_path / "plan.h5",
+        json=summary,
     )
     got = json.loads(summary.read_text())["schemes"][1]
     assert got["bits_averaged"] == pytest.approx(plan["predicted_bits"], rel=1e-9)
