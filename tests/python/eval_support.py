@@ -161,12 +161,11 @@ def run_dgq(dgq_bin: str, *args, check: bool = True) -> subprocess.CompletedProc
     return result
 
 
-def eval_command(extra: Sequence[object] = (), **options: object) -> list[object]:
-    """`dgq eval`'s arguments: each keyword option as its flag, in the order given (underscores
-    spelled as hyphens, `out` as -o), then extra as they are (what has no keyword spelling, such as
-    llama.cpp's -ctk, or a list of options a parametrized test passes). True gives the bare flag,
-    None or False leaves it out, a list or a tuple gives the flag once per item (--scheme)."""
-    args: list[object] = ["eval"]
+def option_args(options: dict[str, object]) -> list[object]:
+    """Keyword options as command-line flags, in the order given: underscores spelled as hyphens,
+    `out` as -o; True gives the bare flag, None or False leaves it out, a list or a tuple gives the
+    flag once per item (--scheme, --level)."""
+    args: list[object] = []
     for name, value in options.items():
         flag = "-o" if name == "out" else "--" + name.replace("_", "-")
         if value is None or value is False:
@@ -178,7 +177,13 @@ def eval_command(extra: Sequence[object] = (), **options: object) -> list[object
                 args += [flag, item]
         else:
             args += [flag, value]
-    return [*args, *extra]
+    return args
+
+
+def eval_command(extra: Sequence[object] = (), **options: object) -> list[object]:
+    """`dgq eval`'s arguments: option_args of the keyword options, then extra as they are (what has
+    no keyword spelling, such as llama.cpp's -ctk, or the options a parametrized test passes)."""
+    return ["eval", *option_args(options), *extra]
 
 
 def run_eval(
