@@ -67,6 +67,22 @@ texts = ["a.h5", "b.h5"]
 """
 
 
+def one_input_causal_config(schemes: str, axis: str) -> str:
+    """A sweep of the schemes (a TOML list) on one input, tiny.h5 on a.h5 at ctx 32, one chunk, the
+    causal cache, and one more [eval] axis (a TOML line)."""
+    return f"""schemes = {schemes}
+[eval]
+ctx = 32
+chunks = 1
+cache = "causal"
+{axis}
+[[eval.model]]
+path = "tiny.h5"
+label = "tiny"
+texts = ["a.h5"]
+"""
+
+
 def runs_of(results: Path) -> dict:
     with h5py.File(results, "r") as f:
         return {name: dict(g.attrs) for name, g in f["runs"].items()}
@@ -112,20 +128,7 @@ def test_every_run_equals_the_same_dgq_eval_run(dgq_bin, inputs, tmp_path):
 
 
 def test_a_keys_axis_runs_each_input_before_and_after_rope_as_dgq_eval_does(dgq_bin, inputs, tmp_path):
-    config = write_config(
-        inputs["dir"],
-        """schemes = ["q4_0"]
-[eval]
-ctx = 32
-chunks = 1
-cache = "causal"
-keys = ["post-rope", "pre-rope"]
-[[eval.model]]
-path = "tiny.h5"
-label = "tiny"
-texts = ["a.h5"]
-""",
-    )
+    config = write_config(inputs["dir"], one_input_causal_config('["q4_0"]', 'keys = ["post-rope", "pre-rope"]'))
     out = tmp_path / "keys.h5"
     run_dgq(dgq_bin, "sweep", config, "-o", out)
     runs = runs_of(out)
@@ -153,18 +156,7 @@ texts = ["a.h5"]
 
 def test_a_raw_dtype_axis_runs_each_input_in_both_dtypes_as_dgq_eval_does(dgq_bin, inputs, tmp_path):
     config = write_config(
-        inputs["dir"],
-        """schemes = ["kivi-4:group=8,residual=8", "q4_0"]
-[eval]
-ctx = 32
-chunks = 1
-cache = "causal"
-raw_dtype = ["fp16", "fp32"]
-[[eval.model]]
-path = "tiny.h5"
-label = "tiny"
-texts = ["a.h5"]
-""",
+        inputs["dir"], one_input_causal_config('["kivi-4:group=8,residual=8", "q4_0"]', 'raw_dtype = ["fp16", "fp32"]')
     )
     out = tmp_path / "raw.h5"
     run_dgq(dgq_bin, "sweep", config, "-o", out)
