@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 import h5py
@@ -160,14 +161,45 @@ def run_dgq(dgq_bin: str, *args, check: bool = True) -> subprocess.CompletedProc
     return result
 
 
+def option_args(options: dict[str, object]) -> list[object]:
+    """Keyword options as command-line flags, in the order given: underscores spelled as hyphens,
+    `out` as -o; True gives the bare flag, None or False leaves it out, a list or a tuple gives the
+    flag once per item (--scheme, --level)."""
+    args: list[object] = []
+    for name, value in options.items():
+        flag = "-o" if name == "out" else "--" + name.replace("_", "-")
+        if value is None or value is False:
+            continue
+        if value is True:
+            args.append(flag)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                args += [flag, item]
+        else:
+            args += [flag, value]
+    return args
+
+
+def eval_command(extra: Sequence[object] = (), **options: object) -> list[object]:
+    """`dgq eval`'s arguments: option_args of the keyword options, then extra as they are (what has
+    no keyword spelling, such as llama.cpp's -ctk, or the options a parametrized test passes)."""
+    return ["eval", *option_args(options), *extra]
+
+
+def run_eval(
+    dgq_bin: str, extra: Sequence[object] = (), check: bool = True, **options: object
+) -> subprocess.CompletedProcess:
+    """`dgq eval` with eval_command's arguments; check: fail the test unless it exits 0."""
+    return run_dgq(dgq_bin, *eval_command(extra, **options), check=check)
+
+
 def eval_runs(dgq_bin, model, text, out, schemes, *options, ctx=128, chunks=2) -> dict:
     """`dgq eval --save-logits` of the schemes on one token file into out: the file's attributes
     ("attrs") and per run, the base first ("runs"), its spec, logits, bits (bits_per_element),
     bits_averaged, stored_bytes, kld (kld_mean) and attn_kl (attn_kl_mean)."""
-    args = ["eval", "--model", model, "--text", text, "--ctx", ctx, "--chunks", chunks, "--save-logits", "-o", out]
-    for s in schemes:
-        args += ["--scheme", s]
-    run_dgq(dgq_bin, *args, *options)
+    run_eval(
+        dgq_bin, options, model=model, text=text, ctx=ctx, chunks=chunks, save_logits=True, out=out, scheme=schemes
+    )
     with h5py.File(out, "r") as f:
         runs = [f["runs"][str(i)] for i in range(len(f["runs"]))]
         return {

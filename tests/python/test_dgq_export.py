@@ -16,7 +16,7 @@ import pytest
 
 from conftest import REPO_ROOT
 from dgqtools import make_passkey
-from eval_support import run_dgq, write_tiny_model, write_token_file
+from eval_support import run_dgq, run_eval, write_tiny_model, write_token_file
 
 pytestmark = pytest.mark.needs_dgq
 SYNTHETIC = REPO_ROOT / "data" / "synthetic-code-2k.h5"  # 2 layers, 8 q heads, 2 KV heads, no layer_ids
@@ -179,25 +179,8 @@ def tiny(tmp_path_factory):
 @pytest.fixture(scope="module")
 def eval_results(dgq_bin, tiny):
     out = tiny["dir"] / "e.h5"
-    run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        tiny["text"],
-        "--ctx",
-        64,
-        "--chunks",
-        2,
-        "--scheme",
-        "q8_0",
-        "--scheme",
-        "q4_0",
-        "-o",
-        out,
-        "--threads",
-        1,
+    run_eval(
+        dgq_bin, model=tiny["model"], text=tiny["text"], ctx=64, chunks=2, scheme=["q8_0", "q4_0"], out=out, threads=1
     )
     return out
 
@@ -256,24 +239,7 @@ def test_passkey_results_give_one_row_per_scheme(dgq_bin, tiny, tmp_path):
     task = tmp_path / "task.h5"
     make_passkey.write_task(task, "tiny-llama", 0, prompts)
     results = tmp_path / "passkey.h5"
-    run_dgq(
-        dgq_bin,
-        "eval",
-        "--task",
-        "passkey",
-        "--model",
-        tiny["model"],
-        "--text",
-        task,
-        "--scheme",
-        "fp32",
-        "--scheme",
-        "q8_0",
-        "-o",
-        results,
-        "--threads",
-        1,
-    )
+    run_eval(dgq_bin, task="passkey", model=tiny["model"], text=task, scheme=["fp32", "q8_0"], out=results, threads=1)
     table = pandas.read_csv(export(dgq_bin, results, "csv", tmp_path / "passkey.csv"))
     with h5py.File(results, "r") as f:
         runs = [dict(f["runs"][str(i)].attrs) for i in range(len(f["runs"]))]

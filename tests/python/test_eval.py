@@ -22,12 +22,14 @@ from dgqtools import export_trace
 from eval_support import (
     LOGITS_REL_TOL,
     MODELS_DIR,
+    eval_command,
     numpy_llama,
     numpy_logits,
     numpy_scores,
     relative_error,
     run_attrs,
     run_dgq,
+    run_eval,
     saved_logits,
     tiny_llama_in_chunks,
     write_token_file,
@@ -45,24 +47,16 @@ def tiny(tmp_path_factory):
 def test_tiny_model_logits_match_the_numpy_forward_pass(dgq_bin, tiny, tmp_path):
     out = tmp_path / "r.h5"
     # 96 tokens: two blocks of 64 queries in the runner's attention, the second one partial.
-    run_dgq(
+    run_eval(
         dgq_bin,
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        tiny["text"],
-        "--ctx",
-        96,
-        "--chunks",
-        1,
-        "--base",
-        "fp32",
-        "--schemes",
-        "fp32",
-        "--save-logits",
-        "-o",
-        out,
+        model=tiny["model"],
+        text=tiny["text"],
+        ctx=96,
+        chunks=1,
+        base="fp32",
+        schemes="fp32",
+        save_logits=True,
+        out=out,
     )
     expected = numpy_logits(numpy_llama(tiny["model"]), tiny["tokens"][:96])[48:95]
     got = saved_logits(out, 0)
@@ -77,23 +71,7 @@ def test_smollm2_logits_match_the_numpy_forward_pass_on_the_gguf(dgq_bin, tmp_pa
     text = tmp_path / "t.h5"
     write_token_file(text, tokens, "SmolLM2-135M-Instruct-Q4_1")
     out = tmp_path / "r.h5"
-    run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        SMOLLM2_FILE,
-        "--text",
-        text,
-        "--ctx",
-        64,
-        "--base",
-        "fp32",
-        "--schemes",
-        "fp32",
-        "--save-logits",
-        "-o",
-        out,
-    )
+    run_eval(dgq_bin, model=SMOLLM2_FILE, text=text, ctx=64, base="fp32", schemes="fp32", save_logits=True, out=out)
     expected = numpy_logits(model, tokens)[32:63]  # SmolLM2 adds no BOS: the tokens run as they are
     assert relative_error(saved_logits(out, 0), expected) <= LOGITS_REL_TOL
 
@@ -120,22 +98,7 @@ def test_cache_perplexity_matches_numpy_on_the_shipped_code_text(dgq_bin, tmp_pa
     text = tmp_path / "code.h5"
     write_token_file(text, tokens, model_name, kind="code")
     out = tmp_path / "r.h5"
-    run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        SMOLLM2_FILE,
-        "--text",
-        text,
-        "--ctx",
-        256,
-        "--base",
-        "fp16",
-        "--schemes",
-        "fp32",
-        "-o",
-        out,
-    )
+    run_eval(dgq_bin, model=SMOLLM2_FILE, text=text, ctx=256, base="fp16", schemes="fp32", out=out)
     dgq_fp16, dgq_fp32 = (r["ppl"] for r in run_attrs(out))
 
     model = numpy_llama(SMOLLM2_FILE)
@@ -171,22 +134,7 @@ def test_cache_perplexity_matches_numpy_on_the_shipped_code_text(dgq_bin, tmp_pa
 def test_a_scheme_that_returns_its_input_has_kld_and_dppl_exactly_zero(dgq_bin, tiny, tmp_path):
     # The fp16 scheme stores fp16 input bytes unchanged; against the fp16 base it is an identity.
     out = tmp_path / "r.h5"
-    run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        tiny["text"],
-        "--ctx",
-        32,
-        "--base",
-        "fp16",
-        "--schemes",
-        "fp16,fp32",
-        "-o",
-        out,
-    )
+    run_eval(dgq_bin, model=tiny["model"], text=tiny["text"], ctx=32, base="fp16", schemes="fp16,fp32", out=out)
     base, identity, exact = run_attrs(out)
     assert identity["kld_mean"] == 0.0 and identity["kld_max"] == 0.0 and identity["dppl"] == 0.0
     assert identity["same_top1"] == 1.0 and identity["ppl"] == base["ppl"]
@@ -195,22 +143,7 @@ def test_a_scheme_that_returns_its_input_has_kld_and_dppl_exactly_zero(dgq_bin, 
 
 def test_fp16_against_fp32_cache_is_tiny_but_not_zero(dgq_bin, tiny, tmp_path):
     out = tmp_path / "r.h5"
-    run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        tiny["text"],
-        "--ctx",
-        32,
-        "--base",
-        "fp32",
-        "--schemes",
-        "fp16,q8_0",
-        "-o",
-        out,
-    )
+    run_eval(dgq_bin, model=tiny["model"], text=tiny["text"], ctx=32, base="fp32", schemes="fp16,q8_0", out=out)
     _, fp16, q8 = run_attrs(out)
     assert 0.0 < fp16["kld_mean"] < 1e-5
     assert fp16["kld_mean"] < q8["kld_mean"]
@@ -228,22 +161,15 @@ def test_fp16_against_fp32_cache_is_tiny_but_not_zero(dgq_bin, tiny, tmp_path):
 def test_metrics_match_a_numpy_recomputation_on_saved_logits(dgq_bin, tiny, tmp_path):
     out = tmp_path / "r.h5"
     schemes = ["fp32", "int4-group64", "kivi-2"]
-    run_dgq(
+    run_eval(
         dgq_bin,
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        tiny["text"],
-        "--ctx",
-        32,
-        "--schemes",
-        ",".join(schemes),
-        "--save-logits",
-        "-o",
-        out,
-        "--json",
-        tmp_path / "r.json",
+        model=tiny["model"],
+        text=tiny["text"],
+        ctx=32,
+        schemes=",".join(schemes),
+        save_logits=True,
+        out=out,
+        json=tmp_path / "r.json",
     )
     targets = np.concatenate([tiny["tokens"][c * 32 + 17 : c * 32 + 32] for c in range(3)])
     base = saved_logits(out, 0)
@@ -266,7 +192,7 @@ def test_metrics_match_a_numpy_recomputation_on_saved_logits(dgq_bin, tiny, tmp_
 def test_base_logits_file_is_written_then_reused(dgq_bin, tiny, tmp_path):
     base_file = tmp_path / "base.h5"
     first, second = tmp_path / "a.h5", tmp_path / "b.h5"
-    common = ["eval", "--model", tiny["model"], "--text", tiny["text"], "--base-logits", base_file]
+    common = eval_command(model=tiny["model"], text=tiny["text"], base_logits=base_file)
     run_dgq(dgq_bin, *common, "--ctx", 32, "--schemes", "q8_0", "-o", first)
     assert base_file.is_file()
     run_dgq(dgq_bin, *common, "--ctx", 32, "--schemes", "q8_0", "-o", second)
@@ -277,19 +203,7 @@ def test_base_logits_file_is_written_then_reused(dgq_bin, tiny, tmp_path):
 
 def test_q8_0_query_rounding_changes_a_quantized_run_only(dgq_bin, tiny, tmp_path):
     plain, rounded = tmp_path / "a.h5", tmp_path / "b.h5"
-    common = [
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        tiny["text"],
-        "--ctx",
-        32,
-        "--base",
-        "fp32",
-        "--schemes",
-        "fp32,q8_0",
-    ]
+    common = eval_command(model=tiny["model"], text=tiny["text"], ctx=32, base="fp32", schemes="fp32,q8_0")
     run_dgq(dgq_bin, *common, "-o", plain)
     run_dgq(dgq_bin, *common, "--query-rounding", "q8_0", "-o", rounded)
     a, b = run_attrs(plain), run_attrs(rounded)
@@ -305,19 +219,7 @@ def test_killed_eval_resumes_to_identical_results(dgq_bin, tiny, tmp_path):
     tokens = rng.integers(2, tiny["cfg"]["vocab_size"], size=512 * 12).astype(np.int32)
     text = tmp_path / "long.h5"
     write_token_file(text, tokens, "tiny-llama")
-    args = [
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        text,
-        "--ctx",
-        512,
-        "--threads",
-        1,
-        "--schemes",
-        "q8_0,dgq,kivi-4,int4-group64",
-    ]
+    args = eval_command(model=tiny["model"], text=text, ctx=512, threads=1, schemes="q8_0,dgq,kivi-4,int4-group64")
     whole = tmp_path / "whole.h5"
     run_dgq(dgq_bin, *args, "-o", whole)
 
@@ -355,7 +257,7 @@ def test_token_files_of_make_eval_texts_are_read_by_dgq(dgq_bin, tiny, tmp_path)
     make_eval_texts.write_tokens(text, "tiny-llama", "prose", 0.1, 7, prompt)
     assert not Path(str(text) + ".partial").exists()
     out = tmp_path / "r.h5"
-    run_dgq(dgq_bin, "eval", "--model", tiny["model"], "--text", text, "--ctx", 32, "--schemes", "q8_0", "-o", out)
+    run_eval(dgq_bin, model=tiny["model"], text=text, ctx=32, schemes="q8_0", out=out)
     with h5py.File(out, "r") as f:
         assert f.attrs["text_kind"] == "prose" and f.attrs["noise_rate"] == 0.1 and f.attrs["chunks"] == 2
 
@@ -371,7 +273,7 @@ def test_progress_goes_to_a_redirected_stderr_by_default_a_line_per_chunk_and_ca
     # user could not tell a slow run from a hung one. Now one plain line per finished unit (a
     # chunk through one cache), no carriage returns, with the elapsed time and the ETA; --quiet
     # silences it; --progress is still accepted; the table is on stdout in every case.
-    args = ["eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 32, "--chunks", 3, "--scheme", "q8_0"]
+    args = eval_command(model=tiny["model"], text=tiny["text"], ctx=32, chunks=3, scheme="q8_0")
     default = run_dgq(dgq_bin, *args, "-o", tmp_path / "default.h5")
     lines = default.stderr.splitlines()
     assert "\r" not in default.stderr and "\033" not in default.stderr, default.stderr

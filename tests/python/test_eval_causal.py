@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from conftest import REPO_ROOT
-from eval_support import eval_runs, run_dgq, tiny_eval_inputs, write_token_file
+from eval_support import eval_runs, run_eval, tiny_eval_inputs, write_token_file
 
 pytestmark = pytest.mark.needs_dgq
 MODELS_DIR = Path(os.environ.get("DGQ_MODELS_DIR", REPO_ROOT / "models"))
@@ -133,22 +133,8 @@ def test_micro_batches_run_and_stay_close_to_token_by_token(dgq_bin, tiny):
 )
 def test_a_scheme_without_a_causal_form_is_refused_before_any_work(dgq_bin, tiny, scheme, message):
     out = tiny["dir"] / "refused.h5"
-    result = run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        tiny["text"],
-        "--ctx",
-        128,
-        "--scheme",
-        scheme,
-        "--cache",
-        "causal",
-        "-o",
-        out,
-        check=False,
+    result = run_eval(
+        dgq_bin, model=tiny["model"], text=tiny["text"], ctx=128, scheme=scheme, cache="causal", out=out, check=False
     )
     assert result.returncode == 2 and message in result.stderr, result.stderr
     assert not out.exists() and not Path(str(out) + ".partial.d").exists()
@@ -163,20 +149,14 @@ def test_a_scheme_without_a_causal_form_is_refused_before_any_work(dgq_bin, tiny
     ],
 )
 def test_bad_cache_options_get_one_clear_error(dgq_bin, tiny, options, message):
-    result = run_dgq(
+    result = run_eval(
         dgq_bin,
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        tiny["text"],
-        "--ctx",
-        128,
-        "--scheme",
-        "q8_0",
-        "-o",
-        tiny["dir"] / "bad.h5",
-        *options,
+        model=tiny["model"],
+        text=tiny["text"],
+        ctx=128,
+        scheme="q8_0",
+        out=tiny["dir"] / "bad.h5",
+        extra=options,
         check=False,
     )
     assert result.returncode == 2 and message in result.stderr, result.stderr
@@ -184,25 +164,16 @@ def test_bad_cache_options_get_one_clear_error(dgq_bin, tiny, options, message):
 
 def test_the_json_summary_records_the_cache(dgq_bin, tiny):
     out, summary = tiny["dir"] / "j.h5", tiny["dir"] / "j.json"
-    run_dgq(
+    run_eval(
         dgq_bin,
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        tiny["text"],
-        "--ctx",
-        128,
-        "--chunks",
-        1,
-        "--scheme",
-        "kivi-4",
-        "--cache",
-        "causal",
-        "-o",
-        out,
-        "--json",
-        summary,
+        model=tiny["model"],
+        text=tiny["text"],
+        ctx=128,
+        chunks=1,
+        scheme="kivi-4",
+        cache="causal",
+        out=out,
+        json=summary,
     )
     doc = json.loads(summary.read_text())
     assert doc["cache"] == "causal" and doc["ubatch"] == 0

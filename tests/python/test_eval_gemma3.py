@@ -12,7 +12,7 @@ from eval_support import (
     MODELS_DIR,
     numpy_gemma3_logits,
     relative_error,
-    run_dgq,
+    run_eval,
     saved_logits,
     write_tiny_model,
     write_token_file,
@@ -33,23 +33,7 @@ def test_tiny_gemma3_logits_match_the_numpy_forward_pass(dgq_bin, tmp_path):
     out = tmp_path / "r.h5"
     # 150 tokens with a window of 8: the local layers really drop keys, and the runner's query
     # blocks of 64 start past the window.
-    run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        model,
-        "--text",
-        text,
-        "--ctx",
-        150,
-        "--base",
-        "fp32",
-        "--schemes",
-        "fp32",
-        "--save-logits",
-        "-o",
-        out,
-    )
+    run_eval(dgq_bin, model=model, text=text, ctx=150, base="fp32", schemes="fp32", save_logits=True, out=out)
     expected = numpy_gemma3_logits(model, tokens)[75:149]
     assert relative_error(saved_logits(out, 0), expected) <= LOGITS_REL_TOL
 
@@ -80,23 +64,7 @@ def test_gemma3_logits_match_the_numpy_forward_pass(dgq_bin, tmp_path):
     text = tmp_path / "t.h5"
     write_token_file(text, tokens, "gemma-3-270m-Q4_K_M")
     out = tmp_path / "r.h5"
-    run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        GEMMA3_FILE,
-        "--text",
-        text,
-        "--ctx",
-        24,
-        "--base",
-        "fp32",
-        "--schemes",
-        "fp32",
-        "--save-logits",
-        "-o",
-        out,
-    )
+    run_eval(dgq_bin, model=GEMMA3_FILE, text=text, ctx=24, base="fp32", schemes="fp32", save_logits=True, out=out)
     logits = saved_logits(out, 0)
     expected = numpy_gemma3_logits(GEMMA3_FILE, tokens)[12:23]
     assert relative_error(logits, expected) <= LOGITS_REL_TOL

@@ -33,7 +33,7 @@ from dgqtools.tiny_gguf import (
     write_out,
     write_tiny_gguf,
 )
-from eval_support import SHIPPED_GGUF_NAMES, run_dgq, shipped_gguf, write_token_file
+from eval_support import SHIPPED_GGUF_NAMES, run_eval, shipped_gguf, write_token_file
 
 EXPORTER = REPO_ROOT / "tools" / "export-model.py"
 MODELS_DIR = Path(os.environ.get("DGQ_MODELS_DIR", REPO_ROOT / "models"))
@@ -122,26 +122,17 @@ def export(gguf_path: Path, out: Path) -> subprocess.CompletedProcess:
 
 
 def eval_logits(dgq_bin, model: Path, text: Path, ctx: int, out: Path) -> np.ndarray:
-    run_dgq(
+    run_eval(
         dgq_bin,
-        "eval",
-        "--model",
-        model,
-        "--text",
-        text,
-        "--ctx",
-        ctx,
-        "--chunks",
-        1,
-        "--base",
-        "fp32",
-        "--scheme",
-        "fp32",
-        "--save-logits",
-        "--threads",
-        2,
-        "-o",
-        out,
+        model=model,
+        text=text,
+        ctx=ctx,
+        chunks=1,
+        base="fp32",
+        scheme="fp32",
+        save_logits=True,
+        threads=2,
+        out=out,
     )
     with h5py.File(out, "r") as f:
         return np.asarray(f["runs"]["0"]["logits"])
@@ -152,21 +143,7 @@ def refusal(dgq_bin, model: Path, tmp_path: Path, name: str = "any") -> str:
     pass meets its tensors (the tokens are checked before the weights are read)."""
     text = tmp_path / "refusal-tokens.h5"
     write_token_file(text, np.arange(2, 66, dtype=np.int32), name)
-    result = run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        model,
-        "--text",
-        text,
-        "--ctx",
-        64,
-        "--scheme",
-        "q8_0",
-        "-o",
-        tmp_path / "never.h5",
-        check=False,
-    )
+    result = run_eval(dgq_bin, model=model, text=text, ctx=64, scheme="q8_0", out=tmp_path / "never.h5", check=False)
     assert result.returncode == 2, result.stderr
     assert result.stderr.count("\n") == 1 and result.stderr.startswith(f"dgq: error: {model}: "), result.stderr
     assert not (tmp_path / "never.h5").exists()
@@ -257,41 +234,12 @@ def test_dgq_and_tokenizer_id_py_compute_the_same_identity(dgq_bin, tmp_path):
     assert expected.startswith("fnv1a64:") and len(expected) == 24
     text = tmp_path / "tokens.h5"
     write_token_file(text, np.arange(2, 66, dtype=np.int32), "any name", tokenizer_id="fnv1a64:0000000000000000")
-    result = run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        path,
-        "--text",
-        text,
-        "--ctx",
-        64,
-        "--scheme",
-        "q8_0",
-        "-o",
-        tmp_path / "never.h5",
-        check=False,
-    )
+    result = run_eval(dgq_bin, model=path, text=text, ctx=64, scheme="q8_0", out=tmp_path / "never.h5", check=False)
     assert result.returncode == 2
     assert f"the model's is '{SHIPPED_GGUF_NAMES['smollm2']}' ({expected})" in result.stderr, result.stderr
     # The right identity is accepted under any name.
     write_token_file(text, np.arange(2, 66, dtype=np.int32), "any name", tokenizer_id=expected)
-    run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        path,
-        "--text",
-        text,
-        "--ctx",
-        64,
-        "--chunks",
-        1,
-        "--scheme",
-        "q8_0",
-        "-o",
-        tmp_path / "r.h5",
-    )
+    run_eval(dgq_bin, model=path, text=text, ctx=64, chunks=1, scheme="q8_0", out=tmp_path / "r.h5")
 
 
 # ------------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from eval_support import (
     numpy_gemma3_logits,
     relative_l2_error,
     run_dgq,
+    run_eval,
     tiny_eval_inputs,
     tiny_gemma3_prompt,
 )
@@ -71,22 +72,15 @@ def test_the_override_reaches_the_layer_it_names(dgq_bin, tmp_path):
             for twin in (layer, neighbour)
         }
         out = tmp_path / f"layer-{layer}.h5"
-        run_dgq(
+        run_eval(
             dgq_bin,
-            "eval",
-            "--model",
-            model,
-            "--text",
-            text,
-            "--ctx",
-            150,
-            "--base",
-            "fp32",
-            "--scheme",
-            f"fp32;{layer}=q4_0/fp32",
-            "--save-logits",
-            "-o",
-            out,
+            model=model,
+            text=text,
+            ctx=150,
+            base="fp32",
+            scheme=f"fp32;{layer}=q4_0/fp32",
+            save_logits=True,
+            out=out,
         )
         with h5py.File(out, "r") as f:
             logits = np.asarray(f["runs"]["1"]["logits"])
@@ -133,20 +127,7 @@ def test_the_one_pass_causal_cache_equals_the_token_by_token_decoder_with_a_plan
 )
 def test_bad_plans_get_one_clear_error_and_no_output(dgq_bin, tiny, options, message):
     out = tiny["dir"] / "bad.h5"
-    result = run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        tiny["text"],
-        "--ctx",
-        128,
-        *options,
-        "-o",
-        out,
-        check=False,
-    )
+    result = run_eval(dgq_bin, model=tiny["model"], text=tiny["text"], ctx=128, out=out, extra=options, check=False)
     assert result.returncode != 0
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert not out.exists()

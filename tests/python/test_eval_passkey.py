@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from dgqtools import make_passkey as mp
-from eval_support import run_dgq, write_tiny_model, write_token_file
+from eval_support import eval_command, run_dgq, run_eval, write_tiny_model, write_token_file
 
 pytestmark = pytest.mark.needs_dgq
 STEPS = 5  # greedy tokens generated per prompt
@@ -25,7 +25,7 @@ STEPS = 5  # greedy tokens generated per prompt
 SCHEMES = ["fp32", "q8_0", "kivi-2:group=16,residual=8"]
 # One OpenMP thread: these passes are tiny, and on a loaded 2-core machine spinning worker threads
 # made single runs take seconds instead of milliseconds.
-THREADS = ["--threads", 1]
+THREADS = 1
 
 
 @pytest.fixture(scope="module", params=["llama", "gemma3"])
@@ -59,23 +59,17 @@ def write_task(path, tiny, answers):
 def run_passkey(dgq_bin, tiny, task, name, schemes, *options):
     out = tiny["dir"] / f"{name}.h5"
     # --force: the greedy steps rerun into one output (an existing one is refused without it).
-    args = [
-        "eval",
-        "--task",
-        "passkey",
-        "--model",
-        tiny["model"],
-        "--text",
-        task,
-        "-o",
-        out,
-        "--force",
-        *THREADS,
-        *options,
-    ]
-    for s in schemes:
-        args += ["--scheme", s]
-    run_dgq(dgq_bin, *args)
+    run_eval(
+        dgq_bin,
+        options,
+        task="passkey",
+        model=tiny["model"],
+        text=task,
+        out=out,
+        force=True,
+        threads=THREADS,
+        scheme=schemes,
+    )
     with h5py.File(out, "r") as f:
         offsets = f["answer_offsets"][:]
         runs = []
@@ -144,27 +138,19 @@ def test_scores_match_the_perplexity_task_logits_of_the_same_tokens(dgq_bin, tin
         text = tiny["dir"] / "cross-tokens.h5"
         write_token_file(text, tokens, tiny["name"])
         ppl = tiny["dir"] / "cross-ppl.h5"
-        run_dgq(
+        run_eval(
             dgq_bin,
-            "eval",
-            "--model",
-            tiny["model"],
-            "--text",
-            text,
-            "--ctx",
-            len(tokens),
-            "--save-logits",
-            "--base",
-            "fp32",
-            "--scheme",
-            "q8_0",
-            "--cache",
-            "causal",
-            "--row-exact",
-            "-o",
-            ppl,
-            "--force",
-            *THREADS,
+            model=tiny["model"],
+            text=text,
+            ctx=len(tokens),
+            save_logits=True,
+            base="fp32",
+            scheme="q8_0",
+            cache="causal",
+            row_exact=True,
+            out=ppl,
+            force=True,
+            threads=THREADS,
         )
         first = len(tokens) // 2  # eval's first scored row predicts token first + 1
         with h5py.File(ppl, "r") as f:
@@ -197,28 +183,16 @@ def test_keys_before_rope_score_alike_in_one_pass_and_token_by_token(dgq_bin, ti
 def test_the_results_file_json_and_table(dgq_bin, tiny):
     task = write_task(tiny["dir"] / "layout.h5", tiny, [[5, 6], [7], [8, 9, 10]])
     out, summary = tiny["dir"] / "layout-out.h5", tiny["dir"] / "layout.json"
-    result = run_dgq(
+    result = run_eval(
         dgq_bin,
-        "eval",
-        "--task",
-        "passkey",
-        "--model",
-        tiny["model"],
-        "--text",
-        task,
-        "--scheme",
-        "fp32",
-        "--scheme",
-        "q8_0",
-        "-ctk",
-        "q8_0",
-        "-ctv",
-        "fp32",
-        "-o",
-        out,
-        "--json",
-        summary,
-        *THREADS,
+        task="passkey",
+        model=tiny["model"],
+        text=task,
+        scheme=["fp32", "q8_0"],
+        extra=["-ctk", "q8_0", "-ctv", "fp32"],
+        out=out,
+        json=summary,
+        threads=THREADS,
     )
     assert not (tiny["dir"] / "layout-out.h5.partial").exists()
     # Progress on the (piped) stderr: one line per prompt and cache, in order, with its length.
@@ -312,21 +286,7 @@ def replace(name, values):
 def test_a_bad_task_file_gets_one_line_naming_file_dataset_and_index(dgq_bin, tiny, edit, message):
     task = damage(write_task(tiny["dir"] / "bad.h5", tiny, [[5], [6], [7]]), edit)
     out = tiny["dir"] / "bad-out.h5"
-    result = run_dgq(
-        dgq_bin,
-        "eval",
-        "--task",
-        "passkey",
-        "--model",
-        tiny["model"],
-        "--text",
-        task,
-        "--scheme",
-        "q8_0",
-        "-o",
-        out,
-        check=False,
-    )
+    result = run_eval(dgq_bin, task="passkey", model=tiny["model"], text=task, scheme="q8_0", out=out, check=False)
     assert result.returncode == 2, result.stderr
     assert result.stderr.startswith(f"dgq: error: {task}{message}"), result.stderr
     assert len(result.stderr.splitlines()) == 1 and not out.exists()
@@ -345,31 +305,23 @@ def test_a_bad_task_file_gets_one_line_naming_file_dataset_and_index(dgq_bin, ti
 )
 def test_options_that_do_not_apply_are_refused(dgq_bin, tiny, options, message):
     task = write_task(tiny["dir"] / "opt.h5", tiny, [[5], [6], [7]])
-    args = ["eval", "--model", tiny["model"], "--text", task, "-o", tiny["dir"] / "opt-out.h5"]
-    if "--task" not in options:
-        args += ["--task", "passkey"]
-    if "--scheme" not in options:
-        args += ["--scheme", "q8_0"]
-    result = run_dgq(dgq_bin, *args, *options, check=False)
+    result = run_eval(
+        dgq_bin,
+        options,
+        model=tiny["model"],
+        text=task,
+        out=tiny["dir"] / "opt-out.h5",
+        task=None if "--task" in options else "passkey",
+        scheme=None if "--scheme" in options else "q8_0",
+        check=False,
+    )
     assert result.returncode == 2 and message in result.stderr, result.stderr
 
 
 def test_perplexity_still_requires_ctx(dgq_bin, tiny):
     text = tiny["dir"] / "ppl-tokens.h5"
     write_token_file(text, list(range(2, 66)), tiny["name"])
-    result = run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        text,
-        "--scheme",
-        "q8_0",
-        "-o",
-        tiny["dir"] / "ppl.h5",
-        check=False,
-    )
+    result = run_eval(dgq_bin, model=tiny["model"], text=text, scheme="q8_0", out=tiny["dir"] / "ppl.h5", check=False)
     assert result.returncode != 0 and "--ctx is required" in result.stderr, result.stderr
 
 
@@ -377,7 +329,7 @@ def test_an_existing_output_is_refused_before_any_work_unless_forced(dgq_bin, ti
     """A rerun once replaced the file, and every run in it, without a word."""
     task = write_task(tiny["dir"] / "exists-task.h5", tiny, [[5], [6, 7], [8]])
     out = tiny["dir"] / "exists.h5"
-    args = ["eval", "--task", "passkey", "--model", tiny["model"], "--text", task, "-o", out, *THREADS, "--scheme"]
+    args = eval_command(task="passkey", model=tiny["model"], text=task, out=out, threads=THREADS) + ["--scheme"]
     run_dgq(dgq_bin, *args, "q8_0")
     before = out.read_bytes()
     result = run_dgq(dgq_bin, *args, "fp32", check=False)

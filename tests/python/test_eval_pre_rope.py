@@ -18,10 +18,12 @@ import pytest
 
 from eval_support import (
     dgq_round_trip,
+    eval_command,
     eval_runs,
     numpy_gemma3_logits,
     relative_l2_error,
     run_dgq,
+    run_eval,
     tiny_eval_inputs,
     tiny_gemma3_prompt,
 )
@@ -128,24 +130,16 @@ def test_the_cache_quantizes_the_keys_before_rope_as_a_numpy_forward_pass_does(d
     }
     for where, wrong in [("pre-rope", "post-rope"), ("post-rope", "pre-rope")]:
         out = tmp_path / f"{where}.h5"
-        run_dgq(
+        run_eval(
             dgq_bin,
-            "eval",
-            "--model",
-            model,
-            "--text",
-            text,
-            "--ctx",
-            150,
-            "--base",
-            "fp32",
-            "--scheme",
-            "q4_0/fp32",
-            "--keys",
-            where,
-            "--save-logits",
-            "-o",
-            out,
+            model=model,
+            text=text,
+            ctx=150,
+            base="fp32",
+            scheme="q4_0/fp32",
+            keys=where,
+            save_logits=True,
+            out=out,
         )
         with h5py.File(out, "r") as f:
             logits = np.asarray(f["runs"]["1"]["logits"])
@@ -155,25 +149,16 @@ def test_the_cache_quantizes_the_keys_before_rope_as_a_numpy_forward_pass_does(d
 
 def test_the_setting_is_recorded_in_the_table_and_the_json(dgq_bin, tiny):
     out, summary = tiny["dir"] / "rec.h5", tiny["dir"] / "rec.json"
-    result = run_dgq(
+    result = run_eval(
         dgq_bin,
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        tiny["text"],
-        "--ctx",
-        128,
-        "--chunks",
-        1,
-        "--scheme",
-        "q8_0",
-        "--keys",
-        "pre-rope",
-        "-o",
-        out,
-        "--json",
-        summary,
+        model=tiny["model"],
+        text=tiny["text"],
+        ctx=128,
+        chunks=1,
+        scheme="q8_0",
+        keys="pre-rope",
+        out=out,
+        json=summary,
     )
     assert "keys stored before RoPE" in result.stdout.splitlines()[0]
     assert json.loads(summary.read_text())["keys"] == "pre-rope"
@@ -185,7 +170,7 @@ def test_the_pre_rope_run_has_its_own_identity(dgq_bin, tiny):
     # A post-RoPE results file is not resumed as a pre-RoPE one: the config hashes differ.
     post = tiny["dir"] / "id-post.h5"
     pre = tiny["dir"] / "id-pre.h5"
-    common = ["eval", "--model", tiny["model"], "--text", tiny["text"], "--ctx", 128, "--chunks", 1, "--scheme", "q8_0"]
+    common = eval_command(model=tiny["model"], text=tiny["text"], ctx=128, chunks=1, scheme="q8_0")
     run_dgq(dgq_bin, *common, "-o", post)
     run_dgq(dgq_bin, *common, "--keys", "pre-rope", "-o", pre)
     with h5py.File(post, "r") as a, h5py.File(pre, "r") as b:
@@ -193,21 +178,14 @@ def test_the_pre_rope_run_has_its_own_identity(dgq_bin, tiny):
 
 
 def test_a_bad_keys_value_gets_one_clear_error(dgq_bin, tiny):
-    result = run_dgq(
+    result = run_eval(
         dgq_bin,
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        tiny["text"],
-        "--ctx",
-        128,
-        "--scheme",
-        "q8_0",
-        "--keys",
-        "before",
-        "-o",
-        tiny["dir"] / "bad.h5",
+        model=tiny["model"],
+        text=tiny["text"],
+        ctx=128,
+        scheme="q8_0",
+        keys="before",
+        out=tiny["dir"] / "bad.h5",
         check=False,
     )
     assert result.returncode != 0

@@ -17,7 +17,7 @@ import h5py
 import numpy as np
 import pytest
 
-from eval_support import run_dgq, write_tiny_model, write_token_file
+from eval_support import eval_command, run_dgq, write_tiny_model, write_token_file
 
 pytestmark = pytest.mark.needs_dgq
 HASH = r"[0-9a-f]{16}"
@@ -106,19 +106,7 @@ def test_eval_sweep_resume_after_the_config_changed_is_refused(dgq_bin, inputs, 
 
 def test_base_logits_of_another_version_are_refused_then_allowed_and_labelled(dgq_bin, inputs, this_version, tmp_path):
     base = tmp_path / "base.h5"
-    common = [
-        "eval",
-        "--model",
-        inputs["model"],
-        "--text",
-        inputs["text"],
-        "--ctx",
-        16,
-        "--schemes",
-        "q8_0",
-        "--base-logits",
-        base,
-    ]
+    common = eval_command(model=inputs["model"], text=inputs["text"], ctx=16, schemes="q8_0", base_logits=base)
     run_dgq(dgq_bin, *common, "-o", tmp_path / "a.h5")
     with h5py.File(base, "r") as f:
         assert f.attrs["dgq_version"] == this_version and len(f.attrs["config_hash"]) == 16
@@ -138,7 +126,7 @@ def test_a_chunk_of_another_version_is_not_resumed_unless_allowed(dgq_bin, input
     tokens = np.random.default_rng(4).integers(2, inputs["cfg"]["vocab_size"], size=512 * 8).astype(np.int32)
     text = tmp_path / "long.h5"
     write_token_file(text, tokens, "tiny-llama")
-    args = ["eval", "--model", inputs["model"], "--text", text, "--ctx", 512, "--threads", 1, "--schemes", "q8_0"]
+    args = eval_command(model=inputs["model"], text=text, ctx=512, threads=1, schemes="q8_0")
     out = tmp_path / "r.h5"
     chunk_dir = Path(str(out) + ".partial.d")
     process = subprocess.Popen(

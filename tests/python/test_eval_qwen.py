@@ -21,7 +21,7 @@ import pytest
 
 from conftest import REPO_ROOT
 from dgqtools.tiny_gguf import write_out, write_tiny_gguf
-from eval_support import numpy_qwen_logits, run_dgq, write_tiny_model, write_token_file
+from eval_support import numpy_qwen_logits, run_eval, write_tiny_model, write_token_file
 
 LOGITS_REL_TOL = 1e-4
 EXPORTER = REPO_ROOT / "tools" / "export-model.py"
@@ -52,25 +52,7 @@ def test_tiny_qwen_logits_match_the_numpy_forward_pass(dgq_bin, tmp_path, arch):
     text = tmp_path / "t.h5"
     write_token_file(text, tokens, f"tiny-{arch}")
     out = tmp_path / "r.h5"
-    run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        model,
-        "--text",
-        text,
-        "--ctx",
-        96,
-        "--chunks",
-        1,
-        "--base",
-        "fp32",
-        "--scheme",
-        "fp32",
-        "--save-logits",
-        "-o",
-        out,
-    )
+    run_eval(dgq_bin, model=model, text=text, ctx=96, chunks=1, base="fp32", scheme="fp32", save_logits=True, out=out)
     with h5py.File(out, "r") as f:
         got = np.asarray(f["runs"]["0"]["logits"])
     expected = numpy_qwen_logits(model, tokens)

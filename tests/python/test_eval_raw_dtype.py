@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from conftest import REPO_ROOT
-from eval_support import eval_runs, run_dgq, tiny_eval_inputs, write_token_file
+from eval_support import eval_runs, run_eval, tiny_eval_inputs, write_token_file
 
 pytestmark = pytest.mark.needs_dgq
 MODELS_DIR = Path(os.environ.get("DGQ_MODELS_DIR", REPO_ROOT / "models"))
@@ -84,29 +84,17 @@ def test_the_per_token_formats_are_untouched_by_the_raw_dtype(causal):
 
 def test_the_results_json_and_table_name_the_raw_dtype(tiny, dgq_bin):
     out, summary = tiny["dir"] / "named.h5", tiny["dir"] / "named.json"
-    result = run_dgq(
+    result = run_eval(
         dgq_bin,
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        tiny["text"],
-        "--ctx",
-        128,
-        "--chunks",
-        1,
-        "--scheme",
-        "kivi-4",
-        "--scheme",
-        "q8_0",
-        "--cache",
-        "causal",
-        "--raw-dtype",
-        "bf16",
-        "-o",
-        out,
-        "--json",
-        summary,
+        model=tiny["model"],
+        text=tiny["text"],
+        ctx=128,
+        chunks=1,
+        scheme=["kivi-4", "q8_0"],
+        cache="causal",
+        raw_dtype="bf16",
+        out=out,
+        json=summary,
     )
     with h5py.File(out, "r") as f:
         assert f.attrs["raw_dtype"] == "bf16"
@@ -122,27 +110,16 @@ def test_the_identity_names_the_raw_dtype_only_where_it_applies(tiny, dgq_bin):
     hashes = {}
     for r in ("fp16", "fp32"):
         out = tiny["dir"] / f"hash-{r}.h5"
-        run_dgq(
+        run_eval(
             dgq_bin,
-            "eval",
-            "--model",
-            tiny["model"],
-            "--text",
-            tiny["text"],
-            "--ctx",
-            128,
-            "--chunks",
-            1,
-            "--scheme",
-            "kivi-4",
-            "--scheme",
-            "q8_0",
-            "--cache",
-            "causal",
-            "--raw-dtype",
-            r,
-            "-o",
-            out,
+            model=tiny["model"],
+            text=tiny["text"],
+            ctx=128,
+            chunks=1,
+            scheme=["kivi-4", "q8_0"],
+            cache="causal",
+            raw_dtype=r,
+            out=out,
         )
         with h5py.File(out, "r") as f:
             hashes[r] = [f["runs"][str(i)].attrs["config_hash"] for i in range(3)]
@@ -176,22 +153,8 @@ def test_one_pass_equals_the_token_by_token_decoder_in_bf16(tiny, dgq_bin):
 
 def test_a_bad_raw_dtype_is_refused_before_any_work(tiny, dgq_bin):
     out = tiny["dir"] / "bad.h5"
-    result = run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        tiny["text"],
-        "--ctx",
-        128,
-        "--scheme",
-        "kivi-4",
-        "--raw-dtype",
-        "fp8",
-        "-o",
-        out,
-        check=False,
+    result = run_eval(
+        dgq_bin, model=tiny["model"], text=tiny["text"], ctx=128, scheme="kivi-4", raw_dtype="fp8", out=out, check=False
     )
     assert result.returncode == 2 and "--raw-dtype 'fp8': expected fp16, bf16 or fp32" in result.stderr, result.stderr
     assert not out.exists()

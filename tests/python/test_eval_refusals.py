@@ -9,7 +9,7 @@ import h5py
 import numpy as np
 import pytest
 
-from eval_support import run_dgq, tiny_llama_in_chunks, write_token_file
+from eval_support import run_eval, tiny_llama_in_chunks, write_token_file
 
 pytestmark = pytest.mark.needs_dgq
 
@@ -50,21 +50,7 @@ def corrupt_model(source: Path, target: Path, edit) -> Path:
 )
 def test_malformed_model_files_get_one_clear_error(dgq_bin, tiny, tmp_path, edit, message):
     bad = corrupt_model(tiny["model"], tmp_path / "bad.h5", edit)
-    result = run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        bad,
-        "--text",
-        tiny["text"],
-        "--ctx",
-        32,
-        "--schemes",
-        "q8_0",
-        "-o",
-        tmp_path / "r.h5",
-        check=False,
-    )
+    result = run_eval(dgq_bin, model=bad, text=tiny["text"], ctx=32, schemes="q8_0", out=tmp_path / "r.h5", check=False)
     assert result.returncode == 2
     assert result.stderr.startswith("dgq: error: ") and message in result.stderr, result.stderr
     assert str(bad) in result.stderr
@@ -76,20 +62,8 @@ def test_truncated_model_file_is_named(dgq_bin, tiny, tmp_path):
     for cut in (len(data) // 2, 1000):
         bad = tmp_path / "truncated.h5"
         bad.write_bytes(data[:cut])
-        result = run_dgq(
-            dgq_bin,
-            "eval",
-            "--model",
-            bad,
-            "--text",
-            tiny["text"],
-            "--ctx",
-            32,
-            "--schemes",
-            "q8_0",
-            "-o",
-            tmp_path / "r.h5",
-            check=False,
+        result = run_eval(
+            dgq_bin, model=bad, text=tiny["text"], ctx=32, schemes="q8_0", out=tmp_path / "r.h5", check=False
         )
         assert result.returncode == 2 and str(bad) in result.stderr, result.stderr
         assert "truncated" in result.stderr or "read failed" in result.stderr, result.stderr
@@ -113,20 +87,8 @@ def test_truncated_model_file_is_named(dgq_bin, tiny, tmp_path):
 def test_malformed_token_files_get_clear_errors(dgq_bin, tiny, tmp_path, tokens, model, message):
     text = tmp_path / "t.h5"
     write_token_file(text, tokens, model)
-    result = run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        text,
-        "--ctx",
-        32,
-        "--schemes",
-        "q8_0",
-        "-o",
-        tmp_path / "r.h5",
-        check=False,
+    result = run_eval(
+        dgq_bin, model=tiny["model"], text=text, ctx=32, schemes="q8_0", out=tmp_path / "r.h5", check=False
     )
     assert result.returncode == 2 and message in result.stderr and str(text) in result.stderr, result.stderr
 
@@ -136,20 +98,8 @@ def test_token_file_without_format_or_tokens_is_rejected(dgq_bin, tiny, tmp_path
     write_token_file(text, [1, 2, 3] * 40, "tiny-llama")
     with h5py.File(text, "a") as f:
         del f["tokens"]
-    result = run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        text,
-        "--ctx",
-        32,
-        "--schemes",
-        "q8_0",
-        "-o",
-        tmp_path / "r.h5",
-        check=False,
+    result = run_eval(
+        dgq_bin, model=tiny["model"], text=text, ctx=32, schemes="q8_0", out=tmp_path / "r.h5", check=False
     )
     assert result.returncode == 2 and "dataset /tokens: dataset is missing" in result.stderr, result.stderr
 
@@ -167,38 +117,20 @@ def test_token_file_without_format_or_tokens_is_rejected(dgq_bin, tiny, tmp_path
     ],
 )
 def test_absurd_ctx_is_refused(dgq_bin, tiny, tmp_path, ctx, message):
-    result = run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        tiny["text"],
-        "--ctx",
-        ctx,
-        "--schemes",
-        "q8_0",
-        "-o",
-        tmp_path / "r.h5",
-        check=False,
+    result = run_eval(
+        dgq_bin, model=tiny["model"], text=tiny["text"], ctx=ctx, schemes="q8_0", out=tmp_path / "r.h5", check=False
     )
     assert result.returncode == 2 and message in result.stderr, result.stderr
 
 
 def test_unknown_scheme_is_refused_before_any_work(dgq_bin, tiny, tmp_path):
-    result = run_dgq(
+    result = run_eval(
         dgq_bin,
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        tiny["text"],
-        "--ctx",
-        32,
-        "--schemes",
-        "q8_0,nonsense",
-        "-o",
-        tmp_path / "r.h5",
+        model=tiny["model"],
+        text=tiny["text"],
+        ctx=32,
+        schemes="q8_0,nonsense",
+        out=tmp_path / "r.h5",
         check=False,
     )
     assert result.returncode == 2 and "nonsense" in result.stderr

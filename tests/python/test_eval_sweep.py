@@ -11,7 +11,7 @@ import h5py
 import numpy as np
 import pytest
 
-from eval_support import run_dgq, write_tiny_model, write_token_file
+from eval_support import run_dgq, run_eval, write_tiny_model, write_token_file
 
 pytestmark = pytest.mark.needs_dgq
 SUMMARY_KEYS = [
@@ -67,6 +67,22 @@ texts = ["a.h5", "b.h5"]
 """
 
 
+def one_input_causal_config(schemes: str, axis: str) -> str:
+    """A sweep of the schemes (a TOML list) on one input, tiny.h5 on a.h5 at ctx 32, one chunk, the
+    causal cache, and one more [eval] axis (a TOML line)."""
+    return f"""schemes = {schemes}
+[eval]
+ctx = 32
+chunks = 1
+cache = "causal"
+{axis}
+[[eval.model]]
+path = "tiny.h5"
+label = "tiny"
+texts = ["a.h5"]
+"""
+
+
 def runs_of(results: Path) -> dict:
     with h5py.File(results, "r") as f:
         return {name: dict(g.attrs) for name, g in f["runs"].items()}
@@ -91,21 +107,8 @@ def test_every_run_equals_the_same_dgq_eval_run(dgq_bin, inputs, tmp_path):
     assert not Path(str(out) + ".cache/eval").exists() or not any(Path(str(out) + ".cache/eval").iterdir())
 
     alone = tmp_path / "alone.h5"
-    run_dgq(
-        dgq_bin,
-        "eval",
-        "--model",
-        inputs["model"],
-        "--text",
-        inputs["texts"][1],
-        "--ctx",
-        32,
-        "--chunks",
-        2,
-        "--schemes",
-        "dgq:win=8,q8_0",
-        "-o",
-        alone,
+    run_eval(
+        dgq_bin, model=inputs["model"], text=inputs["texts"][1], ctx=32, chunks=2, schemes="dgq:win=8,q8_0", out=alone
     )
     with h5py.File(alone, "r") as f:
         by_spec = {f["runs"][k].attrs["spec"]: dict(f["runs"][k].attrs) for k in f["runs"]}
@@ -125,20 +128,7 @@ def test_every_run_equals_the_same_dgq_eval_run(dgq_bin, inputs, tmp_path):
 
 
 def test_a_keys_axis_runs_each_input_before_and_after_rope_as_dgq_eval_does(dgq_bin, inputs, tmp_path):
-    config = write_config(
-        inputs["dir"],
-        """schemes = ["q4_0"]
-[eval]
-ctx = 32
-chunks = 1
-cache = "causal"
-keys = ["post-rope", "pre-rope"]
-[[eval.model]]
-path = "tiny.h5"
-label = "tiny"
-texts = ["a.h5"]
-""",
-    )
+    config = write_config(inputs["dir"], one_input_causal_config('["q4_0"]', 'keys = ["post-rope", "pre-rope"]'))
     out = tmp_path / "keys.h5"
     run_dgq(dgq_bin, "sweep", config, "-o", out)
     runs = runs_of(out)
@@ -146,25 +136,16 @@ texts = ["a.h5"]
     pre = runs["q4_0@tiny+a+ctx32+causal+prerope"]
     assert pre["keys"] == "pre-rope" and runs["q4_0@tiny+a+ctx32+causal"]["keys"] == "post-rope"
     alone = tmp_path / "alone-pre.h5"
-    run_dgq(
+    run_eval(
         dgq_bin,
-        "eval",
-        "--model",
-        inputs["model"],
-        "--text",
-        inputs["texts"][0],
-        "--ctx",
-        32,
-        "--chunks",
-        1,
-        "--scheme",
-        "q4_0",
-        "--cache",
-        "causal",
-        "--keys",
-        "pre-rope",
-        "-o",
-        alone,
+        model=inputs["model"],
+        text=inputs["texts"][0],
+        ctx=32,
+        chunks=1,
+        scheme="q4_0",
+        cache="causal",
+        keys="pre-rope",
+        out=alone,
     )
     with h5py.File(alone, "r") as f:
         expected = dict(f["runs"]["1"].attrs)
@@ -175,18 +156,7 @@ texts = ["a.h5"]
 
 def test_a_raw_dtype_axis_runs_each_input_in_both_dtypes_as_dgq_eval_does(dgq_bin, inputs, tmp_path):
     config = write_config(
-        inputs["dir"],
-        """schemes = ["kivi-4:group=8,residual=8", "q4_0"]
-[eval]
-ctx = 32
-chunks = 1
-cache = "causal"
-raw_dtype = ["fp16", "fp32"]
-[[eval.model]]
-path = "tiny.h5"
-label = "tiny"
-texts = ["a.h5"]
-""",
+        inputs["dir"], one_input_causal_config('["kivi-4:group=8,residual=8", "q4_0"]', 'raw_dtype = ["fp16", "fp32"]')
     )
     out = tmp_path / "raw.h5"
     run_dgq(dgq_bin, "sweep", config, "-o", out)
@@ -205,25 +175,16 @@ texts = ["a.h5"]
     for key in SUMMARY_KEYS + ["config_hash"]:
         assert q4_f16[key] == q4_f32[key], key
     alone = tmp_path / "alone-f32.h5"
-    run_dgq(
+    run_eval(
         dgq_bin,
-        "eval",
-        "--model",
-        inputs["model"],
-        "--text",
-        inputs["texts"][0],
-        "--ctx",
-        32,
-        "--chunks",
-        1,
-        "--scheme",
-        "kivi-4:group=8,residual=8",
-        "--cache",
-        "causal",
-        "--raw-dtype",
-        "fp32",
-        "-o",
-        alone,
+        model=inputs["model"],
+        text=inputs["texts"][0],
+        ctx=32,
+        chunks=1,
+        scheme="kivi-4:group=8,residual=8",
+        cache="causal",
+        raw_dtype="fp32",
+        out=alone,
     )
     with h5py.File(alone, "r") as f:
         expected = dict(f["runs"]["1"].attrs)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from dgqtools import make_passkey as mp
-from eval_support import run_dgq, tiny_eval_inputs
+from eval_support import run_dgq, run_eval, tiny_eval_inputs
 
 pytestmark = pytest.mark.needs_dgq
 
@@ -28,36 +28,25 @@ def files(dgq_bin, tmp_path_factory):
         for n in (12, 20)
     ]
     mp.write_task(folder / "passkey.h5", "tiny-llama", 7, prompts)
-    common = ["--threads", 1, "--scheme", "q8_0"]
-    run_dgq(
+    run_eval(
         dgq_bin,
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        tiny["text"],
-        "--ctx",
-        32,
-        "--chunks",
-        1,
-        "--base-logits",
-        folder / "base-logits.h5",
-        "-o",
-        folder / "eval.h5",
-        *common,
+        model=tiny["model"],
+        text=tiny["text"],
+        ctx=32,
+        chunks=1,
+        base_logits=folder / "base-logits.h5",
+        out=folder / "eval.h5",
+        threads=1,
+        scheme="q8_0",
     )
-    run_dgq(
+    run_eval(
         dgq_bin,
-        "eval",
-        "--task",
-        "passkey",
-        "--model",
-        tiny["model"],
-        "--text",
-        folder / "passkey.h5",
-        "-o",
-        folder / "passkey-results.h5",
-        *common,
+        task="passkey",
+        model=tiny["model"],
+        text=folder / "passkey.h5",
+        out=folder / "passkey-results.h5",
+        threads=1,
+        scheme="q8_0",
     )
     return {
         "tokens": tiny["text"],

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from conftest import REPO_ROOT
-from eval_support import run_dgq, write_tiny_model, write_token_file
+from eval_support import run_dgq, run_eval, write_tiny_model, write_token_file
 
 pytestmark = pytest.mark.needs_dgq
 TRACE = REPO_ROOT / "data" / "synthetic-code-2k.h5"
@@ -37,23 +37,16 @@ def tiny(tmp_path_factory):
 
 def evaluate(dgq_bin, tiny, name, *options):
     out = tiny["dir"] / f"{name}.h5"
-    run_dgq(
+    run_eval(
         dgq_bin,
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        tiny["text"],
-        "--ctx",
-        128,
-        "--chunks",
-        2,
-        "--save-logits",
-        "-o",
-        out,
-        "--json",
-        tiny["dir"] / f"{name}.json",
-        *options,
+        model=tiny["model"],
+        text=tiny["text"],
+        ctx=128,
+        chunks=2,
+        save_logits=True,
+        out=out,
+        json=tiny["dir"] / f"{name}.json",
+        extra=options,
     )
     with h5py.File(out, "r") as f:
         runs = [f["runs"][str(i)] for i in range(len(f["runs"]))]

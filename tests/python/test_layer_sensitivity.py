@@ -7,6 +7,7 @@ By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k layer_sensitivity
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 
 import h5py
 import numpy as np
@@ -14,9 +15,16 @@ import pytest
 
 from conftest import REPO_ROOT
 from dgqtools import layer_sensitivity as ls
-from eval_support import run_dgq, write_tiny_model, write_token_file
+from eval_support import option_args, run_eval, write_tiny_model, write_token_file
 
 BITS = [3.0, 4.0, 5.0]
+
+
+def layer_sensitivity(extra: Sequence[object] = (), **options: object) -> subprocess.CompletedProcess:
+    """tools/layer-sensitivity.py with option_args of the keyword options, then extra; its output captured."""
+    args = [*option_args(options), *extra]
+    script = REPO_ROOT / "tools" / "layer-sensitivity.py"
+    return subprocess.run([sys.executable, str(script), *map(str, args)], capture_output=True, text=True)
 
 
 def test_no_budget_above_the_first_level_keeps_every_layer_there():
@@ -65,37 +73,16 @@ def test_one_run_on_a_tiny_model_writes_plans_that_dgq_eval_runs(dgq_bin, tmp_pa
     write_token_file(texts[0], tokens[:200], "tiny-gemma3")
     write_token_file(texts[1], tokens[200:], "tiny-gemma3")  # each window past token 50: the first ones not used
     out = tmp_path / "plans" / "tiny.json"
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(REPO_ROOT / "tools" / "layer-sensitivity.py"),
-            "--model",
-            str(model),
-            "--text",
-            str(texts[0]),
-            "--text",
-            str(texts[1]),
-            "--window",
-            "50,128",
-            "--ctx",
-            "128",
-            "--chunks",
-            "2",
-            "--level",
-            "q4_0",
-            "--level",
-            "q5_0",
-            "--level",
-            "q8_0",
-            "--budget",
-            "5.0",
-            "--dgq",
-            dgq_bin,
-            "-o",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
+    result = layer_sensitivity(
+        model=model,
+        text=texts,
+        window="50,128",
+        ctx=128,
+        chunks=2,
+        level=["q4_0", "q5_0", "q8_0"],
+        budget=5.0,
+        dgq=dgq_bin,
+        out=out,
     )
     assert result.returncode == 0, result.stderr
     doc = json.loads(out.read_text())
@@ -110,27 +97,16 @@ def test_one_run_on_a_tiny_model_writes_plans_that_dgq_eval_runs(dgq_bin, tmp_pa
     with h5py.File(calibration, "r") as f:  # the windows, one chunk each
         assert np.array_equal(f["tokens"][:], np.concatenate([tokens[50:178], tokens[250:378]]))
         assert f.attrs["kind"] == "calibration" and f.attrs["model"] == "tiny-gemma3"
-    run_dgq(
+    run_eval(
         dgq_bin,
-        "eval",
-        "--model",
-        model,
-        "--text",
-        calibration,
-        "--ctx",
-        128,
-        "--chunks",
-        2,
-        "--cache",
-        "causal",
-        "--scheme",
-        plan["spec"],
-        "--scheme",
-        plan["control_spec"],
-        "-o",
-        tmp_path / "plan.h5",
-        "--json",
-        summary,
+        model=model,
+        text=calibration,
+        ctx=128,
+        chunks=2,
+        cache="causal",
+        scheme=[plan["spec"], plan["control_spec"]],
+        out=tmp_path / "plan.h5",
+        json=summary,
     )
     runs = json.loads(summary.read_text())["schemes"]
     assert runs[1]["bits_averaged"] == pytest.approx(plan["predicted_bits"], rel=1e-9)
@@ -154,31 +130,8 @@ def test_keys_pre_rope_calibrates_and_records_the_key_position(dgq_bin, tmp_path
     docs = {}
     for keys in ("post-rope", "pre-rope"):
         out = tmp_path / keys / "tiny.json"
-        result = subprocess.run(
-            [
-                sys.executable,
-                str(REPO_ROOT / "tools" / "layer-sensitivity.py"),
-                "--model",
-                str(model),
-                "--text",
-                str(text),
-                "--ctx",
-                "128",
-                "--keys",
-                keys,
-                "--level",
-                "q4_0",
-                "--level",
-                "q8_0",
-                "--budget",
-                "6.0",
-                "--dgq",
-                dgq_bin,
-                "-o",
-                str(out),
-            ],
-            capture_output=True,
-            text=True,
+        result = layer_sensitivity(
+            model=model, text=text, ctx=128, keys=keys, level=["q4_0", "q8_0"], budget=6.0, dgq=dgq_bin, out=out
         )
         assert result.returncode == 0, result.stderr
         docs[keys] = json.loads(out.read_text())
@@ -201,33 +154,15 @@ def test_a_plan_of_k_v_pairs_for_a_pair_of_mixed_levels():
 def test_k_and_v_levels_are_allocated_apart_and_their_plan_runs(dgq_bin, tmp_path):
     model, cfg, text = tiny_model_and_text(tmp_path, 6, 256)
     out = tmp_path / "split.json"
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(REPO_ROOT / "tools" / "layer-sensitivity.py"),
-            "--model",
-            str(model),
-            "--text",
-            str(text),
-            "--ctx",
-            "128",
-            "--k-level",
-            "q4_0",
-            "--k-level",
-            "q8_0",
-            "--v-level",
-            "q4_0",
-            "--v-level",
-            "q8_0",
-            "--budget",
-            "6.5",
-            "--dgq",
-            dgq_bin,
-            "-o",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
+    result = layer_sensitivity(
+        model=model,
+        text=text,
+        ctx=128,
+        k_level=["q4_0", "q8_0"],
+        v_level=["q4_0", "q8_0"],
+        budget=6.5,
+        dgq=dgq_bin,
+        out=out,
     )
     assert result.returncode == 0, result.stderr
     doc = json.loads(out.read_text())
@@ -240,23 +175,15 @@ def test_k_and_v_levels_are_allocated_apart_and_their_plan_runs(dgq_bin, tmp_pat
     assert sorted(plan["control_k_levels"]) == sorted(plan["k_levels"])
     assert "/" in plan["spec"]
     summary = tmp_path / "plan.json"
-    run_dgq(
+    run_eval(
         dgq_bin,
-        "eval",
-        "--model",
-        model,
-        "--text",
-        text,
-        "--ctx",
-        128,
-        "--cache",
-        "causal",
-        "--scheme",
-        plan["spec"],
-        "-o",
-        tmp_path / "plan.h5",
-        "--json",
-        summary,
+        model=model,
+        text=text,
+        ctx=128,
+        cache="causal",
+        scheme=plan["spec"],
+        out=tmp_path / "plan.h5",
+        json=summary,
     )
     got = json.loads(summary.read_text())["schemes"][1]
     assert got["bits_averaged"] == pytest.approx(plan["predicted_bits"], rel=1e-9)
@@ -265,25 +192,7 @@ def test_k_and_v_levels_are_allocated_apart_and_their_plan_runs(dgq_bin, tmp_pat
         ["--level", "q4_0", "--level", "q8_0", "--k-level", "q4_0", "--v-level", "q4_0"],
         ["--k-level", "q4_0"],
     ):
-        bad = subprocess.run(
-            [
-                sys.executable,
-                str(REPO_ROOT / "tools" / "layer-sensitivity.py"),
-                "--model",
-                str(model),
-                "--text",
-                str(text),
-                "--ctx",
-                "128",
-                "--budget",
-                "5",
-                "--dgq",
-                dgq_bin,
-                "-o",
-                str(tmp_path / "bad.json"),
-            ]
-            + extra,
-            capture_output=True,
-            text=True,
+        bad = layer_sensitivity(
+            extra, model=model, text=text, ctx=128, budget=5, dgq=dgq_bin, out=tmp_path / "bad.json"
         )
         assert bad.returncode != 0 and "--k-level and --v-level" in bad.stderr

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from conftest import REPO_ROOT
-from eval_support import SHIPPED_GGUF_NAMES, run_dgq, shipped_gguf, write_token_file
+from eval_support import SHIPPED_GGUF_NAMES, run_eval, shipped_gguf, write_token_file
 from llama_fixture_support import differences, log_softmax
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "llama-cpp"
@@ -128,26 +128,17 @@ def dgq_logprobs(dgq_bin: str, model: str, doc: dict, tmp_path: Path) -> np.ndar
     text = tmp_path / "tokens.h5"
     write_token_file(text, doc["tokens"], SHIPPED_GGUF_NAMES[model], kind="llama-fixture")
     out = tmp_path / "r.h5"
-    run_dgq(
+    run_eval(
         dgq_bin,
-        "eval",
-        "--model",
-        model_file,
-        "--text",
-        text,
-        "--ctx",
-        doc["ctx"],
-        "--chunks",
-        doc["chunks"],
-        "--base",
-        "fp32",
-        "--scheme",
-        "fp32",
-        "--save-logits",
-        "--threads",
-        2,
-        "-o",
-        out,
+        model=model_file,
+        text=text,
+        ctx=doc["ctx"],
+        chunks=doc["chunks"],
+        base="fp32",
+        scheme="fp32",
+        save_logits=True,
+        threads=2,
+        out=out,
     )
     with h5py.File(out, "r") as f:
         logits = np.asarray(f["runs"]["0"]["logits"])

@@ -16,10 +16,9 @@ import numpy as np
 import pytest
 
 from dgqtools import make_passkey as mp
-from eval_support import run_dgq, write_tiny_model, write_token_file
+from eval_support import run_dgq, run_eval, write_tiny_model, write_token_file
 
 pytestmark = pytest.mark.needs_dgq
-THREADS = ["--threads", 1]
 
 
 @pytest.fixture(scope="module")
@@ -48,43 +47,15 @@ def tiny(tmp_path_factory):
     return {"dir": folder, "model": model}
 
 
-def run_eval(dgq_bin, tiny, out, schemes, text="a", ctx=16):
-    args = [
-        "eval",
-        "--model",
-        tiny["model"],
-        "--text",
-        tiny["dir"] / f"text-{text}.h5",
-        "--ctx",
-        ctx,
-        "--chunks",
-        2,
-        "-o",
-        out,
-        *THREADS,
-    ]
-    for s in schemes:
-        args += ["--scheme", s]
-    run_dgq(dgq_bin, *args)
+def eval_file(dgq_bin, tiny, out, schemes, text="a", ctx=16):
+    text_file = tiny["dir"] / f"text-{text}.h5"
+    run_eval(dgq_bin, model=tiny["model"], text=text_file, ctx=ctx, chunks=2, out=out, threads=1, scheme=schemes)
     return out
 
 
-def run_passkey(dgq_bin, tiny, out, schemes):
-    args = [
-        "eval",
-        "--task",
-        "passkey",
-        "--model",
-        tiny["model"],
-        "--text",
-        tiny["dir"] / "task.h5",
-        "-o",
-        out,
-        *THREADS,
-    ]
-    for s in schemes:
-        args += ["--scheme", s]
-    run_dgq(dgq_bin, *args)
+def passkey_file(dgq_bin, tiny, out, schemes):
+    task = tiny["dir"] / "task.h5"
+    run_eval(dgq_bin, task="passkey", model=tiny["model"], text=task, out=out, threads=1, scheme=schemes)
     return out
 
 
@@ -115,8 +86,8 @@ def same_run(a, b):
 
 
 def test_merge_of_two_eval_files_keeps_every_run_and_exports(dgq_bin, tiny, tmp_path):
-    a = run_eval(dgq_bin, tiny, tmp_path / "a.h5", ["q8_0", "q4_0"])
-    b = run_eval(dgq_bin, tiny, tmp_path / "b.h5", ["q5_0", "q8_0"])
+    a = eval_file(dgq_bin, tiny, tmp_path / "a.h5", ["q8_0", "q4_0"])
+    b = eval_file(dgq_bin, tiny, tmp_path / "b.h5", ["q5_0", "q8_0"])
     merged = tmp_path / "merged.h5"
     report = run_dgq(dgq_bin, "merge", merged, a, b).stdout
     # a: fp16 (the base), q8_0, q4_0; b: fp16, q5_0, q8_0 -> the base and q8_0 once.
@@ -137,16 +108,16 @@ def test_merge_of_two_eval_files_keeps_every_run_and_exports(dgq_bin, tiny, tmp_
 
 
 def test_an_eval_file_named_as_output_and_input_gains_the_other_runs(dgq_bin, tiny, tmp_path):
-    a = run_eval(dgq_bin, tiny, tmp_path / "a.h5", ["q8_0"])
-    b = run_eval(dgq_bin, tiny, tmp_path / "b.h5", ["q4_0"])
+    a = eval_file(dgq_bin, tiny, tmp_path / "a.h5", ["q8_0"])
+    b = eval_file(dgq_bin, tiny, tmp_path / "b.h5", ["q4_0"])
     run_dgq(dgq_bin, "merge", a, a, b)
     assert [r["spec"] for r in runs_of(a)] == ["fp16", "q8_0", "q4_0"]
 
 
 def test_eval_files_of_other_settings_or_texts_are_refused_by_name(dgq_bin, tiny, tmp_path):
-    a = run_eval(dgq_bin, tiny, tmp_path / "a.h5", ["q8_0"])
-    other_ctx = run_eval(dgq_bin, tiny, tmp_path / "ctx32.h5", ["q4_0"], ctx=32)
-    other_text = run_eval(dgq_bin, tiny, tmp_path / "text-b.h5", ["q4_0"], text="b")
+    a = eval_file(dgq_bin, tiny, tmp_path / "a.h5", ["q8_0"])
+    other_ctx = eval_file(dgq_bin, tiny, tmp_path / "ctx32.h5", ["q4_0"], ctx=32)
+    other_text = eval_file(dgq_bin, tiny, tmp_path / "text-b.h5", ["q4_0"], text="b")
     out = tmp_path / "m.h5"
     result = run_dgq(dgq_bin, "merge", out, a, other_ctx, check=False)
     assert result.returncode == 2
@@ -164,8 +135,8 @@ def test_eval_files_of_other_settings_or_texts_are_refused_by_name(dgq_bin, tiny
 
 
 def test_files_of_different_kinds_are_refused(dgq_bin, tiny, tmp_path):
-    a = run_eval(dgq_bin, tiny, tmp_path / "a.h5", ["q8_0"])
-    p = run_passkey(dgq_bin, tiny, tmp_path / "p.h5", ["q8_0"])
+    a = eval_file(dgq_bin, tiny, tmp_path / "a.h5", ["q8_0"])
+    p = passkey_file(dgq_bin, tiny, tmp_path / "p.h5", ["q8_0"])
     result = run_dgq(dgq_bin, "merge", tmp_path / "m.h5", a, p, check=False)
     assert result.returncode == 2
     assert (
@@ -179,8 +150,8 @@ def test_files_of_different_kinds_are_refused(dgq_bin, tiny, tmp_path):
 
 
 def test_merge_of_two_passkey_files_keeps_every_run_and_exports(dgq_bin, tiny, tmp_path):
-    a = run_passkey(dgq_bin, tiny, tmp_path / "a.h5", ["fp32", "q8_0"])
-    b = run_passkey(dgq_bin, tiny, tmp_path / "b.h5", ["q4_0", "q8_0"])
+    a = passkey_file(dgq_bin, tiny, tmp_path / "a.h5", ["fp32", "q8_0"])
+    b = passkey_file(dgq_bin, tiny, tmp_path / "b.h5", ["q4_0", "q8_0"])
     merged = tmp_path / "merged.h5"
     report = run_dgq(dgq_bin, "merge", merged, a, b).stdout
     assert "3 run(s), 1 identical duplicate(s)" in report
@@ -197,8 +168,8 @@ def test_merge_of_two_passkey_files_keeps_every_run_and_exports(dgq_bin, tiny, t
 
 
 def test_a_run_that_differs_between_inputs_is_refused(dgq_bin, tiny, tmp_path):
-    a = run_passkey(dgq_bin, tiny, tmp_path / "a.h5", ["q8_0"])
-    b = run_passkey(dgq_bin, tiny, tmp_path / "b.h5", ["q8_0"])
+    a = passkey_file(dgq_bin, tiny, tmp_path / "a.h5", ["q8_0"])
+    b = passkey_file(dgq_bin, tiny, tmp_path / "b.h5", ["q8_0"])
     with h5py.File(b, "r+") as f:
         f["runs/0"].attrs["accuracy"] = 0.25
     result = run_dgq(dgq_bin, "merge", tmp_path / "m.h5", a, b, check=False)

@@ -20,7 +20,7 @@ import pytest
 
 from conftest import REPO_ROOT
 from dgqtools.tiny_gguf import ARCHITECTURES, write_tiny_gguf
-from eval_support import run_dgq, write_token_file
+from eval_support import run_eval, write_token_file
 from llama_fixture_support import differences, log_softmax
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "llama-cpp"
@@ -64,24 +64,16 @@ def test_eval_log_probabilities_match_llama_cpp(dgq_bin, arch, tmp_path):
     text = tmp_path / "tokens.h5"
     write_token_file(text, doc["tokens"], f"tiny-{arch}-gguf", kind="llama-fixture")
     out = tmp_path / "r.h5"
-    run_dgq(
+    run_eval(
         dgq_bin,
-        "eval",
-        "--model",
-        model,
-        "--text",
-        text,
-        "--ctx",
-        doc["ctx"],
-        "--chunks",
-        doc["chunks"],
-        "--base",
-        "fp32",
-        "--scheme",
-        "fp32",
-        "--save-logits",
-        "-o",
-        out,
+        model=model,
+        text=text,
+        ctx=doc["ctx"],
+        chunks=doc["chunks"],
+        base="fp32",
+        scheme="fp32",
+        save_logits=True,
+        out=out,
     )
     with h5py.File(out, "r") as f:
         assert f.attrs["add_bos"] == 0  # no_vocab: llama.cpp adds no BOS either
