@@ -84,11 +84,11 @@ std::vector<float> dgq3_oracle(const OwnedTensor& x, TensorRole role, int bits, 
     }
     for (int s = 16; s >= 1; s /= 2)
       for (int j = 0; j < s; ++j) acc2[j] = acc2[j] + acc2[j + s];
-    const double v = acc2[0] / static_cast<float>(D);
+    const double variance = acc2[0] / static_cast<float>(D);
     const bool wide = hi_frac > 0.0 && static_cast<double>(promoted) < hi_frac * static_cast<double>(t + 1) &&
-                      (t == 0 || v > hi_ratio * (sum_var / static_cast<double>(t)));
+                      (t == 0 || variance > hi_ratio * (sum_var / static_cast<double>(t)));
     promoted += wide ? 1 : 0;
-    sum_var += v;
+    sum_var += variance;
     const int b = wide ? hi_bits : bits;
     hadamard_rotate_row(row.data(), D, rot_block);
     std::vector<float> m(static_cast<std::size_t>(D), 0.0f);

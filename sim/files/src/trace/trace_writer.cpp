@@ -11,7 +11,7 @@
 namespace dgq::sim {
 
 struct TraceWriter::Impl {
-  Impl(const std::string& path, const TraceMeta& meta) : path(path), meta(meta), out(path) {}
+  Impl(const std::string& file, const TraceMeta& trace_meta) : path(file), meta(trace_meta), out(file) {}
   std::string path;
   TraceMeta meta;
   h5::PartialOutput out;  // removes PATH.partial unless finish() commits it
