@@ -47,7 +47,7 @@ struct CacheType {
   const char* name;
   ggml_type type;  // ggml's type; GGML_TYPE_COUNT for the types ggml lacks
   bool dgq;        // dgq's decode attention reads this type
-  cpu::KvBlockFormat format = cpu::KvBlockFormat::q8_0;
+  StoredFormat format = StoredFormat::q8_0;
   const char* spec = nullptr;  // types ggml lacks: the scheme that stores K and V
   const char* peer = nullptr;  // types ggml lacks: the ggml type it is compared with
   bool ggml() const { return spec == nullptr; }
@@ -61,20 +61,20 @@ struct CacheType {
 // vLLM's own slots (codes, then norm or scale and zero, per token), a slot apart.
 constexpr CacheType kCacheTypes[] = {
     {"f16", GGML_TYPE_F16, false},
-    {"q8_0", GGML_TYPE_Q8_0, true, cpu::KvBlockFormat::q8_0},
-    {"q4_0", GGML_TYPE_Q4_0, true, cpu::KvBlockFormat::q4_0},
-    {"iq4_nl", GGML_TYPE_IQ4_NL, true, cpu::KvBlockFormat::iq4_nl},
-    {"dgq", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::dgq, "dgq", "q8_0"},
-    {"dgq-segch", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::dgq, "dgq:granularity=segment-channel", "q8_0"},
-    {"dgq2-k4v3", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::uniform4,
+    {"q8_0", GGML_TYPE_Q8_0, true, StoredFormat::q8_0},
+    {"q4_0", GGML_TYPE_Q4_0, true, StoredFormat::q4_0},
+    {"iq4_nl", GGML_TYPE_IQ4_NL, true, StoredFormat::iq4_nl},
+    {"dgq", GGML_TYPE_COUNT, true, StoredFormat::dgq, "dgq", "q8_0"},
+    {"dgq-segch", GGML_TYPE_COUNT, true, StoredFormat::dgq, "dgq:granularity=segment-channel", "q8_0"},
+    {"dgq2-k4v3", GGML_TYPE_COUNT, true, StoredFormat::uniform4,
      "dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128,rot=hadamard,rot_on=v", "q4_0"},
-    {"kivi-4", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::uniform4, "kivi-4:group=32,residual=0", "q4_0"},
-    {"kivi-2", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::uniform2, "kivi-2:group=32,residual=0", "q4_0"},
-    {"turboquant-3", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::codebook3, "turboquant:bits=3", "q4_0"},
-    {"turboquant-4", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::codebook4, "turboquant:bits=4", "q4_0"},
-    {"vllm-tq-4bit-nc", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::codebook4, "turboquant_4bit_nc", "q4_0"},
-    {"vllm-tq-k3v4-nc", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::codebook3, "turboquant_k3v4_nc", "q4_0"},
-    {"vllm-tq-3bit-nc", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::codebook3, "turboquant_3bit_nc", "q4_0"},
+    {"kivi-4", GGML_TYPE_COUNT, true, StoredFormat::uniform4, "kivi-4:group=32,residual=0", "q4_0"},
+    {"kivi-2", GGML_TYPE_COUNT, true, StoredFormat::uniform2, "kivi-2:group=32,residual=0", "q4_0"},
+    {"turboquant-3", GGML_TYPE_COUNT, true, StoredFormat::codebook3, "turboquant:bits=3", "q4_0"},
+    {"turboquant-4", GGML_TYPE_COUNT, true, StoredFormat::codebook4, "turboquant:bits=4", "q4_0"},
+    {"vllm-tq-4bit-nc", GGML_TYPE_COUNT, true, StoredFormat::codebook4, "turboquant_4bit_nc", "q4_0"},
+    {"vllm-tq-k3v4-nc", GGML_TYPE_COUNT, true, StoredFormat::codebook3, "turboquant_k3v4_nc", "q4_0"},
+    {"vllm-tq-3bit-nc", GGML_TYPE_COUNT, true, StoredFormat::codebook3, "turboquant_3bit_nc", "q4_0"},
 };
 
 // One role (K or V) of one type: [kv_heads][max_tokens][row_bytes] and, for the types ggml
@@ -85,10 +85,10 @@ struct StoredRole {
   std::vector<std::uint8_t> bytes;
   std::size_t row_bytes = 0;  // a token's codes to the next's: packed, or vLLM's slot
   bool slotted = false;       // row_bytes is a slot (codes and per-token fields), not packed codes
-  cpu::KvBlockFormat format = cpu::KvBlockFormat::q8_0;
+  StoredFormat format = StoredFormat::q8_0;
   bool rotated = false;
   std::function<void(float*)> rotation;  // TurboQuant's Pi (forward for K, inverse for V)
-  std::vector<cpu::DgqSegmentRanges> ranges;
+  std::vector<cpu::SpanRanges> ranges;
   std::size_t extra_head_bytes = 0;  // at max_tokens
   // The first check_tokens tokens of every head, decompressed ([heads][check_tokens][D] fp32).
   std::vector<float> decoded;
@@ -146,8 +146,8 @@ StoredRole store_scheme_role(const CacheType& t, const Tensor3& x, TensorRole ro
 }
 
 // Head h's ranges clipped to the first `tokens` tokens.
-cpu::DgqSegmentRanges clipped(const cpu::DgqSegmentRanges& r, std::int64_t tokens) {
-  cpu::DgqSegmentRanges out = r;
+cpu::SpanRanges clipped(const cpu::SpanRanges& r, std::int64_t tokens) {
+  cpu::SpanRanges out = r;
   out.edges.clear();
   out.lo.clear();
   out.scale.clear();
@@ -186,16 +186,17 @@ StoredRole store_ggml_role(const CacheType& t, const Tensor3& x, int head_dim) {
   return s;
 }
 
-// K and V hold the same values (see the top of this file), each in its own buffer. DGQ v1 and
-// the ggml types store V as K (the same bytes); dgq2 and KIVI store each role as that role
-// (their layouts differ: per-channel key ranges, per-token value ranges, other widths).
+// K and V hold the same values (see the top of this file), each in its own buffer. DGQ v1 (format
+// dgq: its codes do not depend on the role) and the ggml types store V as K (the same bytes);
+// dgq2 and KIVI store each role as that role (their layouts differ: per-channel key ranges,
+// per-token value ranges, other widths).
 StoredLayer store_layer(const CacheType& t, const Tensor3& kv, int head_dim) {
   StoredLayer s;
   s.max_tokens = kv.tokens;
   if (t.ggml()) {
     s.k = store_ggml_role(t, kv, head_dim);
     s.v = s.k;
-  } else if (scheme_family_of(t.spec) == "dgq") {
+  } else if (t.format == StoredFormat::dgq) {
     s.k = store_scheme_role(t, kv, TensorRole::key);
     s.v = s.k;
     s.v.decoded.clear();  // the same values as K's: the cross-check reads k.decoded for both
@@ -262,7 +263,7 @@ std::shared_ptr<GgmlStep> make_ggml_step(const CacheType& t, const std::uint8_t*
 
 // dgq's decode step: chunk items, then head merges, in one OpenMP parallel region.
 // k_ranges, v_ranges: the clipped segment ranges of a type with ranges, kept alive with the step.
-using SharedRanges = std::shared_ptr<std::vector<cpu::DgqSegmentRanges>>;
+using SharedRanges = std::shared_ptr<std::vector<cpu::SpanRanges>>;
 Entry dgq_entry(const std::string& type, const cpu::StoredKv& kv, const Shape& sh, double bytes, double bits,
                 const std::string& peer, const float* q, SharedRanges k_ranges = nullptr, SharedRanges v_ranges = nullptr) {
   auto step = std::make_shared<cpu::DecodeAttention>(kv, cpu::DecodeAttentionShape{sh.kv_heads, sh.group, sh.head_dim, sh.tokens},
@@ -292,7 +293,7 @@ std::vector<std::uint8_t>& copy_target() {
 // The stored bytes of a role at `tokens` tokens for all heads: the codes, and the extra bytes
 // (ranges, markers) in proportion to the spans a clipped head keeps (per-token ranges grow with
 // L, a few segments' do not).
-double role_bytes(const StoredRole& r, const Shape& sh, const std::vector<cpu::DgqSegmentRanges>* clipped_ranges) {
+double role_bytes(const StoredRole& r, const Shape& sh, const std::vector<cpu::SpanRanges>* clipped_ranges) {
   double bytes = static_cast<double>(sh.tokens) * static_cast<double>(r.row_bytes) * sh.kv_heads;
   for (int h = 0; h < sh.kv_heads && r.extra_head_bytes > 0; ++h) {
     const double all = static_cast<double>(r.ranges[static_cast<std::size_t>(h)].edges.size() - 1);
@@ -311,8 +312,8 @@ std::vector<Entry> make_entries(const Shape& sh, const std::vector<StoredLayer>&
     const CacheType& t = kCacheTypes[i];
     const StoredLayer& s = layers[i];
     // Ranges clipped to this L (types with ranges), kept alive with the dgq entry.
-    auto k_ranges = std::make_shared<std::vector<cpu::DgqSegmentRanges>>();
-    auto v_ranges = std::make_shared<std::vector<cpu::DgqSegmentRanges>>();
+    auto k_ranges = std::make_shared<std::vector<cpu::SpanRanges>>();
+    auto v_ranges = std::make_shared<std::vector<cpu::SpanRanges>>();
     for (const auto& r : s.k.ranges) k_ranges->push_back(clipped(r, sh.tokens));
     for (const auto& r : s.v.ranges) v_ranges->push_back(clipped(r, sh.tokens));
     const double k_bytes = role_bytes(s.k, sh, k_ranges.get()), v_bytes = role_bytes(s.v, sh, v_ranges.get());

@@ -35,19 +35,19 @@ constexpr int kBlock = 32;
 
 // ---- The scalar path ---------------------------------------------------------------------
 
-void dequantize_block_scalar(KvBlockFormat f, const std::uint8_t* block, float* out) {
+void dequantize_block_scalar(StoredFormat f, const std::uint8_t* block, float* out) {
   switch (f) {
-    case KvBlockFormat::q8_0: {
+    case StoredFormat::q8_0: {
       q8_0::Block b;
       std::memcpy(&b, block, sizeof b);
       return q8_0::dequantize_block(b, kBlock, out);
     }
-    case KvBlockFormat::q4_0: {
+    case StoredFormat::q4_0: {
       ggml::BlockQ4_0 b;
       std::memcpy(&b, block, sizeof b);
       return ggml::dequantize_q4_0(b, out);
     }
-    case KvBlockFormat::iq4_nl: {
+    case StoredFormat::iq4_nl: {
       ggml::BlockIQ4NL b;
       std::memcpy(&b, block, sizeof b);
       return ggml::dequantize_iq4_nl(b, out);
@@ -94,13 +94,13 @@ void dequantize_row_scalar(const ChunkInput& in, bool value, std::int64_t t, flo
     const std::int64_t raw_row_bytes = static_cast<std::int64_t>(in.head_dim) * (in.raw_f16 ? 2 : 4);
     return raw_row_scalar((value ? in.v_raw : in.k_raw) + (t - raw_from) * raw_row_bytes, in.raw_f16, in.head_dim, out);
   }
-  const KvBlockFormat f = value ? in.v_format : in.format;
+  const StoredFormat f = value ? in.v_format : in.format;
   const std::uint8_t* row = (value ? in.v : in.k) + t * in.row_bytes(value);
   const float* lo = kv_format_has_ranges(f) ? (value ? in.v_lo : in.k_lo)[t] : nullptr;
   const float* scale = kv_format_has_ranges(f) ? (value ? in.v_scale : in.k_scale)[t] : nullptr;
   const int channels = value ? in.v_range_channels : in.k_range_channels;
-  if (f == KvBlockFormat::dgq) return dequantize_dgq_row_scalar(row, in.head_dim, lo, scale, channels, in.f16(value), out);
-  const auto rf = static_cast<kv_block_rules::Format>(f);
+  if (f == StoredFormat::dgq) return dequantize_dgq_row_scalar(row, in.head_dim, lo, scale, channels, in.f16(value), out);
+  const auto rf = static_cast<StoredFormat>(f);
   if (kv_block_rules::is_codebook(rf)) {
     const float* levels = value ? in.v_codebook : in.k_codebook;
     for (int d = 0; d < in.head_dim; ++d)
@@ -432,7 +432,7 @@ struct RawF32 : BlockScaled {
 // Whether a role's values go through TokenLevels: a codebook, or uniform codes of at most 4 bits
 // with one range per token.
 bool tabulated(const ChunkInput& in, bool value) {
-  const auto f = static_cast<kv_block_rules::Format>(value ? in.v_format : in.format);
+  const auto f = static_cast<StoredFormat>(value ? in.v_format : in.format);
   if (kv_block_rules::is_codebook(f)) return true;
   const int bits = kv_block_rules::uniform_bits(f);
   return bits != 0 && bits <= 4 && (value ? in.v_range_channels : in.k_range_channels) == 1;
@@ -440,7 +440,7 @@ bool tabulated(const ChunkInput& in, bool value) {
 
 // The chunk's values per token and code (16 per token) for a tabulated role.
 void token_levels(const ChunkInput& in, bool value, float* out) {
-  const auto f = static_cast<kv_block_rules::Format>(value ? in.v_format : in.format);
+  const auto f = static_cast<StoredFormat>(value ? in.v_format : in.format);
   const __m256 codes_low = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256 codes_high = _mm256_setr_ps(8, 9, 10, 11, 12, 13, 14, 15);
   const float* const* lo = value ? in.v_lo : in.k_lo;
@@ -634,7 +634,7 @@ void attend_chunk_avx2(const ChunkInput& in, const ChunkOutput& out, float* scor
 // tabulated() holds.
 enum class CodesPath { uniform2, uniform3, uniform4, uniform8, levels2, levels3, levels4 };
 CodesPath codes_path(const ChunkInput& in, bool value) {
-  const int bits = kv_block_rules::uniform_bits(static_cast<kv_block_rules::Format>(value ? in.v_format : in.format));
+  const int bits = kv_block_rules::uniform_bits(value ? in.v_format : in.format);
   if (tabulated(in, value)) return bits == 2 ? CodesPath::levels2 : bits == 3 ? CodesPath::levels3 : CodesPath::levels4;
   return bits == 2 ? CodesPath::uniform2 : bits == 3 ? CodesPath::uniform3 : bits == 4 ? CodesPath::uniform4 : CodesPath::uniform8;
 }
@@ -692,10 +692,10 @@ void attend_chunk(const ChunkInput& in, const ChunkOutput& out, float* scores, [
   if (!scalar) {
     switch (in.format) {
       // K and V share a format but for uniform widths (DecodeAttention checks it).
-      case KvBlockFormat::q8_0: return attend_chunk_avx2<Q8_0, Q8_0>(in, out, scores);
-      case KvBlockFormat::q4_0: return attend_chunk_avx2<Q4_0, Q4_0>(in, out, scores);
-      case KvBlockFormat::iq4_nl: return attend_chunk_avx2<IQ4NL, IQ4NL>(in, out, scores);
-      case KvBlockFormat::dgq: return attend_chunk_avx2<Dgq, Dgq>(in, out, scores);
+      case StoredFormat::q8_0: return attend_chunk_avx2<Q8_0, Q8_0>(in, out, scores);
+      case StoredFormat::q4_0: return attend_chunk_avx2<Q4_0, Q4_0>(in, out, scores);
+      case StoredFormat::iq4_nl: return attend_chunk_avx2<IQ4NL, IQ4NL>(in, out, scores);
+      case StoredFormat::dgq: return attend_chunk_avx2<Dgq, Dgq>(in, out, scores);
       default: return attend_codes_avx2(in, out, scores);  // uniform and codebook formats
     }
   }

@@ -22,6 +22,7 @@
 #include "dgq/baselines/turboquant_vllm.hpp"
 #include "dgq/baselines/q8_0.hpp"
 #include "dgq/cpu/decode_attention.hpp"
+#include "dgq/cpu/stored_head.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/kernels/cpu_kernels.hpp"
@@ -33,7 +34,7 @@
 
 using dgq::cpu::DecodeAttentionShape;
 using dgq::cpu::DecodePath;
-using dgq::cpu::KvBlockFormat;
+using dgq::StoredFormat;
 namespace ar = dgq::attention_rules;
 
 namespace {
@@ -43,7 +44,7 @@ namespace {
 enum class Values { random, constant_rows, large, regimes };
 
 struct DecodeCase {
-  KvBlockFormat format;
+  StoredFormat format;
   bool rotated;
   DecodeAttentionShape shape;
   Values values = Values::random;
@@ -54,7 +55,7 @@ struct DecodeCase {
 
 std::string spec_of(const DecodeCase& c) {
   if (!c.uniform_spec.empty()) return c.uniform_spec;
-  if (c.format == KvBlockFormat::dgq)
+  if (c.format == StoredFormat::dgq)
     return "dgq:markers=" + c.dgq_markers + ",granularity=" + c.dgq_granularity + (c.rotated ? ",rot=hadamard" : "");
   return std::string(dgq::cpu::kv_block_format_name(c.format)) + (c.rotated ? ":rot=hadamard" : "");
 }
@@ -64,12 +65,12 @@ std::string spec_of(const DecodeCase& c) {
 struct RoleCache {
   std::vector<dgq::Compressed> stored;
   std::vector<std::vector<float>> decoded, decompressed;
-  std::vector<dgq::cpu::DgqSegmentRanges> ranges;  // formats with ranges (dgq, uniform*)
+  std::vector<dgq::cpu::SpanRanges> ranges;  // formats with ranges (dgq, uniform*)
   std::vector<const std::uint8_t*> rows;            // what the kernel reads: blocks, or codes
-  std::vector<const std::uint8_t*> raw;             // dgq2's and KIVI's raw rows (uniform_codes_head)
+  std::vector<const std::uint8_t*> raw;             // dgq2's and KIVI's raw rows (packed_codes_head)
   std::int64_t raw_tokens = 0;
   std::int64_t row_stride = 0;                      // vLLM's presets: bytes from a token's codes to the next's
-  KvBlockFormat format = KvBlockFormat::q8_0;       // the uniform heads' (from uniform_codes_head)
+  StoredFormat format = StoredFormat::q8_0;       // the uniform heads' (from packed_codes_head)
   bool rotated = false;
   // Relative error per value of `decompressed` against the exact inverse rotation of `decoded`:
   // a rotated dgq2 role decompresses to fp16 after rotating back (rule V0), the kernel rotates
@@ -102,16 +103,16 @@ dgq::test::OwnedTensor head_values(const DecodeCase& c, std::uint64_t seed) {
   return x;
 }
 
-std::vector<float> decode_blocks(KvBlockFormat f, const std::vector<std::uint8_t>& bytes, std::size_t values) {
+std::vector<float> decode_blocks(StoredFormat f, const std::vector<std::uint8_t>& bytes, std::size_t values) {
   std::vector<float> out(values);
   const int block_bytes = dgq::cpu::kv_block_bytes(f);
   for (std::size_t b = 0; b * 32 < values; ++b) {
     const std::uint8_t* p = bytes.data() + b * block_bytes;
-    if (f == KvBlockFormat::q8_0) {
+    if (f == StoredFormat::q8_0) {
       dgq::q8_0::Block blk;
       std::memcpy(&blk, p, sizeof blk);
       dgq::q8_0::dequantize_block(blk, 32, out.data() + b * 32);
-    } else if (f == KvBlockFormat::q4_0) {
+    } else if (f == StoredFormat::q4_0) {
       dgq::ggml::BlockQ4_0 blk;
       std::memcpy(&blk, p, sizeof blk);
       dgq::ggml::dequantize_q4_0(blk, out.data() + b * 32);
@@ -165,14 +166,14 @@ unsigned stream_code(const std::uint8_t* bytes, std::uint64_t i, int bits) {
   return code;
 }
 
-// A dgq2 or KIVI head from fp16 input: its ranges by uniform_codes_head, its values in the
+// A dgq2 or KIVI head from fp16 input: its ranges by packed_codes_head, its values in the
 // stored basis decoded here (fmaf(code, scale, lo) of the token's span, rounded to fp16), and
 // Scheme::decompress's fp16 output (for a rotated role: rotated back, then rounded again).
 void add_uniform_head(const dgq::Scheme& scheme, const dgq::test::OwnedTensor& x32, dgq::TensorRole role, RoleCache& r) {
   dgq::test::OwnedTensor x(dgq::DType::f16, x32.tokens, x32.channels);
   dgq::from_float(dgq::to_float(x32.view()).data(), x.mut());
   r.stored.push_back(scheme.compress(x.view(), role));
-  const dgq::cpu::UniformCodesHead head = dgq::cpu::uniform_codes_head(r.stored.back());
+  const dgq::cpu::StoredHead head = dgq::cpu::packed_codes_head(r.stored.back());
   const char* codes_part = head.row_stride != 0 ? "slots" : "codes";  // vLLM's presets: codes inside slots
   REQUIRE(head.codes == r.stored.back().find(codes_part)->bytes.data());
   r.format = head.format;
@@ -258,7 +259,7 @@ RoleCache build_role(const DecodeCase& c, dgq::TensorRole role, std::uint64_t se
       add_uniform_head(*scheme, x, role, r);
       continue;
     }
-    if (c.format == KvBlockFormat::dgq) {
+    if (c.format == StoredFormat::dgq) {
       add_dgq_head(*scheme, x, role, r);
       continue;
     }
@@ -275,7 +276,7 @@ RoleCache build_role(const DecodeCase& c, dgq::TensorRole role, std::uint64_t se
   }
   // Taken once every head is stored: a growing vector may move its elements.
   for (const auto& stored : r.stored) {
-    const char* part = r.row_stride != 0 ? "slots" : c.format == KvBlockFormat::dgq || !c.uniform_spec.empty() ? "codes" : "blocks";
+    const char* part = r.row_stride != 0 ? "slots" : c.format == StoredFormat::dgq || !c.uniform_spec.empty() ? "codes" : "blocks";
     r.rows.push_back(stored.find(part)->bytes.data());
     if (r.raw_tokens > 0) r.raw.push_back(stored.find("residual")->bytes.data());
   }
@@ -480,7 +481,7 @@ void check_case(const DecodeCase& c, std::uint64_t seed) {
   REQUIRE(same_bytes(got, run_kernel(p, 1, DecodePath::scalar)));
 }
 
-constexpr KvBlockFormat kFormats[] = {KvBlockFormat::q8_0, KvBlockFormat::q4_0, KvBlockFormat::iq4_nl};
+constexpr StoredFormat kFormats[] = {StoredFormat::q8_0, StoredFormat::q4_0, StoredFormat::iq4_nl};
 
 }  // namespace
 
@@ -526,7 +527,7 @@ TEST_CASE("decode attention: constant rows and values near fp16's largest", "[de
 // error is below (kChunkTokens + chunks + 1) u.
 TEST_CASE("decode attention: equal rows give that row back", "[decode_attention]") {
   const std::int64_t L = 700;
-  DecodeCase c{KvBlockFormat::q8_0, false, {1, 1, 64, L}, Values::constant_rows};
+  DecodeCase c{StoredFormat::q8_0, false, {1, 1, 64, L}, Values::constant_rows};
   const Problem p = make_problem(c, dgq::test::seed() + 21);
   const auto got = run_kernel(p, 2);
   const double relative = (static_cast<double>(ar::kChunkTokens) + 4) * 0x1p-24;
@@ -583,7 +584,7 @@ TEST_CASE("decode attention on DGQ v1 codes: every marker mode, several segments
   const std::int64_t K = ar::kChunkTokens;
   for (const char* markers : {"table", "bitmap", "inband"}) {
     // The segments must be there, or the per-token ranges would go untested.
-    const DecodeCase several{KvBlockFormat::dgq, false, {2, 4, 128, 3 * K + 5}, Values::regimes, markers};
+    const DecodeCase several{StoredFormat::dgq, false, {2, 4, 128, 3 * K + 5}, Values::regimes, markers};
     const Problem p = make_problem(several, dgq::test::seed() + 51);
     for (const auto& r : p.k.ranges) {
       CAPTURE(markers);
@@ -594,7 +595,7 @@ TEST_CASE("decode attention on DGQ v1 codes: every marker mode, several segments
   }
   // Segment-channel: a lo and scale per segment and channel, read beside the codes.
   for (const char* markers : {"table", "inband"}) {
-    const DecodeCase per_channel{KvBlockFormat::dgq, false, {2, 4, 128, 2 * K + 9}, Values::regimes, markers,
+    const DecodeCase per_channel{StoredFormat::dgq, false, {2, 4, 128, 2 * K + 9}, Values::regimes, markers,
                                  "segment-channel"};
     const Problem p = make_problem(per_channel, dgq::test::seed() + 54);
     for (const auto& r : p.k.ranges) {
@@ -604,26 +605,26 @@ TEST_CASE("decode attention on DGQ v1 codes: every marker mode, several segments
     }
     check_case(per_channel, dgq::test::seed() + 54);
   }
-  check_case({KvBlockFormat::dgq, false, {1, 3, 32, 70}, Values::regimes, "bitmap", "segment-channel"}, dgq::test::seed() + 55);
-  check_case({KvBlockFormat::dgq, false, {1, 1, 256, K + 1}, Values::large, "table", "segment-channel"}, dgq::test::seed() + 56);
+  check_case({StoredFormat::dgq, false, {1, 3, 32, 70}, Values::regimes, "bitmap", "segment-channel"}, dgq::test::seed() + 55);
+  check_case({StoredFormat::dgq, false, {1, 1, 256, K + 1}, Values::large, "table", "segment-channel"}, dgq::test::seed() + 56);
   for (std::int64_t L : {std::int64_t{1}, std::int64_t{7}, K - 1, K, K + 1})
-    check_case({KvBlockFormat::dgq, false, {1, 3, 64, L}, Values::regimes}, dgq::test::seed() + static_cast<std::uint64_t>(L));
-  for (int D : {32, 256}) check_case({KvBlockFormat::dgq, false, {2, 2, D, 600}}, dgq::test::seed() + static_cast<std::uint64_t>(D));
-  check_case({KvBlockFormat::dgq, false, {1, 4, 128, 520}, Values::constant_rows}, dgq::test::seed() + 52);
+    check_case({StoredFormat::dgq, false, {1, 3, 64, L}, Values::regimes}, dgq::test::seed() + static_cast<std::uint64_t>(L));
+  for (int D : {32, 256}) check_case({StoredFormat::dgq, false, {2, 2, D, 600}}, dgq::test::seed() + static_cast<std::uint64_t>(D));
+  check_case({StoredFormat::dgq, false, {1, 4, 128, 520}, Values::constant_rows}, dgq::test::seed() + 52);
   // With the rotation modifier: the codes in the rotated basis, the query and the output rotated.
-  check_case({KvBlockFormat::dgq, true, {2, 4, 128, 2 * K + 9}, Values::regimes}, dgq::test::seed() + 57);
-  check_case({KvBlockFormat::dgq, true, {1, 3, 64, K + 1}, Values::regimes, "inband", "segment-channel"},
+  check_case({StoredFormat::dgq, true, {2, 4, 128, 2 * K + 9}, Values::regimes}, dgq::test::seed() + 57);
+  check_case({StoredFormat::dgq, true, {1, 3, 64, K + 1}, Values::regimes, "inband", "segment-channel"},
              dgq::test::seed() + 58);
-  check_case({KvBlockFormat::dgq, false, {1, 2, 128, 520}, Values::large}, dgq::test::seed() + 53);
+  check_case({StoredFormat::dgq, false, {1, 2, 128, 520}, Values::large}, dgq::test::seed() + 53);
 }
 
 TEST_CASE("decode attention on DGQ v1 codes: other schemes and missing ranges are refused", "[decode_attention][dgq]") {
-  const auto x = head_values({KvBlockFormat::dgq, false, {1, 1, 64, 40}}, 7);
+  const auto x = head_values({StoredFormat::dgq, false, {1, 1, 64, 40}}, 7);
   const std::uint8_t* codes = nullptr;
   const auto q8 = dgq::make_scheme("q8_0")->compress(x.view(), dgq::TensorRole::key);
   REQUIRE_THROWS_WITH(dgq::cpu::dgq_segment_ranges(q8, &codes), Catch::Contains("not 'q8_0'"));
   const auto per_channel = dgq::make_scheme("dgq:granularity=segment-channel")->compress(x.view(), dgq::TensorRole::key);
-  const dgq::cpu::DgqSegmentRanges per_channel_ranges = dgq::cpu::dgq_segment_ranges(per_channel, &codes);
+  const dgq::cpu::SpanRanges per_channel_ranges = dgq::cpu::dgq_segment_ranges(per_channel, &codes);
   REQUIRE(per_channel_ranges.channels == 64);
   REQUIRE(per_channel_ranges.lo.size() == (per_channel_ranges.edges.size() - 1) * 64);
   // The rotation modifier is read, any other refused by name (the sinks' parts are not DGQ's).
@@ -631,20 +632,20 @@ TEST_CASE("decode attention on DGQ v1 codes: other schemes and missing ranges ar
               .rotated);
   REQUIRE_THROWS_WITH(dgq::cpu::dgq_segment_ranges(dgq::make_scheme("dgq:sink=4")->compress(x.view(), dgq::TensorRole::key), &codes),
                       Catch::Contains("modifier sink="));
-  const Problem p = make_problem({KvBlockFormat::dgq, false, {1, 1, 64, 40}}, 8);
+  const Problem p = make_problem({StoredFormat::dgq, false, {1, 1, 64, 40}}, 8);
   dgq::cpu::StoredKv kv = p.stored;
   kv.v_ranges.clear();
   float out[64];
   REQUIRE_THROWS_WITH(dgq::cpu::decode_attention(kv, p.c.shape, p.q.data(), 1.0f, out, 1),
                       Catch::Contains("segment ranges of every K and V head"));
-  dgq::cpu::DgqSegmentRanges short_ranges = p.k.ranges[0];
+  dgq::cpu::SpanRanges short_ranges = p.k.ranges[0];
   short_ranges.edges.back() = 39;
   kv = p.stored;
   kv.k_ranges = {&short_ranges};
   REQUIRE_THROWS_WITH(dgq::cpu::decode_attention(kv, p.c.shape, p.q.data(), 1.0f, out, 1),
                       Catch::Contains("do not cover its 40 tokens"));
   // Per-channel ranges of another width than the head's.
-  dgq::cpu::DgqSegmentRanges narrow = p.k.ranges[0];
+  dgq::cpu::SpanRanges narrow = p.k.ranges[0];
   narrow.channels = 32;
   narrow.lo.resize((narrow.edges.size() - 1) * 32);
   narrow.scale.resize(narrow.lo.size());
@@ -667,7 +668,7 @@ TEST_CASE("decode attention on dgq2 and KIVI codes: every width, granularity and
                            "dgq2:kbits=2,vbits=8,vgran=segment-channel-group,vgroup=64,range_dtype=fp32",
                            "dgq2:bits=3,kgran=segment,vgran=segment-channel-group,vgroup=32",
                            "kivi-4:group=32,residual=0", "kivi-2:group=32,residual=0"}) {
-    DecodeCase c{KvBlockFormat::q8_0, false, several, Values::regimes};
+    DecodeCase c{StoredFormat::q8_0, false, several, Values::regimes};
     c.uniform_spec = spec;
     c.shape.tokens = spec[0] == 'k' ? 25 * 32 : several.tokens;  // KIVI: whole key groups
     const Problem p = make_problem(c, dgq::test::seed() + 61);
@@ -682,21 +683,21 @@ TEST_CASE("decode attention on dgq2 and KIVI codes: one token, chunk edges, head
           "[decode_attention][uniform]") {
   const std::int64_t K = ar::kChunkTokens;
   for (std::int64_t L : {std::int64_t{1}, std::int64_t{7}, K - 1, K, K + 1}) {
-    DecodeCase c{KvBlockFormat::q8_0, false, {1, 3, 64, L}, Values::regimes};
+    DecodeCase c{StoredFormat::q8_0, false, {1, 3, 64, L}, Values::regimes};
     c.uniform_spec = "dgq2:kbits=3,vbits=4,kgran=segment-channel-group,kgroup=16";
     check_case(c, dgq::test::seed() + static_cast<std::uint64_t>(L));
   }
   for (int D : {32, 256}) {
-    DecodeCase c{KvBlockFormat::q8_0, false, {2, 1, D, 320}};
+    DecodeCase c{StoredFormat::q8_0, false, {2, 1, D, 320}};
     c.uniform_spec = "kivi-2:group=32,residual=0";
     check_case(c, dgq::test::seed() + static_cast<std::uint64_t>(D));
     c.uniform_spec = "dgq2:bits=3";
     check_case(c, dgq::test::seed() + static_cast<std::uint64_t>(D) + 1);
   }
-  DecodeCase constant{KvBlockFormat::q8_0, false, {1, 4, 128, 520}, Values::constant_rows};
+  DecodeCase constant{StoredFormat::q8_0, false, {1, 4, 128, 520}, Values::constant_rows};
   constant.uniform_spec = "dgq2:bits=2";
   check_case(constant, dgq::test::seed() + 62);
-  DecodeCase large{KvBlockFormat::q8_0, false, {1, 2, 128, 512}, Values::large};
+  DecodeCase large{StoredFormat::q8_0, false, {1, 2, 128, 512}, Values::large};
   large.uniform_spec = "kivi-4:group=32,residual=0";
   check_case(large, dgq::test::seed() + 63);
 }
@@ -710,7 +711,7 @@ TEST_CASE("decode attention on dgq2 and KIVI codes with the Hadamard rotation: V
                            "dgq2:bits=4,rot=hadamard", "dgq2:bits=3,rot=hadamard,rot_on=k",
                            "kivi-4:group=32,residual=0,rot=hadamard", "kivi-2:group=64,residual=0,rot=hadamard"}) {
     const bool kivi = spec[0] == 'k';
-    DecodeCase c{KvBlockFormat::q8_0, false, {2, 4, 128, 2 * ar::kChunkTokens + (kivi ? 64 : 9)}, Values::regimes};
+    DecodeCase c{StoredFormat::q8_0, false, {2, 4, 128, 2 * ar::kChunkTokens + (kivi ? 64 : 9)}, Values::regimes};
     c.uniform_spec = spec;
     const Problem p = make_problem(c, dgq::test::seed() + 64);
     const std::string s(spec);
@@ -736,7 +737,7 @@ TEST_CASE("decode attention on dgq2 and KIVI codes with raw rows: residual token
                             RawCase{"kivi-4:group=32,residual=32", 20},            // no codes at all
                             RawCase{"dgq2:bits=4,residual=64", 2 * K + 9},
                             RawCase{"dgq2:kbits=4,vbits=2,kgran=segment-channel-group,kgroup=64,residual=16", K + 3}}) {
-    DecodeCase c{KvBlockFormat::q8_0, false, {2, 3, 64, rc.tokens}, Values::regimes};
+    DecodeCase c{StoredFormat::q8_0, false, {2, 3, 64, rc.tokens}, Values::regimes};
     c.uniform_spec = rc.spec;
     CAPTURE(rc.spec, rc.tokens);
     const Problem p = make_problem(c, dgq::test::seed() + 65);
@@ -745,7 +746,7 @@ TEST_CASE("decode attention on dgq2 and KIVI codes with raw rows: residual token
     check_case(c, dgq::test::seed() + 65);
   }
   // KIVI keys keep the incomplete group: 45 = 13 + 32 raw keys, 32 raw values.
-  DecodeCase kivi{KvBlockFormat::q8_0, false, {1, 1, 64, 3 * K + 45}};
+  DecodeCase kivi{StoredFormat::q8_0, false, {1, 1, 64, 3 * K + 45}};
   kivi.uniform_spec = "kivi-4:group=32,residual=32";
   const Problem p = make_problem(kivi, 66);
   REQUIRE(p.stored.k_raw_tokens == 45);
@@ -767,11 +768,11 @@ TEST_CASE("decode attention on dgq2 and KIVI codes with raw rows: residual token
 // path, and the result is attention on the decompressed cache within rounding.
 TEST_CASE("decode attention on KIVI codes with fp32 raw rows: both paths agree", "[decode_attention][uniform]") {
   const DecodeAttentionShape shape{1, 2, 64, ar::kChunkTokens + 40};
-  const auto x = head_values({KvBlockFormat::q8_0, false, shape}, 67);  // fp32
+  const auto x = head_values({StoredFormat::q8_0, false, shape}, 67);  // fp32
   const auto scheme = dgq::make_scheme("kivi-4:group=32,residual=50");
   const dgq::Compressed k = scheme->compress(x.view(), dgq::TensorRole::key);
   const dgq::Compressed v = scheme->compress(x.view(), dgq::TensorRole::value);
-  const dgq::cpu::UniformCodesHead kh = dgq::cpu::uniform_codes_head(k), vh = dgq::cpu::uniform_codes_head(v);
+  const dgq::cpu::StoredHead kh = dgq::cpu::packed_codes_head(k), vh = dgq::cpu::packed_codes_head(v);
   REQUIRE_FALSE(kh.ranges.f16);
   dgq::cpu::StoredKv kv;
   kv.format = kh.format;
@@ -817,15 +818,15 @@ TEST_CASE("decode attention on KIVI codes with fp32 raw rows: both paths agree",
 
 TEST_CASE("decode attention on dgq2 and KIVI codes: in-band markers, other families and mixed formats are refused",
           "[decode_attention][uniform]") {
-  const auto x = head_values({KvBlockFormat::q8_0, false, {1, 1, 64, 40}}, 9);
+  const auto x = head_values({StoredFormat::q8_0, false, {1, 1, 64, 40}}, 9);
   const auto head_of = [&x](const char* spec, dgq::TensorRole role = dgq::TensorRole::key) {
-    return dgq::cpu::uniform_codes_head(dgq::make_scheme(spec)->compress(x.view(), role));
+    return dgq::cpu::packed_codes_head(dgq::make_scheme(spec)->compress(x.view(), role));
   };
   REQUIRE(head_of("dgq2:bits=4,residual=8").raw_tokens == 8);
   REQUIRE_THROWS_WITH(head_of("dgq2:bits=4,residual=8,rot=hadamard"), Catch::Contains("unrotated beside rotated codes"));
   REQUIRE_THROWS_WITH(head_of("dgq2:bits=4,markers=inband"), Catch::Contains("marks segments in-band"));
   // A token role has nothing to mark: in-band is table there (rule V5) and is read.
-  REQUIRE(head_of("dgq2:bits=4,markers=inband", dgq::TensorRole::value).format == KvBlockFormat::uniform4);
+  REQUIRE(head_of("dgq2:bits=4,markers=inband", dgq::TensorRole::value).format == StoredFormat::uniform4);
   REQUIRE(head_of("kivi-4:group=32,residual=0").raw_tokens == 8);  // the incomplete key group
   REQUIRE(head_of("kivi-2:group=8,residual=16", dgq::TensorRole::value).raw_tokens == 16);
   REQUIRE(head_of("kivi-2:group=8,residual=0").ranges.edges.size() == 6);
@@ -850,32 +851,32 @@ TEST_CASE("decode attention on dgq2 and KIVI codes: in-band markers, other famil
     }
     return c;
   };
-  REQUIRE_THROWS_AS(dgq::cpu::uniform_codes_head(corrupt("dgq2:bits=4", "codes", false)), dgq::InputError);
-  REQUIRE_THROWS_WITH(dgq::cpu::uniform_codes_head(corrupt("dgq2:bits=4", "codes", false)), Catch::Contains("corrupt dgq2 data"));
-  REQUIRE_THROWS_WITH(dgq::cpu::uniform_codes_head(corrupt("dgq2:bits=4", "ranges", false)), Catch::Contains("corrupt dgq2 data"));
-  REQUIRE_THROWS_WITH(dgq::cpu::uniform_codes_head(corrupt("dgq2:bits=4", "codes", true)), Catch::Contains("part 'codes' is missing"));
-  REQUIRE_THROWS_WITH(dgq::cpu::uniform_codes_head(corrupt("kivi-4:group=8,residual=0", "ranges", false)),
+  REQUIRE_THROWS_AS(dgq::cpu::packed_codes_head(corrupt("dgq2:bits=4", "codes", false)), dgq::InputError);
+  REQUIRE_THROWS_WITH(dgq::cpu::packed_codes_head(corrupt("dgq2:bits=4", "codes", false)), Catch::Contains("corrupt dgq2 data"));
+  REQUIRE_THROWS_WITH(dgq::cpu::packed_codes_head(corrupt("dgq2:bits=4", "ranges", false)), Catch::Contains("corrupt dgq2 data"));
+  REQUIRE_THROWS_WITH(dgq::cpu::packed_codes_head(corrupt("dgq2:bits=4", "codes", true)), Catch::Contains("part 'codes' is missing"));
+  REQUIRE_THROWS_WITH(dgq::cpu::packed_codes_head(corrupt("kivi-4:group=8,residual=0", "ranges", false)),
                       Catch::Contains("corrupt KIVI data"));
-  REQUIRE_THROWS_WITH(dgq::cpu::uniform_codes_head(corrupt("kivi-4:group=8,residual=8", "residual", false)),
+  REQUIRE_THROWS_WITH(dgq::cpu::packed_codes_head(corrupt("kivi-4:group=8,residual=8", "residual", false)),
                       Catch::Contains("corrupt KIVI data: part 'residual'"));
-  REQUIRE_THROWS_WITH(dgq::cpu::uniform_codes_head(corrupt("dgq2:bits=4,residual=8", "residual", true)),
+  REQUIRE_THROWS_WITH(dgq::cpu::packed_codes_head(corrupt("dgq2:bits=4,residual=8", "residual", true)),
                       Catch::Contains("part 'residual' is missing"));
-  REQUIRE_THROWS_WITH(dgq::cpu::uniform_codes_head(corrupt("turboquant:bits=3", "norms", false)),
+  REQUIRE_THROWS_WITH(dgq::cpu::packed_codes_head(corrupt("turboquant:bits=3", "norms", false)),
                       Catch::Contains("corrupt TurboQuant data"));
   REQUIRE_THROWS_WITH(head_of("turboquant:bits=1"), Catch::Contains("2 to 4 bits"));
   // K and V of different formats: only between uniform widths.
-  DecodeCase c{KvBlockFormat::q8_0, false, {1, 1, 64, 40}};
+  DecodeCase c{StoredFormat::q8_0, false, {1, 1, 64, 40}};
   c.uniform_spec = "dgq2:kbits=4,vbits=2";
   const Problem p = make_problem(c, 10);
-  REQUIRE(p.stored.format == KvBlockFormat::uniform4);
-  REQUIRE(p.stored.value_format() == KvBlockFormat::uniform2);
+  REQUIRE(p.stored.format == StoredFormat::uniform4);
+  REQUIRE(p.stored.value_format() == StoredFormat::uniform2);
   dgq::cpu::StoredKv kv = p.stored;
-  kv.format = KvBlockFormat::q4_0;
+  kv.format = StoredFormat::q4_0;
   float out[64];
   REQUIRE_THROWS_WITH(dgq::cpu::decode_attention(kv, p.c.shape, p.q.data(), 1.0f, out, 1),
                       Catch::Contains("only among the uniform and codebook formats"));
   kv = p.stored;
-  kv.v_format = KvBlockFormat::dgq;
+  kv.v_format = StoredFormat::dgq;
   REQUIRE_THROWS_WITH(dgq::cpu::decode_attention(kv, p.c.shape, p.q.data(), 1.0f, out, 1),
                       Catch::Contains("only among the uniform and codebook formats"));
   // A row stride shorter than a packed row of the format.
@@ -894,7 +895,7 @@ TEST_CASE("decode attention on TurboQuant codes: 2, 3 and 4 bits, seeds, head_di
           "[decode_attention][codebook]") {
   const std::int64_t K = ar::kChunkTokens;
   for (const char* spec : {"turboquant:bits=2", "turboquant:bits=3,seed=7", "turboquant:bits=4"}) {
-    DecodeCase c{KvBlockFormat::q8_0, false, {2, 4, 128, 2 * K + 9}, Values::regimes};
+    DecodeCase c{StoredFormat::q8_0, false, {2, 4, 128, 2 * K + 9}, Values::regimes};
     c.uniform_spec = spec;
     const Problem p = make_problem(c, dgq::test::seed() + 71);
     REQUIRE(p.stored.query_rotation);
@@ -902,12 +903,12 @@ TEST_CASE("decode attention on TurboQuant codes: 2, 3 and 4 bits, seeds, head_di
     check_case(c, dgq::test::seed() + 71);
   }
   for (std::int64_t L : {std::int64_t{1}, K, K + 1}) {
-    DecodeCase c{KvBlockFormat::q8_0, false, {1, 3, 64, L}};
+    DecodeCase c{StoredFormat::q8_0, false, {1, 3, 64, L}};
     c.uniform_spec = "turboquant:bits=3";
     check_case(c, dgq::test::seed() + static_cast<std::uint64_t>(L));
   }
   for (int D : {32, 256}) {
-    DecodeCase c{KvBlockFormat::q8_0, false, {1, 2, D, 300}};
+    DecodeCase c{StoredFormat::q8_0, false, {1, 2, D, 300}};
     c.uniform_spec = "turboquant:bits=4,seed=3";
     check_case(c, dgq::test::seed() + static_cast<std::uint64_t>(D));
   }
@@ -922,7 +923,7 @@ TEST_CASE("decode attention on vLLM's TurboQuant presets: 4bit_nc, k3v4_nc, 3bit
           "[decode_attention][codebook]") {
   const std::int64_t K = ar::kChunkTokens;
   for (const char* spec : {"turboquant_4bit_nc", "turboquant_k3v4_nc:seed=7", "turboquant_3bit_nc:seed=1379"}) {
-    DecodeCase c{KvBlockFormat::q8_0, false, {2, 4, 128, 2 * K + 9}, Values::regimes};
+    DecodeCase c{StoredFormat::q8_0, false, {2, 4, 128, 2 * K + 9}, Values::regimes};
     c.uniform_spec = spec;
     CAPTURE(spec);
     const Problem p = make_problem(c, dgq::test::seed() + 73);
@@ -932,12 +933,12 @@ TEST_CASE("decode attention on vLLM's TurboQuant presets: 4bit_nc, k3v4_nc, 3bit
     check_case(c, dgq::test::seed() + 73);
   }
   for (std::int64_t L : {std::int64_t{1}, K, K + 1}) {
-    DecodeCase c{KvBlockFormat::q8_0, false, {1, 3, 64, L}};
+    DecodeCase c{StoredFormat::q8_0, false, {1, 3, 64, L}};
     c.uniform_spec = "turboquant_k3v4_nc";
     check_case(c, dgq::test::seed() + static_cast<std::uint64_t>(L));
   }
   for (int D : {32, 256}) {
-    DecodeCase c{KvBlockFormat::q8_0, false, {1, 2, D, 300}};
+    DecodeCase c{StoredFormat::q8_0, false, {1, 2, D, 300}};
     c.uniform_spec = "turboquant_3bit_nc";
     check_case(c, dgq::test::seed() + static_cast<std::uint64_t>(D));
   }
@@ -945,18 +946,18 @@ TEST_CASE("decode attention on vLLM's TurboQuant presets: 4bit_nc, k3v4_nc, 3bit
 
 TEST_CASE("decode attention on vLLM's TurboQuant presets: FP8 keys, a rotation before the preset and corrupt slots are refused",
           "[decode_attention][codebook]") {
-  const auto x = head_values({KvBlockFormat::q8_0, false, {1, 1, 64, 40}}, 11);
+  const auto x = head_values({StoredFormat::q8_0, false, {1, 1, 64, 40}}, 11);
   const auto stored = [&x](const char* spec, dgq::TensorRole role) { return dgq::make_scheme(spec)->compress(x.view(), role); };
-  REQUIRE_THROWS_WITH(dgq::cpu::uniform_codes_head(stored("turboquant_k8v4", dgq::TensorRole::key)),
+  REQUIRE_THROWS_WITH(dgq::cpu::packed_codes_head(stored("turboquant_k8v4", dgq::TensorRole::key)),
                       Catch::Contains("FP8 keys"));
-  REQUIRE(dgq::cpu::uniform_codes_head(stored("turboquant_k8v4", dgq::TensorRole::value)).format == KvBlockFormat::uniform4);
-  REQUIRE_THROWS_WITH(dgq::cpu::uniform_codes_head(stored("turboquant_4bit_nc:rot=hadamard", dgq::TensorRole::key)),
+  REQUIRE(dgq::cpu::packed_codes_head(stored("turboquant_k8v4", dgq::TensorRole::value)).format == StoredFormat::uniform4);
+  REQUIRE_THROWS_WITH(dgq::cpu::packed_codes_head(stored("turboquant_4bit_nc:rot=hadamard", dgq::TensorRole::key)),
                       Catch::Contains("before the preset's own"));
   dgq::Compressed c = stored("turboquant_4bit_nc", dgq::TensorRole::key);
   c.parts[0].bytes.pop_back();
-  REQUIRE_THROWS_WITH(dgq::cpu::uniform_codes_head(c), Catch::Contains("part 'slots' has the wrong size"));
+  REQUIRE_THROWS_WITH(dgq::cpu::packed_codes_head(c), Catch::Contains("part 'slots' has the wrong size"));
   c = stored("turboquant_4bit_nc", dgq::TensorRole::value);
   c.parts[0].bytes[32 + 1] = 0x7c;  // token 0's scale: fp16 infinity
   c.parts[0].bytes[32] = 0x00;
-  REQUIRE_THROWS_WITH(dgq::cpu::uniform_codes_head(c), Catch::Contains("not finite (corrupt data)"));
+  REQUIRE_THROWS_WITH(dgq::cpu::packed_codes_head(c), Catch::Contains("not finite (corrupt data)"));
 }
