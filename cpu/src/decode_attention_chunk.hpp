@@ -1,8 +1,9 @@
 #pragma once
 // One chunk of a decode step (decode_attention.cpp plans the chunks and merges them): the
 // partial softmax of a GQA group of queries over up to kChunkTokens stored tokens, in the order
-// dgq/cpu/decode_attention.hpp states. decode_attention_chunk.cpp holds the AVX2/FMA version and
-// the scalar one of the same order.
+// dgq/cpu/decode_attention.hpp states. decode_attention_chunk.cpp holds the AVX2/FMA version
+// (its readers in decode_attention_readers_avx2.hpp), decode_attention_chunk_scalar.cpp the
+// scalar one of the same order.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -64,5 +65,8 @@ struct ChunkOutput {
 // AVX2 one is compiled (the tests compare the two).
 void attend_chunk(const ChunkInput& in, const ChunkOutput& out, float* scores, bool scalar);
 bool vectorized_path_compiled();
+// The scalar path alone (decode_attention_chunk_scalar.cpp): what attend_chunk runs where the
+// AVX2 one is not compiled or not asked for.
+void attend_chunk_scalar(const ChunkInput& in, const ChunkOutput& out, float* scores);
 
 }  // namespace dgq::cpu::attention

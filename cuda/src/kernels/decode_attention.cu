@@ -1,5 +1,5 @@
 // The CUDA decode attention (dgq/cuda/decode_attention.hpp): every thread runs the scalar order
-// of cpu/src/decode_attention_chunk.cpp's attend_chunk_scalar for one (KV head, chunk, query
+// of cpu/src/decode_attention_chunk_scalar.cpp's attend_chunk_scalar for one (KV head, chunk, query
 // head), then one thread per query head merges the chunks in token order as
 // DecodeAttention::merge_head does. Built with -fmad=false: every fma is the rules' own.
 #include <cuda_runtime_api.h>
