@@ -171,7 +171,6 @@ if(NOT DEFINED DGQ_MAX_SOURCE_LINES)
   set(DGQ_MAX_SOURCE_LINES 450)
 endif()
 set(DGQ_LONG_FILES_PENDING
-    tests/cpu/test_decode_attention.cpp
     bench/ggml/decode_side_by_side.cpp)
 function(dgq_check_file_lengths source_dir)
   set(sources)
