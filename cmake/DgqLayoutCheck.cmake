@@ -170,10 +170,7 @@ endfunction()
 if(NOT DEFINED DGQ_MAX_SOURCE_LINES)
   set(DGQ_MAX_SOURCE_LINES 450)
 endif()
-set(DGQ_LONG_FILES_PENDING
-    tests/cpu/test_decode_attention.cpp
-    cpu/src/decode_attention_chunk.cpp
-    bench/ggml/decode_side_by_side.cpp)
+set(DGQ_LONG_FILES_PENDING)
 function(dgq_check_file_lengths source_dir)
   set(sources)
   foreach(top core reference cpu cuda sim bench tests tools experiments python)

@@ -17,6 +17,7 @@
 // segments are those of the longest L; a shorter L reads a prefix of the codes with the
 // segments clipped to it (the time does not depend on where the edges fall).
 #include "decode_side_by_side.hpp"
+#include "decode_stored_cache.hpp"
 
 #include <omp.h>
 
@@ -40,18 +41,6 @@
 namespace dgq::ggml_bench {
 namespace {
 
-// A cache type of the run. ggml's types are stored by dgq's schemes of the same name (ggml's
-// bytes); the types ggml lacks by `spec`, with `peer` the ggml type compared as "the same"
-// (the nearest in bits of those timed here).
-struct CacheType {
-  const char* name;
-  ggml_type type;  // ggml's type; GGML_TYPE_COUNT for the types ggml lacks
-  bool dgq;        // dgq's decode attention reads this type
-  cpu::KvBlockFormat format = cpu::KvBlockFormat::q8_0;
-  const char* spec = nullptr;  // types ggml lacks: the scheme that stores K and V
-  const char* peer = nullptr;  // types ggml lacks: the ggml type it is compared with
-  bool ggml() const { return spec == nullptr; }
-};
 // DGQ v1 at its defaults (`dgq`) and with a range per segment and channel (`dgq-segch`).
 // dgq2's ≤ 4-bit frontier configuration (experiments/frontier-dgq2.txt): K 4-bit per channel over
 // 128-token groups inside each segment, V 3-bit per token with the Hadamard rotation. KIVI with
@@ -61,150 +50,21 @@ struct CacheType {
 // vLLM's own slots (codes, then norm or scale and zero, per token), a slot apart.
 constexpr CacheType kCacheTypes[] = {
     {"f16", GGML_TYPE_F16, false},
-    {"q8_0", GGML_TYPE_Q8_0, true, cpu::KvBlockFormat::q8_0},
-    {"q4_0", GGML_TYPE_Q4_0, true, cpu::KvBlockFormat::q4_0},
-    {"iq4_nl", GGML_TYPE_IQ4_NL, true, cpu::KvBlockFormat::iq4_nl},
-    {"dgq", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::dgq, "dgq", "q8_0"},
-    {"dgq-segch", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::dgq, "dgq:granularity=segment-channel", "q8_0"},
-    {"dgq2-k4v3", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::uniform4,
+    {"q8_0", GGML_TYPE_Q8_0, true, StoredFormat::q8_0},
+    {"q4_0", GGML_TYPE_Q4_0, true, StoredFormat::q4_0},
+    {"iq4_nl", GGML_TYPE_IQ4_NL, true, StoredFormat::iq4_nl},
+    {"dgq", GGML_TYPE_COUNT, true, StoredFormat::dgq, "dgq", "q8_0"},
+    {"dgq-segch", GGML_TYPE_COUNT, true, StoredFormat::dgq, "dgq:granularity=segment-channel", "q8_0"},
+    {"dgq2-k4v3", GGML_TYPE_COUNT, true, StoredFormat::uniform4,
      "dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128,rot=hadamard,rot_on=v", "q4_0"},
-    {"kivi-4", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::uniform4, "kivi-4:group=32,residual=0", "q4_0"},
-    {"kivi-2", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::uniform2, "kivi-2:group=32,residual=0", "q4_0"},
-    {"turboquant-3", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::codebook3, "turboquant:bits=3", "q4_0"},
-    {"turboquant-4", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::codebook4, "turboquant:bits=4", "q4_0"},
-    {"vllm-tq-4bit-nc", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::codebook4, "turboquant_4bit_nc", "q4_0"},
-    {"vllm-tq-k3v4-nc", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::codebook3, "turboquant_k3v4_nc", "q4_0"},
-    {"vllm-tq-3bit-nc", GGML_TYPE_COUNT, true, cpu::KvBlockFormat::codebook3, "turboquant_3bit_nc", "q4_0"},
+    {"kivi-4", GGML_TYPE_COUNT, true, StoredFormat::uniform4, "kivi-4:group=32,residual=0", "q4_0"},
+    {"kivi-2", GGML_TYPE_COUNT, true, StoredFormat::uniform2, "kivi-2:group=32,residual=0", "q4_0"},
+    {"turboquant-3", GGML_TYPE_COUNT, true, StoredFormat::codebook3, "turboquant:bits=3", "q4_0"},
+    {"turboquant-4", GGML_TYPE_COUNT, true, StoredFormat::codebook4, "turboquant:bits=4", "q4_0"},
+    {"vllm-tq-4bit-nc", GGML_TYPE_COUNT, true, StoredFormat::codebook4, "turboquant_4bit_nc", "q4_0"},
+    {"vllm-tq-k3v4-nc", GGML_TYPE_COUNT, true, StoredFormat::codebook3, "turboquant_k3v4_nc", "q4_0"},
+    {"vllm-tq-3bit-nc", GGML_TYPE_COUNT, true, StoredFormat::codebook3, "turboquant_3bit_nc", "q4_0"},
 };
-
-// One role (K or V) of one type: [kv_heads][max_tokens][row_bytes] and, for the types ggml
-// lacks, each head's ranges, the stored bytes beside the codes (ranges, markers) and
-// Scheme::decompress's values for the cross-check. `bytes` ends with extra_head_bytes of slack,
-// so that the memcpy reference can copy a head's codes and its extra bytes in one run.
-struct StoredRole {
-  std::vector<std::uint8_t> bytes;
-  std::size_t row_bytes = 0;  // a token's codes to the next's: packed, or vLLM's slot
-  bool slotted = false;       // row_bytes is a slot (codes and per-token fields), not packed codes
-  cpu::KvBlockFormat format = cpu::KvBlockFormat::q8_0;
-  bool rotated = false;
-  std::function<void(float*)> rotation;  // TurboQuant's Pi (forward for K, inverse for V)
-  std::vector<cpu::DgqSegmentRanges> ranges;
-  std::size_t extra_head_bytes = 0;  // at max_tokens
-  // The first check_tokens tokens of every head, decompressed ([heads][check_tokens][D] fp32).
-  std::vector<float> decoded;
-  std::int64_t check_tokens = 0;
-};
-
-// The cross-check of the types ggml lacks runs at L <= this many tokens only: their decompressed
-// fp32 copy of every length took 21 of the 23 GB of the machine at head_dim 256 (a layout or
-// head-mapping error shows at any length).
-constexpr std::int64_t kCheckTokens = 16384;
-
-struct StoredLayer {
-  StoredRole k, v;
-  std::int64_t max_tokens = 0;
-  const std::uint8_t* head(const StoredRole& role, int h) const {
-    return role.bytes.data() + static_cast<std::size_t>(h) * static_cast<std::size_t>(max_tokens) * role.row_bytes;
-  }
-};
-
-
-// Every head of one role through t.spec.
-StoredRole store_scheme_role(const CacheType& t, const Tensor3& x, TensorRole role) {
-  const auto scheme = make_scheme(t.spec);
-  const auto heads = static_cast<int>(x.heads);
-  std::vector<Compressed> stored(static_cast<std::size_t>(heads));
-  StoredRole s;
-  s.ranges.resize(stored.size());
-  s.check_tokens = std::min<std::int64_t>(x.tokens, kCheckTokens);
-  const auto check_values = static_cast<std::size_t>(s.check_tokens * x.channels);
-  s.decoded.resize(static_cast<std::size_t>(x.heads) * check_values);
-  std::vector<cpu::StoredHead> parsed(stored.size());  // where the kernel finds each head's codes and ranges
-#pragma omp parallel for schedule(dynamic, 1)
-  for (int h = 0; h < heads; ++h) {
-    stored[static_cast<std::size_t>(h)] = scheme->compress(x.head(h), role);
-    std::vector<std::uint16_t> half(x.head_bytes() / 2);
-    scheme->decompress(stored[static_cast<std::size_t>(h)], MutTensor{half.data(), DType::f16, x.tokens, x.channels});
-    const std::vector<float> values = to_float(ConstTensor{half.data(), DType::f16, x.tokens, x.channels});
-    std::memcpy(s.decoded.data() + static_cast<std::size_t>(h) * check_values, values.data(), check_values * sizeof(float));
-  }
-  for (int h = 0; h < heads; ++h) parsed[static_cast<std::size_t>(h)] = cpu::read_stored_head(stored[static_cast<std::size_t>(h)]);
-  s.format = parsed[0].format;
-  s.rotated = parsed[0].rotated;
-  s.rotation = parsed[0].rotation;  // one per role, shared by the heads (docs/spec.md, TurboQuant step 2)
-  s.slotted = parsed[0].row_stride != 0;
-  s.row_bytes = s.slotted ? static_cast<std::size_t>(parsed[0].row_stride)
-                          : static_cast<std::size_t>(x.channels / 32) * static_cast<std::size_t>(cpu::kv_block_bytes(s.format));
-  const std::size_t head_bytes = s.row_bytes * static_cast<std::size_t>(x.tokens);
-  for (const Compressed& c : stored) s.extra_head_bytes = std::max<std::size_t>(s.extra_head_bytes, c.total_bytes() - head_bytes);
-  s.bytes.resize(head_bytes * stored.size() + s.extra_head_bytes);
-  for (int h = 0; h < heads; ++h) {
-    std::memcpy(s.bytes.data() + static_cast<std::size_t>(h) * head_bytes, parsed[static_cast<std::size_t>(h)].codes, head_bytes);
-    s.ranges[static_cast<std::size_t>(h)] = std::move(parsed[static_cast<std::size_t>(h)].ranges);
-  }
-  return s;
-}
-
-// Head h's ranges clipped to the first `tokens` tokens.
-cpu::DgqSegmentRanges clipped(const cpu::DgqSegmentRanges& r, std::int64_t tokens) {
-  cpu::DgqSegmentRanges out = r;
-  out.edges.clear();
-  out.lo.clear();
-  out.scale.clear();
-  const auto channels = static_cast<std::size_t>(r.channels);
-  for (std::size_t i = 0; i + 1 < r.edges.size() && r.edges[i] < tokens; ++i) {
-    out.edges.push_back(r.edges[i]);
-    out.lo.insert(out.lo.end(), r.lo.begin() + static_cast<std::ptrdiff_t>(i * channels),
-                  r.lo.begin() + static_cast<std::ptrdiff_t>((i + 1) * channels));
-    out.scale.insert(out.scale.end(), r.scale.begin() + static_cast<std::ptrdiff_t>(i * channels),
-                     r.scale.begin() + static_cast<std::ptrdiff_t>((i + 1) * channels));
-  }
-  out.edges.push_back(static_cast<std::uint32_t>(tokens));
-  return out;
-}
-
-StoredRole store_ggml_role(const CacheType& t, const Tensor3& x, int head_dim) {
-  StoredRole s;
-  s.format = t.format;
-  s.row_bytes = ggml_row_size(t.type, head_dim);
-  if (t.type == GGML_TYPE_F16) {
-    s.bytes.resize(x.storage.size());
-    std::memcpy(s.bytes.data(), x.storage.data(), s.bytes.size());
-    return s;
-  }
-  const auto scheme = make_scheme(t.name);
-  const auto heads = static_cast<int>(x.heads);
-  const std::size_t head_bytes = s.row_bytes * static_cast<std::size_t>(x.tokens);
-  s.bytes.resize(head_bytes * static_cast<std::size_t>(heads));
-#pragma omp parallel for schedule(dynamic, 1)
-  for (int h = 0; h < heads; ++h) {
-    const Compressed c = scheme->compress(x.head(h), TensorRole::key);
-    const Part* blocks = c.find("blocks");
-    if (blocks == nullptr || blocks->bytes.size() != head_bytes) throw std::runtime_error(std::string("unexpected parts of ") + t.name);
-    std::memcpy(s.bytes.data() + static_cast<std::size_t>(h) * head_bytes, blocks->bytes.data(), head_bytes);
-  }
-  return s;
-}
-
-// K and V hold the same values (see the top of this file), each in its own buffer. DGQ v1 and
-// the ggml types store V as K (the same bytes); dgq2 and KIVI store each role as that role
-// (their layouts differ: per-channel key ranges, per-token value ranges, other widths).
-StoredLayer store_layer(const CacheType& t, const Tensor3& kv, int head_dim) {
-  StoredLayer s;
-  s.max_tokens = kv.tokens;
-  if (t.ggml()) {
-    s.k = store_ggml_role(t, kv, head_dim);
-    s.v = s.k;
-  } else if (scheme_family_of(t.spec) == "dgq") {
-    s.k = store_scheme_role(t, kv, TensorRole::key);
-    s.v = s.k;
-    s.v.decoded.clear();  // the same values as K's: the cross-check reads k.decoded for both
-  } else {
-    s.k = store_scheme_role(t, kv, TensorRole::key);
-    s.v = store_scheme_role(t, kv, TensorRole::value);
-  }
-  return s;
-}
 
 struct Entry {
   std::string impl, type;
@@ -262,7 +122,7 @@ std::shared_ptr<GgmlStep> make_ggml_step(const CacheType& t, const std::uint8_t*
 
 // dgq's decode step: chunk items, then head merges, in one OpenMP parallel region.
 // k_ranges, v_ranges: the clipped segment ranges of a type with ranges, kept alive with the step.
-using SharedRanges = std::shared_ptr<std::vector<cpu::DgqSegmentRanges>>;
+using SharedRanges = std::shared_ptr<std::vector<cpu::SpanRanges>>;
 Entry dgq_entry(const std::string& type, const cpu::StoredKv& kv, const Shape& sh, double bytes, double bits,
                 const std::string& peer, const float* q, SharedRanges k_ranges = nullptr, SharedRanges v_ranges = nullptr) {
   auto step = std::make_shared<cpu::DecodeAttention>(kv, cpu::DecodeAttentionShape{sh.kv_heads, sh.group, sh.head_dim, sh.tokens},
@@ -292,7 +152,7 @@ std::vector<std::uint8_t>& copy_target() {
 // The stored bytes of a role at `tokens` tokens for all heads: the codes, and the extra bytes
 // (ranges, markers) in proportion to the spans a clipped head keeps (per-token ranges grow with
 // L, a few segments' do not).
-double role_bytes(const StoredRole& r, const Shape& sh, const std::vector<cpu::DgqSegmentRanges>* clipped_ranges) {
+double role_bytes(const StoredRole& r, const Shape& sh, const std::vector<cpu::SpanRanges>* clipped_ranges) {
   double bytes = static_cast<double>(sh.tokens) * static_cast<double>(r.row_bytes) * sh.kv_heads;
   for (int h = 0; h < sh.kv_heads && r.extra_head_bytes > 0; ++h) {
     const double all = static_cast<double>(r.ranges[static_cast<std::size_t>(h)].edges.size() - 1);
@@ -311,8 +171,8 @@ std::vector<Entry> make_entries(const Shape& sh, const std::vector<StoredLayer>&
     const CacheType& t = kCacheTypes[i];
     const StoredLayer& s = layers[i];
     // Ranges clipped to this L (types with ranges), kept alive with the dgq entry.
-    auto k_ranges = std::make_shared<std::vector<cpu::DgqSegmentRanges>>();
-    auto v_ranges = std::make_shared<std::vector<cpu::DgqSegmentRanges>>();
+    auto k_ranges = std::make_shared<std::vector<cpu::SpanRanges>>();
+    auto v_ranges = std::make_shared<std::vector<cpu::SpanRanges>>();
     for (const auto& r : s.k.ranges) k_ranges->push_back(clipped(r, sh.tokens));
     for (const auto& r : s.v.ranges) v_ranges->push_back(clipped(r, sh.tokens));
     const double k_bytes = role_bytes(s.k, sh, k_ranges.get()), v_bytes = role_bytes(s.v, sh, v_ranges.get());

@@ -1,66 +1,16 @@
-// read_stored_head: each compressed head by its family's reader; CompressedLayer: the heads of a
-// layer read so, then checked to agree with each other before the kernel plans a step.
+// CompressedLayer: the heads of a layer read by read_stored_head (stored_head_readers.cpp), then
+// checked to agree with each other before the kernel plans a step.
 #include "dgq/cpu/compressed_layer.hpp"
 
-#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
-#include "dgq/errors.hpp"
-#include "dgq/registry.hpp"
-#include "decode_attention_spec.hpp"
-
 namespace dgq::cpu {
 namespace {
 
 [[noreturn]] void refuse(const std::string& what) { throw std::invalid_argument("CompressedLayer: " + what); }
-
-StoredHead read_ggml_blocks(const Compressed& c, KvBlockFormat format) {
-  const ParsedSpec spec = parse_spec(c.scheme);
-  refuse_modifiers_but_rotation(spec, c.scheme);
-  const Part* blocks = c.find("blocks");
-  if (blocks == nullptr) throw InputError(c.scheme + ": part 'blocks' is missing");
-  const auto row_bytes = static_cast<std::uint64_t>(c.channels / 32) * static_cast<std::uint64_t>(kv_block_bytes(format));
-  if (blocks->bytes.size() != static_cast<std::uint64_t>(c.tokens) * row_bytes)
-    throw InputError(c.scheme + ": corrupt data: part 'blocks' has the wrong size");
-  StoredHead h;
-  h.format = format;
-  h.codes = blocks->bytes.data();
-  h.rotated = spec.modifier("rot") == "hadamard";
-  return h;
-}
-
-}  // namespace
-
-StoredHead read_stored_head(const Compressed& c) {
-  const std::string family = scheme_family_of(c.scheme);
-  if (c.channels < 32 || c.channels % 32 != 0)
-    refuse("head_dim must be a positive multiple of 32, got " + std::to_string(c.channels) + " ('" + c.scheme + "')");
-  if (family == "q8_0") return read_ggml_blocks(c, KvBlockFormat::q8_0);
-  if (family == "q4_0") return read_ggml_blocks(c, KvBlockFormat::q4_0);
-  if (family == "iq4_nl") return read_ggml_blocks(c, KvBlockFormat::iq4_nl);
-  StoredHead h;
-  if (family == "dgq") {
-    h.format = KvBlockFormat::dgq;
-    h.ranges = dgq_segment_ranges(c, &h.codes);
-    h.rotated = h.ranges.rotated;
-    return h;
-  }
-  UniformCodesHead u = uniform_codes_head(c);  // refuses the families the kernel has no format for
-  h.format = u.format;
-  h.codes = u.codes;
-  h.rotated = u.rotated;
-  h.rotation = std::move(u.rotation);
-  h.ranges = std::move(u.ranges);
-  h.raw = u.raw;
-  h.raw_tokens = u.raw_tokens;
-  h.row_stride = u.row_stride;
-  return h;
-}
-
-namespace {
 
 // Heads of one role: read, and checked against head 0 (scheme, shape, dtype, what was read).
 std::vector<StoredHead> read_role(std::span<const Compressed* const> heads, const char* role) {
@@ -123,7 +73,7 @@ CompressedLayer::CompressedLayer(std::span<const Compressed* const> k_heads, std
       (key ? cache_.k : cache_.v).push_back(h.codes);
       if (h.raw_tokens > 0) (key ? cache_.k_raw : cache_.v_raw).push_back(h.raw);
       if (kv_format_has_ranges(h.format)) {
-        ranges_.push_back(std::make_unique<DgqSegmentRanges>(std::move(h.ranges)));
+        ranges_.push_back(std::make_unique<SpanRanges>(std::move(h.ranges)));
         (key ? cache_.k_ranges : cache_.v_ranges).push_back(ranges_.back().get());
       }
     }

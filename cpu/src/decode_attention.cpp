@@ -22,27 +22,27 @@
 namespace dgq::cpu {
 namespace ar = dgq::attention_rules;
 
-int kv_block_bytes(KvBlockFormat f) { return kv_block_rules::block_bytes(static_cast<kv_block_rules::Format>(f)); }
+int kv_block_bytes(StoredFormat f) { return kv_block_rules::block_bytes(static_cast<StoredFormat>(f)); }
 
-const char* kv_block_format_name(KvBlockFormat f) {
+const char* kv_block_format_name(StoredFormat f) {
   switch (f) {
-    case KvBlockFormat::q8_0: return "q8_0";
-    case KvBlockFormat::q4_0: return "q4_0";
-    case KvBlockFormat::iq4_nl: return "iq4_nl";
-    case KvBlockFormat::dgq: return "dgq";
-    case KvBlockFormat::uniform2: return "uniform2";
-    case KvBlockFormat::uniform3: return "uniform3";
-    case KvBlockFormat::uniform4: return "uniform4";
-    case KvBlockFormat::uniform8: return "uniform8";
-    case KvBlockFormat::codebook2: return "codebook2";
-    case KvBlockFormat::codebook3: return "codebook3";
-    case KvBlockFormat::codebook4: return "codebook4";
+    case StoredFormat::q8_0: return "q8_0";
+    case StoredFormat::q4_0: return "q4_0";
+    case StoredFormat::iq4_nl: return "iq4_nl";
+    case StoredFormat::dgq: return "dgq";
+    case StoredFormat::uniform2: return "uniform2";
+    case StoredFormat::uniform3: return "uniform3";
+    case StoredFormat::uniform4: return "uniform4";
+    case StoredFormat::uniform8: return "uniform8";
+    case StoredFormat::codebook2: return "codebook2";
+    case StoredFormat::codebook3: return "codebook3";
+    case StoredFormat::codebook4: return "codebook4";
   }
   return "?";
 }
 
-bool kv_format_has_ranges(KvBlockFormat f) {
-  return kv_block_rules::has_ranges(static_cast<kv_block_rules::Format>(f));
+bool kv_format_has_ranges(StoredFormat f) {
+  return kv_block_rules::has_ranges(static_cast<StoredFormat>(f));
 }
 
 bool decode_attention_vectorized() { return attention::vectorized_path_compiled(); }
@@ -71,9 +71,9 @@ void check_plan(const StoredKv& cache, const DecodeAttentionShape& s) {
   for (int h = 0; h < s.kv_heads; ++h)
     if ((cache.k[h] == nullptr && cache.k_raw_tokens < s.tokens) || (cache.v[h] == nullptr && cache.v_raw_tokens < s.tokens))
       fail("KV head " + std::to_string(h) + " has no data");
-  const KvBlockFormat kf = cache.format, vf = cache.value_format();
+  const StoredFormat kf = cache.format, vf = cache.value_format();
   // uniform_bits is not 0 for the uniform and the codebook formats: codes with a range per span.
-  const auto coded = [](KvBlockFormat f) { return kv_block_rules::uniform_bits(static_cast<kv_block_rules::Format>(f)) != 0; };
+  const auto coded = [](StoredFormat f) { return kv_block_rules::uniform_bits(static_cast<StoredFormat>(f)) != 0; };
   if (kf != vf && !(coded(kf) && coded(vf)))
     fail(std::string("K and V may differ in format only among the uniform and codebook formats, got ") +
          kv_block_format_name(kf) + " and " + kv_block_format_name(vf));
@@ -91,9 +91,9 @@ void check_plan(const StoredKv& cache, const DecodeAttentionShape& s) {
   for (const auto& [ranges, raw_tokens, f] : {std::tuple{&cache.k_ranges, cache.k_raw_tokens, kf},
                                                std::tuple{&cache.v_ranges, cache.v_raw_tokens, vf}}) {
     const std::int64_t codes = s.tokens - raw_tokens;  // the tokens the ranges cover
-    const auto rf = static_cast<kv_block_rules::Format>(f);
+    const auto rf = static_cast<StoredFormat>(f);
     const std::size_t levels = kv_block_rules::is_codebook(rf) ? std::size_t{1} << kv_block_rules::uniform_bits(rf) : 0;
-    for (const DgqSegmentRanges* r : *ranges) {
+    for (const SpanRanges* r : *ranges) {
       if (r == nullptr || r->edges.size() < (codes > 0 ? 2u : 1u) || r->edges.front() != 0 || r->edges.back() != codes ||
           (r->channels != 1 && r->channels != s.head_dim) ||
           r->lo.size() != (r->edges.size() - 1) * static_cast<std::size_t>(r->channels) ||
@@ -107,7 +107,7 @@ void check_plan(const StoredKv& cache, const DecodeAttentionShape& s) {
 
 // Where the lo and scale of tokens first .. first+count-1 of a dgq head start: their segment's
 // range row (one value, or one per channel).
-void token_ranges(const DgqSegmentRanges& r, std::int64_t first, std::int64_t count, std::vector<const float*>& lo,
+void token_ranges(const SpanRanges& r, std::int64_t first, std::int64_t count, std::vector<const float*>& lo,
                   std::vector<const float*>& scale) {
   lo.resize(static_cast<std::size_t>(count));
   scale.resize(static_cast<std::size_t>(count));

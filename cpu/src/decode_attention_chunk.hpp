@@ -1,8 +1,9 @@
 #pragma once
 // One chunk of a decode step (decode_attention.cpp plans the chunks and merges them): the
 // partial softmax of a GQA group of queries over up to kChunkTokens stored tokens, in the order
-// dgq/cpu/decode_attention.hpp states. decode_attention_chunk.cpp holds the AVX2/FMA version and
-// the scalar one of the same order.
+// dgq/cpu/decode_attention.hpp states. decode_attention_chunk.cpp holds the AVX2/FMA version
+// (its readers in decode_attention_readers_avx2.hpp), decode_attention_chunk_scalar.cpp the
+// scalar one of the same order.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -12,8 +13,8 @@
 namespace dgq::cpu::attention {
 
 struct ChunkInput {
-  KvBlockFormat format;   // K's
-  KvBlockFormat v_format; // V's (differs from K's only between uniform widths)
+  StoredFormat format;   // K's
+  StoredFormat v_format; // V's (differs from K's only between uniform widths)
   const std::uint8_t* k;  // the chunk's first K row (head_dim / 32 blocks per row)
   const std::uint8_t* v;
   std::int64_t tokens;    // 1 .. kChunkTokens
@@ -22,7 +23,7 @@ struct ChunkInput {
   float scale;
   // formats with ranges only (dgq, uniform*): where each of the chunk's tokens finds its lo and scale (its segment's
   // range row: one value, or head_dim with granularity=segment-channel, as *_range_channels
-  // says), for K and for V, and whether values round to fp16 (DgqSegmentRanges::f16).
+  // says), for K and for V, and whether values round to fp16 (SpanRanges::f16).
   const float* const* k_lo = nullptr;
   const float* const* k_scale = nullptr;
   const float* const* v_lo = nullptr;
@@ -35,7 +36,7 @@ struct ChunkInput {
   // ([tokens][16]), nullptr otherwise.
   const float* k_token_levels = nullptr;
   const float* v_token_levels = nullptr;
-  // Whether K's and V's values round to fp16 (DgqSegmentRanges::f16 of each role).
+  // Whether K's and V's values round to fp16 (SpanRanges::f16 of each role).
   bool k_f16 = true, v_f16 = true;
   // Bytes from one token's K codes to the next's (V's): head_dim / 32 blocks when the rows are
   // packed, more where each token's codes sit in a slot with other fields (vLLM's presets).
@@ -64,5 +65,8 @@ struct ChunkOutput {
 // AVX2 one is compiled (the tests compare the two).
 void attend_chunk(const ChunkInput& in, const ChunkOutput& out, float* scores, bool scalar);
 bool vectorized_path_compiled();
+// The scalar path alone (decode_attention_chunk_scalar.cpp): what attend_chunk runs where the
+// AVX2 one is not compiled or not asked for.
+void attend_chunk_scalar(const ChunkInput& in, const ChunkOutput& out, float* scores);
 
 }  // namespace dgq::cpu::attention

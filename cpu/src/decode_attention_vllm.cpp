@@ -27,14 +27,14 @@
 namespace dgq::cpu {
 namespace {
 
-KvBlockFormat codes_format(int bits, bool codebook) {
-  if (codebook) return bits == 3 ? KvBlockFormat::codebook3 : KvBlockFormat::codebook4;
-  return bits == 3 ? KvBlockFormat::uniform3 : KvBlockFormat::uniform4;
+StoredFormat codes_format(int bits, bool codebook) {
+  if (codebook) return bits == 3 ? StoredFormat::codebook3 : StoredFormat::codebook4;
+  return bits == 3 ? StoredFormat::uniform3 : StoredFormat::uniform4;
 }
 
 }  // namespace
 
-UniformCodesHead vllm_turboquant_head(const Compressed& c, const turboquant_vllm::Preset& preset, const ParsedSpec& spec) {
+StoredHead vllm_turboquant_head(const Compressed& c, const turboquant_vllm::Preset& preset, const ParsedSpec& spec) {
   namespace tv = turboquant_vllm;
   const bool key = c.role == TensorRole::key;
   if (key && preset.key_bits == 8)
@@ -47,7 +47,7 @@ UniformCodesHead vllm_turboquant_head(const Compressed& c, const turboquant_vllm
     throw InputError(c.scheme + ": corrupt vLLM TurboQuant data: part 'slots' has the wrong size");
   const int bits = key ? preset.key_bits : preset.value_bits;
   const std::int64_t code_bytes = tv::packed_bytes(d, bits);
-  UniformCodesHead head;
+  StoredHead head;
   head.format = codes_format(bits, key);
   head.codes = slots->bytes.data();
   head.row_stride = slot;

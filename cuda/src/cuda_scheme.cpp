@@ -74,6 +74,7 @@ class CudaDgqScheme final : public Scheme {
       return std::make_unique<CudaDgqScheme>(p);
     },
     .stored_size = SchemeFamily::StoredSize::at_most,
+    .stored_layout = StoredLayout::segment_codes,
 });
 
 }  // namespace

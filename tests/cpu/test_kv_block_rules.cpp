@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dgq/cpu/decode_attention.hpp"
+#include "dgq/cpu/stored_head.hpp"
 #include "dgq/kv_block_rules.hpp"
 #include "dgq/scheme.hpp"
 
@@ -33,7 +34,7 @@ std::vector<float> regime_rows(std::int64_t tokens, std::int64_t channels, std::
 }  // namespace
 
 TEST_CASE("kv_block_rules decode every value as the scheme's decompress does", "[kv_block_rules]") {
-  using F = dgq::kv_block_rules::Format;
+  using F = dgq::StoredFormat;
   for (const auto& [format, spec] : {std::pair{F::q8_0, "q8_0"}, std::pair{F::q4_0, "q4_0"}, std::pair{F::iq4_nl, "iq4_nl"}}) {
     INFO(spec);
     const std::int64_t tokens = 9, channels = 96;
@@ -80,7 +81,7 @@ TEST_CASE("kv_block_rules' dgq_value decodes DGQ v1's codes as the scheme's deco
         scheme->decompress(stored, dgq::MutTensor{decoded.data(), dtype, tokens, channels});
         const std::vector<float> expected = dgq::to_float(dgq::ConstTensor{decoded.data(), dtype, tokens, channels});
         const std::uint8_t* codes = nullptr;
-        const dgq::cpu::DgqSegmentRanges r = dgq::cpu::dgq_segment_ranges(stored, &codes);
+        const dgq::cpu::SpanRanges r = dgq::cpu::dgq_segment_ranges(stored, &codes);
         REQUIRE(r.edges.size() >= 3);  // at least two segments
         std::vector<float> got(x.size());
         const auto per_channel = static_cast<std::size_t>(r.channels == 1 ? 0 : 1);
@@ -115,9 +116,9 @@ TEST_CASE("kv_block_rules' uniform_code and uniform_value decode dgq2's and KIVI
         std::vector<std::uint8_t> decoded(input.size());
         scheme->decompress(stored, dgq::MutTensor{decoded.data(), dtype, tokens, channels});
         const std::vector<float> expected = dgq::to_float(dgq::ConstTensor{decoded.data(), dtype, tokens, channels});
-        const dgq::cpu::UniformCodesHead head = dgq::cpu::uniform_codes_head(stored);
+        const dgq::cpu::StoredHead head = dgq::cpu::packed_codes_head(stored);
         const auto& r = head.ranges;
-        const int bits = dgq::kv_block_rules::uniform_bits(static_cast<dgq::kv_block_rules::Format>(head.format));
+        const int bits = dgq::kv_block_rules::uniform_bits(static_cast<dgq::StoredFormat>(head.format));
         const std::size_t row_bytes = static_cast<std::size_t>(channels) * static_cast<std::size_t>(bits) / 8;
         std::vector<float> got(x.size());
         for (std::size_t s = 0; s + 1 < r.edges.size(); ++s)

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dgq/cpu/decode_attention.hpp"
+#include "dgq/cpu/stored_head.hpp"
 #include "dgq/cuda/decode_attention.hpp"
 #include "dgq/scheme.hpp"
 #include "test_seed.hpp"
@@ -21,13 +22,13 @@
 namespace {
 
 struct Case {
-  dgq::kv_block_rules::Format format;
+  dgq::StoredFormat format;
   int kv_heads, group, head_dim;
   std::int64_t tokens;
 };
 
-const char* spec_of(dgq::kv_block_rules::Format f) {
-  return f == dgq::kv_block_rules::Format::q8_0 ? "q8_0" : f == dgq::kv_block_rules::Format::q4_0 ? "q4_0" : "iq4_nl";
+const char* spec_of(dgq::StoredFormat f) {
+  return f == dgq::StoredFormat::q8_0 ? "q8_0" : f == dgq::StoredFormat::q4_0 ? "q4_0" : "iq4_nl";
 }
 
 std::vector<float> gaussian(std::size_t n, std::uint64_t seed) {
@@ -64,7 +65,7 @@ void require_gpu_equals_cpu(const dgq::cpu::StoredKv& cpu_cache, dgq::cuda::Deco
 }  // namespace
 
 TEST_CASE("gpu: decode attention on stored blocks equals the CPU kernel's bytes", "[gpu][decode_attention]") {
-  using F = dgq::kv_block_rules::Format;
+  using F = dgq::StoredFormat;
   const std::vector<Case> cases = {
       {F::q8_0, 1, 1, 64, 1},     {F::q4_0, 2, 4, 64, 255},    {F::iq4_nl, 2, 4, 128, 257},
       {F::q8_0, 8, 4, 128, 1000}, {F::q4_0, 1, 1, 256, 700},   {F::iq4_nl, 1, 4, 256, 513},
@@ -77,7 +78,7 @@ TEST_CASE("gpu: decode attention on stored blocks equals the CPU kernel's bytes"
     const auto scheme = dgq::make_scheme(spec_of(c.format));
     std::vector<dgq::Compressed> k, v;
     dgq::cpu::StoredKv cpu_cache;
-    cpu_cache.format = static_cast<dgq::cpu::KvBlockFormat>(c.format);
+    cpu_cache.format = c.format;
     dgq::cuda::DecodeAttentionInput in;
     in.format = c.format;
     in.kv_heads = c.kv_heads;
@@ -118,11 +119,11 @@ TEST_CASE("gpu: decode attention on DGQ v1's codes equals the CPU kernel's bytes
       stored.push_back(scheme->compress(dgq::ConstTensor{input.data(), c.dtype, c.tokens, c.head_dim},
                                         h < c.kv_heads ? dgq::TensorRole::key : dgq::TensorRole::value));
     }
-    std::vector<dgq::cpu::DgqSegmentRanges> ranges(stored.size());
+    std::vector<dgq::cpu::SpanRanges> ranges(stored.size());
     dgq::cpu::StoredKv cpu_cache;
-    cpu_cache.format = dgq::cpu::KvBlockFormat::dgq;
+    cpu_cache.format = dgq::StoredFormat::dgq;
     dgq::cuda::DecodeAttentionInput in;
-    in.format = dgq::kv_block_rules::Format::dgq;
+    in.format = dgq::StoredFormat::dgq;
     in.kv_heads = c.kv_heads;
     in.group = c.group;
     in.head_dim = c.head_dim;
@@ -166,9 +167,9 @@ TEST_CASE("gpu: decode attention on dgq2's and KIVI's codes equals the CPU kerne
       stored.push_back(scheme->compress(dgq::ConstTensor{input.data(), dgq::DType::f16, c.tokens, c.head_dim},
                                         h < c.kv_heads ? dgq::TensorRole::key : dgq::TensorRole::value));
     }
-    std::vector<dgq::cpu::UniformCodesHead> heads;
+    std::vector<dgq::cpu::StoredHead> heads;
     for (const auto& s : stored) {
-      heads.push_back(dgq::cpu::uniform_codes_head(s));
+      heads.push_back(dgq::cpu::packed_codes_head(s));
       REQUIRE(heads.back().raw_tokens == 0);  // the CUDA twin's input has no raw rows (docs/cuda.md)
     }
     dgq::cpu::StoredKv cpu_cache;
@@ -179,8 +180,8 @@ TEST_CASE("gpu: decode attention on dgq2's and KIVI's codes equals the CPU kerne
     dgq::cuda::DecodeAttentionInput in;
     in.k_rotated = cpu_cache.k_rotated;
     in.v_rotated = cpu_cache.v_rotated;
-    in.format = static_cast<dgq::kv_block_rules::Format>(cpu_cache.format);
-    if (cpu_cache.v_format) in.v_format = static_cast<dgq::kv_block_rules::Format>(*cpu_cache.v_format);
+    in.format = cpu_cache.format;
+    if (cpu_cache.v_format) in.v_format = *cpu_cache.v_format;
     in.kv_heads = c.kv_heads;
     in.group = c.group;
     in.head_dim = c.head_dim;
@@ -205,7 +206,7 @@ TEST_CASE("gpu: decode attention refuses shapes it does not take", "[gpu][decode
   const std::vector<std::uint8_t> codes(64 * 10);
   const std::vector<float> q(64);
   dgq::cuda::DecodeAttentionInput dgq_in;
-  dgq_in.format = dgq::kv_block_rules::Format::dgq;
+  dgq_in.format = dgq::StoredFormat::dgq;
   dgq_in.head_dim = 64;
   dgq_in.tokens = 10;
   dgq_in.k = dgq_in.v = {codes.data()};
@@ -214,10 +215,10 @@ TEST_CASE("gpu: decode attention refuses shapes it does not take", "[gpu][decode
   dgq_in.k_segments = dgq_in.v_segments = {dgq::cuda::DgqSegments{{0, 4, 9}, {0.0f, 0.0f}, {1.0f, 1.0f}}};
   CHECK_THROWS_WITH(dgq::cuda::decode_attention(dgq_in, nullptr), Catch::Contains("do not cover its 10 tokens"));
   // TurboQuant's codebook formats are the CPU kernel's only; K and V apart only between uniform widths.
-  dgq_in.format = dgq::kv_block_rules::Format::codebook3;
+  dgq_in.format = dgq::StoredFormat::codebook3;
   CHECK_THROWS_WITH(dgq::cuda::decode_attention(dgq_in, nullptr), Catch::Contains("codebook formats"));
-  dgq_in.format = dgq::kv_block_rules::Format::q4_0;
-  dgq_in.v_format = dgq::kv_block_rules::Format::uniform4;
+  dgq_in.format = dgq::StoredFormat::q4_0;
+  dgq_in.v_format = dgq::StoredFormat::uniform4;
   CHECK_THROWS_WITH(dgq::cuda::decode_attention(dgq_in, nullptr), Catch::Contains("only between uniform code widths"));
   dgq::cuda::DecodeAttentionInput rotated;
   rotated.head_dim = 96;

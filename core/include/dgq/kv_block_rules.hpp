@@ -18,31 +18,30 @@
 
 #include "dgq/element_rules.hpp"
 #include "dgq/host_device.hpp"
+#include "dgq/stored_format.hpp"
 
 namespace dgq::kv_block_rules {
 
-// The order of dgq::cpu::KvBlockFormat.
-enum class Format : std::uint8_t {
-  q8_0, q4_0, iq4_nl, dgq, uniform2, uniform3, uniform4, uniform8, codebook2, codebook3, codebook4
-};
 inline constexpr int kBlockValues = 32;
 
 // The code width of a uniform or codebook format, 0 for the others.
-DGQ_HD int uniform_bits(Format f) {
+DGQ_HD int uniform_bits(StoredFormat f) {
   switch (f) {
-    case Format::uniform2: case Format::codebook2: return 2;
-    case Format::uniform3: case Format::codebook3: return 3;
-    case Format::uniform4: case Format::codebook4: return 4;
-    case Format::uniform8: return 8;
+    case StoredFormat::uniform2: case StoredFormat::codebook2: return 2;
+    case StoredFormat::uniform3: case StoredFormat::codebook3: return 3;
+    case StoredFormat::uniform4: case StoredFormat::codebook4: return 4;
+    case StoredFormat::uniform8: return 8;
     default: return 0;
   }
 }
 // The formats whose values need a (lo, scale) per span beside the codes: DGQ v1's segments, the
 // uniform formats' spans and the codebook formats' tokens (lo 0, scale the token's norm). The
 // ggml blocks carry their scales inside.
-DGQ_HD bool has_ranges(Format f) { return f == Format::dgq || uniform_bits(f) != 0; }
+DGQ_HD bool has_ranges(StoredFormat f) { return f == StoredFormat::dgq || uniform_bits(f) != 0; }
 
-DGQ_HD bool is_codebook(Format f) { return f == Format::codebook2 || f == Format::codebook3 || f == Format::codebook4; }
+DGQ_HD bool is_codebook(StoredFormat f) {
+  return f == StoredFormat::codebook2 || f == StoredFormat::codebook3 || f == StoredFormat::codebook4;
+}
 
 // A codebook code's value: level (the codebook's entry) times the token's norm g, one fp32
 // rounding, as TurboQuant's decode computes y_j = c[code_j] * g before rotating back.
@@ -50,9 +49,9 @@ DGQ_HD float codebook_value(float level, float g) { return level * g; }
 
 // dgq: 32 codes of one byte (its "blocks" are 32 values of a row; the ranges live per segment);
 // uniform b and codebook b: 32 codes of b bits.
-DGQ_HD int block_bytes(Format f) {
+DGQ_HD int block_bytes(StoredFormat f) {
   if (uniform_bits(f) != 0) return 4 * uniform_bits(f);
-  return f == Format::q8_0 ? 34 : f == Format::dgq ? 32 : 18;
+  return f == StoredFormat::q8_0 ? 34 : f == StoredFormat::dgq ? 32 : 18;
 }
 
 // Code j of a row of b-bit codes (bits [j b, (j + 1) b) of the row, from bit 0 of byte 0; a row
@@ -93,12 +92,12 @@ DGQ_HD float iq4_nl_grid(int index) {
 }
 
 // Value j (0..31) of one block of q8_0, q4_0 or iq4_nl (dgq's values: dgq_value).
-DGQ_HD float block_value(Format f, const std::uint8_t* block, int j) {
+DGQ_HD float block_value(StoredFormat f, const std::uint8_t* block, int j) {
   const float d = block_scale(block);
-  if (f == Format::q8_0) return static_cast<float>(static_cast<std::int8_t>(block[2 + j])) * d;
+  if (f == StoredFormat::q8_0) return static_cast<float>(static_cast<std::int8_t>(block[2 + j])) * d;
   const std::uint8_t byte = block[2 + (j & 15)];
   const int nibble = j < 16 ? (byte & 0x0F) : (byte >> 4);
-  return f == Format::q4_0 ? static_cast<float>(nibble - 8) * d : iq4_nl_grid(nibble) * d;
+  return f == StoredFormat::q4_0 ? static_cast<float>(nibble - 8) * d : iq4_nl_grid(nibble) * d;
 }
 
 }  // namespace dgq::kv_block_rules

@@ -23,6 +23,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -31,6 +32,8 @@
 #include <vector>
 
 #include "dgq/scheme.hpp"
+#include "dgq/stored_format.hpp"
+#include "dgq/stored_layout.hpp"
 
 namespace dgq {
 
@@ -106,6 +109,13 @@ struct SchemeFamily {
   // Other tools' names for this family, accepted wherever a spec is (llama.cpp's `-ctk f16`,
   // vLLM's `--kv-cache-dtype fp8`); a scheme made from one prints the family's own name.
   std::span<const std::string_view> aliases = {};
+  // How the decode kernels read a stored head in place (dgq/stored_layout.hpp): the layout
+  // picks the reader, so that no backend compares family names; unreadable families are
+  // refused. stored_format: the codes' format where the family alone fixes it (a ggml_blocks
+  // family's block type, KIVI's width); a layout whose format follows the spec (dgq2's widths
+  // per role, TurboQuant's bits, a preset's K and V) leaves it empty and its reader derives it.
+  StoredLayout stored_layout = StoredLayout::unreadable;
+  std::optional<StoredFormat> stored_format = std::nullopt;
 };
 
 // Adds f (its params must outlive the program: a static array). Returns true, so that a family

@@ -1,5 +1,5 @@
 // The CUDA decode attention (dgq/cuda/decode_attention.hpp): every thread runs the scalar order
-// of cpu/src/decode_attention_chunk.cpp's attend_chunk_scalar for one (KV head, chunk, query
+// of cpu/src/decode_attention_chunk_scalar.cpp's attend_chunk_scalar for one (KV head, chunk, query
 // head), then one thread per query head merges the chunks in token order as
 // DecodeAttention::merge_head does. Built with -fmad=false: every fma is the rules' own.
 #include <cuda_runtime_api.h>
@@ -21,7 +21,7 @@ namespace kb = dgq::kv_block_rules;
 constexpr int kMaxHeadDim = 256;
 
 struct Plan {
-  kb::Format k_format, v_format;
+  StoredFormat k_format, v_format;
   int kv_heads, group, head_dim;
   std::int64_t tokens, chunks, k_row_bytes, v_row_bytes;
   float scale;
@@ -36,9 +36,9 @@ struct TokenRanges {
 };
 
 // lo, scale: the token's range row (channels values, 1 or head_dim); unused for block formats.
-__device__ void dequantize_row(const Plan& p, kb::Format f, const std::uint8_t* row, const float* lo, const float* scale,
+__device__ void dequantize_row(const Plan& p, StoredFormat f, const std::uint8_t* row, const float* lo, const float* scale,
                                int channels, float* x) {
-  if (f == kb::Format::dgq) {
+  if (f == StoredFormat::dgq) {
     for (int d = 0; d < p.head_dim; ++d) {
       const int c = channels == 1 ? 0 : d;
       x[d] = kb::dgq_value(row[d], lo[c], scale[c], p.dgq_f16);
@@ -149,8 +149,8 @@ void check_input(const DecodeAttentionInput& in) {
   if (in.q == nullptr) fail("no query");
   if ((in.k_rotated || in.v_rotated) && in.head_dim % 64 != 0)
     fail("the Hadamard rotation needs head_dim a multiple of 64, got " + std::to_string(in.head_dim));
-  const kb::Format kf = in.format, vf = in.v_format.value_or(in.format);
-  for (kb::Format f : {kf, vf})
+  const StoredFormat kf = in.format, vf = in.v_format.value_or(in.format);
+  for (StoredFormat f : {kf, vf})
     if (kb::is_codebook(f)) fail("the codebook formats (TurboQuant) are not in the CUDA twin");
   const bool uniform_pair = kb::uniform_bits(kf) != 0 && kb::uniform_bits(vf) != 0;
   if (kf != vf && !uniform_pair) fail("K and V may differ in format only between uniform code widths");
@@ -206,7 +206,7 @@ void expand_token_ranges(const std::vector<DgqSegments>& heads, std::vector<floa
 
 void decode_attention(const DecodeAttentionInput& in, float* out) {
   check_input(in);
-  const kb::Format vf = in.v_format.value_or(in.format);
+  const StoredFormat vf = in.v_format.value_or(in.format);
   const bool ranged = kb::has_ranges(in.format);
   Plan p{in.format,
          vf,

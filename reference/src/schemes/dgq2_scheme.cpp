@@ -412,6 +412,7 @@ std::vector<SchemeFamily> dgq2_families(const kernels::CpuKernels& k, Device dev
           },
           .accepts_channels = [](std::int64_t channels) { return channels >= 1; },
           .stored_size = SchemeFamily::StoredSize::at_most,  // v1's segments: their count is the data's
+          .stored_layout = StoredLayout::span_codes,
       },
   };
 }

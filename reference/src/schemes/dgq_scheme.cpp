@@ -128,6 +128,7 @@ std::vector<SchemeFamily> dgq_families(const kernels::CpuKernels& k, Device devi
           },
           .accepts_channels = [](std::int64_t channels) { return channels >= 1; },
           .stored_size = SchemeFamily::StoredSize::at_most,  // one range per segment, 1..max_groups of them
+          .stored_layout = StoredLayout::segment_codes,
       },
   };
 }

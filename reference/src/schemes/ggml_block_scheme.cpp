@@ -163,6 +163,8 @@ std::vector<SchemeFamily> ggml_block_families(const kernels::CpuKernels& k, Devi
           .params = {},
           .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ4_0, *kt); },
           .deployed_block = kBlock,
+          .stored_layout = StoredLayout::ggml_blocks,
+          .stored_format = StoredFormat::q4_0,
       },
       {
           .name = "q4_1",
@@ -199,6 +201,8 @@ std::vector<SchemeFamily> ggml_block_families(const kernels::CpuKernels& k, Devi
           .params = {},
           .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kIQ4NL, *kt); },
           .deployed_block = kBlock,
+          .stored_layout = StoredLayout::ggml_blocks,
+          .stored_format = StoredFormat::iq4_nl,
       },
   };
   // Every type on both devices: q4_1, q5_0 and q5_1 have no block kernel of their own in cpu/,

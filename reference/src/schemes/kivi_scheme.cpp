@@ -293,6 +293,8 @@ std::vector<SchemeFamily> kivi_families(const kernels::CpuKernels& k, Device dev
           .make = [kt = &k](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
             return std::make_unique<KiviScheme>(4, args.integer("group"), args.integer("residual"), *kt);
           },
+          .stored_layout = StoredLayout::group_codes,
+          .stored_format = StoredFormat::uniform4,
       },
       {
           .name = "kivi-2",
@@ -303,6 +305,8 @@ std::vector<SchemeFamily> kivi_families(const kernels::CpuKernels& k, Device dev
           .make = [kt = &k](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
             return std::make_unique<KiviScheme>(2, args.integer("group"), args.integer("residual"), *kt);
           },
+          .stored_layout = StoredLayout::group_codes,
+          .stored_format = StoredFormat::uniform2,
       },
   };
 }

@@ -141,6 +141,8 @@ std::vector<SchemeFamily> q8_0_families(const kernels::CpuKernels& k, Device dev
           .params = {},
           .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Q80Scheme>(*kt); },
           .deployed_block = q8_0::kBlockValues,
+          .stored_layout = StoredLayout::ggml_blocks,
+          .stored_format = StoredFormat::q8_0,
       },
   };
 }

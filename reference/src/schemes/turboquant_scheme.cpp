@@ -232,6 +232,7 @@ std::vector<SchemeFamily> turboquant_families(const kernels::CpuKernels& k, Devi
                                                       args.word("variant") == "prod", *kt);
           },
           .accepts_channels = supported_dim,
+          .stored_layout = StoredLayout::codebook_tokens,
       },
   };
 }

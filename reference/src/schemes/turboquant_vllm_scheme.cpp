@@ -291,6 +291,8 @@ SchemeFamily tqv_family(const TqvPreset& p, int order, std::string_view summary)
         return std::make_unique<TurboQuantVllmScheme>(p, seed, kernels::reference_kernels());
       },
       .accepts_channels = tqv_supported_dim,
+      // turboquant_k8v4's FP8 keys too: the slots' reader refuses them by name, its values it reads.
+      .stored_layout = StoredLayout::preset_slots,
   };
 }
 

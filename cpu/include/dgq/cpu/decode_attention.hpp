@@ -19,72 +19,18 @@
 #include <optional>
 #include <vector>
 
-#include "dgq/scheme.hpp"
+#include "dgq/cpu/span_ranges.hpp"
+#include "dgq/stored_format.hpp"
 
 namespace dgq::cpu {
 
-// The order of dgq::kv_block_rules::Format.
-enum class KvBlockFormat : std::uint8_t {
-  q8_0, q4_0, iq4_nl, dgq, uniform2, uniform3, uniform4, uniform8, codebook2, codebook3, codebook4
-};
 // 34, 18, 18, 32, then 4 b for uniform b and codebook b (32 values each; dgq's, uniform's and
 // codebook's are codes only).
-int kv_block_bytes(KvBlockFormat f);
-const char* kv_block_format_name(KvBlockFormat f);  // "q8_0", ..., "dgq", "uniform2", ...
+int kv_block_bytes(StoredFormat f);
+const char* kv_block_format_name(StoredFormat f);  // "q8_0", ..., "dgq", "uniform2", ...
 // Whether a format's values come with per-token ranges (dgq, uniform*, codebook*) rather than
 // block scales.
-bool kv_format_has_ranges(KvBlockFormat f);
-
-// What a `dgq` head needs beside its codes: the segment edges [0, e1, ..., L] and each segment's
-// lo and scale (docs/spec.md rules 6-8: rules::dequant_scale), one per segment
-// (granularity=segment, channels = 1) or one per segment and channel (segment-channel,
-// channels = head_dim; lo[s * channels + c]), and whether the values decode to fp16 (the input
-// dtype: rule 7 rounds to it) or stay fp32. A value is fmaf(code + 127, scale, lo), rounded to
-// fp16 when `f16`, bit for bit what Scheme::decompress writes (in-band markers decoded as rule
-// 8's inband_unmark does).
-struct DgqSegmentRanges {
-  std::vector<std::uint32_t> edges;
-  std::vector<float> lo, scale;
-  int channels = 1;
-  bool f16 = true;
-  // Codebook formats: the 2^b levels the codes index (lo unused, scale = the token's norm g).
-  std::vector<float> codebook;
-  // dgq_segment_ranges: the head was stored with the modifier rot=hadamard (its values are in
-  // the rotated basis: set StoredKv's k_rotated / v_rotated).
-  bool rotated = false;
-};
-// From a `dgq` scheme's compressed head (granularity segment or segment-channel, any markers,
-// fp16 or fp32 input, with or without rot=hadamard):
-// the ranges above and a pointer to its codes (into c, which must outlive it). Throws
-// std::invalid_argument for another family, InputError for corrupt parts.
-DgqSegmentRanges dgq_segment_ranges(const Compressed& c, const std::uint8_t** codes);
-
-// A dgq2, KIVI or TurboQuant head as the kernel reads it: its format (the role's code width),
-// its codes (into c, which must outlive it), whether the role is stored rotated and its ranges
-// as DgqSegmentRanges: one "segment" per span that shares ranges (dgq2 rule V3's spans:
-// segments, segment-channel groups or tokens; KIVI's key groups of `group` tokens with a range
-// per channel, or its per-token value ranges), lo and scale = (hi - lo) / levels as the scheme's
-// decompress computes them; TurboQuant (variant=mse, 2-4 bits): a codebook format, one span per
-// token with scale = its norm, the codebook, and the role's rotation Pi as `rotation` (forward
-// Pi for a K head, to apply to the query; inverse Pi^T for a V head, to apply to the output).
-// dgq2's rotation is the Hadamard blocks (`rotated`, StoredKv's k_rotated / v_rotated).
-// Raw rows (dgq2's and KIVI's residual tokens, KIVI's incomplete key group) are the head's last
-// raw_tokens tokens, in the input dtype (ranges.f16: fp16, else fp32) at `raw`: the codes and
-// ranges cover the tokens before them (StoredKv's k_raw / v_raw). dgq2's in-band markers in a
-// segmenting role (a code that decodes as its neighbour), dgq2's rotation with raw rows (which
-// it keeps unrotated) and TurboQuant's QJL residual (variant=prod) are refused with
-// std::invalid_argument, as is another family; InputError for corrupt parts.
-struct UniformCodesHead {
-  KvBlockFormat format = KvBlockFormat::uniform4;
-  const std::uint8_t* codes = nullptr;
-  bool rotated = false;
-  DgqSegmentRanges ranges;
-  std::function<void(float*)> rotation;  // TurboQuant only
-  const std::uint8_t* raw = nullptr;     // raw_tokens rows of head_dim values
-  std::int64_t raw_tokens = 0;
-  std::int64_t row_stride = 0;           // StoredKv::k_row_stride / v_row_stride (0: packed)
-};
-UniformCodesHead uniform_codes_head(const Compressed& c);
+bool kv_format_has_ranges(StoredFormat f);
 
 struct DecodeAttentionShape {
   int kv_heads = 1;
@@ -99,14 +45,14 @@ struct DecodeAttentionShape {
 // rules::hadamard_block(head_dim, key), V's 64); the query is rotated with K's blocks (q.k is
 // (Hq).(Hk)) and the output rotated back once with V's.
 struct StoredKv {
-  KvBlockFormat format = KvBlockFormat::q8_0;  // K's, and V's unless v_format says otherwise
+  StoredFormat format = StoredFormat::q8_0;  // K's, and V's unless v_format says otherwise
   // V's format when it differs from K's (only among the uniform and codebook formats: dgq2's
   // kbits/vbits, vLLM's presets' codebook keys and uniform values).
-  std::optional<KvBlockFormat> v_format;
+  std::optional<StoredFormat> v_format;
   // Bytes from one token's codes to the next's; 0: packed rows (head_dim / 32 blocks). More where
   // each token's codes open a slot with other fields (vLLM's presets: norm, scale, zero).
   std::int64_t k_row_stride = 0, v_row_stride = 0;
-  KvBlockFormat value_format() const { return v_format.value_or(format); }
+  StoredFormat value_format() const { return v_format.value_or(format); }
   std::vector<const std::uint8_t*> k, v;
   bool k_rotated = false, v_rotated = false;
   // Another rotation than the Hadamard blocks (TurboQuant's Pi): query_rotation(row) on each
@@ -115,7 +61,7 @@ struct StoredKv {
   // set_query and merge_head, so from the caller's threads: they must be reentrant.
   std::function<void(float*)> query_rotation, output_rotation;
   // formats with ranges only (dgq, uniform*): head h's segment ranges (k_ranges[h] for k[h], v_ranges[h] for v[h]).
-  std::vector<const DgqSegmentRanges*> k_ranges, v_ranges;
+  std::vector<const SpanRanges*> k_ranges, v_ranges;
   // Raw rows: the last k_raw_tokens tokens of every K head (v_raw_tokens of every V head) are
   // head_dim values in the input dtype (raw_f16: fp16, else fp32) at k_raw[h] (v_raw[h]), not
   // codes; k[h] and the ranges cover the tokens before them (and may be null where none are

@@ -18,10 +18,10 @@
 
 namespace dgq::cuda {
 
-// Formats with ranges (dgq, uniform*): a head's segments as the CPU kernel's DgqSegmentRanges
+// Formats with ranges (dgq, uniform*): a head's segments as the CPU kernel's SpanRanges
 // holds them (edges [0, e1, ..., tokens], each segment's lo and scale, one per segment or, with
 // channels = head_dim, one per segment and channel: dgq::cpu::dgq_segment_ranges and
-// uniform_codes_head read them from the parts).
+// packed_codes_head read them from the parts).
 struct DgqSegments {
   std::vector<std::uint32_t> edges;
   std::vector<float> lo, scale;
@@ -29,8 +29,8 @@ struct DgqSegments {
 };
 
 struct DecodeAttentionInput {
-  kv_block_rules::Format format = kv_block_rules::Format::q8_0;  // K's, and V's unless v_format is set
-  std::optional<kv_block_rules::Format> v_format;  // V's when it differs (uniform widths only)
+  StoredFormat format = StoredFormat::q8_0;  // K's, and V's unless v_format is set
+  std::optional<StoredFormat> v_format;  // V's when it differs (uniform widths only)
   int kv_heads = 1, group = 1, head_dim = 128;  // head_dim: a multiple of 32, at most 256
   std::int64_t tokens = 1;
   std::vector<const std::uint8_t*> k, v;  // host pointers: KV head h's tokens x head_dim/32 blocks

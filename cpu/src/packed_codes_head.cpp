@@ -1,10 +1,12 @@
-// dgq2's, KIVI's and TurboQuant's stored heads as decode attention reads them (formats
+// The stored heads of packed b-bit codes as decode attention reads them (layouts span_codes:
+// dgq2, group_codes: KIVI, codebook_tokens: TurboQuant, preset_slots: vLLM's presets; formats
 // uniform2 .. uniform8, codebook2 .. codebook4): the codes where they lie and each span's lo and
 // scale (TurboQuant: each token's norm, the codebook and the rotation), read from the scheme's
 // parts once per head when the cache is set up. The spans and ranges are the decompress's (dgq2
 // rules V3-V6 through the reference's dgq2 helpers; KIVI's layout as kivi_scheme.cpp documents
 // it; TurboQuant's as docs/spec.md does), so a value the kernel decodes is the one
 // Scheme::decompress computes before any inverse rotation.
+#include <cassert>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -17,9 +19,12 @@
 #include "dgq/byte_io.hpp"
 #include "dgq/cpu/kernels.hpp"
 #include "dgq/cpu/decode_attention.hpp"
+#include "dgq/cpu/stored_head.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/kernels/uniform_codes.hpp"
+#include "dgq/kv_block_rules.hpp"
 #include "dgq/registry.hpp"
+#include "dgq/stored_layout.hpp"
 #include "dgq/schemes/dgq2/layout.hpp"
 #include "dgq/schemes/dgq2/packed_codes.hpp"
 #include "dgq/schemes/dgq2/params.hpp"
@@ -33,12 +38,12 @@ namespace {
 
 [[noreturn]] void refuse(const std::string& what) { throw std::invalid_argument("decode_attention: " + what); }
 
-KvBlockFormat uniform_format(int bits) {
+StoredFormat uniform_format(int bits) {
   switch (bits) {
-    case 2: return KvBlockFormat::uniform2;
-    case 3: return KvBlockFormat::uniform3;
-    case 4: return KvBlockFormat::uniform4;
-    case 8: return KvBlockFormat::uniform8;
+    case 2: return StoredFormat::uniform2;
+    case 3: return StoredFormat::uniform3;
+    case 4: return StoredFormat::uniform4;
+    case 8: return StoredFormat::uniform8;
     default: refuse("no uniform format of " + std::to_string(bits) + " bits");
   }
 }
@@ -55,7 +60,7 @@ void check_input_dtype(const Compressed& c) {
 }
 
 // The rows after the quantized tokens (dgq2's and KIVI's part "residual", in the input dtype).
-void set_raw_rows(const Compressed& c, std::int64_t quantized, const char* family, UniformCodesHead& head) {
+void set_raw_rows(const Compressed& c, std::int64_t quantized, const char* family, StoredHead& head) {
   const Part& raw = part_of(c, "residual");
   head.raw_tokens = c.tokens - quantized;
   if (raw.bytes.size() != static_cast<std::uint64_t>(head.raw_tokens * c.channels) * dtype_size(c.dtype))
@@ -63,7 +68,7 @@ void set_raw_rows(const Compressed& c, std::int64_t quantized, const char* famil
   head.raw = head.raw_tokens > 0 ? raw.bytes.data() : nullptr;
 }
 
-UniformCodesHead dgq2_head(const Compressed& c, const ParsedSpec& spec) {
+StoredHead dgq2_head(const Compressed& c, const ParsedSpec& spec) {
   namespace d2 = schemes::dgq2;
   const d2::Params p = d2::params_from_args(spec.args).for_role(c.role);  // dgq2 reads rot itself
   const d2::RangeGranularity g = p.granularity(c.role);
@@ -87,7 +92,7 @@ UniformCodesHead dgq2_head(const Compressed& c, const ParsedSpec& spec) {
   const Part& ranges = part_of(c, "ranges");
   if (ranges.bytes.size() != spans.size() * per_span * d2::range_pair_bytes(p.range_dtype))
     throw InputError(c.scheme + ": corrupt dgq2 data: part 'ranges' has the wrong size");
-  UniformCodesHead head;
+  StoredHead head;
   head.format = uniform_format(p.bits);
   head.codes = codes.bytes.data();
   head.rotated = p.rotate;
@@ -109,7 +114,10 @@ UniformCodesHead dgq2_head(const Compressed& c, const ParsedSpec& spec) {
 }
 
 // KIVI ("kivi-b:group=G,residual=R"; with rot=hadamard its parts hold the rotated tensor's codes).
-UniformCodesHead kivi_head(const Compressed& c, const ParsedSpec& spec, int bits) {
+StoredHead kivi_head(const Compressed& c, const ParsedSpec& spec) {
+  assert(spec.family->stored_format.has_value());  // a group_codes family names its code width
+  const StoredFormat format = *spec.family->stored_format;
+  const int bits = kv_block_rules::uniform_bits(format);
   const int group = spec.args.integer("group"), residual = spec.args.integer("residual");
   const std::int64_t old = c.tokens > residual ? c.tokens - residual : 0;
   const std::int64_t quantized = c.role == TensorRole::key ? old / group * group : old;
@@ -121,8 +129,8 @@ UniformCodesHead kivi_head(const Compressed& c, const ParsedSpec& spec, int bits
   if (codes.bytes.size() != (static_cast<std::uint64_t>(quantized * c.channels) * bits + 7) / 8 ||
       ranges.bytes.size() != spans * per_span * 8)
     throw InputError(c.scheme + ": corrupt KIVI data: parts 'codes' or 'ranges' have the wrong size");
-  UniformCodesHead head;
-  head.format = uniform_format(bits);
+  StoredHead head;
+  head.format = format;
   head.codes = codes.bytes.data();
   head.rotated = spec.modifier("rot") == "hadamard";  // the raw rows too: the modifier rotates the input
   set_raw_rows(c, quantized, "KIVI", head);
@@ -144,7 +152,7 @@ UniformCodesHead kivi_head(const Compressed& c, const ParsedSpec& spec, int bits
 // TurboQuant_mse ("turboquant:bits=b,seed=s"): per token its fp32 norm g and d codes of b bits
 // indexing the codebook of (d, b); the values y_j = c[code_j] * g lie in the basis of the role's
 // rotation Pi, which the kernel moves to the query (forward, K) and to the output (inverse, V).
-UniformCodesHead turboquant_head(const Compressed& c, const ParsedSpec& spec) {
+StoredHead turboquant_head(const Compressed& c, const ParsedSpec& spec) {
   if (spec.args.word("variant") != "mse")
     refuse("'" + c.scheme + "' adds the QJL residual (variant=prod), which the kernel does not read");
   if (spec.modifier("rot") != "none")
@@ -160,8 +168,8 @@ UniformCodesHead turboquant_head(const Compressed& c, const ParsedSpec& spec) {
   if (codes.bytes.size() != static_cast<std::size_t>(c.tokens) * static_cast<std::size_t>(d * bits / 8) ||
       norms.bytes.size() != static_cast<std::size_t>(c.tokens) * 4)
     throw InputError(c.scheme + ": corrupt TurboQuant data: parts 'codes' or 'norms' have the wrong size");
-  UniformCodesHead head;
-  head.format = bits == 2 ? KvBlockFormat::codebook2 : bits == 3 ? KvBlockFormat::codebook3 : KvBlockFormat::codebook4;
+  StoredHead head;
+  head.format = bits == 2 ? StoredFormat::codebook2 : bits == 3 ? StoredFormat::codebook3 : StoredFormat::codebook4;
   head.codes = codes.bytes.data();
   head.ranges.f16 = false;  // y stays fp32: the decode rounds only after rotating back
   head.ranges.codebook.assign(book.centroids, book.centroids + (1 << bits));
@@ -184,25 +192,34 @@ UniformCodesHead turboquant_head(const Compressed& c, const ParsedSpec& spec) {
   return head;
 }
 
+// vLLM's presets: the family's preset found in the presets' own table (the registry's entry of
+// a preset_slots family is one of them).
+StoredHead preset_head(const Compressed& c, const ParsedSpec& spec) {
+  const turboquant_vllm::Preset* preset = turboquant_vllm::find_preset(spec.family->name);
+  assert(preset != nullptr);
+  if (spec.modifier("rot") != "none")
+    refuse("'" + c.scheme + "' puts the Hadamard rotation before the preset's own, which the kernel does not read");
+  return vllm_turboquant_head(c, *preset, spec);
+}
+
 }  // namespace
 
-UniformCodesHead uniform_codes_head(const Compressed& c) {
-  const std::string family = scheme_family_of(c.scheme);
-  const turboquant_vllm::Preset* vllm = turboquant_vllm::find_preset(family);
-  if (family != "dgq2" && family != "kivi-2" && family != "kivi-4" && family != "turboquant" && vllm == nullptr)
+StoredHead packed_codes_head(const Compressed& c) {
+  const ParsedSpec spec = parse_spec(c.scheme);
+  const StoredLayout layout = spec.family->stored_layout;
+  if (layout != StoredLayout::span_codes && layout != StoredLayout::group_codes && layout != StoredLayout::codebook_tokens &&
+      layout != StoredLayout::preset_slots)
     refuse("the uniform and codebook formats read the parts of dgq2, KIVI, TurboQuant or vLLM's TurboQuant presets, not '" +
            c.scheme + "'");
   check_input_dtype(c);
   if (c.channels % 32 != 0) refuse("head_dim must be a multiple of 32, got " + std::to_string(c.channels));
-  const ParsedSpec spec = parse_spec(c.scheme);
   refuse_modifiers_but_rotation(spec, c.scheme);
-  if (vllm != nullptr) {
-    if (spec.modifier("rot") != "none")
-      refuse("'" + c.scheme + "' puts the Hadamard rotation before the preset's own, which the kernel does not read");
-    return vllm_turboquant_head(c, *vllm, spec);
+  switch (layout) {
+    case StoredLayout::span_codes: return dgq2_head(c, spec);
+    case StoredLayout::group_codes: return kivi_head(c, spec);
+    case StoredLayout::codebook_tokens: return turboquant_head(c, spec);
+    default: return preset_head(c, spec);
   }
-  if (family == "turboquant") return turboquant_head(c, spec);
-  return family == "dgq2" ? dgq2_head(c, spec) : kivi_head(c, spec, family == "kivi-2" ? 2 : 4);
 }
 
 }  // namespace dgq::cpu
