@@ -1,15 +1,15 @@
 // Measurements: median wall time of whole-layer operations, OpenMP over heads (each head is
 // one unit, like dgq_encode_batch). "dgq (direct)" allocates its output per call,
-// "dgq (reused)" encodes into the previous call's buffers (dgq_encode_batch_into). Bytes moved are the minimum an implementation must touch:
-// memcpy reads and writes the layer (4 B/element); DGQ compress reads the fp16 input twice
+// "dgq (reused)" encodes into the previous call's buffers (dgq_encode_batch_into). Bytes moved are the minimum an
+// implementation must touch: memcpy reads and writes the layer (4 B/element); DGQ compress reads the fp16 input twice
 // and writes int8 codes (5 B/element); decompress reads codes and writes fp16 (3 B/element);
 // baselines are credited with one read of the input plus their stored bytes.
 #include "cpu_bench.hpp"
 
 #include <omp.h>
 
-#include <algorithm>
 #include <time.h>
+#include <algorithm>
 
 #include <chrono>
 #include <cstdio>
@@ -19,10 +19,10 @@
 #include <iomanip>
 #include <stdexcept>
 
+#include "bench_layer.hpp"
 #include "dgq/dgq.hpp"
 #include "dgq/scheme.hpp"
 #include "dgq/tensor.hpp"
-#include "bench_layer.hpp"
 
 namespace dgq::bench {
 namespace {
@@ -74,12 +74,15 @@ std::vector<Figure> run_cpu(const CpuOptions& o, std::ostream& log) {
     omp_set_num_threads(threads);
     log << "dgq-bench: " << threads << " thread(s)...\n";
     const std::size_t head_bytes = layer.head_bytes();
-    figures.push_back(figure("memcpy", "copy", threads, median_seconds(o.repetitions, [&] {
+    figures.push_back(figure("memcpy", "copy", threads,
+                             median_seconds(o.repetitions,
+                                            [&] {
 #pragma omp parallel for schedule(static)
-                         for (int h = 0; h < o.heads; ++h)
-                           std::memcpy(copy.data() + h * head_bytes, layer.storage.data() + h * head_bytes, head_bytes);
-                       }),
-                       input_bytes, 2 * input_bytes));
+                                              for (int h = 0; h < o.heads; ++h)
+                                                std::memcpy(copy.data() + h * head_bytes,
+                                                            layer.storage.data() + h * head_bytes, head_bytes);
+                                            }),
+                             input_bytes, 2 * input_bytes));
 
     // DGQ through its own API (what the CUDA kernels are compared with).
     std::vector<ConstTensor> units;
@@ -96,11 +99,13 @@ std::vector<Figure> run_cpu(const CpuOptions& o, std::ostream& log) {
     figures.push_back(figure("dgq (reused)", "compress", threads,
                              median_seconds(o.repetitions, [&] { dgq_encode_batch_into(units, p, reused); }),
                              input_bytes, 5 * elements));
-    figures.push_back(figure("dgq (direct)", "decompress", threads, median_seconds(o.repetitions, [&] {
+    figures.push_back(figure("dgq (direct)", "decompress", threads,
+                             median_seconds(o.repetitions,
+                                            [&] {
 #pragma omp parallel for schedule(dynamic, 1)
-                         for (int h = 0; h < o.heads; ++h) dgq_decode(enc[h], out.head(h));
-                       }),
-                       input_bytes, 3 * elements));
+                                              for (int h = 0; h < o.heads; ++h) dgq_decode(enc[h], out.head(h));
+                                            }),
+                             input_bytes, 3 * elements));
 
     for (const std::string& spec : specs) {
       const auto scheme = make_scheme(spec);
@@ -137,7 +142,8 @@ void print_table(const std::vector<Figure>& figures, std::ostream& out) {
   for (const auto& f : figures) width = std::max(width, static_cast<int>(f.what.size()) + 2);
   out << std::left << std::setw(width) << "scheme" << std::setw(12) << "op" << std::right << std::setw(4) << "thr"
       << std::setw(10) << "ms" << std::setw(12) << "GB/s in" << std::setw(12) << "Gelem/s" << std::setw(12)
-      << "GB/s moved" << std::setw(12) << "of memcpy" << std::setw(14) << "Gelem/cpu-s" << "\n";
+      << "GB/s moved" << std::setw(12) << "of memcpy" << std::setw(14) << "Gelem/cpu-s"
+      << "\n";
   for (const auto& f : figures) {
     const double moved_rate = f.moved_bytes / f.seconds;
     out << std::left << std::setw(width) << f.what << std::setw(12) << f.op << std::right << std::setw(4) << f.threads
@@ -157,16 +163,18 @@ void write_json(const std::vector<Figure>& figures, const std::string& path) {
     for (std::size_t i = 0; i < figures.size(); ++i) {
       const auto& x = figures[i];
       f << "    {\"scheme\": \"" << x.what << "\", \"op\": \"" << x.op << "\", \"threads\": " << x.threads
-        << ", \"seconds\": " << x.seconds << ", \"cpu_seconds\": " << x.cpu_seconds << ", \"input_gb_per_s\": " << x.input_bytes / x.seconds / 1e9
+        << ", \"seconds\": " << x.seconds << ", \"cpu_seconds\": " << x.cpu_seconds
+        << ", \"input_gb_per_s\": " << x.input_bytes / x.seconds / 1e9
         << ", \"g_elements_per_s\": " << x.input_bytes / 2 / x.seconds / 1e9
-        << ", \"moved_gb_per_s\": " << x.moved_bytes / x.seconds / 1e9 << ", \"fraction_of_memcpy\": "
-        << (x.moved_bytes / x.seconds) / memcpy_moved_rate(figures, x.threads) << "}"
+        << ", \"moved_gb_per_s\": " << x.moved_bytes / x.seconds / 1e9
+        << ", \"fraction_of_memcpy\": " << (x.moved_bytes / x.seconds) / memcpy_moved_rate(figures, x.threads) << "}"
         << (i + 1 < figures.size() ? "," : "") << "\n";
     }
     f << "  ]\n}\n";
     if (!f.flush()) throw std::runtime_error("cannot write " + partial);
   }
-  if (std::rename(partial.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot rename " + partial + " to " + path);
+  if (std::rename(partial.c_str(), path.c_str()) != 0)
+    throw std::runtime_error("cannot rename " + partial + " to " + path);
 }
 
 }  // namespace dgq::bench

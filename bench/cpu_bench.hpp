@@ -11,19 +11,19 @@ struct CpuOptions {
   std::int64_t tokens = 32768;
   int heads = 8;
   int head_dim = 128;
-  int repetitions = 7;          // timed runs per figure; the median is reported
+  int repetitions = 7;  // timed runs per figure; the median is reported
   std::vector<int> threads{1, 2};
   std::vector<std::string> schemes;  // scheme specs; empty = "dgq (direct)" + every family
 };
 
 struct Figure {
-  std::string what;   // "memcpy", "dgq", "q8_0", ...
-  std::string op;     // "copy", "compress", "decompress"
+  std::string what;  // "memcpy", "dgq", "q8_0", ...
+  std::string op;    // "copy", "compress", "decompress"
   int threads = 1;
-  double seconds = 0;        // median wall time
-  double cpu_seconds = 0;    // median CPU time of the process (all threads): robust on a shared machine
-  double input_bytes = 0;    // fp16 bytes of the layer
-  double moved_bytes = 0;    // bytes the operation must read + write at least
+  double seconds = 0;      // median wall time
+  double cpu_seconds = 0;  // median CPU time of the process (all threads): robust on a shared machine
+  double input_bytes = 0;  // fp16 bytes of the layer
+  double moved_bytes = 0;  // bytes the operation must read + write at least
 };
 
 // Runs every figure and returns them (memcpy first for each thread count).

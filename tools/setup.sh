@@ -20,6 +20,7 @@ APT_PACKAGES=(build-essential cmake pkg-config git
 APT_PACKAGES+=(fortunes-zh bible-kjv bible-kjv-text)  # tools/prompts.sh's texts: the demo's eval inputs (tools/make-eval-inputs.sh)
 APT_PACKAGES+=(slurm-wlm munge)  # dgq slurm: a private single-node Slurm for tests/cluster (label cluster)
 APT_PACKAGES+=(clang libclang-rt-14-dev libomp-dev)  # sanitizers and fuzzing: tools/sanitize-and-fuzz.sh (ASan, UBSan, libFuzzer)
+APT_PACKAGES+=(clang-format-14)  # the C++/CUDA style check: tools/check-format.sh
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The test command (README, .ci/run): set up, build, check the Python (tools/lint-python.sh), run
-# every test.
+# The test command (README, .ci/run): set up, build, check the C++ format (tools/check-format.sh)
+# and the Python (tools/lint-python.sh), run every test.
 # GPU tests (label gpu) are reported as skipped when no CUDA device is present.
 #
 # The sanitizer build (clang, ASan + UBSan, build-sanitize/) compiles while ctest runs the
@@ -17,7 +17,9 @@ cd "$(dirname "$0")/.."
 # failure of python:hf, not a skip.
 export DGQ_HF="${DGQ_HF:-1}" DGQ_HF_REQUIRED="${DGQ_HF_REQUIRED:-1}"
 tools/setup.sh
-# The Python's lint, format and types (a few seconds): a finding fails CI before any test runs.
+# The C++/CUDA format and the Python's lint, format and types (seconds): a finding fails CI
+# before any test runs.
+tools/check-format.sh
 if [ "${DGQ_SKIP_PYTHON:-0}" != 1 ]; then
   tools/lint-python.sh
 fi

@@ -43,10 +43,11 @@ std::string display_name(const std::string& type) {
   return type == "dgq" ? "DGQ v1" : type == "dgq-segch" ? "DGQ v1 segment-channel" : type;
 }
 
-const DecodeResult* find(const std::vector<DecodeResult>& rs, const std::string& impl, const std::string& type, int head_dim,
-                         std::int64_t tokens, int threads) {
+const DecodeResult* find(const std::vector<DecodeResult>& rs, const std::string& impl, const std::string& type,
+                         int head_dim, std::int64_t tokens, int threads) {
   for (const auto& r : rs)
-    if (r.impl == impl && r.type == type && r.head_dim == head_dim && r.tokens == tokens && r.threads == threads) return &r;
+    if (r.impl == impl && r.type == type && r.head_dim == head_dim && r.tokens == tokens && r.threads == threads)
+      return &r;
   return nullptr;
 }
 
@@ -71,9 +72,9 @@ int head_dim_of(const DecodeResult& r) { return r.head_dim; }
 std::int64_t tokens_of(const DecodeResult& r) { return r.tokens; }
 int threads_of(const DecodeResult& r) { return r.threads; }
 
-const std::vector<std::string> kDecodeHeader = {"L",          "threads",         "type",         "bits/value",  "memcpy ms",
-                                                "ggml ms",    "dgq ms",          "dgq steps/s",  "dgq GB/s read",
-                                                "dgq vs ggml same", "dgq vs ggml f16", "dgq vs memcpy"};
+const std::vector<std::string> kDecodeHeader = {
+    "L",      "threads",     "type",          "bits/value",       "memcpy ms",       "ggml ms",
+    "dgq ms", "dgq steps/s", "dgq GB/s read", "dgq vs ggml same", "dgq vs ggml f16", "dgq vs memcpy"};
 
 Rows decode_rows(const std::vector<DecodeResult>& rs, int head_dim) {
   Rows rows;
@@ -92,8 +93,8 @@ Rows decode_rows(const std::vector<DecodeResult>& rs, int head_dim) {
         const DecodeResult* g = own ? peer : nullptr;
         const DecodeResult* any = d ? d : mem;
         rows.push_back({length_name(tokens), std::to_string(threads), type, any ? fmt(any->bits, 2) : "",
-                        mem ? fmt(mem->seconds * 1e3, 3) : "",
-                        g ? fmt(g->seconds * 1e3, 3) : "", d ? fmt(d->seconds * 1e3, 3) : "", d ? fmt(1.0 / d->seconds, 1) : "",
+                        mem ? fmt(mem->seconds * 1e3, 3) : "", g ? fmt(g->seconds * 1e3, 3) : "",
+                        d ? fmt(d->seconds * 1e3, 3) : "", d ? fmt(1.0 / d->seconds, 1) : "",
                         d ? fmt(d->cache_bytes / d->seconds / 1e9) : "",
                         own ? fmt(speedup(d, peer)) : fmt(speedup(d, peer)) + " (" + ggml_peer(rs, type) + ")",
                         fmt(speedup(d, f16)), fmt(speedup(d, mem))});
@@ -117,8 +118,8 @@ struct TargetRow {
   int met = 0, goals = 0;
 };
 
-// The decode kernel's targets (docs/benchmarks.md): every dgq type >= 1.0x ggml's same type; at L >= 16K every type of at most
-// 4.5 bits faster than ggml's f16 cache and within 3x of memcpy of its own bytes.
+// The decode kernel's targets (docs/benchmarks.md): every dgq type >= 1.0x ggml's same type; at L >= 16K every type of
+// at most 4.5 bits faster than ggml's f16 cache and within 3x of memcpy of its own bytes.
 std::vector<TargetRow> target_rows(const std::vector<DecodeResult>& rs) {
   std::vector<TargetRow> out;
   for (const auto& d : rs) {
@@ -141,22 +142,35 @@ std::vector<TargetRow> target_rows(const std::vector<DecodeResult>& rs) {
       goal(of_memcpy > 0 && of_memcpy <= 3.0, "memcpy");
     }
     const std::string same_cell = ggml_has(rs, d.type) ? fmt(same) + "x" : fmt(same) + "x (" + d.peer + ")";
-    row.cells = {std::to_string(d.head_dim), length_name(d.tokens), std::to_string(d.threads), d.type, fmt(d.bits, 2), same_cell,
-                 shown_ratio(f16, low_bit), shown_ratio(of_memcpy, low_bit),
+    row.cells = {std::to_string(d.head_dim),
+                 length_name(d.tokens),
+                 std::to_string(d.threads),
+                 d.type,
+                 fmt(d.bits, 2),
+                 same_cell,
+                 shown_ratio(f16, low_bit),
+                 shown_ratio(of_memcpy, low_bit),
                  verdict.empty() ? "met" : verdict};
     out.push_back(row);
   }
   return out;
 }
 
-const std::vector<std::string> kTargetHeader = {"D",   "L", "threads", "type", "bits/value", "vs ggml same or (peer) (goal >= 1)",
+const std::vector<std::string> kTargetHeader = {"D",
+                                                "L",
+                                                "threads",
+                                                "type",
+                                                "bits/value",
+                                                "vs ggml same or (peer) (goal >= 1)",
                                                 "vs ggml f16 (goal > 1 at L >= 16K, <= 4.5 bits)",
-                                                "time / memcpy of its bytes (goal <= 3)", "met"};
+                                                "time / memcpy of its bytes (goal <= 3)",
+                                                "met"};
 
 // Per type, over every row of the run: the range of each ratio (and the stored bits), the f16
 // and memcpy ratios over L >= 16K (where they are goals for <= 4.5-bit types), and the goals met.
-const std::vector<std::string> kSummaryHeader = {"type", "bits/value", "vs ggml same or (peer)",
-                                                 "vs ggml f16 at L >= 16K", "time / memcpy at L >= 16K", "goals met"};
+const std::vector<std::string> kSummaryHeader = {
+    "type",     "bits/value", "vs ggml same or (peer)", "vs ggml f16 at L >= 16K", "time / memcpy at L >= 16K",
+    "goals met"};
 
 std::string span_of(double lo, double hi, int digits = 2) {
   const std::string a = fmt(lo, digits), b = fmt(hi, digits);
@@ -195,8 +209,8 @@ Rows summary_rows(const std::vector<DecodeResult>& rs, const std::vector<TargetR
 }
 
 // One layer timed, times 32 layers: the attention part of a Llama-3.1-8B decode step.
-const std::vector<std::string> kLlamaHeader = {"L", "threads", "cache", "ms per layer", "ms per token (x32 layers)",
-                                               "vs ggml f16 cache"};
+const std::vector<std::string> kLlamaHeader = {
+    "L", "threads", "cache", "ms per layer", "ms per token (x32 layers)", "vs ggml f16 cache"};
 
 Rows llama_rows(const std::vector<DecodeResult>& rs) {
   Rows rows;
@@ -211,8 +225,7 @@ Rows llama_rows(const std::vector<DecodeResult>& rs) {
           const double change = (r->seconds / f16->seconds - 1) * 100;
           std::ostringstream pct;
           pct << std::showpos << std::fixed << std::setprecision(0) << change << " %";
-          rows.push_back({length_name(tokens), std::to_string(threads),
-                          std::string(impl) + " " + display_name(type),
+          rows.push_back({length_name(tokens), std::to_string(threads), std::string(impl) + " " + display_name(type),
                           fmt(r->seconds * 1e3, 2), fmt(r->seconds * 1e3 * kLlamaLayers, 1), pct.str()});
         }
     }
@@ -259,7 +272,6 @@ std::string targets_summary(const std::vector<TargetRow>& rows) {
   }
   return std::to_string(met) + " of " + std::to_string(goals) + " goals met";
 }
-
 
 }  // namespace
 
@@ -313,7 +325,8 @@ void write_decode_markdown(const std::vector<DecodeResult>& rs, const DecodeOpti
     markdown_table(out, kLlamaHeader, llama, 3);
   }
   out.close();
-  if (!out || std::rename((path + ".partial").c_str(), path.c_str()) != 0) throw std::runtime_error("cannot write " + path);
+  if (!out || std::rename((path + ".partial").c_str(), path.c_str()) != 0)
+    throw std::runtime_error("cannot write " + path);
 }
 
 }  // namespace dgq::ggml_bench

@@ -69,8 +69,8 @@ constexpr CacheType kCacheTypes[] = {
 struct Entry {
   std::string impl, type;
   double cache_bytes = 0;
-  double bits = 0;       // stored bits per cached value (codes and what they need beside them)
-  std::string peer;      // the ggml type this entry's type is compared with
+  double bits = 0;   // stored bits per cached value (codes and what they need beside them)
+  std::string peer;  // the ggml type this entry's type is compared with
   std::function<void()> run;
   const float* output = nullptr;  // [query_heads][head_dim] after run, for the cross-check
   bool timed = true;              // false: run in the warm-up round only, for the cross-check
@@ -109,7 +109,8 @@ std::shared_ptr<GgmlStep> make_ggml_step(const CacheType& t, const std::uint8_t*
   v->data = const_cast<std::uint8_t*>(v_bytes);
   ggml_tensor* kl = ggml_view_3d(ctx, k, sh.head_dim, sh.tokens, sh.kv_heads, k->nb[1], k->nb[2], 0);
   ggml_tensor* vl = ggml_view_3d(ctx, v, sh.head_dim, sh.tokens, sh.kv_heads, v->nb[1], v->nb[2], 0);
-  ggml_tensor* fa = ggml_flash_attn_ext(ctx, tq, kl, vl, nullptr, 1.0f / std::sqrt(static_cast<float>(sh.head_dim)), 0.0f, 0.0f);
+  ggml_tensor* fa =
+      ggml_flash_attn_ext(ctx, tq, kl, vl, nullptr, 1.0f / std::sqrt(static_cast<float>(sh.head_dim)), 0.0f, 0.0f);
   step->out.resize(ggml_nelements(fa));
   fa->data = step->out.data();
   step->graph = ggml_new_graph(ctx);
@@ -124,11 +125,18 @@ std::shared_ptr<GgmlStep> make_ggml_step(const CacheType& t, const std::uint8_t*
 // k_ranges, v_ranges: the clipped segment ranges of a type with ranges, kept alive with the step.
 using SharedRanges = std::shared_ptr<std::vector<cpu::SpanRanges>>;
 Entry dgq_entry(const std::string& type, const cpu::StoredKv& kv, const Shape& sh, double bytes, double bits,
-                const std::string& peer, const float* q, SharedRanges k_ranges = nullptr, SharedRanges v_ranges = nullptr) {
-  auto step = std::make_shared<cpu::DecodeAttention>(kv, cpu::DecodeAttentionShape{sh.kv_heads, sh.group, sh.head_dim, sh.tokens},
-                                                     1.0f / std::sqrt(static_cast<float>(sh.head_dim)));
+                const std::string& peer, const float* q, SharedRanges k_ranges = nullptr,
+                SharedRanges v_ranges = nullptr) {
+  auto step = std::make_shared<cpu::DecodeAttention>(
+      kv, cpu::DecodeAttentionShape{sh.kv_heads, sh.group, sh.head_dim, sh.tokens},
+      1.0f / std::sqrt(static_cast<float>(sh.head_dim)));
   const int heads = sh.query_heads();
-  return {"dgq", type, bytes, bits, peer, [step, q, heads, k_ranges, v_ranges] {
+  return {"dgq",
+          type,
+          bytes,
+          bits,
+          peer,
+          [step, q, heads, k_ranges, v_ranges] {
             step->set_query(q);
             const std::int64_t items = step->chunk_items();
 #pragma omp parallel
@@ -156,7 +164,8 @@ double role_bytes(const StoredRole& r, const Shape& sh, const std::vector<cpu::S
   double bytes = static_cast<double>(sh.tokens) * static_cast<double>(r.row_bytes) * sh.kv_heads;
   for (int h = 0; h < sh.kv_heads && r.extra_head_bytes > 0; ++h) {
     const double all = static_cast<double>(r.ranges[static_cast<std::size_t>(h)].edges.size() - 1);
-    const double kept = clipped_ranges ? static_cast<double>((*clipped_ranges)[static_cast<std::size_t>(h)].edges.size() - 1) : all;
+    const double kept =
+        clipped_ranges ? static_cast<double>((*clipped_ranges)[static_cast<std::size_t>(h)].edges.size() - 1) : all;
     bytes += static_cast<double>(r.extra_head_bytes) * kept / all;
   }
   return bytes;
@@ -181,20 +190,23 @@ std::vector<Entry> make_entries(const Shape& sh, const std::vector<StoredLayer>&
     const double bits = bytes * 8 / values;
     // memcpy: per head, its K codes and its share of K's extra bytes, then V's, read from the
     // role buffers (whose slack covers the last head's extra bytes).
-    const auto k_piece = static_cast<std::size_t>(k_bytes / sh.kv_heads), v_piece = static_cast<std::size_t>(v_bytes / sh.kv_heads);
+    const auto k_piece = static_cast<std::size_t>(k_bytes / sh.kv_heads),
+               v_piece = static_cast<std::size_t>(v_bytes / sh.kv_heads);
     std::uint8_t* dst = target.data();
     entries.push_back({"memcpy", t.name, bytes, bits, peer, [&s, dst, k_piece, v_piece, kv_heads = sh.kv_heads] {
 #pragma omp parallel for schedule(static)
                          for (int piece = 0; piece < 2 * kv_heads; ++piece) {
                            const bool key = piece % 2 == 0;
                            const std::size_t n = key ? k_piece : v_piece;
-                           std::memcpy(dst + static_cast<std::size_t>(piece / 2) * (k_piece + v_piece) + (key ? 0 : k_piece),
-                                       s.head(key ? s.k : s.v, piece / 2), n);
+                           std::memcpy(
+                               dst + static_cast<std::size_t>(piece / 2) * (k_piece + v_piece) + (key ? 0 : k_piece),
+                               s.head(key ? s.k : s.v, piece / 2), n);
                          }
                        }});
     if (t.ggml()) {
       auto g = make_ggml_step(t, s.k.bytes.data(), s.v.bytes.data(), s.max_tokens, sh, q);
-      entries.push_back({"ggml", t.name, bytes, bits, peer, [g] { ggml_graph_compute(g->graph, &g->plan); }, g->out.data()});
+      entries.push_back(
+          {"ggml", t.name, bytes, bits, peer, [g] { ggml_graph_compute(g->graph, &g->plan); }, g->out.data()});
     }
     if (!t.dgq) continue;
     cpu::StoredKv kv;
@@ -257,7 +269,8 @@ void cross_check(const std::vector<Entry>& entries, const Shape& sh, std::ostrea
       }
       log << "  check " << d.type << " D=" << sh.head_dim << " L=" << sh.tokens << ": max |dgq - ggml| " << diff
           << " (max |ggml| " << scale << ")\n";
-      if (!(diff <= 0.05 * scale)) throw std::runtime_error("dgq's decode attention disagrees with ggml's on " + d.type);
+      if (!(diff <= 0.05 * scale))
+        throw std::runtime_error("dgq's decode attention disagrees with ggml's on " + d.type);
     }
   }
 }
@@ -313,8 +326,8 @@ std::vector<DecodeResult> run_decode_side_by_side(const DecodeOptions& o, std::o
           if (!entries[e].timed) continue;
           auto& s = seconds[e];
           std::sort(s.begin(), s.end());
-          results.push_back({entries[e].impl, entries[e].type, head_dim, tokens, threads, s[s.size() / 2], entries[e].cache_bytes,
-                             entries[e].bits, entries[e].peer});
+          results.push_back({entries[e].impl, entries[e].type, head_dim, tokens, threads, s[s.size() / 2],
+                             entries[e].cache_bytes, entries[e].bits, entries[e].peer});
         }
       }
     }

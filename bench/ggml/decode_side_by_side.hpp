@@ -31,15 +31,15 @@ struct DecodeResult {
   int head_dim = 0;
   std::int64_t tokens = 0;
   int threads = 1;
-  double seconds = 0;     // median time of one decode step (one layer)
-  double cache_bytes = 0; // K + V bytes of the layer's cache at this length
-  double bits = 0;        // stored bits per cached value (cache_bytes x 8 / values)
-  std::string peer;       // the ggml type compared as "the same": its own, or the nearest in bits
+  double seconds = 0;      // median time of one decode step (one layer)
+  double cache_bytes = 0;  // K + V bytes of the layer's cache at this length
+  double bits = 0;         // stored bits per cached value (cache_bytes x 8 / values)
+  std::string peer;        // the ggml type compared as "the same": its own, or the nearest in bits
 };
 
 std::vector<DecodeResult> run_decode_side_by_side(const DecodeOptions& o, std::ostream& log);
 void print_decode_results(const std::vector<DecodeResult>& results, const DecodeOptions& o, std::ostream& out);
-void write_decode_markdown(const std::vector<DecodeResult>& results, const DecodeOptions& o, const std::string& load_before,
-                           const std::string& path);
+void write_decode_markdown(const std::vector<DecodeResult>& results, const DecodeOptions& o,
+                           const std::string& load_before, const std::string& path);
 
 }  // namespace dgq::ggml_bench

@@ -34,20 +34,25 @@ StoredRole store_scheme_role(const CacheType& t, const Tensor3& x, TensorRole ro
     std::vector<std::uint16_t> half(x.head_bytes() / 2);
     scheme->decompress(stored[static_cast<std::size_t>(h)], MutTensor{half.data(), DType::f16, x.tokens, x.channels});
     const std::vector<float> values = to_float(ConstTensor{half.data(), DType::f16, x.tokens, x.channels});
-    std::memcpy(s.decoded.data() + static_cast<std::size_t>(h) * check_values, values.data(), check_values * sizeof(float));
+    std::memcpy(s.decoded.data() + static_cast<std::size_t>(h) * check_values, values.data(),
+                check_values * sizeof(float));
   }
-  for (int h = 0; h < heads; ++h) parsed[static_cast<std::size_t>(h)] = cpu::read_stored_head(stored[static_cast<std::size_t>(h)]);
+  for (int h = 0; h < heads; ++h)
+    parsed[static_cast<std::size_t>(h)] = cpu::read_stored_head(stored[static_cast<std::size_t>(h)]);
   s.format = parsed[0].format;
   s.rotated = parsed[0].rotated;
   s.rotation = parsed[0].rotation;  // one per role, shared by the heads (docs/spec.md, TurboQuant step 2)
   s.slotted = parsed[0].row_stride != 0;
-  s.row_bytes = s.slotted ? static_cast<std::size_t>(parsed[0].row_stride)
-                          : static_cast<std::size_t>(x.channels / 32) * static_cast<std::size_t>(cpu::kv_block_bytes(s.format));
+  s.row_bytes =
+      s.slotted ? static_cast<std::size_t>(parsed[0].row_stride)
+                : static_cast<std::size_t>(x.channels / 32) * static_cast<std::size_t>(cpu::kv_block_bytes(s.format));
   const std::size_t head_bytes = s.row_bytes * static_cast<std::size_t>(x.tokens);
-  for (const Compressed& c : stored) s.extra_head_bytes = std::max<std::size_t>(s.extra_head_bytes, c.total_bytes() - head_bytes);
+  for (const Compressed& c : stored)
+    s.extra_head_bytes = std::max<std::size_t>(s.extra_head_bytes, c.total_bytes() - head_bytes);
   s.bytes.resize(head_bytes * stored.size() + s.extra_head_bytes);
   for (int h = 0; h < heads; ++h) {
-    std::memcpy(s.bytes.data() + static_cast<std::size_t>(h) * head_bytes, parsed[static_cast<std::size_t>(h)].codes, head_bytes);
+    std::memcpy(s.bytes.data() + static_cast<std::size_t>(h) * head_bytes, parsed[static_cast<std::size_t>(h)].codes,
+                head_bytes);
     s.ranges[static_cast<std::size_t>(h)] = std::move(parsed[static_cast<std::size_t>(h)].ranges);
   }
   return s;
@@ -91,7 +96,8 @@ StoredRole store_ggml_role(const CacheType& t, const Tensor3& x, int head_dim) {
   for (int h = 0; h < heads; ++h) {
     const Compressed c = scheme->compress(x.head(h), TensorRole::key);
     const Part* blocks = c.find("blocks");
-    if (blocks == nullptr || blocks->bytes.size() != head_bytes) throw std::runtime_error(std::string("unexpected parts of ") + t.name);
+    if (blocks == nullptr || blocks->bytes.size() != head_bytes)
+      throw std::runtime_error(std::string("unexpected parts of ") + t.name);
     std::memcpy(s.bytes.data() + static_cast<std::size_t>(h) * head_bytes, blocks->bytes.data(), head_bytes);
   }
   return s;

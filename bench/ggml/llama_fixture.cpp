@@ -118,8 +118,8 @@ int cmd_logits(const std::string& model_path, const std::string& tokens_path, in
   llama_context* ctx = llama_init_from_model(model, cparams);
   if (ctx == nullptr) die("cannot create the context");
 
-  std::fprintf(stderr, "dgq-llama-fixture: %zu chunks of %d, vocab %d, add_bos %d, threads %d\n", chunks,
-               n_ctx, n_vocab, add_bos ? 1 : 0, threads);
+  std::fprintf(stderr, "dgq-llama-fixture: %zu chunks of %d, vocab %d, add_bos %d, threads %d\n", chunks, n_ctx,
+               n_vocab, add_bos ? 1 : 0, threads);
   llama_batch batch = llama_batch_init(n_ctx, 0, 1);
   const int first = n_ctx / 2;
   std::vector<double> logprob(static_cast<size_t>(n_vocab));
@@ -148,13 +148,13 @@ int cmd_logits(const std::string& model_path, const std::string& tokens_path, in
       const double log_sum = max + std::log(sum);
       for (int v = 0; v < n_vocab; ++v) logprob[static_cast<size_t>(v)] = static_cast<double>(z[v]) - log_sum;
       std::iota(order.begin(), order.end(), 0);
-      std::partial_sort(order.begin(), order.begin() + kTop, order.end(), [&](int a, int b) {
-        return z[a] != z[b] ? z[a] > z[b] : a < b;
-      });
+      std::partial_sort(order.begin(), order.begin() + kTop, order.end(),
+                        [&](int a, int b) { return z[a] != z[b] ? z[a] > z[b] : a < b; });
       const int target = chunk[static_cast<size_t>(pos + 1)];
       std::printf("%zu %d %d %.9g", c, pos, target, logprob[static_cast<size_t>(target)]);
       for (int k = 0; k < kTop; ++k)
-        std::printf(" %d %.9g", order[static_cast<size_t>(k)], logprob[static_cast<size_t>(order[static_cast<size_t>(k)])]);
+        std::printf(" %d %.9g", order[static_cast<size_t>(k)],
+                    logprob[static_cast<size_t>(order[static_cast<size_t>(k)])]);
       std::printf("\n");
     }
   }

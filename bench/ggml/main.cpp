@@ -46,17 +46,28 @@ int run_decode(int argc, char** argv, int first) {
       if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
       return argv[++i];
     };
-    if (a == "--lengths") o.lengths = parse_lengths(value());
-    else if (a == "--llama-lengths") o.llama_lengths = parse_lengths(value());
-    else if (a == "--head-dims") o.head_dims = parse_list(value());
-    else if (a == "--kv-heads") o.kv_heads = std::stoi(value());
-    else if (a == "--group") o.group = std::stoi(value());
-    else if (a == "--rounds") o.rounds = std::stoi(value());
-    else if (a == "--threads") o.threads = parse_list(value());
-    else if (a == "--table") o.table = value();
-    else if (a == "--command") o.command = value();
-    else if (a == "--commit") o.commit = value();
-    else throw std::invalid_argument("unknown decode option " + a);
+    if (a == "--lengths")
+      o.lengths = parse_lengths(value());
+    else if (a == "--llama-lengths")
+      o.llama_lengths = parse_lengths(value());
+    else if (a == "--head-dims")
+      o.head_dims = parse_list(value());
+    else if (a == "--kv-heads")
+      o.kv_heads = std::stoi(value());
+    else if (a == "--group")
+      o.group = std::stoi(value());
+    else if (a == "--rounds")
+      o.rounds = std::stoi(value());
+    else if (a == "--threads")
+      o.threads = parse_list(value());
+    else if (a == "--table")
+      o.table = value();
+    else if (a == "--command")
+      o.command = value();
+    else if (a == "--commit")
+      o.commit = value();
+    else
+      throw std::invalid_argument("unknown decode option " + a);
   }
   if (o.lengths.empty() || o.head_dims.empty() || o.kv_heads < 1 || o.group < 1 || o.rounds < 1 || o.threads.empty())
     throw std::invalid_argument("need lengths, head dims, kv heads, group, rounds and threads");
@@ -84,19 +95,27 @@ int main(int argc, char** argv) {
         if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
         return argv[++i];
       };
-      if (a == "--tokens") o.tokens = std::stoll(value());
-      else if (a == "--heads") o.heads = std::stoi(value());
-      else if (a == "--head-dim") o.head_dim = std::stoi(value());
-      else if (a == "--rounds") o.rounds = std::stoi(value());
-      else if (a == "--threads") o.threads = parse_list(value());
-      else if (a == "--table") o.table = value();
-      else if (a == "--command") o.command = value();
-      else if (a == "--commit") o.commit = value();
+      if (a == "--tokens")
+        o.tokens = std::stoll(value());
+      else if (a == "--heads")
+        o.heads = std::stoi(value());
+      else if (a == "--head-dim")
+        o.head_dim = std::stoi(value());
+      else if (a == "--rounds")
+        o.rounds = std::stoi(value());
+      else if (a == "--threads")
+        o.threads = parse_list(value());
+      else if (a == "--table")
+        o.table = value();
+      else if (a == "--command")
+        o.command = value();
+      else if (a == "--commit")
+        o.commit = value();
       else if (a == "--only") {
         std::stringstream in(value());
         for (std::string item; std::getline(in, item, ',');) o.only.push_back(item);
-      }
-      else throw std::invalid_argument("unknown option " + a);
+      } else
+        throw std::invalid_argument("unknown option " + a);
     }
     if (o.tokens < 1 || o.heads < 1 || o.head_dim < 32 || o.head_dim % 32 != 0 || o.rounds < 1 || o.threads.empty())
       throw std::invalid_argument("need tokens, heads, rounds >= 1 and head_dim a multiple of 32 (ggml's blocks)");

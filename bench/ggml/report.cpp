@@ -18,8 +18,8 @@
 namespace dgq::ggml_bench {
 namespace {
 
-const Result* find(const std::vector<Result>& rs, const std::string& impl, const std::string& scheme, const std::string& op,
-                   const std::string& dtype, int threads) {
+const Result* find(const std::vector<Result>& rs, const std::string& impl, const std::string& scheme,
+                   const std::string& op, const std::string& dtype, int threads) {
   for (const auto& r : rs)
     if (r.impl == impl && r.scheme == scheme && r.op == op && r.dtype == dtype && r.threads == threads) return &r;
   return nullptr;
@@ -38,7 +38,8 @@ std::vector<Row> rate_rows(const std::vector<Result>& rs, int threads, int first
   const Result* mem = find(rs, "memcpy", "memcpy", "copy", "f16", threads);
   for (const auto& r : rs) {
     if (r.threads != threads) continue;
-    const Result* same = r.impl == "dgq" && is_ggml_type(r.scheme) ? find(rs, "ggml", r.scheme, r.op, r.dtype, threads) : nullptr;
+    const Result* same =
+        r.impl == "dgq" && is_ggml_type(r.scheme) ? find(rs, "ggml", r.scheme, r.op, r.dtype, threads) : nullptr;
     const Result* q8 = r.op == "copy" ? nullptr : find(rs, "ggml", "q8_0", r.op, r.dtype, threads);
     const Result* one = threads != first_threads ? find(rs, r.impl, r.scheme, r.op, r.dtype, first_threads) : nullptr;
     const double moved = r.moved_bytes / r.seconds;
@@ -49,8 +50,9 @@ std::vector<Row> rate_rows(const std::vector<Result>& rs, int threads, int first
   return rows;
 }
 
-const std::vector<std::string> kRateHeader = {"impl", "scheme", "op", "dtype", "ms", "Gelem/s", "GB/s moved",
-                                              "of memcpy", "vs ggml same", "vs ggml q8_0", "vs 1st thr"};
+const std::vector<std::string> kRateHeader = {"impl",         "scheme",       "op",         "dtype",
+                                              "ms",           "Gelem/s",      "GB/s moved", "of memcpy",
+                                              "vs ggml same", "vs ggml q8_0", "vs 1st thr"};
 
 struct Target {
   std::string what;
@@ -63,25 +65,27 @@ std::vector<Target> targets(const std::vector<Result>& rs, int t1, int t2, doubl
   for (const std::string& s : ggml_type_names())
     for (const char* op : {"compress", "decompress"})
       for (const char* dt : {"f32", "f16"})
-        out.push_back({s + " " + op + " " + (std::string(op) == "compress" ? "from " : "to ") + dt +
-                           " vs ggml's same",
+        out.push_back({s + " " + op + " " + (std::string(op) == "compress" ? "from " : "to ") + dt + " vs ggml's same",
                        ratio(find(rs, "dgq", s, op, dt, t1), find(rs, "ggml", s, op, dt, t1)), 0.9, ""});
   out.push_back({"DGQ v1 compress, fresh output, from f16 vs ggml q8_0 from f16",
-                 ratio(find(rs, "dgq", "dgq", "compress", "f16", t1), find(rs, "ggml", "q8_0", "compress", "f16", t1)), 0.9,
-                 ""});
+                 ratio(find(rs, "dgq", "dgq", "compress", "f16", t1), find(rs, "ggml", "q8_0", "compress", "f16", t1)),
+                 0.9, ""});
   out.push_back({"DGQ v1 compress, reused output, from f16 vs ggml q8_0 from f16 (not a target)",
                  ratio(find(rs, "dgq", "dgq (reused out)", "compress", "f16", t1),
                        find(rs, "ggml", "q8_0", "compress", "f16", t1)),
                  0, ""});
-  out.push_back({"q8_0 compress_into a reused output, from f16, vs ggml's q8_0 from f16 (not a target: like for like)",
-                 ratio(find(rs, "dgq", "q8_0 (into)", "compress", "f16", t1), find(rs, "ggml", "q8_0", "compress", "f16", t1)),
-                 0, ""});
-  out.push_back({"DGQ v1 compress_into a reused output, from f16, vs ggml q8_0 from f16 (not a target: like for like)",
-                 ratio(find(rs, "dgq", "dgq (into)", "compress", "f16", t1), find(rs, "ggml", "q8_0", "compress", "f16", t1)),
-                 0, ""});
-  out.push_back({"DGQ v1 decompress to f16 vs ggml q8_0 dequantize (to_float, f32)",
-                 ratio(find(rs, "dgq", "dgq", "decompress", "f16", t1), find(rs, "ggml", "q8_0", "decompress", "f32", t1)),
-                 1.0, ""});
+  out.push_back(
+      {"q8_0 compress_into a reused output, from f16, vs ggml's q8_0 from f16 (not a target: like for like)",
+       ratio(find(rs, "dgq", "q8_0 (into)", "compress", "f16", t1), find(rs, "ggml", "q8_0", "compress", "f16", t1)), 0,
+       ""});
+  out.push_back(
+      {"DGQ v1 compress_into a reused output, from f16, vs ggml q8_0 from f16 (not a target: like for like)",
+       ratio(find(rs, "dgq", "dgq (into)", "compress", "f16", t1), find(rs, "ggml", "q8_0", "compress", "f16", t1)), 0,
+       ""});
+  out.push_back(
+      {"DGQ v1 decompress to f16 vs ggml q8_0 dequantize (to_float, f32)",
+       ratio(find(rs, "dgq", "dgq", "decompress", "f16", t1), find(rs, "ggml", "q8_0", "decompress", "f32", t1)), 1.0,
+       ""});
   // Every other registered family (DGQ v1 has its own rows above).
   for (const std::string& s : scheme_families()) {
     if (is_ggml_type(s) || s == "dgq") continue;
@@ -104,7 +108,8 @@ std::vector<Target> targets(const std::vector<Result>& rs, int t1, int t2, doubl
     for (const auto& r : rs) {
       if (r.impl != "dgq" || r.threads != t2) continue;
       speedups.push_back(ratio(&r, find(rs, "dgq", r.scheme, r.op, r.dtype, t1)));
-      if (speedups.back() <= *std::min_element(speedups.begin(), speedups.end())) slowest = r.scheme + " " + r.op + " " + r.dtype;
+      if (speedups.back() <= *std::min_element(speedups.begin(), speedups.end()))
+        slowest = r.scheme + " " + r.op + " " + r.dtype;
     }
     if (!speedups.empty()) {
       std::vector<double> sorted = speedups;
@@ -117,7 +122,6 @@ std::vector<Target> targets(const std::vector<Result>& rs, int t1, int t2, doubl
   }
   return out;
 }
-
 
 void markdown_table(std::ostream& out, const std::vector<std::string>& header, const std::vector<Row>& rows) {
   out << "|";
@@ -180,12 +184,13 @@ void write_markdown(const std::vector<Result>& rs, const Options& o, const std::
     markdown_table(out, kRateHeader, rate_rows(rs, t, ts.front()));
     out << "\n";
   }
-  out << "**Targets of the ggml side-by-side benchmark** (" << ts.front() << " thread unless stated)\n\n| target | measured | goal | met |\n|---|---:|---:|---|\n";
+  out << "**Targets of the ggml side-by-side benchmark** (" << ts.front()
+      << " thread unless stated)\n\n| target | measured | goal | met |\n|---|---:|---:|---|\n";
   for (const auto& t : targets(rs, ts.front(), ts.size() > 1 ? ts[1] : 0, input_mib)) {
     if (t.measured == 0) continue;  // a scheme left out by --only
     const std::string met = t.goal == 0 ? (t.note.empty() ? "-" : t.note) : (t.measured >= t.goal ? "met" : "missed");
-    out << "| " << t.what << " | " << fmt(t.measured, 3) << "x | " << (t.goal == 0 ? "" : fmt(t.goal) + "x") << " | " << met
-        << " |\n";
+    out << "| " << t.what << " | " << fmt(t.measured, 3) << "x | " << (t.goal == 0 ? "" : fmt(t.goal) + "x") << " | "
+        << met << " |\n";
   }
   out.close();
   if (!out || std::rename((path + ".partial").c_str(), path.c_str()) != 0)

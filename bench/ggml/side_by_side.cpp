@@ -16,17 +16,16 @@
 
 #include <omp.h>
 
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
 
+#include "../bench_layer.hpp"
 #include "dgq/dgq.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/scheme.hpp"
 #include "dgq/tensor.hpp"
-#include "../bench_layer.hpp"
 #include "ggml-cpu.h"
 #include "ggml.h"
 
@@ -57,7 +56,8 @@ struct Buffers {
 void add_ggml(const GgmlType& t, Buffers& b, std::int64_t elements, std::vector<Entry>& entries) {
   const auto* cpu = ggml_get_type_traits_cpu(t.type);
   const auto* base = ggml_get_type_traits(t.type);
-  if (cpu->from_float == nullptr || base->to_float == nullptr) throw std::runtime_error(std::string("ggml has no CPU quantizer for ") + t.name);
+  if (cpu->from_float == nullptr || base->to_float == nullptr)
+    throw std::runtime_error(std::string("ggml has no CPU quantizer for ") + t.name);
   const std::size_t row_bytes = ggml_row_size(t.type, kRow);
   const std::int64_t rows = elements / kRow;
   const double stored = static_cast<double>(row_bytes) * static_cast<double>(rows);
@@ -109,7 +109,8 @@ void add_dgq(const std::string& spec, const Tensor3& in, Tensor3& out, std::vect
   auto c = std::make_shared<std::vector<Compressed>>(static_cast<std::size_t>(heads));
   const double n = static_cast<double>(in.heads * in.tokens * in.channels);
   const double in_bytes = n * static_cast<double>(dtype_size(in.dtype));
-  const double stored = static_cast<double>(scheme->planned_bytes(in.tokens, in.channels, in.dtype, TensorRole::key)) * heads;
+  const double stored =
+      static_cast<double>(scheme->planned_bytes(in.tokens, in.channels, in.dtype, TensorRole::key)) * heads;
   const std::string dtype(dtype_name(in.dtype));
   const Tensor3* x = &in;
   entries.push_back({"dgq", spec, "compress", dtype, in_bytes + stored, [=] {
@@ -134,7 +135,9 @@ std::vector<Entry> make_entries(const Options& o, Buffers& b) {
                          std::memcpy(b.copy16.storage.data() + part * half, b.f16.storage.data() + part * half,
                                      part == 0 ? half : bytes - half);
                      }});
-  auto wanted = [&o](const std::string& s) { return o.only.empty() || std::find(o.only.begin(), o.only.end(), s) != o.only.end(); };
+  auto wanted = [&o](const std::string& s) {
+    return o.only.empty() || std::find(o.only.begin(), o.only.end(), s) != o.only.end();
+  };
   for (const auto& t : kGgmlTypes) {
     if (std::string(t.name) == "q8_0" || wanted(t.name)) add_ggml(t, b, elements, entries);
     if (!wanted(t.name)) continue;
@@ -149,7 +152,8 @@ std::vector<Entry> make_entries(const Options& o, Buffers& b) {
     if (!wanted(spec)) continue;
     auto scheme = std::shared_ptr<Scheme>(make_scheme(spec));
     auto kept = std::make_shared<std::vector<Compressed>>(static_cast<std::size_t>(o.heads));
-    const double stored = static_cast<double>(scheme->planned_bytes(o.tokens, o.head_dim, DType::f16, TensorRole::key)) * o.heads;
+    const double stored =
+        static_cast<double>(scheme->planned_bytes(o.tokens, o.head_dim, DType::f16, TensorRole::key)) * o.heads;
     const Tensor3* x = &b.f16;
     const int heads = o.heads;
     entries.push_back({"dgq", std::string(spec) + " (into)", "compress", "f16", 2 * n + stored, [=] {
@@ -215,8 +219,8 @@ std::vector<Result> run_side_by_side(const Options& o, std::ostream& log) {
       auto& s = seconds[e];
       std::sort(s.begin(), s.end());
       const auto& x = entries[e];
-      results.push_back({x.impl, x.scheme, x.op, x.dtype, threads, s[s.size() / 2], static_cast<double>(elements),
-                         x.moved_bytes});
+      results.push_back(
+          {x.impl, x.scheme, x.op, x.dtype, threads, s[s.size() / 2], static_cast<double>(elements), x.moved_bytes});
     }
   }
   return results;

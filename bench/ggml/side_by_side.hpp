@@ -1,7 +1,7 @@
 #pragma once
 // dgq's schemes and ggml's runtime quantizers timed in one process on the same buffers
-// (docs/benchmarks.md, "dgq next to ggml"). Rounds are interleaved: round r runs every entry once, so a slow spell of the
-// shared machine hits all entries alike; each figure is the median over the rounds.
+// (docs/benchmarks.md, "dgq next to ggml"). Rounds are interleaved: round r runs every entry once, so a slow spell of
+// the shared machine hits all entries alike; each figure is the median over the rounds.
 #include <cstdint>
 #include <functional>
 #include <ostream>
@@ -31,9 +31,9 @@ struct Result {
   std::string op;      // "compress", "decompress", "copy"
   std::string dtype;   // compress: the input dtype; decompress: the output dtype
   int threads = 1;
-  double seconds = 0;       // median wall time over the rounds
+  double seconds = 0;  // median wall time over the rounds
   double elements = 0;
-  double moved_bytes = 0;   // input read + output written, the least the operation must touch
+  double moved_bytes = 0;  // input read + output written, the least the operation must touch
 };
 
 std::vector<Result> run_side_by_side(const Options& o, std::ostream& log);

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "dgq/sim/files/trace.hpp"
 #include "dgq/sim/files/hdf5/h5.hpp"
 #include "dgq/sim/files/hdf5/isolated_metadata_check.hpp"
+#include "dgq/sim/files/trace.hpp"
 
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -40,7 +40,8 @@ void plain_open(const std::string& path) {
 }
 
 void isolated_check(const std::string& path) {
-  h5::check_metadata_isolated(path, [&] { return H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT); }, false);
+  h5::check_metadata_isolated(
+      path, [&] { return H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT); }, false);
 }
 
 void read_trace(const std::string& path) {
@@ -54,8 +55,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
-    else files.push_back(arg);
+    if (arg == "--rounds" && i + 1 < argc)
+      rounds = std::max(1, std::atoi(argv[++i]));
+    else
+      files.push_back(arg);
   }
   if (files.empty()) {
     std::fprintf(stderr, "usage: dgq-open-bench [--rounds N] TRACE.h5...\n");

@@ -59,8 +59,8 @@ void check_decompress_target(const Compressed& c, MutTensor out, std::string_vie
   if (out.tokens != c.tokens || out.channels != c.channels || out.dtype != c.dtype) {
     throw InputError(std::string(spec) + ": output is [" + std::to_string(out.tokens) + ", " +
                      std::to_string(out.channels) + "] " + std::string(dtype_name(out.dtype)) +
-                     ", compressed data is [" + std::to_string(c.tokens) + ", " +
-                     std::to_string(c.channels) + "] " + std::string(dtype_name(c.dtype)));
+                     ", compressed data is [" + std::to_string(c.tokens) + ", " + std::to_string(c.channels) + "] " +
+                     std::string(dtype_name(c.dtype)));
   }
 }
 

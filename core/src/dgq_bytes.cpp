@@ -11,15 +11,9 @@ DgqV1Encoded::Bytes DgqV1Encoded::stored_bytes() const {
   b.codes = static_cast<std::uint64_t>(tokens) * static_cast<std::uint64_t>(channels);
   b.ranges = 2 * sizeof(float) * S * C;
   switch (params.markers) {
-    case Markers::table:
-      b.markers = S > 0 ? sizeof(std::uint32_t) * (S - 1) : 0;
-      break;
-    case Markers::bitmap:
-      b.markers = (static_cast<std::uint64_t>(tokens) + 7) / 8;
-      break;
-    case Markers::inband:
-      b.markers = 0;
-      break;
+    case Markers::table: b.markers = S > 0 ? sizeof(std::uint32_t) * (S - 1) : 0; break;
+    case Markers::bitmap: b.markers = (static_cast<std::uint64_t>(tokens) + 7) / 8; break;
+    case Markers::inband: b.markers = 0; break;
   }
   return b;
 }

@@ -26,8 +26,8 @@ std::vector<std::uint32_t> interior_from_table(const DgqV1Encoded& enc) {
 
 std::vector<std::uint32_t> interior_from_bitmap(const DgqV1Encoded& enc) {
   if (enc.bitmap.size() != static_cast<std::size_t>((enc.tokens + 7) / 8))
-    corrupt("bitmap has " + std::to_string(enc.bitmap.size()) + " bytes, expected ceil(tokens/8) = " +
-            std::to_string((enc.tokens + 7) / 8));
+    corrupt("bitmap has " + std::to_string(enc.bitmap.size()) +
+            " bytes, expected ceil(tokens/8) = " + std::to_string((enc.tokens + 7) / 8));
   auto bit = [&](std::int64_t t) { return (enc.bitmap[t / 8] >> (t % 8)) & 1u; };
   if (enc.tokens > 0 && bit(0) != 0) corrupt("bitmap bit of token 0 is 1 (segment 0 has parity 0)");
   std::vector<std::uint32_t> interior;
@@ -51,19 +51,13 @@ std::vector<std::uint32_t> interior_from_inband(const DgqV1Encoded& enc) {
 
 std::vector<std::uint32_t> dgq_segment_edges(const DgqV1Encoded& enc) {
   if (enc.codes.size() != static_cast<std::size_t>(enc.tokens * enc.channels))
-    detail::corrupt("codes has " + std::to_string(enc.codes.size()) + " bytes, expected tokens*channels = " +
-                    std::to_string(enc.tokens * enc.channels));
+    detail::corrupt("codes has " + std::to_string(enc.codes.size()) +
+                    " bytes, expected tokens*channels = " + std::to_string(enc.tokens * enc.channels));
   std::vector<std::uint32_t> interior;
   switch (enc.params.markers) {
-    case Markers::table:
-      interior = detail::interior_from_table(enc);
-      break;
-    case Markers::bitmap:
-      interior = detail::interior_from_bitmap(enc);
-      break;
-    case Markers::inband:
-      interior = detail::interior_from_inband(enc);
-      break;
+    case Markers::table: interior = detail::interior_from_table(enc); break;
+    case Markers::bitmap: interior = detail::interior_from_bitmap(enc); break;
+    case Markers::inband: interior = detail::interior_from_inband(enc); break;
   }
   std::vector<std::uint32_t> edges;
   edges.reserve(interior.size() + 2);

@@ -22,18 +22,13 @@ std::string shortest(float v) {
 
 }  // namespace
 
-std::string_view granularity_name(Granularity g) {
-  return g == Granularity::segment ? "segment" : "segment-channel";
-}
+std::string_view granularity_name(Granularity g) { return g == Granularity::segment ? "segment" : "segment-channel"; }
 
 std::string_view markers_name(Markers m) {
   switch (m) {
-    case Markers::table:
-      return "table";
-    case Markers::bitmap:
-      return "bitmap";
-    case Markers::inband:
-      return "inband";
+    case Markers::table: return "table";
+    case Markers::bitmap: return "bitmap";
+    case Markers::inband: return "inband";
   }
   return "?";
 }
@@ -63,10 +58,8 @@ Boundaries parse_boundaries(std::string_view s) {
 void DgqV1Params::validate() const {
   if (win < 1 || win > 65536) reject("win", std::to_string(win), "an integer in [1, 65536]");
   // Written as !(in range) so that NaN fails too.
-  if (!(group_ratio > 0.0f && group_ratio <= 1.0f))
-    reject("group_ratio", shortest(group_ratio), "a number in (0, 1]");
-  if (!(min_var >= 0.0f && std::isfinite(min_var)))
-    reject("min_var", shortest(min_var), "a finite number >= 0");
+  if (!(group_ratio > 0.0f && group_ratio <= 1.0f)) reject("group_ratio", shortest(group_ratio), "a number in (0, 1]");
+  if (!(min_var >= 0.0f && std::isfinite(min_var))) reject("min_var", shortest(min_var), "a finite number >= 0");
   if (max_groups < 1 || max_groups > 8) reject("max_groups", std::to_string(max_groups), "an integer in [1, 8]");
   if (granularity != Granularity::segment && granularity != Granularity::segment_channel)
     reject("granularity", std::to_string(static_cast<int>(granularity)), "segment or segment-channel");

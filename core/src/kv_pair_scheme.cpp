@@ -70,8 +70,9 @@ std::string join_kv_pair_spec(std::string_view k, std::string_view v) {
 std::vector<std::string> kv_pair_specs(const std::vector<std::string>& k, const std::vector<std::string>& v,
                                        std::string_view k_name, std::string_view v_name) {
   if (k.size() > 1 && v.size() > 1 && k.size() != v.size())
-    throw ParameterError(std::string(k_name) + " has " + std::to_string(k.size()) + " entries and " + std::string(v_name) +
-                         " " + std::to_string(v.size()) + ": give as many of each, or one of them once");
+    throw ParameterError(std::string(k_name) + " has " + std::to_string(k.size()) + " entries and " +
+                         std::string(v_name) + " " + std::to_string(v.size()) +
+                         ": give as many of each, or one of them once");
   const auto side = [](const std::vector<std::string>& given, std::size_t i) -> std::string {
     if (given.empty()) return "fp16";
     return given.size() == 1 ? given[0] : given[i];

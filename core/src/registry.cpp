@@ -45,24 +45,18 @@ void insert_sorted(const SchemeFamily& f) {
 
 std::string_view param_kind_name(SchemeParam::Kind k) {
   switch (k) {
-    case SchemeParam::Kind::integer:
-      return "integer";
-    case SchemeParam::Kind::number:
-      return "number";
-    case SchemeParam::Kind::word:
-      return "word";
+    case SchemeParam::Kind::integer: return "integer";
+    case SchemeParam::Kind::number: return "number";
+    case SchemeParam::Kind::word: return "word";
   }
   return "?";
 }
 
 std::string_view device_name(Device d) {
   switch (d) {
-    case Device::cpu:
-      return "cpu";
-    case Device::cuda:
-      return "cuda";
-    case Device::reference:
-      return "reference";
+    case Device::cpu: return "cpu";
+    case Device::cuda: return "cuda";
+    case Device::reference: return "reference";
   }
   return "?";
 }

@@ -35,8 +35,8 @@ std::string scheme_help(Device device) {
     if (f.device != device) continue;
     out += std::string(f.name) + aliases_text(f, "", "") + ": " + std::string(f.summary) + "\n";
     for (const SchemeParam& p : f.params) {
-      out += "    " + std::string(p.key) + "=" + std::string(p.default_text) + "  (" + std::string(param_kind_name(p.kind)) +
-             " " + range_text(p) + ") " + std::string(p.help) + "\n";
+      out += "    " + std::string(p.key) + "=" + std::string(p.default_text) + "  (" +
+             std::string(param_kind_name(p.kind)) + " " + range_text(p) + ") " + std::string(p.help) + "\n";
     }
   }
   for (const SchemeModifier& m : scheme_modifier_list()) {
@@ -53,8 +53,8 @@ std::string scheme_table_markdown() {
   if (scheme_modifier_list().empty()) return out;
   out += "\n| modifier (any family) | default | values | what it does |\n|---|---|---|---|\n";
   for (const SchemeModifier& m : scheme_modifier_list()) {
-    out += "| `" + std::string(m.key) + "` | `" + std::string(m.default_value) + "` | " + std::string(m.values) + " | " +
-           std::string(m.help) + " |\n";
+    out += "| `" + std::string(m.key) + "` | `" + std::string(m.default_value) + "` | " + std::string(m.values) +
+           " | " + std::string(m.help) + " |\n";
   }
   return out;
 }
@@ -70,8 +70,8 @@ static std::string scheme_family_table_markdown() {
       params += (params.empty() ? "" : "<br>") + std::string("`") + std::string(p.key) + "=" +
                 std::string(p.default_text) + "` " + range_text(p);
     }
-    out += "| `" + std::string(f.name) + "`" + aliases_text(f, "<br>", "`") + " | " + (params.empty() ? "none" : params) + " | " + std::string(f.summary) +
-           " |\n";
+    out += "| `" + std::string(f.name) + "`" + aliases_text(f, "<br>", "`") + " | " +
+           (params.empty() ? "none" : params) + " | " + std::string(f.summary) + " |\n";
   }
   return out;
 }

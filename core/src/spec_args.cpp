@@ -85,7 +85,8 @@ void SpecArgs::finish(const std::vector<std::string>& valid) const {
   if (values_.empty()) return;
   const std::string& key = values_.begin()->first;
   std::string message = family_ + ": unknown parameter '" + key + "'";
-  if (const std::string guess = closest_spelling(key, valid); !guess.empty()) message += ": did you mean '" + guess + "'?";
+  if (const std::string guess = closest_spelling(key, valid); !guess.empty())
+    message += ": did you mean '" + guess + "'?";
   std::string listed;
   for (const std::string& v : valid) listed += (listed.empty() ? "" : ", ") + v;
   message += " (" + family_ + " takes " + (listed.empty() ? std::string("no parameters") : listed) + ")";

@@ -107,7 +107,8 @@ std::string spec_with_key(std::string_view spec, std::string_view key, std::stri
 }
 
 std::string scheme_family_of(std::string_view spec) {
-  if (const auto pair = split_kv_pair_spec(spec)) return scheme_family_of(pair->k) + kKvPairSeparator + scheme_family_of(pair->v);
+  if (const auto pair = split_kv_pair_spec(spec))
+    return scheme_family_of(pair->k) + kKvPairSeparator + scheme_family_of(pair->v);
   std::string_view family = spec.substr(0, spec.find(':'));
   while (!family.empty() && family.front() == ' ') family.remove_prefix(1);
   while (!family.empty() && family.back() == ' ') family.remove_suffix(1);

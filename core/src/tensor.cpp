@@ -65,7 +65,8 @@ void narrow_halves(const float* f, std::uint16_t* h, std::int64_t n) {
       continue;
     }
     // Round to nearest even, subnormals included (F16C ignores FTZ/DAZ).
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(h + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(h + i),
+                     _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   }
 #endif
   for (; i < n; ++i) h[i] = rules::float_to_half(f[i]);
@@ -96,10 +97,8 @@ void narrow_bf16(const float* f, std::uint16_t* b, std::int64_t n) {
 std::size_t dtype_size(DType t) {
   switch (t) {
     case DType::f16:
-    case DType::bf16:
-      return 2;
-    case DType::f32:
-      return 4;
+    case DType::bf16: return 2;
+    case DType::f32: return 4;
   }
   assert(false && "unknown dtype");
   return 0;
@@ -107,12 +106,9 @@ std::size_t dtype_size(DType t) {
 
 std::string_view dtype_name(DType t) {
   switch (t) {
-    case DType::f16:
-      return "f16";
-    case DType::bf16:
-      return "bf16";
-    case DType::f32:
-      return "f32";
+    case DType::f16: return "f16";
+    case DType::bf16: return "bf16";
+    case DType::f32: return "f32";
   }
   return "?";
 }
@@ -185,9 +181,7 @@ void store_element(MutTensor t, std::int64_t i, float value) {
       std::memcpy(base + 2 * i, &b, 2);
       return;
     }
-    case DType::f32:
-      std::memcpy(base + 4 * i, &value, 4);
-      return;
+    case DType::f32: std::memcpy(base + 4 * i, &value, 4); return;
   }
 }
 
@@ -205,12 +199,8 @@ void to_float(ConstTensor t, std::vector<float>& out) {
 void to_float(ConstTensor t, float* out) {
   const std::int64_t n = t.tokens * t.channels;
   switch (t.dtype) {
-    case DType::f16:
-      widen_halves(static_cast<const std::uint16_t*>(t.data), out, n);
-      break;
-    case DType::bf16:
-      widen_bf16(static_cast<const std::uint16_t*>(t.data), out, n);
-      break;
+    case DType::f16: widen_halves(static_cast<const std::uint16_t*>(t.data), out, n); break;
+    case DType::bf16: widen_bf16(static_cast<const std::uint16_t*>(t.data), out, n); break;
     case DType::f32:
       if (n > 0) std::memcpy(out, t.data, static_cast<std::size_t>(n) * sizeof(float));
       break;
@@ -220,10 +210,8 @@ void to_float(ConstTensor t, float* out) {
 void from_float(const float* values, MutTensor t) {
   const std::int64_t n = t.tokens * t.channels;
   switch (t.dtype) {
-    case DType::f16:
-      return narrow_halves(values, static_cast<std::uint16_t*>(t.data), n);
-    case DType::bf16:
-      return narrow_bf16(values, static_cast<std::uint16_t*>(t.data), n);
+    case DType::f16: return narrow_halves(values, static_cast<std::uint16_t*>(t.data), n);
+    case DType::bf16: return narrow_bf16(values, static_cast<std::uint16_t*>(t.data), n);
     case DType::f32:
       if (n > 0) std::memcpy(t.data, values, static_cast<std::size_t>(n) * sizeof(float));
       return;
@@ -270,7 +258,8 @@ void check_finite(ConstTensor x, std::string_view who, std::int64_t first_token)
     for (std::int64_t start = 0; start < n; start += kChunk) {
       const std::int64_t end = std::min(n, start + kChunk);
       std::uint32_t any = 0;
-      for (std::int64_t i = start; i < end; ++i) any |= (rules::float_bits(f[i]) & 0x7f800000u) == 0x7f800000u ? 1u : 0u;
+      for (std::int64_t i = start; i < end; ++i)
+        any |= (rules::float_bits(f[i]) & 0x7f800000u) == 0x7f800000u ? 1u : 0u;
       if (any == 0) continue;
       for (std::int64_t i = start; i < end; ++i) {
         if (!std::isfinite(f[i])) throw_non_finite(who, f[i], i, x.channels, first_token);

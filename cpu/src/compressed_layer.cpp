@@ -21,9 +21,9 @@ std::vector<StoredHead> read_role(std::span<const Compressed* const> heads, cons
     const Compressed& c = *heads[i];
     const Compressed& first = *heads[0];
     if (c.scheme != first.scheme || c.tokens != first.tokens || c.channels != first.channels || c.dtype != first.dtype)
-      refuse(std::string(role) + " head " + std::to_string(i) + " ('" + c.scheme + "', " + std::to_string(c.tokens) + " x " +
-             std::to_string(c.channels) + ") differs from head 0 ('" + first.scheme + "', " + std::to_string(first.tokens) +
-             " x " + std::to_string(first.channels) + ") in scheme, shape or dtype");
+      refuse(std::string(role) + " head " + std::to_string(i) + " ('" + c.scheme + "', " + std::to_string(c.tokens) +
+             " x " + std::to_string(c.channels) + ") differs from head 0 ('" + first.scheme + "', " +
+             std::to_string(first.tokens) + " x " + std::to_string(first.channels) + ") in scheme, shape or dtype");
     read.push_back(read_stored_head(c));
     if (read.back().raw_tokens != read.front().raw_tokens)
       refuse(std::string(role) + " head " + std::to_string(i) + " keeps another number of raw tokens than head 0");
@@ -40,20 +40,23 @@ std::vector<const Compressed*> pointers(std::span<const Compressed> heads) {
 }  // namespace
 
 CompressedLayer::CompressedLayer(std::span<const Compressed> k_heads, std::span<const Compressed> v_heads)
-    : CompressedLayer(std::span<const Compressed* const>(pointers(k_heads)), std::span<const Compressed* const>(pointers(v_heads))) {}
+    : CompressedLayer(std::span<const Compressed* const>(pointers(k_heads)),
+                      std::span<const Compressed* const>(pointers(v_heads))) {}
 
-CompressedLayer::CompressedLayer(std::span<const Compressed* const> k_heads, std::span<const Compressed* const> v_heads) {
+CompressedLayer::CompressedLayer(std::span<const Compressed* const> k_heads,
+                                 std::span<const Compressed* const> v_heads) {
   std::vector<StoredHead> k = read_role(k_heads, "K"), v = read_role(v_heads, "V");
-  if (k.size() != v.size())
-    refuse(std::to_string(k.size()) + " K heads and " + std::to_string(v.size()) + " V heads");
+  if (k.size() != v.size()) refuse(std::to_string(k.size()) + " K heads and " + std::to_string(v.size()) + " V heads");
   const Compressed& k0 = *k_heads[0];
   const Compressed& v0 = *v_heads[0];
   // One dtype: the raw rows of both roles are read as it (StoredKv::raw_f16).
   if (k0.tokens != v0.tokens || k0.channels != v0.channels || k0.dtype != v0.dtype)
-    refuse("K holds " + std::to_string(k0.tokens) + " x " + std::to_string(k0.channels) + " " + std::string(dtype_name(k0.dtype)) + ", V " +
-           std::to_string(v0.tokens) + " x " + std::to_string(v0.channels) + " " + std::string(dtype_name(v0.dtype)));
+    refuse("K holds " + std::to_string(k0.tokens) + " x " + std::to_string(k0.channels) + " " +
+           std::string(dtype_name(k0.dtype)) + ", V " + std::to_string(v0.tokens) + " x " +
+           std::to_string(v0.channels) + " " + std::string(dtype_name(v0.dtype)));
   if (k0.tokens < 1) refuse("the heads hold no token");
-  if (k0.role != TensorRole::key || v0.role != TensorRole::value) refuse("K heads must be compressed as keys, V heads as values");
+  if (k0.role != TensorRole::key || v0.role != TensorRole::value)
+    refuse("K heads must be compressed as keys, V heads as values");
   head_dim_ = static_cast<int>(k0.channels);
   tokens_ = k0.tokens;
   cache_.format = k[0].format;

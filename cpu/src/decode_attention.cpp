@@ -41,9 +41,7 @@ const char* kv_block_format_name(StoredFormat f) {
   return "?";
 }
 
-bool kv_format_has_ranges(StoredFormat f) {
-  return kv_block_rules::has_ranges(static_cast<StoredFormat>(f));
-}
+bool kv_format_has_ranges(StoredFormat f) { return kv_block_rules::has_ranges(static_cast<StoredFormat>(f)); }
 
 bool decode_attention_vectorized() { return attention::vectorized_path_compiled(); }
 
@@ -59,7 +57,8 @@ void check_plan(const StoredKv& cache, const DecodeAttentionShape& s) {
   if (cache.k.size() != static_cast<std::size_t>(s.kv_heads) || cache.v.size() != static_cast<std::size_t>(s.kv_heads))
     fail("the cache has " + std::to_string(cache.k.size()) + " K and " + std::to_string(cache.v.size()) +
          " V heads, the shape " + std::to_string(s.kv_heads));
-  for (const auto& [raw, raw_tokens] : {std::pair{&cache.k_raw, cache.k_raw_tokens}, std::pair{&cache.v_raw, cache.v_raw_tokens}}) {
+  for (const auto& [raw, raw_tokens] :
+       {std::pair{&cache.k_raw, cache.k_raw_tokens}, std::pair{&cache.v_raw, cache.v_raw_tokens}}) {
     if (raw_tokens < 0 || raw_tokens > s.tokens)
       fail("raw tokens must be in [0, " + std::to_string(s.tokens) + "], got " + std::to_string(raw_tokens));
     if (raw_tokens > 0 && (raw->size() != static_cast<std::size_t>(s.kv_heads) ||
@@ -69,7 +68,8 @@ void check_plan(const StoredKv& cache, const DecodeAttentionShape& s) {
   if ((cache.k_raw_tokens > 0 || cache.v_raw_tokens > 0) && (cache.query_rotation || cache.output_rotation))
     fail("raw rows beside a rotation other than the Hadamard blocks are not read");
   for (int h = 0; h < s.kv_heads; ++h)
-    if ((cache.k[h] == nullptr && cache.k_raw_tokens < s.tokens) || (cache.v[h] == nullptr && cache.v_raw_tokens < s.tokens))
+    if ((cache.k[h] == nullptr && cache.k_raw_tokens < s.tokens) ||
+        (cache.v[h] == nullptr && cache.v_raw_tokens < s.tokens))
       fail("KV head " + std::to_string(h) + " has no data");
   const StoredFormat kf = cache.format, vf = cache.value_format();
   // uniform_bits is not 0 for the uniform and the codebook formats: codes with a range per span.
@@ -88,14 +88,14 @@ void check_plan(const StoredKv& cache, const DecodeAttentionShape& s) {
   if (!kv_format_has_ranges(kf)) return;
   if (cache.k_ranges.size() != cache.k.size() || cache.v_ranges.size() != cache.v.size())
     fail(std::string("format ") + kv_block_format_name(kf) + " needs the segment ranges of every K and V head");
-  for (const auto& [ranges, raw_tokens, f] : {std::tuple{&cache.k_ranges, cache.k_raw_tokens, kf},
-                                               std::tuple{&cache.v_ranges, cache.v_raw_tokens, vf}}) {
+  for (const auto& [ranges, raw_tokens, f] :
+       {std::tuple{&cache.k_ranges, cache.k_raw_tokens, kf}, std::tuple{&cache.v_ranges, cache.v_raw_tokens, vf}}) {
     const std::int64_t codes = s.tokens - raw_tokens;  // the tokens the ranges cover
     const auto rf = static_cast<StoredFormat>(f);
     const std::size_t levels = kv_block_rules::is_codebook(rf) ? std::size_t{1} << kv_block_rules::uniform_bits(rf) : 0;
     for (const SpanRanges* r : *ranges) {
-      if (r == nullptr || r->edges.size() < (codes > 0 ? 2u : 1u) || r->edges.front() != 0 || r->edges.back() != codes ||
-          (r->channels != 1 && r->channels != s.head_dim) ||
+      if (r == nullptr || r->edges.size() < (codes > 0 ? 2u : 1u) || r->edges.front() != 0 ||
+          r->edges.back() != codes || (r->channels != 1 && r->channels != s.head_dim) ||
           r->lo.size() != (r->edges.size() - 1) * static_cast<std::size_t>(r->channels) ||
           r->scale.size() != r->lo.size() || r->f16 != (*ranges)[0]->f16 || r->codebook.size() != levels)
         fail(std::string("a ") + kv_block_format_name(kf) + " head's segment ranges do not cover its " +
@@ -136,10 +136,12 @@ DecodeAttention::DecodeAttention(const StoredKv& cache, const DecodeAttentionSha
     : cache_(cache), shape_(shape), scale_(scale), path_(path) {
   check_plan(cache, shape);
   chunks_ = (shape.tokens + ar::kChunkTokens - 1) / ar::kChunkTokens;
-  k_row_bytes_ = cache.k_row_stride != 0 ? cache.k_row_stride
-                                         : static_cast<std::int64_t>(shape.head_dim / 32) * kv_block_bytes(cache.format);
-  v_row_bytes_ = cache.v_row_stride != 0 ? cache.v_row_stride
-                                         : static_cast<std::int64_t>(shape.head_dim / 32) * kv_block_bytes(cache.value_format());
+  k_row_bytes_ = cache.k_row_stride != 0
+                     ? cache.k_row_stride
+                     : static_cast<std::int64_t>(shape.head_dim / 32) * kv_block_bytes(cache.format);
+  v_row_bytes_ = cache.v_row_stride != 0
+                     ? cache.v_row_stride
+                     : static_cast<std::int64_t>(shape.head_dim / 32) * kv_block_bytes(cache.value_format());
   const auto partials = static_cast<std::size_t>(shape.kv_heads * chunks_ * shape.group);
   q_.resize(static_cast<std::size_t>(shape.query_heads()) * shape.head_dim);
   chunk_max_.resize(partials);
@@ -151,11 +153,13 @@ DecodeAttention::DecodeAttention(const StoredKv& cache, const DecodeAttentionSha
 void DecodeAttention::set_query(const float* q) {
   std::copy(q, q + q_.size(), q_.begin());
   if (cache_.query_rotation)
-    for (int h = 0; h < shape_.query_heads(); ++h) cache_.query_rotation(q_.data() + static_cast<std::size_t>(h) * shape_.head_dim);
+    for (int h = 0; h < shape_.query_heads(); ++h)
+      cache_.query_rotation(q_.data() + static_cast<std::size_t>(h) * shape_.head_dim);
   if (!cache_.k_rotated) return;
   const int block = rules::hadamard_block(shape_.head_dim, true);
   for (int h = 0; h < shape_.query_heads(); ++h)
-    hadamard_rotate_row(fast_kernels(), q_.data() + static_cast<std::size_t>(h) * shape_.head_dim, shape_.head_dim, block);
+    hadamard_rotate_row(fast_kernels(), q_.data() + static_cast<std::size_t>(h) * shape_.head_dim, shape_.head_dim,
+                        block);
 }
 
 void DecodeAttention::run_chunk(std::int64_t item) {
@@ -202,8 +206,8 @@ void DecodeAttention::run_chunk(std::int64_t item) {
     in.v_codebook = padded_levels(cache_.v_ranges[kv_head]->codebook, v_levels);
   }
   const std::size_t at = static_cast<std::size_t>(item) * g;
-  attention::attend_chunk(in, {chunk_max_.data() + at, chunk_sum_.data() + at, chunk_acc_.data() + at * D}, scores.data(),
-                          path_ == DecodePath::scalar);
+  attention::attend_chunk(in, {chunk_max_.data() + at, chunk_sum_.data() + at, chunk_acc_.data() + at * D},
+                          scores.data(), path_ == DecodePath::scalar);
 }
 
 // Chunks 0, 1, ..., in this order whatever ran them: the running (m, l, acc) and each chunk's
@@ -211,7 +215,9 @@ void DecodeAttention::run_chunk(std::int64_t item) {
 void DecodeAttention::merge_head(int query_head) {
   const int D = shape_.head_dim, g = shape_.group;
   const int kv_head = query_head / g, member = query_head % g;
-  const auto partial = [&](std::int64_t chunk) { return static_cast<std::size_t>((kv_head * chunks_ + chunk) * g + member); };
+  const auto partial = [&](std::int64_t chunk) {
+    return static_cast<std::size_t>((kv_head * chunks_ + chunk) * g + member);
+  };
   float* acc = out_.data() + static_cast<std::size_t>(query_head) * D;
   float m = chunk_max_[partial(0)], l = chunk_sum_[partial(0)];
   std::copy_n(chunk_acc_.data() + partial(0) * D, D, acc);

@@ -30,7 +30,8 @@ inline float lane_tree_sum8(__m256 v) {
 // ar::softmax_exp on 8 lanes, the same operations in the same order.
 inline __m256 softmax_exp8(__m256 x) {
   const __m256 in_range = _mm256_cmp_ps(x, _mm256_set1_ps(ar::kExpFloor), _CMP_GE_OQ);
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(ar::kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 n =
+      _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(ar::kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-ar::kLn2Hi), x);
   r = _mm256_fmadd_ps(n, _mm256_set1_ps(-ar::kLn2Lo), r);
   __m256 p = _mm256_set1_ps(ar::exp_poly(0));
@@ -156,7 +157,8 @@ struct ScoreTile {
 template <class F, int H>
 struct AccumulateTile {
   static void run(int h0, const ChunkInput& in, const std::uint8_t* rows, std::int64_t row_bytes, int half_block,
-                  std::int64_t rows_first, std::int64_t first, std::int64_t last, const ChunkOutput& out, const float* p) {
+                  std::int64_t rows_first, std::int64_t first, std::int64_t last, const ChunkOutput& out,
+                  const float* p) {
     accumulate_half_block<F, H>(in, h0, half_block, rows, row_bytes, rows_first, first, last, out, p);
   }
 };
@@ -184,8 +186,8 @@ void attend_chunk_avx2(const ChunkInput& in, const ChunkOutput& out, float* scor
     const std::int64_t split = std::clamp(v_codes, first, last);
     for (int half_block = 0; half_block < 2 * (in.head_dim / kBlock); ++half_block) {
       if (first < split)
-        over_head_tiles<FV, AccumulateTile>(in.group, in, in.v, in.v_row_bytes, half_block, std::int64_t{0}, first, split,
-                                            out, p);
+        over_head_tiles<FV, AccumulateTile>(in.group, in, in.v, in.v_row_bytes, half_block, std::int64_t{0}, first,
+                                            split, out, p);
       if (split < last) over_raw_head_tiles<AccumulateTile>(in, in.v_raw, half_block, v_codes, split, last, out, p);
     }
   }
@@ -197,7 +199,10 @@ enum class CodesPath { uniform2, uniform3, uniform4, uniform8, levels2, levels3,
 CodesPath codes_path(const ChunkInput& in, bool value) {
   const int bits = kv_block_rules::uniform_bits(value ? in.v_format : in.format);
   if (tabulated(in, value)) return bits == 2 ? CodesPath::levels2 : bits == 3 ? CodesPath::levels3 : CodesPath::levels4;
-  return bits == 2 ? CodesPath::uniform2 : bits == 3 ? CodesPath::uniform3 : bits == 4 ? CodesPath::uniform4 : CodesPath::uniform8;
+  return bits == 2   ? CodesPath::uniform2
+         : bits == 3 ? CodesPath::uniform3
+         : bits == 4 ? CodesPath::uniform4
+                     : CodesPath::uniform8;
 }
 
 // K's path chosen, V's: any (dgq2's kbits and vbits, each role's granularity).

@@ -13,13 +13,13 @@
 namespace dgq::cpu::attention {
 
 struct ChunkInput {
-  StoredFormat format;   // K's
-  StoredFormat v_format; // V's (differs from K's only between uniform widths)
+  StoredFormat format;    // K's
+  StoredFormat v_format;  // V's (differs from K's only between uniform widths)
   const std::uint8_t* k;  // the chunk's first K row (head_dim / 32 blocks per row)
   const std::uint8_t* v;
-  std::int64_t tokens;    // 1 .. kChunkTokens
+  std::int64_t tokens;  // 1 .. kChunkTokens
   int head_dim, group;
-  const float* q;         // [group][head_dim]
+  const float* q;  // [group][head_dim]
   float scale;
   // formats with ranges only (dgq, uniform*): where each of the chunk's tokens finds its lo and scale (its segment's
   // range row: one value, or head_dim with granularity=segment-channel, as *_range_channels

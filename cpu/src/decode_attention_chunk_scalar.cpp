@@ -85,17 +85,20 @@ void dequantize_row_scalar(const ChunkInput& in, bool value, std::int64_t t, flo
   const float* lo = kv_format_has_ranges(f) ? (value ? in.v_lo : in.k_lo)[t] : nullptr;
   const float* scale = kv_format_has_ranges(f) ? (value ? in.v_scale : in.k_scale)[t] : nullptr;
   const int channels = value ? in.v_range_channels : in.k_range_channels;
-  if (f == StoredFormat::dgq) return dequantize_dgq_row_scalar(row, in.head_dim, lo, scale, channels, in.f16(value), out);
+  if (f == StoredFormat::dgq)
+    return dequantize_dgq_row_scalar(row, in.head_dim, lo, scale, channels, in.f16(value), out);
   const auto rf = static_cast<StoredFormat>(f);
   if (kv_block_rules::is_codebook(rf)) {
     const float* levels = value ? in.v_codebook : in.k_codebook;
     for (int d = 0; d < in.head_dim; ++d)
-      out[d] = kv_block_rules::codebook_value(levels[kv_block_rules::uniform_code(row, d, kv_block_rules::uniform_bits(rf))], scale[0]);
+      out[d] = kv_block_rules::codebook_value(
+          levels[kv_block_rules::uniform_code(row, d, kv_block_rules::uniform_bits(rf))], scale[0]);
     return;
   }
   if (const int bits = kv_block_rules::uniform_bits(rf); bits != 0)
     return dequantize_uniform_row_scalar(row, bits, in.head_dim, lo, scale, channels, in.f16(value), out);
-  for (int b = 0; b < in.head_dim / kBlock; ++b) dequantize_block_scalar(f, row + b * kv_block_bytes(f), out + b * kBlock);
+  for (int b = 0; b < in.head_dim / kBlock; ++b)
+    dequantize_block_scalar(f, row + b * kv_block_bytes(f), out + b * kBlock);
 }
 
 }  // namespace
@@ -117,7 +120,8 @@ void attend_chunk_scalar(const ChunkInput& in, const ChunkOutput& out, float* sc
   std::vector<float> x(static_cast<std::size_t>(D));
   for (std::int64_t t = 0; t < in.tokens; ++t) {
     dequantize_row_scalar(in, false, t, x.data());
-    for (int h = 0; h < in.group; ++h) scores[h * ar::kChunkTokens + t] = dot_scalar(in.q + h * D, x.data(), D) * in.scale;
+    for (int h = 0; h < in.group; ++h)
+      scores[h * ar::kChunkTokens + t] = dot_scalar(in.q + h * D, x.data(), D) * in.scale;
   }
   for (int h = 0; h < in.group; ++h) {
     float* s = scores + h * ar::kChunkTokens;

@@ -30,7 +30,6 @@ inline std::uint16_t load_scale_bits(const std::uint8_t* block) {
   return d;
 }
 
-
 // Each format's block as 4 registers (dequantize: v[k] = elements 8k .. 8k+7, ggml's element
 // order) or as one half of 2 registers (dequantize_half: half 0 is elements 0..15, half 1
 // 16..31; for q4_0 and iq4_nl the low and the high nibbles of the 16 bytes).
@@ -115,17 +114,22 @@ struct IQ4NL : BlockScaled {
 struct Dgq {
   static constexpr int kBytes = 32;
   struct Row {
-    __m256 lo, scale;               // broadcast (one range per segment)
+    __m256 lo, scale;                 // broadcast (one range per segment)
     const float *lo_row, *scale_row;  // per channel (segment-channel)
-    const std::uint8_t* codes;      // the row's first code
+    const std::uint8_t* codes;        // the row's first code
     bool per_channel, f16;
   };
   static Row row(const ChunkInput& in, bool value, std::int64_t t) {
     const float* lo = (value ? in.v_lo : in.k_lo)[t];
     const float* scale = (value ? in.v_scale : in.k_scale)[t];
     const int channels = value ? in.v_range_channels : in.k_range_channels;
-    return {_mm256_set1_ps(lo[0]), _mm256_set1_ps(scale[0]), lo, scale, (value ? in.v : in.k) + t * in.row_bytes(value),
-            channels != 1, in.f16(value)};
+    return {_mm256_set1_ps(lo[0]),
+            _mm256_set1_ps(scale[0]),
+            lo,
+            scale,
+            (value ? in.v : in.k) + t * in.row_bytes(value),
+            channels != 1,
+            in.f16(value)};
   }
   static __m128i unmarked(const std::uint8_t* p) {
     const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
@@ -264,7 +268,8 @@ struct TokenLevels {
   static __m256 value(__m256i code, const Row& r) {
     const __m256 level = _mm256_permutevar8x32_ps(r.low, code);
     if constexpr (Bits < 4) return level;
-    return _mm256_blendv_ps(level, _mm256_permutevar8x32_ps(r.high, code), _mm256_castsi256_ps(_mm256_slli_epi32(code, 28)));
+    return _mm256_blendv_ps(level, _mm256_permutevar8x32_ps(r.high, code),
+                            _mm256_castsi256_ps(_mm256_slli_epi32(code, 28)));
   }
   static void dequantize(const std::uint8_t* b, const Row& r, __m256 v[4]) {
     __m256i c[4];

@@ -61,7 +61,8 @@ StoredHead vllm_turboquant_head(const Compressed& c, const turboquant_vllm::Pres
     if (key) {
       const float n = tv::slot_half(row + code_bytes);
       if (!std::isfinite(n) || n < 0.0f)
-        throw InputError(c.scheme + ": stored key norm " + std::to_string(t) + " is " + std::to_string(n) + " (corrupt data)");
+        throw InputError(c.scheme + ": stored key norm " + std::to_string(t) + " is " + std::to_string(n) +
+                         " (corrupt data)");
       for (int j = 0; j < d; ++j) y[j] = levels[kv_block_rules::uniform_code(row, j, bits)];
       head.ranges.lo.push_back(0.0f);
       head.ranges.scale.push_back(n * tv::norm_correction(y.data(), d));
@@ -79,7 +80,8 @@ StoredHead vllm_turboquant_head(const Compressed& c, const turboquant_vllm::Pres
   }
   head.ranges.f16 = false;  // the codebook's product stays fp32 until the output
   head.ranges.codebook.assign(levels, levels + (1 << bits));
-  auto signs = std::make_shared<const std::vector<float>>(tv::key_signs(d, static_cast<std::uint32_t>(spec.args.integer("seed"))));
+  auto signs = std::make_shared<const std::vector<float>>(
+      tv::key_signs(d, static_cast<std::uint32_t>(spec.args.integer("seed"))));
   const float h = tv::hadamard_scale(d);
   head.rotation = [signs, h, d](float* q) {
     for (int j = 0; j < d; ++j) q[j] *= (*signs)[static_cast<std::size_t>(j)];

@@ -17,15 +17,15 @@
 #include <vector>
 
 #include "dgq/errors.hpp"
-#include "fast_kernels.hpp"
 #include "dgq/kernels/dgq_pass_one.hpp"
+#include "dgq/kernels/uniform_codes.hpp"
 #include "dgq/schemes/dgq2/layout.hpp"
 #include "dgq/schemes/dgq2/packed_codes.hpp"
 #include "dgq/schemes/dgq2/range_store.hpp"
 #include "dgq/schemes/dgq2/range_where.hpp"
 #include "dgq/schemes/dgq2/segments.hpp"
 #include "dgq/schemes/tensor_io.hpp"
-#include "dgq/kernels/uniform_codes.hpp"
+#include "fast_kernels.hpp"
 
 namespace dgq::cpu {
 namespace {
@@ -51,8 +51,8 @@ void check_residual_finite(ConstTensor x, std::int64_t quantized) {
 // (with the NaN/Inf check of check_finite, row by row), their extremes taken, their ranges
 // stored (eight at once when they are fp16 numbers, else one by one in token order) and
 // their codes packed.
-void encode_tokens_direct(const kernels::CpuKernels& k, const Params& p, ConstTensor x, std::vector<std::uint8_t>& codes,
-                                 std::vector<std::uint8_t>& ranges) {
+void encode_tokens_direct(const kernels::CpuKernels& k, const Params& p, ConstTensor x,
+                          std::vector<std::uint8_t>& codes, std::vector<std::uint8_t>& ranges) {
   const std::int64_t d = x.channels, quantized = x.tokens;
   ranges.reserve(static_cast<std::size_t>(quantized) * range_pair_bytes(p.range_dtype));
   const int levels = p.levels();
@@ -77,7 +77,7 @@ void encode_tokens_direct(const kernels::CpuKernels& k, const Params& p, ConstTe
     }
     for (std::int64_t r = first_scalar; r < count; ++r) {
       const StoredRange sr = store_range(MinMax{mins[r], maxs[r]}, p.range_dtype, ranges,
-                                                     [&] { return "token " + std::to_string(t0 + r); });
+                                         [&] { return "token " + std::to_string(t0 + r); });
       lo[r] = sr.lo;
       inv[r] = uniform_inverse(sr.lo, sr.hi, levels);
     }
@@ -88,8 +88,7 @@ void encode_tokens_direct(const kernels::CpuKernels& k, const Params& p, ConstTe
         continue;
       }
       k.uniform_codes_offset(rows.data() + r * d, d, lo[r], inv[r], levels, offset, q.data());
-      pack_codes(codes.data(), static_cast<std::uint64_t>(t * d), q.data(), static_cast<std::uint64_t>(d),
-                       p.bits);
+      pack_codes(codes.data(), static_cast<std::uint64_t>(t * d), q.data(), static_cast<std::uint64_t>(d), p.bits);
     }
   }
 }
@@ -97,13 +96,12 @@ void encode_tokens_direct(const kernels::CpuKernels& k, const Params& p, ConstTe
 // encode_spans on the rows of x (already checked finite), widened a row at a time; `pass`
 // (v1's pass 1 on x, or null) gives the extremes of spans made of whole win-token blocks.
 void encode_spans_direct(const kernels::CpuKernels& k, const Params& p, ConstTensor x, RangeGranularity g, int group,
-                                const std::vector<std::uint32_t>& edges, const kernels::PassOne* pass,
-                                std::vector<std::uint8_t>& codes, std::vector<std::uint8_t>& ranges) {
+                         const std::vector<std::uint32_t>& edges, const kernels::PassOne* pass,
+                         std::vector<std::uint8_t>& codes, std::vector<std::uint8_t>& ranges) {
   const std::int64_t d = x.channels, quantized = edges.back();
   const std::vector<TokenSpan> spans = range_spans(g, group, edges, quantized);
   const bool channelwise = per_channel(g);
-  ranges.reserve(spans.size() * (channelwise ? static_cast<std::size_t>(d) : 1) *
-                 range_pair_bytes(p.range_dtype));
+  ranges.reserve(spans.size() * (channelwise ? static_cast<std::size_t>(d) : 1) * range_pair_bytes(p.range_dtype));
   const bool inband = p.seg.markers == Markers::inband;
   const int levels = p.levels();
   const int offset = inband ? 1 : 0;
@@ -167,12 +165,13 @@ void encode_spans_direct(const kernels::CpuKernels& k, const Params& p, ConstTen
       // range that must round outwards or does not fit) one at a time, in order.
       while (first_scalar + 8 <= extremes.size() &&
              k.store_fp16_ranges8(mins.data() + first_scalar, maxs.data() + first_scalar, levels, ranges,
-                                      lo.data() + first_scalar, inv.data() + first_scalar)) {
+                                  lo.data() + first_scalar, inv.data() + first_scalar)) {
         first_scalar += 8;
       }
     }
     for (std::size_t c = first_scalar; c < extremes.size(); ++c) {
-      const StoredRange r = store_range(extremes[c], p.range_dtype, ranges, [&] { return range_where(g, s, segment, channelwise, c); });
+      const StoredRange r =
+          store_range(extremes[c], p.range_dtype, ranges, [&] { return range_where(g, s, segment, channelwise, c); });
       lo[c] = r.lo;  // c = 0 only when one range covers the span
       inv[c] = uniform_inverse(r.lo, r.hi, levels);
     }
@@ -200,8 +199,7 @@ void encode_spans_direct(const kernels::CpuKernels& k, const Params& p, ConstTen
         q[0] = inband_mark(q[0], p.bits);
         ++next_edge;
       }
-      pack_codes(codes.data(), static_cast<std::uint64_t>(t * d), q.data(), static_cast<std::uint64_t>(d),
-                       p.bits);
+      pack_codes(codes.data(), static_cast<std::uint64_t>(t * d), q.data(), static_cast<std::uint64_t>(d), p.bits);
     }
   }
 }
@@ -221,7 +219,7 @@ void encode_spans_direct(const kernels::CpuKernels& k, const Params& p, ConstTen
 // finite) the codes describe it instead, and the segments are cut on it or, with
 // seg_on=input, on x (then every span's extremes come from its rows).
 Compressed dgq2_compress_direct(const kernels::CpuKernels& k, const Params& p, const std::string& spec, ConstTensor x,
-                           TensorRole role, const ConstTensor* rotated) {
+                                TensorRole role, const ConstTensor* rotated) {
   Compressed c = start_compressed(spec, x, role);
   const std::int64_t d = x.channels, quantized = quantized_tokens(x.tokens, p.residual);
   const std::int64_t n = quantized * d;
@@ -268,8 +266,7 @@ Compressed dgq2_compress_direct(const kernels::CpuKernels& k, const Params& p, c
   std::vector<std::uint8_t> residual(raw + quantized * row_bytes, raw + x.tokens * row_bytes);
   c.parts.push_back({"codes", std::move(codes)});
   c.parts.push_back({"ranges", std::move(ranges)});
-  c.parts.push_back(
-      {"markers", segments ? marker_part(edges, quantized, p.seg.markers) : std::vector<std::uint8_t>{}});
+  c.parts.push_back({"markers", segments ? marker_part(edges, quantized, p.seg.markers) : std::vector<std::uint8_t>{}});
   c.parts.push_back({"residual", std::move(residual)});
   if (segments) c.diagnostics.segments = SegmentDiagnostics{std::move(edges)};
   return c;

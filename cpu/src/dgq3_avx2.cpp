@@ -71,8 +71,7 @@ float signed_extreme(const float* y, std::int64_t n) {
   float largest = horizontal_max(m);
   for (; i < n; ++i) largest = std::fmax(largest, std::fabs(y[i]));
   if (largest == 0.0f) return 0.0f;
-  for (i = 0; std::fabs(y[i]) != largest; ++i) {
-  }
+  for (i = 0; std::fabs(y[i]) != largest; ++i) {}
   return y[i];
 }
 
@@ -91,7 +90,8 @@ void symmetric_codes(const float* y, std::int64_t n, float inverse, int bits, st
     _mm_storel_epi64(reinterpret_cast<__m128i*>(u + i), _mm_packus_epi16(w, w));
   }
   for (; i < n; ++i) {
-    const float q = std::fmin(std::fmax(rintf(y[i] * inverse), -static_cast<float>(offset)), static_cast<float>(offset - 1));
+    const float q =
+        std::fmin(std::fmax(rintf(y[i] * inverse), -static_cast<float>(offset)), static_cast<float>(offset - 1));
     u[i] = static_cast<std::uint8_t>(static_cast<int>(q) + offset);
   }
 }
@@ -120,7 +120,8 @@ void grid_codes(const float* y, std::int64_t n, float inverse, int bits, std::ui
   for (; i + 8 <= n; i += 8) {
     const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(y + i), inv);
     __m256i count = _mm256_setzero_si256();
-    for (int m = 0; m < mids; ++m) count = _mm256_sub_epi32(count, _mm256_castps_si256(_mm256_cmp_ps(mid[m], v, _CMP_LT_OQ)));
+    for (int m = 0; m < mids; ++m)
+      count = _mm256_sub_epi32(count, _mm256_castps_si256(_mm256_cmp_ps(mid[m], v, _CMP_LT_OQ)));
     const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(count), _mm256_extracti128_si256(count, 1));
     _mm_storel_epi64(reinterpret_cast<__m128i*>(u + i), _mm_packus_epi16(w, w));
   }

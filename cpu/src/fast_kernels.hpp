@@ -31,8 +31,7 @@ std::int64_t scan_rows(const void* src, DType dt, std::int64_t rows, std::int64_
 void quantize_rows(const void* src, DType dt, std::int64_t rows, std::int64_t n, const float* lo, const float* inv,
                    std::int8_t* codes);
 void quantize_row(const void* src, DType dt, std::int64_t n, const float* lo, const float* inv, std::int8_t* codes);
-void dequantize_row(const std::int8_t* codes, std::int64_t n, const float* lo, const float* scale, DType dt,
-                    void* out);
+void dequantize_row(const std::int8_t* codes, std::int64_t n, const float* lo, const float* scale, DType dt, void* out);
 }  // namespace row
 
 namespace codes {  // uniform-code runs (AVX2)
@@ -40,13 +39,12 @@ schemes::MinMax min_max(const float* x, std::int64_t n);
 void uniform_codes(const float* x, std::int64_t n, float lo, float inv, int levels, std::uint8_t* q);
 void uniform_codes_per_channel(const float* x, std::int64_t n, const float* lo, const float* inv, int levels,
                                int offset, std::uint8_t* q);
-void uniform_codes_offset(const float* x, std::int64_t n, float lo, float inv, int levels, int offset,
-                          std::uint8_t* q);
+void uniform_codes_offset(const float* x, std::int64_t n, float lo, float inv, int levels, int offset, std::uint8_t* q);
 void uniform_nibbles_per_channel(const float* x, std::int64_t n, const float* lo, const float* inv, int levels,
                                  int offset, std::uint8_t* out);
 void uniform_nibbles(const float* x, std::int64_t n, float lo, float inv, int levels, int offset, std::uint8_t* out);
-void uniform_nibbles_row(const void* src, DType dt, std::int64_t n, const float* lo, const float* inv,
-                         bool per_channel, int levels, int offset, std::uint8_t* out);
+void uniform_nibbles_row(const void* src, DType dt, std::int64_t n, const float* lo, const float* inv, bool per_channel,
+                         int levels, int offset, std::uint8_t* out);
 void rule7_codes(const float* x, std::int64_t n, float lo, float inv, std::uint8_t* q);
 void pack_crumbs(const std::uint8_t* q, std::int64_t n, std::uint8_t* out);  // AVX2
 bool widen_extremes(const void* src, DType dt, std::int64_t n, std::int64_t group, float* row,

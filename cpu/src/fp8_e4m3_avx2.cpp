@@ -30,13 +30,16 @@ __m128i eight_e4m3(__m256 v) {
   const __m256i half = _mm256_set1_epi32(0x80000);
   const __m256i one = _mm256_set1_epi32(1);
   const __m256i odd = _mm256_cmpeq_epi32(_mm256_and_si256(r, one), one);
-  const __m256i up = _mm256_or_si256(_mm256_cmpgt_epi32(rest, half), _mm256_and_si256(_mm256_cmpeq_epi32(rest, half), odd));
+  const __m256i up =
+      _mm256_or_si256(_mm256_cmpgt_epi32(rest, half), _mm256_and_si256(_mm256_cmpeq_epi32(rest, half), odd));
   r = _mm256_sub_epi32(r, up);  // up is -1 where it rounds up
   r = _mm256_min_epi32(r, _mm256_set1_epi32(dgq::fp8::kE4M3MaxBits));
   const __m256i units = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_castsi256_ps(abs), _mm256_set1_ps(512.0f)));
   r = _mm256_blendv_epi8(r, units, _mm256_cmpgt_epi32(_mm256_set1_epi32(0x3c800000), abs));
-  r = _mm256_blendv_epi8(r, _mm256_set1_epi32(dgq::fp8::kE4M3MaxBits), _mm256_cmpgt_epi32(abs, _mm256_set1_epi32(0x43dfffff)));
-  r = _mm256_blendv_epi8(r, _mm256_set1_epi32(dgq::fp8::kE4M3NaN), _mm256_cmpgt_epi32(abs, _mm256_set1_epi32(0x7f800000)));
+  r = _mm256_blendv_epi8(r, _mm256_set1_epi32(dgq::fp8::kE4M3MaxBits),
+                         _mm256_cmpgt_epi32(abs, _mm256_set1_epi32(0x43dfffff)));
+  r = _mm256_blendv_epi8(r, _mm256_set1_epi32(dgq::fp8::kE4M3NaN),
+                         _mm256_cmpgt_epi32(abs, _mm256_set1_epi32(0x7f800000)));
   r = _mm256_or_si256(r, sign);
   const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
   return _mm_packus_epi16(w, w);

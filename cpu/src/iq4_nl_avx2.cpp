@@ -55,10 +55,11 @@ __m256i best_indices8(__m256 al) {
   for (int k = 0; k < 16; ++k) {  // a lane where kGrid[k] <= al is all ones (-1): subtracting counts it
     count = _mm256_sub_epi32(count, _mm256_castps_si256(_mm256_cmp_ps(_mm256_set1_ps(kGrid[k]), al, _CMP_LE_OQ)));
   }
-  const __m256i ml = _mm256_min_epi32(_mm256_max_epi32(_mm256_sub_epi32(count, _mm256_set1_epi32(1)), _mm256_setzero_si256()),
-                                      _mm256_set1_epi32(14));
+  const __m256i ml = _mm256_min_epi32(
+      _mm256_max_epi32(_mm256_sub_epi32(count, _mm256_set1_epi32(1)), _mm256_setzero_si256()), _mm256_set1_epi32(14));
   const __m256i mu = _mm256_add_epi32(ml, _mm256_set1_epi32(1));
-  const __m256 lower_is_nearer = _mm256_cmp_ps(_mm256_sub_ps(al, grid_lookup(ml)), _mm256_sub_ps(grid_lookup(mu), al), _CMP_LT_OQ);
+  const __m256 lower_is_nearer =
+      _mm256_cmp_ps(_mm256_sub_ps(al, grid_lookup(ml)), _mm256_sub_ps(grid_lookup(mu), al), _CMP_LT_OQ);
   return _mm256_add_epi32(mu, _mm256_castps_si256(lower_is_nearer));  // mu - 1 where the lower one wins
 }
 #endif

@@ -13,7 +13,7 @@ namespace dgq::cpu::codes {
 void pack_crumbs(const std::uint8_t* q, std::int64_t n, std::uint8_t* out) {
   std::int64_t k = 0;
 #if defined(__AVX2__)
-  const __m256i pair_weights = _mm256_set1_epi16(0x0401);   // bytes 1, 4
+  const __m256i pair_weights = _mm256_set1_epi16(0x0401);      // bytes 1, 4
   const __m256i quad_weights = _mm256_set1_epi32(0x00100001);  // words 1, 16
   for (; 4 * k + 64 <= n; k += 16) {
     const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 4 * k));

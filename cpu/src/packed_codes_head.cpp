@@ -15,23 +15,23 @@
 #include <string>
 #include <string_view>
 
+#include "decode_attention_spec.hpp"
+#include "decode_attention_vllm.hpp"
 #include "dgq/baselines/turboquant.hpp"
 #include "dgq/byte_io.hpp"
-#include "dgq/cpu/kernels.hpp"
 #include "dgq/cpu/decode_attention.hpp"
+#include "dgq/cpu/kernels.hpp"
 #include "dgq/cpu/stored_head.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/kernels/uniform_codes.hpp"
 #include "dgq/kv_block_rules.hpp"
 #include "dgq/registry.hpp"
-#include "dgq/stored_layout.hpp"
 #include "dgq/schemes/dgq2/layout.hpp"
 #include "dgq/schemes/dgq2/packed_codes.hpp"
 #include "dgq/schemes/dgq2/params.hpp"
 #include "dgq/schemes/dgq2/range_store.hpp"
 #include "dgq/schemes/dgq2/segments.hpp"
-#include "decode_attention_spec.hpp"
-#include "decode_attention_vllm.hpp"
+#include "dgq/stored_layout.hpp"
 
 namespace dgq::cpu {
 namespace {
@@ -207,10 +207,12 @@ StoredHead preset_head(const Compressed& c, const ParsedSpec& spec) {
 StoredHead packed_codes_head(const Compressed& c) {
   const ParsedSpec spec = parse_spec(c.scheme);
   const StoredLayout layout = spec.family->stored_layout;
-  if (layout != StoredLayout::span_codes && layout != StoredLayout::group_codes && layout != StoredLayout::codebook_tokens &&
-      layout != StoredLayout::preset_slots)
-    refuse("the uniform and codebook formats read the parts of dgq2, KIVI, TurboQuant or vLLM's TurboQuant presets, not '" +
-           c.scheme + "'");
+  if (layout != StoredLayout::span_codes && layout != StoredLayout::group_codes &&
+      layout != StoredLayout::codebook_tokens && layout != StoredLayout::preset_slots)
+    refuse(
+        "the uniform and codebook formats read the parts of dgq2, KIVI, TurboQuant or vLLM's TurboQuant presets, not "
+        "'" +
+        c.scheme + "'");
   check_input_dtype(c);
   if (c.channels % 32 != 0) refuse("head_dim must be a multiple of 32, got " + std::to_string(c.channels));
   refuse_modifiers_but_rotation(spec, c.scheme);

@@ -55,8 +55,8 @@ void quantize_q4_0_avx2(const float* x, BlockQ4_0& b) {
   for (int k = 0; k < 4; ++k) {
     q[k] = _mm256_min_epi32(_mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(v[k], vid), offset)), top);
   }
-  const __m256i r0 = _mm256_or_si256(q[0], _mm256_slli_epi32(q[2], 4));  // elements 0..7 | 16..23
-  const __m256i r1 = _mm256_or_si256(q[1], _mm256_slli_epi32(q[3], 4));  // elements 8..15 | 24..31
+  const __m256i r0 = _mm256_or_si256(q[0], _mm256_slli_epi32(q[2], 4));           // elements 0..7 | 16..23
+  const __m256i r1 = _mm256_or_si256(q[1], _mm256_slli_epi32(q[3], 4));           // elements 8..15 | 24..31
   const __m256i w = _mm256_permute4x64_epi64(_mm256_packus_epi32(r0, r1), 0xD8);  // 16 x u16 in order
   const __m128i bytes = _mm_packus_epi16(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
   _mm_storeu_si128(reinterpret_cast<__m128i*>(b.qs), bytes);

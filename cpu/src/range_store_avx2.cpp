@@ -37,8 +37,8 @@ bool store_fp16_ranges8(const float* mins, const float* maxs, int levels, std::v
   // uniform_inverse: levels / (hi - lo), 0 for a flat range or an infinite quotient.
   const __m256 q = _mm256_div_ps(_mm256_set1_ps(static_cast<float>(levels)), _mm256_sub_ps(h, l));
   const __m256 magnitude = _mm256_and_ps(q, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)));
-  const __m256 zero = _mm256_or_ps(_mm256_cmp_ps(h, l, _CMP_EQ_OQ),
-                                   _mm256_cmp_ps(magnitude, _mm256_set1_ps(INFINITY), _CMP_EQ_OQ));
+  const __m256 zero =
+      _mm256_or_ps(_mm256_cmp_ps(h, l, _CMP_EQ_OQ), _mm256_cmp_ps(magnitude, _mm256_set1_ps(INFINITY), _CMP_EQ_OQ));
   _mm256_storeu_ps(inv, _mm256_andnot_ps(zero, q));
   return true;
 #else

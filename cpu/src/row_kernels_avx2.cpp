@@ -30,21 +30,21 @@ constexpr int kLanes = rules::kCanonicalLanes;
 __m256 load8(const void* src, DType dt, std::int64_t d) {
   switch (dt) {
     case DType::f16:
-      return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const std::uint16_t*>(src) + d)));
+      return _mm256_cvtph_ps(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const std::uint16_t*>(src) + d)));
     case DType::bf16: {
       const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const std::uint16_t*>(src) + d));
       return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(b), 16));
     }
-    case DType::f32:
-      break;
+    case DType::f32: break;
   }
   return _mm256_loadu_ps(static_cast<const float*>(src) + d);
 }
 
 // Rule 1's tree (s = 16, 8, 4, 2, 1) over the accumulators a[0..3] = acc[0..31].
 float reduce_tree(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
-  const __m256 s16lo = _mm256_add_ps(a0, a2);  // acc[j] + acc[j+16], j = 0..7
-  const __m256 s16hi = _mm256_add_ps(a1, a3);  // j = 8..15
+  const __m256 s16lo = _mm256_add_ps(a0, a2);     // acc[j] + acc[j+16], j = 0..7
+  const __m256 s16hi = _mm256_add_ps(a1, a3);     // j = 8..15
   const __m256 s8 = _mm256_add_ps(s16lo, s16hi);  // acc[j] + acc[j+8], j = 0..7
   const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
   const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
@@ -254,12 +254,9 @@ template <RangeShape S>
 std::int64_t scan_rows_shape(const void* src, DType dt, std::int64_t rows, std::int64_t n, float* row, float* lo,
                              float* hi, RowStats* stats) {
   switch (dt) {
-    case DType::f16:
-      return scan_rows_as<DType::f16, S>(src, rows, n, row, lo, hi, stats);
-    case DType::bf16:
-      return scan_rows_as<DType::bf16, S>(src, rows, n, row, lo, hi, stats);
-    case DType::f32:
-      break;
+    case DType::f16: return scan_rows_as<DType::f16, S>(src, rows, n, row, lo, hi, stats);
+    case DType::bf16: return scan_rows_as<DType::bf16, S>(src, rows, n, row, lo, hi, stats);
+    case DType::f32: break;
   }
   return scan_rows_as<DType::f32, S>(src, rows, n, row, lo, hi, stats);
 }
@@ -284,8 +281,10 @@ void quantize_one_row(const void* src, std::int64_t n, const float* lo, const fl
   for (; d + 32 <= n; d += 32) {
     // Pack 4 x 8 int32 to 32 int8 (saturating); packs work per 128-bit lane, the permute
     // restores the order.
-    const __m256i c01 = _mm256_subs_epi16(_mm256_packs_epi32(quantize8<T>(src, d, lo, inv), quantize8<T>(src, d + 8, lo, inv)), offset16);
-    const __m256i c23 = _mm256_subs_epi16(_mm256_packs_epi32(quantize8<T>(src, d + 16, lo, inv), quantize8<T>(src, d + 24, lo, inv)), offset16);
+    const __m256i c01 = _mm256_subs_epi16(
+        _mm256_packs_epi32(quantize8<T>(src, d, lo, inv), quantize8<T>(src, d + 8, lo, inv)), offset16);
+    const __m256i c23 = _mm256_subs_epi16(
+        _mm256_packs_epi32(quantize8<T>(src, d + 16, lo, inv), quantize8<T>(src, d + 24, lo, inv)), offset16);
     const __m256i bytes = _mm256_max_epi8(_mm256_packs_epi16(c01, c23), lowest);
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes + d), _mm256_permutevar8x32_epi32(bytes, order));
@@ -328,12 +327,9 @@ RowStats scan_row(const void* src, DType dt, std::int64_t n, float* row, float* 
 void quantize_rows(const void* src, DType dt, std::int64_t rows, std::int64_t n, const float* lo, const float* inv,
                    std::int8_t* codes) {
   switch (dt) {
-    case DType::f16:
-      return quantize_rows_as<DType::f16>(src, rows, n, lo, inv, codes);
-    case DType::bf16:
-      return quantize_rows_as<DType::bf16>(src, rows, n, lo, inv, codes);
-    case DType::f32:
-      return quantize_rows_as<DType::f32>(src, rows, n, lo, inv, codes);
+    case DType::f16: return quantize_rows_as<DType::f16>(src, rows, n, lo, inv, codes);
+    case DType::bf16: return quantize_rows_as<DType::bf16>(src, rows, n, lo, inv, codes);
+    case DType::f32: return quantize_rows_as<DType::f32>(src, rows, n, lo, inv, codes);
   }
 }
 
@@ -363,9 +359,7 @@ void dequantize_row(const std::int8_t* codes, std::int64_t n, const float* lo, c
         _mm_storeu_si128(reinterpret_cast<__m128i*>(static_cast<std::uint16_t*>(out) + d), packed);
         break;
       }
-      case DType::f32:
-        _mm256_storeu_ps(static_cast<float*>(out) + d, y);
-        break;
+      case DType::f32: _mm256_storeu_ps(static_cast<float*>(out) + d, y); break;
     }
   }
   const MutTensor view{out, dt, 1, n};

@@ -5,12 +5,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "decode_attention_spec.hpp"
 #include "dgq/cpu/stored_head.hpp"
 #include "dgq/dgq_parts.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/registry.hpp"
 #include "dgq/stored_layout.hpp"
-#include "decode_attention_spec.hpp"
 
 namespace dgq::cpu {
 
@@ -23,7 +23,8 @@ SpanRanges dgq_segment_ranges(const Compressed& c, const std::uint8_t** codes) {
   const bool rotated = spec.modifier("rot") == "hadamard";
   const DgqV1Params p = dgq_v1_params_from_args(spec.args);
   if (c.dtype != DType::f16 && c.dtype != DType::f32) {
-    throw std::invalid_argument("decode_attention: format dgq takes fp16 or fp32 input, not " + std::string(dtype_name(c.dtype)));
+    throw std::invalid_argument("decode_attention: format dgq takes fp16 or fp32 input, not " +
+                                std::string(dtype_name(c.dtype)));
   }
   // A copy of the codes: in-band markers are found in them (rule 8); the kernel reads c's own.
   const DgqV1Encoded enc = dgq_encoded_from_parts(c, p);

@@ -7,12 +7,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "decode_attention_spec.hpp"
 #include "dgq/cpu/decode_attention.hpp"
 #include "dgq/cpu/stored_head.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/registry.hpp"
 #include "dgq/stored_layout.hpp"
-#include "decode_attention_spec.hpp"
 
 namespace dgq::cpu {
 namespace {
@@ -30,8 +30,8 @@ std::string readable_families() {
 }
 
 StoredHead refuse_unreadable(const Compressed& c, const ParsedSpec&) {
-  throw std::invalid_argument("decode_attention: the kernel reads the stored heads of " + readable_families() + ", not '" +
-                              c.scheme + "'");
+  throw std::invalid_argument("decode_attention: the kernel reads the stored heads of " + readable_families() +
+                              ", not '" + c.scheme + "'");
 }
 
 StoredHead read_ggml_blocks(const Compressed& c, const ParsedSpec& spec) {
@@ -40,7 +40,8 @@ StoredHead read_ggml_blocks(const Compressed& c, const ParsedSpec& spec) {
   refuse_modifiers_but_rotation(spec, c.scheme);
   const Part* blocks = c.find("blocks");
   if (blocks == nullptr) throw InputError(c.scheme + ": part 'blocks' is missing");
-  const auto row_bytes = static_cast<std::uint64_t>(c.channels / 32) * static_cast<std::uint64_t>(kv_block_bytes(format));
+  const auto row_bytes =
+      static_cast<std::uint64_t>(c.channels / 32) * static_cast<std::uint64_t>(kv_block_bytes(format));
   if (blocks->bytes.size() != static_cast<std::uint64_t>(c.tokens) * row_bytes)
     throw InputError(c.scheme + ": corrupt data: part 'blocks' has the wrong size");
   StoredHead h;
@@ -76,8 +77,8 @@ static_assert(kReaders.size() == kStoredLayoutCount);
 
 StoredHead read_stored_head(const Compressed& c) {
   if (c.channels < 32 || c.channels % 32 != 0)
-    throw std::invalid_argument("CompressedLayer: head_dim must be a positive multiple of 32, got " + std::to_string(c.channels) +
-                                " ('" + c.scheme + "')");
+    throw std::invalid_argument("CompressedLayer: head_dim must be a positive multiple of 32, got " +
+                                std::to_string(c.channels) + " ('" + c.scheme + "')");
   const ParsedSpec spec = parse_spec(c.scheme);
   const auto layout = static_cast<std::size_t>(spec.family->stored_layout);
   assert(layout < kReaders.size() && kReaders[layout] != nullptr);

@@ -122,8 +122,8 @@ void uniform_nibbles(const float* x, std::int64_t n, float lo, float inv, int le
   Rows::one_range(x, n, lo, inv, levels, offset, out);
 }
 
-void uniform_nibbles_row(const void* src, DType dt, std::int64_t n, const float* lo, const float* inv,
-                         bool per_channel, int levels, int offset, std::uint8_t* out) {
+void uniform_nibbles_row(const void* src, DType dt, std::int64_t n, const float* lo, const float* inv, bool per_channel,
+                         int levels, int offset, std::uint8_t* out) {
   Rows::row(src, dt, n, lo, inv, per_channel, levels, offset, out);
 }
 

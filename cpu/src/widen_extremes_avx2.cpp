@@ -76,16 +76,12 @@ bool widen_extremes_with(Load in, std::int64_t n, std::int64_t group, float* row
 
 }  // namespace
 
-bool widen_extremes(const void* src, DType dt, std::int64_t n, std::int64_t group, float* row,
-                    kernels::Extremes* ext) {
+bool widen_extremes(const void* src, DType dt, std::int64_t n, std::int64_t group, float* row, kernels::Extremes* ext) {
 #if defined(__AVX2__) && defined(__F16C__)
   switch (dt) {
-    case DType::f16:
-      return widen_extremes_with(HalfLoad{static_cast<const std::uint16_t*>(src)}, n, group, row, ext);
-    case DType::bf16:
-      return widen_extremes_with(Bf16Load{static_cast<const std::uint16_t*>(src)}, n, group, row, ext);
-    case DType::f32:
-      return widen_extremes_with(FloatLoad{static_cast<const float*>(src)}, n, group, row, ext);
+    case DType::f16: return widen_extremes_with(HalfLoad{static_cast<const std::uint16_t*>(src)}, n, group, row, ext);
+    case DType::bf16: return widen_extremes_with(Bf16Load{static_cast<const std::uint16_t*>(src)}, n, group, row, ext);
+    case DType::f32: return widen_extremes_with(FloatLoad{static_cast<const float*>(src)}, n, group, row, ext);
   }
 #endif
   return kernels::reference_kernels().widen_extremes(src, dt, n, group, row, ext);

@@ -75,9 +75,9 @@ void fill_input(DeviceBuffer& x, std::int64_t elements) {
   }
   for (std::int64_t done = 0; done < elements; done += static_cast<std::int64_t>(tile.size())) {
     const std::int64_t n = std::min<std::int64_t>(static_cast<std::int64_t>(tile.size()), elements - done);
-    check_cuda(cudaMemcpy(x.as<std::uint16_t>() + done, tile.data(), static_cast<std::size_t>(n) * 2,
-                          cudaMemcpyHostToDevice),
-               "cudaMemcpy(bench input)");
+    check_cuda(
+        cudaMemcpy(x.as<std::uint16_t>() + done, tile.data(), static_cast<std::size_t>(n) * 2, cudaMemcpyHostToDevice),
+        "cudaMemcpy(bench input)");
   }
 }
 
@@ -129,7 +129,8 @@ void print_table(const std::string& device, const BenchOptions& o, const std::ve
   }
 }
 
-void write_json(const std::string& path, const std::string& device, const BenchOptions& o, const std::vector<Row>& rows) {
+void write_json(const std::string& path, const std::string& device, const BenchOptions& o,
+                const std::vector<Row>& rows) {
   const std::string partial = path + ".partial";
   {
     std::ofstream f(partial);

@@ -44,8 +44,8 @@ void check_encoded(const DgqV1Encoded& e, const MutTensor& out, std::size_t inde
   if (out.tokens != e.tokens || out.channels != e.channels || out.dtype != e.dtype)
     throw InputError("unit " + std::to_string(index) + ": decode target is [" + std::to_string(out.tokens) + " x " +
                      std::to_string(out.channels) + "] " + std::string(dtype_name(out.dtype)) +
-                     ", the encoded tensor is [" + std::to_string(e.tokens) + " x " + std::to_string(e.channels) + "] " +
-                     std::string(dtype_name(e.dtype)));
+                     ", the encoded tensor is [" + std::to_string(e.tokens) + " x " + std::to_string(e.channels) +
+                     "] " + std::string(dtype_name(e.dtype)));
   if (e.channels < 1 || e.channels > kMaxChannels)
     throw InputError("unit " + std::to_string(index) + ": channels=" + std::to_string(e.channels) +
                      " is out of range for the CUDA path: expected [1, " + std::to_string(kMaxChannels) + "]");
@@ -53,22 +53,21 @@ void check_encoded(const DgqV1Encoded& e, const MutTensor& out, std::size_t inde
   if (e.segments < (e.tokens > 0 ? 1 : 0) || e.segments > kMaxSegments || (e.tokens == 0 && e.segments != 0))
     corrupt(index, "segments=" + std::to_string(e.segments) + " for " + std::to_string(e.tokens) + " tokens");
   if (e.codes.size() != static_cast<std::size_t>(e.tokens * e.channels))
-    corrupt(index, "codes has " + std::to_string(e.codes.size()) + " bytes, expected tokens*channels = " +
-                       std::to_string(e.tokens * e.channels));
+    corrupt(index, "codes has " + std::to_string(e.codes.size()) +
+                       " bytes, expected tokens*channels = " + std::to_string(e.tokens * e.channels));
   const std::size_t ranges = static_cast<std::size_t>(e.segments * range_channels(e));
   if (e.lo.size() != ranges || e.hi.size() != ranges) corrupt(index, "range count is not segments*C");
   switch (e.params.markers) {
-    case Markers::table:
-      check_table(e, index);
-      break;
+    case Markers::table: check_table(e, index); break;
     case Markers::bitmap:
       if (e.bitmap.size() != static_cast<std::size_t>((e.tokens + 7) / 8))
-        corrupt(index, "bitmap has " + std::to_string(e.bitmap.size()) + " bytes, expected ceil(tokens/8) = " +
-                           std::to_string((e.tokens + 7) / 8));
+        corrupt(index, "bitmap has " + std::to_string(e.bitmap.size()) +
+                           " bytes, expected ceil(tokens/8) = " + std::to_string((e.tokens + 7) / 8));
       if (e.tokens > 0 && (e.bitmap[0] & 1u)) corrupt(index, "bitmap bit of token 0 is 1 (segment 0 has parity 0)");
       break;
     case Markers::inband:
-      if (e.tokens > 0 && rules::is_inband_marker(e.codes[0])) corrupt(index, "in-band marker at token 0 (segment 0 has none)");
+      if (e.tokens > 0 && rules::is_inband_marker(e.codes[0]))
+        corrupt(index, "in-band marker at token 0 (segment 0 has none)");
       break;
   }
 }
@@ -119,7 +118,8 @@ void decode_group(const std::vector<DgqV1Encoded>& encoded, const std::vector<Mu
   output.reserve(unit_bytes * members.size());
   decode_device(dev, output.get());
   const DecodeFault bad = read_decode_fault(dev, nullptr);
-  if (bad.unit >= 0) throw InputError(describe(bad, static_cast<std::int64_t>(members[static_cast<std::size_t>(bad.unit)])));
+  if (bad.unit >= 0)
+    throw InputError(describe(bad, static_cast<std::int64_t>(members[static_cast<std::size_t>(bad.unit)])));
   for (std::size_t i = 0; i < members.size(); ++i) {
     check_cuda(cudaMemcpy(out[members[i]].data, output.as<unsigned char>() + i * unit_bytes, unit_bytes,
                           cudaMemcpyDeviceToHost),

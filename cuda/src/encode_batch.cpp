@@ -24,8 +24,8 @@ void check_unit(const ConstTensor& x, std::size_t index) {
   if (x.tokens < 0 || x.tokens > static_cast<std::int64_t>(UINT32_MAX))
     throw InputError(where + "tokens=" + std::to_string(x.tokens) + " is out of range: expected [0, 4294967295]");
   if (x.channels < 1 || x.channels > kMaxChannels)
-    throw InputError(where + "channels=" + std::to_string(x.channels) + " is out of range for the CUDA path: expected [1, " +
-                     std::to_string(kMaxChannels) + "]");
+    throw InputError(where + "channels=" + std::to_string(x.channels) +
+                     " is out of range for the CUDA path: expected [1, " + std::to_string(kMaxChannels) + "]");
   if (x.dtype != DType::f16 && x.dtype != DType::bf16 && x.dtype != DType::f32)
     throw InputError(where + "unknown dtype code " + std::to_string(static_cast<int>(x.dtype)));
   if (x.tokens > 0 && x.data == nullptr) throw InputError(where + "tensor data is missing (null pointer)");
@@ -87,8 +87,8 @@ void encode_group(const std::vector<ConstTensor>& units, const std::vector<std::
   const auto codes = download<std::int8_t>(enc.codes, static_cast<std::size_t>(shape.elements()), "cudaMemcpy(codes)");
   const auto lo = download<float>(enc.lo, static_cast<std::size_t>(shape.units * kMaxSegments * C), "cudaMemcpy(lo)");
   const auto hi = download<float>(enc.hi, lo.size(), "cudaMemcpy(hi)");
-  const auto edges =
-      download<std::uint32_t>(enc.edges, static_cast<std::size_t>(shape.units * (kMaxSegments + 1)), "cudaMemcpy(edges)");
+  const auto edges = download<std::uint32_t>(enc.edges, static_cast<std::size_t>(shape.units * (kMaxSegments + 1)),
+                                             "cudaMemcpy(edges)");
   const auto segments = download<int>(enc.segments, static_cast<std::size_t>(shape.units), "cudaMemcpy(segments)");
   const std::int64_t bitmap_bytes = enc.bitmap_bytes_per_unit();
   const auto bitmap = p.markers == Markers::bitmap && shape.elements() > 0
@@ -110,8 +110,9 @@ void encode_group(const std::vector<ConstTensor>& units, const std::vector<std::
     out.hi.assign(hi.begin() + range_begin, hi.begin() + range_end);
     out.codes.assign(codes.begin() + static_cast<std::ptrdiff_t>(i * per_unit),
                      codes.begin() + static_cast<std::ptrdiff_t>((i + 1) * per_unit));
-    const std::vector<std::uint32_t> unit_edges(edges.begin() + static_cast<std::ptrdiff_t>(i * (kMaxSegments + 1)),
-                                                edges.begin() + static_cast<std::ptrdiff_t>((i + 1) * (kMaxSegments + 1)));
+    const std::vector<std::uint32_t> unit_edges(
+        edges.begin() + static_cast<std::ptrdiff_t>(i * (kMaxSegments + 1)),
+        edges.begin() + static_cast<std::ptrdiff_t>((i + 1) * (kMaxSegments + 1)));
     store_markers(unit_edges, out.segments, bitmap.empty() ? nullptr : bitmap.data() + i * bitmap_bytes, bitmap_bytes,
                   out);
   }
@@ -134,8 +135,9 @@ std::vector<DgqV1Encoded> encode_batch(const std::vector<ConstTensor>& units, co
     for (std::size_t begin = 0; begin < members.size(); begin += kMaxUnitsPerLaunch) {
       if (members[begin] > first_fault.unit) break;
       const std::size_t end = std::min(members.size(), begin + kMaxUnitsPerLaunch);
-      encode_group(units, std::vector<std::size_t>(members.begin() + static_cast<std::ptrdiff_t>(begin),
-                                                   members.begin() + static_cast<std::ptrdiff_t>(end)),
+      encode_group(units,
+                   std::vector<std::size_t>(members.begin() + static_cast<std::ptrdiff_t>(begin),
+                                            members.begin() + static_cast<std::ptrdiff_t>(end)),
                    p, results, first_fault);
     }
   }

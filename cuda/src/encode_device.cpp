@@ -28,8 +28,8 @@ void check_device_shape(const DeviceShape& shape) {
   if (shape.tokens < 0 || shape.tokens > static_cast<std::int64_t>(UINT32_MAX))
     throw InputError("tokens=" + std::to_string(shape.tokens) + " is out of range: expected [0, 4294967295]");
   if (shape.channels < 1 || shape.channels > kMaxChannels)
-    throw InputError("channels=" + std::to_string(shape.channels) + " is out of range for the CUDA path: expected [1, " +
-                     std::to_string(kMaxChannels) + "]");
+    throw InputError("channels=" + std::to_string(shape.channels) +
+                     " is out of range for the CUDA path: expected [1, " + std::to_string(kMaxChannels) + "]");
   if (shape.dtype != DType::f16 && shape.dtype != DType::bf16 && shape.dtype != DType::f32)
     throw InputError("unknown dtype code " + std::to_string(static_cast<int>(shape.dtype)));
 }
@@ -101,7 +101,8 @@ void encode_device(const void* x, const DeviceShape& shape, const DgqV1Params& p
   }
   detail::launch_quantize(x, shape, edges, segments, out.lo.as<float>(), out.inv.as<float>(), out.range_channels(),
                           p.markers == Markers::inband, out.codes.as<std::int8_t>(), stream);
-  if (p.markers == Markers::bitmap) detail::launch_bitmap(shape, edges, segments, out.bitmap.as<std::uint8_t>(), stream);
+  if (p.markers == Markers::bitmap)
+    detail::launch_bitmap(shape, edges, segments, out.bitmap.as<std::uint8_t>(), stream);
 }
 
 namespace {
@@ -173,9 +174,7 @@ std::string describe(const EncodeFault& f, std::int64_t unit_label) {
   std::ostringstream msg;
   msg << "unit " << unit_label << ": ";
   switch (f.kind) {
-    case EncodeFault::none:
-      msg << "no fault";
-      break;
+    case EncodeFault::none: msg << "no fault"; break;
     case EncodeFault::non_finite:
       msg << "non-finite value " << non_finite_name(f.value) << " at token " << f.token << ", channel " << f.channel;
       break;

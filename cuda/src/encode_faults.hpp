@@ -14,10 +14,10 @@ namespace dgq::cuda {
 struct EncodeFault {
   enum Kind { none, non_finite, variance_overflow, range_overflow } kind = none;
   std::int64_t unit = -1, token = -1, channel = -1;
-  float value = 0.0f;                         // non_finite: the element as fp32
-  int segment = -1;                           // range_overflow
+  float value = 0.0f;                              // non_finite: the element as fp32
+  int segment = -1;                                // range_overflow
   std::int64_t first_token = -1, last_token = -1;  // range_overflow: the segment's tokens
-  float lo = 0.0f, hi = 0.0f;                 // range_overflow: the range that overflowed
+  float lo = 0.0f, hi = 0.0f;                      // range_overflow: the range that overflowed
 };
 
 // Synchronises `stream` (kernel errors surface here as dgq::Error) and reads the fault of the

@@ -78,8 +78,8 @@ ConstTensor tensor_view(const InputArray& a, std::optional<std::string_view> dty
   const auto tokens = static_cast<std::int64_t>(a.shape(0));
   const auto channels = static_cast<std::int64_t>(a.shape(1));
   // Strides are in elements; a dimension of extent 1 (or an empty array) may have any stride.
-  const bool contiguous = tokens * channels == 0 ||
-                          ((channels == 1 || a.stride(1) == 1) && (tokens == 1 || a.stride(0) == channels));
+  const bool contiguous =
+      tokens * channels == 0 || ((channels == 1 || a.stride(1) == 1) && (tokens == 1 || a.stride(0) == channels));
   if (!contiguous) {
     throw InputError(prefix + ": the array is not C-contiguous (strides " + std::to_string(a.stride(0)) + ", " +
                      std::to_string(a.stride(1)) + " elements); pass numpy.ascontiguousarray(x)");
@@ -94,14 +94,16 @@ MutTensor output_view(const nb::handle& out, DType dtype, std::int64_t tokens, s
                            std::to_string(tokens) + ", " + std::to_string(channels) + ")";
   // No conversion: a converted copy would be decoded into and dropped, leaving out untouched.
   nb::ndarray<nb::device::cpu> a;
-  if (!nb::try_cast(out, a, false)) throw InputError(prefix + ": out must be " + want + " (a read-only or non-array object was given)");
+  if (!nb::try_cast(out, a, false))
+    throw InputError(prefix + ": out must be " + want + " (a read-only or non-array object was given)");
   const bool shape_ok = a.ndim() == 2 && static_cast<std::int64_t>(a.shape(0)) == tokens &&
                         static_cast<std::int64_t>(a.shape(1)) == channels;
   const bool dtype_ok = dtype == DType::f16   ? is(a.dtype(), nb::dlpack::dtype_code::Float, 16)
                         : dtype == DType::f32 ? is(a.dtype(), nb::dlpack::dtype_code::Float, 32)
                                               : is(a.dtype(), nb::dlpack::dtype_code::UInt, 16);
-  const bool contiguous = shape_ok && (tokens * channels == 0 || ((channels == 1 || a.stride(1) == 1) &&
-                                                                  (tokens == 1 || a.stride(0) == channels)));
+  const bool contiguous =
+      shape_ok &&
+      (tokens * channels == 0 || ((channels == 1 || a.stride(1) == 1) && (tokens == 1 || a.stride(0) == channels)));
   if (!shape_ok || !dtype_ok || !contiguous) {
     std::string got = numpy_name(a.dtype()) + " shape (";
     for (std::size_t i = 0; i < a.ndim(); ++i) got += (i ? ", " : "") + std::to_string(a.shape(i));

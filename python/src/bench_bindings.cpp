@@ -39,22 +39,28 @@ std::vector<double> seconds_per_call(int repeats, Work&& work) {
 }  // namespace
 
 void bind_bench(nb::module_& m) {
-  m.def("_cpp_compress_seconds", [](std::string_view spec, const InputArray& x, int repeats) {
-    const auto scheme = make_scheme(spec);
-    const ConstTensor view = tensor_view(x, std::nullopt, "compress");
-    Compressed out;
-    return seconds_per_call(repeats, [&] { out = scheme->compress(view, TensorRole::key); });
-  }, nb::arg("spec"), nb::arg("array"), nb::arg("repeats"),
-        "Seconds of each of `repeats` C++ calls of make_scheme(spec)->compress(array, key) (tools/bench-python.py).");
-  m.def("_cpp_decompress_seconds", [](std::string_view spec, const InputArray& x, int repeats) {
-    const auto scheme = make_scheme(spec);
-    const ConstTensor view = tensor_view(x, std::nullopt, "compress");
-    const Compressed c = scheme->compress(view, TensorRole::key);
-    std::vector<std::byte> out(view.bytes());
-    const MutTensor target{out.data(), view.dtype, view.tokens, view.channels};
-    return seconds_per_call(repeats, [&] { scheme->decompress(c, target); });
-  }, nb::arg("spec"), nb::arg("array"), nb::arg("repeats"),
-        "Seconds of each of `repeats` C++ decompress calls of array compressed as keys (tools/bench-python.py).");
+  m.def(
+      "_cpp_compress_seconds",
+      [](std::string_view spec, const InputArray& x, int repeats) {
+        const auto scheme = make_scheme(spec);
+        const ConstTensor view = tensor_view(x, std::nullopt, "compress");
+        Compressed out;
+        return seconds_per_call(repeats, [&] { out = scheme->compress(view, TensorRole::key); });
+      },
+      nb::arg("spec"), nb::arg("array"), nb::arg("repeats"),
+      "Seconds of each of `repeats` C++ calls of make_scheme(spec)->compress(array, key) (tools/bench-python.py).");
+  m.def(
+      "_cpp_decompress_seconds",
+      [](std::string_view spec, const InputArray& x, int repeats) {
+        const auto scheme = make_scheme(spec);
+        const ConstTensor view = tensor_view(x, std::nullopt, "compress");
+        const Compressed c = scheme->compress(view, TensorRole::key);
+        std::vector<std::byte> out(view.bytes());
+        const MutTensor target{out.data(), view.dtype, view.tokens, view.channels};
+        return seconds_per_call(repeats, [&] { scheme->decompress(c, target); });
+      },
+      nb::arg("spec"), nb::arg("array"), nb::arg("repeats"),
+      "Seconds of each of `repeats` C++ decompress calls of array compressed as keys (tools/bench-python.py).");
 }
 
 }  // namespace dgq::python

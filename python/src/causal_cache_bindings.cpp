@@ -78,23 +78,30 @@ void bind_causal_cache(nb::module_& m) {
            "Append rows (tokens x channels, the cache's dtype): newly final tokens are stored by the causal "
            "form; the rest stays raw.")
       // After the overload above fails: ml_dtypes' bfloat16 rows (a cache of dtype "bf16").
-      .def("append", [](nb::handle self, nb::handle rows) {
-        const auto& o = nb::cast<const CausalCacheObject&>(self);
-        self.attr("append")(bf16_bits_of(rows, std::string(dtype_name(o.dtype)), "CausalCache.append"));
-      }, nb::arg("rows"))
+      .def(
+          "append",
+          [](nb::handle self, nb::handle rows) {
+            const auto& o = nb::cast<const CausalCacheObject&>(self);
+            self.attr("append")(bf16_bits_of(rows, std::string(dtype_name(o.dtype)), "CausalCache.append"));
+          },
+          nb::arg("rows"))
       .def("read", &read, nb::arg("out") = nb::none(),
            "What attention reads now: tokens x channels float32, the final values then the raw tail.")
       .def_prop_ro("spec", [](const CausalCacheObject& o) { return o.scheme->spec(); })
       .def_prop_ro("dtype", [](const CausalCacheObject& o) { return std::string(dtype_name(o.dtype)); })
-      .def_prop_ro("row_dtype", [](const CausalCacheObject& o) { return std::string(dtype_name(o.cache->row_dtype())); },
-                   "The dtype the rows are held in (rule C9): raw_dtype when the scheme keeps rows of this role "
-                   "raw, else dtype.")
+      .def_prop_ro(
+          "row_dtype", [](const CausalCacheObject& o) { return std::string(dtype_name(o.cache->row_dtype())); },
+          "The dtype the rows are held in (rule C9): raw_dtype when the scheme keeps rows of this role "
+          "raw, else dtype.")
       .def_prop_ro("channels", [](const CausalCacheObject& o) { return o.cache->channels(); })
-      .def_prop_ro("tokens", [](const CausalCacheObject& o) { return o.cache->tokens(); }, "Tokens appended.")
-      .def_prop_ro("final_tokens", [](const CausalCacheObject& o) { return o.cache->final_tokens(); },
-                   "Tokens holding their final stored value (a prefix).")
-      .def_prop_ro("held_bytes", [](const CausalCacheObject& o) { return o.cache->held_bytes(); },
-                   "Bytes held now: the final prefix as stored plus the raw tail in the row dtype.")
+      .def_prop_ro(
+          "tokens", [](const CausalCacheObject& o) { return o.cache->tokens(); }, "Tokens appended.")
+      .def_prop_ro(
+          "final_tokens", [](const CausalCacheObject& o) { return o.cache->final_tokens(); },
+          "Tokens holding their final stored value (a prefix).")
+      .def_prop_ro(
+          "held_bytes", [](const CausalCacheObject& o) { return o.cache->held_bytes(); },
+          "Bytes held now: the final prefix as stored plus the raw tail in the row dtype.")
       .def("__repr__", [](const CausalCacheObject& o) {
         return "<dgq.CausalCache " + o.scheme->spec() + " " + std::to_string(o.cache->tokens()) + " x " +
                std::to_string(o.cache->channels()) + " " + std::string(dtype_name(o.dtype)) + ": " +

@@ -27,7 +27,8 @@ using Output = nb::ndarray<nb::numpy, float, nb::ndim<2>>;
 std::vector<const Compressed*> heads_of(const std::vector<const CompressedObject*>& objects, const char* name) {
   std::vector<const Compressed*> heads;
   for (std::size_t i = 0; i < objects.size(); ++i) {
-    if (objects[i] == nullptr) throw ParameterError(std::string("decode_attention: ") + name + "[" + std::to_string(i) + "] is None");
+    if (objects[i] == nullptr)
+      throw ParameterError(std::string("decode_attention: ") + name + "[" + std::to_string(i) + "] is None");
     heads.push_back(&objects[i]->c);
   }
   return heads;
@@ -35,7 +36,8 @@ std::vector<const Compressed*> heads_of(const std::vector<const CompressedObject
 
 Output decode_attention(const Query& q, const std::vector<const CompressedObject*>& keys,
                         const std::vector<const CompressedObject*>& values, std::optional<float> scale, int threads) {
-  if (threads < 1 || threads > 1024) throw ParameterError("decode_attention: threads must be in [1, 1024], got " + std::to_string(threads));
+  if (threads < 1 || threads > 1024)
+    throw ParameterError("decode_attention: threads must be in [1, 1024], got " + std::to_string(threads));
   const std::vector<const Compressed*> k = heads_of(keys, "keys"), v = heads_of(values, "values");
   const cpu::CompressedLayer layer(k, v);  // std::invalid_argument -> ValueError, InputError -> dgq.InputError
   const auto query_heads = static_cast<std::int64_t>(q.shape(0)), head_dim = static_cast<std::int64_t>(q.shape(1));

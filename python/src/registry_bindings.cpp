@@ -65,7 +65,8 @@ void bind_registry(nb::module_& m) {
         "The registered families (CPU), in listing order: name, summary, params (key, kind, "
         "default, min/max or range, help), stored_size, fast_cpu.");
   m.def("modifiers", &modifiers, "The keys every family accepts (rot=hadamard, ...): key, default, values, help.");
-  m.def("scheme_help", [] { return scheme_help(Device::cpu); }, "The text `dgq schemes` prints.");
+  m.def(
+      "scheme_help", [] { return scheme_help(Device::cpu); }, "The text `dgq schemes` prints.");
 }
 
 }  // namespace dgq::python

@@ -6,9 +6,9 @@
 #include <system_error>
 
 #include "commands.hpp"
-#include "dgq/scheme.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/kv_pair.hpp"
+#include "dgq/scheme.hpp"
 #include "dgq/sim/device/scheme_factory.hpp"
 #include "number_options.hpp"
 
@@ -66,7 +66,6 @@ void add_scheme_list_options(CLI::App& cmd, SchemeListArgs& args, const std::str
   cmd.add_option("--cache-v,--cache-type-v", args.cache_v, "V cache scheme (llama.cpp's -ctv); see --cache-k")
       ->allow_extra_args(false);
 }
-
 
 std::vector<std::string> scheme_list(const SchemeListArgs& args, const char* required_name) {
   if (!args.specs.empty() && !args.lists.empty())

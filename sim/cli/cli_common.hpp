@@ -40,16 +40,15 @@ std::unique_ptr<Scheme> make_scheme_on(const std::string& spec, const std::strin
 // goes with the i-th --cache-v; one given once goes with every one of the other; one not given
 // is fp16, llama.cpp's default cache type.
 struct SchemeListArgs {
-  std::vector<std::string> specs;  // --scheme, in order
-  std::vector<std::string> lists;  // --schemes (deprecated), in order
+  std::vector<std::string> specs;             // --scheme, in order
+  std::vector<std::string> lists;             // --schemes (deprecated), in order
   std::vector<std::string> cache_k, cache_v;  // --cache-k, --cache-v
 };
 // Adds the four options to cmd; `help` describes one spec.
 void add_scheme_list_options(CLI::App& cmd, SchemeListArgs& args, const std::string& help);
-// The specs given, in command-line order, then the K/V pairs of --cache-k/--cache-v. ParameterError when both spellings are used (their
-// relative order is lost, and the order of schemes decides a run's identity). When none is
-// given: an empty list, or, with required_name, CLI11's "<required_name> is required" (the
-// name the command has always reported).
+// The specs given, in command-line order, then the K/V pairs of --cache-k/--cache-v. ParameterError when both spellings
+// are used (their relative order is lost, and the order of schemes decides a run's identity). When none is given: an
+// empty list, or, with required_name, CLI11's "<required_name> is required" (the name the command has always reported).
 std::vector<std::string> scheme_list(const SchemeListArgs& args, const char* required_name = nullptr);
 // "a,b:k=1,j=2,c" -> a | b:k=1,j=2 | c: a piece with '=' but no ':' continues the previous
 // spec's parameter list, so specs keep their own commas.

@@ -38,13 +38,15 @@ void register_compress(CLI::App& app) {
   auto args = std::make_shared<CompressArgs>();
   cmd->add_option("trace", args->input, "input trace (docs/trace-format.md)")->required();
   cmd->add_option("-o,--output", args->output, "output file, e.g. OUT.dgqz.h5")->required();
-  cmd->add_option("--scheme", args->scheme, scheme_option_help("scheme spec, e.g. dgq:group_ratio=0.75"))->capture_default_str();
+  cmd->add_option("--scheme", args->scheme, scheme_option_help("scheme spec, e.g. dgq:group_ratio=0.75"))
+      ->capture_default_str();
   add_device_option(*cmd, args->device);
   add_threads_option(*cmd, args->threads);
   add_progress_options(*cmd, args->progress);
   cmd->callback([args] {
     const auto scheme = make_scheme_on(args->scheme, args->device);
-    print_summary(sim::compress_trace(args->input, args->output, *scheme, args->threads, progress_mode(args->progress)), args->output);
+    print_summary(sim::compress_trace(args->input, args->output, *scheme, args->threads, progress_mode(args->progress)),
+                  args->output);
   });
 }
 

@@ -58,8 +58,9 @@ void run_passkey_task(EvalArgs& a, const CLI::App& cmd) {
 void run_eval_command(EvalArgs& a, const CLI::App& cmd) {
   if (a.threads > 0) omp_set_num_threads(a.threads);
   if (a.options.text_path.empty() && a.text_file.empty())
-    throw ParameterError("give the text: --text TOKENS.h5 (a token file, or with --task passkey a task file) or "
-                         "--text-file TEXT.txt (tokenized with the GGUF's tokenizer)");
+    throw ParameterError(
+        "give the text: --text TOKENS.h5 (a token file, or with --task passkey a task file) or "
+        "--text-file TEXT.txt (tokenized with the GGUF's tokenizer)");
   if (a.task == "passkey") return run_passkey_task(a, cmd);
   if (a.task != "perplexity") throw ParameterError("--task '" + a.task + "': expected perplexity or passkey");
   if (cmd.count("--ctx") == 0) throw CLI::RequiredError("--ctx");  // as when it was required() for every task
@@ -91,8 +92,9 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--task", args->task,
                   "perplexity (default: PPL and KLD over chunks of a token file) | passkey (needle-in-a-haystack "
                   "retrieval: --text is a task file of tools/make-passkey.py; docs/eval.md, The passkey task)");
-  CLI::Option* text = cmd->add_option(
-      "--text", o.text_path, "Token file (docs/eval.md; tools/make-eval-texts.py); with --task passkey a passkey task file");
+  CLI::Option* text =
+      cmd->add_option("--text", o.text_path,
+                      "Token file (docs/eval.md; tools/make-eval-texts.py); with --task passkey a passkey task file");
   cmd->add_option("--text-file", args->text_file,
                   "Plain UTF-8 text, tokenized with the --model GGUF's own tokenizer (instead of --text; --task "
                   "perplexity)")
@@ -112,24 +114,27 @@ void register_eval(CLI::App& app) {
                   "Base logits file: reused when it exists (same model, text, ctx, base), else written");
   cmd->add_option("--chunks", o.max_chunks, "Score only the first N chunks (0 = all)")
       ->check(whole_number(0, std::numeric_limits<std::int64_t>::max(), "0 = every whole chunk"));
-  cmd->add_option("--query-rounding", args->query_rounding,
-                  "off (default) | q8_0: round queries as ggml's CPU path does (q8_0 for quantized caches, fp16 for fp16)");
+  cmd->add_option(
+      "--query-rounding", args->query_rounding,
+      "off (default) | q8_0: round queries as ggml's CPU path does (q8_0 for quantized caches, fp16 for fp16)");
   cmd->add_option("--cache", args->cache,
                   "prefill (default of --task perplexity: each scheme sees the whole chunk at once) | causal (default "
                   "of --task passkey): written token by token, each family by its causal rule (docs/spec.md, Causal "
                   "caches)");
-  cmd->add_option("--keys", args->keys,
-                  "post-rope (default: the cache holds the keys after RoPE, as llama.cpp and vLLM) | pre-rope (KVQuant: "
-                  "the cache holds them before RoPE, attention reads them rotated after the cache; docs/eval.md, "
-                  "Pre-RoPE keys)");
+  cmd->add_option(
+      "--keys", args->keys,
+      "post-rope (default: the cache holds the keys after RoPE, as llama.cpp and vLLM) | pre-rope (KVQuant: "
+      "the cache holds them before RoPE, attention reads them rotated after the cache; docs/eval.md, "
+      "Pre-RoPE keys)");
   cmd->add_option("--raw-dtype", args->raw_dtype,
                   "fp16 (default, as llama.cpp, vLLM and transformers hold them) | bf16 | fp32 (the runner's dtype): "
                   "the dtype in which a cache holds the rows it keeps raw (KIVI's "
                   "residual, DGQ's open segment, KVarN's sink and open tile, sink=N), stored, counted and attended "
                   "to in it (docs/eval.md, Raw rows; docs/spec.md rule C9)");
-  cmd->add_option("--ubatch", o.ubatch,
-                  "Causal cache: 0 (default) = one pass at prefill cost, each query reading the cache as it was when its "
-                  "token was appended; N = the literal decoder in micro-batches of N tokens (1 = token by token)")
+  cmd->add_option(
+         "--ubatch", o.ubatch,
+         "Causal cache: 0 (default) = one pass at prefill cost, each query reading the cache as it was when its "
+         "token was appended; N = the literal decoder in micro-batches of N tokens (1 = token by token)")
       ->check(whole_number(0, std::numeric_limits<std::int64_t>::max(), "0 = one pass"));
   add_progress_options(*cmd, args->progress);
   cmd->add_flag("--row-exact", args->row_exact,

@@ -11,8 +11,9 @@ void refuse_perplexity_options(const CLI::App& eval) {
   // Refused, not ignored: a command that names them expects them to change the run.
   for (const char* name : {"--ctx", "--base", "--base-logits", "--chunks", "--save-logits", "--allow-mixed-versions"})
     if (eval.count(name) > 0)
-      throw ParameterError(std::string(name) + ": not used by --task passkey (prompt lengths come from the task file; "
-                                               "scores are exact matches, with no base cache or resume)");
+      throw ParameterError(std::string(name) +
+                           ": not used by --task passkey (prompt lengths come from the task file; "
+                           "scores are exact matches, with no base cache or resume)");
 }
 
 void run_passkey_command(const sim::PasskeyOptions& options) {

@@ -23,7 +23,9 @@ void register_gen_trace(CLI::App& app) {
   // Each option's own domain here; what depends on another (--q-heads a multiple of --kv-heads,
   // --probes at most --tokens, an even --head-dim) in SynthOptions::validate.
   using Limits = sim::SynthOptions;
-  cmd->add_option("--layers", options->layers, "layers")->check(whole_number(1, Limits::kMaxLayers))->capture_default_str();
+  cmd->add_option("--layers", options->layers, "layers")
+      ->check(whole_number(1, Limits::kMaxLayers))
+      ->capture_default_str();
   cmd->add_option("--q-heads", options->q_heads, "query heads (a multiple of --kv-heads)")
       ->check(whole_number(1))
       ->capture_default_str();
@@ -44,7 +46,8 @@ void register_gen_trace(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--rope-theta", options->rope_theta, "RoPE base (500000 llama-3, 10000 llama-2)")
       ->capture_default_str();
-  cmd->add_option("--outlier-channels", options->outlier_channels, "key outlier channels per head (at most half of --head-dim)")
+  cmd->add_option("--outlier-channels", options->outlier_channels,
+                  "key outlier channels per head (at most half of --head-dim)")
       ->check(whole_number(0))
       ->capture_default_str();
   cmd->add_option("--dtype", *dtype, "f16 or f32")->check(CLI::IsMember({"f16", "f32"}))->capture_default_str();
@@ -56,8 +59,8 @@ void register_gen_trace(CLI::App& app) {
     std::cout << "wrote " << *output << ": " << options->kind << ", " << options->layers << " layers x "
               << options->kv_heads << " KV heads (" << options->q_heads << " q heads) x " << options->tokens
               << " tokens x " << options->head_dim << " dims, " << options->probes << " probes, "
-              << dtype_name(options->dtype) << ", seed " << options->seed << ", noise rate "
-              << options->noise_rate << "\n";
+              << dtype_name(options->dtype) << ", seed " << options->seed << ", noise rate " << options->noise_rate
+              << "\n";
   });
 }
 

@@ -10,14 +10,14 @@
 
 #include "commands.hpp"
 #include "dgq/errors.hpp"
-#include "dgq/sim/files/compressed.hpp"
-#include "dgq/sim/model/tokens.hpp"
-#include "dgq/sim/model/model.hpp"
+#include "dgq/sim/eval/eval_run_listing.hpp"
 #include "dgq/sim/eval/passkey.hpp"
+#include "dgq/sim/files/compressed.hpp"
 #include "dgq/sim/files/provenance/provenance.hpp"
 #include "dgq/sim/files/results/results_file.hpp"
 #include "dgq/sim/files/trace.hpp"
-#include "dgq/sim/eval/eval_run_listing.hpp"
+#include "dgq/sim/model/model.hpp"
+#include "dgq/sim/model/tokens.hpp"
 
 namespace dgq::cli {
 

@@ -8,9 +8,9 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "parse_errors.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/sim/files/provenance/build_info.hpp"
+#include "parse_errors.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"dgq: Dynamic Group Quantization of the KV cache (reference, simulator, tools)"};

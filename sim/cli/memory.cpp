@@ -24,13 +24,13 @@ namespace {
 struct MemoryArgs {
   std::string model;
   std::string config_path;  // a Hugging Face config.json or a GGUF; empty: --model or the three numbers
-  sim::CacheShape shape;  // --layers/--kv-heads/--head-dim, over --model's or --config's
+  sim::CacheShape shape;    // --layers/--kv-heads/--head-dim, over --model's or --config's
   std::vector<std::string> token_texts = {"8k", "32k", "128k"};  // as typed: 8192, 8k, 1m
   std::vector<std::int64_t> tokens;                              // parsed from token_texts
-  bool article_note = false;  // --article-note: the source article's 128K figures beside the table
-  SchemeListArgs scheme_args;        // --scheme SPEC ... (or the deprecated --schemes LIST)
-  std::vector<std::string> schemes;  // resolved from scheme_args; empty: every family
-  std::string json_path;  // empty: console only
+  bool article_note = false;            // --article-note: the source article's 128K figures beside the table
+  SchemeListArgs scheme_args;           // --scheme SPEC ... (or the deprecated --schemes LIST)
+  std::vector<std::string> schemes;     // resolved from scheme_args; empty: every family
+  std::string json_path;                // empty: console only
   std::string raw_dtype_text = "fp16";  // --raw-dtype
   DType raw_dtype = DType::f16;
 };
@@ -39,8 +39,7 @@ struct MemoryArgs {
 // --layers/--kv-heads/--head-dim over it; title names the source in the table's heading.
 sim::CacheShape resolve_shape(const MemoryArgs& a) {
   sim::CacheShape s;
-  if (!a.model.empty() && !a.config_path.empty())
-    throw ParameterError("memory: give --model or --config, not both");
+  if (!a.model.empty() && !a.config_path.empty()) throw ParameterError("memory: give --model or --config, not both");
   if (!a.model.empty()) {  // CLI::IsMember has refused unknown names
     const sim::ModelShape& known = *sim::find_model_shape(a.model);
     s = {known.layers, known.kv_heads, known.head_dim, a.model};
@@ -136,7 +135,8 @@ void register_memory(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--article-note", args->article_note,
                 "also print how the source article's 128K figures compare (docs/results.md, claims ledger)");
-  add_scheme_list_options(*cmd, args->scheme_args, scheme_option_help("scheme specs (repeatable; default: every family)"));
+  add_scheme_list_options(*cmd, args->scheme_args,
+                          scheme_option_help("scheme specs (repeatable; default: every family)"));
   cmd->add_option("--json", args->json_path, "also write the rows as JSON here (format dgq-memory)");
   cmd->add_option("--raw-dtype", args->raw_dtype_text,
                   "fp16 (default) | bf16 | fp32: the dtype of the rows a scheme keeps raw (KIVI's residual, KVarN's "

@@ -30,8 +30,8 @@ void register_merge(CLI::App& app) {
   cmd->callback([args] {
     require_existing_files(args->inputs);
     const sim::MergeReport r = sim::merge_results(args->output, args->inputs, args->allow_mixed_versions, args->force);
-    std::cout << "merged " << args->inputs.size() << " file(s) into " << args->output << ": " << r.copied
-              << " run(s), " << r.identical_duplicates << " identical duplicate(s), " << r.skipped_incomplete
+    std::cout << "merged " << args->inputs.size() << " file(s) into " << args->output << ": " << r.copied << " run(s), "
+              << r.identical_duplicates << " identical duplicate(s), " << r.skipped_incomplete
               << " incomplete run(s) skipped\n";
   });
 }

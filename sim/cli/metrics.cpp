@@ -21,16 +21,18 @@ void register_metrics(CLI::App& app) {
     if (*json) {
       toml::array rows;
       for (const sim::ProbeMetricInfo& m : sim::kProbeMetrics)
-        rows.push_back(toml::table{{"name", std::string(m.name)},
-                                   {"unit", std::string(m.unit)},
-                                   {"better", std::string(sim::better_name(m.better))},
-                                   {"aggregation", "probe_mean_and_summary"},
-                                   {"summaries", toml::array{"attn_" + std::string(m.name), "clean_" + std::string(m.name)}},
-                                   {"description", std::string(m.description)}});
+        rows.push_back(
+            toml::table{{"name", std::string(m.name)},
+                        {"unit", std::string(m.unit)},
+                        {"better", std::string(sim::better_name(m.better))},
+                        {"aggregation", "probe_mean_and_summary"},
+                        {"summaries", toml::array{"attn_" + std::string(m.name), "clean_" + std::string(m.name)}},
+                        {"description", std::string(m.description)}});
       std::cout << toml::json_formatter{toml::table{{"format", "dgq-metrics"}, {"metrics", rows}}} << "\n";
       return;
     }
-    std::printf("%-12s %-12s %-7s %s\n", "metric", "unit", "better", "description (summaries attn_<metric>, clean_<metric>)");
+    std::printf("%-12s %-12s %-7s %s\n", "metric", "unit", "better",
+                "description (summaries attn_<metric>, clean_<metric>)");
     for (const sim::ProbeMetricInfo& m : sim::kProbeMetrics)
       std::printf("%-12.*s %-12.*s %-7.*s %.*s\n", static_cast<int>(m.name.size()), m.name.data(),
                   static_cast<int>(m.unit.size()), m.unit.data(), static_cast<int>(sim::better_name(m.better).size()),

@@ -9,12 +9,12 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "dgq/errors.hpp"
-#include "dgq/sim/replay/replay.hpp"
-#include "dgq/sim/files/results/results_file.hpp"
-#include "number_options.hpp"
-#include "dgq/sim/files/output/text_output.hpp"
-#include "dgq/sim/files/results/run_summary.hpp"
 #include "dgq/sim/device/scheme_factory.hpp"
+#include "dgq/sim/files/output/text_output.hpp"
+#include "dgq/sim/files/results/results_file.hpp"
+#include "dgq/sim/files/results/run_summary.hpp"
+#include "dgq/sim/replay/replay.hpp"
+#include "number_options.hpp"
 #include "progress_options.hpp"
 
 namespace dgq::cli {
@@ -23,7 +23,7 @@ namespace {
 
 struct ReplayArgs {
   std::vector<std::string> traces;
-  SchemeListArgs scheme_args;  // --scheme SPEC ... (or the deprecated --schemes LIST)
+  SchemeListArgs scheme_args;        // --scheme SPEC ... (or the deprecated --schemes LIST)
   std::vector<std::string> schemes;  // resolved from scheme_args before the run
   std::vector<std::string> names;
   std::string output;
@@ -43,7 +43,8 @@ std::vector<std::string> run_names_for(const ReplayArgs& a, const std::string& t
     }
     std::vector<std::string> names;
     for (const auto& n : a.names) {
-      if (sim::sanitize_run_name(n) != n) throw ParameterError("--name '" + n + "': use only A-Z a-z 0-9 . _ = , @ + -");
+      if (sim::sanitize_run_name(n) != n)
+        throw ParameterError("--name '" + n + "': use only A-Z a-z 0-9 . _ = , @ + -");
       names.push_back(n);
     }
     return names;
@@ -90,9 +91,10 @@ void run_replay(const ReplayArgs& a) {
     // Throughput of the trace: L x KV heads x layers replayed (through every scheme) per second;
     // like the progress, on stderr and not with --quiet.
     if (!a.progress.quiet) {
-      std::fprintf(stderr, "%s: %zu layer(s) x %d KV heads x %lld tokens through %zu scheme(s) in %.3f s: %.4g tokens*heads/s\n",
-                   trace.c_str(), runs.front().layers.size(), m.num_kv_heads, static_cast<long long>(m.tokens),
-                   runs.size(), seconds, token_heads / seconds);
+      std::fprintf(
+          stderr, "%s: %zu layer(s) x %d KV heads x %lld tokens through %zu scheme(s) in %.3f s: %.4g tokens*heads/s\n",
+          trace.c_str(), runs.front().layers.size(), m.num_kv_heads, static_cast<long long>(m.tokens), runs.size(),
+          seconds, token_heads / seconds);
     }
     sim::add_runs(a.output, runs, a.force);
     for (auto& r : runs) {
@@ -108,9 +110,11 @@ void run_replay(const ReplayArgs& a) {
 
 void register_replay(CLI::App& app) {
   auto args = std::make_shared<ReplayArgs>();
-  CLI::App* cmd = app.add_subcommand("replay", "Replay attention traces through compression schemes and measure the error");
+  CLI::App* cmd =
+      app.add_subcommand("replay", "Replay attention traces through compression schemes and measure the error");
   cmd->add_option("traces", args->traces, "Trace files (HDF5, docs/trace-format.md)")->required();
-  add_scheme_list_options(*cmd, args->scheme_args, scheme_option_help("Scheme spec, repeatable (e.g. dgq:group_ratio=0.5)"));
+  add_scheme_list_options(*cmd, args->scheme_args,
+                          scheme_option_help("Scheme spec, repeatable (e.g. dgq:group_ratio=0.5)"));
   cmd->add_option("-o,--output", args->output, "Results file (HDF5); runs are added to it")->required();
   cmd->add_option("--json", args->json, "Also write a JSON summary here");
   cmd->add_option("--name", args->names, "Run name, one per --scheme (single trace only); default SPEC@TRACE_STEM");
@@ -121,8 +125,9 @@ void register_replay(CLI::App& app) {
       ->delimiter(',')
       ->check(whole_number(0));  // the trace decides the upper bound
   cmd->add_flag("--force", args->force, "Replace runs of the same name");
-  cmd->add_flag("--save-decompressed", args->keep_decompressed,
-                "Store the decompressed K and V of every replayed layer in the run (for cross-checks; use with --layers)");
+  cmd->add_flag(
+      "--save-decompressed", args->keep_decompressed,
+      "Store the decompressed K and V of every replayed layer in the run (for cross-checks; use with --layers)");
   cmd->callback([args] {
     require_existing_files(args->traces);
     args->schemes = scheme_list(args->scheme_args, "--scheme");

@@ -45,8 +45,8 @@ void check_and_merge(const sim::SweepConfig& config, const sim::SlurmOptions& o)
 }
 
 void print_submission(const sim::SlurmOptions& o, const sim::SlurmSubmission& s) {
-  std::cout << "sweep " << o.config << ": " << sim::expected_runs(s.shards) << " run(s) in " << o.tasks
-            << " shard(s); " << (s.shards.size() - s.pending.size()) << " shard(s) already complete";
+  std::cout << "sweep " << o.config << ": " << sim::expected_runs(s.shards) << " run(s) in " << o.tasks << " shard(s); "
+            << (s.shards.size() - s.pending.size()) << " shard(s) already complete";
   if (!s.pending.empty()) {
     std::cout << ", " << s.pending.size() << " to run (array " << sim::slurm_array_ranges(s.pending) << ", "
               << sim::missing_runs(s.shards) << " run(s) missing)\nwrote " << s.array_script;
@@ -95,8 +95,9 @@ void register_slurm(CLI::App& app) {
   cmd->add_option("--dir", r.dir, "Submission folder: scripts, shards/, logs/ (default OUTPUT.slurm)");
   cmd->add_option("--partition", r.slurm.partition, "#SBATCH --partition");
   cmd->add_option("--time", r.slurm.time, "#SBATCH --time, per task and for the merge (e.g. 2:00:00)");
-  cmd->add_option("--cpus-per-task", r.slurm.cpus_per_task, "#SBATCH --cpus-per-task; tasks set OMP_NUM_THREADS "
-                                                            "from SLURM_CPUS_PER_TASK")
+  cmd->add_option("--cpus-per-task", r.slurm.cpus_per_task,
+                  "#SBATCH --cpus-per-task; tasks set OMP_NUM_THREADS "
+                  "from SLURM_CPUS_PER_TASK")
       ->check(whole_number(1));
   cmd->add_option("--mem", r.slurm.mem, "#SBATCH --mem (e.g. 16G)");
   cmd->add_option("--gpus-per-task", r.slurm.gpus_per_task, "#SBATCH --gpus-per-task (with --device cuda)")

@@ -5,8 +5,8 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "dgq/sim/sweep/sweep.hpp"
 #include "dgq/sim/device/scheme_factory.hpp"
+#include "dgq/sim/sweep/sweep.hpp"
 #include "progress_options.hpp"
 
 namespace dgq::cli {
@@ -41,15 +41,16 @@ void run_sweep_command(const SweepArgs& a) {
   }
   const sim::SweepReport report = sim::run_sweep(config, options);
   std::cout << "sweep " << a.config << " -> " << a.output << ": " << report.total << " run(s) in the sweep, "
-            << report.in_shard << " in shard " << a.shard << ", " << report.skipped_complete
-            << " already complete, " << report.ran << " run now\n";
+            << report.in_shard << " in shard " << a.shard << ", " << report.skipped_complete << " already complete, "
+            << report.ran << " run now\n";
 }
 
 }  // namespace
 
 void register_sweep(CLI::App& app) {
   auto args = std::make_shared<SweepArgs>();
-  CLI::App* cmd = app.add_subcommand("sweep", "Run a parameter sweep (TOML config) of replays, or of model evals ([eval]), into one results file");
+  CLI::App* cmd = app.add_subcommand(
+      "sweep", "Run a parameter sweep (TOML config) of replays, or of model evals ([eval]), into one results file");
   cmd->add_option("config", args->config, "Sweep config (TOML, docs/replay.md)")->required();
   cmd->add_option("-o,--output", args->output, "Results file (HDF5); complete runs in it are skipped")->required();
   cmd->add_option("--shard", args->shard, "Run only every n-th point, starting at i (i/n, 0 <= i < n)");

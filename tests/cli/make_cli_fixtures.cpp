@@ -7,8 +7,8 @@
 #include <fstream>
 #include <iostream>
 
-#include "dgq/sim/synth/synth.hpp"
 #include "dgq/sim/files/hdf5/h5.hpp"
+#include "dgq/sim/synth/synth.hpp"
 #include "provenance_fixtures.hpp"
 
 using namespace dgq;

@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "dgq/sim/files/hdf5/h5.hpp"
 #include "dgq/sim/files/results/results_file.hpp"
 #include "dgq/sim/sweep/sweep.hpp"
-#include "dgq/sim/files/hdf5/h5.hpp"
 
 namespace dgq::test {
 

@@ -24,9 +24,9 @@
 
 namespace decode_test {
 
+using dgq::StoredFormat;
 using dgq::cpu::DecodeAttentionShape;
 using dgq::cpu::DecodePath;
-using dgq::StoredFormat;
 namespace ar = dgq::attention_rules;
 
 // regimes: random rows whose spread jumps by 8x at a third and at two thirds of the tokens,
@@ -38,9 +38,9 @@ struct DecodeCase {
   bool rotated;
   DecodeAttentionShape shape;
   Values values = Values::random;
-  std::string dgq_markers = "table";          // format dgq: its markers parameter
-  std::string dgq_granularity = "segment";    // and its granularity
-  std::string uniform_spec = "";              // a dgq2 or KIVI spec: the uniform formats (format ignored)
+  std::string dgq_markers = "table";        // format dgq: its markers parameter
+  std::string dgq_granularity = "segment";  // and its granularity
+  std::string uniform_spec = "";            // a dgq2 or KIVI spec: the uniform formats (format ignored)
 };
 
 std::string spec_of(const DecodeCase& c);
@@ -51,11 +51,11 @@ struct RoleCache {
   std::vector<dgq::Compressed> stored;
   std::vector<std::vector<float>> decoded, decompressed;
   std::vector<dgq::cpu::SpanRanges> ranges;  // formats with ranges (dgq, uniform*)
-  std::vector<const std::uint8_t*> rows;            // what the kernel reads: blocks, or codes
-  std::vector<const std::uint8_t*> raw;             // dgq2's and KIVI's raw rows (packed_codes_head)
+  std::vector<const std::uint8_t*> rows;     // what the kernel reads: blocks, or codes
+  std::vector<const std::uint8_t*> raw;      // dgq2's and KIVI's raw rows (packed_codes_head)
   std::int64_t raw_tokens = 0;
-  std::int64_t row_stride = 0;                      // vLLM's presets: bytes from a token's codes to the next's
-  StoredFormat format = StoredFormat::q8_0;       // the uniform heads' (from packed_codes_head)
+  std::int64_t row_stride = 0;               // vLLM's presets: bytes from a token's codes to the next's
+  StoredFormat format = StoredFormat::q8_0;  // the uniform heads' (from packed_codes_head)
   bool rotated = false;
   // Relative error per value of `decompressed` against the exact inverse rotation of `decoded`:
   // a rotated dgq2 role decompresses to fp16 after rotating back (rule V0), the kernel rotates

@@ -11,11 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "decode_attention_cases.hpp"
 #include "dgq/attention_rules.hpp"
 #include "dgq/baselines/ggml_kv_types.hpp"
+#include "dgq/baselines/q8_0.hpp"
 #include "dgq/baselines/turboquant.hpp"
 #include "dgq/baselines/turboquant_vllm.hpp"
-#include "dgq/baselines/q8_0.hpp"
 #include "dgq/cpu/decode_attention.hpp"
 #include "dgq/cpu/stored_head.hpp"
 #include "dgq/element_rules.hpp"
@@ -26,7 +27,6 @@
 #include "owned_tensor.hpp"
 #include "test_dgq_support.hpp"
 #include "test_seed.hpp"
-#include "decode_attention_cases.hpp"
 
 namespace decode_test {
 

@@ -10,16 +10,16 @@ inline const kernels::CpuKernels& reference_table() { return kernels::reference_
 inline const kernels::CpuKernels& fast_table() { return cpu::fast_kernels(); }
 }  // namespace dgq::test
 
-#define DGQ_KERNEL_NAMES(ns, table)                                 \
-  namespace ns {                                                    \
-  inline const auto load_row = table().load_row;                    \
-  inline const auto canonical_sum = table().canonical_sum;          \
+#define DGQ_KERNEL_NAMES(ns, table)                                              \
+  namespace ns {                                                                 \
+  inline const auto load_row = table().load_row;                                 \
+  inline const auto canonical_sum = table().canonical_sum;                       \
   inline const auto canonical_sum_of_squares = table().canonical_sum_of_squares; \
-  inline const auto scan_row = table().scan_row;                    \
-  inline const auto scan_rows = table().scan_rows;                  \
-  inline const auto quantize_rows = table().quantize_rows;          \
-  inline const auto quantize_row = table().quantize_row;            \
-  inline const auto dequantize_row = table().dequantize_row;        \
+  inline const auto scan_row = table().scan_row;                                 \
+  inline const auto scan_rows = table().scan_rows;                               \
+  inline const auto quantize_rows = table().quantize_rows;                       \
+  inline const auto quantize_row = table().quantize_row;                         \
+  inline const auto dequantize_row = table().dequantize_row;                     \
   }
 DGQ_KERNEL_NAMES(scalar, dgq::test::reference_table)
 DGQ_KERNEL_NAMES(fast, dgq::test::fast_table)

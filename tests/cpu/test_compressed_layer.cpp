@@ -42,7 +42,8 @@ Layer compress_layer(const std::string& spec, int kv_heads, std::int64_t tokens,
 }
 
 // Softmax attention in double over the decompressed values: query head h reads KV head h / group.
-std::vector<double> plain_attention(const Layer& layer, const std::vector<float>& q, int group, int head_dim, float scale) {
+std::vector<double> plain_attention(const Layer& layer, const std::vector<float>& q, int group, int head_dim,
+                                    float scale) {
   const auto kv_heads = static_cast<int>(layer.k.size());
   const std::int64_t tokens = layer.k[0].tokens;
   std::vector<double> out(q.size());
@@ -102,15 +103,18 @@ TEST_CASE("CompressedLayer reads every family the kernel has a format for, as at
   }
 }
 
-TEST_CASE("CompressedLayer refuses families it cannot read and heads that disagree", "[decode_attention][compressed_layer]") {
+TEST_CASE("CompressedLayer refuses families it cannot read and heads that disagree",
+          "[decode_attention][compressed_layer]") {
   const Layer q8 = compress_layer("q8_0", 2, 40, 64, dgq::DType::f16);
   const Layer q4 = compress_layer("q4_0", 2, 40, 64, dgq::DType::f16);
   const Layer fp8 = compress_layer("fp8-e4m3", 1, 40, 64, dgq::DType::f16);
   REQUIRE_THROWS_WITH(dgq::cpu::CompressedLayer(fp8.k, fp8.v), Catch::Contains("not 'fp8-e4m3"));
   std::vector<dgq::Compressed> mixed{q8.k[0], q4.k[1]};
-  REQUIRE_THROWS_WITH(dgq::cpu::CompressedLayer(mixed, q8.v), Catch::Contains("K head 1 ('q4_0', 40 x 64) differs from head 0"));
+  REQUIRE_THROWS_WITH(dgq::cpu::CompressedLayer(mixed, q8.v),
+                      Catch::Contains("K head 1 ('q4_0', 40 x 64) differs from head 0"));
   REQUIRE_THROWS_WITH(dgq::cpu::CompressedLayer(q8.v, q8.k), Catch::Contains("compressed as keys"));
-  REQUIRE_THROWS_WITH(dgq::cpu::CompressedLayer(std::vector<dgq::Compressed>{q8.k[0]}, q8.v), Catch::Contains("1 K heads and 2 V heads"));
+  REQUIRE_THROWS_WITH(dgq::cpu::CompressedLayer(std::vector<dgq::Compressed>{q8.k[0]}, q8.v),
+                      Catch::Contains("1 K heads and 2 V heads"));
   const Layer q8_f32 = compress_layer("q8_0", 2, 40, 64, dgq::DType::f32);
   REQUIRE_THROWS_WITH(dgq::cpu::CompressedLayer(q8.k, q8_f32.v), Catch::Contains("K holds 40 x 64 f16, V 40 x 64 f32"));
   // K and V of different ggml types: the kernel's own refusal.

@@ -10,11 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "decode_attention_cases.hpp"
 #include "dgq/attention_rules.hpp"
 #include "dgq/baselines/ggml_kv_types.hpp"
+#include "dgq/baselines/q8_0.hpp"
 #include "dgq/baselines/turboquant.hpp"
 #include "dgq/baselines/turboquant_vllm.hpp"
-#include "dgq/baselines/q8_0.hpp"
 #include "dgq/cpu/decode_attention.hpp"
 #include "dgq/cpu/stored_head.hpp"
 #include "dgq/element_rules.hpp"
@@ -25,12 +26,12 @@
 #include "owned_tensor.hpp"
 #include "test_dgq_support.hpp"
 #include "test_seed.hpp"
-#include "decode_attention_cases.hpp"
 
 namespace decode_test {
 
-TEST_CASE("decode attention on DGQ v1 codes: every marker mode, several segments, both granularities, chunk edges and GQA",
-          "[decode_attention][dgq]") {
+TEST_CASE(
+    "decode attention on DGQ v1 codes: every marker mode, several segments, both granularities, chunk edges and GQA",
+    "[decode_attention][dgq]") {
   const std::int64_t K = ar::kChunkTokens;
   for (const char* markers : {"table", "bitmap", "inband"}) {
     // The segments must be there, or the per-token ranges would go untested.
@@ -45,8 +46,8 @@ TEST_CASE("decode attention on DGQ v1 codes: every marker mode, several segments
   }
   // Segment-channel: a lo and scale per segment and channel, read beside the codes.
   for (const char* markers : {"table", "inband"}) {
-    const DecodeCase per_channel{StoredFormat::dgq, false, {2, 4, 128, 2 * K + 9}, Values::regimes, markers,
-                                 "segment-channel"};
+    const DecodeCase per_channel{StoredFormat::dgq, false,   {2, 4, 128, 2 * K + 9},
+                                 Values::regimes,   markers, "segment-channel"};
     const Problem p = make_problem(per_channel, dgq::test::seed() + 54);
     for (const auto& r : p.k.ranges) {
       CAPTURE(markers);
@@ -55,11 +56,15 @@ TEST_CASE("decode attention on DGQ v1 codes: every marker mode, several segments
     }
     check_case(per_channel, dgq::test::seed() + 54);
   }
-  check_case({StoredFormat::dgq, false, {1, 3, 32, 70}, Values::regimes, "bitmap", "segment-channel"}, dgq::test::seed() + 55);
-  check_case({StoredFormat::dgq, false, {1, 1, 256, K + 1}, Values::large, "table", "segment-channel"}, dgq::test::seed() + 56);
+  check_case({StoredFormat::dgq, false, {1, 3, 32, 70}, Values::regimes, "bitmap", "segment-channel"},
+             dgq::test::seed() + 55);
+  check_case({StoredFormat::dgq, false, {1, 1, 256, K + 1}, Values::large, "table", "segment-channel"},
+             dgq::test::seed() + 56);
   for (std::int64_t L : {std::int64_t{1}, std::int64_t{7}, K - 1, K, K + 1})
-    check_case({StoredFormat::dgq, false, {1, 3, 64, L}, Values::regimes}, dgq::test::seed() + static_cast<std::uint64_t>(L));
-  for (int D : {32, 256}) check_case({StoredFormat::dgq, false, {2, 2, D, 600}}, dgq::test::seed() + static_cast<std::uint64_t>(D));
+    check_case({StoredFormat::dgq, false, {1, 3, 64, L}, Values::regimes},
+               dgq::test::seed() + static_cast<std::uint64_t>(L));
+  for (int D : {32, 256})
+    check_case({StoredFormat::dgq, false, {2, 2, D, 600}}, dgq::test::seed() + static_cast<std::uint64_t>(D));
   check_case({StoredFormat::dgq, false, {1, 4, 128, 520}, Values::constant_rows}, dgq::test::seed() + 52);
   // With the rotation modifier: the codes in the rotated basis, the query and the output rotated.
   check_case({StoredFormat::dgq, true, {2, 4, 128, 2 * K + 9}, Values::regimes}, dgq::test::seed() + 57);
@@ -73,15 +78,18 @@ TEST_CASE("decode attention on DGQ v1 codes: other schemes and missing ranges ar
   const std::uint8_t* codes = nullptr;
   const auto q8 = dgq::make_scheme("q8_0")->compress(x.view(), dgq::TensorRole::key);
   REQUIRE_THROWS_WITH(dgq::cpu::dgq_segment_ranges(q8, &codes), Catch::Contains("not 'q8_0'"));
-  const auto per_channel = dgq::make_scheme("dgq:granularity=segment-channel")->compress(x.view(), dgq::TensorRole::key);
+  const auto per_channel =
+      dgq::make_scheme("dgq:granularity=segment-channel")->compress(x.view(), dgq::TensorRole::key);
   const dgq::cpu::SpanRanges per_channel_ranges = dgq::cpu::dgq_segment_ranges(per_channel, &codes);
   REQUIRE(per_channel_ranges.channels == 64);
   REQUIRE(per_channel_ranges.lo.size() == (per_channel_ranges.edges.size() - 1) * 64);
   // The rotation modifier is read, any other refused by name (the sinks' parts are not DGQ's).
-  REQUIRE(dgq::cpu::dgq_segment_ranges(dgq::make_scheme("dgq:rot=hadamard")->compress(x.view(), dgq::TensorRole::key), &codes)
+  REQUIRE(dgq::cpu::dgq_segment_ranges(dgq::make_scheme("dgq:rot=hadamard")->compress(x.view(), dgq::TensorRole::key),
+                                       &codes)
               .rotated);
-  REQUIRE_THROWS_WITH(dgq::cpu::dgq_segment_ranges(dgq::make_scheme("dgq:sink=4")->compress(x.view(), dgq::TensorRole::key), &codes),
-                      Catch::Contains("modifier sink="));
+  REQUIRE_THROWS_WITH(
+      dgq::cpu::dgq_segment_ranges(dgq::make_scheme("dgq:sink=4")->compress(x.view(), dgq::TensorRole::key), &codes),
+      Catch::Contains("modifier sink="));
   const Problem p = make_problem({StoredFormat::dgq, false, {1, 1, 64, 40}}, 8);
   dgq::cpu::StoredKv kv = p.stored;
   kv.v_ranges.clear();

@@ -11,11 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "decode_attention_cases.hpp"
 #include "dgq/attention_rules.hpp"
 #include "dgq/baselines/ggml_kv_types.hpp"
+#include "dgq/baselines/q8_0.hpp"
 #include "dgq/baselines/turboquant.hpp"
 #include "dgq/baselines/turboquant_vllm.hpp"
-#include "dgq/baselines/q8_0.hpp"
 #include "dgq/cpu/decode_attention.hpp"
 #include "dgq/cpu/stored_head.hpp"
 #include "dgq/element_rules.hpp"
@@ -26,7 +27,6 @@
 #include "owned_tensor.hpp"
 #include "test_dgq_support.hpp"
 #include "test_seed.hpp"
-#include "decode_attention_cases.hpp"
 
 namespace decode_test {
 
@@ -55,7 +55,8 @@ TEST_CASE("decode attention: GQA groups 1, 3 and 4, rotated and not", "[decode_a
 
 TEST_CASE("decode attention: head_dim 64, 128 and 256 over several chunks", "[decode_attention]") {
   for (auto f : kFormats)
-    for (int D : {64, 128, 256}) check_case({f, true, {1, 2, D, 600}}, dgq::test::seed() + 31u * static_cast<std::uint64_t>(D));
+    for (int D : {64, 128, 256})
+      check_case({f, true, {1, 2, D, 600}}, dgq::test::seed() + 31u * static_cast<std::uint64_t>(D));
 }
 
 TEST_CASE("decode attention: constant rows and values near fp16's largest", "[decode_attention]") {

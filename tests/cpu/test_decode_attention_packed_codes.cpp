@@ -11,11 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "decode_attention_cases.hpp"
 #include "dgq/attention_rules.hpp"
 #include "dgq/baselines/ggml_kv_types.hpp"
+#include "dgq/baselines/q8_0.hpp"
 #include "dgq/baselines/turboquant.hpp"
 #include "dgq/baselines/turboquant_vllm.hpp"
-#include "dgq/baselines/q8_0.hpp"
 #include "dgq/cpu/decode_attention.hpp"
 #include "dgq/cpu/stored_head.hpp"
 #include "dgq/element_rules.hpp"
@@ -26,7 +27,6 @@
 #include "owned_tensor.hpp"
 #include "test_dgq_support.hpp"
 #include "test_seed.hpp"
-#include "decode_attention_cases.hpp"
 
 namespace decode_test {
 
@@ -103,9 +103,9 @@ TEST_CASE("decode attention on dgq2 and KIVI codes with raw rows: residual token
     const char* spec;
     std::int64_t tokens;
   };
-  for (const RawCase& rc : {RawCase{"kivi-4:group=32,residual=32", 3 * K + 45},  // K: 13 + 32 raw, V: 32
-                            RawCase{"kivi-2:group=128,residual=300", 2 * K + 7},   // raw rows over a chunk edge
-                            RawCase{"kivi-4:group=32,residual=32", 20},            // no codes at all
+  for (const RawCase& rc : {RawCase{"kivi-4:group=32,residual=32", 3 * K + 45},   // K: 13 + 32 raw, V: 32
+                            RawCase{"kivi-2:group=128,residual=300", 2 * K + 7},  // raw rows over a chunk edge
+                            RawCase{"kivi-4:group=32,residual=32", 20},           // no codes at all
                             RawCase{"dgq2:bits=4,residual=64", 2 * K + 9},
                             RawCase{"dgq2:kbits=4,vbits=2,kgran=segment-channel-group,kgroup=64,residual=16", K + 3}}) {
     DecodeCase c{StoredFormat::q8_0, false, {2, 3, 64, rc.tokens}, Values::regimes};
@@ -126,13 +126,16 @@ TEST_CASE("decode attention on dgq2 and KIVI codes with raw rows: residual token
   dgq::cpu::StoredKv kv = p.stored;
   kv.v_raw.clear();
   float out[64];
-  REQUIRE_THROWS_WITH(dgq::cpu::decode_attention(kv, p.c.shape, p.q.data(), 1.0f, out, 1), Catch::Contains("raw rows of every"));
+  REQUIRE_THROWS_WITH(dgq::cpu::decode_attention(kv, p.c.shape, p.q.data(), 1.0f, out, 1),
+                      Catch::Contains("raw rows of every"));
   kv = p.stored;
   kv.k_raw_tokens = p.c.shape.tokens + 1;
-  REQUIRE_THROWS_WITH(dgq::cpu::decode_attention(kv, p.c.shape, p.q.data(), 1.0f, out, 1), Catch::Contains("raw tokens must be in"));
+  REQUIRE_THROWS_WITH(dgq::cpu::decode_attention(kv, p.c.shape, p.q.data(), 1.0f, out, 1),
+                      Catch::Contains("raw tokens must be in"));
   kv = p.stored;
   kv.k_raw_tokens = 44;  // the ranges then miss a token
-  REQUIRE_THROWS_WITH(dgq::cpu::decode_attention(kv, p.c.shape, p.q.data(), 1.0f, out, 1), Catch::Contains("do not cover"));
+  REQUIRE_THROWS_WITH(dgq::cpu::decode_attention(kv, p.c.shape, p.q.data(), 1.0f, out, 1),
+                      Catch::Contains("do not cover"));
 }
 
 // fp32 input keeps fp32 raw rows: the vector path reads them as stored, bit for bit the scalar
@@ -165,7 +168,8 @@ TEST_CASE("decode attention on KIVI codes with fp32 raw rows: both paths agree",
   dgq::cpu::decode_attention(kv, shape, q.data(), 0.125f, scalar.data(), 1, DecodePath::scalar);
   REQUIRE(std::memcmp(best.data(), scalar.data(), best.size() * sizeof(float)) == 0);
   // Against plain attention on the decompressed cache (fp32: the raw rows exactly).
-  dgq::test::OwnedTensor kd(dgq::DType::f32, shape.tokens, shape.head_dim), vd(dgq::DType::f32, shape.tokens, shape.head_dim);
+  dgq::test::OwnedTensor kd(dgq::DType::f32, shape.tokens, shape.head_dim),
+      vd(dgq::DType::f32, shape.tokens, shape.head_dim);
   scheme->decompress(k, kd.mut());
   scheme->decompress(v, vd.mut());
   const std::vector<float> kf = dgq::to_float(kd.view()), vf = dgq::to_float(vd.view());
@@ -194,7 +198,8 @@ TEST_CASE("decode attention on dgq2 and KIVI codes: in-band markers, other famil
     return dgq::cpu::packed_codes_head(dgq::make_scheme(spec)->compress(x.view(), role));
   };
   REQUIRE(head_of("dgq2:bits=4,residual=8").raw_tokens == 8);
-  REQUIRE_THROWS_WITH(head_of("dgq2:bits=4,residual=8,rot=hadamard"), Catch::Contains("unrotated beside rotated codes"));
+  REQUIRE_THROWS_WITH(head_of("dgq2:bits=4,residual=8,rot=hadamard"),
+                      Catch::Contains("unrotated beside rotated codes"));
   REQUIRE_THROWS_WITH(head_of("dgq2:bits=4,markers=inband"), Catch::Contains("marks segments in-band"));
   // A token role has nothing to mark: in-band is table there (rule V5) and is read.
   REQUIRE(head_of("dgq2:bits=4,markers=inband", dgq::TensorRole::value).format == StoredFormat::uniform4);
@@ -223,9 +228,12 @@ TEST_CASE("decode attention on dgq2 and KIVI codes: in-band markers, other famil
     return c;
   };
   REQUIRE_THROWS_AS(dgq::cpu::packed_codes_head(corrupt("dgq2:bits=4", "codes", false)), dgq::InputError);
-  REQUIRE_THROWS_WITH(dgq::cpu::packed_codes_head(corrupt("dgq2:bits=4", "codes", false)), Catch::Contains("corrupt dgq2 data"));
-  REQUIRE_THROWS_WITH(dgq::cpu::packed_codes_head(corrupt("dgq2:bits=4", "ranges", false)), Catch::Contains("corrupt dgq2 data"));
-  REQUIRE_THROWS_WITH(dgq::cpu::packed_codes_head(corrupt("dgq2:bits=4", "codes", true)), Catch::Contains("part 'codes' is missing"));
+  REQUIRE_THROWS_WITH(dgq::cpu::packed_codes_head(corrupt("dgq2:bits=4", "codes", false)),
+                      Catch::Contains("corrupt dgq2 data"));
+  REQUIRE_THROWS_WITH(dgq::cpu::packed_codes_head(corrupt("dgq2:bits=4", "ranges", false)),
+                      Catch::Contains("corrupt dgq2 data"));
+  REQUIRE_THROWS_WITH(dgq::cpu::packed_codes_head(corrupt("dgq2:bits=4", "codes", true)),
+                      Catch::Contains("part 'codes' is missing"));
   REQUIRE_THROWS_WITH(dgq::cpu::packed_codes_head(corrupt("kivi-4:group=8,residual=0", "ranges", false)),
                       Catch::Contains("corrupt KIVI data"));
   REQUIRE_THROWS_WITH(dgq::cpu::packed_codes_head(corrupt("kivi-4:group=8,residual=8", "residual", false)),

@@ -10,11 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "decode_attention_cases.hpp"
 #include "dgq/attention_rules.hpp"
 #include "dgq/baselines/ggml_kv_types.hpp"
+#include "dgq/baselines/q8_0.hpp"
 #include "dgq/baselines/turboquant.hpp"
 #include "dgq/baselines/turboquant_vllm.hpp"
-#include "dgq/baselines/q8_0.hpp"
 #include "dgq/cpu/decode_attention.hpp"
 #include "dgq/cpu/stored_head.hpp"
 #include "dgq/element_rules.hpp"
@@ -25,7 +26,6 @@
 #include "owned_tensor.hpp"
 #include "test_dgq_support.hpp"
 #include "test_seed.hpp"
-#include "decode_attention_cases.hpp"
 
 namespace decode_test {
 
@@ -82,13 +82,18 @@ TEST_CASE("decode attention on vLLM's TurboQuant presets: 4bit_nc, k3v4_nc, 3bit
   }
 }
 
-TEST_CASE("decode attention on vLLM's TurboQuant presets: FP8 keys, a rotation before the preset and corrupt slots are refused",
-          "[decode_attention][codebook]") {
+TEST_CASE(
+    "decode attention on vLLM's TurboQuant presets: FP8 keys, a rotation before the preset and corrupt slots are "
+    "refused",
+    "[decode_attention][codebook]") {
   const auto x = head_values({StoredFormat::q8_0, false, {1, 1, 64, 40}}, 11);
-  const auto stored = [&x](const char* spec, dgq::TensorRole role) { return dgq::make_scheme(spec)->compress(x.view(), role); };
+  const auto stored = [&x](const char* spec, dgq::TensorRole role) {
+    return dgq::make_scheme(spec)->compress(x.view(), role);
+  };
   REQUIRE_THROWS_WITH(dgq::cpu::packed_codes_head(stored("turboquant_k8v4", dgq::TensorRole::key)),
                       Catch::Contains("FP8 keys"));
-  REQUIRE(dgq::cpu::packed_codes_head(stored("turboquant_k8v4", dgq::TensorRole::value)).format == StoredFormat::uniform4);
+  REQUIRE(dgq::cpu::packed_codes_head(stored("turboquant_k8v4", dgq::TensorRole::value)).format ==
+          StoredFormat::uniform4);
   REQUIRE_THROWS_WITH(dgq::cpu::packed_codes_head(stored("turboquant_4bit_nc:rot=hadamard", dgq::TensorRole::key)),
                       Catch::Contains("before the preset's own"));
   dgq::Compressed c = stored("turboquant_4bit_nc", dgq::TensorRole::key);

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "dgq/schemes/dgq2/range_store.hpp"
 #include "dgq/cpu/kernels.hpp"
+#include "dgq/schemes/dgq2/range_store.hpp"
 #include "test_seed.hpp"
 
 namespace dgq2 = dgq::schemes::dgq2;
@@ -93,7 +93,8 @@ TEST_CASE("store_fp16_ranges8 stores eight fp16-exact ranges as store_range does
   // fp16 numbers of every kind (zeros of both signs, subnormals, the extremes) and a few
   // values that are not fp16 numbers or do not fit.
   const auto half_number = [&] {
-    static const std::uint16_t pool[] = {0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x0400, 0x7bff, 0xfbff, 0x3c00, 0xbc00};
+    static const std::uint16_t pool[] = {0x0000, 0x8000, 0x0001, 0x8001, 0x03ff,
+                                         0x0400, 0x7bff, 0xfbff, 0x3c00, 0xbc00};
     const std::uint16_t h = gen() % 3 == 0 ? pool[gen() % 10] : static_cast<std::uint16_t>(gen() & 0xffff);
     const float f = half_to_float(h);
     return std::isfinite(f) ? f : 1.0f;
@@ -109,8 +110,10 @@ TEST_CASE("store_fp16_ranges8 stores eight fp16-exact ranges as store_range does
     const bool spoil = trial % 4 == 0;
     if (spoil) {  // one endpoint that must round outwards, or one beyond fp16
       const int k = static_cast<int>(gen() % 8);
-      if (gen() % 2 == 0) mins[k] -= 1e-3f * (1.0f + std::fabs(mins[k]));
-      else maxs[k] = 70000.0f;
+      if (gen() % 2 == 0)
+        mins[k] -= 1e-3f * (1.0f + std::fabs(mins[k]));
+      else
+        maxs[k] = 70000.0f;
     }
     for (const int levels : {15, 13, 3, 255}) {
       std::vector<std::uint8_t> fast{0xEE}, plain{0xEE};
@@ -130,10 +133,11 @@ TEST_CASE("store_fp16_ranges8 stores eight fp16-exact ranges as store_range does
       }
       REQUIRE(all_exact);
       for (int k = 0; k < 8; ++k) {
-        const dgq2::StoredRange r =
-            dgq2::store_range(dgq::schemes::MinMax{mins[k], maxs[k]}, dgq2::RangeDtype::fp16, plain, [] { return std::string(); });
+        const dgq2::StoredRange r = dgq2::store_range(dgq::schemes::MinMax{mins[k], maxs[k]}, dgq2::RangeDtype::fp16,
+                                                      plain, [] { return std::string(); });
         CHECK(dgq::rules::float_bits(lo[k]) == dgq::rules::float_bits(r.lo));
-        CHECK(dgq::rules::float_bits(inv[k]) == dgq::rules::float_bits(dgq::schemes::uniform_inverse(r.lo, r.hi, levels)));
+        CHECK(dgq::rules::float_bits(inv[k]) ==
+              dgq::rules::float_bits(dgq::schemes::uniform_inverse(r.lo, r.hi, levels)));
       }
       REQUIRE(fast == plain);
     }

@@ -73,7 +73,8 @@ TEST_CASE("dgq3 fast: symmetric codes at ties, bounds, zero scale and every widt
   }
 }
 
-TEST_CASE("dgq3: a value on a grid midpoint takes the lower level and the grid's ends clamp (rule W8)", "[dgq3][grid]") {
+TEST_CASE("dgq3: a value on a grid midpoint takes the lower level and the grid's ends clamp (rule W8)",
+          "[dgq3][grid]") {
   for (int bits = 2; bits <= 5; ++bits) {
     const int top = (1 << bits) - 1;
     CAPTURE(bits);
@@ -148,9 +149,11 @@ TEST_CASE("dgq3 on the CPU stores and decodes the reference's bytes for every pa
     const auto on_cpu = make_scheme(spec, Device::cpu);
     const auto ref = make_scheme(spec, Device::reference);
     for (const DType dtype : {DType::f16, DType::bf16, DType::f32}) {
-      for (const auto& [tokens, channels] : std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 64}, {1, 64}, {40, 128}, {130, 256}}) {
+      for (const auto& [tokens, channels] :
+           std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 64}, {1, 64}, {40, 128}, {130, 256}}) {
         std::vector<float> v = gaussian_values(tokens * channels, static_cast<std::uint64_t>(tokens + channels));
-        for (std::int64_t i = 0; i < tokens * channels; ++i) v[i] += (i % channels == 3 ? 20.0f : 0.0f) + (i / channels > 60 ? 5.0f : 0.0f);
+        for (std::int64_t i = 0; i < tokens * channels; ++i)
+          v[i] += (i % channels == 3 ? 20.0f : 0.0f) + (i / channels > 60 ? 5.0f : 0.0f);
         const OwnedTensor x = tensor_from(v, tokens, channels, dtype);
         for (const TensorRole role : {TensorRole::key, TensorRole::value}) {
           CAPTURE(spec, dtype_name(dtype), tokens, channels, role == TensorRole::key);

@@ -8,8 +8,8 @@
 #include <limits>
 #include <vector>
 
-#include "kernel_pairs.hpp"
 #include "dgq/element_rules.hpp"
+#include "kernel_pairs.hpp"
 #include "test_dgq_support.hpp"
 #include "test_seed.hpp"
 
@@ -80,7 +80,8 @@ void require_same_stats(const ScanResult& s, const ScanResult& f) {
 
 }  // namespace
 
-TEST_CASE("scan_rows: fast equals scalar for row lengths 1..300, all dtypes, both range shapes", "[dgq][rule0][rule1]") {
+TEST_CASE("scan_rows: fast equals scalar for row lengths 1..300, all dtypes, both range shapes",
+          "[dgq][rule0][rule1]") {
   for (const DType dt : kDtypes) {
     for (std::int64_t n = 1; n <= kMaxRowLength; ++n) {
       CAPTURE(dgq::dtype_name(dt), n);
@@ -118,7 +119,8 @@ TEST_CASE("scan_rows: both paths stop at the first row holding NaN or Inf, where
   }
 }
 
-TEST_CASE("scan_rows: finite bf16/f32 rows whose sum overflows are finite rows with an infinite sum", "[dgq][rule0][rule1]") {
+TEST_CASE("scan_rows: finite bf16/f32 rows whose sum overflows are finite rows with an infinite sum",
+          "[dgq][rule0][rule1]") {
   // The fast path reads finiteness from the sum; an overflowing sum must not be taken for an Inf.
   for (const DType dt : {DType::bf16, DType::f32}) {
     for (const std::int64_t n : {17, 33, 64, 128}) {
@@ -168,10 +170,10 @@ TEST_CASE("quantize_rows: fast equals scalar at .5 ties, past both ends of [0, 2
         switch (d % 6) {
           case 0: lo[d] = -0.5f, inv[d] = 1.0f; break;
           case 1: lo[d] = -1.5f, inv[d] = 1.0f; break;
-          case 2: lo[d] = 20.5f, inv[d] = 1.0f; break;  // negative q, ties below zero
-          case 3: lo[d] = -0.25f, inv[d] = 1e30f; break;  // beyond int32
+          case 2: lo[d] = 20.5f, inv[d] = 1.0f; break;     // negative q, ties below zero
+          case 3: lo[d] = -0.25f, inv[d] = 1e30f; break;   // beyond int32
           case 4: lo[d] = INFINITY, inv[d] = 0.0f; break;  // NaN
-          default: lo[d] = -3.0f, inv[d] = 0.5f; break;  // (x + 3) / 2: ties on odd x
+          default: lo[d] = -3.0f, inv[d] = 0.5f; break;    // (x + 3) / 2: ties on odd x
         }
       }
       REQUIRE(quantize_with(scalar::quantize_rows, x, lo, inv) == quantize_with(fast::quantize_rows, x, lo, inv));

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernel_pairs.hpp"
 #include "dgq/dgq.hpp"
 #include "dgq/element_rules.hpp"
+#include "kernel_pairs.hpp"
 #include "test_dgq_support.hpp"
 #include "test_seed.hpp"
 

@@ -38,8 +38,8 @@ std::vector<float> e4m3_boundaries() {
     add_around(a);
     add_around(a + (b - a) / 2.0f);  // exact: a and b are close binary numbers
   }
-  for (const float x : {448.0f, 456.0f, 464.0f, 480.0f, 1e30f, 3.4e38f, 0.015625f, 0.001953125f, 0.0009765625f,
-                        1e-45f, 1.17549435e-38f})
+  for (const float x : {448.0f, 456.0f, 464.0f, 480.0f, 1e30f, 3.4e38f, 0.015625f, 0.001953125f, 0.0009765625f, 1e-45f,
+                        1.17549435e-38f})
     add_around(x);
   v.push_back(0.0f);
   v.push_back(-0.0f);
@@ -62,7 +62,8 @@ TEST_CASE("e4m3_codes equals float_to_e4m3 of x / scale per element", "[scheme][
   }
   // fp32 bit patterns with a stride through the whole positive and negative range.
   std::vector<float> patterns;
-  for (std::uint64_t b = 0; b <= 0xffffffffu; b += 65521) patterns.push_back(rules::bits_float(static_cast<std::uint32_t>(b)));
+  for (std::uint64_t b = 0; b <= 0xffffffffu; b += 65521)
+    patterns.push_back(rules::bits_float(static_cast<std::uint32_t>(b)));
   std::vector<std::uint8_t> got(patterns.size());
   cpu_table().e4m3_codes(patterns.data(), static_cast<std::int64_t>(patterns.size()), 1.0f, got.data());
   REQUIRE(got == plain_codes(patterns, 1.0f));

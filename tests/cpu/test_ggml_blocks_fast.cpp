@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "dgq/baselines/ggml_kv_types.hpp"
-#include "dgq/element_rules.hpp"
 #include "dgq/cpu/kernels.hpp"
+#include "dgq/element_rules.hpp"
 #include "dgq/fwht.hpp"
 #include "test_dgq_support.hpp"
 #include "test_seed.hpp"
@@ -96,7 +96,8 @@ TEST_CASE("q4_0 fast block equals ggml's scalar loop, ties, signed zeros and ext
   }
 }
 
-TEST_CASE("iq4_nl grid search equals ggml's binary search on whole blocks, midpoints included", "[ggml][iq4_nl][fast]") {
+TEST_CASE("iq4_nl grid search equals ggml's binary search on whole blocks, midpoints included",
+          "[ggml][iq4_nl][fast]") {
   SplitMix64 rng(dgq::test::seed() + 1);
   std::uint8_t carry[32] = {}, L[32] = {};
   for (int trial = 0; trial < 20000; ++trial) {

@@ -35,19 +35,21 @@ std::vector<float> regime_rows(std::int64_t tokens, std::int64_t channels, std::
 
 TEST_CASE("kv_block_rules decode every value as the scheme's decompress does", "[kv_block_rules]") {
   using F = dgq::StoredFormat;
-  for (const auto& [format, spec] : {std::pair{F::q8_0, "q8_0"}, std::pair{F::q4_0, "q4_0"}, std::pair{F::iq4_nl, "iq4_nl"}}) {
+  for (const auto& [format, spec] :
+       {std::pair{F::q8_0, "q8_0"}, std::pair{F::q4_0, "q4_0"}, std::pair{F::iq4_nl, "iq4_nl"}}) {
     INFO(spec);
     const std::int64_t tokens = 9, channels = 96;
     std::mt19937_64 rng(7);
     std::normal_distribution<float> normal(0.0f, 3.0f);
     std::vector<float> x(static_cast<std::size_t>(tokens * channels));
     for (float& v : x) v = normal(rng);
-    x[5] = 1000.0f;   // a block whose scale is set by one outlier
+    x[5] = 1000.0f;  // a block whose scale is set by one outlier
     x[100] = -0.0f;
-    for (std::int64_t c = 0; c < channels; ++c) x[static_cast<std::size_t>(8 * channels + c)] = 0.0f;  // an all-zero row
+    for (std::int64_t c = 0; c < channels; ++c)
+      x[static_cast<std::size_t>(8 * channels + c)] = 0.0f;  // an all-zero row
     const auto scheme = dgq::make_scheme(spec);
-    const dgq::Compressed stored = scheme->compress(dgq::ConstTensor{x.data(), dgq::DType::f32, tokens, channels},
-                                                    dgq::TensorRole::key);
+    const dgq::Compressed stored =
+        scheme->compress(dgq::ConstTensor{x.data(), dgq::DType::f32, tokens, channels}, dgq::TensorRole::key);
     std::vector<float> expected(x.size());
     scheme->decompress(stored, dgq::MutTensor{expected.data(), dgq::DType::f32, tokens, channels});
     const dgq::Part* blocks = stored.find("blocks");
@@ -56,7 +58,8 @@ TEST_CASE("kv_block_rules decode every value as the scheme's decompress does", "
     REQUIRE(blocks->bytes.size() == x.size() / 32 * static_cast<std::size_t>(bytes));
     std::vector<float> got(x.size());
     for (std::size_t i = 0; i < x.size(); ++i)
-      got[i] = dgq::kv_block_rules::block_value(format, blocks->bytes.data() + (i / 32) * bytes, static_cast<int>(i % 32));
+      got[i] =
+          dgq::kv_block_rules::block_value(format, blocks->bytes.data() + (i / 32) * bytes, static_cast<int>(i % 32));
     CHECK(std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)) == 0);
   }
 }
@@ -125,8 +128,10 @@ TEST_CASE("kv_block_rules' uniform_code and uniform_value decode dgq2's and KIVI
           for (std::size_t t = r.edges[s]; t < r.edges[s + 1]; ++t)
             for (std::size_t c = 0; c < static_cast<std::size_t>(channels); ++c) {
               const std::size_t range = s * static_cast<std::size_t>(r.channels) + (r.channels == 1 ? 0 : c);
-              const std::uint8_t code = dgq::kv_block_rules::uniform_code(head.codes + t * row_bytes, static_cast<int>(c), bits);
-              got[t * static_cast<std::size_t>(channels) + c] = dgq::kv_block_rules::uniform_value(code, r.lo[range], r.scale[range], r.f16);
+              const std::uint8_t code =
+                  dgq::kv_block_rules::uniform_code(head.codes + t * row_bytes, static_cast<int>(c), bits);
+              got[t * static_cast<std::size_t>(channels) + c] =
+                  dgq::kv_block_rules::uniform_value(code, r.lo[range], r.scale[range], r.f16);
             }
         CHECK(std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)) == 0);
       }

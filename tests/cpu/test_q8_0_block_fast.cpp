@@ -3,11 +3,11 @@
 // ties at .5, zeros of both signs, subnormals and the extremes.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
-#include <algorithm>
 
 #include "dgq/baselines/q8_0.hpp"
 #include "dgq/cpu/kernels.hpp"
@@ -41,7 +41,7 @@ TEST_CASE("q8_0 quantize_block: a full block equals the block rule, ties and ext
         default: x[j] = rng.symmetric(trial % 3 == 0 ? 127.0f : 1e-3f);
       }
     }
-    if (trial % 2 == 0) x[trial % 32] = 127.0f;  // amax = 127: id = 1, the .5 values are exact ties
+    if (trial % 2 == 0) x[trial % 32] = 127.0f;       // amax = 127: id = 1, the .5 values are exact ties
     if (trial % 5 == 0) std::memset(x, 0, sizeof x);  // all zero: id = 0
     if (trial % 11 == 0) x[3] = trial % 2 ? 65504.0f * 127.0f : -1e-30f;
     CAPTURE(trial);
@@ -73,7 +73,8 @@ TEST_CASE("q8_0 quantize_row_into / dequantize_row equal the block functions blo
       finite = finite && (block.d & 0x7fffu) != 0x7c00u;
     }
     using dgq::q8_0::RowStatus;
-    REQUIRE(dgq::cpu::fast_kernels().q8_0_quantize_row(x.data(), n, row.data()) == (finite ? RowStatus::ok : RowStatus::scale_overflow));
+    REQUIRE(dgq::cpu::fast_kernels().q8_0_quantize_row(x.data(), n, row.data()) ==
+            (finite ? RowStatus::ok : RowStatus::scale_overflow));
     REQUIRE(row == expected);
     // A NaN or Inf anywhere, in a full or a partial block, is reported before a scale overflow.
     for (const float bad : {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::infinity()}) {
@@ -84,7 +85,8 @@ TEST_CASE("q8_0 quantize_row_into / dequantize_row equal the block functions blo
         REQUIRE(dgq::cpu::fast_kernels().q8_0_quantize_row(y.data(), n, row.data()) == RowStatus::non_finite_input);
       }
     }
-    REQUIRE(dgq::cpu::fast_kernels().q8_0_quantize_row(x.data(), n, row.data()) == (finite ? RowStatus::ok : RowStatus::scale_overflow));
+    REQUIRE(dgq::cpu::fast_kernels().q8_0_quantize_row(x.data(), n, row.data()) ==
+            (finite ? RowStatus::ok : RowStatus::scale_overflow));
 
     if (n > 64) std::memcpy(row.data() + 2 * 34, "\x00\x7e", 2);  // block 2's stored d is NaN
     std::vector<float> got(static_cast<std::size_t>(n)), want(static_cast<std::size_t>(n));
@@ -93,7 +95,8 @@ TEST_CASE("q8_0 quantize_row_into / dequantize_row equal the block functions blo
       dgq::q8_0::Block block;
       std::memcpy(&block, row.data() + b * 34, 34);
       want_finite = want_finite && (block.d & 0x7c00u) != 0x7c00u;
-      dgq::q8_0::dequantize_block(block, static_cast<int>(std::min<std::int64_t>(32, n - b * 32)), want.data() + b * 32);
+      dgq::q8_0::dequantize_block(block, static_cast<int>(std::min<std::int64_t>(32, n - b * 32)),
+                                  want.data() + b * 32);
     }
     REQUIRE(dgq::cpu::fast_kernels().q8_0_dequantize_row(row.data(), n, got.data()) == want_finite);
     REQUIRE(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);

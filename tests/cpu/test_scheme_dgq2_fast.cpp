@@ -17,6 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "dgq/element_rules.hpp"
+#include "dgq/errors.hpp"
+#include "dgq/kernels/uniform_codes.hpp"
+#include "dgq/registry.hpp"
+#include "dgq/rotation.hpp"
 #include "dgq/schemes/dgq2/layout.hpp"
 #include "dgq/schemes/dgq2/packed_codes.hpp"
 #include "dgq/schemes/dgq2/params.hpp"
@@ -24,11 +29,6 @@
 #include "dgq/schemes/dgq2/rotation_input.hpp"
 #include "dgq/schemes/dgq2/segments.hpp"
 #include "dgq/schemes/tensor_io.hpp"
-#include "dgq/kernels/uniform_codes.hpp"
-#include "dgq/element_rules.hpp"
-#include "dgq/errors.hpp"
-#include "dgq/rotation.hpp"
-#include "dgq/registry.hpp"
 
 using namespace dgq;
 using namespace dgq::schemes;
@@ -89,11 +89,10 @@ Compressed plain_compress(const std::string& spec, ConstTensor x, TensorRole rol
         // The names the scheme gives: "token t", or "segment i (tokens a..b)", and the channel.
         std::size_t segment = 0;
         while (segment + 2 < edges.size() && edges[segment + 1] <= s.first) ++segment;
-        const std::string where =
-            g == dgq2::RangeGranularity::token
-                ? "token " + std::to_string(s.first)
-                : "segment " + std::to_string(segment) + " (tokens " + std::to_string(s.first) + ".." +
-                      std::to_string(s.end - 1) + ")";
+        const std::string where = g == dgq2::RangeGranularity::token
+                                      ? "token " + std::to_string(s.first)
+                                      : "segment " + std::to_string(segment) + " (tokens " + std::to_string(s.first) +
+                                            ".." + std::to_string(s.end - 1) + ")";
         return channelwise ? where + ", channel " + std::to_string(k) : where;
       });
       lo[k] = r.lo;
@@ -152,7 +151,8 @@ TEST_CASE("dgq2 direct compress equals the plain rules on a fp32 copy, every con
       "dgq2:bits=4",
       "dgq2:bits=4,win=4,max_groups=12,budget=max_groups,markers=inband",
       "dgq2:bits=4,win=4,max_groups=12,budget=max_groups,markers=bitmap,kgran=segment,vgran=segment",
-      "dgq2:bits=4,win=4,max_groups=12,budget=max_groups,kgran=segment-channel-group,kgroup=8,vgran=segment-channel-group,vgroup=5",
+      "dgq2:bits=4,win=4,max_groups=12,budget=max_groups,kgran=segment-channel-group,kgroup=8,vgran=segment-channel-"
+      "group,vgroup=5",
       "dgq2:bits=4,win=4,max_groups=12,budget=max_groups,boundaries=fixed,markers=inband,residual=5",
       "dgq2:bits=4,win=4,max_groups=12,budget=max_groups,kgran=token,vgran=segment-channel,range_dtype=fp32",
       "dgq2:bits=2,win=4,max_groups=12,budget=max_groups,markers=inband,kgran=segment-channel-group,kgroup=6",
@@ -160,7 +160,8 @@ TEST_CASE("dgq2 direct compress equals the plain rules on a fp32 copy, every con
       "dgq2:bits=8,win=4,max_groups=12,budget=max_groups,markers=inband,kgran=segment",
       "dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128,rot=hadamard,rot_on=v",
       "dgq2:bits=4,win=4,max_groups=12,budget=max_groups,rot=hadamard,markers=inband,residual=3",
-      "dgq2:bits=3,win=4,max_groups=12,budget=max_groups,rot=hadamard,seg_on=input,kgran=segment-channel-group,kgroup=8",
+      "dgq2:bits=3,win=4,max_groups=12,budget=max_groups,rot=hadamard,seg_on=input,kgran=segment-channel-group,kgroup="
+      "8",
       "dgq2:bits=4,win=4,max_groups=12,budget=max_groups,rot=hadamard,seg_on=input,vgran=segment",
       "dgq2:bits=4,win=4,max_groups=12,budget=max_groups,boundaries=online,kgran=segment-channel-group,kgroup=5,"
       "markers=inband,residual=3",

@@ -4,11 +4,11 @@
 // bodies plus scalar tails), .5 ties, values past both clamps, zeros, subnormals, extremes.
 #include "test_scheme_support.hpp"
 
-#include "dgq/schemes/tensor_io.hpp"
-#include "dgq/kernels/uniform_codes.hpp"
+#include "../../reference/src/schemes/bit_packing.hpp"
 #include "dgq/cpu/kernels.hpp"
 #include "dgq/errors.hpp"
-#include "../../reference/src/schemes/bit_packing.hpp"
+#include "dgq/kernels/uniform_codes.hpp"
+#include "dgq/schemes/tensor_io.hpp"
 
 using namespace dgq;
 using namespace dgq::schemes;
@@ -44,16 +44,16 @@ void uniform_nibbles_per_channel(const float* x, std::int64_t n, const float* lo
                                  int offset, std::uint8_t* out) {
   cpu_table().uniform_nibbles_per_channel(x, n, lo, inv, levels, offset, out);
 }
-void uniform_nibbles_row(const void* src, DType dt, std::int64_t n, const float* lo, const float* inv,
-                         bool per_channel, int levels, int offset, std::uint8_t* out) {
+void uniform_nibbles_row(const void* src, DType dt, std::int64_t n, const float* lo, const float* inv, bool per_channel,
+                         int levels, int offset, std::uint8_t* out) {
   cpu_table().uniform_nibbles_row(src, dt, n, lo, inv, per_channel, levels, offset, out);
 }
 
 // Values a range's codes meet: integers and .5 ties (exact with lo = 0, inv = 1), zeros of
 // both signs, subnormals, extremes, and random values.
 std::vector<float> adversarial_run(std::int64_t n, std::mt19937_64& gen) {
-  static const float pool[] = {0.0f, -0.0f, 0.5f, 1.5f, 2.5f, 126.5f, 252.5f, 253.0f, 253.5f, 14.5f, 15.5f, -0.5f,
-                               1e-45f, -1e-45f, 1.17e-38f, 65504.0f, -65504.0f, 3.0e38f, -3.0e38f, 7.0f};
+  static const float pool[] = {0.0f,  -0.0f, 0.5f,   1.5f,    2.5f,      126.5f,   252.5f,    253.0f,  253.5f,   14.5f,
+                               15.5f, -0.5f, 1e-45f, -1e-45f, 1.17e-38f, 65504.0f, -65504.0f, 3.0e38f, -3.0e38f, 7.0f};
   std::vector<float> v(static_cast<std::size_t>(n));
   for (float& e : v) {
     e = gen() % 2 == 0 ? pool[gen() % (sizeof(pool) / sizeof(pool[0]))]
@@ -139,24 +139,28 @@ TEST_CASE("uniform_codes_per_channel/_offset and uniform_nibbles equal uniform_c
       CAPTURE(n, levels);
       std::vector<std::uint8_t> fast(static_cast<std::size_t>(n)), plain(fast.size());
       uniform_codes_per_channel(v.data(), n, lo.data(), inv.data(), levels, offset, fast.data());
-      for (std::int64_t j = 0; j < n; ++j) plain[j] = static_cast<std::uint8_t>(uniform_code(v[j], lo[j], inv[j], levels) + offset);
+      for (std::int64_t j = 0; j < n; ++j)
+        plain[j] = static_cast<std::uint8_t>(uniform_code(v[j], lo[j], inv[j], levels) + offset);
       REQUIRE(fast == plain);
       for (const CodeRange& r : rs) {
         CAPTURE(r.lo, r.inv);
         std::vector<std::uint8_t> one(fast.size()), plain_one(fast.size());
         uniform_codes_offset(v.data(), n, r.lo, r.inv, levels, offset, one.data());
-        for (std::int64_t j = 0; j < n; ++j) plain_one[j] = static_cast<std::uint8_t>(uniform_code(v[j], r.lo, r.inv, levels) + offset);
+        for (std::int64_t j = 0; j < n; ++j)
+          plain_one[j] = static_cast<std::uint8_t>(uniform_code(v[j], r.lo, r.inv, levels) + offset);
         REQUIRE(one == plain_one);
         if (levels == 253 || n % 2 != 0) continue;
         // Nibbles: byte k holds codes 2k (low) and 2k + 1 (high).
         std::vector<std::uint8_t> bytes(static_cast<std::size_t>(n / 2), 0xAA), plain_bytes(bytes.size());
-        for (std::int64_t k = 0; k < n / 2; ++k) plain_bytes[k] = static_cast<std::uint8_t>(plain_one[2 * k] | plain_one[2 * k + 1] << 4);
+        for (std::int64_t k = 0; k < n / 2; ++k)
+          plain_bytes[k] = static_cast<std::uint8_t>(plain_one[2 * k] | plain_one[2 * k + 1] << 4);
         uniform_nibbles(v.data(), n, r.lo, r.inv, levels, offset, bytes.data());
         REQUIRE(bytes == plain_bytes);
       }
       if (levels == 253 || n % 2 != 0) continue;
       std::vector<std::uint8_t> bytes(static_cast<std::size_t>(n / 2), 0x55), plain_bytes(bytes.size());
-      for (std::int64_t k = 0; k < n / 2; ++k) plain_bytes[k] = static_cast<std::uint8_t>(plain[2 * k] | plain[2 * k + 1] << 4);
+      for (std::int64_t k = 0; k < n / 2; ++k)
+        plain_bytes[k] = static_cast<std::uint8_t>(plain[2 * k] | plain[2 * k + 1] << 4);
       uniform_nibbles_per_channel(v.data(), n, lo.data(), inv.data(), levels, offset, bytes.data());
       REQUIRE(bytes == plain_bytes);
       // Straight from a row of each dtype (widened exactly), per channel and with one range.

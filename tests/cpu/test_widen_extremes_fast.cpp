@@ -12,8 +12,8 @@ namespace dgq::test::widen_extremes_fast {
 TEST_CASE("widen_extremes gives the widened row, its finiteness and each group's stored extremes",
           "[scheme][fast][widen_extremes]") {
   auto gen = rng(1616);
-  static const float pool[] = {0.0f, -0.0f, 1e-45f, -1e-45f, 6.0e-8f, -6.0e-8f, 65504.0f, -65504.0f, 3.0e38f,
-                               -3.0e38f, 1.5f, -2.25f};
+  static const float pool[] = {0.0f,     -0.0f,     1e-45f,  -1e-45f,  6.0e-8f, -6.0e-8f,
+                               65504.0f, -65504.0f, 3.0e38f, -3.0e38f, 1.5f,    -2.25f};
   for (const DType dt : {DType::f16, DType::bf16, DType::f32}) {
     for (std::int64_t n = 1; n <= 300; ++n) {
       std::vector<float> v(static_cast<std::size_t>(n));

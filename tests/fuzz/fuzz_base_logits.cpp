@@ -13,8 +13,8 @@
 #include "cpu_budget.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/sim/files/hdf5/h5.hpp"
-#include "results/base_logits_file.hpp"
 #include "dgq/sim/files/provenance/provenance_attributes.hpp"
+#include "results/base_logits_file.hpp"
 
 namespace {
 constexpr std::int64_t kChunks = 3, kLayers = 1, kRowsPerChunk = 3, kVocab = 16;
@@ -34,7 +34,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const sim::BaseLogitsReader reader(name, identity, kChunks, kLayers);
     (void)sim::read_provenance_attributes(reader.file(), name);  // as dgq eval does before reusing it
     for (std::int64_t chunk = 0; chunk < kChunks; ++chunk) (void)reader.logits(chunk, kRowsPerChunk, kVocab);
-  } catch (const dgq::Error&) {
-  }
+  } catch (const dgq::Error&) {}
   return 0;
 }

@@ -3,8 +3,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "cpu_budget.hpp"
 #include "compressed/decompress_layer.hpp"
+#include "cpu_budget.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/sim/files/compressed.hpp"
 #include "dgq/sim/files/hdf5/h5.hpp"
@@ -18,7 +18,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto scheme = dgq::make_scheme(reader.scheme());
     for (int layer = 0; layer < reader.meta().num_layers; ++layer)
       (void)dgq::sim::decompress_layer(reader, *scheme, layer, 1);
-  } catch (const dgq::Error&) {
-  }
+  } catch (const dgq::Error&) {}
   return 0;
 }

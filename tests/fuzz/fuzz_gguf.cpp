@@ -14,7 +14,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const dgq::sim::gguf::File file("fuzz-model.gguf", data, size);
     (void)dgq::sim::model_from_gguf(file);
-  } catch (const dgq::Error&) {
-  }
+  } catch (const dgq::Error&) {}
   return 0;
 }

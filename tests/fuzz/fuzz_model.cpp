@@ -6,8 +6,8 @@
 
 #include "cpu_budget.hpp"
 #include "dgq/errors.hpp"
-#include "dgq/sim/model/model.hpp"
 #include "dgq/sim/files/hdf5/h5.hpp"
+#include "dgq/sim/model/model.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const dgq::fuzz::CpuBudget budget;
@@ -15,7 +15,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   dgq::sim::h5::ScopedFileImage image(name, data, size);
   try {
     (void)dgq::sim::load_model(name);
-  } catch (const dgq::Error&) {
-  }
+  } catch (const dgq::Error&) {}
   return 0;
 }

@@ -9,9 +9,9 @@
 #include "cpu_budget.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/sim/export/export.hpp"
-#include "dgq/sim/files/results/results_file.hpp"
 #include "dgq/sim/files/hdf5/h5.hpp"
 #include "dgq/sim/files/results/merge.hpp"
+#include "dgq/sim/files/results/results_file.hpp"
 #include "results/run_groups.hpp"
 
 namespace {
@@ -30,8 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     std::ostringstream table;
     (void)sim::export_results(name, sim::ExportFormat::csv, table);
-  } catch (const dgq::Error&) {
-  }
+  } catch (const dgq::Error&) {}
   try {
     sim::h5::Handle file = sim::h5::open_file_readonly(name);
     const sim::RunListing listing = sim::list_runs_in(file.get(), name);
@@ -43,7 +42,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)sim::compare_runs(name, name, run);
       sim::copy_run_group(runs.get(), merged_runs.get(), run, name);
     }
-  } catch (const dgq::Error&) {
-  }
+  } catch (const dgq::Error&) {}
   return 0;
 }

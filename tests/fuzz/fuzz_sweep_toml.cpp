@@ -14,7 +14,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const dgq::sim::SweepConfig config =
         dgq::sim::parse_sweep_config_text(std::string(reinterpret_cast<const char*>(data), size), "fuzz.toml");
     (void)dgq::sim::expand_runs(config);
-  } catch (const dgq::Error&) {
-  }
+  } catch (const dgq::Error&) {}
   return 0;
 }

@@ -6,8 +6,8 @@
 
 #include "cpu_budget.hpp"
 #include "dgq/errors.hpp"
-#include "dgq/sim/files/trace.hpp"
 #include "dgq/sim/files/hdf5/h5.hpp"
+#include "dgq/sim/files/trace.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const dgq::fuzz::CpuBudget budget;
@@ -16,7 +16,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const dgq::sim::TraceReader reader(name);
     for (int layer = 0; layer < reader.meta().num_layers; ++layer) (void)reader.read_layer(layer);
-  } catch (const dgq::Error&) {
-  }
+  } catch (const dgq::Error&) {}
   return 0;
 }

@@ -56,22 +56,22 @@ std::string compare_codes(const DgqV1Encoded& ref, const DgqV1Encoded& gpu) {
   for (std::size_t i = 0; i < ref.codes.size(); ++i) {
     if (ref.codes[i] == gpu.codes[i]) continue;
     std::ostringstream s;
-    s << "code at token " << i / ref.channels << ", channel " << i % ref.channels << ": reference "
-      << int(ref.codes[i]) << ", CUDA " << int(gpu.codes[i]);
+    s << "code at token " << i / ref.channels << ", channel " << i % ref.channels << ": reference " << int(ref.codes[i])
+      << ", CUDA " << int(gpu.codes[i]);
     return s.str();
   }
   return {};
 }
 
-std::string compare_bytes(const std::string& what, const std::vector<std::byte>& ref,
-                          const std::vector<std::byte>& gpu, std::int64_t channels, std::size_t element_size) {
+std::string compare_bytes(const std::string& what, const std::vector<std::byte>& ref, const std::vector<std::byte>& gpu,
+                          std::int64_t channels, std::size_t element_size) {
   if (ref.size() != gpu.size()) return what + ": sizes differ";
   for (std::size_t i = 0; i < ref.size(); ++i) {
     if (ref[i] == gpu[i]) continue;
     const std::size_t element = i / element_size;
     std::ostringstream s;
-    s << what << " differs at token " << element / channels << ", channel " << element % channels << " (byte "
-      << i << "): reference 0x" << std::hex << int(ref[i]) << ", CUDA 0x" << int(gpu[i]);
+    s << what << " differs at token " << element / channels << ", channel " << element % channels << " (byte " << i
+      << "): reference 0x" << std::hex << int(ref[i]) << ", CUDA 0x" << int(gpu[i]);
     return s.str();
   }
   return {};
@@ -188,7 +188,8 @@ std::string write_reproducer(const std::string& case_name, const std::vector<Hos
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   const std::string base = std::string(DGQ_BINARY_DIR) + "/gpu-mismatch-" + safe;
   std::ofstream bin(base + ".bin", std::ios::binary);
-  for (const auto& u : units) bin.write(reinterpret_cast<const char*>(u.bytes.data()), static_cast<std::streamsize>(u.bytes.size()));
+  for (const auto& u : units)
+    bin.write(reinterpret_cast<const char*>(u.bytes.data()), static_cast<std::streamsize>(u.bytes.size()));
   std::ofstream txt(base + ".txt");
   txt << "case: " << case_name << "\nparams: " << p.to_string() << "\nunits: " << units.size() << "\n";
   for (std::size_t i = 0; i < units.size(); ++i) {

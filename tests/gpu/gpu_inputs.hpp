@@ -43,7 +43,7 @@ Pattern variance_steps(std::uint64_t seed, std::int64_t period);
 Pattern outlier_channels(std::uint64_t seed);
 Pattern constant_rows(std::uint64_t seed);  // each token one value
 Pattern all_equal(float v);
-Pattern fp16_extremes(std::uint64_t seed);  // +-65504, fp16 subnormals, zeros of both signs
-Pattern fp32_denormals(std::uint64_t seed); // values around 1e-40 (fp32 subnormal)
+Pattern fp16_extremes(std::uint64_t seed);   // +-65504, fp16 subnormals, zeros of both signs
+Pattern fp32_denormals(std::uint64_t seed);  // values around 1e-40 (fp32 subnormal)
 
 }  // namespace dgq::gpu_test

@@ -8,8 +8,8 @@
 #include <iostream>
 #include <string>
 
-#include "dgq/cuda/dgq_cuda.hpp"
 #include "catch_session.hpp"
+#include "dgq/cuda/dgq_cuda.hpp"
 
 int main(int argc, char* argv[]) {
   constexpr int kCtestSkip = 77;

@@ -25,7 +25,8 @@ std::vector<std::string> specs_of(const SchemeFamily& f) {
   std::vector<std::string> specs{std::string(f.name)};
   for (const SchemeParam& p : f.params) {
     if (p.kind != SchemeParam::Kind::integer) continue;
-    for (const int v : {p.min, p.max}) specs.push_back(std::string(f.name) + ":" + std::string(p.key) + "=" + std::to_string(v));
+    for (const int v : {p.min, p.max})
+      specs.push_back(std::string(f.name) + ":" + std::string(p.key) + "=" + std::to_string(v));
   }
   return specs;
 }
@@ -52,8 +53,8 @@ TEST_CASE("gpu: every CUDA family stores its CPU family's bytes (registry-driven
       const auto gpu = make_scheme(spec, Device::cuda);
       REQUIRE(gpu->spec() == cpu->spec());
       for (const DType dtype : {DType::f16, DType::bf16, DType::f32}) {
-        for (const auto& [tokens, channels] : std::vector<std::pair<std::int64_t, std::int64_t>>{
-                 {0, 1}, {1, 1}, {17, 3}, {257, 65}, {1000, 128}}) {
+        for (const auto& [tokens, channels] :
+             std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 1}, {1, 1}, {17, 3}, {257, 65}, {1000, 128}}) {
           CAPTURE(spec, dtype_name(dtype), tokens, channels);
           REQUIRE(gpu->planned_bytes(tokens, channels, dtype, TensorRole::key) ==
                   cpu->planned_bytes(tokens, channels, dtype, TensorRole::key));

@@ -37,8 +37,8 @@ std::vector<float> narrowing_inputs() {
       in.push_back(std::nextafter(mid, mid < 0 ? -INFINITY : INFINITY));
     }
   }
-  for (const float edge : {65504.0f, 65519.99f, 65520.0f, 65536.0f, 3.0e38f, 1e-45f, 1e-40f, 2.9802322e-8f,
-                           2.9802326e-8f, 5.9604645e-8f})
+  for (const float edge :
+       {65504.0f, 65519.99f, 65520.0f, 65536.0f, 3.0e38f, 1e-45f, 1e-40f, 2.9802322e-8f, 2.9802326e-8f, 5.9604645e-8f})
     for (const float s : {1.0f, -1.0f}) in.push_back(s * edge);
   for (std::uint64_t u = 0; u <= 0xffffffffull; u += 4099) in.push_back(float_of(static_cast<std::uint32_t>(u)));
   return in;

@@ -49,7 +49,8 @@ std::vector<float> regimes(std::int64_t tokens, int head_dim, std::uint64_t seed
 
 // The query, then the CPU kernel's scalar path and the CUDA kernel on the same stored cache
 // (in's shape and ranges set, its K/V pointers taken from cpu_cache): the same output bytes.
-void require_gpu_equals_cpu(const dgq::cpu::StoredKv& cpu_cache, dgq::cuda::DecodeAttentionInput& in, std::uint64_t seed) {
+void require_gpu_equals_cpu(const dgq::cpu::StoredKv& cpu_cache, dgq::cuda::DecodeAttentionInput& in,
+                            std::uint64_t seed) {
   in.k = cpu_cache.k;
   in.v = cpu_cache.v;
   const std::vector<float> q = gaussian(static_cast<std::size_t>(in.kv_heads * in.group * in.head_dim), seed);
@@ -67,8 +68,8 @@ void require_gpu_equals_cpu(const dgq::cpu::StoredKv& cpu_cache, dgq::cuda::Deco
 TEST_CASE("gpu: decode attention on stored blocks equals the CPU kernel's bytes", "[gpu][decode_attention]") {
   using F = dgq::StoredFormat;
   const std::vector<Case> cases = {
-      {F::q8_0, 1, 1, 64, 1},     {F::q4_0, 2, 4, 64, 255},    {F::iq4_nl, 2, 4, 128, 257},
-      {F::q8_0, 8, 4, 128, 1000}, {F::q4_0, 1, 1, 256, 700},   {F::iq4_nl, 1, 4, 256, 513},
+      {F::q8_0, 1, 1, 64, 1},     {F::q4_0, 2, 4, 64, 255},  {F::iq4_nl, 2, 4, 128, 257},
+      {F::q8_0, 8, 4, 128, 1000}, {F::q4_0, 1, 1, 256, 700}, {F::iq4_nl, 1, 4, 256, 513},
   };
   for (const Case& c : cases) {
     const std::string where = std::string(spec_of(c.format)) + " kv_heads " + std::to_string(c.kv_heads) + " group " +
@@ -87,9 +88,12 @@ TEST_CASE("gpu: decode attention on stored blocks equals the CPU kernel's bytes"
     in.tokens = c.tokens;
     for (int h = 0; h < c.kv_heads; ++h) {
       const auto values = static_cast<std::size_t>(c.tokens * c.head_dim);
-      const std::vector<float> kx = gaussian(values, dgq::test::seed() + 2 * h), vx = gaussian(values, dgq::test::seed() + 2 * h + 1);
-      k.push_back(scheme->compress(dgq::ConstTensor{kx.data(), dgq::DType::f32, c.tokens, c.head_dim}, dgq::TensorRole::key));
-      v.push_back(scheme->compress(dgq::ConstTensor{vx.data(), dgq::DType::f32, c.tokens, c.head_dim}, dgq::TensorRole::value));
+      const std::vector<float> kx = gaussian(values, dgq::test::seed() + 2 * h),
+                               vx = gaussian(values, dgq::test::seed() + 2 * h + 1);
+      k.push_back(
+          scheme->compress(dgq::ConstTensor{kx.data(), dgq::DType::f32, c.tokens, c.head_dim}, dgq::TensorRole::key));
+      v.push_back(
+          scheme->compress(dgq::ConstTensor{vx.data(), dgq::DType::f32, c.tokens, c.head_dim}, dgq::TensorRole::value));
     }
     for (int h = 0; h < c.kv_heads; ++h) {
       REQUIRE(k[h].find("blocks") != nullptr);
@@ -107,8 +111,9 @@ TEST_CASE("gpu: decode attention on DGQ v1's codes equals the CPU kernel's bytes
     int kv_heads, group, head_dim;
     std::int64_t tokens;
   };
-  for (const DgqCase& c : {DgqCase{"dgq", dgq::DType::f16, 2, 4, 64, 257}, DgqCase{"dgq:markers=inband", dgq::DType::f16, 1, 1, 128, 700},
-                           DgqCase{"dgq:markers=bitmap", dgq::DType::f32, 2, 4, 128, 513}}) {
+  for (const DgqCase& c :
+       {DgqCase{"dgq", dgq::DType::f16, 2, 4, 64, 257}, DgqCase{"dgq:markers=inband", dgq::DType::f16, 1, 1, 128, 700},
+        DgqCase{"dgq:markers=bitmap", dgq::DType::f32, 2, 4, 128, 513}}) {
     INFO(std::string(c.spec) + " " + std::string(dgq::dtype_name(c.dtype)) + " tokens " + std::to_string(c.tokens));
     const auto scheme = dgq::make_scheme(c.spec);
     std::vector<dgq::Compressed> stored;
@@ -148,15 +153,16 @@ TEST_CASE("gpu: decode attention on dgq2's and KIVI's codes equals the CPU kerne
     int kv_heads, group, head_dim;
     std::int64_t tokens;
   };
-  for (const UniformCase& c : {UniformCase{"dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128", 2, 4, 128, 513},
-                               UniformCase{"dgq2:bits=2,kgran=segment,vgran=segment-channel", 1, 1, 64, 257},
-                               UniformCase{"dgq2:bits=8,range_dtype=fp32", 1, 4, 256, 300},
-                               UniformCase{"kivi-4:group=32,residual=0", 2, 4, 128, 320},
-                               UniformCase{"kivi-2:group=32,residual=0", 1, 3, 64, 64},
-                               // dgq2's frontier configuration (V rotated) and both roles rotated.
-                               UniformCase{"dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128,rot=hadamard,rot_on=v",
-                                           2, 4, 128, 300},
-                               UniformCase{"dgq2:bits=4,rot=hadamard", 1, 4, 256, 257}}) {
+  for (const UniformCase& c :
+       {UniformCase{"dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128", 2, 4, 128, 513},
+        UniformCase{"dgq2:bits=2,kgran=segment,vgran=segment-channel", 1, 1, 64, 257},
+        UniformCase{"dgq2:bits=8,range_dtype=fp32", 1, 4, 256, 300},
+        UniformCase{"kivi-4:group=32,residual=0", 2, 4, 128, 320},
+        UniformCase{"kivi-2:group=32,residual=0", 1, 3, 64, 64},
+        // dgq2's frontier configuration (V rotated) and both roles rotated.
+        UniformCase{"dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128,rot=hadamard,rot_on=v", 2, 4, 128,
+                    300},
+        UniformCase{"dgq2:bits=4,rot=hadamard", 1, 4, 256, 257}}) {
     INFO(std::string(c.spec) + " tokens " + std::to_string(c.tokens));
     const auto scheme = dgq::make_scheme(c.spec);
     std::vector<dgq::Compressed> stored;
@@ -201,7 +207,8 @@ TEST_CASE("gpu: decode attention on dgq2's and KIVI's codes equals the CPU kerne
 TEST_CASE("gpu: decode attention refuses shapes it does not take", "[gpu][decode_attention][errors]") {
   dgq::cuda::DecodeAttentionInput in;
   in.head_dim = 512;
-  CHECK_THROWS_WITH(dgq::cuda::decode_attention(in, nullptr), Catch::Contains("head_dim must be a multiple of 32 in [32, 256]"));
+  CHECK_THROWS_WITH(dgq::cuda::decode_attention(in, nullptr),
+                    Catch::Contains("head_dim must be a multiple of 32 in [32, 256]"));
   // Format dgq without the segments of its heads, or with segments that do not cover the tokens.
   const std::vector<std::uint8_t> codes(64 * 10);
   const std::vector<float> q(64);
@@ -211,7 +218,8 @@ TEST_CASE("gpu: decode attention refuses shapes it does not take", "[gpu][decode
   dgq_in.tokens = 10;
   dgq_in.k = dgq_in.v = {codes.data()};
   dgq_in.q = q.data();
-  CHECK_THROWS_WITH(dgq::cuda::decode_attention(dgq_in, nullptr), Catch::Contains("need the segments of every K and V head"));
+  CHECK_THROWS_WITH(dgq::cuda::decode_attention(dgq_in, nullptr),
+                    Catch::Contains("need the segments of every K and V head"));
   dgq_in.k_segments = dgq_in.v_segments = {dgq::cuda::DgqSegments{{0, 4, 9}, {0.0f, 0.0f}, {1.0f, 1.0f}}};
   CHECK_THROWS_WITH(dgq::cuda::decode_attention(dgq_in, nullptr), Catch::Contains("do not cover its 10 tokens"));
   // TurboQuant's codebook formats are the CPU kernel's only; K and V apart only between uniform widths.

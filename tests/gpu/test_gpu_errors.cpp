@@ -154,8 +154,8 @@ TEST_CASE("gpu: corrupt markers are rejected by both decoders in the same words"
 
     DgqV1Encoded bad_marker = clean;
     if (m == Markers::table) bad_marker.boundaries[1] = bad_marker.boundaries[0];  // not increasing
-    if (m == Markers::bitmap) bad_marker.bitmap[0] ^= 1u;                       // token 0 in parity 1
-    if (m == Markers::inband) bad_marker.codes[0] = 127;                         // a marker at token 0
+    if (m == Markers::bitmap) bad_marker.bitmap[0] ^= 1u;                          // token 0 in parity 1
+    if (m == Markers::inband) bad_marker.codes[0] = 127;                           // a marker at token 0
     const std::string marker_error = cuda_decode_error(bad_marker, x);
     CHECK(marker_error.rfind("unit 0: corrupt DGQ data: ", 0) == 0);
     CHECK(marker_error == reference_decode_error(bad_marker, x));

@@ -16,7 +16,8 @@ namespace dgq::test {
 TEST_CASE("causal: the schemes without a causal form refuse it by name", "[causal][errors]") {
   const OwnedTensor x = causal_regime_tensor(20, 64, 1);
   const std::string fp8 =
-      "fp8-e4m3: scale=tensor (one scale per tensor) has no causal form; use scale=prefix (a scale fixed from the first "
+      "fp8-e4m3: scale=tensor (one scale per tensor) has no causal form; use scale=prefix (a scale fixed from the "
+      "first "
       "N tokens, as vLLM's calculate_kv_scales) or scale=token";
   const std::string fixed =
       "dgq2: boundaries=fixed has no causal form (equal segments need the final length); use boundaries=online or "
@@ -34,14 +35,14 @@ TEST_CASE("causal: the schemes without a causal form refuse it by name", "[causa
     // Even with no tokens, and through the timeline.
     CHECK(schedule_error("fp8-e4m3", causal_rows(x, 0, 0), role) == fp8);
     CHECK(schedule_error("dgq2:boundaries=fixed,kgran=segment", causal_rows(x, 0, 0), role) == fixed);
-    CHECK(error_message_of<ParameterError>([&] { (void)causal_timeline(*make_scheme("dgq2:boundaries=fixed"), x.view(), role); }) ==
-          fixed);
+    CHECK(error_message_of<ParameterError>(
+              [&] { (void)causal_timeline(*make_scheme("dgq2:boundaries=fixed"), x.view(), role); }) == fixed);
   }
   // The form is refused as well, so a cache of them refuses to be built.
   CHECK(error_message_of<ParameterError>([] { (void)make_scheme("fp8-e4m3")->causal_form(); }) == fp8);
   CHECK(error_message_of<ParameterError>([] { (void)make_scheme("dgq2:boundaries=fixed")->causal_form(); }) == fixed);
-  CHECK(error_message_of<ParameterError>([] { CausalCache cache(*make_scheme("fp8-e4m3"), TensorRole::key, 64, DType::f16); }) ==
-        fp8);
+  CHECK(error_message_of<ParameterError>(
+            [] { CausalCache cache(*make_scheme("fp8-e4m3"), TensorRole::key, 64, DType::f16); }) == fp8);
   // Every other spec of the suite has one.
   for (const std::string& spec : causal_specs()) {
     if (kCausalRefused.count(spec) != 0) continue;
@@ -84,7 +85,8 @@ TEST_CASE("causal: every family's schedule of a prefix is the prefix of its sche
       const CausalSchedule prefix = s.causal_schedule(causal_rows(x, 0, t + 1), role);
       REQUIRE(prefix.final_tokens ==
               std::vector<std::uint32_t>(full.final_tokens.begin(), full.final_tokens.begin() + t + 1));
-      REQUIRE(prefix.final_bytes == std::vector<std::uint64_t>(full.final_bytes.begin(), full.final_bytes.begin() + t + 1));
+      REQUIRE(prefix.final_bytes ==
+              std::vector<std::uint64_t>(full.final_bytes.begin(), full.final_bytes.begin() + t + 1));
     }
   });
 }
@@ -154,8 +156,9 @@ TEST_CASE("causal: a refused append (NaN/Inf) leaves every family's cache as it 
     for (const float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
       std::vector<float> rows(3 * 64, 0.5f);
       rows[64 + 5] = bad;
-      CHECK(error_message_of<InputError>([&] { cache.append(ConstTensor{rows.data(), DType::f32, 3, 64}); })
-                .find("at token 41, channel 5") != std::string::npos);
+      CHECK(error_message_of<InputError>([&] {
+              cache.append(ConstTensor{rows.data(), DType::f32, 3, 64});
+            }).find("at token 41, channel 5") != std::string::npos);
       cache.read(after);
       REQUIRE(cache.tokens() == 40);
       REQUIRE(cache.held_bytes() == held);

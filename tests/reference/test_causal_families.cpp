@@ -10,8 +10,7 @@ TEST_CASE("causal: KIVI's schedule is its quantized prefix, and its end state is
   for (const auto& [spec, group, residual] : std::vector<std::tuple<std::string, std::int64_t, std::int64_t>>{
            {"kivi-4", 32, 32}, {"kivi-2:group=16,residual=8", 16, 8}, {"kivi-4:group=7,residual=0", 7, 0}}) {
     const auto s = make_scheme(spec);
-    REQUIRE(s->causal_form()->spec() ==
-            std::string(s->family()) + ":group=" + std::to_string(group) + ",residual=0");
+    REQUIRE(s->causal_form()->spec() == std::string(s->family()) + ":group=" + std::to_string(group) + ",residual=0");
     for (const std::int64_t l : kCausalTokens) {
       const OwnedTensor x = causal_regime_tensor(l, 64, ++stream);
       for (const TensorRole role : {TensorRole::key, TensorRole::value}) {
@@ -43,7 +42,8 @@ TEST_CASE("causal: fp8-e4m3 scale=prefix is final from its N-th token on", "[cau
       for (std::int64_t t = 0; t < l; ++t) {
         const std::int64_t want = t < n - 1 ? 0 : t + 1;
         REQUIRE(sched.final_tokens[static_cast<std::size_t>(t)] == static_cast<std::uint32_t>(want));
-        REQUIRE(sched.final_bytes[static_cast<std::size_t>(t)] == (want == 0 ? 0 : static_cast<std::uint64_t>(want * 33 + 4)));
+        REQUIRE(sched.final_bytes[static_cast<std::size_t>(t)] ==
+                (want == 0 ? 0 : static_cast<std::uint64_t>(want * 33 + 4)));
       }
     }
   }
@@ -68,7 +68,8 @@ TEST_CASE("causal: dgq2's schedule per granularity, delayed by the residual (rul
   for (const std::int64_t r : {0, 8}) {
     const std::string residual = ",residual=" + std::to_string(r);
     // segment-channel: the open segment's start.
-    expect("dgq2:kgran=segment-channel" + residual, TensorRole::key, r, [](std::int64_t t) { return t < 175 ? 0 : 160; });
+    expect("dgq2:kgran=segment-channel" + residual, TensorRole::key, r,
+           [](std::int64_t t) { return t < 175 ? 0 : 160; });
     // token: every quantized row.
     expect("dgq2:vgran=token" + residual, TensorRole::value, r, [](std::int64_t t) { return t + 1; });
     // segment-channel-group, G = 32: the groups in complete blocks; after the change point the
@@ -120,10 +121,11 @@ TEST_CASE("causal: the rotation modifier schedules the rotated tensor (rule C1)"
   REQUIRE(causal_edges("dgq", x) == std::vector<std::uint32_t>{0, 320});
   REQUIRE(causal_edges("dgq:rot=hadamard", x) == std::vector<std::uint32_t>{0, 160, 320});
   // dgq2 rotates by itself (rule V0) and cuts on the rotated rows unless seg_on=input.
-  for (const auto& [spec, edge] : std::vector<std::pair<std::string, bool>>{{"dgq", false},
-                                                                           {"dgq:rot=hadamard", true},
-                                                                           {"dgq2:rot=hadamard", true},
-                                                                           {"dgq2:rot=hadamard,seg_on=input", false}}) {
+  for (const auto& [spec, edge] :
+       std::vector<std::pair<std::string, bool>>{{"dgq", false},
+                                                 {"dgq:rot=hadamard", true},
+                                                 {"dgq2:rot=hadamard", true},
+                                                 {"dgq2:rot=hadamard,seg_on=input", false}}) {
     const CausalSchedule s = make_scheme(spec)->causal_schedule(x.view(), TensorRole::key);
     for (std::int64_t t = 0; t < x.tokens; ++t) {
       CAPTURE(spec, t);
@@ -134,7 +136,8 @@ TEST_CASE("causal: the rotation modifier schedules the rotated tensor (rule C1)"
     check_cache_against_timeline(*make_scheme("dgq:rot=hadamard"), x, TensorRole::key, batch);
     check_cache_against_timeline(*make_scheme("dgq2:rot=hadamard,seg_on=input,residual=5"), x, TensorRole::key, batch);
   }
-  CHECK(make_scheme("dgq:rot=hadamard")->causal_form()->spec() == make_scheme("dgq:boundaries=online,rot=hadamard")->spec());
+  CHECK(make_scheme("dgq:rot=hadamard")->causal_form()->spec() ==
+        make_scheme("dgq:boundaries=online,rot=hadamard")->spec());
 }
 
 TEST_CASE("causal: online edges are the adaptive ones below the budget, and the first ones above it (rule C3)",

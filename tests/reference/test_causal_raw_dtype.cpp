@@ -26,7 +26,9 @@ bool rules_keep_raw_rows(const Scheme& s, TensorRole role, std::int64_t d, bool 
 }
 
 // x's rows converted to `dtype` (rule 0), as the cache of a role that keeps rows raw holds them.
-OwnedTensor converted(const OwnedTensor& x, DType dtype) { return tensor_from(to_float(x.view()), x.tokens, x.channels, dtype); }
+OwnedTensor converted(const OwnedTensor& x, DType dtype) {
+  return tensor_from(to_float(x.view()), x.tokens, x.channels, dtype);
+}
 
 // Appends x token by token to a cache of fp32 rows held in raw_dtype; after every append the
 // bytes held must be held_by_rule(T) and the rows read the timeline of x as held.
@@ -105,10 +107,12 @@ TEST_CASE("causal raw dtype: the rows a windowed family holds raw are counted at
       });
     }
     // dgq2 per token with a residual (rule C4): F(T) = max(T + 1 - R, 0), the residual raw.
-    check_held_bytes("dgq2:kgran=token,vgran=token,residual=8", TensorRole::key, raw, [&](const Scheme& s, std::int64_t t) {
-      const std::int64_t f = std::max<std::int64_t>(t + 1 - 8, 0);
-      return s.causal_form()->planned_bytes(f, 64, raw, TensorRole::key) + static_cast<std::uint64_t>(t + 1 - f) * row16;
-    });
+    check_held_bytes("dgq2:kgran=token,vgran=token,residual=8", TensorRole::key, raw,
+                     [&](const Scheme& s, std::int64_t t) {
+                       const std::int64_t f = std::max<std::int64_t>(t + 1 - 8, 0);
+                       return s.causal_form()->planned_bytes(f, 64, raw, TensorRole::key) +
+                              static_cast<std::uint64_t>(t + 1 - f) * row16;
+                     });
     // KVarN (rule C7): the sink block final on append and stored as it came, then tiles of G.
     check_held_bytes("kvarn:group=64,sink=16", TensorRole::value, raw, [&](const Scheme& s, std::int64_t t) {
       const std::int64_t f = t < 16 ? t + 1 : 16 + (t + 1 - 16) / 64 * 64;
@@ -154,15 +158,17 @@ TEST_CASE("causal raw dtype: fp32 is the cache as it was; per-token formats keep
   }
 }
 
-TEST_CASE("causal raw dtype: a value fp16 cannot hold is refused on append, the cache left as it was", "[causal][raw][errors]") {
+TEST_CASE("causal raw dtype: a value fp16 cannot hold is refused on append, the cache left as it was",
+          "[causal][raw][errors]") {
   const auto s = make_scheme("kivi-4");
   CausalCache cache(*s, TensorRole::key, 8, DType::f32, DType::f16);
   std::vector<float> rows(3 * 8, 1.0f);
   cache.append(ConstTensor{rows.data(), DType::f32, 2, 8});
   const std::uint64_t held = cache.held_bytes();
   rows[2 * 8 + 3] = 70000.0f;  // token 2, channel 3
-  CHECK(error_message_of<InputError>([&] { cache.append(ConstTensor{rows.data() + 2 * 8, DType::f32, 1, 8}); }) ==
-        "causal cache: value 70000 at token 2, channel 3 overflows f16 (the largest finite is 65504)");
+  CHECK(error_message_of<InputError>([&] {
+          cache.append(ConstTensor{rows.data() + 2 * 8, DType::f32, 1, 8});
+        }) == "causal cache: value 70000 at token 2, channel 3 overflows f16 (the largest finite is 65504)");
   CHECK(cache.tokens() == 2);
   CHECK(cache.held_bytes() == held);
   // bf16 holds it (rounded), and so does a per-token format's fp32 input.

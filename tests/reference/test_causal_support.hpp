@@ -21,11 +21,25 @@ namespace dgq::test {
 inline const std::set<std::string> kCausalRefused{"fp8-e4m3", "dgq2:boundaries=fixed"};
 
 // The formats the causal rule treats as per token (rule C1): final on append.
-inline const std::vector<std::string> kCausalPerToken{
-    "fp16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1",
-    "iq4_nl", "int8-token", "int8-group64", "int4-group64", "turboquant",
-    "turboquant:bits=2,variant=prod", "q4_0:rot=hadamard", "fp8-e4m3:scale=token", "q4_0:sink=3,rot=hadamard",
-    "turboquant_k8v4", "turboquant_4bit_nc", "turboquant_k3v4_nc", "turboquant_3bit_nc"};
+inline const std::vector<std::string> kCausalPerToken{"fp16",
+                                                      "q8_0",
+                                                      "q4_0",
+                                                      "q4_1",
+                                                      "q5_0",
+                                                      "q5_1",
+                                                      "iq4_nl",
+                                                      "int8-token",
+                                                      "int8-group64",
+                                                      "int4-group64",
+                                                      "turboquant",
+                                                      "turboquant:bits=2,variant=prod",
+                                                      "q4_0:rot=hadamard",
+                                                      "fp8-e4m3:scale=token",
+                                                      "q4_0:sink=3,rot=hadamard",
+                                                      "turboquant_k8v4",
+                                                      "turboquant_4bit_nc",
+                                                      "turboquant_k3v4_nc",
+                                                      "turboquant_3bit_nc"};
 
 // Every registered family's default spec, then parameterised ones: dgq2's group granularity
 // (with G a multiple of win, and G = 5 that divides no block), residual and rotation, several
@@ -37,31 +51,32 @@ inline std::vector<std::string> causal_specs() {
   for (const SchemeFamily& f : scheme_family_list()) {
     if (f.device == Device::cpu) out.emplace_back(f.name);
   }
-  for (const char* spec : {"dgq2:kgran=segment-channel-group,kgroup=32",
-                           "dgq2:residual=8",
-                           "dgq2:rot=hadamard",
-                           "dgq2:budget=max_groups,max_groups=8,kgran=segment-channel-group,kgroup=5,markers=inband",
-                           "dgq2:budget=max_groups,max_groups=4,kgran=segment,vgran=segment-channel,markers=bitmap,"
-                           "residual=3,bits=3",
-                           "dgq2:boundaries=online,vgran=segment-channel-group,vgroup=20,residual=8,rot=hadamard",
-                           "kivi-4:residual=8",
-                           "kivi-2:group=16,residual=0",
-                           "fp8-e4m3:scale=prefix,prefix=16",
-                           "fp8-e4m3:scale=token",
-                           "turboquant:bits=2,variant=prod",
-                           "q4_0:rot=hadamard",
-                           "dgq:boundaries=online",
-                           "dgq:granularity=segment-channel,markers=bitmap,max_groups=2",
-                           "dgq:markers=inband,rot=hadamard",
-                           "q4_0:sink=3,rot=hadamard",
-                           "kivi-4:residual=8,sink=4",
-                           "fp8-e4m3:scale=prefix,prefix=16,sink=3",
-                           "dgq2:boundaries=online,kgran=segment-channel-group,kgroup=32,sink=5",
-                           "dgq:sink=20",
-                           "dgq3:hi_frac=0.1,center=kv,cnorm=kv,calib=16",
-                           "dgq3:kbits=3,vbits=5,hi_bits=4,hi_frac=0.5,hi_ratio=0,sink=3",
-                           "dgq3:vbits=3,center=kv,hi_frac=0.05,nl=kv",  // a level of docs/spec.md's frontier configuration
-                           "dgq3:kbits=2,hi_bits=5,hi_frac=0.2,nl=v"}) {
+  for (const char* spec :
+       {"dgq2:kgran=segment-channel-group,kgroup=32",
+        "dgq2:residual=8",
+        "dgq2:rot=hadamard",
+        "dgq2:budget=max_groups,max_groups=8,kgran=segment-channel-group,kgroup=5,markers=inband",
+        "dgq2:budget=max_groups,max_groups=4,kgran=segment,vgran=segment-channel,markers=bitmap,"
+        "residual=3,bits=3",
+        "dgq2:boundaries=online,vgran=segment-channel-group,vgroup=20,residual=8,rot=hadamard",
+        "kivi-4:residual=8",
+        "kivi-2:group=16,residual=0",
+        "fp8-e4m3:scale=prefix,prefix=16",
+        "fp8-e4m3:scale=token",
+        "turboquant:bits=2,variant=prod",
+        "q4_0:rot=hadamard",
+        "dgq:boundaries=online",
+        "dgq:granularity=segment-channel,markers=bitmap,max_groups=2",
+        "dgq:markers=inband,rot=hadamard",
+        "q4_0:sink=3,rot=hadamard",
+        "kivi-4:residual=8,sink=4",
+        "fp8-e4m3:scale=prefix,prefix=16,sink=3",
+        "dgq2:boundaries=online,kgran=segment-channel-group,kgroup=32,sink=5",
+        "dgq:sink=20",
+        "dgq3:hi_frac=0.1,center=kv,cnorm=kv,calib=16",
+        "dgq3:kbits=3,vbits=5,hi_bits=4,hi_frac=0.5,hi_ratio=0,sink=3",
+        "dgq3:vbits=3,center=kv,hi_frac=0.05,nl=kv",  // a level of docs/spec.md's frontier configuration
+        "dgq3:kbits=2,hi_bits=5,hi_frac=0.2,nl=v"}) {
     out.emplace_back(spec);
   }
   return out;
@@ -156,7 +171,7 @@ inline void check_cache_against_timeline(const Scheme& s, const OwnedTensor& x, 
 // so the candidates of rule 3 are where the spread changes. An offset leaves it alone, but not
 // the variance of the rotated rows (the rotation gathers a constant row into one channel).
 inline OwnedTensor causal_block_tensor(const std::vector<float>& spread, std::uint64_t stream,
-                                const std::vector<float>& offset = {}) {
+                                       const std::vector<float>& offset = {}) {
   const std::int64_t d = 64, l = 16 * static_cast<std::int64_t>(spread.size());
   auto gen = rng(stream);
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -192,6 +207,5 @@ inline void for_each_causal_case(const std::vector<std::string>& specs, std::uin
     }
   }
 }
-
 
 }  // namespace dgq::test

@@ -27,7 +27,6 @@ struct Dgq2Golden {
 // Spread steps at tokens 800 and 1800: v1's rule (budget 3 at >= 2048 tokens) cuts there.
 float amplitude(std::int64_t t) { return t < 800 ? 1.5f : (t < 1800 ? 12.0f : 0.2f); }
 
-
 }  // namespace
 
 TEST_CASE("dgq2 golden vectors: digests of the stored parts for fixed inputs", "[dgq2][golden]") {

@@ -35,8 +35,8 @@ TEST_CASE("dgq2 packed codes: sizes, empty and single-element streams", "[dgq2][
   CHECK(packed_code_bytes(0, 3) == 0);
   CHECK(packed_code_bytes(1, 2) == 1);
   CHECK(packed_code_bytes(1, 3) == 1);
-  CHECK(packed_code_bytes(3, 3) == 2);   // 9 bits
-  CHECK(packed_code_bytes(8, 3) == 3);   // 24 bits: eight 3-bit codes fill three bytes
+  CHECK(packed_code_bytes(3, 3) == 2);    // 9 bits
+  CHECK(packed_code_bytes(8, 3) == 3);    // 24 bits: eight 3-bit codes fill three bytes
   CHECK(packed_code_bytes(64, 3) == 24);  // one head_dim-64 row
   CHECK(packed_code_bytes(5, 8) == 5);
   std::vector<std::uint8_t> stream(1, 0);
@@ -56,14 +56,13 @@ TEST_CASE("dgq2 packed codes: a hand-worked 3-bit example straddling bytes", "[d
   //    byte 2 = 1,1,1,1,1,0,0,0 = 0x1f.
   const std::vector<std::uint8_t> codes{1, 2, 3, 4, 5, 6, 7, 0};
   std::vector<std::uint8_t> fast(3, 0), slow(4, 0);
-  pack_codes(fast.data(), 0, codes.data(), 8, 3);     // the eight-at-a-time path
-  pack_codes(slow.data(), 1, codes.data(), 8, 3);     // element by element (start 1)
+  pack_codes(fast.data(), 0, codes.data(), 8, 3);  // the eight-at-a-time path
+  pack_codes(slow.data(), 1, codes.data(), 8, 3);  // element by element (start 1)
   CHECK(fast == std::vector<std::uint8_t>{0xd1, 0x58, 0x1f});
   CHECK(slow == oracle_stream(codes, 1, 3, 4));
 }
 
-TEST_CASE("dgq2 packed codes: pack and unpack match the bit-by-bit rule at every start and length",
-          "[dgq2][packing]") {
+TEST_CASE("dgq2 packed codes: pack and unpack match the bit-by-bit rule at every start and length", "[dgq2][packing]") {
   std::mt19937_64 gen(dgq::test::seed() * 131u + 5u);
   for (const int bits : {2, 3, 4, 8}) {
     std::uniform_int_distribution<int> code(0, (1 << bits) - 1);

@@ -73,7 +73,8 @@ TEST_CASE("encode: edge-case shapes round-trip in every marker mode and granular
   }
 }
 
-TEST_CASE("encode: L = 16384 finds the planted segments, identical edges in every marker mode", "[dgq][encode][rule8]") {
+TEST_CASE("encode: L = 16384 finds the planted segments, identical edges in every marker mode",
+          "[dgq][encode][rule8]") {
   const auto x = dgq::test::random_tensor(dgq::DType::f16, 16384, 128, dgq::test::seed(),
                                           [](std::int64_t t) { return t >= 6144 && t < 10240 ? 16.0f : 1.0f; });
   for (auto m : kAllMarkers) {
@@ -97,18 +98,17 @@ TEST_CASE("markers: table holds the interior edges; bitmap holds parity bits LSB
   REQUIRE(bitmap.bitmap.size() == 257);  // ceil(2050 / 8)
   REQUIRE(bitmap.bitmap[0] == 0x00);
   REQUIRE(bitmap.bitmap[1] == 0x00);
-  REQUIRE(bitmap.bitmap[2] == 0xff);     // tokens 16..23: segment 1
-  REQUIRE(bitmap.bitmap[5] == 0xff);     // tokens 40..47
-  REQUIRE(bitmap.bitmap[6] == 0x00);     // segment 2: parity 0 again
-  REQUIRE(bitmap.bitmap[256] == 0x00);   // tokens 2048, 2049; unused high bits 0
+  REQUIRE(bitmap.bitmap[2] == 0xff);    // tokens 16..23: segment 1
+  REQUIRE(bitmap.bitmap[5] == 0xff);    // tokens 40..47
+  REQUIRE(bitmap.bitmap[6] == 0x00);    // segment 2: parity 0 again
+  REQUIRE(bitmap.bitmap[256] == 0x00);  // tokens 2048, 2049; unused high bits 0
   REQUIRE(bitmap.codes == table.codes);
   REQUIRE(bitmap.stored_bytes().markers == 257);
 }
 
-TEST_CASE("markers: bitmap's last byte keeps unused high bits at zero when the last segment is odd",
-          "[dgq][rule8]") {
-  const auto x = dgq::test::random_tensor(dgq::DType::f16, 2045, 4, 9,
-                                          [](std::int64_t t) { return t >= 1024 ? 30.0f : 1.0f; });
+TEST_CASE("markers: bitmap's last byte keeps unused high bits at zero when the last segment is odd", "[dgq][rule8]") {
+  const auto x =
+      dgq::test::random_tensor(dgq::DType::f16, 2045, 4, 9, [](std::int64_t t) { return t >= 1024 ? 30.0f : 1.0f; });
   const auto enc = dgq::dgq_encode(x.view(), dgq::test::params_with(dgq::Granularity::segment, dgq::Markers::bitmap));
   REQUIRE(enc.segments == 2);
   REQUIRE(enc.bitmap.back() == 0x1f);  // tokens 2040..2044 set, bits 5..7 unused
@@ -123,23 +123,26 @@ TEST_CASE("markers: in-band marks channel 0 of each segment's first token, lossy
   const auto inband = dgq::dgq_encode(x.view(), p);
   REQUIRE(table.boundaries == std::vector<std::uint32_t>{512, 1024});
   for (std::size_t i = 0; i < table.codes.size(); ++i) {
-    if (i == 512 * 16 || i == 1024 * 16) REQUIRE(inband.codes[i] == dgq::rules::inband_mark(table.codes[i]));
-    else REQUIRE(inband.codes[i] == table.codes[i]);
+    if (i == 512 * 16 || i == 1024 * 16)
+      REQUIRE(inband.codes[i] == dgq::rules::inband_mark(table.codes[i]));
+    else
+      REQUIRE(inband.codes[i] == table.codes[i]);
   }
   REQUIRE(inband.stored_bytes().markers == 0);
   REQUIRE(dgq::dgq_segment_edges(inband) == std::vector<std::uint32_t>{0, 512, 1024, 2048});
 }
 
 TEST_CASE("bytes: codes L*D, ranges 8*segments*C, markers per mode; ratio vs the input", "[dgq][rule9]") {
-  const auto x = dgq::test::random_tensor(dgq::DType::f16, 2048, 128, 4,
-                                          [](std::int64_t t) { return t >= 1024 ? 30.0f : 1.0f; });
+  const auto x =
+      dgq::test::random_tensor(dgq::DType::f16, 2048, 128, 4, [](std::int64_t t) { return t >= 1024 ? 30.0f : 1.0f; });
   const auto seg = dgq::dgq_encode(x.view(), dgq::test::params_with(dgq::Granularity::segment, dgq::Markers::table));
   REQUIRE(seg.segments == 2);
   REQUIRE(seg.stored_bytes().codes == 2048 * 128);
   REQUIRE(seg.stored_bytes().ranges == 16);
   REQUIRE(seg.stored_bytes().markers == 4);
   REQUIRE(seg.stored_bytes().total() == 262164);
-  const auto ch = dgq::dgq_encode(x.view(), dgq::test::params_with(dgq::Granularity::segment_channel, dgq::Markers::bitmap));
+  const auto ch =
+      dgq::dgq_encode(x.view(), dgq::test::params_with(dgq::Granularity::segment_channel, dgq::Markers::bitmap));
   REQUIRE(ch.stored_bytes().ranges == 8 * 2 * 128);
   REQUIRE(ch.stored_bytes().markers == 256);
   REQUIRE(ch.stored_bytes().total() == 262144 + 2048 + 256);
@@ -186,7 +189,8 @@ TEST_CASE("batch: identical bytes with 1 and 2 OpenMP threads; errors name the u
   for (std::size_t u = 0; u < units.size(); ++u) REQUIRE(one[u] == dgq::dgq_encode(units[u], {}));
   REQUIRE(one == two);
   owned[4].set(3, 1, INFINITY);
-  REQUIRE_THROWS_WITH(dgq::dgq_encode_batch(units, {}), Catch::Contains("unit 4: non-finite value inf at token 3, channel 1"));
+  REQUIRE_THROWS_WITH(dgq::dgq_encode_batch(units, {}),
+                      Catch::Contains("unit 4: non-finite value inf at token 3, channel 1"));
   omp_set_num_threads(saved);
 }
 
@@ -194,8 +198,8 @@ TEST_CASE("batch: identical bytes with 1 and 2 OpenMP threads; errors name the u
 // bit is set as "-nan", and core's check had written -inf as "inf".
 TEST_CASE("encode names -inf as -inf and a NaN of either sign as nan", "[dgq][errors]") {
   for (const dgq::DType dtype : {dgq::DType::f32, dgq::DType::f16}) {
-    for (const auto& [bad, word] : {std::pair{-INFINITY, "-inf"}, std::pair{std::copysign(NAN, -1.0f), "nan"},
-                                    std::pair{INFINITY, "inf"}}) {
+    for (const auto& [bad, word] :
+         {std::pair{-INFINITY, "-inf"}, std::pair{std::copysign(NAN, -1.0f), "nan"}, std::pair{INFINITY, "inf"}}) {
       CAPTURE(dgq::dtype_name(dtype), word);
       OwnedTensor x = dgq::test::random_tensor(dtype, 64, 32, dgq::test::seed(), stepped);
       x.set(9, 4, bad);

@@ -14,8 +14,9 @@
 namespace {
 
 dgq::test::OwnedTensor stepped(dgq::DType dt, std::int64_t tokens, std::int64_t channels, std::uint64_t seed) {
-  return dgq::test::random_tensor(dt, tokens, channels, seed,
-                                  [=](std::int64_t t) { return t < tokens / 3 ? 1.0f : (t < tokens / 2 ? 8.0f : 2.0f); });
+  return dgq::test::random_tensor(dt, tokens, channels, seed, [=](std::int64_t t) {
+    return t < tokens / 3 ? 1.0f : (t < tokens / 2 ? 8.0f : 2.0f);
+  });
 }
 
 dgq::DgqV1Params params(dgq::Markers m, dgq::Granularity g) {
@@ -57,7 +58,8 @@ TEST_CASE("dgq_encode_into: a reused output equals a fresh encode whatever it he
   }
 }
 
-TEST_CASE("dgq_encode_batch_into: equals dgq_encode_batch, also into a longer vector of used entries", "[dgq][encode]") {
+TEST_CASE("dgq_encode_batch_into: equals dgq_encode_batch, also into a longer vector of used entries",
+          "[dgq][encode]") {
   std::vector<dgq::test::OwnedTensor> owned;
   std::vector<dgq::ConstTensor> units;
   for (int u = 0; u < 5; ++u) owned.push_back(stepped(dgq::DType::f16, 100 + 17 * u, 24, dgq::test::seed() + 31 * u));

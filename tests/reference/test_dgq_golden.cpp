@@ -37,10 +37,14 @@ std::string digest_of(const dgq::DgqV1Encoded& e) {
 
 TEST_CASE("golden vectors: digests of codes and ranges for fixed inputs", "[dgq][golden]") {
   const DgqV1Golden cases[] = {
-      {"f16-segment-table", dgq::DType::f16, 4096, 128, 1, dgq::Granularity::segment, dgq::Markers::table, "cae91a7d9022482d"},
-      {"f16-channel-bitmap", dgq::DType::f16, 4096, 128, 2, dgq::Granularity::segment_channel, dgq::Markers::bitmap, "c09e226cae7651db"},
-      {"bf16-segment-inband", dgq::DType::bf16, 3333, 80, 3, dgq::Granularity::segment, dgq::Markers::inband, "a0d270d37d3ed0c3"},
-      {"f32-channel-table", dgq::DType::f32, 1500, 33, 4, dgq::Granularity::segment_channel, dgq::Markers::table, "063442693d7f9069"},
+      {"f16-segment-table", dgq::DType::f16, 4096, 128, 1, dgq::Granularity::segment, dgq::Markers::table,
+       "cae91a7d9022482d"},
+      {"f16-channel-bitmap", dgq::DType::f16, 4096, 128, 2, dgq::Granularity::segment_channel, dgq::Markers::bitmap,
+       "c09e226cae7651db"},
+      {"bf16-segment-inband", dgq::DType::bf16, 3333, 80, 3, dgq::Granularity::segment, dgq::Markers::inband,
+       "a0d270d37d3ed0c3"},
+      {"f32-channel-table", dgq::DType::f32, 1500, 33, 4, dgq::Granularity::segment_channel, dgq::Markers::table,
+       "063442693d7f9069"},
   };
   const bool print = std::getenv("DGQ_PRINT_GOLDEN") != nullptr;
   for (const DgqV1Golden& g : cases) {

@@ -70,7 +70,8 @@ TEST_CASE("params: granularity and marker names parse and print back", "[dgq][pa
   p.group_ratio = 0.1f;
   p.granularity = dgq::Granularity::segment_channel;
   p.markers = dgq::Markers::inband;
-  REQUIRE(p.to_string() == "win=16,group_ratio=0.1,min_var=0.05,max_groups=5,granularity=segment-channel,markers=inband");
+  REQUIRE(p.to_string() ==
+          "win=16,group_ratio=0.1,min_var=0.05,max_groups=5,granularity=segment-channel,markers=inband");
 }
 
 TEST_CASE("params: dgq_encode rejects invalid params before touching data", "[dgq][params]") {
@@ -88,8 +89,9 @@ TEST_CASE("params: boundaries parses, prints only when online, and every earlier
   dgq::DgqV1Params p;
   p.boundaries = dgq::Boundaries::online;
   REQUIRE_NOTHROW(p.validate());
-  REQUIRE(p.to_string() == "win=16,group_ratio=0.75,min_var=0.05,max_groups=5,granularity=segment,markers=table,"
-                           "boundaries=online");
+  REQUIRE(p.to_string() ==
+          "win=16,group_ratio=0.75,min_var=0.05,max_groups=5,granularity=segment,markers=table,"
+          "boundaries=online");
   REQUIRE_FALSE(p == dgq::DgqV1Params{});
   // The default prints nothing new, so the spec (and the config hash made from it) of every
   // dgq scheme written before the key existed is unchanged.

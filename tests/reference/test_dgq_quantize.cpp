@@ -67,7 +67,7 @@ TEST_CASE("codes: a hand-computed row (lo = 0, hi = 253, inv = 1)", "[dgq][rule7
 
 TEST_CASE("ranges: whole-segment min/max, per channel in segment-channel mode", "[dgq][rule6]") {
   const float x[6] = {1.0f, -2.0f, 3.0f,  //
-                      4.0f, 0.5f, -6.0f};
+                      4.0f, 0.5f,  -6.0f};
   auto enc = dgq::dgq_encode(dgq::ConstTensor{x, dgq::DType::f32, 2, 3}, dgq::DgqV1Params{});
   REQUIRE(enc.lo == std::vector<float>{-6.0f});
   REQUIRE(enc.hi == std::vector<float>{4.0f});

@@ -31,10 +31,10 @@ struct SplitMix64 {
   float symmetric(float a) { return (unit() * 2.0f - 1.0f) * a; }
 };
 
-
 // Random values whose per-token spread is `amplitude(t)`: variance steps make segments.
 template <class Amplitude>
-OwnedTensor random_tensor(DType dt, std::int64_t tokens, std::int64_t channels, std::uint64_t seed, Amplitude amplitude) {
+OwnedTensor random_tensor(DType dt, std::int64_t tokens, std::int64_t channels, std::uint64_t seed,
+                          Amplitude amplitude) {
   OwnedTensor x(dt, tokens, channels);
   SplitMix64 rng(seed);
   for (std::int64_t t = 0; t < tokens; ++t)

@@ -35,9 +35,12 @@ std::uint16_t reference_float_to_half(float f) {
   }
   const double below = a - half_value(lo), above = half_value(hi) - a;
   std::uint32_t k;
-  if (below < above) k = lo;
-  else if (above < below) k = hi;
-  else k = (lo % 2 == 0) ? lo : hi;
+  if (below < above)
+    k = lo;
+  else if (above < below)
+    k = hi;
+  else
+    k = (lo % 2 == 0) ? lo : hi;
   return static_cast<std::uint16_t>(sign | k);
 }
 
@@ -50,9 +53,12 @@ std::uint16_t reference_float_to_bf16(float f) {
   // k+1 may be the infinity pattern: its "value" for rounding is the next power of two.
   const double up = (k + 1) == 0x7f80u ? std::ldexp(1.0, 128) : static_cast<double>(bits_float((k + 1) << 16));
   std::uint32_t r;
-  if (a - down < up - a) r = k;
-  else if (up - a < a - down) r = k + 1;
-  else r = (k % 2 == 0) ? k : k + 1;
+  if (a - down < up - a)
+    r = k;
+  else if (up - a < a - down)
+    r = k + 1;
+  else
+    r = (k % 2 == 0) ? k : k + 1;
   return static_cast<std::uint16_t>((sign >> 16) | r);
 }
 
@@ -96,11 +102,11 @@ TEST_CASE("float_to_half: ties, neighbours of ties and the overflow/subnormal ed
   REQUIRE(dgq::rules::float_to_half(65504.0f) == 0x7bff);
   REQUIRE(dgq::rules::float_to_half(65519.99f) == 0x7bff);
   REQUIRE(dgq::rules::float_to_half(65520.0f) == 0x7c00);
-  REQUIRE(dgq::rules::float_to_half(0x1p-25f) == 0x0000);                 // tie, to even (zero)
+  REQUIRE(dgq::rules::float_to_half(0x1p-25f) == 0x0000);  // tie, to even (zero)
   REQUIRE(dgq::rules::float_to_half(std::nextafter(0x1p-25f, 1.0f)) == 0x0001);
-  REQUIRE(dgq::rules::float_to_half(0x1.8p-24f) == 0x0002);               // 1.5 ulp: tie to even 2
+  REQUIRE(dgq::rules::float_to_half(0x1.8p-24f) == 0x0002);  // 1.5 ulp: tie to even 2
   REQUIRE(dgq::rules::float_to_half(-0.0f) == 0x8000);
-  REQUIRE(dgq::rules::float_to_half(1e-45f) == 0x0000);                   // fp32 denormal
+  REQUIRE(dgq::rules::float_to_half(1e-45f) == 0x0000);  // fp32 denormal
 }
 
 TEST_CASE("float_to_half: a stride over all 2^32 float bit patterns matches the slow reference", "[rules][rule0]") {
@@ -118,8 +124,10 @@ TEST_CASE("bf16: all 65536 patterns widen exactly; narrowing rounds to nearest e
   for (std::uint32_t b = 0; b < 0x10000u; ++b) {
     const float f = dgq::rules::bf16_to_float(static_cast<std::uint16_t>(b));
     REQUIRE(float_bits(f) == b << 16);
-    if (!std::isnan(f)) REQUIRE(dgq::rules::float_to_bf16(f) == b);
-    else REQUIRE(std::isnan(dgq::rules::bf16_to_float(dgq::rules::float_to_bf16(f))));
+    if (!std::isnan(f))
+      REQUIRE(dgq::rules::float_to_bf16(f) == b);
+    else
+      REQUIRE(std::isnan(dgq::rules::bf16_to_float(dgq::rules::float_to_bf16(f))));
   }
   for (std::uint64_t u = 0; u < (1ull << 32); u += 4093) {
     const float f = bits_float(static_cast<std::uint32_t>(u));
@@ -148,14 +156,14 @@ TEST_CASE("segment_budget: the issue's rule(L) capped by max_groups; L=0 -> 0; L
   REQUIRE(segment_budget(2047, 5, 16) == 2);
   REQUIRE(segment_budget(2048, 5, 16) == 3);
   REQUIRE(segment_budget(16383, 5, 16) == 3);
-  REQUIRE(segment_budget(16384, 8, 16) == 6);   // floor(log2(16)) + 2
-  REQUIRE(segment_budget(16384, 5, 16) == 5);   // capped
-  REQUIRE(segment_budget(32767, 8, 16) == 6);   // floor(32767/1024) = 31 -> log2 4
+  REQUIRE(segment_budget(16384, 8, 16) == 6);  // floor(log2(16)) + 2
+  REQUIRE(segment_budget(16384, 5, 16) == 5);  // capped
+  REQUIRE(segment_budget(32767, 8, 16) == 6);  // floor(32767/1024) = 31 -> log2 4
   REQUIRE(segment_budget(32768, 8, 16) == 7);
   REQUIRE(segment_budget(131072, 8, 16) == 9 - 1);  // rule 9, capped at 8
   REQUIRE(segment_budget(131072, 5, 16) == 5);
   REQUIRE(segment_budget(4096, 1, 16) == 1);
-  REQUIRE(segment_budget(100, 5, 64) == 1);     // < 2*win
+  REQUIRE(segment_budget(100, 5, 64) == 1);  // < 2*win
   REQUIRE(segment_budget(128, 5, 64) == 2);
 }
 
@@ -172,10 +180,10 @@ TEST_CASE("codes: hand-computed values, ties to even, clamping and flat ranges",
   const float inv = dgq::rules::code_inverse_step(0.0f, 253.0f);
   REQUIRE(inv == 1.0f);
   REQUIRE(quantize_code(0.0f, 0.0f, inv) == -127);
-  REQUIRE(quantize_code(0.5f, 0.0f, inv) == -127);   // tie to even 0
-  REQUIRE(quantize_code(1.5f, 0.0f, inv) == -125);   // tie to even 2
-  REQUIRE(quantize_code(2.5f, 0.0f, inv) == -125);   // tie to even 2
-  REQUIRE(quantize_code(126.5f, 0.0f, inv) == -1);   // 126
+  REQUIRE(quantize_code(0.5f, 0.0f, inv) == -127);  // tie to even 0
+  REQUIRE(quantize_code(1.5f, 0.0f, inv) == -125);  // tie to even 2
+  REQUIRE(quantize_code(2.5f, 0.0f, inv) == -125);  // tie to even 2
+  REQUIRE(quantize_code(126.5f, 0.0f, inv) == -1);  // 126
   REQUIRE(quantize_code(127.0f, 0.0f, inv) == 0);
   REQUIRE(quantize_code(253.0f, 0.0f, inv) == 126);
   REQUIRE(quantize_code(300.0f, 0.0f, inv) == 126);  // clamped to q = 253

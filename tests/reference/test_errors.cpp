@@ -14,7 +14,8 @@ TEST_CASE("one_line turns every ASCII control character into a space and keeps e
   for (int c = 0; c < 0x20; ++c) controls += static_cast<char>(c);
   controls += '\x7f';
   CHECK(one_line(controls) == std::string(33, ' '));
-  CHECK(one_line("a\nb\rc\vd\fe\x1c" "f") == "a b c d e f");
+  CHECK(one_line("a\nb\rc\vd\fe\x1c"
+                 "f") == "a b c d e f");
   const std::string utf8 = "caf\xc3\xa9 \xe2\x86\x92 ok";  // bytes >= 0x80 are text, not controls
   CHECK(one_line(utf8) == utf8);
 }

@@ -59,9 +59,9 @@ TEST_CASE("the registry holds every built-in family once, in listing order (none
   for (const SchemeFamily* f : cpu_families()) names.emplace_back(f->name);
   // The one list of names in the tests: it checks the link (a family missing here would be
   // skipped silently by every test that enumerates the registry) and enumerates nothing.
-  const std::vector<std::string> built_in{"dgq",    "fp16", "int8-token", "int8-group64", "int4-group64", "fp8-e4m3",
-                                          "q8_0",   "kivi-4", "kivi-2",   "q4_0",         "q4_1",         "q5_0",
-                                          "q5_1",   "iq4_nl", "turboquant", "dgq2"};
+  const std::vector<std::string> built_in{"dgq",  "fp16",   "int8-token", "int8-group64", "int4-group64", "fp8-e4m3",
+                                          "q8_0", "kivi-4", "kivi-2",     "q4_0",         "q4_1",         "q5_0",
+                                          "q5_1", "iq4_nl", "turboquant", "dgq2"};
   // The built-in families come first and in this order (dgq memory and help list them so);
   // families added later follow them.
   REQUIRE(names.size() >= built_in.size());
@@ -99,7 +99,8 @@ TEST_CASE("every family rejects unknown keys and out-of-range integers, naming f
     std::string keys;
     for (const SchemeParam& p : f->params) keys += (keys.empty() ? "" : ", ") + std::string(p.key);
     for (const SchemeModifier& m : scheme_modifier_list()) {
-      const bool declared = std::any_of(f->params.begin(), f->params.end(), [&](const SchemeParam& p) { return p.key == m.key; });
+      const bool declared =
+          std::any_of(f->params.begin(), f->params.end(), [&](const SchemeParam& p) { return p.key == m.key; });
       if (!declared) keys += (keys.empty() ? "" : ", ") + std::string(m.key);
     }
     CHECK(typed_error_of([&] { (void)make_scheme(std::string(f->name) + ":no_such_key=1"); }) ==
@@ -196,7 +197,8 @@ TEST_CASE("every family names the first NaN or Inf by token and channel", "[sche
         store_element(x.mut(), 52 * channels + 1, bad);  // a later one is not the one reported
         const std::string value = std::isnan(bad) ? "nan" : bad > 0 ? "inf" : "-inf";  // an infinity's sign is named
         CHECK(typed_error_of([&] { (void)s->compress(x.view(), role); }) ==
-              std::string("InputError: ") + std::string(f->name) + ": non-finite value " + value + " at token 37, channel 5");
+              std::string("InputError: ") + std::string(f->name) + ": non-finite value " + value +
+                  " at token 37, channel 5");
       }
     }
   }
@@ -264,7 +266,8 @@ TEST_CASE("a family with a head_dim rule refuses every other channel count with 
   CHECK(families_with_a_rule >= 1);  // turboquant's codebooks exist for powers of two only
 }
 
-TEST_CASE("every family compresses an empty tensor to empty parts and decompresses it", "[scheme][registry][conformance][edge]") {
+TEST_CASE("every family compresses an empty tensor to empty parts and decompresses it",
+          "[scheme][registry][conformance][edge]") {
   for (const std::string& f : scheme_families()) {
     const auto s = make_scheme(f);
     for (const auto& [l, d] : {std::pair<std::int64_t, std::int64_t>{0, 128}, {0, 1}, {5, 0}}) {
@@ -281,7 +284,8 @@ TEST_CASE("every family compresses an empty tensor to empty parts and decompress
   }
 }
 
-TEST_CASE("every family rejects a part of the wrong size, naming part and sizes", "[scheme][registry][conformance][errors]") {
+TEST_CASE("every family rejects a part of the wrong size, naming part and sizes",
+          "[scheme][registry][conformance][errors]") {
   // A family whose data decides its size (StoredSize::at_most) cannot name one expected size; it
   // names the part and the bytes it has, and what it expected in its own words.
   for (const std::string& f : scheme_families()) {
@@ -303,7 +307,8 @@ TEST_CASE("every family rejects a part of the wrong size, naming part and sizes"
       CHECK_THROWS_WITH(s->decompress(shorter, out.mut()), Catch::Matchers::Contains(expected));
       Compressed missing = good;
       missing.parts.erase(missing.parts.begin() + static_cast<std::ptrdiff_t>(p));
-      CHECK_THROWS_WITH(s->decompress(missing, out.mut()), Catch::Matchers::Contains("part '" + good.parts[p].name + "' is missing"));
+      CHECK_THROWS_WITH(s->decompress(missing, out.mut()),
+                        Catch::Matchers::Contains("part '" + good.parts[p].name + "' is missing"));
     }
   }
 }

@@ -32,7 +32,8 @@ std::vector<std::pair<std::string, OwnedTensor>> inputs(std::int64_t tokens, std
   std::vector<std::pair<std::string, OwnedTensor>> out;
   out.emplace_back("random", random_tensor(tokens, channels, 11, dtype));
   const std::int64_t n = tokens * channels;
-  out.emplace_back("constant", tensor_from(std::vector<float>(static_cast<std::size_t>(n), 1.5f), tokens, channels, dtype));
+  out.emplace_back("constant",
+                   tensor_from(std::vector<float>(static_cast<std::size_t>(n), 1.5f), tokens, channels, dtype));
   std::vector<float> zeros(static_cast<std::size_t>(n), 0.0f);
   for (std::int64_t i = 0; i < n; i += 3) zeros[i] = -0.0f;
   out.emplace_back("zeros", tensor_from(zeros, tokens, channels, dtype));
@@ -84,16 +85,20 @@ TEST_CASE("cpu: every fast CPU family stores and decodes the reference's bytes (
   }
 }
 
-TEST_CASE("cpu: boundaries=online (the causal cache's segments) stores the reference's bytes", "[scheme][conformance][cpu]") {
-  for (const std::string spec : {"dgq:boundaries=online", "dgq:boundaries=online,granularity=segment-channel,markers=inband",
-                                 "dgq2:boundaries=online", "dgq2:boundaries=online,kgran=segment-channel-group,kgroup=5,"
-                                                           "budget=max_groups,max_groups=8,win=8,markers=bitmap",
-                                 "dgq2:boundaries=online,rot=hadamard,vgran=segment,residual=9"}) {
+TEST_CASE("cpu: boundaries=online (the causal cache's segments) stores the reference's bytes",
+          "[scheme][conformance][cpu]") {
+  for (const std::string spec :
+       {"dgq:boundaries=online", "dgq:boundaries=online,granularity=segment-channel,markers=inband",
+        "dgq2:boundaries=online",
+        "dgq2:boundaries=online,kgran=segment-channel-group,kgroup=5,"
+        "budget=max_groups,max_groups=8,win=8,markers=bitmap",
+        "dgq2:boundaries=online,rot=hadamard,vgran=segment,residual=9"}) {
     const auto fast = make_scheme(spec, Device::cpu);
     const auto ref = make_scheme(spec, Device::reference);
     REQUIRE(fast->spec() == ref->spec());
     for (const DType dtype : {DType::f16, DType::f32}) {
-      for (const auto& [tokens, channels] : std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 64}, {1, 64}, {33, 128}, {300, 64}}) {
+      for (const auto& [tokens, channels] :
+           std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 64}, {1, 64}, {33, 128}, {300, 64}}) {
         for (const auto& [kind, x] : inputs(tokens, channels, dtype)) {
           for (const TensorRole role : {TensorRole::key, TensorRole::value}) {
             CAPTURE(spec, dtype_name(dtype), tokens, channels, kind, role == TensorRole::key);
@@ -110,7 +115,8 @@ TEST_CASE("cpu: boundaries=online (the causal cache's segments) stores the refer
   }
 }
 
-TEST_CASE("cpu: every fast CPU family names the first NaN/Inf as the reference does", "[scheme][conformance][cpu][errors]") {
+TEST_CASE("cpu: every fast CPU family names the first NaN/Inf as the reference does",
+          "[scheme][conformance][cpu][errors]") {
   for (const std::string& family : fast_families()) {
     const std::int64_t channels = accepted_channels(family, 64);
     for (const DType dtype : {DType::f16, DType::f32}) {
@@ -119,7 +125,8 @@ TEST_CASE("cpu: every fast CPU family names the first NaN/Inf as the reference d
           CAPTURE(family, dtype_name(dtype), bad, at);
           OwnedTensor x = random_tensor(200, channels, 21, dtype);
           store_element(x.mut(), at, bad);
-          const std::string want = typed_error_of([&] { make_scheme(family, Device::reference)->compress(x.view(), TensorRole::key); });
+          const std::string want =
+              typed_error_of([&] { make_scheme(family, Device::reference)->compress(x.view(), TensorRole::key); });
           REQUIRE_FALSE(want.empty());
           CHECK(typed_error_of([&] { make_scheme(family, Device::cpu)->compress(x.view(), TensorRole::key); }) == want);
         }

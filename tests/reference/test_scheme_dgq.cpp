@@ -12,11 +12,10 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-const std::vector<std::string> kModes{"granularity=segment,markers=table", "granularity=segment,markers=bitmap",
-                                      "granularity=segment,markers=inband",
-                                      "granularity=segment-channel,markers=table",
-                                      "granularity=segment-channel,markers=bitmap",
-                                      "granularity=segment-channel,markers=inband"};
+const std::vector<std::string> kModes{
+    "granularity=segment,markers=table",          "granularity=segment,markers=bitmap",
+    "granularity=segment,markers=inband",         "granularity=segment-channel,markers=table",
+    "granularity=segment-channel,markers=bitmap", "granularity=segment-channel,markers=inband"};
 
 // Quiet tokens, then loud ones, then quiet again: rule 3 must find the two steps.
 OwnedTensor variance_steps(std::int64_t l, std::int64_t d, std::uint64_t stream) {
@@ -47,8 +46,9 @@ std::vector<std::uint8_t> range_bytes(const DgqV1Encoded& enc) {
 TEST_CASE("dgq spec records every parameter and round-trips", "[scheme][dgq][registry]") {
   CHECK(make_scheme("dgq")->spec() ==
         "dgq:win=16,group_ratio=0.75,min_var=0.05,max_groups=5,granularity=segment,markers=table");
-  const auto s = make_scheme("dgq:markers=bitmap,min_var=0.01,max_groups=8,win=32,group_ratio=0.5,"
-                             "granularity=segment-channel");
+  const auto s = make_scheme(
+      "dgq:markers=bitmap,min_var=0.01,max_groups=8,win=32,group_ratio=0.5,"
+      "granularity=segment-channel");
   CHECK(s->spec() == "dgq:win=32,group_ratio=0.5,min_var=0.01,max_groups=8,granularity=segment-channel,markers=bitmap");
   CHECK(make_scheme(s->spec())->spec() == s->spec());
   CHECK(make_scheme("dgq:group_ratio=0.123456789")->spec() ==
@@ -87,11 +87,11 @@ TEST_CASE("dgq parts are the encoder's bytes and decompress is dgq_decode", "[sc
     const auto s = make_scheme("dgq:" + mode);
     const DgqV1Params p = [&] {
       DgqV1Params q;
-      q.granularity = mode.find("segment-channel") != std::string::npos ? Granularity::segment_channel
-                                                                          : Granularity::segment;
+      q.granularity =
+          mode.find("segment-channel") != std::string::npos ? Granularity::segment_channel : Granularity::segment;
       q.markers = mode.find("bitmap") != std::string::npos   ? Markers::bitmap
                   : mode.find("inband") != std::string::npos ? Markers::inband
-                                                              : Markers::table;
+                                                             : Markers::table;
       return q;
     }();
     for (const std::int64_t l : {1, 15, 16, 17, 33, 300}) {
@@ -157,9 +157,9 @@ TEST_CASE("dgq decompress rejects corrupt parts", "[scheme][dgq][errors]") {
       Compressed bad = good;
       bad.parts[p].bytes.pop_back();
       CHECK_THROWS_AS(s->decompress(bad, out.mut()), InputError);
-      CHECK_THROWS_WITH(s->decompress(bad, out.mut()), Contains("part '" + good.parts[p].name + "' has " +
-                                                                std::to_string(good.parts[p].bytes.size() - 1) +
-                                                                " bytes"));
+      CHECK_THROWS_WITH(s->decompress(bad, out.mut()),
+                        Contains("part '" + good.parts[p].name + "' has " +
+                                 std::to_string(good.parts[p].bytes.size() - 1) + " bytes"));
     }
     // One segment's ranges more than the markers describe: caught by dgq_decode.
     Compressed extra = good;

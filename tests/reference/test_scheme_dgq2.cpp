@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "dgq/schemes/dgq2/packed_codes.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/rotation.hpp"
+#include "dgq/schemes/dgq2/packed_codes.hpp"
 #include "test_scheme_dgq2_support.hpp"
 #include "test_scheme_support.hpp"
 
@@ -76,11 +76,11 @@ std::vector<Span> spans_of(const std::string& gran, std::int64_t group, const st
   }
   for (std::size_t s = 0; s + 1 < edges.size(); ++s) {
     const std::int64_t step = gran == "segment-channel-group" ? group : edges[s + 1] - edges[s];
-    for (std::int64_t t = edges[s]; t < edges[s + 1]; t += step) spans.push_back({t, std::min<std::int64_t>(t + step, edges[s + 1])});
+    for (std::int64_t t = edges[s]; t < edges[s + 1]; t += step)
+      spans.push_back({t, std::min<std::int64_t>(t + step, edges[s + 1])});
   }
   return spans;
 }
-
 
 bool channelwise(const std::string& gran) { return gran == "segment-channel" || gran == "segment-channel-group"; }
 
@@ -108,7 +108,6 @@ const std::vector<std::string> kConfigs{
     "dgq2:bits=3,kgran=segment-channel-group,kgroup=16,vgran=segment,budget=max_groups,max_groups=12,win=4",
     "dgq2:bits=2,kgran=segment,vgran=segment-channel,markers=bitmap,budget=max_groups,max_groups=64,win=1",
 };
-
 
 // Checks every part of c against rules V1 and V3-V7 and every decoded element against the
 // error bound.
@@ -138,7 +137,8 @@ void check_layout_and_bound(const Config& cfg, const OwnedTensor& x, TensorRole 
   CHECK(c.part_bytes("codes") == static_cast<std::uint64_t>((quantized * d * bits + 7) / 8));
   CHECK(c.part_bytes("ranges") == static_cast<std::uint64_t>(spans.size()) * per_span * (fp16 ? 4 : 8));
   std::uint64_t markers = 0;
-  if (segments_used && cfg.markers == "table") markers = 4 * static_cast<std::uint64_t>(std::max<std::int64_t>(segments - 1, 0));
+  if (segments_used && cfg.markers == "table")
+    markers = 4 * static_cast<std::uint64_t>(std::max<std::int64_t>(segments - 1, 0));
   if (segments_used && cfg.markers == "bitmap") markers = static_cast<std::uint64_t>((quantized + 7) / 8);
   CHECK(c.part_bytes("markers") == markers);
   CHECK(c.part_bytes("residual") == static_cast<std::uint64_t>((l - quantized) * d) * dtype_size(x.dtype));
@@ -175,7 +175,6 @@ void check_layout_and_bound(const Config& cfg, const OwnedTensor& x, TensorRole 
     r += static_cast<std::size_t>(per_span);
   }
 }
-
 
 }  // namespace
 
@@ -252,11 +251,12 @@ TEST_CASE("dgq2 constant rows and tensors decode exactly; fp16 extremes stay fin
       const OwnedTensor c7 = tensor_from(std::vector<float>(50 * 9, -7.25f), 50, 9);
       CHECK(decompressed(*s, s->compress(c7.view(), role)).bytes == c7.bytes);
       std::vector<float> extremes(50 * 9);
-      for (std::size_t i = 0; i < extremes.size(); ++i) extremes[i] = i % 3 == 0 ? 65504.0f : (i % 3 == 1 ? -65504.0f : 0.0f);
+      for (std::size_t i = 0; i < extremes.size(); ++i)
+        extremes[i] = i % 3 == 0 ? 65504.0f : (i % 3 == 1 ? -65504.0f : 0.0f);
       const OwnedTensor e = tensor_from(extremes, 50, 9);
       const OwnedTensor y = decompressed(*s, s->compress(e.view(), role));
       for (std::int64_t i = 0; i < y.size(); ++i) REQUIRE(std::isfinite(y.at(i)));
-      CHECK(y.at(0) == 65504.0f);  // hi is exact (the fma of the top code)
+      CHECK(y.at(0) == 65504.0f);   // hi is exact (the fma of the top code)
       CHECK(y.at(1) == -65504.0f);  // lo is exact (code 0)
     }
   }
@@ -268,9 +268,10 @@ TEST_CASE("dgq2 bf16/fp32 values beyond fp16 need range_dtype=fp32", "[scheme][d
   const OwnedTensor x = tensor_from(v, 20, 4, DType::f32);
   CHECK(error_message_of([&] { (void)make_scheme("dgq2:vgran=token")->compress(x.view(), TensorRole::value); }) ==
         "dgq2: value range of token 13 does not fit fp16 (|value| > 65504); use range_dtype=fp32");
-  CHECK(error_message_of([&] { (void)make_scheme("dgq2:kgran=segment-channel")->compress(x.view(), TensorRole::key); }) ==
-        "dgq2: value range of segment 0 (tokens 0..19), channel 2 does not fit fp16 (|value| > 65504); use "
-        "range_dtype=fp32");
+  CHECK(
+      error_message_of([&] { (void)make_scheme("dgq2:kgran=segment-channel")->compress(x.view(), TensorRole::key); }) ==
+      "dgq2: value range of segment 0 (tokens 0..19), channel 2 does not fit fp16 (|value| > 65504); use "
+      "range_dtype=fp32");
   const auto fp32 = make_scheme("dgq2:range_dtype=fp32");
   const OwnedTensor y = decompressed(*fp32, fp32->compress(x.view(), TensorRole::value));
   CHECK(std::fabs(y.at(13 * 4 + 2) - 1e6f) <= 0.5f * (1e6f - 1.0f) / 15.0f + 1.0f);
@@ -317,7 +318,8 @@ TEST_CASE("dgq2 boundaries=fixed: the adaptive segment count at equal lengths, e
       REQUIRE(a.segment_edges().size() == f.segment_edges().size());
       const std::size_t s = f.segment_edges().size() - 1;
       for (std::size_t k = 0; k < f.segment_edges().size(); ++k) {
-        CHECK(f.segment_edges()[k] == static_cast<std::uint32_t>(k * static_cast<std::size_t>(l) / std::max<std::size_t>(s, 1)));
+        CHECK(f.segment_edges()[k] ==
+              static_cast<std::uint32_t>(k * static_cast<std::size_t>(l) / std::max<std::size_t>(s, 1)));
       }
       CHECK(f.part_bytes("markers") == a.part_bytes("markers"));
       CHECK(f.part_bytes("codes") == a.part_bytes("codes"));
@@ -346,7 +348,8 @@ TEST_CASE("dgq2 budget=max_groups: up to max_groups segments at any length, v1's
   // The fixed ablation follows the count whatever the budget.
   CHECK(make_scheme("dgq2:max_groups=20,budget=max_groups,boundaries=fixed")
             ->compress(x.view(), TensorRole::key)
-            .segment_edges().size() == 21);
+            .segment_edges()
+            .size() == 21);
   CHECK(error_message_of([] { (void)make_scheme("dgq2:budget=all"); }) ==
         "dgq2: parameter 'budget' = 'all' is not one of length, max_groups");
 }
@@ -359,7 +362,7 @@ TEST_CASE("dgq2 rot=hadamard,seg_on=rotated is the generic rot modifier around d
   }
   REQUIRE(rot != nullptr);
   for (const std::string inner : {"dgq2:bits=4", "dgq2:bits=3,kgran=segment-channel-group,kgroup=32,markers=inband",
-                                   "dgq2:bits=2,kgran=segment,vgran=segment-channel,markers=bitmap"}) {
+                                  "dgq2:bits=2,kgran=segment,vgran=segment-channel,markers=bitmap"}) {
     const auto wrapped = rot->wrap(make_scheme(inner), "hadamard", Device::cpu);
     const auto own = make_scheme(inner + ",rot=hadamard,seg_on=rotated");
     for (const DType dtype : {DType::f16, DType::f32}) {
@@ -412,6 +415,8 @@ TEST_CASE("dgq2 kbits/vbits and rot_on: each role is the single-width, single-ro
       CHECK(one.parts == expected.parts);
     }
   }
-  CHECK(error_message_of([] { (void)make_scheme("dgq2:kbits=5"); }) == "dgq2: parameter 'kbits' = '5' is not one of 0, 2, 3, 4, 8");
-  CHECK(error_message_of([] { (void)make_scheme("dgq2:rot_on=q"); }) == "dgq2: parameter 'rot_on' = 'q' is not one of kv, k, v");
+  CHECK(error_message_of([] { (void)make_scheme("dgq2:kbits=5"); }) ==
+        "dgq2: parameter 'kbits' = '5' is not one of 0, 2, 3, 4, 8");
+  CHECK(error_message_of([] { (void)make_scheme("dgq2:rot_on=q"); }) ==
+        "dgq2: parameter 'rot_on' = 'q' is not one of kv, k, v");
 }

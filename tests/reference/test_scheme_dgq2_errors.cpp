@@ -11,10 +11,10 @@
 
 #include "dgq/causal.hpp"
 #include "dgq/element_rules.hpp"
-#include "dgq/schemes/dgq2/packed_codes.hpp"
-#include "dgq/schemes/dgq2/rotation_input.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/rotation.hpp"
+#include "dgq/schemes/dgq2/packed_codes.hpp"
+#include "dgq/schemes/dgq2/rotation_input.hpp"
 #include "test_scheme_dgq2_support.hpp"
 #include "test_scheme_support.hpp"
 
@@ -86,13 +86,15 @@ TEST_CASE("dgq2 rejects corrupt markers, naming what is wrong", "[scheme][dgq2][
   REQUIRE(c.part_bytes("markers") >= 8);
   OwnedTensor out(c.dtype, c.tokens, c.channels);
   Compressed swapped = c;
-  std::swap_ranges(swapped.parts[2].bytes.begin(), swapped.parts[2].bytes.begin() + 4, swapped.parts[2].bytes.begin() + 4);
+  std::swap_ranges(swapped.parts[2].bytes.begin(), swapped.parts[2].bytes.begin() + 4,
+                   swapped.parts[2].bytes.begin() + 4);
   CHECK(error_message_of([&] { table->decompress(swapped, out.mut()); }).find(": corrupt dgq2 data: boundary ") !=
         std::string::npos);
   Compressed ragged = c;
   ragged.parts[2].bytes.pop_back();
-  CHECK(error_message_of([&] { table->decompress(ragged, out.mut()); }).find(" bytes, not a boundary table (4 per boundary)") !=
-        std::string::npos);
+  CHECK(error_message_of([&] {
+          table->decompress(ragged, out.mut());
+        }).find(" bytes, not a boundary table (4 per boundary)") != std::string::npos);
   const auto bitmap = make_scheme("dgq2:markers=bitmap");
   Compressed b = bitmap->compress(x.view(), TensorRole::key);
   b.parts[2].bytes[0] |= 1u;
@@ -103,18 +105,21 @@ TEST_CASE("dgq2 rejects corrupt markers, naming what is wrong", "[scheme][dgq2][
   Compressed wide = fp32->compress(x.view(), TensorRole::value);
   const float huge[2] = {-3e38f, 3e38f};
   std::memcpy(wide.parts[1].bytes.data() + 8 * 5, huge, 8);
-  CHECK(error_message_of([&] { fp32->decompress(wide, out.mut()); }).find("corrupt dgq2 data: range 5 is wider than fp32") !=
-        std::string::npos);
+  CHECK(error_message_of([&] {
+          fp32->decompress(wide, out.mut());
+        }).find("corrupt dgq2 data: range 5 is wider than fp32") != std::string::npos);
   // Token granularity stores no markers.
   Compressed v = table->compress(x.view(), TensorRole::value);
   CHECK(v.part_bytes("markers") == 0);
   v.parts[2].bytes.push_back(0);
-  CHECK(error_message_of([&] { table->decompress(v, out.mut()); }).find("corrupt dgq2 data: markers for a role without segments") !=
-        std::string::npos);
+  CHECK(error_message_of([&] {
+          table->decompress(v, out.mut());
+        }).find("corrupt dgq2 data: markers for a role without segments") != std::string::npos);
 }
 
 TEST_CASE("dgq2 parameter errors name the key and the accepted values", "[scheme][dgq2][errors]") {
-  CHECK(error_message_of([] { (void)make_scheme("dgq2:bits=5"); }) == "dgq2: parameter 'bits' = '5' is not one of 2, 3, 4, 8");
+  CHECK(error_message_of([] { (void)make_scheme("dgq2:bits=5"); }) ==
+        "dgq2: parameter 'bits' = '5' is not one of 2, 3, 4, 8");
   CHECK(error_message_of([] { (void)make_scheme("dgq2:kgran=channel"); }) ==
         "dgq2: parameter 'kgran' = 'channel' is not one of segment, segment-channel, token, segment-channel-group");
   CHECK(error_message_of([] { (void)make_scheme("dgq2:vgran=x"); }).find("'vgran' = 'x'") != std::string::npos);
@@ -122,9 +127,12 @@ TEST_CASE("dgq2 parameter errors name the key and the accepted values", "[scheme
         "dgq2: parameter 'range_dtype' = 'bf16' is not one of fp16, fp32");
   CHECK(error_message_of([] { (void)make_scheme("dgq2:boundaries=equal"); }) ==
         "dgq2: parameter 'boundaries' = 'equal' is not one of adaptive, fixed, online");
-  CHECK(error_message_of([] { (void)make_scheme("dgq2:seg_on=k"); }) == "dgq2: parameter 'seg_on' = 'k' is not one of rotated, input");
-  CHECK(error_message_of([] { (void)make_scheme("dgq2:rot=walsh"); }) == "dgq2: parameter 'rot' = 'walsh' is not one of none, hadamard");
-  CHECK(error_message_of([] { (void)make_scheme("dgq2:group_ratio=1.5"); }).find("dgq2: parameter group_ratio=1.5") == 0);
+  CHECK(error_message_of([] { (void)make_scheme("dgq2:seg_on=k"); }) ==
+        "dgq2: parameter 'seg_on' = 'k' is not one of rotated, input");
+  CHECK(error_message_of([] { (void)make_scheme("dgq2:rot=walsh"); }) ==
+        "dgq2: parameter 'rot' = 'walsh' is not one of none, hadamard");
+  CHECK(error_message_of([] { (void)make_scheme("dgq2:group_ratio=1.5"); }).find("dgq2: parameter group_ratio=1.5") ==
+        0);
   // rot is dgq2's own key: the spec names it once, and no modifier is stacked on top.
   CHECK(make_scheme("dgq2:rot=hadamard")->spec().find("rot=hadamard") != std::string::npos);
   const std::string spec = make_scheme("dgq2:rot=hadamard")->spec();
@@ -144,13 +152,15 @@ TEST_CASE("dgq2 names the first NaN/Inf also in the residual tokens and with rot
 TEST_CASE("dgq2 rule V0.1: dtype, shape, head_dim (rotated roles, any L), NaN/Inf, rotation bound, in that order",
           "[scheme][dgq2][errors][rotation]") {
   const auto rot = make_scheme("dgq2:rot=hadamard,range_dtype=fp32,kgran=token");
-  const std::string head_dim = "dgq2: the Hadamard rotation needs head_dim (channels) a positive multiple of 64, got 10";
+  const std::string head_dim =
+      "dgq2: the Hadamard rotation needs head_dim (channels) a positive multiple of 64, got 10";
   // dtype before shape: an unknown dtype with no channels names the dtype.
   const ConstTensor odd{nullptr, static_cast<DType>(77), 3, 0};
   CHECK(error_message_of([&] { (void)rot->compress(odd, TensorRole::key); }) == "dgq2: unsupported input dtype");
   // Shape before head_dim: no channels is a shape error, not a rotation error.
   const OwnedTensor none(DType::f32, 3, 0);
-  CHECK(error_message_of([&] { (void)rot->compress(none.view(), TensorRole::key); }) == "dgq2: channels must be >= 1, got 0");
+  CHECK(error_message_of([&] { (void)rot->compress(none.view(), TensorRole::key); }) ==
+        "dgq2: channels must be >= 1, got 0");
   for (const std::int64_t l : {0, 1, 3}) {
     CAPTURE(l);
     // head_dim before NaN, checked with no rows too; only for the roles rotated.
@@ -237,8 +247,9 @@ TEST_CASE("dgq2 rule V0.2: the rotation's input bound |x| < 2^(127 - ceil(1.5 lo
         "(128-channel blocks)");
 }
 
-TEST_CASE("dgq2 rule V0.3: decode saturates to the dtype's largest finite value; an inverse rotation past fp32 is corrupt",
-          "[scheme][dgq2][errors][rotation]") {
+TEST_CASE(
+    "dgq2 rule V0.3: decode saturates to the dtype's largest finite value; an inverse rotation past fp32 is corrupt",
+    "[scheme][dgq2][errors][rotation]") {
   // fp16: the stored range of token 0 set to [65504, 65504] decodes as 65504 in every rotated
   // channel; rotated back, channel 0 is 8 * 65504, which saturates to 65504 (not inf).
   for (const float v : {65504.0f, -65504.0f}) {

@@ -53,7 +53,8 @@ OwnedTensor dgq3_key_like(std::int64_t l, std::int64_t d, std::uint64_t state, D
 int nearest_grid_level(float v, int bits) {
   int best = 0;
   for (int i = 1; i < (1 << bits); ++i) {
-    if (std::fabs(double(v) - rules::grid_level(bits, i)) < std::fabs(double(v) - rules::grid_level(bits, best))) best = i;
+    if (std::fabs(double(v) - rules::grid_level(bits, i)) < std::fabs(double(v) - rules::grid_level(bits, best)))
+      best = i;
   }
   return best;
 }
@@ -109,7 +110,8 @@ std::vector<float> dgq3_oracle(const OwnedTensor& x, TensorRole role, int bits, 
       for (std::int64_t c = first; c < first + block; ++c) {
         if (on_grid) {
           const float v = scale == 0.0f ? 0.0f : row[c] * (1.0f / scale);
-          decoded[static_cast<std::size_t>(t * D + c)] = m[c] + float(rules::grid_level(b, nearest_grid_level(v, b))) * scale;
+          decoded[static_cast<std::size_t>(t * D + c)] =
+              m[c] + float(rules::grid_level(b, nearest_grid_level(v, b))) * scale;
           continue;
         }
         float q = scale == 0.0f ? 0.0f : rintf(row[c] * (1.0f / scale));
@@ -126,19 +128,24 @@ std::vector<float> dgq3_oracle(const OwnedTensor& x, TensorRole role, int bits, 
 
 }  // namespace
 
-TEST_CASE("dgq3: the default spec is canonical; out-of-range parameters are refused by name", "[scheme][dgq3][params]") {
+TEST_CASE("dgq3: the default spec is canonical; out-of-range parameters are refused by name",
+          "[scheme][dgq3][params]") {
   CHECK(make_scheme("dgq3")->spec() ==
         "dgq3:kbits=4,vbits=4,block=64,rot=hadamard,cnorm=none,cnorm_pow=1,calib=32,center=k,center_win=32,pairs=half,"
         "hi_bits=8,hi_frac=0,hi_ratio=2,nl=none");
-  CHECK(error_message_of([] { make_scheme("dgq3:nl=q"); }) == "dgq3: parameter 'nl' = 'q' is not one of none, k, v, kv");
-  CHECK(error_message_of([] { make_scheme("dgq3:hi_frac=1.5"); }) == "dgq3: parameter 'hi_frac' = '1.5' is not in [0, 1]");
+  CHECK(error_message_of([] { make_scheme("dgq3:nl=q"); }) ==
+        "dgq3: parameter 'nl' = 'q' is not one of none, k, v, kv");
+  CHECK(error_message_of([] { make_scheme("dgq3:hi_frac=1.5"); }) ==
+        "dgq3: parameter 'hi_frac' = '1.5' is not in [0, 1]");
   CHECK(error_message_of([] { make_scheme("dgq3:block=48"); }) ==
         "dgq3: parameter 'block' = '48' is not one of 16, 32, 64, 128, 256");
   CHECK(error_message_of([] { make_scheme("dgq3:center=q"); }) ==
         "dgq3: parameter 'center' = 'q' is not one of none, k, v, kv");
-  CHECK(error_message_of([] { make_scheme("dgq3:cnorm=x"); }) == "dgq3: parameter 'cnorm' = 'x' is not one of none, k, v, kv");
+  CHECK(error_message_of([] { make_scheme("dgq3:cnorm=x"); }) ==
+        "dgq3: parameter 'cnorm' = 'x' is not one of none, k, v, kv");
   CHECK(error_message_of([] { make_scheme("dgq3:hi_ratio=-1"); }) == "dgq3: parameter 'hi_ratio' = '-1' is not >= 0");
-  CHECK(error_message_of([] { make_scheme("dgq3:cnorm_pow=3"); }) == "dgq3: parameter 'cnorm_pow' = '3' is not in [-2, 2]");
+  CHECK(error_message_of([] { make_scheme("dgq3:cnorm_pow=3"); }) ==
+        "dgq3: parameter 'cnorm_pow' = '3' is not in [-2, 2]");
 }
 
 TEST_CASE("dgq3: empty, one-token, zero and constant heads; head dims it cannot take", "[scheme][dgq3][edge]") {
@@ -156,11 +163,12 @@ TEST_CASE("dgq3: empty, one-token, zero and constant heads; head dims it cannot 
   const OwnedTensor constant = tensor_from(std::vector<float>(40 * 64, 1.5f), 40, 64);
   const OwnedTensor back = decompressed(*s, s->compress(constant.view(), TensorRole::value));
   for (std::int64_t i = 0; i < constant.size(); ++i) REQUIRE(back.at(i) == 1.5f);
-  CHECK(typed_error_of([&] { s->compress(tensor_from(std::vector<float>(4 * 96, 1.0f), 4, 96).view(), TensorRole::key); }) ==
-        "InputError: dgq3: the Hadamard rotation needs head_dim (channels) a positive multiple of 64, got 96");
   CHECK(typed_error_of([&] {
-          make_scheme("dgq3:block=128")->compress(tensor_from(std::vector<float>(4 * 64, 1.0f), 4, 64).view(),
-                                                  TensorRole::key);
+          s->compress(tensor_from(std::vector<float>(4 * 96, 1.0f), 4, 96).view(), TensorRole::key);
+        }) == "InputError: dgq3: the Hadamard rotation needs head_dim (channels) a positive multiple of 64, got 96");
+  CHECK(typed_error_of([&] {
+          make_scheme("dgq3:block=128")
+              ->compress(tensor_from(std::vector<float>(4 * 64, 1.0f), 4, 64).view(), TensorRole::key);
         }) == "InputError: dgq3: head_dim (channels) must be a positive multiple of block = 128, got 64");
 }
 
@@ -194,7 +202,8 @@ TEST_CASE("dgq3: promotion follows the variance and never exceeds the budget at 
   // the spec's float, widened: 0.1f * 10 is just above 1, so the blind control promotes token 9.
   std::vector<float> v(60 * 64);
   for (std::int64_t t = 0; t < 60; ++t)
-    for (std::int64_t c = 0; c < 64; ++c) v[t * 64 + c] = (c % 2 ? 1.0f : -1.0f) * (t == 5 || t == 40 || t == 41 ? 9.0f : 1.0f);
+    for (std::int64_t c = 0; c < 64; ++c)
+      v[t * 64 + c] = (c % 2 ? 1.0f : -1.0f) * (t == 5 || t == 40 || t == 41 ? 9.0f : 1.0f);
   const OwnedTensor x = tensor_from(v, 60, 64);
   const auto bitmap_of = [&](const std::string& spec) {
     const Compressed c = make_scheme(spec)->compress(x.view(), TensorRole::value);
@@ -223,7 +232,8 @@ TEST_CASE("dgq3: decoding equals an independent oracle of rules W1, W3-W5 and W8
     for (const TensorRole role : {TensorRole::key, TensorRole::value}) {
       CAPTURE(spec, role_name(role));
       const OwnedTensor x = dgq3_key_like(200, 128, 9, DType::f32);
-      const bool centred = centre && (role == TensorRole::key || std::string(spec).find("center=kv") != std::string::npos);
+      const bool centred =
+          centre && (role == TensorRole::key || std::string(spec).find("center=kv") != std::string::npos);
       const std::vector<float> want = dgq3_oracle(x, role, bits, hi_bits, hi_frac, 2.0, block, centred, 32, nl);
       const OwnedTensor got = decompressed(*s, s->compress(x.view(), role));
       std::int64_t mismatches = 0;
@@ -264,7 +274,8 @@ TEST_CASE("dgq3: the Lloyd-Max grid lowers the error at 2-5 bits and leaves 6-8-
       CHECK(error(uniform + ",nl=kv", role) < 0.95 * error(uniform, role));
       // nl names roles: the other role keeps evenly spaced levels, bit for bit.
       const std::string other = role == TensorRole::key ? ",nl=v" : ",nl=k";
-      CHECK(make_scheme(uniform + other)->compress(x.view(), role).parts == make_scheme(uniform)->compress(x.view(), role).parts);
+      CHECK(make_scheme(uniform + other)->compress(x.view(), role).parts ==
+            make_scheme(uniform)->compress(x.view(), role).parts);
     }
   }
   for (const char* wide : {"dgq3:kbits=6,vbits=7", "dgq3:kbits=8,vbits=8"}) {
@@ -282,12 +293,14 @@ TEST_CASE("dgq3: stored data that cannot be decoded is refused as corrupt", "[sc
   Compressed bad_scale = c;
   bad_scale.parts[1].bytes[1] = 0x7c;  // the first block scale becomes +inf
   OwnedTensor out(x.dtype, x.tokens, x.channels);
-  CHECK(typed_error_of([&] { s->decompress(bad_scale, out.mut()); }).find("corrupt dgq3 data: non-finite block scale at token 0") !=
-        std::string::npos);
+  CHECK(typed_error_of([&] {
+          s->decompress(bad_scale, out.mut());
+        }).find("corrupt dgq3 data: non-finite block scale at token 0") != std::string::npos);
   Compressed bad_channel = c;
   std::fill(bad_channel.parts[3].bytes.begin(), bad_channel.parts[3].bytes.begin() + 4, std::uint8_t{0});
-  CHECK(typed_error_of([&] { s->decompress(bad_channel, out.mut()); }).find("channel scale 0 is not a positive normal float") !=
-        std::string::npos);
+  CHECK(typed_error_of([&] {
+          s->decompress(bad_channel, out.mut());
+        }).find("channel scale 0 is not a positive normal float") != std::string::npos);
   Compressed short_codes = c;
   short_codes.parts[0].bytes.pop_back();
   CHECK_THROWS_AS(s->decompress(short_codes, out.mut()), InputError);
@@ -301,16 +314,19 @@ TEST_CASE("dgq3 golden digests: every stored part for fixed inputs", "[scheme][d
       {{"dgq3", DType::f16, TensorRole::key, 1, "9766e000a010f6a9"},
        {"dgq3", DType::f16, TensorRole::value, 2, "5efa5bad5fca8273"},
        {"dgq3:kbits=5,vbits=4,hi_frac=0.05", DType::f32, TensorRole::key, 3, "ee345dde510b9dd7"},
-       {"dgq3:kbits=3,vbits=3,block=32,center=kv,hi_frac=0.1,hi_bits=6", DType::bf16, TensorRole::value, 4, "e0c7f097ed0b342e"},
+       {"dgq3:kbits=3,vbits=3,block=32,center=kv,hi_frac=0.1,hi_bits=6", DType::bf16, TensorRole::value, 4,
+        "e0c7f097ed0b342e"},
        {"dgq3:cnorm=kv,cnorm_pow=-0.5,calib=16,rot=none", DType::f16, TensorRole::key, 5, "b190faa4c823adfc"},
        {"dgq3:nl=kv", DType::f16, TensorRole::key, 6, "d49c6c6e513c6d44"},
-       {"dgq3:kbits=3,vbits=2,nl=v,center=kv,hi_frac=0.1,hi_bits=5", DType::f32, TensorRole::value, 7, "d638f0958a90faaa"},
+       {"dgq3:kbits=3,vbits=2,nl=v,center=kv,hi_frac=0.1,hi_bits=5", DType::f32, TensorRole::value, 7,
+        "d638f0958a90faaa"},
        {"dgq3:kbits=5,nl=k,block=32,hi_frac=0.05", DType::bf16, TensorRole::key, 8, "6a9809cb2be3378d"}},
       [](std::uint64_t stream, DType dtype) { return dgq3_key_like(300, 128, stream, dtype); });
 }
 
 TEST_CASE("causal: dgq3 is final on append and a prefix costs its own compression (rule C8)", "[causal][dgq3]") {
-  for (const char* spec : {"dgq3", "dgq3:hi_frac=0.1,center=kv,cnorm=kv,calib=16", "dgq3:kbits=3,hi_frac=0.2,hi_bits=5"}) {
+  for (const char* spec :
+       {"dgq3", "dgq3:hi_frac=0.1,center=kv,cnorm=kv,calib=16", "dgq3:kbits=3,hi_frac=0.2,hi_bits=5"}) {
     const auto s = make_scheme(spec);
     const OwnedTensor x = dgq3_key_like(120, 64, 17);
     for (const TensorRole role : {TensorRole::key, TensorRole::value}) {

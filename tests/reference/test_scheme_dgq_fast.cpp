@@ -31,8 +31,8 @@ const std::vector<Mode> kFastModes{
 
 // Range endpoints that stress rule 7's arithmetic: zeros, subnormals, .5 steps, extremes.
 float adversarial_endpoint(std::mt19937_64& gen) {
-  static const float pool[] = {0.0f, -0.0f, 1e-45f, -1e-45f, 1.17e-38f, 0.5f, -0.5f, 126.5f, -253.0f,
-                               65504.0f, -65504.0f, 3.0e38f, -3.0e38f, 1.0f, -1.0f, 0.1f};
+  static const float pool[] = {0.0f,    -0.0f,    1e-45f,    -1e-45f, 1.17e-38f, 0.5f, -0.5f, 126.5f,
+                               -253.0f, 65504.0f, -65504.0f, 3.0e38f, -3.0e38f,  1.0f, -1.0f, 0.1f};
   if (gen() % 3 == 0) return std::uniform_real_distribution<float>(-10.0f, 10.0f)(gen);
   return pool[gen() % (sizeof(pool) / sizeof(pool[0]))];
 }
@@ -40,7 +40,7 @@ float adversarial_endpoint(std::mt19937_64& gen) {
 // A DgqV1Encoded as a decoder may receive it: `interior` edges stored in the mode's form, any
 // code values (channel 0 carries markers exactly at the edges in in-band mode).
 DgqV1Encoded stored_data(std::int64_t l, std::int64_t d, DType dt, const Mode& mode,
-                       const std::vector<std::uint32_t>& interior, std::mt19937_64& gen) {
+                         const std::vector<std::uint32_t>& interior, std::mt19937_64& gen) {
   DgqV1Encoded enc;
   enc.tokens = l;
   enc.channels = d;
@@ -56,8 +56,10 @@ DgqV1Encoded stored_data(std::int64_t l, std::int64_t d, DType dt, const Mode& m
     for (std::int64_t t = 0; t < l; ++t) {
       std::int8_t& c = enc.codes[t * d];
       const bool edge = std::find(interior.begin(), interior.end(), static_cast<std::uint32_t>(t)) != interior.end();
-      if (edge) c = rules::inband_mark(c);
-      else if (rules::is_inband_marker(c)) c = 0;
+      if (edge)
+        c = rules::inband_mark(c);
+      else if (rules::is_inband_marker(c))
+        c = 0;
     }
   } else if (mode.markers == Markers::table) {
     enc.boundaries = interior;

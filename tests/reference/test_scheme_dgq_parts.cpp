@@ -144,16 +144,15 @@ TEST_CASE("the CPU dgq scheme stores exactly the declared parts", "[scheme][dgq]
 }
 
 TEST_CASE("dgq_v1_params_from_spec reads a spec as make_scheme does", "[scheme][dgq][parts][registry]") {
-  for (const std::string spec :
-       {"dgq", "dgq:markers=bitmap", "dgq: win = 32 , granularity=segment-channel",
-        "dgq:markers=inband,min_var=1e-40,max_groups=8,group_ratio=0.123456789,win=65536"}) {
+  for (const std::string spec : {"dgq", "dgq:markers=bitmap", "dgq: win = 32 , granularity=segment-channel",
+                                 "dgq:markers=inband,min_var=1e-40,max_groups=8,group_ratio=0.123456789,win=65536"}) {
     CAPTURE(spec);
     CHECK(spec_of(dgq_v1_params_from_spec(spec)) == make_scheme(spec)->spec());
     CHECK(dgq_v1_params_from_spec(make_scheme(spec)->spec()) == dgq_v1_params_from_spec(spec));
   }
-  for (const std::string spec : {"dgq:max_groups=9", "dgq:win=0", "dgq:win=16.5", "dgq:group_ratio=nan",
-                                 "dgq:min_var=-1", "dgq:markers=morse", "dgq:granularity=token", "dgq:window=16",
-                                 "dgq:win", "dgq:win=8,win=16", "dgq:max_groups=9,window=16"}) {
+  for (const std::string spec :
+       {"dgq:max_groups=9", "dgq:win=0", "dgq:win=16.5", "dgq:group_ratio=nan", "dgq:min_var=-1", "dgq:markers=morse",
+        "dgq:granularity=token", "dgq:window=16", "dgq:win", "dgq:win=8,win=16", "dgq:max_groups=9,window=16"}) {
     CAPTURE(spec);
     const std::string expected = error_message_of<ParameterError>([&] { (void)make_scheme(spec); });
     REQUIRE_FALSE(expected.empty());
@@ -174,8 +173,8 @@ TEST_CASE("dgq parts with a wrong size give the CPU scheme's messages", "[scheme
       CAPTURE(part.name);
       Compressed short_part = good;
       short_part.parts[i].bytes.pop_back();
-      require_same_message(short_part, p, "part '" + part.name + "' has " + std::to_string(part.bytes.size() - 1) +
-                                              " bytes");
+      require_same_message(short_part, p,
+                           "part '" + part.name + "' has " + std::to_string(part.bytes.size() - 1) + " bytes");
       Compressed missing = good;
       missing.parts.erase(missing.parts.begin() + static_cast<std::ptrdiff_t>(i));
       require_same_message(missing, p, good.scheme + ": part '" + part.name + "' is missing");
@@ -189,8 +188,10 @@ TEST_CASE("dgq ranges outside the segment budget give the CPU scheme's message",
   const Compressed good = parts_of(dgq_encode(two_steps(300, 8, 3).view(), p));
   Compressed too_many = good;
   too_many.parts[1].bytes.assign(24, 0);
-  require_same_message(too_many, p, good.scheme + ": part 'ranges' has 24 bytes, expected 8 per segment for 1 to 2 segments");
+  require_same_message(too_many, p,
+                       good.scheme + ": part 'ranges' has 24 bytes, expected 8 per segment for 1 to 2 segments");
   Compressed none = good;
   none.parts[1].bytes.clear();
-  require_same_message(none, p, good.scheme + ": part 'ranges' has 0 bytes, expected 8 per segment for 1 to 2 segments");
+  require_same_message(none, p,
+                       good.scheme + ": part 'ranges' has 0 bytes, expected 8 per segment for 1 to 2 segments");
 }

@@ -83,8 +83,7 @@ std::uint8_t cuda_e4m3(float x) {
 }
 }  // namespace
 
-TEST_CASE("e4m3 matches cuda_fp8.h on every rounding class and a stride over all floats",
-          "[scheme][fp8][oracle]") {
+TEST_CASE("e4m3 matches cuda_fp8.h on every rounding class and a stride over all floats", "[scheme][fp8][oracle]") {
   std::uint64_t compared = 0, mismatches = 0;
   auto compare = [&](std::uint32_t bits) {
     const float x = rules::bits_float(bits);
@@ -149,7 +148,7 @@ TEST_CASE("fp8-e4m3 scheme round trip: 2^-4 relative, or half a subnormal step",
   for (const DType t : {DType::f16, DType::bf16, DType::f32}) {
     for (const std::int64_t d : {1, 33, 128}) {
       OwnedTensor x = random_tensor(200, d, 40 + static_cast<std::uint64_t>(d), t);
-      store_element(x.mut(), 0, 65504.0f);        // fp16 extreme sets the scale
+      store_element(x.mut(), 0, 65504.0f);          // fp16 extreme sets the scale
       store_element(x.mut(), x.size() - 1, 6e-8f);  // fp16 subnormal
       const Compressed c = s->compress(x.view(), TensorRole::value);
       float scale;
@@ -201,15 +200,16 @@ TEST_CASE("fp8-e4m3 scale=token: one amax/448 per token row, a zero row decodes 
     CHECK(scale == amax / 448.0f);
     for (std::int64_t d = 0; d < x.channels; ++d) {
       const float v = x.get(t, d), got = y.get(t, d);
-      const float bound = std::max(std::ldexp(std::fabs(v), -4), std::ldexp(scale, -10)) + std::ldexp(std::fabs(v), -22) +
-                          half_ulp(DType::f16, got);
+      const float bound = std::max(std::ldexp(std::fabs(v), -4), std::ldexp(scale, -10)) +
+                          std::ldexp(std::fabs(v), -22) + half_ulp(DType::f16, got);
       CHECK(std::fabs(got - v) <= bound);
     }
   }
   for (std::int64_t d = 0; d < x.channels; ++d) CHECK(y.get(7, d) == 0.0f);
   // Rows are independent: a row's bytes do not depend on the others.
   const Compressed first = s->compress(ConstTensor{x.bytes.data(), x.dtype, 5, x.channels}, TensorRole::key);
-  CHECK(std::equal(first.find("codes")->bytes.begin(), first.find("codes")->bytes.end(), c.find("codes")->bytes.begin()));
+  CHECK(
+      std::equal(first.find("codes")->bytes.begin(), first.find("codes")->bytes.end(), c.find("codes")->bytes.begin()));
 }
 
 TEST_CASE("fp8-e4m3 scale=prefix: the scale of the first N tokens, later values saturate to 448*scale",

@@ -28,7 +28,8 @@ struct TypeCase {
   std::string name;
   int block_bytes;
 };
-const std::vector<TypeCase> kTypes{{"q4_0", 18}, {"q4_1", 20}, {"q5_0", 22}, {"q5_1", 24}, {"iq4_nl", 18}, {"q8_0", 34}};
+const std::vector<TypeCase> kTypes{{"q4_0", 18}, {"q4_1", 20},   {"q5_0", 22},
+                                   {"q5_1", 24}, {"iq4_nl", 18}, {"q8_0", 34}};
 
 // Index of the first differing byte, or a.size() when equal (sizes are checked first).
 std::size_t first_mismatch(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b) {
@@ -51,8 +52,10 @@ TEST_CASE("ggml block schemes store 32-value blocks of ggml's sizes", "[scheme][
     CHECK(s->spec() == type.name);
     CHECK(s->family() == type.name);
     CHECK(s->planned_bytes(0, 128, DType::f16, TensorRole::key) == 0);
-    CHECK(s->planned_bytes(3, 128, DType::f16, TensorRole::key) == static_cast<std::uint64_t>(3 * 4 * type.block_bytes));
-    CHECK(s->planned_bytes(3, 33, DType::f16, TensorRole::value) == static_cast<std::uint64_t>(3 * 2 * type.block_bytes));
+    CHECK(s->planned_bytes(3, 128, DType::f16, TensorRole::key) ==
+          static_cast<std::uint64_t>(3 * 4 * type.block_bytes));
+    CHECK(s->planned_bytes(3, 33, DType::f16, TensorRole::value) ==
+          static_cast<std::uint64_t>(3 * 2 * type.block_bytes));
   }
 }
 
@@ -112,7 +115,8 @@ TEST_CASE("ggml block schemes zero-pad a partial last block and drop the padding
   }
 }
 
-TEST_CASE("ggml block schemes reject a block whose fp16 scale overflows, naming token and channels", "[scheme][ggml][edge]") {
+TEST_CASE("ggml block schemes reject a block whose fp16 scale overflows, naming token and channels",
+          "[scheme][ggml][edge]") {
   std::vector<float> v(64, 1.0f);
   v[40] = 1e7f;  // every d beyond 65504: q4_0 1.25e6, q5_1 (1e7-1)/31, iq4_nl ~1e7/127
   const OwnedTensor x = tensor_from(v, 1, 64, DType::f32);

@@ -31,7 +31,8 @@ TEST_CASE("kivi quantizes whole key groups and every value token before the resi
         const std::int64_t q = quantized_tokens(l, role, group, residual);
         CHECK(c.part_bytes("residual") == static_cast<std::uint64_t>((l - q) * d * 2));
         CHECK(c.part_bytes("codes") == static_cast<std::uint64_t>((q * d * bits + 7) / 8));
-        CHECK(c.part_bytes("ranges") == static_cast<std::uint64_t>(role == TensorRole::key ? q / group * d * 8 : q * 8));
+        CHECK(c.part_bytes("ranges") ==
+              static_cast<std::uint64_t>(role == TensorRole::key ? q / group * d * 8 : q * 8));
         // The tail comes back bit for bit.
         const OwnedTensor y = decompressed(*s, c);
         const std::size_t tail_at = static_cast<std::size_t>(q * d * 2);

@@ -18,7 +18,6 @@ using namespace dgq::test;
 
 namespace {
 
-
 double kvarn_relative_error(const OwnedTensor& x, const OwnedTensor& y) {
   double num = 0.0, den = 0.0;
   for (std::int64_t i = 0; i < x.size(); ++i) {
@@ -169,7 +168,8 @@ TEST_CASE("kvarn: the Sinkhorn step equalises the row and column spreads of a ti
   // tiles at D = 128 and 64: 128 x 128 and 64 x 128).
   for (const auto& [rows, cols] : {std::pair<std::int64_t, std::int64_t>{128, 128}, {64, 128}}) {
     CAPTURE(rows, cols);
-    const std::vector<float> tile = kvarn_uneven_tile(rows, cols, 77 + static_cast<std::uint64_t>(rows + 3 * cols), 1.3f);
+    const std::vector<float> tile =
+        kvarn_uneven_tile(rows, cols, 77 + static_cast<std::uint64_t>(rows + 3 * cols), 1.3f);
     REQUIRE(kvarn_spread_ratio(tile, rows, cols, false) > 10.0f);
     const schemes::SinkhornScales s = schemes::sinkhorn_normalise(tile.data(), rows, cols, 8);
     std::vector<float> balanced(tile.size());
@@ -191,7 +191,8 @@ TEST_CASE("kvarn: the Sinkhorn step equalises the row and column spreads of a ti
   schemes::sinkhorn_apply(wide.data(), 128, 128, s, balanced.data());
   CHECK(kvarn_spread_ratio(balanced, 128, 128, true) > 2.0f);
   CHECK(kvarn_spread_ratio(balanced, 128, 128, false) < 1.02f);
-  CHECK(schemes::sinkhorn_imbalance(balanced.data(), 128, 128) < schemes::sinkhorn_imbalance(wide.data(), 128, 128) / 4);
+  CHECK(schemes::sinkhorn_imbalance(balanced.data(), 128, 128) <
+        schemes::sinkhorn_imbalance(wide.data(), 128, 128) / 4);
   for (const float f : s.row) CHECK(f >= 0.7408182f);
   CHECK(std::count(s.row.begin(), s.row.end(), 0.740818202495574951171875f) > 0);
 }
@@ -247,14 +248,16 @@ TEST_CASE("kvarn: a stored fold that is not finite is refused as corrupt", "[sch
     OwnedTensor out(x.dtype, x.tokens, x.channels);
     CHECK(typed_error_of([&] { s->decompress(c, out.mut()); }) ==
           "InputError: kvarn:kbits=4,vbits=2,group=4,iters=8,sink=0: corrupt kvarn data: non-finite fp16 at index 1 "
-          "of part '" + std::string(part) + "'");
+          "of part '" +
+              std::string(part) + "'");
   }
   // A value whose fold overflows fp16 (fp32 input) is refused, naming what.
   std::vector<float> big(8 * 16, 1.0f);
   big[5 * 16 + 3] = 1e12f;  // the scales reach at most e^10 per axis: the fold overflows
   const OwnedTensor b = tensor_from(big, 8, 16, DType::f32);
-  CHECK(typed_error_of([&] { (void)s->compress(b.view(), TensorRole::value); })
-            .rfind("InputError: kvarn: the folded ", 0) == 0);
+  CHECK(typed_error_of([&] {
+          (void)s->compress(b.view(), TensorRole::value);
+        }).rfind("InputError: kvarn: the folded ", 0) == 0);
 }
 
 TEST_CASE("kvarn: on random heads its error is below KIVI's at the same tile and fewer bits", "[scheme][kvarn]") {
@@ -275,8 +278,8 @@ TEST_CASE("kvarn: bytes per token-head of the published preset at 1024 tokens", 
   // Sink 128 tokens fp16, 7 tiles of 128: K 7*(D*128/2 + (2D + 128)*2), V 7*(D*128/4 + (D + 256)*2).
   CHECK(s->planned_bytes(1024, 128, DType::f16, TensorRole::key) == 128 * 128 * 2 + 7 * (8192 + 768));  // 93.25 B/token
   CHECK(s->planned_bytes(1024, 128, DType::f16, TensorRole::value) == 128 * 128 * 2 + 7 * (4096 + 768));  // 65.25
-  CHECK(s->planned_bytes(1024, 64, DType::f16, TensorRole::key) == 128 * 64 * 2 + 7 * (4096 + 512));  // 47.5
-  CHECK(s->planned_bytes(1024, 64, DType::f16, TensorRole::value) == 128 * 64 * 2 + 7 * (2048 + 640));  // 34.375
+  CHECK(s->planned_bytes(1024, 64, DType::f16, TensorRole::key) == 128 * 64 * 2 + 7 * (4096 + 512));      // 47.5
+  CHECK(s->planned_bytes(1024, 64, DType::f16, TensorRole::value) == 128 * 64 * 2 + 7 * (2048 + 640));    // 34.375
   // Without the sink, a tile is the source's record (KVarNConfig.tile_bytes = 13824 at D = 128,
   // k4v2, g128: no padding): 108 bytes per token-head for K and V together, 3.375 bits each.
   const auto tiles = make_scheme("kvarn:sink=0");
@@ -287,8 +290,8 @@ TEST_CASE("kvarn: bytes per token-head of the published preset at 1024 tokens", 
 
 TEST_CASE("kvarn golden digests: every stored part for fixed inputs", "[scheme][kvarn][golden]") {
   // Made by running this test with DGQ_PRINT_GOLDEN=1 on the reference (x86-64, g++ 12.2, Release); the
-  // inputs are kvarn_golden_tensor(300, 64, state), which depends on nothing but its state. A change here is a change of
-  // the format and must come with docs/spec.md "KVarN".
+  // inputs are kvarn_golden_tensor(300, 64, state), which depends on nothing but its state. A change here is a change
+  // of the format and must come with docs/spec.md "KVarN".
   check_golden_tensor_digests(
       {{"kvarn", DType::f16, TensorRole::key, 1, "c61898bcee548504"},
        {"kvarn", DType::f16, TensorRole::value, 2, "301b78ca4fd88030"},

@@ -2,10 +2,10 @@
 // installed) against cuda_fp8.h's __nv_cvt_float_to_e8m0 / __nv_cvt_e8m0_to_bf16raw; then the
 // scheme's edge blocks (zero, one nonzero, element midpoints, saturation, tiny amax), an
 // independent decoder, bytes per token-head and golden digests.
-#include "test_scheme_support.hpp"
-#include "test_dgq_support.hpp"
 #include "golden_scheme_digests.hpp"
 #include "minifloat_definitions.hpp"
+#include "test_dgq_support.hpp"
+#include "test_scheme_support.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -176,8 +176,9 @@ TEST_CASE("mx: the decoder written from the definitions agrees bit for bit", "[s
       for (std::int64_t t = 0; t < 30; ++t) {
         for (std::int64_t ch = 0; ch < d; ++ch) {
           const int sc = c.find("scales")->bytes[static_cast<std::size_t>(t * blocks + ch / 32)];
-          const float element = name == "mxfp4" ? e2m1_by_definition(mx_fp4_code(c, d, t, ch))
-                                                : e4m3_by_definition(c.find("codes")->bytes[static_cast<std::size_t>(t * d + ch)]);
+          const float element = name == "mxfp4"
+                                    ? e2m1_by_definition(mx_fp4_code(c, d, t, ch))
+                                    : e4m3_by_definition(c.find("codes")->bytes[static_cast<std::size_t>(t * d + ch)]);
           const float want = element * std::pow(2.0f, static_cast<float>(sc - 127));
           if (rules::float_bits(want) != rules::float_bits(y.get(t, ch))) ++mismatches;
         }
@@ -211,6 +212,9 @@ TEST_CASE("mx: a stored 0xFF scale is refused as corrupt", "[scheme][mx][edge]")
 //   DGQ_PRINT_GOLDEN=1 build/tests/test_reference "[mx][golden]"
 TEST_CASE("mx golden digests", "[scheme][mx][golden]") {
   check_golden_scheme_digests({
-      {"mxfp4", 128, "cf12dc4c740bb150"}, {"mxfp4", 64, "d931c0f51f704a44"}, {"mxfp8", 128, "06af9c08744166d3"}, {"mxfp8", 64, "3983cb896e80eb2c"},
+      {"mxfp4", 128, "cf12dc4c740bb150"},
+      {"mxfp4", 64, "d931c0f51f704a44"},
+      {"mxfp8", 128, "06af9c08744166d3"},
+      {"mxfp8", 64, "3983cb896e80eb2c"},
   });
 }

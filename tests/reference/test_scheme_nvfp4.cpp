@@ -3,11 +3,11 @@
 // the scheme's edge blocks (zero, one nonzero, midpoints, saturation, subnormal and underflowing
 // block scales), the 4over6 choice on blocks built for each side, an independent decoder, bytes
 // per token-head, the scale key and its causal rule, and golden digests.
-#include "test_scheme_support.hpp"
-#include "test_dgq_support.hpp"
 #include "golden_scheme_digests.hpp"
-#include "test_causal_support.hpp"
 #include "minifloat_definitions.hpp"
+#include "test_causal_support.hpp"
+#include "test_dgq_support.hpp"
+#include "test_scheme_support.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -57,7 +57,8 @@ OwnedTensor nvfp4_row_with_power_of_two_global(const std::vector<float>& block0)
 TEST_CASE("e2m1 decodes all 16 codes as defined and encodes each value back", "[scheme][nvfp4][edge]") {
   for (int c = 0; c < 16; ++c) {
     CAPTURE(c);
-    CHECK(rules::float_bits(fp4::e2m1_to_float(static_cast<std::uint8_t>(c))) == rules::float_bits(e2m1_by_definition(c)));
+    CHECK(rules::float_bits(fp4::e2m1_to_float(static_cast<std::uint8_t>(c))) ==
+          rules::float_bits(e2m1_by_definition(c)));
     CHECK(fp4::float_to_e2m1(e2m1_by_definition(c)) == c);
   }
   CHECK(fp4::e2m1_to_float(7) == 6.0f);
@@ -92,7 +93,8 @@ TEST_CASE("e2m1 matches cuda_fp4.h: every code decoded, every rounding class and
   for (int c = 0; c < 16; ++c) {
     CAPTURE(c);
     const __half_raw h = __nv_cvt_fp4_to_halfraw(static_cast<__nv_fp4_storage_t>(c), __NV_E2M1);
-    CHECK(rules::float_bits(rules::half_to_float(h.x)) == rules::float_bits(fp4::e2m1_to_float(static_cast<std::uint8_t>(c))));
+    CHECK(rules::float_bits(rules::half_to_float(h.x)) ==
+          rules::float_bits(fp4::e2m1_to_float(static_cast<std::uint8_t>(c))));
   }
   std::uint64_t compared = 0, mismatches = 0;
   auto compare = [&](std::uint32_t bits) {
@@ -140,9 +142,9 @@ TEST_CASE("nvfp4: a zero block stores scale 0 and codes 0; a block with one nonz
 TEST_CASE("nvfp4: values on e2m1 midpoints round to even after the block multiplier", "[scheme][nvfp4][edge]") {
   const auto s = make_scheme("nvfp4:prefix=1");
   // Multiplier 4: x*4 = 6, 0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5 and their negatives.
-  const OwnedTensor x = nvfp4_row_with_power_of_two_global(
-      {1.5f, 0.0625f, 0.1875f, 0.3125f, 0.4375f, 0.625f, 0.875f, 1.25f, -0.0625f, -0.1875f, -0.3125f, -0.4375f, -0.625f,
-       -0.875f, -1.25f, -1.5f});
+  const OwnedTensor x =
+      nvfp4_row_with_power_of_two_global({1.5f, 0.0625f, 0.1875f, 0.3125f, 0.4375f, 0.625f, 0.875f, 1.25f, -0.0625f,
+                                          -0.1875f, -0.3125f, -0.4375f, -0.625f, -0.875f, -1.25f, -1.5f});
   const Compressed c = s->compress(x.view(), TensorRole::value);
   CHECK(nvfp4_global(c) == std::ldexp(1.0f, -10));
   CHECK(c.find("scales")->bytes[0] == 0x78);  // 256
@@ -159,7 +161,7 @@ TEST_CASE("nvfp4: a prefix scale saturates later values; subnormal and underflow
   SECTION("scale=prefix: a later token far above the prefix's amax decodes to 6*448*g") {
     const auto s = make_scheme("nvfp4:prefix=1");
     std::vector<float> v(64, 0.0f);
-    v[16] = 2.625f;     // token 0: g = 2^-10
+    v[16] = 2.625f;      // token 0: g = 2^-10
     v[32 + 3] = 100.0f;  // token 1
     const OwnedTensor x = tensor_from(v, 2, 32, DType::f32);
     const Compressed c = s->compress(x.view(), TensorRole::key);
@@ -286,7 +288,8 @@ TEST_CASE("causal: nvfp4 scale=prefix is final from its N-th token on, the liter
         const std::int64_t want = t < n - 1 ? 0 : t + 1;
         REQUIRE(sched.final_tokens[static_cast<std::size_t>(t)] == static_cast<std::uint32_t>(want));
         // 40 channels: 20 code bytes and 3 block scales per token, one fp32 global.
-        REQUIRE(sched.final_bytes[static_cast<std::size_t>(t)] == (want == 0 ? 0 : static_cast<std::uint64_t>(want * 23 + 4)));
+        REQUIRE(sched.final_bytes[static_cast<std::size_t>(t)] ==
+                (want == 0 ? 0 : static_cast<std::uint64_t>(want * 23 + 4)));
       }
       for (const std::int64_t batch : {1, 7}) check_cache_against_timeline(*s, x, TensorRole::key, batch);
     }
@@ -301,7 +304,11 @@ TEST_CASE("causal: nvfp4 scale=prefix is final from its N-th token on, the liter
 //   DGQ_PRINT_GOLDEN=1 build/tests/test_reference "[nvfp4][golden]"
 TEST_CASE("nvfp4 golden digests", "[scheme][nvfp4][golden]") {
   check_golden_scheme_digests({
-      {"nvfp4", 128, "d3ae061e37e71f4e"},        {"nvfp4", 64, "3dbc2f1ce494e82c"},        {"nvfp4:scale=token", 128, "997636bbe34da770"},
-      {"nvfp4_4over6", 128, "b5c584c5de87ec17"}, {"nvfp4_4over6", 64, "c9020be501135fc1"}, {"nvfp4_4over6:prefix=8", 128, "f76c196bc62ed6ae"},
+      {"nvfp4", 128, "d3ae061e37e71f4e"},
+      {"nvfp4", 64, "3dbc2f1ce494e82c"},
+      {"nvfp4:scale=token", 128, "997636bbe34da770"},
+      {"nvfp4_4over6", 128, "b5c584c5de87ec17"},
+      {"nvfp4_4over6", 64, "c9020be501135fc1"},
+      {"nvfp4_4over6:prefix=8", 128, "f76c196bc62ed6ae"},
   });
 }

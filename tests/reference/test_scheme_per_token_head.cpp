@@ -2,9 +2,9 @@
 // edge rows first (zero rows, the 1e-6 scale floor, int8's truncating store, int4's half-away
 // rounding, zero point and nibble order), then an independent decoder written from the rules, the
 // comparison with fp8-e4m3:scale=token, bytes per token-head, and golden digests.
-#include "test_scheme_support.hpp"
-#include "test_dgq_support.hpp"
 #include "golden_scheme_digests.hpp"
+#include "test_dgq_support.hpp"
+#include "test_scheme_support.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -46,7 +46,8 @@ const char* const kPthNames[] = {"int8_per_token_head", "int4_per_token_head", "
 
 }  // namespace
 
-TEST_CASE("per-token-head: a zero row stores the 1e-6 scale floor and decodes to zeros", "[scheme][per_token_head][edge]") {
+TEST_CASE("per-token-head: a zero row stores the 1e-6 scale floor and decodes to zeros",
+          "[scheme][per_token_head][edge]") {
   for (const std::string name : kPthNames) {
     CAPTURE(name);
     const auto s = make_scheme(name);
@@ -75,7 +76,8 @@ TEST_CASE("int8_per_token_head: scale amax/127, x * (1/scale) truncated toward z
   const OwnedTensor tiny = tensor_from({5e-5f, -2.5e-5f}, 1, 2, DType::f32);
   const Compressed ct = s->compress(tiny.view(), TensorRole::value);
   CHECK(pth_scale_at(ct, 0) == 1e-6f);
-  CHECK(static_cast<std::int8_t>(ct.find("codes")->bytes[0]) == static_cast<std::int8_t>(std::trunc(5e-5f * (1.0f / 1e-6f))));
+  CHECK(static_cast<std::int8_t>(ct.find("codes")->bytes[0]) ==
+        static_cast<std::int8_t>(std::trunc(5e-5f * (1.0f / 1e-6f))));
 }
 
 TEST_CASE("int4_per_token_head: min/max over 15 levels, zero point in the scale's low bits, half away from zero",
@@ -166,13 +168,15 @@ TEST_CASE("per-token-head: the decoder written from the rules agrees bit for bit
       const Compressed c = s->compress(x.view(), TensorRole::value);
       OwnedTensor y(DType::f32, 40, d);
       s->decompress(c, y.mut());
-      const std::uint64_t row = name == "int4_per_token_head" ? static_cast<std::uint64_t>((d + 1) / 2) : static_cast<std::uint64_t>(d);
+      const std::uint64_t row =
+          name == "int4_per_token_head" ? static_cast<std::uint64_t>((d + 1) / 2) : static_cast<std::uint64_t>(d);
       std::size_t mismatches = 0;
       for (std::int64_t t = 0; t < 40; ++t) {
         const float stored = pth_scale_at(c, static_cast<std::size_t>(t));
         const std::uint8_t* codes = c.find("codes")->bytes.data() + static_cast<std::uint64_t>(t) * row;
         for (std::int64_t ch = 0; ch < d; ++ch) {
-          if (rules::float_bits(pth_by_definition(name, codes, stored, ch)) != rules::float_bits(y.get(t, ch))) ++mismatches;
+          if (rules::float_bits(pth_by_definition(name, codes, stored, ch)) != rules::float_bits(y.get(t, ch)))
+            ++mismatches;
         }
       }
       CHECK(mismatches == 0);
@@ -210,8 +214,11 @@ TEST_CASE("per-token-head: a stored non-finite scale is refused as corrupt", "[s
 //   DGQ_PRINT_GOLDEN=1 build/tests/test_reference "[per_token_head][golden]"
 TEST_CASE("per-token-head golden digests", "[scheme][per_token_head][golden]") {
   check_golden_scheme_digests({
-      {"int8_per_token_head", 128, "d7345b1b0d0716b4"}, {"int8_per_token_head", 64, "b0327ac14d4f8414"},
-      {"int4_per_token_head", 128, "63fafd88cba592e4"}, {"int4_per_token_head", 64, "b5d9472e4a3dbcc2"},
-      {"fp8_per_token_head", 128, "e3fe748d8709f6d6"},  {"fp8_per_token_head", 64, "f144f431ffabe930"},
+      {"int8_per_token_head", 128, "d7345b1b0d0716b4"},
+      {"int8_per_token_head", 64, "b0327ac14d4f8414"},
+      {"int4_per_token_head", 128, "63fafd88cba592e4"},
+      {"int4_per_token_head", 64, "b5d9472e4a3dbcc2"},
+      {"fp8_per_token_head", 128, "e3fe748d8709f6d6"},
+      {"fp8_per_token_head", 64, "f144f431ffabe930"},
   });
 }

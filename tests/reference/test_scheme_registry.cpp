@@ -17,17 +17,20 @@ using Catch::Matchers::Contains;
 using Catch::Matchers::EndsWith;
 using Catch::Matchers::StartsWith;
 
-TEST_CASE("an unknown family gets the registry's closest name, case and separator aside", "[scheme][registry][errors]") {
+TEST_CASE("an unknown family gets the registry's closest name, case and separator aside",
+          "[scheme][registry][errors]") {
   CHECK_THROWS_WITH(make_scheme("int3"), !Contains("did you mean"));
-  CHECK_THROWS_WITH(make_scheme("fp8-e5m2"), Contains("unknown scheme family 'fp8-e5m2': did you mean 'fp8") && Contains("(known: dgq, "));
+  CHECK_THROWS_WITH(make_scheme("fp8-e5m2"),
+                    Contains("unknown scheme family 'fp8-e5m2': did you mean 'fp8") && Contains("(known: dgq, "));
   CHECK_THROWS_WITH(make_scheme("FP8_E4M3"), Contains("did you mean 'fp8"));  // the family or its vLLM alias
   CHECK_THROWS_WITH(make_scheme("Q8_0"), Contains("did you mean 'q8_0'?"));
   CHECK_THROWS_WITH(make_scheme("Q8_0:rot=hadamard", Device::reference), Contains("did you mean 'q8_0'?"));
 }
 
 TEST_CASE("an unknown parameter gets the family's closest key and the list of them", "[scheme][registry][errors]") {
-  CHECK_THROWS_WITH(make_scheme("dgq:group=0.5"),
-                    StartsWith("dgq: unknown parameter 'group': did you mean 'group_ratio'? (dgq takes win, group_ratio, "));
+  CHECK_THROWS_WITH(
+      make_scheme("dgq:group=0.5"),
+      StartsWith("dgq: unknown parameter 'group': did you mean 'group_ratio'? (dgq takes win, group_ratio, "));
   CHECK_THROWS_WITH(make_scheme("kivi-4:Residual=8"), Contains("did you mean 'residual'?"));
   // The modifiers' keys are valid in every family, so they are suggested and listed too.
   CHECK_THROWS_WITH(make_scheme("q8_0:rotation=hadamard"), Contains("did you mean 'rot'?"));
@@ -55,7 +58,8 @@ TEST_CASE("kivi spec records its parameters and keeps non-default ones", "[schem
   CHECK(make_scheme(s->spec())->spec() == s->spec());
 }
 
-TEST_CASE("parse_spec reads a spec's family, typed parameters and modifiers as make_scheme does", "[scheme][registry]") {
+TEST_CASE("parse_spec reads a spec's family, typed parameters and modifiers as make_scheme does",
+          "[scheme][registry]") {
   // Every canonical spec a scheme prints parses back to its family, with its modifiers.
   const ParsedSpec kivi = parse_spec(make_scheme("kivi-4:group=16,residual=0,rot=hadamard,sink=4")->spec());
   CHECK(kivi.family->name == "kivi-4");
@@ -92,4 +96,3 @@ TEST_CASE("decompress rejects another scheme's data and a mismatched output", "[
   OwnedTensor wrong_dtype(DType::f32, 8, 32);
   CHECK_THROWS_AS(make_scheme("int8-token")->decompress(c, wrong_dtype.mut()), InputError);
 }
-

@@ -185,7 +185,8 @@ TEST_CASE("attention computed in the rotated basis equals attention in the origi
   const auto rotated = make_scheme("q4_0:rot=hadamard");
   const auto inner = make_scheme("q4_0");
   const OwnedTensor kt = tensor_from(k, tokens, d, DType::f32), vt = tensor_from(v, tokens, d, DType::f32);
-  auto decode_both = [&](const OwnedTensor& x, TensorRole role, std::vector<float>& original, std::vector<float>& in_rotated) {
+  auto decode_both = [&](const OwnedTensor& x, TensorRole role, std::vector<float>& original,
+                         std::vector<float>& in_rotated) {
     Compressed c = rotated->compress(x.view(), role);
     const OwnedTensor back = decompressed(*rotated, c);
     c.scheme = inner->spec();

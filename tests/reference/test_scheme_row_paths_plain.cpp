@@ -88,8 +88,9 @@ Parts plain_group64(const OwnedTensor& x, int bits) {
       put_float(ranges, lo);
       put_float(ranges, hi);
       for (std::int64_t j = 0; j < count; ++j) {
-        const std::uint8_t code = bits == 8 ? static_cast<std::uint8_t>(rule7_code(v[first + j], lo, rules::code_inverse_step(lo, hi)))
-                                            : uniform_code(v[first + j], lo, uniform_inverse(lo, hi, 15), 15);
+        const std::uint8_t code =
+            bits == 8 ? static_cast<std::uint8_t>(rule7_code(v[first + j], lo, rules::code_inverse_step(lo, hi)))
+                      : uniform_code(v[first + j], lo, uniform_inverse(lo, hi, 15), 15);
         packer.put(static_cast<std::uint64_t>(first + j), code);
       }
     }
@@ -184,10 +185,13 @@ void check_family(const std::string& spec, Plain plain) {
 TEST_CASE("kivi's row-at-a-time compress stores the bytes of the plain per-element rules", "[scheme][kivi][fast]") {
   check_family("kivi-4", [](const OwnedTensor& x, TensorRole r) { return plain_kivi(x, r, 4, 32, 32); });
   check_family("kivi-2", [](const OwnedTensor& x, TensorRole r) { return plain_kivi(x, r, 2, 32, 32); });
-  check_family("kivi-4:group=3,residual=1", [](const OwnedTensor& x, TensorRole r) { return plain_kivi(x, r, 4, 3, 1); });
-  check_family("kivi-2:group=5,residual=0", [](const OwnedTensor& x, TensorRole r) { return plain_kivi(x, r, 2, 5, 0); });
+  check_family("kivi-4:group=3,residual=1",
+               [](const OwnedTensor& x, TensorRole r) { return plain_kivi(x, r, 4, 3, 1); });
+  check_family("kivi-2:group=5,residual=0",
+               [](const OwnedTensor& x, TensorRole r) { return plain_kivi(x, r, 2, 5, 0); });
   // Groups too large to keep widened (group * channels > 8192 at 128 channels): rows widened twice.
-  check_family("kivi-4:group=65,residual=0", [](const OwnedTensor& x, TensorRole r) { return plain_kivi(x, r, 4, 65, 0); });
+  check_family("kivi-4:group=65,residual=0",
+               [](const OwnedTensor& x, TensorRole r) { return plain_kivi(x, r, 4, 65, 0); });
 }
 
 TEST_CASE("group64's direct code stores give the bytes of the plain per-element rules", "[scheme][group64][fast]") {

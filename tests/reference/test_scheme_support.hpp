@@ -61,10 +61,8 @@ std::string error_message_of(const std::function<void()>& f) {
 inline const std::vector<std::int64_t> kEdgeTokens{0, 1, 31, 32, 33, 64, 65, 100};
 inline const std::vector<std::int64_t> kEdgeChannels{1, 31, 32, 33, 64, 65, 128};
 
-
 // Values are rounded to dtype, so the tensor holds exactly what at() returns.
-inline OwnedTensor tensor_from(const std::vector<float>& values, std::int64_t l, std::int64_t d,
-                               DType t = DType::f16) {
+inline OwnedTensor tensor_from(const std::vector<float>& values, std::int64_t l, std::int64_t d, DType t = DType::f16) {
   OwnedTensor x(t, l, d);
   from_float(values.data(), x.mut());
   return x;

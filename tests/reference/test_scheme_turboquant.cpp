@@ -217,7 +217,7 @@ TEST_CASE("turboquant's deterministic log and QJL matrix: accurate, Gaussian, re
   mean /= static_cast<double>(m.size());
   for (const float e : m) var += (e - mean) * (e - mean);
   var /= static_cast<double>(m.size());
-  CHECK(std::fabs(mean) < 0.03);      // 4 standard errors of 16384 N(0,1) draws
+  CHECK(std::fabs(mean) < 0.03);  // 4 standard errors of 16384 N(0,1) draws
   CHECK(std::fabs(var - 1.0) < 0.05);
   CHECK(m == turboquant::qjl_matrix(128, turboquant::qjl_stream(0, true)));
   CHECK(m != turboquant::qjl_matrix(128, turboquant::qjl_stream(0, false)));

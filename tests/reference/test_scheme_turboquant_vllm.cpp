@@ -119,7 +119,8 @@ TEST_CASE("turboquant vllm values: a hand-computed 4-bit and 3-bit slot", "[turb
   const OwnedTensor x = tensor_from(v, 1, 16, DType::f16);
   const auto s4 = make_scheme("turboquant_k8v4");
   const Compressed c4 = s4->compress(x.view(), TensorRole::value);
-  CHECK(tqv_slots(c4) == std::vector<std::uint8_t>{0x10, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc, 0xfe, 0x00, 0x3c, 0x00, 0xc4});
+  CHECK(tqv_slots(c4) ==
+        std::vector<std::uint8_t>{0x10, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc, 0xfe, 0x00, 0x3c, 0x00, 0xc4});
   const OwnedTensor y4 = decompressed(*s4, c4);
   for (int j = 0; j < 16; ++j) CHECK(y4.at(j) == v[j]);
   // 3 bits: v_j = (j mod 8) - 4, scale 7 / 7 = 1, codes 0..7 twice; 8 codes fill 24 bits
@@ -136,13 +137,13 @@ TEST_CASE("turboquant vllm values: a hand-computed 4-bit and 3-bit slot", "[turb
 
 TEST_CASE("turboquant vllm k8v4 keys: e4m3fn bytes, saturating at 448", "[turboquant_vllm]") {
   std::vector<float> k(16, 0.0f);
-  k[0] = 1.0f;                       // 0 0111 000 = 0x38
-  k[1] = -2.0f;                      // 1 1000 000 = 0xc0
-  k[2] = 0.5f;                       // 0 0110 000 = 0x30
-  k[3] = 448.0f;                     // 0 1111 110 = 0x7e, the largest finite
-  k[4] = 500.0f;                     // beyond 448: saturates (Triton's satfinite cast)
-  k[5] = std::ldexp(1.0f, -9);       // the smallest subnormal, 0x01
-  k[6] = 3.25f;                      // 2 * 1.625: 0 1000 101 = 0x45
+  k[0] = 1.0f;                  // 0 0111 000 = 0x38
+  k[1] = -2.0f;                 // 1 1000 000 = 0xc0
+  k[2] = 0.5f;                  // 0 0110 000 = 0x30
+  k[3] = 448.0f;                // 0 1111 110 = 0x7e, the largest finite
+  k[4] = 500.0f;                // beyond 448: saturates (Triton's satfinite cast)
+  k[5] = std::ldexp(1.0f, -9);  // the smallest subnormal, 0x01
+  k[6] = 3.25f;                 // 2 * 1.625: 0 1000 101 = 0x45
   const OwnedTensor x = tensor_from(k, 1, 16, DType::bf16);
   const auto s = make_scheme("turboquant_k8v4");
   const Compressed c = s->compress(x.view(), TensorRole::key);
@@ -171,7 +172,8 @@ TEST_CASE("turboquant vllm MSE keys: a hand-computed 1-token slot shows norm cor
   const OwnedTensor x = tensor_from(k, 1, 16, DType::f16);
   const auto s = make_scheme("turboquant_4bit_nc");
   const Compressed c = s->compress(x.view(), TensorRole::key);
-  CHECK(tqv_slots(c) == std::vector<std::uint8_t>{0x44, 0x44, 0x44, 0x44, 0x44, 0x44, 0x44, 0x44, 0x00, 0x42, 0x00, 0x00});
+  CHECK(tqv_slots(c) ==
+        std::vector<std::uint8_t>{0x44, 0x44, 0x44, 0x44, 0x44, 0x44, 0x44, 0x44, 0x00, 0x42, 0x00, 0x00});
   // Decode: 16 equal centroids renormalised to unit length are -1/4 each, times the norm 3 is
   // -0.75; the inverse rotation returns 3 e_0. Without norm correction it would be
   // 3 * 16 * 0.2356 / 4 = 2.83 e_0: the centroid vector's norm (0.94) is the error NC removes.
@@ -281,8 +283,10 @@ TEST_CASE("turboquant vllm distortion on N(0,1) data matches the Lloyd-Max predi
     std::int64_t d;
     double key_mse;
   };
-  const Expect cases[] = {{"turboquant_4bit_nc", 128, 0.009182}, {"turboquant_k3v4_nc", 128, 0.033904},
-                          {"turboquant_4bit_nc", 64, 0.008880}, {"turboquant_3bit_nc", 64, 0.032838}};
+  const Expect cases[] = {{"turboquant_4bit_nc", 128, 0.009182},
+                          {"turboquant_k3v4_nc", 128, 0.033904},
+                          {"turboquant_4bit_nc", 64, 0.008880},
+                          {"turboquant_3bit_nc", 64, 0.032838}};
   for (const Expect& e : cases) {
     CAPTURE(e.name, e.d);
     const std::int64_t tokens = 2000;
@@ -359,12 +363,14 @@ TEST_CASE("turboquant vllm presets: ranges beyond fp16 and corrupt slots are ref
                     Contains("turboquant_4bit_nc: the key norm of token 0 overflows fp16"));
   std::vector<float> low(16, 0.0f);
   low[7] = -70000.0f;  // a value minimum beyond fp16 (the stored zero)
-  CHECK_THROWS_WITH(make_scheme("turboquant_k8v4")->compress(tensor_from(low, 1, 16, DType::bf16).view(), TensorRole::value),
-                    Contains("turboquant_k8v4: the value range of token 0"));
+  CHECK_THROWS_WITH(
+      make_scheme("turboquant_k8v4")->compress(tensor_from(low, 1, 16, DType::bf16).view(), TensorRole::value),
+      Contains("turboquant_k8v4: the value range of token 0"));
   std::vector<float> wide(16, 0.0f);
   wide[2] = 1.0e6f;  // (max - min) / 15 beyond fp16 (the stored scale)
-  CHECK_THROWS_WITH(make_scheme("turboquant_3bit_nc")->compress(tensor_from(wide, 1, 16, DType::f32).view(), TensorRole::value),
-                    Contains("turboquant_3bit_nc: the value range of token 0"));
+  CHECK_THROWS_WITH(
+      make_scheme("turboquant_3bit_nc")->compress(tensor_from(wide, 1, 16, DType::f32).view(), TensorRole::value),
+      Contains("turboquant_3bit_nc: the value range of token 0"));
   CHECK_NOTHROW(make_scheme("turboquant_k8v4")->compress(xb.view(), TensorRole::value));  // 70000 / 15 fits
   // A NaN after the overflowing row is reported first (the conformance rule).
   std::vector<float> two(32, 0.0f);

@@ -11,10 +11,10 @@ using dgq::spelling_distance;
 
 namespace {
 // A slice of the registry's names, in its listing order, both separators included.
-const std::vector<std::string> kFamilies{"fp16", "q8_0", "q4_0", "fp8-e4m3", "fp8_per_token_head", "kivi-2", "kivi-4",
-                                         "dgq", "dgq2"};
-const std::vector<std::string> kDgqParams{"win", "group_ratio", "min_var", "max_groups", "granularity", "markers",
-                                          "rot", "sink"};
+const std::vector<std::string> kFamilies{"fp16",   "q8_0",   "q4_0", "fp8-e4m3", "fp8_per_token_head",
+                                         "kivi-2", "kivi-4", "dgq",  "dgq2"};
+const std::vector<std::string> kDgqParams{"win",         "group_ratio", "min_var", "max_groups",
+                                          "granularity", "markers",     "rot",     "sink"};
 }  // namespace
 
 TEST_CASE("closest_spelling of nothing, or among nothing, is no suggestion", "[spelling][edge]") {

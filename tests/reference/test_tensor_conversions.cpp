@@ -21,8 +21,8 @@ using dgq::DType;
 std::vector<std::uint16_t> all_patterns() {
   std::vector<std::uint16_t> p;
   for (std::uint32_t i = 0; i < 65536; ++i) p.push_back(static_cast<std::uint16_t>(i * 40503u));  // odd: a bijection
-  p.push_back(0x7c01);  // fp16 signalling NaN
-  p.push_back(0x7f81);  // bf16 signalling NaN
+  p.push_back(0x7c01);                                                                            // fp16 signalling NaN
+  p.push_back(0x7f81);                                                                            // bf16 signalling NaN
   p.push_back(0x0001);
   return p;
 }

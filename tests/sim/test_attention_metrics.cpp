@@ -177,7 +177,7 @@ TEST_CASE("a reconstruction that swaps which key wins is measured by hand") {
   const auto m = dgq::sim::compare_attention(a, b);
   CHECK(m.kl == Approx(0.5 * std::log(3.0)).epsilon(1e-7));  // ln 3 rounded to fp32 in k
   CHECK(m.tv == Approx(0.5).epsilon(1e-7));
-  CHECK(m.top8 == 1.0);  // both keys are in the top-8 of a 2-key window
+  CHECK(m.top8 == 1.0);                                    // both keys are in the top-8 of a 2-key window
   CHECK(m.out_rel_l2 == Approx(2.0 / 3.0).epsilon(1e-7));  // o = 3, ô = 1
   CHECK(m.out_cos == 1.0);
 }

@@ -13,9 +13,9 @@
 using namespace dgq;
 
 TEST_CASE("compressed file: units equal Scheme::compress, decompress equals Scheme::decompress", "[compressed]") {
-  const std::string spec = GENERATE(as<std::string>{}, "dgq", "dgq:markers=bitmap,granularity=segment-channel",
-                                    "dgq:markers=inband,win=8,group_ratio=0.9", "q8_0", "fp16", "int4-group64",
-                                    "kivi-2", "fp8-e4m3");
+  const std::string spec =
+      GENERATE(as<std::string>{}, "dgq", "dgq:markers=bitmap,granularity=segment-channel",
+               "dgq:markers=inband,win=8,group_ratio=0.9", "q8_0", "fp16", "int4-group64", "kivi-2", "fp8-e4m3");
   const DType dtype = GENERATE(DType::f16, DType::f32);
   CAPTURE(spec, dtype_name(dtype));
   const std::string dir = test::scratch_dir("compressed_roundtrip");

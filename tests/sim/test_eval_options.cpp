@@ -35,5 +35,6 @@ TEST_CASE("eval: a negative chunk count is refused, not run as every chunk", "[e
 TEST_CASE("eval: no scheme is refused by the option's name, --scheme", "[eval][errors]") {
   dgq::sim::EvalOptions o = seed_options("dgq-test-eval-no-scheme.h5");
   o.schemes.clear();
-  REQUIRE_THROWS_MATCHES(dgq::sim::run_eval(o), dgq::ParameterError, Catch::Message("--scheme: give at least one scheme"));
+  REQUIRE_THROWS_MATCHES(dgq::sim::run_eval(o), dgq::ParameterError,
+                         Catch::Message("--scheme: give at least one scheme"));
 }

@@ -15,8 +15,8 @@
 
 #include "dgq/errors.hpp"
 #include "dgq/sim/export/export.hpp"
-#include "dgq/sim/replay/replay.hpp"
 #include "dgq/sim/files/results/results_file.hpp"
+#include "dgq/sim/replay/replay.hpp"
 #include "test_replay_support.hpp"
 #include "test_results_helpers.hpp"
 #include "test_trace_helpers.hpp"
@@ -43,9 +43,12 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') records.back().back() += text[++i];
-      else if (c == '"') quoted = false;
-      else records.back().back() += c;
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"')
+        records.back().back() += text[++i];
+      else if (c == '"')
+        quoted = false;
+      else
+        records.back().back() += c;
     } else if (c == '"') {
       quoted = true;
     } else if (c == ',') {
@@ -150,8 +153,10 @@ TEST_CASE("export of replay results as JSON Lines: the same rows, one object eac
     CHECK(object.at("run") == records[i].at("run"));
     CHECK(object.at("model_layer").get<std::int64_t>() == std::stoll(records[i].at("model_layer")));
     const double snr = std::stod(records[i].at("k_snr_db"));
-    if (std::isfinite(snr)) CHECK(object.at("k_snr_db").get<double>() == snr);
-    else CHECK(object.at("k_snr_db").is_null());
+    if (std::isfinite(snr))
+      CHECK(object.at("k_snr_db").get<double>() == snr);
+    else
+      CHECK(object.at("k_snr_db").is_null());
     infinite += std::isinf(snr) ? 1 : 0;
   }
   CHECK(i == records.size());
@@ -234,14 +239,14 @@ TEST_CASE("export of eval results: one row per scheme run in run order, the root
   const std::string path = test::scratch_dir("export_eval") + "/e.h5";
   write_eval_file(path, 11);
   const auto rows = parse_csv(exported(path, sim::ExportFormat::csv));
-  CHECK(rows.at(0) == std::vector<std::string>{"run", "model", "ctx", "file_config_hash", "spec", "bits_k", "ppl",
-                                               "config_hash"});
+  CHECK(rows.at(0) ==
+        std::vector<std::string>{"run", "model", "ctx", "file_config_hash", "spec", "bits_k", "ppl", "config_hash"});
   REQUIRE(rows.size() == 12);
   for (int i = 0; i < 11; ++i) {  // "10" after "9": numeric order
     CAPTURE(i);
     CHECK(rows[i + 1] == std::vector<std::string>{std::to_string(i), "tiny, \"llama\"", "128", "00000000000000ff",
-                                                   i == 0 ? "fp16" : "q8_0", "nan", sim::export_number(3.5 + i),
-                                                   std::to_string(1000 + i)});
+                                                  i == 0 ? "fp16" : "q8_0", "nan", sim::export_number(3.5 + i),
+                                                  std::to_string(1000 + i)});
   }
 }
 
@@ -251,14 +256,14 @@ TEST_CASE("export refuses files that are not results, naming the file and its fo
   test::write_tiny_trace(trace, test::tiny_meta(DType::f16), DType::f16);
   REQUIRE_THROWS_AS(exported(trace, sim::ExportFormat::csv), InputError);
   REQUIRE_THROWS_WITH(exported(trace, sim::ExportFormat::csv),
-                         Catch::Matchers::StartsWith(trace + ": attribute 'format' is 'dgq-trace', not a results file"));
+                      Catch::Matchers::StartsWith(trace + ": attribute 'format' is 'dgq-trace', not a results file"));
 
   // A replay run and an eval-sweep run in one file have no common layout.
   const std::string mixed = dir + "/mixed.h5";
   sim::add_runs(mixed, export_test_runs(), false);
   test::set_run_attribute(mixed, "b,quoted@tiny", "kind", "eval");
   REQUIRE_THROWS_WITH(exported(mixed, sim::ExportFormat::csv),
-                         Catch::Matchers::Contains("holds replay runs (a@tiny) and eval-sweep runs (b,quoted@tiny"));
+                      Catch::Matchers::Contains("holds replay runs (a@tiny) and eval-sweep runs (b,quoted@tiny"));
 }
 
 TEST_CASE("export to a file goes through OUT.partial and refuses to overwrite the results", "[export]") {

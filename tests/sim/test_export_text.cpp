@@ -32,9 +32,19 @@ std::string unquote_csv_field(const std::string& field) {
 }  // namespace
 
 TEST_CASE("export numbers read back to the same double, bit for bit", "[export]") {
-  const double values[] = {0.1, 1.0 / 3.0, 2.0 / 3.0, 1e-300, 5e-324, 2.2250738585072014e-308,
-                           std::numeric_limits<double>::max(), -0.0, 123456789.125, 1e20, 0.30000000000000004,
-                           -7.5e-7, 9007199254740993.0};
+  const double values[] = {0.1,
+                           1.0 / 3.0,
+                           2.0 / 3.0,
+                           1e-300,
+                           5e-324,
+                           2.2250738585072014e-308,
+                           std::numeric_limits<double>::max(),
+                           -0.0,
+                           123456789.125,
+                           1e20,
+                           0.30000000000000004,
+                           -7.5e-7,
+                           9007199254740993.0};
   for (const double v : values) {
     const std::string text = sim::export_number(v);
     CAPTURE(v, text);

@@ -1,8 +1,8 @@
 // The forward pass's attention (sim/model/src/forward/attention.cpp): the blocked path (query blocks,
 // key tiles, online softmax) against the row-exact one, which computes each row alone in key
 // order; masks, GQA, a decoder's offset queries and a causal cache's view.
-#include <catch2/catch.hpp>
 #include <omp.h>
+#include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -81,12 +81,12 @@ double relative_gap(const fwd::RowMat& blocked, const fwd::RowMat& exact) {
 TEST_CASE("blocked attention equals the row-exact one within the stated bound") {
   const dgq::sim::ModelConfig c = attention_config();
   const AttentionCase cases[] = {
-      {1, 1, 0, 0, false},       // one token
-      {70, 70, 0, 0, false},     // one partial query block, one partial key tile
-      {600, 600, 0, 0, false},   // several blocks and tiles, the last partial
-      {600, 600, 0, 100, false}, // a sliding window: tiles a row cannot see
-      {600, 600, 0, 0, true},    // a causal cache's view: blocks cut where the split moves
-      {70, 600, 530, 0, false},  // a decoder's micro-batch after 530 cached tokens
+      {1, 1, 0, 0, false},        // one token
+      {70, 70, 0, 0, false},      // one partial query block, one partial key tile
+      {600, 600, 0, 0, false},    // several blocks and tiles, the last partial
+      {600, 600, 0, 100, false},  // a sliding window: tiles a row cannot see
+      {600, 600, 0, 0, true},     // a causal cache's view: blocks cut where the split moves
+      {70, 600, 530, 0, false},   // a decoder's micro-batch after 530 cached tokens
       {70, 600, 530, 300, true},
   };
   for (const AttentionCase& t : cases) {
@@ -107,9 +107,10 @@ TEST_CASE("blocked attention reads no key outside a row's window or causal mask"
   const fwd::RowMat before = run_attention(t, c, a, dgq::sim::Arithmetic::blocked);
   // Key 100 of every KV head is visible to rows 100..139 only: make it dominate their scores.
   for (std::int64_t g = 0; g < c.num_kv_heads; ++g)
-    for (std::int64_t e = 0; e < c.head_dim; ++e) a.k[static_cast<std::size_t>((g * t.keys + 100) * c.head_dim + e)] *= 50.0f;
+    for (std::int64_t e = 0; e < c.head_dim; ++e)
+      a.k[static_cast<std::size_t>((g * t.keys + 100) * c.head_dim + e)] *= 50.0f;
   const fwd::RowMat after = run_attention(t, c, a, dgq::sim::Arithmetic::blocked);
-  CHECK(after.topRows(100) == before.topRows(100));   // rows before key 100: causal mask
+  CHECK(after.topRows(100) == before.topRows(100));        // rows before key 100: causal mask
   CHECK(after.bottomRows(160) == before.bottomRows(160));  // rows from 140 on: the window
   CHECK(after.middleRows(100, 40) != before.middleRows(100, 40));
 }

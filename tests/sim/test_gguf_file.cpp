@@ -19,8 +19,8 @@
 
 using dgq::InputError;
 namespace gguf = dgq::sim::gguf;
-using dgq::test::GgufBytes;
 using dgq::test::gguf_header;
+using dgq::test::GgufBytes;
 
 namespace {
 
@@ -63,8 +63,10 @@ TEST_CASE("gguf: another magic or version is refused by name") {
 }
 
 TEST_CASE("gguf: counts the file cannot hold are refused before anything is reserved") {
-  CHECK(gguf_error_of("keys", gguf_header(0, std::uint64_t(1) << 60).data).find("metadata keys do not fit") != std::string::npos);
-  CHECK(gguf_error_of("tensors", gguf_header(std::uint64_t(1) << 60, 0).data).find("tensors do not fit") != std::string::npos);
+  CHECK(gguf_error_of("keys", gguf_header(0, std::uint64_t(1) << 60).data).find("metadata keys do not fit") !=
+        std::string::npos);
+  CHECK(gguf_error_of("tensors", gguf_header(std::uint64_t(1) << 60, 0).data).find("tensors do not fit") !=
+        std::string::npos);
   GgufBytes strings = gguf_header(0, 1);
   strings.str("tokenizer.ggml.tokens").u32(9).u32(8).u64(std::uint64_t(1) << 61);
   CHECK(gguf_error_of("strings", strings.data).find("metadata key tokenizer.ggml.tokens:") != std::string::npos);
@@ -103,7 +105,8 @@ TEST_CASE("gguf: a well-formed file gives its metadata and tensor bytes") {
   CHECK(f.string_value("general.architecture") == "llama");
   CHECK(f.integer_value("llama.block_count", 7) == 7);
   CHECK_THROWS_WITH(f.integer_value("general.name"), Catch::Contains("general.name: string, expected an integer"));
-  CHECK_THROWS_WITH(f.string_value("llama.block_count"), Catch::Contains("GGUF metadata key llama.block_count missing"));
+  CHECK_THROWS_WITH(f.string_value("llama.block_count"),
+                    Catch::Contains("GGUF metadata key llama.block_count missing"));
   const gguf::TensorInfo* t = f.find_tensor("w.weight");
   REQUIRE(t != nullptr);
   CHECK(t->dims == std::vector<std::uint64_t>{4, 2});
@@ -111,7 +114,8 @@ TEST_CASE("gguf: a well-formed file gives its metadata and tensor bytes") {
   std::memcpy(values, f.tensor_data(*t, 32), 32);
   CHECK(values[0] == -3.5f);
   CHECK(values[7] == 3.5f);
-  CHECK_THROWS_WITH(f.tensor_data(*t, 36), Catch::Contains("tensor w.weight: 36 bytes at data offset 0 run past the end"));
+  CHECK_THROWS_WITH(f.tensor_data(*t, 36),
+                    Catch::Contains("tensor w.weight: 36 bytes at data offset 0 run past the end"));
 }
 
 TEST_CASE("gguf: a truncated tensor is refused when it is read, naming it") {
@@ -133,16 +137,16 @@ TEST_CASE("gguf weights: q4_K decodes d * scale * q - dmin * min per 32 values")
   const std::uint16_t d = dgq::rules::float_to_half(0.5f), dmin = dgq::rules::float_to_half(0.25f);
   std::memcpy(block, &d, 2);
   std::memcpy(block + 2, &dmin, 2);
-  block[4] = 3;        // scale 0 = 3
-  block[4 + 4] = 2;    // min 0 = 2
-  block[4 + 1] = 1;    // scale 1 = 1, min 1 = 0
-  block[16] = 0x5A;    // element 0: low nibble 10; element 32: high nibble 5
+  block[4] = 3;      // scale 0 = 3
+  block[4 + 4] = 2;  // min 0 = 2
+  block[4 + 1] = 1;  // scale 1 = 1, min 1 = 0
+  block[16] = 0x5A;  // element 0: low nibble 10; element 32: high nibble 5
   float out[256];
   gguf::dequantize_weight_row(12, block, 256, out);
   CHECK(out[0] == 0.5f * 3 * 10 - 0.25f * 2);
-  CHECK(out[1] == -0.5f);   // q 0: only the min
+  CHECK(out[1] == -0.5f);  // q 0: only the min
   CHECK(out[32] == 0.5f * 1 * 5);
-  CHECK(out[64] == 0.0f);   // scales 2.. are 0
+  CHECK(out[64] == 0.0f);  // scales 2.. are 0
 }
 
 TEST_CASE("gguf weights: q6_K decodes d * scale * (q - 32), q from 4 low and 2 high bits") {
@@ -152,7 +156,7 @@ TEST_CASE("gguf weights: q6_K decodes d * scale * (q - 32), q from 4 low and 2 h
   auto* scales = reinterpret_cast<std::int8_t*>(block + 192);
   scales[0] = -2;
   scales[2] = 4;
-  block[0] = 0x0F;         // element 0: low 4 bits 15, high bits (qh[0] & 3) = 2 -> 47 - 32 = 15
+  block[0] = 0x0F;               // element 0: low 4 bits 15, high bits (qh[0] & 3) = 2 -> 47 - 32 = 15
   block[128] = 0x02 | (1 << 2);  // element 32's high bits (qh[0] >> 2) & 3 = 1; its low bits ql[32] & 0xF = 0
   float out[256];
   gguf::dequantize_weight_row(14, block, 256, out);

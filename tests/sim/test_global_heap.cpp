@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/model/tokens.hpp"
-#include "dgq/sim/files/trace.hpp"
-#include "hdf5/global_heap.hpp"
 #include "dgq/sim/files/hdf5/h5.hpp"
+#include "dgq/sim/files/trace.hpp"
+#include "dgq/sim/model/tokens.hpp"
+#include "hdf5/global_heap.hpp"
 #include "test_trace_helpers.hpp"
 
 using namespace dgq;
@@ -48,7 +48,9 @@ struct HeapFile {
   }
   sim::h5::FileBytes file() const { return {-1, bytes.data(), bytes.size(), 0}; }
   GlobalHeapId id(std::uint32_t index, std::uint32_t length) const { return {length, collection, index}; }
-  std::string read(const GlobalHeapId& id) const { return sim::h5::read_global_heap_string(file(), {}, id, "f.h5: attribute 'x'"); }
+  std::string read(const GlobalHeapId& id) const {
+    return sim::h5::read_global_heap_string(file(), {}, id, "f.h5: attribute 'x'");
+  }
 };
 
 std::string error_of(const HeapFile& heap, const GlobalHeapId& id) {
@@ -68,12 +70,14 @@ TEST_CASE("a corrupt global heap is one error naming the collection, where libhd
   SECTION("free space of size 0 (libhdf5's walk over the objects never advances)") {
     put(heap.bytes, heap.object_at[1], 0, 2);
     put(heap.bytes, heap.object_at[1] + 8, 0, 8);
-    REQUIRE(error_of(heap, heap.id(3, 6)) ==
-            "f.h5: attribute 'x': corrupt global heap (the collection at address 64: free space of 0 bytes at offset 48)");
+    REQUIRE(
+        error_of(heap, heap.id(3, 6)) ==
+        "f.h5: attribute 'x': corrupt global heap (the collection at address 64: free space of 0 bytes at offset 48)");
   }
   SECTION("an object larger than what is left of the collection") {
     put(heap.bytes, heap.object_at[0] + 8, std::uint64_t{1} << 40, 8);
-    REQUIRE_THAT(error_of(heap, heap.id(1, 9)), Catch::Contains("object 1 of 1099511627776 bytes at offset 16 runs past its end (4096 bytes)"));
+    REQUIRE_THAT(error_of(heap, heap.id(1, 9)),
+                 Catch::Contains("object 1 of 1099511627776 bytes at offset 16 runs past its end (4096 bytes)"));
   }
   SECTION("an object whose size is not the string's length (libhdf5 copies the object's size into the string's)") {
     put(heap.bytes, heap.object_at[1] + 8, 200, 8);
@@ -86,12 +90,14 @@ TEST_CASE("a corrupt global heap is one error naming the collection, where libhd
   }
   SECTION("a collection whose size runs past the end of the file, or is smaller than its header") {
     put(heap.bytes, heap.collection + 8, 8192, 8);
-    REQUIRE_THAT(error_of(heap, heap.id(1, 9)), Catch::Contains("size 8192 runs past the end of the file (4160 bytes)"));
+    REQUIRE_THAT(error_of(heap, heap.id(1, 9)),
+                 Catch::Contains("size 8192 runs past the end of the file (4160 bytes)"));
     put(heap.bytes, heap.collection + 8, 8, 8);
     REQUIRE_THAT(error_of(heap, heap.id(1, 9)), Catch::Contains("size 8 is smaller than its header"));
   }
   SECTION("a heap id pointing at no collection, past the file, or at address 0") {
-    REQUIRE_THAT(error_of(heap, {9, heap.collection + 8, 1}), Catch::Contains("at address 72: no GCOL signature there"));
+    REQUIRE_THAT(error_of(heap, {9, heap.collection + 8, 1}),
+                 Catch::Contains("at address 72: no GCOL signature there"));
     REQUIRE_THAT(error_of(heap, {9, std::uint64_t{1} << 62, 1}), Catch::Contains("its header is not inside the file"));
     REQUIRE_THAT(error_of(heap, {9, 0, 1}), Catch::Contains("a string of 9 bytes stored at address 0"));
   }
@@ -124,21 +130,24 @@ TEST_CASE("the libhdf5 reproducers' corrupt strings are refused by dgq's reader,
   SECTION("an object running past its collection (libhdf5 copied 8201 bytes into a 9-byte string)") {
     const std::string path = dir + "trace-global-heap-overflow.h5";
     REQUIRE(test::input_error_of([&] { sim::TraceReader reader(path); }) ==
-            path + ": attribute 'source': corrupt global heap (the collection at address 2048: object 3 of 8201 "
-                   "bytes at offset 96 runs past its end (4096 bytes))");
+            path +
+                ": attribute 'source': corrupt global heap (the collection at address 2048: object 3 of 8201 "
+                "bytes at offset 96 runs past its end (4096 bytes))");
   }
   SECTION("free space of size 0 (libhdf5 looped)") {
     const std::string path = dir + "tokens-global-heap-free-space-zero.h5";
     REQUIRE(test::input_error_of([&] { sim::read_token_file(path); }) ==
-            path + ": attribute 'format': corrupt global heap (the collection at address 2048: free space of 0 bytes "
-                   "at offset 16)");
+            path +
+                ": attribute 'format': corrupt global heap (the collection at address 2048: free space of 0 bytes "
+                "at offset 16)");
   }
   SECTION("a heap id claiming 2^31 + 3 bytes for a 3-byte object (libhdf5 asked for gigabytes)") {
     const std::string path = dir + "results-vl-string-huge-length.h5";
     const sim::h5::Handle file = sim::h5::open_file_readonly(path);  // the walk no longer asks libhdf5 for it
     const sim::h5::Handle run = sim::h5::open_group(file.get(), "runs/q8_0@tiny+tokens-llama+ctx32", path);
     REQUIRE(test::input_error_of([&] { sim::h5::read_string_attribute(run.get(), "query_rounding", path); }) ==
-            path + ": attribute 'query_rounding': corrupt global heap (the collection at address 2048: object 8 "
-                   "holds 3 bytes, the string says 2147483651)");
+            path +
+                ": attribute 'query_rounding': corrupt global heap (the collection at address 2048: object 8 "
+                "holds 3 bytes, the string says 2147483651)");
   }
 }

@@ -7,10 +7,10 @@
 
 #include "dgq/errors.hpp"
 #include "dgq/sim/files/compressed.hpp"
-#include "dgq/sim/replay/replay.hpp"
-#include "dgq/sim/files/results/results_file.hpp"
 #include "dgq/sim/files/hdf5/h5.hpp"
 #include "dgq/sim/files/results/merge.hpp"
+#include "dgq/sim/files/results/results_file.hpp"
+#include "dgq/sim/replay/replay.hpp"
 #include "test_trace_helpers.hpp"
 
 using namespace dgq;
@@ -42,8 +42,7 @@ TEST_CASE("an empty or cut file image is 'not an HDF5 file or truncated'", "[hos
   REQUIRE_THAT(message, Catch::StartsWith("cut.h5: "));
 }
 
-TEST_CASE("shapes not backed by stored bytes are refused before allocating, naming file and dataset",
-          "[hostile]") {
+TEST_CASE("shapes not backed by stored bytes are refused before allocating, naming file and dataset", "[hostile]") {
   SECTION("K and V of 2^34 tokens in chunks never written") {
     const std::string message =
         test::input_error_of([] { sim::TraceReader reader(kHostile + "trace-huge-extent.h5"); });
@@ -51,8 +50,7 @@ TEST_CASE("shapes not backed by stored bytes are refused before allocating, nami
     REQUIRE_THAT(message, Catch::Contains("no data is stored"));
   }
   SECTION("/q_pos of 2^40 entries") {
-    const std::string message =
-        test::input_error_of([] { sim::TraceReader reader(kHostile + "trace-huge-q_pos.h5"); });
+    const std::string message = test::input_error_of([] { sim::TraceReader reader(kHostile + "trace-huge-q_pos.h5"); });
     REQUIRE_THAT(message, Catch::Contains("trace-huge-q_pos.h5: /q_pos: shape [1099511627776] is too large"));
   }
   SECTION("a compressed file whose tokens attributes say 2^60") {
@@ -80,8 +78,8 @@ TEST_CASE("merge refuses a run with a hard-link cycle and leaves no output", "[h
 
 TEST_CASE("decompress refuses a stored scale of inf and writes nothing", "[hostile]") {
   const std::string dir = test::scratch_dir("hostile_inf_scale");
-  const std::string message = test::input_error_of(
-      [&] { sim::decompress_to_trace(kHostile + "compressed-inf-scale.h5", dir + "/d.h5", 1); });
+  const std::string message =
+      test::input_error_of([&] { sim::decompress_to_trace(kHostile + "compressed-inf-scale.h5", dir + "/d.h5", 1); });
   REQUIRE_THAT(message, Catch::Contains("compressed-inf-scale.h5: /layers/0/v/0: stored block scale d 3 is inf"));
   REQUIRE_FALSE(std::filesystem::exists(dir + "/d.h5"));
   REQUIRE_FALSE(std::filesystem::exists(dir + "/d.h5.partial"));
@@ -129,8 +127,10 @@ TEST_CASE("fp16 keeps +-3e38 f32 inputs exactly; fp8-e4m3 maps them to +-448*sca
   scheme->decompress(c, out.head(0));
   for (std::int64_t i = 0; i < k.tokens * k.channels; ++i) REQUIRE(std::isfinite(load_element(out.head(0), i)));
   const float big = load_element(out.head(0), 5 * k.channels + 3);
-  if (spec == "fp16") REQUIRE(big == 3e38f);
-  else REQUIRE(std::fabs(big - 3e38f) <= 3e38f / 16);  // half an e4m3 ulp
+  if (spec == "fp16")
+    REQUIRE(big == 3e38f);
+  else
+    REQUIRE(std::fabs(big - 3e38f) <= 3e38f / 16);  // half an e4m3 ulp
   REQUIRE(load_element(out.head(0), 6 * k.channels + 4) == -big);
 }
 
@@ -138,8 +138,7 @@ namespace {
 // Open HDF5 identifiers by kind; equal before and after an operation = nothing leaked.
 std::vector<hsize_t> open_ids() {
   std::vector<hsize_t> counts;
-  for (H5I_type_t type : {H5I_FILE, H5I_GROUP, H5I_DATASET, H5I_DATASPACE, H5I_DATATYPE, H5I_ATTR,
-                          H5I_GENPROP_LST}) {
+  for (H5I_type_t type : {H5I_FILE, H5I_GROUP, H5I_DATASET, H5I_DATASPACE, H5I_DATATYPE, H5I_ATTR, H5I_GENPROP_LST}) {
     hsize_t n = 0;
     H5Inmembers(type, &n);
     counts.push_back(n);
@@ -174,7 +173,6 @@ TEST_CASE("no HDF5 identifier is left open after a failed open, an error or a me
       sim::add_runs(dir + "/r.h5", r, false);
       sim::merge_results(dir + "/m.h5", {dir + "/r.h5", dir + "/r.h5"});
     }
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
   REQUIRE(open_ids() == before);
 }

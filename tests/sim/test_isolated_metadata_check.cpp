@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/files/trace.hpp"
 #include "dgq/sim/files/hdf5/h5.hpp"
 #include "dgq/sim/files/hdf5/isolated_metadata_check.hpp"
+#include "dgq/sim/files/trace.hpp"
 #include "hdf5/metadata_walk.hpp"
 #include "test_trace_helpers.hpp"
 
@@ -32,9 +32,9 @@ std::string damage_of(const h5::OpenInChild& open, unsigned timeout = 5) {
 }
 }  // namespace
 
-TEST_CASE("a child that cannot open the file is not damage: the parent reports the open itself",
-          "[isolation]") {
-  REQUIRE_NOTHROW(h5::check_metadata_isolated("x.h5", [] { return hid_t{-1}; }, false, 5));
+TEST_CASE("a child that cannot open the file is not damage: the parent reports the open itself", "[isolation]") {
+  REQUIRE_NOTHROW(h5::check_metadata_isolated(
+      "x.h5", [] { return hid_t{-1}; }, false, 5));
   REQUIRE_NOTHROW(h5::check_metadata_isolated(
       "x.h5", []() -> hid_t { throw InputError("ordinary"); }, false, 5));
 }
@@ -70,7 +70,9 @@ TEST_CASE("a child that exits with an error status is damage, with its status", 
 
 TEST_CASE("a child whose allocation fails is damage, naming the memory limit", "[isolation]") {
   const std::string message = damage_of([]() -> hid_t { throw std::bad_alloc(); });
-  REQUIRE_THAT(message, Catch::StartsWith("x.h5: damaged HDF5 metadata (reading it needs more memory than the 1 GiB the check allows"));
+  REQUIRE_THAT(
+      message,
+      Catch::StartsWith("x.h5: damaged HDF5 metadata (reading it needs more memory than the 1 GiB the check allows"));
 }
 
 // The limit is RLIMIT_DATA above what the parent had, so it holds under AddressSanitizer too
@@ -80,7 +82,9 @@ TEST_CASE("a child that asks for more memory than its limit is damage", "[isolat
     std::vector<char> huge(std::size_t{2} << 30);
     return huge[12345] == 0 ? -1 : -2;
   });
-  REQUIRE_THAT(message, Catch::StartsWith("x.h5: damaged HDF5 metadata (reading it needs more memory than the 1 GiB the check allows"));
+  REQUIRE_THAT(
+      message,
+      Catch::StartsWith("x.h5: damaged HDF5 metadata (reading it needs more memory than the 1 GiB the check allows"));
 }
 
 TEST_CASE("a sound file from outside passes, is walked whole, and is checked once while unchanged", "[isolation]") {
@@ -99,7 +103,8 @@ TEST_CASE("a sound file from outside passes, is walked whole, and is checked onc
   const h5::Handle file = h5::open_file_readonly(dir + "/t.h5");
   const h5::MetadataWalkCounts counts = h5::walk_metadata(file.get());
   CAPTURE(counts.objects, counts.links, counts.attributes, counts.values_read);
-  REQUIRE(counts.objects >= static_cast<std::size_t>(1 + meta.num_layers * 4));  // root, /layers, each layer group and its k, v, q
+  REQUIRE(counts.objects >=
+          static_cast<std::size_t>(1 + meta.num_layers * 4));  // root, /layers, each layer group and its k, v, q
   REQUIRE(counts.attributes >= 1);
   REQUIRE(counts.values_read == counts.attributes);
 

@@ -2,9 +2,9 @@
 // name the spec, and the canonical text (merged, sorted, ranges, the default's layers dropped).
 #include <catch2/catch.hpp>
 
+#include "cache/layer_plan.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/sim/eval/cache_settings.hpp"
-#include "cache/layer_plan.hpp"
 
 using namespace dgq;
 using sim::split_layer_plan;

@@ -12,9 +12,9 @@
 #include "dgq/sim/memory/memory_inputs.hpp"
 #include "gguf_bytes.hpp"
 
+using Catch::Matchers::Contains;
 using dgq::sim::parse_token_count;
 using dgq::sim::read_config_shape;
-using Catch::Matchers::Contains;
 
 namespace {
 
@@ -54,7 +54,8 @@ TEST_CASE("token counts: more than 2^40 tokens is refused, 2^40 itself is not", 
 
 TEST_CASE("config: a missing file, non-JSON and a non-object are refused naming the file", "[memory]") {
   REQUIRE_THROWS_WITH(read_config_shape("/no/such/config.json"), Contains("/no/such/config.json: cannot read"));
-  REQUIRE_THROWS_WITH(read_config_shape(write_config("garbage", "{not json")), Contains("not a GGUF or JSON model config"));
+  REQUIRE_THROWS_WITH(read_config_shape(write_config("garbage", "{not json")),
+                      Contains("not a GGUF or JSON model config"));
   REQUIRE_THROWS_WITH(read_config_shape(write_config("array", "[1, 2]")), Contains("not a JSON object"));
 }
 
@@ -83,25 +84,27 @@ TEST_CASE("config: a model_type that is not a string is not a library error", "[
 TEST_CASE("config: missing and non-positive keys are named", "[memory]") {
   REQUIRE_THROWS_WITH(read_config_shape(write_config("nolayers", R"({"num_attention_heads": 8, "hidden_size": 512})")),
                       Contains("config has no num_hidden_layers"));
-  REQUIRE_THROWS_WITH(
-      read_config_shape(write_config("zero", R"({"num_hidden_layers": 0, "num_attention_heads": 8, "hidden_size": 512})")),
-      Contains("num_hidden_layers is 0, not a positive integer"));
-  REQUIRE_THROWS_WITH(
-      read_config_shape(write_config("text", R"({"num_hidden_layers": "2", "num_attention_heads": 8, "hidden_size": 512})")),
-      Contains("num_hidden_layers is \"2\""));
+  REQUIRE_THROWS_WITH(read_config_shape(write_config(
+                          "zero", R"({"num_hidden_layers": 0, "num_attention_heads": 8, "hidden_size": 512})")),
+                      Contains("num_hidden_layers is 0, not a positive integer"));
+  REQUIRE_THROWS_WITH(read_config_shape(write_config(
+                          "text", R"({"num_hidden_layers": "2", "num_attention_heads": 8, "hidden_size": 512})")),
+                      Contains("num_hidden_layers is \"2\""));
 }
 
 TEST_CASE("config: heads that do not divide are refused", "[memory]") {
-  REQUIRE_THROWS_WITH(read_config_shape(write_config("hidden", R"({"num_hidden_layers": 2, "num_attention_heads": 3, "hidden_size": 512})")),
-                      Contains("not a multiple of num_attention_heads"));
   REQUIRE_THROWS_WITH(read_config_shape(write_config(
-                          "gqa", R"({"num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 3, "head_dim": 64})")),
-                      Contains("not a multiple of num_key_value_heads"));
+                          "hidden", R"({"num_hidden_layers": 2, "num_attention_heads": 3, "hidden_size": 512})")),
+                      Contains("not a multiple of num_attention_heads"));
+  REQUIRE_THROWS_WITH(
+      read_config_shape(write_config(
+          "gqa", R"({"num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 3, "head_dim": 64})")),
+      Contains("not a multiple of num_key_value_heads"));
 }
 
 TEST_CASE("config: KV heads default to the query heads and head_dim to hidden_size / heads", "[memory]") {
-  const auto shape = read_config_shape(
-      write_config("mha", R"({"model_type": "llama", "num_hidden_layers": 22, "num_attention_heads": 32, "hidden_size": 2048})"));
+  const auto shape = read_config_shape(write_config(
+      "mha", R"({"model_type": "llama", "num_hidden_layers": 22, "num_attention_heads": 32, "hidden_size": 2048})"));
   CHECK(shape.layers == 22);
   CHECK(shape.kv_heads == 32);
   CHECK(shape.head_dim == 64);
@@ -119,7 +122,8 @@ TEST_CASE("config: an explicit head_dim wins and a multimodal config's text_conf
 namespace {
 
 // A GGUF holding only metadata: the architecture and the given (key, uint32) pairs.
-std::string write_gguf_metadata(const std::string& name, const std::vector<std::pair<std::string, std::uint32_t>>& keys) {
+std::string write_gguf_metadata(const std::string& name,
+                                const std::vector<std::pair<std::string, std::uint32_t>>& keys) {
   dgq::test::GgufBytes b = dgq::test::gguf_header(0, keys.size() + 2);
   b.str("general.architecture").u32(8).str("qwen2");
   b.str("general.name").u32(8).str("Qwen2.5 7B");
@@ -130,9 +134,10 @@ std::string write_gguf_metadata(const std::string& name, const std::vector<std::
 }  // namespace
 
 TEST_CASE("shape from a GGUF: layers, KV heads and head_dim from its metadata, by its magic", "[memory]") {
-  const auto shape = read_config_shape(write_gguf_metadata(
-      "qwen", {{"qwen2.block_count", 28}, {"qwen2.attention.head_count", 28}, {"qwen2.attention.head_count_kv", 4},
-               {"qwen2.embedding_length", 3584}}));
+  const auto shape = read_config_shape(write_gguf_metadata("qwen", {{"qwen2.block_count", 28},
+                                                                    {"qwen2.attention.head_count", 28},
+                                                                    {"qwen2.attention.head_count_kv", 4},
+                                                                    {"qwen2.embedding_length", 3584}}));
   CHECK(shape.layers == 28);
   CHECK(shape.kv_heads == 4);
   CHECK(shape.head_dim == 128);  // 3584 / 28: no key_length
@@ -146,9 +151,10 @@ TEST_CASE("shape from a GGUF: layers, KV heads and head_dim from its metadata, b
 TEST_CASE("shape from a GGUF: missing keys and uneven heads are named", "[memory]") {
   REQUIRE_THROWS_WITH(read_config_shape(write_gguf_metadata("nolayers", {{"qwen2.attention.head_count", 4}})),
                       Contains("GGUF metadata key qwen2.block_count missing"));
-  REQUIRE_THROWS_WITH(read_config_shape(write_gguf_metadata(
-                          "uneven", {{"qwen2.block_count", 2}, {"qwen2.attention.head_count", 6},
-                                     {"qwen2.attention.head_count_kv", 4}, {"qwen2.attention.key_length", 64}})),
+  REQUIRE_THROWS_WITH(read_config_shape(write_gguf_metadata("uneven", {{"qwen2.block_count", 2},
+                                                                       {"qwen2.attention.head_count", 6},
+                                                                       {"qwen2.attention.head_count_kv", 4},
+                                                                       {"qwen2.attention.key_length", 64}})),
                       Contains("qwen2.attention.head_count 6 is not a multiple of qwen2.attention.head_count_kv 4"));
 }
 
@@ -159,8 +165,9 @@ TEST_CASE("head_dim: a family's deployed block must divide it, though dgq's comp
     CAPTURE(family);
     CHECK(head_dim_refusal(family, 128).empty());
     CHECK(head_dim_refusal(family, 100) ==
-          family + ": llama.cpp stores it in blocks of 32 channels and refuses a head_dim they do not divide, got 100 "
-                   "(dgq's replay pads the last block, a cache no deployment holds)");
+          family +
+              ": llama.cpp stores it in blocks of 32 channels and refuses a head_dim they do not divide, got 100 "
+              "(dgq's replay pads the last block, a cache no deployment holds)");
   }
   CHECK(head_dim_refusal("q8_0/fp16", 100).rfind("q8_0: llama.cpp stores it in blocks of 32", 0) == 0);
   CHECK(head_dim_refusal("fp16/q4_0", 100).rfind("q4_0: llama.cpp stores it in blocks of 32", 0) == 0);
@@ -173,7 +180,8 @@ TEST_CASE("head_dim: the scheme's own channel rules answer, parameters and modif
   CHECK(head_dim_refusal("turboquant", 100) ==
         "turboquant: head_dim (channels) must be a power of two in [16, 512] (the pinned codebooks), got 100");
   CHECK(head_dim_refusal("turboquant", 128).empty());
-  CHECK(head_dim_refusal("dgq3", 96) == "dgq3: the Hadamard rotation needs head_dim (channels) a positive multiple of 64, got 96");
+  CHECK(head_dim_refusal("dgq3", 96) ==
+        "dgq3: the Hadamard rotation needs head_dim (channels) a positive multiple of 64, got 96");
   CHECK(head_dim_refusal("dgq3:rot=none,block=128", 64) ==
         "dgq3: head_dim (channels) must be a positive multiple of block = 128, got 64");
   CHECK(head_dim_refusal("q8_0:rot=hadamard", 96) ==

@@ -1,9 +1,8 @@
-// Where outputs go (sim/files/include/dgq/sim/files/output/output_target.hpp, partial_file.hpp): a regular file or a new
-// path is replaced through TARGET.partial and a rename; a symbolic link is followed and stays a
-// link; a FIFO or an open descriptor (/proc/self/fd/N) is written through, never renamed over; a
-// directory is refused; a file holding runs is replaced only by a writer that keeps them.
-// No test here touches /dev: the old rule renamed over whatever it was given, so a test of
-// /dev/null run against it as root would have replaced the machine's /dev/null.
+// Where outputs go (sim/files/include/dgq/sim/files/output/output_target.hpp, partial_file.hpp): a regular file or a
+// new path is replaced through TARGET.partial and a rename; a symbolic link is followed and stays a link; a FIFO or an
+// open descriptor (/proc/self/fd/N) is written through, never renamed over; a directory is refused; a file holding runs
+// is replaced only by a writer that keeps them. No test here touches /dev: the old rule renamed over whatever it was
+// given, so a test of /dev/null run against it as root would have replaced the machine's /dev/null.
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
@@ -15,11 +14,11 @@
 #include <string>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/files/results/results_file.hpp"
-#include "dgq/sim/files/output/text_output.hpp"
 #include "dgq/sim/files/hdf5/partial_output.hpp"
 #include "dgq/sim/files/output/output_target.hpp"
 #include "dgq/sim/files/output/partial_file.hpp"
+#include "dgq/sim/files/output/text_output.hpp"
+#include "dgq/sim/files/results/results_file.hpp"
 #include "output/runs_held.hpp"
 #include "test_trace_helpers.hpp"
 

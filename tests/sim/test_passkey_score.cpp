@@ -36,8 +36,8 @@ TEST_CASE("score_answer: every row's argmax is the answer's token: exact, nothin
   CHECK(s.exact);
   CHECK(s.first_wrong == -1);
   CHECK(s.predicted == answer);
-  const double want = expected_log_probability(r[0], 1) + expected_log_probability(r[1], 0) +
-                      expected_log_probability(r[2], 3);
+  const double want =
+      expected_log_probability(r[0], 1) + expected_log_probability(r[1], 0) + expected_log_probability(r[2], 3);
   CHECK(s.logprob == Approx(want).epsilon(1e-14));
   CHECK(s.logprob < 0);
 }

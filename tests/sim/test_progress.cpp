@@ -147,8 +147,7 @@ TEST_CASE("progress: a bar left unfinished by an error ends its line, so the err
     Progress p(ProgressMode::bar, "eval", 5, out, clock.function());
     p.finished("chunk 0 fp16");
     throw std::runtime_error("a bad chunk");
-  } catch (const std::runtime_error&) {
-  }
+  } catch (const std::runtime_error&) {}
   const std::string text = out.str();
   REQUIRE(!text.empty());
   CHECK(text.back() == '\n');

@@ -5,8 +5,8 @@
 
 #include <filesystem>
 
-#include "dgq/sim/files/provenance/build_info.hpp"
 #include "dgq/sim/files/compressed.hpp"
+#include "dgq/sim/files/provenance/build_info.hpp"
 #include "dgq/sim/files/provenance/provenance.hpp"
 #include "dgq/sim/synth/synth.hpp"
 #include "test_trace_helpers.hpp"

@@ -123,7 +123,7 @@ TEST_CASE("noise-restricted metrics ignore a damaged noise token; noise mass is 
     CHECK(r.attn_clean.kl[row * T + 0] == 0.0);
     CHECK(r.noise_mass[row * T + 1] > 0.0);  // token 10
     CHECK(r.noise_mass[row * T + 1] == r.noise_mass_hat[row * T + 1]);
-    CHECK(r.attn.kl[row * T + 2] > 0.0);        // the full softmax sees token 39 change
+    CHECK(r.attn.kl[row * T + 2] > 0.0);         // the full softmax sees token 39 change
     CHECK(r.attn_clean.kl[row * T + 2] == 0.0);  // the clean one does not
     CHECK(r.attn_clean.out_rel_l2[row * T + 2] == 0.0);
     CHECK(r.noise_mass_hat[row * T + 2] != r.noise_mass[row * T + 2]);
@@ -180,7 +180,8 @@ TEST_CASE("several schemes in one replay give the same results as one scheme at 
 }
 
 TEST_CASE("run names default to spec@stem with unsafe characters replaced") {
-  CHECK(sim::default_run_name("dgq:win=16,markers=bitmap", "data/code trace.h5") == "dgq_win=16,markers=bitmap@code_trace");
+  CHECK(sim::default_run_name("dgq:win=16,markers=bitmap", "data/code trace.h5") ==
+        "dgq_win=16,markers=bitmap@code_trace");
   CHECK(sim::sanitize_run_name("a/b") == "a_b");
   CHECK(sim::sanitize_run_name("..") == "_..");
 }

@@ -13,7 +13,9 @@ namespace dgq::test {
 class DamageScheme : public Scheme {
  public:
   DamageScheme(std::int64_t first_damaged, float offset) : first_(first_damaged), offset_(offset) {}
-  std::string spec() const override { return "damage:from=" + std::to_string(first_) + ",offset=" + std::to_string(offset_); }
+  std::string spec() const override {
+    return "damage:from=" + std::to_string(first_) + ",offset=" + std::to_string(offset_);
+  }
   std::string family() const override { return "damage"; }
   Compressed compress(ConstTensor x, TensorRole role) const override {
     Compressed c = start_compressed(spec(), x, role);
@@ -21,7 +23,8 @@ class DamageScheme : public Scheme {
     std::memcpy(body.bytes.data(), x.data, x.bytes());
     c.parts.push_back(std::move(body));
     c.parts.push_back(Part{"header", std::vector<std::uint8_t>(role == TensorRole::key ? 3 : 5)});
-    c.diagnostics.segments = SegmentDiagnostics{{0, static_cast<std::uint32_t>(x.tokens / 2), static_cast<std::uint32_t>(x.tokens)}};
+    c.diagnostics.segments =
+        SegmentDiagnostics{{0, static_cast<std::uint32_t>(x.tokens / 2), static_cast<std::uint32_t>(x.tokens)}};
     return c;
   }
   void decompress(const Compressed& c, MutTensor out) const override {

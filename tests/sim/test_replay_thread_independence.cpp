@@ -2,10 +2,10 @@
 // with GQA, written to files and compared dataset by dataset (bytes of every value).
 #include <catch2/catch.hpp>
 
-#include "dgq/sim/replay/replay.hpp"
-#include "dgq/sim/files/results/results_file.hpp"
-#include "dgq/sim/synth/synth.hpp"
 #include "dgq/sim/files/results/merge.hpp"
+#include "dgq/sim/files/results/results_file.hpp"
+#include "dgq/sim/replay/replay.hpp"
+#include "dgq/sim/synth/synth.hpp"
 #include "test_trace_helpers.hpp"
 
 using namespace dgq;
@@ -24,8 +24,15 @@ std::vector<sim::RunResult> replay_synthetic(const sim::SynthOptions& o, const s
 }  // namespace
 
 TEST_CASE("replay with 1, 2 and 3 threads writes identical results") {
-  const sim::SynthOptions o{.kind = "code", .layers = 2, .q_heads = 6, .kv_heads = 3, .head_dim = 32, .tokens = 300,
-                            .probes = 5, .seed = 4, .noise_rate = 0.1};
+  const sim::SynthOptions o{.kind = "code",
+                            .layers = 2,
+                            .q_heads = 6,
+                            .kv_heads = 3,
+                            .head_dim = 32,
+                            .tokens = 300,
+                            .probes = 5,
+                            .seed = 4,
+                            .noise_rate = 0.1};
   const auto dgq = make_scheme("dgq:win=8,max_groups=3");
   const auto kivi = make_scheme("kivi-2");
   const auto q8 = make_scheme("q8_0");

@@ -8,10 +8,10 @@
 #include <fstream>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/replay/replay.hpp"
-#include "dgq/sim/files/results/results_file.hpp"
 #include "dgq/sim/files/hdf5/isolated_metadata_check.hpp"
 #include "dgq/sim/files/results/merge.hpp"
+#include "dgq/sim/files/results/results_file.hpp"
+#include "dgq/sim/replay/replay.hpp"
 #include "test_replay_support.hpp"
 #include "test_results_helpers.hpp"
 #include "test_trace_helpers.hpp"

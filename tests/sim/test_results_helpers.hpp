@@ -47,7 +47,8 @@ inline void set_run_attribute(const std::string& path, const std::string& name, 
 // A run as written before dgq recorded provenance: no dgq_commit, dgq_dirty, config_hash, and
 // the old dgq_version "0.1.0".
 inline void make_run_predate_provenance(const std::string& path, const std::string& name) {
-  for (const char* attribute : {"dgq_commit", "dgq_dirty", "config_hash"}) set_run_attribute(path, name, attribute, nullptr);
+  for (const char* attribute : {"dgq_commit", "dgq_dirty", "config_hash"})
+    set_run_attribute(path, name, attribute, nullptr);
   set_run_attribute(path, name, "dgq_version", "0.1.0");
 }
 

@@ -7,9 +7,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "dgq/sim/replay/replay.hpp"
 #include "dgq/sim/files/results/results_file.hpp"
 #include "dgq/sim/files/results/run_summary.hpp"
+#include "dgq/sim/replay/replay.hpp"
 #include "test_replay_support.hpp"
 #include "test_trace_helpers.hpp"
 

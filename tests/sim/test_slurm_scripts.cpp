@@ -83,9 +83,9 @@ TEST_CASE("the array script carries every placement option, only pending tasks a
   o.max_running = 2;
   o.extra_lines = {"--qos=long", "#SBATCH --account=kv"};
   const std::string s = sim::slurm_array_script(o, {1, 3});
-  for (const char* line : {"#SBATCH --array=1,3%2", "#SBATCH --partition=gpu", "#SBATCH --time=2:00:00",
-                           "#SBATCH --cpus-per-task=8", "#SBATCH --mem=16G", "#SBATCH --gpus-per-task=1",
-                           "#SBATCH --qos=long", "#SBATCH --account=kv"}) {
+  for (const char* line :
+       {"#SBATCH --array=1,3%2", "#SBATCH --partition=gpu", "#SBATCH --time=2:00:00", "#SBATCH --cpus-per-task=8",
+        "#SBATCH --mem=16G", "#SBATCH --gpus-per-task=1", "#SBATCH --qos=long", "#SBATCH --account=kv"}) {
     CAPTURE(line);
     CHECK(contains_line(s, line));
   }
@@ -109,8 +109,9 @@ TEST_CASE("the merge script runs dgq slurm --merge with the same submission, no 
   CHECK(contains_line(s, "#SBATCH --partition=short"));
   CHECK(contains_line(s, "#SBATCH --qos=long"));
   CHECK(s.find("gpus") == std::string::npos);
-  CHECK(contains_line(s, "exec '/opt/dgq/bin/dgq' slurm '/home/me/sweep.toml' -o '/scratch/me/results.h5' --tasks 4 "
-                         "--dir '/scratch/me/results.h5.slurm' --sbatch 'sbatch' --squeue 'squeue' --merge"));
+  CHECK(contains_line(s,
+                      "exec '/opt/dgq/bin/dgq' slurm '/home/me/sweep.toml' -o '/scratch/me/results.h5' --tasks 4 "
+                      "--dir '/scratch/me/results.h5.slurm' --sbatch 'sbatch' --squeue 'squeue' --merge"));
   CHECK(sim::slurm_merge_script_path(o) == "/scratch/me/results.h5.slurm/merge.sbatch");
 }
 

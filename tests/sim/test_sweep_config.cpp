@@ -62,7 +62,8 @@ TEST_CASE("TOML syntax errors, missing schemes, no traces and bad schemes are re
 }
 
 TEST_CASE("grid points expand dgq schemes only, last axis fastest, traces outermost") {
-  const auto c = parse(std::string(kTwoTraces) + "[grid]\ngroup_ratio = [0.5, 1.0]\nmarkers = [\"table\", \"bitmap\"]\n");
+  const auto c =
+      parse(std::string(kTwoTraces) + "[grid]\ngroup_ratio = [0.5, 1.0]\nmarkers = [\"table\", \"bitmap\"]\n");
   const auto runs = sim::expand_runs(c);
   REQUIRE(runs.size() == 10);  // 2 traces x (fp16 + 2 x 2 dgq points)
   CHECK(runs[0].name == "fp16@a");
@@ -85,17 +86,20 @@ TEST_CASE("the same run twice is an error") {
 }
 
 TEST_CASE("synthetic traces multiply by the noise-rate grid and get distinct labels") {
-  const auto c = parse("schemes = [\"fp16\"]\n[grid]\nnoise_rate = [0.0, 0.05]\n"
-                       "[[synthetic]]\nkind = \"poetry\"\ntokens = 512\nseed = 9\n");
+  const auto c = parse(
+      "schemes = [\"fp16\"]\n[grid]\nnoise_rate = [0.0, 0.05]\n"
+      "[[synthetic]]\nkind = \"poetry\"\ntokens = 512\nseed = 9\n");
   REQUIRE(c.traces.size() == 2);
   CHECK(c.traces[0].label == "poetry-L512-s9");
   CHECK(c.traces[1].label == "poetry-L512-s9-noise0.05");
   CHECK(c.traces[1].synthetic->noise_rate == 0.05);
-  CHECK(sim::synthetic_cache_path("out/r.h5", c.traces[1]) == "out/r.h5.cache/gen-v" + std::to_string(sim::kGeneratorVersion) + "/poetry-L512-s9-noise0.05.h5");
+  CHECK(sim::synthetic_cache_path("out/r.h5", c.traces[1]) ==
+        "out/r.h5.cache/gen-v" + std::to_string(sim::kGeneratorVersion) + "/poetry-L512-s9-noise0.05.h5");
 }
 
 TEST_CASE("invalid synthetic options are reported with the table's line") {
-  CHECK_THROWS_WITH(parse("schemes = [\"fp16\"]\n[[synthetic]]\nkind = \"limerick\"\n"), Catch::Contains("/cfg/sweep.toml:2"));
+  CHECK_THROWS_WITH(parse("schemes = [\"fp16\"]\n[[synthetic]]\nkind = \"limerick\"\n"),
+                    Catch::Contains("/cfg/sweep.toml:2"));
 }
 
 TEST_CASE("shards: parsing and every n-th run") {
@@ -166,8 +170,9 @@ texts = "t/code-g.h5"
 }
 
 TEST_CASE("an [eval] grid expands the schemes as in replay sweeps") {
-  const auto c = parse("schemes = [\"dgq\"]\n[grid]\nwin = [8, 16]\n[eval]\nctx = 64\n[[eval.model]]\n"
-                       "path = \"m.h5\"\ntexts = [\"a.h5\"]\n");
+  const auto c = parse(
+      "schemes = [\"dgq\"]\n[grid]\nwin = [8, 16]\n[eval]\nctx = 64\n[[eval.model]]\n"
+      "path = \"m.h5\"\ntexts = [\"a.h5\"]\n");
   const auto runs = sim::expand_runs(c);
   REQUIRE(runs.size() == 2);
   CHECK(runs[0].name.find("win=8") != std::string::npos);
@@ -176,8 +181,9 @@ TEST_CASE("an [eval] grid expands the schemes as in replay sweeps") {
 }
 
 TEST_CASE("[eval] keys makes each input once per key position, pre-RoPE labelled") {
-  const auto c = parse("schemes = [\"q4_0\"]\n[eval]\nctx = 64\ncache = \"causal\"\nkeys = [\"post-rope\", "
-                       "\"pre-rope\"]\n[[eval.model]]\npath = \"m.h5\"\ntexts = [\"a.h5\"]\n");
+  const auto c = parse(
+      "schemes = [\"q4_0\"]\n[eval]\nctx = 64\ncache = \"causal\"\nkeys = [\"post-rope\", "
+      "\"pre-rope\"]\n[[eval.model]]\npath = \"m.h5\"\ntexts = [\"a.h5\"]\n");
   REQUIRE(c.eval->inputs.size() == 2);
   CHECK(c.eval->inputs[0].keys == sim::KeyPosition::post_rope);
   CHECK(c.eval->inputs[0].label == "m+a+ctx64+causal");  // the default keeps the labels of older sweeps
@@ -186,9 +192,10 @@ TEST_CASE("[eval] keys makes each input once per key position, pre-RoPE labelled
   const auto runs = sim::expand_runs(c);
   REQUIRE(runs.size() == 2);
   CHECK(runs[1].name == "q4_0@m+a+ctx64+causal+prerope");
-  CHECK_THROWS_WITH(parse("schemes = [\"q8_0\"]\n[eval]\nctx = 16\nkeys = \"before\"\n[[eval.model]]\npath = \"m.h5\"\n"
-                          "texts = [\"a.h5\"]\n"),
-                    Catch::Contains(":4:") && Catch::Contains("key 'keys'") && Catch::Contains("expected post-rope or pre-rope"));
+  CHECK_THROWS_WITH(
+      parse("schemes = [\"q8_0\"]\n[eval]\nctx = 16\nkeys = \"before\"\n[[eval.model]]\npath = \"m.h5\"\n"
+            "texts = [\"a.h5\"]\n"),
+      Catch::Contains(":4:") && Catch::Contains("key 'keys'") && Catch::Contains("expected post-rope or pre-rope"));
 }
 
 TEST_CASE("bad [eval] tables are errors naming the key or table") {
@@ -197,7 +204,8 @@ TEST_CASE("bad [eval] tables are errors naming the key or table") {
   CHECK_THROWS_WITH(parse("schemes = [\"q8_0\"]\n[eval]\nctx = 16\n"), Catch::Contains("[[eval.model]]"));
   CHECK_THROWS_WITH(parse("schemes = [\"q8_0\"]\n[eval]\nctx = 3\n" + model),
                     Catch::Contains("key 'ctx'") && Catch::Contains("outside [4, 1048576]"));
-  CHECK_THROWS_WITH(parse("schemes = [\"q8_0\"]\n[eval]\nctx = 16\nchunks = -1\n" + model), Catch::Contains("key 'chunks'"));
+  CHECK_THROWS_WITH(parse("schemes = [\"q8_0\"]\n[eval]\nctx = 16\nchunks = -1\n" + model),
+                    Catch::Contains("key 'chunks'"));
   CHECK_THROWS_WITH(parse("schemes = [\"q8_0\"]\n[eval]\nctx = 16\nbase = \"nope\"\n" + model),
                     Catch::Contains(":4:") && Catch::Contains("key 'base'"));
   CHECK_THROWS_WITH(parse("schemes = [\"q8_0\"]\n[eval]\nctx = 16\nquery_rounding = \"q4\"\n" + model),

@@ -9,9 +9,9 @@
 
 #include "dgq/sim/files/provenance/build_info.hpp"
 #include "dgq/sim/files/provenance/provenance.hpp"
+#include "dgq/sim/files/results/merge.hpp"
 #include "dgq/sim/files/results/results_file.hpp"
 #include "dgq/sim/sweep/sweep.hpp"
-#include "dgq/sim/files/results/merge.hpp"
 #include "test_results_helpers.hpp"
 #include "test_trace_helpers.hpp"
 
@@ -25,7 +25,8 @@ std::string make_folder(const std::string& name) {
   const std::string dir = test::scratch_dir(name);
   test::write_tiny_trace(dir + "/t.h5", test::tiny_meta(DType::f16, 48), DType::f16);
   std::ofstream(dir + "/sweep.toml") << "schemes = [\"fp16\", \"q8_0\"]\ntraces = [\"t.h5\"]\n";
-  std::ofstream(dir + "/layer0.toml") << "schemes = [\"fp16\", \"q8_0\"]\ntraces = [\"t.h5\"]\n[replay]\nlayers = [0]\n";
+  std::ofstream(dir + "/layer0.toml")
+      << "schemes = [\"fp16\", \"q8_0\"]\ntraces = [\"t.h5\"]\n[replay]\nlayers = [0]\n";
   return dir;
 }
 
@@ -121,9 +122,9 @@ TEST_CASE("runs written before provenance count as unknown and are refused the s
   const std::string dir = make_folder("prov-sweep-old");
   sweep(dir, "sweep.toml", "r.h5");
   test::make_run_predate_provenance(dir + "/r.h5", "fp16@t");
-  CHECK_THAT(test::input_error_of([&] { sweep(dir, "sweep.toml", "r.h5"); }),
-             Catch::StartsWith(dir + "/r.h5: run fp16@t was written by dgq 0.1.0 (config unknown), this is dgq " +
-                               kThis));
+  CHECK_THAT(
+      test::input_error_of([&] { sweep(dir, "sweep.toml", "r.h5"); }),
+      Catch::StartsWith(dir + "/r.h5: run fp16@t was written by dgq 0.1.0 (config unknown), this is dgq " + kThis));
   test::set_run_attribute(dir + "/r.h5", "fp16@t", "dgq_version", nullptr);
   CHECK_THAT(test::input_error_of([&] { sweep(dir, "sweep.toml", "r.h5"); }),
              Catch::Contains("run fp16@t was written by dgq unknown (config unknown)"));
@@ -144,11 +145,13 @@ TEST_CASE("merge refuses runs of different dgq versions across its inputs, unles
   const auto hash_of = [&](const std::string& file, const std::string& run) {
     return sim::list_runs(file).provenance_of(run).config_hash;
   };
-  const std::string message =
-      test::input_error_of([&] { sim::merge_results(dir + "/m.h5", {dir + "/s0.h5", dir + "/s1.h5"}); });
-  CHECK(message == dir + "/s1.h5: run q8_0@t was written by dgq other-build (config " + hash_of(dir + "/s1.h5", "q8_0@t") +
-                       "), " + dir + "/s0.h5: run fp16@t by dgq " + kThis + " (config " +
-                       hash_of(dir + "/s0.h5", "fp16@t") + "); merge runs of one dgq version or pass --allow-mixed-versions");
+  const std::string message = test::input_error_of([&] {
+    sim::merge_results(dir + "/m.h5", {dir + "/s0.h5", dir + "/s1.h5"});
+  });
+  CHECK(message == dir + "/s1.h5: run q8_0@t was written by dgq other-build (config " +
+                       hash_of(dir + "/s1.h5", "q8_0@t") + "), " + dir + "/s0.h5: run fp16@t by dgq " + kThis +
+                       " (config " + hash_of(dir + "/s0.h5", "fp16@t") +
+                       "); merge runs of one dgq version or pass --allow-mixed-versions");
   CHECK_FALSE(std::filesystem::exists(dir + "/m.h5"));
   CHECK_FALSE(std::filesystem::exists(dir + "/m.h5.partial"));
   CHECK(sim::merge_results(dir + "/m.h5", {dir + "/s0.h5", dir + "/s1.h5"}, true).copied == 2);

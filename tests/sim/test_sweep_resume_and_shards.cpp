@@ -8,9 +8,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "dgq/sim/files/results/merge.hpp"
 #include "dgq/sim/files/results/results_file.hpp"
 #include "dgq/sim/sweep/sweep.hpp"
-#include "dgq/sim/files/results/merge.hpp"
 #include "test_results_helpers.hpp"
 #include "test_trace_helpers.hpp"
 
@@ -71,7 +71,8 @@ TEST_CASE("a sweep runs every point once; a rerun skips them all") {
   CHECK(first.total == 12);  // 3 traces x (fp16, q8_0, 2 dgq points)
   CHECK(first.ran == 12);
   CHECK(sim::list_runs(o.output).complete == all_names(config));
-  CHECK(std::filesystem::exists(dir + "/r.h5.cache/gen-v" + std::to_string(sim::kGeneratorVersion) + "/code-L96-s5-noise0.1.h5"));
+  CHECK(std::filesystem::exists(dir + "/r.h5.cache/gen-v" + std::to_string(sim::kGeneratorVersion) +
+                                "/code-L96-s5-noise0.1.h5"));
   const auto again = sim::run_sweep(config, o);
   CHECK(again.ran == 0);
   CHECK(again.skipped_complete == 12);

@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "dgq/sim/files/hdf5/h5.hpp"
 #include "dgq/sim/files/provenance/provenance.hpp"
 #include "dgq/sim/sweep/sweep.hpp"
 #include "dgq/sim/synth/synth.hpp"
-#include "dgq/sim/files/hdf5/h5.hpp"
 #include "test_trace_helpers.hpp"
 
 using namespace dgq;
@@ -42,7 +42,8 @@ sim::SweepReport sweep(const std::string& dir, const std::string& extra = "") {
 }
 
 void set_root_int(const std::string& path, const char* name, std::int64_t value) {
-  sim::h5::Handle f(sim::h5::check(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), path), sim::h5::Handle::Kind::file);
+  sim::h5::Handle f(sim::h5::check(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), path),
+                    sim::h5::Handle::Kind::file);
   REQUIRE(H5Adelete(f.get(), name) >= 0);
   sim::h5::write_int_attribute(f.get(), name, value);
 }

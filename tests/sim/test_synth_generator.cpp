@@ -8,8 +8,8 @@
 #include <fstream>
 #include <iterator>
 
-#include "dgq/errors.hpp"
 #include <omp.h>
+#include "dgq/errors.hpp"
 
 #include "dgq/sim/synth/synth.hpp"
 #include "test_trace_helpers.hpp"
@@ -80,7 +80,8 @@ double token_variance(ConstTensor head, std::int64_t t) {
 
 TEST_CASE("synth: invalid options name the option", "[synth]") {
   using O = sim::SynthOptions;
-  REQUIRE_THROWS_WITH(small_options_with([](O& o) { o.kind = "limerick"; }).validate(), Catch::Contains("--kind 'limerick'"));
+  REQUIRE_THROWS_WITH(small_options_with([](O& o) { o.kind = "limerick"; }).validate(),
+                      Catch::Contains("--kind 'limerick'"));
   REQUIRE_THROWS_WITH(small_options_with([](O& o) { o.q_heads = 3; }).validate(), Catch::Contains("--q-heads"));
   REQUIRE_THROWS_WITH(small_options_with([](O& o) { o.head_dim = 63; }).validate(), Catch::Contains("--head-dim"));
   REQUIRE_THROWS_WITH(small_options_with([](O& o) { o.noise_rate = 1.0; }).validate(), Catch::Contains("--noise-rate"));
@@ -163,7 +164,7 @@ TEST_CASE("synth: code traces have regimes of clearly different key variance", "
     for (std::int64_t t = from; t < to; ++t) s += token_variance(k, t);
     return s / static_cast<double>(to - from);
   };
-  const double header = mean_var(16, 150);       // header ends at >= 8% of L = 164
+  const double header = mean_var(16, 150);        // header ends at >= 8% of L = 164
   const double parameters = mean_var(530, 1000);  // parameters: 10-22%+ .. ; body-1 from <= 55%: use body
   const double params_zone = mean_var(215, 450);
   CAPTURE(header, parameters, params_zone);

@@ -53,6 +53,7 @@ TEST_CASE("h5py fixture: every k, v and q value exactly as the script wrote it",
     }
     for (std::int64_t h = 0; h < 2; ++h)
       for (std::int64_t i = 0; i < 2; ++i)
-        for (std::int64_t d = 0; d < 4; ++d) REQUIRE(at(data.q, h, i, d) == static_cast<float>(layer + h + i + d) / 4.0f);
+        for (std::int64_t d = 0; d < 4; ++d)
+          REQUIRE(at(data.q, h, i, d) == static_cast<float>(layer + h + i + d) / 4.0f);
   }
 }

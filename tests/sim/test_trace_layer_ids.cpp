@@ -44,8 +44,9 @@ TEST_CASE("trace layer_ids: wrong length or a negative index is an error naming 
   const std::string path = dir + "/t.h5";
   test::write_tiny_trace(path, test::tiny_meta(DType::f16), DType::f16);  // 2 layers
   overwrite_layer_ids(path, {0, 7, 15});
-  REQUIRE_THROWS_MATCHES(sim::TraceReader(path), InputError,
-                         Catch::Matchers::Message(path + ": attribute 'layer_ids' has 3 entries for 2 layers (num_layers)"));
+  REQUIRE_THROWS_MATCHES(
+      sim::TraceReader(path), InputError,
+      Catch::Matchers::Message(path + ": attribute 'layer_ids' has 3 entries for 2 layers (num_layers)"));
   overwrite_layer_ids(path, {0, -1});
   REQUIRE_THROWS_WITH(sim::TraceReader(path), Catch::Contains("'layer_ids'[1] = -1 is out of range"));
   overwrite_layer_ids(path, {3, 5});

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "dgq/sim/files/hdf5/h5.hpp"
 #include "dgq/errors.hpp"
+#include "dgq/sim/files/hdf5/h5.hpp"
 #include "test_trace_helpers.hpp"
 
 using namespace dgq;

@@ -38,7 +38,7 @@ DGQ_HD float lane_tree_sum8(const float* l) {
 // is 0: a token 87 logits below the chunk's maximum weighs < 2^-125 of it, and 2^n stays normal.
 inline constexpr float kExpFloor = -87.0f;
 inline constexpr float kLog2e = 1.44269504088896341f;
-inline constexpr float kLn2Hi = 0.693359375f;        // exact in 9 bits: n * kLn2Hi is exact
+inline constexpr float kLn2Hi = 0.693359375f;  // exact in 9 bits: n * kLn2Hi is exact
 inline constexpr float kLn2Lo = -2.12194440e-4f;
 // Coefficient i of the polynomial, highest degree first. A function rather than a namespace-scope
 // array: CUDA device code cannot read a host array.

@@ -98,9 +98,9 @@ class CausalCache {
   const Scheme* form_ = nullptr;
   TensorRole role_;
   std::int64_t channels_ = 0, tokens_ = 0, final_ = 0;
-  DType input_dtype_;  // of the appended rows
-  DType dtype_;        // the rows as held (rule C9)
-  std::vector<std::uint8_t> raw_;  // every appended row, row dtype
+  DType input_dtype_;                // of the appended rows
+  DType dtype_;                      // the rows as held (rule C9)
+  std::vector<std::uint8_t> raw_;    // every appended row, row dtype
   std::vector<float> final_values_;  // [final_][channels]
   std::uint64_t final_bytes_ = 0;
 };

@@ -18,18 +18,18 @@ enum class Markers : std::uint8_t { table, bitmap, inband };
 // complete, without seeing later blocks; docs/spec.md, "Causal caches").
 enum class Boundaries : std::uint8_t { adaptive, online };
 
-std::string_view granularity_name(Granularity g);  // "segment", "segment-channel"
-std::string_view markers_name(Markers m);          // "table", "bitmap", "inband"
+std::string_view granularity_name(Granularity g);   // "segment", "segment-channel"
+std::string_view markers_name(Markers m);           // "table", "bitmap", "inband"
 Granularity parse_granularity(std::string_view s);  // throws ParameterError
 Markers parse_markers(std::string_view s);          // throws ParameterError
 std::string_view boundaries_name(Boundaries b);     // "adaptive", "online"
 Boundaries parse_boundaries(std::string_view s);    // throws ParameterError
 
 struct DgqV1Params {
-  int win = 16;                // tokens per block, [1, 65536]
-  float group_ratio = 0.75f;   // (0, 1]
-  float min_var = 0.05f;       // >= 0, finite
-  int max_groups = 5;          // [1, 8]
+  int win = 16;               // tokens per block, [1, 65536]
+  float group_ratio = 0.75f;  // (0, 1]
+  float min_var = 0.05f;      // >= 0, finite
+  int max_groups = 5;         // [1, 8]
   Granularity granularity = Granularity::segment;
   Markers markers = Markers::table;
   Boundaries boundaries = Boundaries::adaptive;
@@ -50,7 +50,7 @@ struct DgqV1Encoded {
   std::int64_t channels = 0;
   DType dtype = DType::f16;  // input dtype; decode rounds to it
   DgqV1Params params;
-  int segments = 0;                   // number of segments (0 iff tokens == 0)
+  int segments = 0;                       // number of segments (0 iff tokens == 0)
   std::vector<std::uint32_t> boundaries;  // interior edges, increasing (table mode; empty otherwise)
   std::vector<std::uint8_t> bitmap;       // ceil(tokens/8) bytes, bit t%8 of byte t/8 = segment(t) mod 2 (bitmap mode)
   std::vector<float> lo, hi;              // ranges

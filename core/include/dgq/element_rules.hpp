@@ -43,8 +43,8 @@ DGQ_HD std::uint16_t float_to_half(float f) {
   const std::uint32_t ax = x & 0x7fffffffu;
   if (ax >= 0x7f800000u) return sign | (ax > 0x7f800000u ? 0x7e00u : 0x7c00u);
   if (ax >= 0x477ff000u) return sign | 0x7c00u;  // >= 65520 rounds to infinity
-  if (ax < 0x38800000u) {                         // below 2^-14: half subnormal or zero
-    if (ax <= 0x33000000u) return sign;           // <= 2^-25 rounds to zero (tie to even)
+  if (ax < 0x38800000u) {                        // below 2^-14: half subnormal or zero
+    if (ax <= 0x33000000u) return sign;          // <= 2^-25 rounds to zero (tie to even)
     const std::uint32_t mant = (ax & 0x7fffffu) | 0x800000u;
     const std::uint32_t shift = 126u - (ax >> 23);
     std::uint32_t r = mant >> shift;
@@ -68,7 +68,7 @@ DGQ_HD std::uint16_t float_to_bf16(float f) {
 }
 
 // ---- Rule 1: the canonical sums' accumulate steps --------------------------------------
-inline constexpr int kCanonicalLanes = 32;                 // accumulator d mod 32
+inline constexpr int kCanonicalLanes = 32;                  // accumulator d mod 32
 inline constexpr int kCanonicalTree[5] = {16, 8, 4, 2, 1};  // acc[j] += acc[j+s], j < s
 
 DGQ_HD float sum_step(float acc, float x) { return acc + x; }

@@ -27,9 +27,12 @@ inline constexpr int kBlockValues = 32;
 // The code width of a uniform or codebook format, 0 for the others.
 DGQ_HD int uniform_bits(StoredFormat f) {
   switch (f) {
-    case StoredFormat::uniform2: case StoredFormat::codebook2: return 2;
-    case StoredFormat::uniform3: case StoredFormat::codebook3: return 3;
-    case StoredFormat::uniform4: case StoredFormat::codebook4: return 4;
+    case StoredFormat::uniform2:
+    case StoredFormat::codebook2: return 2;
+    case StoredFormat::uniform3:
+    case StoredFormat::codebook3: return 3;
+    case StoredFormat::uniform4:
+    case StoredFormat::codebook4: return 4;
     case StoredFormat::uniform8: return 8;
     default: return 0;
   }
@@ -84,10 +87,22 @@ DGQ_HD float block_scale(const std::uint8_t* block) {
 // device-side array.
 DGQ_HD float iq4_nl_grid(int index) {
   switch (index) {
-    case 0: return -127; case 1: return -104; case 2: return -83; case 3: return -65;
-    case 4: return -49;  case 5: return -35;  case 6: return -22; case 7: return -10;
-    case 8: return 1;    case 9: return 13;   case 10: return 25; case 11: return 38;
-    case 12: return 53;  case 13: return 69;  case 14: return 89; default: return 113;
+    case 0: return -127;
+    case 1: return -104;
+    case 2: return -83;
+    case 3: return -65;
+    case 4: return -49;
+    case 5: return -35;
+    case 6: return -22;
+    case 7: return -10;
+    case 8: return 1;
+    case 9: return 13;
+    case 10: return 25;
+    case 11: return 38;
+    case 12: return 53;
+    case 13: return 69;
+    case 14: return 89;
+    default: return 113;
   }
 }
 

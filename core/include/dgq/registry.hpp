@@ -77,7 +77,7 @@ class SchemeArgs {
 };
 
 struct SchemeFamily {
-  std::string_view name;   // "dgq", "q8_0", ...
+  std::string_view name;  // "dgq", "q8_0", ...
   Device device = Device::cpu;
   // Where the family is listed (help, `dgq memory`, `dgq schemes`, docs): lower first. The
   // built-in families use 10, 20, ..., 90; a new family takes the next free multiple of 10.
@@ -145,7 +145,7 @@ struct SchemeModifier {
   // are kept unrotated). Equal orders keep registration order.
   int order = 0;
 };
-bool register_scheme_modifier(const SchemeModifier& m);  // aborts at start-up on a key given twice
+bool register_scheme_modifier(const SchemeModifier& m);     // aborts at start-up on a key given twice
 const std::vector<SchemeModifier>& scheme_modifier_list();  // by order, innermost first
 // spec with ",key=value" appended (":key=value" when spec has no parameters).
 std::string spec_with_key(std::string_view spec, std::string_view key, std::string_view value);

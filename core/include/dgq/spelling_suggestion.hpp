@@ -12,10 +12,10 @@ namespace dgq {
 // suggesting. Case and '-' versus '_' are ignored (Q8_0 -> q8_0, fp8_e4m3 -> fp8-e4m3): those
 // are the slips users make and the registry's names mix both separators. Otherwise the nearest
 // candidate by edit distance (a transposition counts once) within a third of the typed
-// length (rounded to nearest), and short of rewriting all of it, wins; failing that, a candidate that begins with what was typed, or that what was
-// typed begins with (fp8 -> fp8-e4m3, group -> group_ratio), since an abbreviation is far in
-// edits from the full name. Ties go to the earlier candidate, so the caller's order (the
-// registry's listing order) decides.
+// length (rounded to nearest), and short of rewriting all of it, wins; failing that, a candidate that begins with what
+// was typed, or that what was typed begins with (fp8 -> fp8-e4m3, group -> group_ratio), since an abbreviation is far
+// in edits from the full name. Ties go to the earlier candidate, so the caller's order (the registry's listing order)
+// decides.
 std::string closest_spelling(std::string_view typed, const std::vector<std::string>& candidates);
 
 // The edit distance of closest_spelling (optimal string alignment: insertions, deletions,

@@ -10,7 +10,17 @@
 namespace dgq {
 
 enum class StoredFormat : std::uint8_t {
-  q8_0, q4_0, iq4_nl, dgq, uniform2, uniform3, uniform4, uniform8, codebook2, codebook3, codebook4
+  q8_0,
+  q4_0,
+  iq4_nl,
+  dgq,
+  uniform2,
+  uniform3,
+  uniform4,
+  uniform8,
+  codebook2,
+  codebook3,
+  codebook4
 };
 
 }  // namespace dgq

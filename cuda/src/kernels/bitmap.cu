@@ -1,8 +1,8 @@
 // Rule 8, bitmap mode: bit t%8 of byte t/8 is segment(t) mod 2; bits past the last token are 0.
 // One thread per (unit, byte); 1/8 byte written per token.
+#include "../cuda_check.hpp"
 #include "device_common.cuh"
 #include "kernels.hpp"
-#include "../cuda_check.hpp"
 
 namespace dgq::cuda::detail {
 namespace {
@@ -27,8 +27,8 @@ __global__ void bitmap_kernel(std::int64_t units, std::int64_t tokens, const std
 
 }  // namespace
 
-void launch_bitmap(const DeviceShape& shape, const std::uint32_t* edges, const int* segments,
-                   std::uint8_t* bitmap, cudaStream_t stream) {
+void launch_bitmap(const DeviceShape& shape, const std::uint32_t* edges, const int* segments, std::uint8_t* bitmap,
+                   cudaStream_t stream) {
   const std::int64_t items = shape.units * ((shape.tokens + 7) / 8);
   if (items == 0) return;
   bitmap_kernel<<<grid_for(items, 256), 256, 0, stream>>>(shape.units, shape.tokens, edges, segments, bitmap);

@@ -2,9 +2,9 @@
 // spec's sequential fp32 sum in increasing t divided by n_b, so a thread walks its block in
 // order; the same thread folds the tokens' min/max into block min/max for rule 6.
 // Traffic: 12 bytes per token read, 12 bytes per block written (tiny next to the tensor).
+#include "../cuda_check.hpp"
 #include "device_common.cuh"
 #include "kernels.hpp"
-#include "../cuda_check.hpp"
 
 namespace dgq::cuda::detail {
 namespace {
@@ -12,9 +12,9 @@ namespace {
 constexpr int kThreads = 256;
 
 __global__ void block_stats_kernel(const float* __restrict__ var, const float* __restrict__ tmin,
-                                   const float* __restrict__ tmax, std::int64_t units, std::int64_t tokens,
-                                   int win, std::int64_t blocks, float* __restrict__ bmean,
-                                   float* __restrict__ bmin, float* __restrict__ bmax) {
+                                   const float* __restrict__ tmax, std::int64_t units, std::int64_t tokens, int win,
+                                   std::int64_t blocks, float* __restrict__ bmean, float* __restrict__ bmin,
+                                   float* __restrict__ bmax) {
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= units * blocks) return;
   const std::int64_t unit = i / blocks;
@@ -35,8 +35,8 @@ __global__ void block_stats_kernel(const float* __restrict__ var, const float* _
 
 }  // namespace
 
-void launch_block_stats(const float* var, const float* tmin, const float* tmax, const DeviceShape& shape,
-                        int win, float* bmean, float* bmin, float* bmax, cudaStream_t stream) {
+void launch_block_stats(const float* var, const float* tmin, const float* tmax, const DeviceShape& shape, int win,
+                        float* bmean, float* bmin, float* bmax, cudaStream_t stream) {
   const std::int64_t blocks = (shape.tokens + win - 1) / win;
   const std::int64_t items = shape.units * blocks;
   if (items == 0) return;

@@ -6,9 +6,9 @@
 // canonical_zero and computes inv.
 #include <cuda_runtime_api.h>
 
+#include "../cuda_check.hpp"
 #include "device_common.cuh"
 #include "kernels.hpp"
-#include "../cuda_check.hpp"
 
 namespace dgq::cuda::detail {
 namespace {
@@ -51,8 +51,8 @@ __global__ void channel_ranges_kernel(const typename Storage<T>::type* __restric
   flush(s);
 }
 
-__global__ void finalize_ranges_kernel(std::int64_t units, int channels, const int* __restrict__ segments,
-                                       float* lo, float* hi, float* inv, unsigned long long* status) {
+__global__ void finalize_ranges_kernel(std::int64_t units, int channels, const int* __restrict__ segments, float* lo,
+                                       float* hi, float* inv, unsigned long long* status) {
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= units * kMaxSegments * channels) return;
   const std::int64_t unit = i / (kMaxSegments * channels);
@@ -67,20 +67,19 @@ __global__ void finalize_ranges_kernel(std::int64_t units, int channels, const i
 }
 
 template <DType T>
-void launch_typed(const void* x, const DeviceShape& shape, const std::uint32_t* edges, const int* segments,
-                  float* lo, float* hi, cudaStream_t stream) {
+void launch_typed(const void* x, const DeviceShape& shape, const std::uint32_t* edges, const int* segments, float* lo,
+                  float* hi, cudaStream_t stream) {
   const dim3 grid(grid_for(shape.tokens, kChunkTokens), static_cast<unsigned>(shape.units));
   channel_ranges_kernel<T><<<grid, kThreads, 0, stream>>>(
-      static_cast<const typename Storage<T>::type*>(x), shape.tokens, static_cast<int>(shape.channels), edges,
-      segments, reinterpret_cast<std::uint32_t*>(lo), reinterpret_cast<std::uint32_t*>(hi));
+      static_cast<const typename Storage<T>::type*>(x), shape.tokens, static_cast<int>(shape.channels), edges, segments,
+      reinterpret_cast<std::uint32_t*>(lo), reinterpret_cast<std::uint32_t*>(hi));
   check_launch("channel_ranges_kernel");
 }
 
 }  // namespace
 
-void launch_channel_ranges(const void* x, const DeviceShape& shape, const std::uint32_t* edges,
-                           const int* segments, float* lo, float* hi, float* inv, unsigned long long* status,
-                           cudaStream_t stream) {
+void launch_channel_ranges(const void* x, const DeviceShape& shape, const std::uint32_t* edges, const int* segments,
+                           float* lo, float* hi, float* inv, unsigned long long* status, cudaStream_t stream) {
   if (shape.elements() == 0) return;
   const std::size_t bytes = static_cast<std::size_t>(shape.units * kMaxSegments * shape.channels) * sizeof(float);
   check_cuda(cudaMemsetAsync(lo, 0xff, bytes, stream), "cudaMemsetAsync(lo keys)");  // min identity

@@ -9,8 +9,8 @@
 
 #include "../cuda_check.hpp"
 #include "dgq/attention_rules.hpp"
-#include "dgq/element_rules.hpp"
 #include "dgq/cuda/decode_attention.hpp"
+#include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
 
 namespace dgq::cuda {
@@ -36,8 +36,8 @@ struct TokenRanges {
 };
 
 // lo, scale: the token's range row (channels values, 1 or head_dim); unused for block formats.
-__device__ void dequantize_row(const Plan& p, StoredFormat f, const std::uint8_t* row, const float* lo, const float* scale,
-                               int channels, float* x) {
+__device__ void dequantize_row(const Plan& p, StoredFormat f, const std::uint8_t* row, const float* lo,
+                               const float* scale, int channels, float* x) {
   if (f == StoredFormat::dgq) {
     for (int d = 0; d < p.head_dim; ++d) {
       const int c = channels == 1 ? 0 : d;
@@ -53,7 +53,8 @@ __device__ void dequantize_row(const Plan& p, StoredFormat f, const std::uint8_t
     return;
   }
   const int bytes = kb::block_bytes(f);
-  for (int d = 0; d < p.head_dim; ++d) x[d] = kb::block_value(f, row + (d / kb::kBlockValues) * bytes, d % kb::kBlockValues);
+  for (int d = 0; d < p.head_dim; ++d)
+    x[d] = kb::block_value(f, row + (d / kb::kBlockValues) * bytes, d % kb::kBlockValues);
 }
 
 __device__ float dot(const float* q, const float* k, int head_dim) {
@@ -81,8 +82,12 @@ __global__ void chunk_kernel(Plan p, const std::uint8_t* const* k, const std::ui
   const float* qh = q + (static_cast<std::int64_t>(kv_head) * p.group + member) * D;
   float x[kMaxHeadDim], scores[ar::kChunkTokens];
   const std::int64_t at = static_cast<std::int64_t>(kv_head) * p.tokens + first;  // TokenRanges' token index of token 0
-  const auto k_range = [&](const float* base, std::int64_t t) { return base ? base + (at + t) * p.k_channels : nullptr; };
-  const auto v_range = [&](const float* base, std::int64_t t) { return base ? base + (at + t) * p.v_channels : nullptr; };
+  const auto k_range = [&](const float* base, std::int64_t t) {
+    return base ? base + (at + t) * p.k_channels : nullptr;
+  };
+  const auto v_range = [&](const float* base, std::int64_t t) {
+    return base ? base + (at + t) * p.v_channels : nullptr;
+  };
   for (std::int64_t t = 0; t < tokens; ++t) {
     dequantize_row(p, p.k_format, k[kv_head] + (first + t) * p.k_row_bytes, k_range(r.k_lo, t), k_range(r.k_scale, t),
                    p.k_channels, x);
@@ -134,7 +139,9 @@ struct Device {
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
   template <typename T>
-  T* as() const { return static_cast<T*>(ptr); }
+  T* as() const {
+    return static_cast<T*>(ptr);
+  }
 };
 
 void check_input(const DecodeAttentionInput& in) {
@@ -161,9 +168,9 @@ void check_input(const DecodeAttentionInput& in) {
     for (const DgqSegments& s : *heads) {
       const std::size_t n = s.edges.size() < 2 ? 0 : s.edges.size() - 1;
       const auto per = static_cast<std::size_t>(s.channels);
-      if (n == 0 || (s.channels != 1 && s.channels != in.head_dim) || s.lo.size() != n * per || s.scale.size() != n * per ||
-          s.edges.front() != 0 || s.edges.back() != static_cast<std::uint32_t>(in.tokens) ||
-          s.channels != (*heads)[0].channels)
+      if (n == 0 || (s.channels != 1 && s.channels != in.head_dim) || s.lo.size() != n * per ||
+          s.scale.size() != n * per || s.edges.front() != 0 ||
+          s.edges.back() != static_cast<std::uint32_t>(in.tokens) || s.channels != (*heads)[0].channels)
         fail("a head's segments do not cover its " + std::to_string(in.tokens) + " tokens and " +
              std::to_string(in.head_dim) + " channels (or the heads of a role differ in channels)");
       for (std::size_t i = 0; i < n; ++i)
@@ -194,7 +201,8 @@ void expand_token_ranges(const std::vector<DgqSegments>& heads, std::vector<floa
     const auto per = static_cast<std::size_t>(s.channels);
     for (std::size_t i = 0; i + 1 < s.edges.size(); ++i) {
       for (std::uint32_t t = s.edges[i]; t < s.edges[i + 1]; ++t) {
-        lo.insert(lo.end(), s.lo.begin() + static_cast<std::ptrdiff_t>(i * per), s.lo.begin() + static_cast<std::ptrdiff_t>((i + 1) * per));
+        lo.insert(lo.end(), s.lo.begin() + static_cast<std::ptrdiff_t>(i * per),
+                  s.lo.begin() + static_cast<std::ptrdiff_t>((i + 1) * per));
         scale.insert(scale.end(), s.scale.begin() + static_cast<std::ptrdiff_t>(i * per),
                      s.scale.begin() + static_cast<std::ptrdiff_t>((i + 1) * per));
       }
@@ -241,7 +249,8 @@ void decode_attention(const DecodeAttentionInput& in, float* out) {
   check_cuda(cudaMemcpy(pointers.ptr, device_rows.data(), device_rows.size() * sizeof(void*), cudaMemcpyHostToDevice),
              "cudaMemcpy row pointers");
   std::vector<float> query(in.q, in.q + q_floats);
-  if (in.k_rotated) hadamard_rotate_rows(query.data(), heads * p.group, p.head_dim, rules::hadamard_block(p.head_dim, true));
+  if (in.k_rotated)
+    hadamard_rotate_rows(query.data(), heads * p.group, p.head_dim, rules::hadamard_block(p.head_dim, true));
   check_cuda(cudaMemcpy(q.ptr, query.data(), q_floats * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy q");
   // Formats with ranges: four [kv_head][token][channels] arrays (K lo, K scale, V lo, V scale).
   std::vector<float> ranges;

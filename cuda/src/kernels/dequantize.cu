@@ -2,10 +2,10 @@
 // decodes as 126 / -127): a thread
 // takes 16 codes with one 16-byte load and writes 16 values rounded to the dtype with 16-byte
 // stores (2 for fp16/bf16, 4 for fp32). One read of the codes, one write of the output.
+#include "../cuda_check.hpp"
 #include "device_common.cuh"
 #include "element_walk.cuh"
 #include "kernels.hpp"
-#include "../cuda_check.hpp"
 
 namespace dgq::cuda::detail {
 namespace {
@@ -90,8 +90,8 @@ __global__ void dequantize_kernel(const std::int8_t* __restrict__ codes, Element
 }
 
 template <DType T>
-void launch_typed(const std::int8_t* codes, const ElementWalkArgs& a, const std::uint32_t* edges,
-                  const int* segments, const float* lo, const float* scale, void* out, cudaStream_t stream) {
+void launch_typed(const std::int8_t* codes, const ElementWalkArgs& a, const std::uint32_t* edges, const int* segments,
+                  const float* lo, const float* scale, void* out, cudaStream_t stream) {
   dequantize_kernel<T><<<grid_for((a.elements + 15) / 16, kThreads), kThreads, 0, stream>>>(
       codes, a, edges, segments, lo, scale, static_cast<typename Storage<T>::type*>(out));
   check_launch("dequantize_kernel");

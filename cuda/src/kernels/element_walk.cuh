@@ -44,8 +44,7 @@ struct ElementWalk {
   int channel, segment, segments;
   const std::uint32_t* edges;
 
-  __device__ ElementWalk(std::int64_t first, std::int64_t tokens_, int channels_, const std::uint32_t* e,
-                         const int* s)
+  __device__ ElementWalk(std::int64_t first, std::int64_t tokens_, int channels_, const std::uint32_t* e, const int* s)
       : tokens(tokens_), channels(channels_), all_edges(e), all_segments(s) {
     const std::int64_t per_unit = tokens * channels;
     unit = first / per_unit;

@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "dgq/dgq_v1_params.hpp"
 #include "dgq/cuda/dgq_cuda.hpp"
+#include "dgq/dgq_v1_params.hpp"
 
 namespace dgq::cuda::detail {
 
@@ -24,32 +24,31 @@ inline constexpr int kStatusRangeOverflow = 1;
 inline constexpr int kStatusWords = 2;
 
 // Per-token statistics, one warp per token (rule 1 plus min/max): var[t] = max(var_t, min_var).
-void launch_token_stats(const void* x, const DeviceShape& shape, float min_var, float* var, float* tmin,
-                        float* tmax, unsigned long long* status, cudaStream_t stream);
+void launch_token_stats(const void* x, const DeviceShape& shape, float min_var, float* var, float* tmin, float* tmax,
+                        unsigned long long* status, cudaStream_t stream);
 
 // Per-block mean of var (rule 2, sequential sum) and block min/max, one thread per block.
-void launch_block_stats(const float* var, const float* tmin, const float* tmax, const DeviceShape& shape,
-                        int win, float* bmean, float* bmin, float* bmax, cudaStream_t stream);
+void launch_block_stats(const float* var, const float* tmin, const float* tmax, const DeviceShape& shape, int win,
+                        float* bmean, float* bmin, float* bmax, cudaStream_t stream);
 
 // Rules 3-5 per unit (one thread block per unit): edges[u][0..segments] and segments[u];
 // with granularity=segment also the ranges (rule 6) and inv (rule 7).
 void launch_select_segments(const float* bmean, const float* bmin, const float* bmax, const DeviceShape& shape,
-                            const DgqV1Params& p, std::uint32_t* edges, int* segments, float* lo, float* hi,
-                            float* inv, unsigned long long* status, cudaStream_t stream);
+                            const DgqV1Params& p, std::uint32_t* edges, int* segments, float* lo, float* hi, float* inv,
+                            unsigned long long* status, cudaStream_t stream);
 
 // granularity=segment-channel: per segment and channel min/max from the tensor (rule 6).
-void launch_channel_ranges(const void* x, const DeviceShape& shape, const std::uint32_t* edges,
-                           const int* segments, float* lo, float* hi, float* inv, unsigned long long* status,
-                           cudaStream_t stream);
+void launch_channel_ranges(const void* x, const DeviceShape& shape, const std::uint32_t* edges, const int* segments,
+                           float* lo, float* hi, float* inv, unsigned long long* status, cudaStream_t stream);
 
 // Rule 7 codes with in-band markers (rule 8) when asked; 16-byte loads and stores.
 void launch_quantize(const void* x, const DeviceShape& shape, const std::uint32_t* edges, const int* segments,
-                     const float* lo, const float* inv, std::int64_t range_channels, bool inband,
-                     std::int8_t* codes, cudaStream_t stream);
+                     const float* lo, const float* inv, std::int64_t range_channels, bool inband, std::int8_t* codes,
+                     cudaStream_t stream);
 
 // Rule 8 bitmap: bit t%8 of byte t/8 = segment(t) mod 2.
-void launch_bitmap(const DeviceShape& shape, const std::uint32_t* edges, const int* segments,
-                   std::uint8_t* bitmap, cudaStream_t stream);
+void launch_bitmap(const DeviceShape& shape, const std::uint32_t* edges, const int* segments, std::uint8_t* bitmap,
+                   cudaStream_t stream);
 
 // Decoder side: edges from the stored parts. counts/status in decode_status:
 //   [u] = marker count per unit (int), then one unsigned long long error word (first bad unit).

@@ -3,10 +3,10 @@
 // one 16-byte store of codes. Chunks start at multiples of 16 elements, so with 16-byte aligned
 // base pointers every vector access is aligned whatever D is; the ragged tail and unaligned
 // bases take the scalar path. This is the tensor's second read and only write.
+#include "../cuda_check.hpp"
 #include "device_common.cuh"
 #include "element_walk.cuh"
 #include "kernels.hpp"
-#include "../cuda_check.hpp"
 
 namespace dgq::cuda::detail {
 namespace {
@@ -16,8 +16,8 @@ constexpr int kThreads = 256;
 // The fast form: one position per chunk, the range read once per segment (or 16 consecutive
 // per-channel ranges). The element rule is the same rules::quantize_code.
 template <class S, DType T>
-__device__ __forceinline__ void quantize_row_chunk(const S* __restrict__ x, const ElementWalkArgs& a, std::int64_t chunk,
-                                                   const std::uint32_t* __restrict__ edges,
+__device__ __forceinline__ void quantize_row_chunk(const S* __restrict__ x, const ElementWalkArgs& a,
+                                                   std::int64_t chunk, const std::uint32_t* __restrict__ edges,
                                                    const int* __restrict__ segments, const float* __restrict__ lo,
                                                    const float* __restrict__ inv, std::int8_t* __restrict__ codes) {
   const std::int64_t first = chunk * 16;
@@ -97,8 +97,8 @@ void launch_typed(const void* x, const ElementWalkArgs& a, const std::uint32_t* 
 }  // namespace
 
 void launch_quantize(const void* x, const DeviceShape& shape, const std::uint32_t* edges, const int* segments,
-                     const float* lo, const float* inv, std::int64_t range_channels, bool inband,
-                     std::int8_t* codes, cudaStream_t stream) {
+                     const float* lo, const float* inv, std::int64_t range_channels, bool inband, std::int8_t* codes,
+                     cudaStream_t stream) {
   const ElementWalkArgs a = element_walk_args(shape, range_channels, inband, x, codes);
   if (a.elements == 0) return;
   switch (shape.dtype) {

@@ -4,9 +4,9 @@
 // appends its edge with an atomic counter (at most kMaxSegments - 1 per unit are kept); a
 // thread per unit then sorts them (the append order is not deterministic, the sorted set is)
 // and checks the count against the stored segment count.
+#include "../cuda_check.hpp"
 #include "device_common.cuh"
 #include "kernels.hpp"
-#include "../cuda_check.hpp"
 
 namespace dgq::cuda::detail {
 namespace {
@@ -17,9 +17,8 @@ constexpr int kMaxInterior = kMaxSegments - 1;
 __device__ bool bitmap_bit(const std::uint8_t* bitmap, std::int64_t t) { return (bitmap[t / 8] >> (t % 8)) & 1u; }
 
 __global__ void find_marked_edges_kernel(Markers markers, std::int64_t units, std::int64_t tokens, int channels,
-                                         const std::int8_t* __restrict__ codes,
-                                         const std::uint8_t* __restrict__ bitmap, std::uint32_t* edges,
-                                         int* counts) {
+                                         const std::int8_t* __restrict__ codes, const std::uint8_t* __restrict__ bitmap,
+                                         std::uint32_t* edges, int* counts) {
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= units * tokens) return;
   const std::int64_t unit = i / tokens;
@@ -39,8 +38,7 @@ __global__ void find_marked_edges_kernel(Markers markers, std::int64_t units, st
 
 __global__ void finish_edges_kernel(Markers markers, std::int64_t units, std::int64_t tokens,
                                     const std::uint32_t* __restrict__ stored_edges, const int* __restrict__ segments,
-                                    std::uint32_t* edges, const int* __restrict__ counts,
-                                    unsigned long long* error) {
+                                    std::uint32_t* edges, const int* __restrict__ counts, unsigned long long* error) {
   const std::int64_t unit = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (unit >= units) return;
   std::uint32_t* e = edges + unit * (kMaxSegments + 1);

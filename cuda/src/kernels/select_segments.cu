@@ -5,9 +5,9 @@
 // candidate is the smallest key above the (k-1)-th. Each round is one block-wide min.
 // With granularity=segment the same block then reduces the block min/max of each segment
 // into its range (rule 6) and the quantizer's inverse step (rule 7).
+#include "../cuda_check.hpp"
 #include "device_common.cuh"
 #include "kernels.hpp"
-#include "../cuda_check.hpp"
 
 namespace dgq::cuda::detail {
 namespace {
@@ -43,8 +43,7 @@ __device__ float block_reduce(float v, bool take_min, float* scratch) {
   return r;
 }
 
-__device__ int select_edges(const float* mean, const SelectArgs& a, std::uint32_t* edges,
-                            unsigned long long* scratch) {
+__device__ int select_edges(const float* mean, const SelectArgs& a, std::uint32_t* edges, unsigned long long* scratch) {
   __shared__ std::uint32_t accepted[kMaxSegments];
   int count = 0;
   unsigned long long previous = 0;  // keys are >= 1 since b >= 1
@@ -53,8 +52,8 @@ __device__ int select_edges(const float* mean, const SelectArgs& a, std::uint32_
     for (std::int64_t b = 1 + threadIdx.x; b < a.blocks; b += kThreads) {
       const float r = rules::block_ratio(mean[b - 1], mean[b]);
       if (!(r < a.group_ratio)) continue;
-      const unsigned long long key = (static_cast<unsigned long long>(__float_as_uint(r)) << 32) |
-                                     static_cast<unsigned long long>(b);
+      const unsigned long long key =
+          (static_cast<unsigned long long>(__float_as_uint(r)) << 32) | static_cast<unsigned long long>(b);
       if (key > previous && key < local) local = key;
     }
     const unsigned long long best = block_min_u64(local, scratch);
@@ -79,8 +78,7 @@ __device__ int select_edges(const float* mean, const SelectArgs& a, std::uint32_
 
 __global__ void select_segments_kernel(const float* __restrict__ bmean, const float* __restrict__ bmin,
                                        const float* __restrict__ bmax, SelectArgs a, std::uint32_t* edges,
-                                       int* segments, float* lo, float* hi, float* inv,
-                                       unsigned long long* status) {
+                                       int* segments, float* lo, float* hi, float* inv, unsigned long long* status) {
   __shared__ unsigned long long key_scratch[kWarps];
   __shared__ float value_scratch[kWarps];
   const std::int64_t unit = blockIdx.x;
@@ -111,8 +109,8 @@ __global__ void select_segments_kernel(const float* __restrict__ bmean, const fl
 }  // namespace
 
 void launch_select_segments(const float* bmean, const float* bmin, const float* bmax, const DeviceShape& shape,
-                            const DgqV1Params& p, std::uint32_t* edges, int* segments, float* lo, float* hi,
-                            float* inv, unsigned long long* status, cudaStream_t stream) {
+                            const DgqV1Params& p, std::uint32_t* edges, int* segments, float* lo, float* hi, float* inv,
+                            unsigned long long* status, cudaStream_t stream) {
   if (shape.units == 0 || shape.tokens == 0) return;
   SelectArgs a{};
   a.tokens = shape.tokens;
@@ -122,7 +120,7 @@ void launch_select_segments(const float* bmean, const float* bmin, const float* 
   a.group_ratio = p.group_ratio;
   a.segment_ranges = p.granularity == Granularity::segment;
   select_segments_kernel<<<static_cast<unsigned>(shape.units), kThreads, 0, stream>>>(bmean, bmin, bmax, a, edges,
-                                                                                    segments, lo, hi, inv, status);
+                                                                                      segments, lo, hi, inv, status);
   check_launch("select_segments_kernel");
 }
 

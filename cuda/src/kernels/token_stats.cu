@@ -3,9 +3,9 @@
 // the canonical sum. The __shfl_down_sync tree with offsets 16, 8, 4, 2, 1 then performs
 // acc[j] += acc[j+s] for j < s, leaving the canonical sum in lane 0. The same registers give
 // the second (centred) sum, the token's min/max and the NaN/Inf check: one read of the tensor.
+#include "../cuda_check.hpp"
 #include "device_common.cuh"
 #include "kernels.hpp"
-#include "../cuda_check.hpp"
 
 namespace dgq::cuda::detail {
 namespace {
@@ -94,15 +94,18 @@ void launch_typed(const void* x, std::int64_t tokens_total, int channels, float 
 
 }  // namespace
 
-void launch_token_stats(const void* x, const DeviceShape& shape, float min_var, float* var, float* tmin,
-                        float* tmax, unsigned long long* status, cudaStream_t stream) {
+void launch_token_stats(const void* x, const DeviceShape& shape, float min_var, float* var, float* tmin, float* tmax,
+                        unsigned long long* status, cudaStream_t stream) {
   const std::int64_t tokens_total = shape.units * shape.tokens;
   if (tokens_total == 0) return;
   const int channels = static_cast<int>(shape.channels);
   switch (shape.dtype) {
-    case DType::f16: return launch_typed<DType::f16>(x, tokens_total, channels, min_var, var, tmin, tmax, status, stream);
-    case DType::bf16: return launch_typed<DType::bf16>(x, tokens_total, channels, min_var, var, tmin, tmax, status, stream);
-    case DType::f32: return launch_typed<DType::f32>(x, tokens_total, channels, min_var, var, tmin, tmax, status, stream);
+    case DType::f16:
+      return launch_typed<DType::f16>(x, tokens_total, channels, min_var, var, tmin, tmax, status, stream);
+    case DType::bf16:
+      return launch_typed<DType::bf16>(x, tokens_total, channels, min_var, var, tmin, tmax, status, stream);
+    case DType::f32:
+      return launch_typed<DType::f32>(x, tokens_total, channels, min_var, var, tmin, tmax, status, stream);
   }
 }
 

@@ -14,10 +14,10 @@ namespace dgq {
 // Intermediate results, exposed so each rule can be tested on its own (and compared with
 // the CUDA kernels stage by stage).
 struct DgqAnalysis {
-  std::vector<float> token_var;    // rule 1: v_t = max(var_t, min_var), tokens entries
-  std::vector<float> block_mean;   // rule 2: one per block of win tokens
-  std::vector<float> block_ratio;  // rule 3: r_b for b = 1..blocks-1 at index b-1
-  int budget = 0;                  // rule 4
+  std::vector<float> token_var;      // rule 1: v_t = max(var_t, min_var), tokens entries
+  std::vector<float> block_mean;     // rule 2: one per block of win tokens
+  std::vector<float> block_ratio;    // rule 3: r_b for b = 1..blocks-1 at index b-1
+  int budget = 0;                    // rule 4
   std::vector<std::uint32_t> edges;  // rule 5 (rule C3 with boundaries=online): accepted interior edges, increasing
 };
 

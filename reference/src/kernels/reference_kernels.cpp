@@ -43,7 +43,8 @@ bool widen_extremes(const void* src, DType dt, std::int64_t n, std::int64_t grou
     finite = finite && std::isfinite(row[d]);
   }
   if (!finite) return false;
-  for (std::int64_t first = 0; first < n; first += group, ++ext) *ext = min_max_extremes(row + first, std::min(group, n - first));
+  for (std::int64_t first = 0; first < n; first += group, ++ext)
+    *ext = min_max_extremes(row + first, std::min(group, n - first));
   return true;
 }
 

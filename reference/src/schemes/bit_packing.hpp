@@ -35,7 +35,8 @@ class BitPacker {
     } else if (bits_ == 2 && first % 4 == 0) {
       std::uint8_t* out = out_.data() + base_ + first / 4;
       for (; j + 4 <= count; j += 4) {
-        out[j / 4] |= static_cast<std::uint8_t>(codes[j] | (codes[j + 1] << 2) | (codes[j + 2] << 4) | (codes[j + 3] << 6));
+        out[j / 4] |=
+            static_cast<std::uint8_t>(codes[j] | (codes[j + 1] << 2) | (codes[j + 2] << 4) | (codes[j + 3] << 6));
       }
     }
     for (; j < count; ++j) put(first + j, codes[j]);

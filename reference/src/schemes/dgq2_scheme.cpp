@@ -24,20 +24,20 @@
 #include "dgq/causal.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
-#include "dgq/kernels/online_segments.hpp"
-#include "dgq/registry.hpp"
-#include "schemes/kernel_families.hpp"
-#include "dgq/rotation.hpp"
 #include "dgq/kernels/cpu_kernels.hpp"
+#include "dgq/kernels/online_segments.hpp"
+#include "dgq/kernels/uniform_codes.hpp"
+#include "dgq/registry.hpp"
+#include "dgq/rotation.hpp"
 #include "dgq/schemes/dgq2/layout.hpp"
-#include "dgq/schemes/dgq2/range_where.hpp"
 #include "dgq/schemes/dgq2/packed_codes.hpp"
 #include "dgq/schemes/dgq2/params.hpp"
 #include "dgq/schemes/dgq2/range_store.hpp"
+#include "dgq/schemes/dgq2/range_where.hpp"
 #include "dgq/schemes/dgq2/rotation_input.hpp"
 #include "dgq/schemes/dgq2/segments.hpp"
 #include "dgq/schemes/tensor_io.hpp"
-#include "dgq/kernels/uniform_codes.hpp"
+#include "schemes/kernel_families.hpp"
 
 namespace dgq::schemes {
 namespace {
@@ -47,7 +47,8 @@ using dgq2::RangeGranularity;
 
 // Rule V0: the rows rounded to dtype after each step a cache of that dtype would round at, as
 // the rot modifier does (widen, rotate, round to the input dtype, widen).
-void round_through(const kernels::CpuKernels& k, std::vector<float>& values, std::int64_t tokens, std::int64_t channels, DType dtype) {
+void round_through(const kernels::CpuKernels& k, std::vector<float>& values, std::int64_t tokens, std::int64_t channels,
+                   DType dtype) {
   if (dtype == DType::f32 || tokens == 0) return;
   thread_local std::vector<std::uint8_t> bytes;  // scratch, as scratch() below
   bytes.resize(static_cast<std::size_t>(tokens * channels) * dtype_size(dtype));
@@ -136,8 +137,8 @@ class Dgq2Scheme final : public Scheme {
     std::vector<std::uint8_t> residual(raw + quantized * row_bytes, raw + x.tokens * row_bytes);
     c.parts.push_back({"codes", std::move(codes)});
     c.parts.push_back({"ranges", std::move(ranges)});
-    c.parts.push_back(
-        {"markers", dgq2::uses_segments(g) ? dgq2::marker_part(edges, quantized, p.seg.markers) : std::vector<std::uint8_t>{}});
+    c.parts.push_back({"markers", dgq2::uses_segments(g) ? dgq2::marker_part(edges, quantized, p.seg.markers)
+                                                         : std::vector<std::uint8_t>{}});
     c.parts.push_back({"residual", std::move(residual)});
     if (dgq2::uses_segments(g)) c.diagnostics.segments = SegmentDiagnostics{std::move(edges)};
     return c;
@@ -366,7 +367,8 @@ class Dgq2Scheme final : public Scheme {
         extremes[0] = MinMax{lo_all, hi_all};
       }
       for (std::size_t k = 0; k < extremes.size(); ++k) {
-        const dgq2::StoredRange r = dgq2::store_range(extremes[k], p.range_dtype, ranges, [&] { return range_where(g, s, segment, channelwise, k); });
+        const dgq2::StoredRange r = dgq2::store_range(extremes[k], p.range_dtype, ranges,
+                                                      [&] { return range_where(g, s, segment, channelwise, k); });
         lo[k] = r.lo;  // k = 0 only when one range covers the span
         inv[k] = uniform_inverse(r.lo, r.hi, levels);
       }
@@ -404,8 +406,9 @@ std::vector<SchemeFamily> dgq2_families(const kernels::CpuKernels& k, Device dev
           .name = "dgq2",
           .device = device,
           .order = 160,
-          .summary = "DGQ v2: v1's variance segments with packed 2/3/4/8-bit codes, ranges per segment, segment-channel, "
-                     "token or channel group (K and V apart), fp16/fp32 ranges, raw recent tokens (docs/spec.md)",
+          .summary =
+              "DGQ v2: v1's variance segments with packed 2/3/4/8-bit codes, ranges per segment, segment-channel, "
+              "token or channel group (K and V apart), fp16/fp32 ranges, raw recent tokens (docs/spec.md)",
           .params = dgq2::dgq2_scheme_params(),
           .make = [kt = &k](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
             return std::make_unique<Dgq2Scheme>(dgq2::params_from_args(args), *kt);

@@ -49,8 +49,8 @@ struct Dgq3Params {
   int kbits = 4, vbits = 4, hi_bits = 8, block = 64, calib = 32;
   bool rotate = true;
   std::string cnorm = "none";  // none, k, v, kv
-  std::string center = "k";   // none, k, v, kv
-  std::string nl = "none";    // none, k, v, kv: roles whose 2-5-bit codes use the Lloyd-Max grid (W8)
+  std::string center = "k";    // none, k, v, kv
+  std::string nl = "none";     // none, k, v, kv: roles whose 2-5-bit codes use the Lloyd-Max grid (W8)
   int center_win = 32;
   bool pair_halves = true;  // K's RoPE pairs (d, d + D/2) share a channel scale
   float hi_frac = 0.0f, hi_ratio = 2.0f, cnorm_pow = 1.0f;
@@ -68,8 +68,10 @@ struct Dgq3Params {
   std::string spec() const {
     return std::string(kDgq3Name) + ":kbits=" + std::to_string(kbits) + ",vbits=" + std::to_string(vbits) +
            ",block=" + std::to_string(block) + ",rot=" + (rotate ? "hadamard" : "none") + ",cnorm=" + cnorm +
-           ",cnorm_pow=" + shortest(cnorm_pow) + ",calib=" + std::to_string(calib) + ",center=" + center + ",center_win=" + std::to_string(center_win) + ",pairs=" + (pair_halves ? "half" : "none") +
-           ",hi_bits=" + std::to_string(hi_bits) + ",hi_frac=" + shortest(hi_frac) + ",hi_ratio=" + shortest(hi_ratio) + ",nl=" + nl;
+           ",cnorm_pow=" + shortest(cnorm_pow) + ",calib=" + std::to_string(calib) + ",center=" + center +
+           ",center_win=" + std::to_string(center_win) + ",pairs=" + (pair_halves ? "half" : "none") +
+           ",hi_bits=" + std::to_string(hi_bits) + ",hi_frac=" + shortest(hi_frac) + ",hi_ratio=" + shortest(hi_ratio) +
+           ",nl=" + nl;
   }
 };
 
@@ -128,7 +130,8 @@ class Dgq3Scheme final : public Scheme {
     if (layout.bitmap) {
       bitmap.assign(static_cast<std::size_t>((L + 7) / 8), 0);
       for (std::int64_t t = 0; t < L; ++t)
-        if (promoted[static_cast<std::size_t>(t)]) bitmap[static_cast<std::size_t>(t / 8)] |= std::uint8_t(1u << (t % 8));
+        if (promoted[static_cast<std::size_t>(t)])
+          bitmap[static_cast<std::size_t>(t / 8)] |= std::uint8_t(1u << (t % 8));
     }
     for (const float s : scales) {
       std::uint8_t b[4];
@@ -152,14 +155,15 @@ class Dgq3Scheme final : public Scheme {
     for (std::int64_t t = 0; layout.bitmap && t < L; ++t)
       promoted[static_cast<std::size_t>(t)] = (bitmap.bytes[static_cast<std::size_t>(t / 8)] >> (t % 8)) & 1u;
     const Part& codes = expect_part(c, "codes", code_bytes(promoted, D, c.role));
-    const Part& block_scales =
-        expect_part(c, "scales", static_cast<std::uint64_t>(L * layout.blocks_per_row) * 2);
-    const Part& channel = expect_part(c, "channel_scales", layout.channel_scales ? static_cast<std::uint64_t>(D) * 4 : 0);
+    const Part& block_scales = expect_part(c, "scales", static_cast<std::uint64_t>(L * layout.blocks_per_row) * 2);
+    const Part& channel =
+        expect_part(c, "channel_scales", layout.channel_scales ? static_cast<std::uint64_t>(D) * 4 : 0);
     std::vector<float> scales(layout.channel_scales ? static_cast<std::size_t>(D) : 0);
     for (std::size_t d = 0; d < scales.size(); ++d) {
       std::memcpy(&scales[d], channel.bytes.data() + 4 * d, 4);
       if (!std::isnormal(scales[d]) || scales[d] < 0.0f) {
-        throw InputError(spec() + ": corrupt dgq3 data: channel scale " + std::to_string(d) + " is not a positive normal float");
+        throw InputError(spec() + ": corrupt dgq3 data: channel scale " + std::to_string(d) +
+                         " is not a positive normal float");
       }
     }
     std::vector<float> values(static_cast<std::size_t>(L * D));
@@ -196,13 +200,13 @@ class Dgq3Scheme final : public Scheme {
   std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType, TensorRole role) const override {
     // Upper bound (rule W7): as many tokens promoted as the budget could allow.
     const Dgq3Layout layout = layout_for(tokens, channels, role);
-    const std::int64_t most = p_.hi_frac > 0.0f
-                                  ? std::min<std::int64_t>(tokens, static_cast<std::int64_t>(std::ceil(
-                                                                       double(p_.hi_frac) * double(tokens))) + 1)
-                                  : 0;
-    const std::uint64_t bits = static_cast<std::uint64_t>(channels) *
-                               (static_cast<std::uint64_t>(tokens - most) * p_.bits_for(role) +
-                                static_cast<std::uint64_t>(most) * p_.hi_bits);
+    const std::int64_t most =
+        p_.hi_frac > 0.0f ? std::min<std::int64_t>(
+                                tokens, static_cast<std::int64_t>(std::ceil(double(p_.hi_frac) * double(tokens))) + 1)
+                          : 0;
+    const std::uint64_t bits =
+        static_cast<std::uint64_t>(channels) *
+        (static_cast<std::uint64_t>(tokens - most) * p_.bits_for(role) + static_cast<std::uint64_t>(most) * p_.hi_bits);
     return bits / 8 + extra_bytes(tokens, channels, layout);
   }
 
@@ -275,7 +279,8 @@ class Dgq3Scheme final : public Scheme {
     if (p_.rotate) hadamard_rotate_row(k_, row, d, rules::hadamard_block(d, role == TensorRole::key));
     for (std::int64_t c = 0; c < d; ++c) {
       if (!std::isfinite(row[c])) {
-        throw InputError("dgq3: the rotated row of token " + std::to_string(t) + " overflows fp32 (values near FLT_MAX)");
+        throw InputError("dgq3: the rotated row of token " + std::to_string(t) +
+                         " overflows fp32 (values near FLT_MAX)");
       }
     }
   }
@@ -341,13 +346,14 @@ constexpr SchemeParam kDgq3Params[] = {
     {"rot", Kind::word, "hadamard", 0, 0, "none or hadamard", "llama.cpp's rotation of every row (rule W1)", check_rot},
     {"cnorm", Kind::word, "none", 0, 0, "none, k, v or kv",
      "roles divided by per-channel scales from the calibration prefix (rule W2)", check_cnorm},
-    {"cnorm_pow", Kind::number, "1", 0, 0, "[-2, 2]", "channel scale = (rms / largest rms)^cnorm_pow (rule W2)", nullptr},
+    {"cnorm_pow", Kind::number, "1", 0, 0, "[-2, 2]", "channel scale = (rms / largest rms)^cnorm_pow (rule W2)",
+     nullptr},
     {"center", Kind::word, "k", 0, 0, "none, k, v or kv",
      "roles coded as the difference from the mean of the previous decoded tokens (rule W5)", check_center},
     {"center_win", Kind::integer, "32", 1, 65536, "", "tokens of that mean (rule W5)", nullptr},
     {"calib", Kind::integer, "32", 1, 1 << 20, "", "tokens of the calibration prefix (rule W2)", nullptr},
-    {"pairs", Kind::word, "half", 0, 0, "none or half",
-     "K's RoPE pairs (d, d + D/2) share one channel scale (rule W2)", check_pairs},
+    {"pairs", Kind::word, "half", 0, 0, "none or half", "K's RoPE pairs (d, d + D/2) share one channel scale (rule W2)",
+     check_pairs},
     {"hi_bits", Kind::integer, "8", 2, 8, "", "code width of a promoted token (rule W3)", nullptr},
     {"hi_frac", Kind::number, "0", 0, 0, "[0, 1]", "most tokens promoted, as a share (rule W3; 0: none)", nullptr},
     {"hi_ratio", Kind::number, "2", 0, 0, ">= 0",

@@ -6,18 +6,18 @@
 #include <utility>
 #include <vector>
 
-#include "schemes/dgq_v1/decode_view.hpp"
 #include "dgq/causal.hpp"
 #include "dgq/dgq.hpp"
 #include "dgq/dgq_parts.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/kernels/online_segments.hpp"
-#include "schemes/dgq_v1/pipeline.hpp"
 #include "dgq/registry.hpp"
-#include "schemes/kernel_families.hpp"
-#include "schemes/dgq_v1/shape.hpp"
 #include "dgq/schemes/tensor_io.hpp"
+#include "schemes/dgq_v1/decode_view.hpp"
+#include "schemes/dgq_v1/pipeline.hpp"
+#include "schemes/dgq_v1/shape.hpp"
+#include "schemes/kernel_families.hpp"
 
 namespace dgq::schemes {
 namespace {
@@ -66,8 +66,7 @@ class DgqScheme final : public Scheme {
   }
 
   // Data-dependent: the upper bound, every tensor using its full segment budget (rule 4).
-  std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType,
-                              TensorRole) const override {
+  std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType, TensorRole) const override {
     return dgq_planned_bytes(tokens, channels, params_);
   }
 
@@ -121,7 +120,8 @@ std::vector<SchemeFamily> dgq_families(const kernels::CpuKernels& k, Device devi
           .name = "dgq",
           .device = device,
           .order = 10,
-          .summary = "DGQ v1: 1..8 variance-driven segments per head, int8 codes with one range per segment (docs/spec.md)",
+          .summary =
+              "DGQ v1: 1..8 variance-driven segments per head, int8 codes with one range per segment (docs/spec.md)",
           .params = dgq_scheme_params(),
           .make = [kt = &k](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
             return std::make_unique<DgqScheme>(dgq_v1_params_from_args(args), *kt);

@@ -27,8 +27,7 @@ class Fp16Scheme final : public Scheme {
     if (!values.bytes.empty()) std::memcpy(out.data, values.bytes.data(), values.bytes.size());
   }
 
-  std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType dtype,
-                              TensorRole) const override {
+  std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType dtype, TensorRole) const override {
     return static_cast<std::uint64_t>(tokens * channels) * dtype_size(dtype);
   }
 };

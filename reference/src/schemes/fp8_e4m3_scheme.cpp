@@ -18,8 +18,8 @@
 #include "dgq/byte_io.hpp"
 #include "dgq/causal.hpp"
 #include "dgq/registry.hpp"
-#include "schemes/kernel_families.hpp"
 #include "dgq/schemes/tensor_io.hpp"
+#include "schemes/kernel_families.hpp"
 
 namespace dgq::schemes {
 namespace {
@@ -35,10 +35,8 @@ class Fp8E4M3Scheme final : public Scheme {
   // prefix only with scale=prefix (elsewhere it is ignored).
   std::string spec() const override {
     switch (scale_) {
-      case Fp8Scale::tensor:
-        return "fp8-e4m3";
-      case Fp8Scale::token:
-        return "fp8-e4m3:scale=token";
+      case Fp8Scale::tensor: return "fp8-e4m3";
+      case Fp8Scale::token: return "fp8-e4m3:scale=token";
       case Fp8Scale::prefix:
         return "fp8-e4m3:scale=prefix" + (prefix_ == kDefaultPrefix ? "" : ",prefix=" + std::to_string(prefix_));
     }
@@ -214,8 +212,9 @@ std::vector<SchemeFamily> fp8_e4m3_families(const kernels::CpuKernels& k, Device
           .name = "fp8-e4m3",
           .device = device,
           .order = 60,
-          .summary = "fp8 e4m3 codes with a dynamic scale per tensor, per token, or fixed from the first tokens (vLLM's "
-                     "fp8 KV caches)",
+          .summary =
+              "fp8 e4m3 codes with a dynamic scale per tensor, per token, or fixed from the first tokens (vLLM's "
+              "fp8 KV caches)",
           .params = kFp8Params,
           .make = [kt = &k](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
             const std::string& scale = args.word("scale");

@@ -14,8 +14,8 @@
 #include "dgq/baselines/ggml_kv_types.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/registry.hpp"
-#include "schemes/kernel_families.hpp"
 #include "dgq/schemes/tensor_io.hpp"
+#include "schemes/kernel_families.hpp"
 
 namespace dgq::schemes {
 namespace {
@@ -57,16 +57,14 @@ void dequantize_as(const std::uint8_t* block, float* out) {
   Dequantize(b, out);
 }
 
-constexpr BlockType kQ4_0{"q4_0", 18, quantize_q4_0_as,
-                          dequantize_as<ggml::BlockQ4_0, ggml::dequantize_q4_0>};
+constexpr BlockType kQ4_0{"q4_0", 18, quantize_q4_0_as, dequantize_as<ggml::BlockQ4_0, ggml::dequantize_q4_0>};
 constexpr BlockType kQ4_1{"q4_1", 20, quantize_as<ggml::BlockQ4_1, ggml::quantize_q4_1>,
                           dequantize_as<ggml::BlockQ4_1, ggml::dequantize_q4_1>};
 constexpr BlockType kQ5_0{"q5_0", 22, quantize_as<ggml::BlockQ5_0, ggml::quantize_q5_0>,
                           dequantize_as<ggml::BlockQ5_0, ggml::dequantize_q5_0>};
 constexpr BlockType kQ5_1{"q5_1", 24, quantize_as<ggml::BlockQ5_1, ggml::quantize_q5_1>,
                           dequantize_as<ggml::BlockQ5_1, ggml::dequantize_q5_1>};
-constexpr BlockType kIQ4NL{"iq4_nl", 18, quantize_iq4_nl_as,
-                           dequantize_as<ggml::BlockIQ4NL, ggml::dequantize_iq4_nl>};
+constexpr BlockType kIQ4NL{"iq4_nl", 18, quantize_iq4_nl_as, dequantize_as<ggml::BlockIQ4NL, ggml::dequantize_iq4_nl>};
 
 std::int64_t blocks_per_token(std::int64_t channels) { return (channels + kBlock - 1) / kBlock; }
 
@@ -95,15 +93,15 @@ class GgmlBlockScheme final : public Scheme {
         const std::int64_t rows = std::min(step, x.tokens - t0);
         for (std::int64_t t = t0; t < t0 + rows; ++t) {
           // Whole blocks read an fp32 input in place; a partial last block needs the padded row.
-          const float* values = x.channels % kBlock == 0 ? row_as_float(k_, x, t, row.data(), type_.name)
-                                                         : (widen_row_checked(k_, x, t, row.data(), type_.name), row.data());
+          const float* values = x.channels % kBlock == 0
+                                    ? row_as_float(k_, x, t, row.data(), type_.name)
+                                    : (widen_row_checked(k_, x, t, row.data(), type_.name), row.data());
           std::uint8_t* out = staged.data() + (t - t0) * row_bytes;
           for (std::int64_t b = 0; b < blocks; ++b) {
             if (!type_.quantize(k_, values + b * kBlock, out + b * type_.bytes, carry)) {
               const std::int64_t first = b * kBlock, last = std::min<std::int64_t>(first + kBlock, x.channels) - 1;
               throw InputError(std::string(type_.name) + ": a block scale overflows fp16 at token " +
-                               std::to_string(t) + ", channels " + std::to_string(first) + ".." +
-                               std::to_string(last));
+                               std::to_string(t) + ", channels " + std::to_string(first) + ".." + std::to_string(last));
             }
           }
         }
@@ -161,7 +159,9 @@ std::vector<SchemeFamily> ggml_block_families(const kernels::CpuKernels& k, Devi
           .order = 100,
           .summary = "llama.cpp's q4_0: blocks of 32 4-bit codes with an fp16 scale (byte-identical to ggml)",
           .params = {},
-          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ4_0, *kt); },
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> {
+            return std::make_unique<GgmlBlockScheme>(kQ4_0, *kt);
+          },
           .deployed_block = kBlock,
           .stored_layout = StoredLayout::ggml_blocks,
           .stored_format = StoredFormat::q4_0,
@@ -172,7 +172,9 @@ std::vector<SchemeFamily> ggml_block_families(const kernels::CpuKernels& k, Devi
           .order = 110,
           .summary = "llama.cpp's q4_1: blocks of 32 4-bit codes with fp16 scale and minimum (byte-identical to ggml)",
           .params = {},
-          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ4_1, *kt); },
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> {
+            return std::make_unique<GgmlBlockScheme>(kQ4_1, *kt);
+          },
           .deployed_block = kBlock,
       },
       {
@@ -181,7 +183,9 @@ std::vector<SchemeFamily> ggml_block_families(const kernels::CpuKernels& k, Devi
           .order = 120,
           .summary = "llama.cpp's q5_0: blocks of 32 5-bit codes with an fp16 scale (byte-identical to ggml)",
           .params = {},
-          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ5_0, *kt); },
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> {
+            return std::make_unique<GgmlBlockScheme>(kQ5_0, *kt);
+          },
           .deployed_block = kBlock,
       },
       {
@@ -190,16 +194,21 @@ std::vector<SchemeFamily> ggml_block_families(const kernels::CpuKernels& k, Devi
           .order = 130,
           .summary = "llama.cpp's q5_1: blocks of 32 5-bit codes with fp16 scale and minimum (byte-identical to ggml)",
           .params = {},
-          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kQ5_1, *kt); },
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> {
+            return std::make_unique<GgmlBlockScheme>(kQ5_1, *kt);
+          },
           .deployed_block = kBlock,
       },
       {
           .name = "iq4_nl",
           .device = device,
           .order = 140,
-          .summary = "llama.cpp's iq4_nl: blocks of 32 4-bit indices into a non-linear grid, fp16 scale (byte-identical to ggml)",
+          .summary = "llama.cpp's iq4_nl: blocks of 32 4-bit indices into a non-linear grid, fp16 scale "
+                     "(byte-identical to ggml)",
           .params = {},
-          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<GgmlBlockScheme>(kIQ4NL, *kt); },
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> {
+            return std::make_unique<GgmlBlockScheme>(kIQ4NL, *kt);
+          },
           .deployed_block = kBlock,
           .stored_layout = StoredLayout::ggml_blocks,
           .stored_format = StoredFormat::iq4_nl,

@@ -13,15 +13,11 @@ namespace {
 
 // fp32 -> fp16 bits, nearest even, for the stored fields
 // (the bits of rules::float_to_half, subnormals and overflow to inf included).
-inline std::uint16_t half_bits(float v) {
-  return rules::float_to_half(v);
-}
+inline std::uint16_t half_bits(float v) { return rules::float_to_half(v); }
 
 // A stored fp16 field as fp32, exactly (
 // block instead of the portable bit manipulation), rules::half_to_float otherwise.
-inline float half_value(std::uint16_t h) {
-  return rules::half_to_float(h);
-}
+inline float half_value(std::uint16_t h) { return rules::half_to_float(h); }
 
 constexpr int kHalf = kBlockValues / 2;
 

@@ -11,11 +11,11 @@
 
 #include "dgq/byte_io.hpp"
 #include "dgq/element_rules.hpp"
-#include "dgq/registry.hpp"
-#include "schemes/kernel_families.hpp"
-#include "schemes/bit_packing.hpp"
-#include "dgq/schemes/tensor_io.hpp"
 #include "dgq/kernels/uniform_codes.hpp"
+#include "dgq/registry.hpp"
+#include "dgq/schemes/tensor_io.hpp"
+#include "schemes/bit_packing.hpp"
+#include "schemes/kernel_families.hpp"
 #include "schemes/uniform_code_runs.hpp"
 
 namespace dgq::schemes {
@@ -96,8 +96,7 @@ class Group64Scheme final : public Scheme {
     }
   }
 
-  std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType,
-                              TensorRole) const override {
+  std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType, TensorRole) const override {
     const auto n = static_cast<std::uint64_t>(tokens * channels);
     return packed_bytes(n, bits_) + static_cast<std::uint64_t>(tokens * groups_per_token(channels)) * kRangeBytes;
   }
@@ -108,8 +107,8 @@ class Group64Scheme final : public Scheme {
   // The stream starts zeroed and each element is written once, so a run of whole bytes is
   // stored directly (8-bit codes; 4-bit pairs from an even element), the same bytes put_run
   // would or in; other runs go through put_run.
-  void encode_group(const float* x, std::int64_t count, float lo, float hi, std::int64_t first,
-                    std::uint8_t* stream, BitPacker& packer) const {
+  void encode_group(const float* x, std::int64_t count, float lo, float hi, std::int64_t first, std::uint8_t* stream,
+                    BitPacker& packer) const {
     if (bits_ == 8) {
       k_.rule7_codes(x, count, lo, rules::code_inverse_step(lo, hi), stream + first);
       return;
@@ -124,8 +123,7 @@ class Group64Scheme final : public Scheme {
     packer.put_run(static_cast<std::uint64_t>(first), q, static_cast<std::uint64_t>(count));
   }
 
-  void decode_group(const std::uint8_t* stream, std::int64_t first, std::int64_t count, Range r,
-                    float* out) const {
+  void decode_group(const std::uint8_t* stream, std::int64_t first, std::int64_t count, Range r, float* out) const {
     if (bits_ == 8) {
       const float scale = rules::dequant_scale(r.lo, r.hi);
       for (std::int64_t j = 0; j < count; ++j) {
@@ -164,7 +162,9 @@ std::vector<SchemeFamily> group64_families(const kernels::CpuKernels& k, Device 
           .order = 40,
           .summary = "int8 codes (rule 7), one min/max range per 64 channels of a token",
           .params = {},
-          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Group64Scheme>(8, *kt); },
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> {
+            return std::make_unique<Group64Scheme>(8, *kt);
+          },
       },
       {
           .name = "int4-group64",
@@ -172,7 +172,9 @@ std::vector<SchemeFamily> group64_families(const kernels::CpuKernels& k, Device 
           .order = 50,
           .summary = "4-bit codes, one min/max range per 64 channels of a token",
           .params = {},
-          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Group64Scheme>(4, *kt); },
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> {
+            return std::make_unique<Group64Scheme>(4, *kt);
+          },
       },
   };
 }

@@ -3,8 +3,8 @@
 #include <cassert>
 
 #include "dgq/element_rules.hpp"
-#include "dgq/kernels/cpu_kernels.hpp"
 #include "dgq/fwht.hpp"
+#include "dgq/kernels/cpu_kernels.hpp"
 #include "dgq/rotation.hpp"
 
 namespace dgq {

@@ -9,10 +9,10 @@
 
 #include "dgq/byte_io.hpp"
 #include "dgq/element_rules.hpp"
-#include "dgq/registry.hpp"
-#include "schemes/kernel_families.hpp"
-#include "dgq/schemes/tensor_io.hpp"
 #include "dgq/kernels/uniform_codes.hpp"
+#include "dgq/registry.hpp"
+#include "dgq/schemes/tensor_io.hpp"
+#include "schemes/kernel_families.hpp"
 #include "schemes/uniform_code_runs.hpp"
 
 namespace dgq::schemes {
@@ -70,14 +70,14 @@ class Int8TokenScheme final : public Scheme {
         const float scale = rules::dequant_scale(r.lo, r.hi);
         float* dst = values.data() + (t - t0) * c.channels;
         const std::uint8_t* src = codes.bytes.data() + t * c.channels;
-        for (std::int64_t d = 0; d < c.channels; ++d) dst[d] = rules::dequantize_code(static_cast<std::int8_t>(src[d]), r.lo, scale);
+        for (std::int64_t d = 0; d < c.channels; ++d)
+          dst[d] = rules::dequantize_code(static_cast<std::int8_t>(src[d]), r.lo, scale);
       }
       narrow_rows_into(k_, values.data(), out, t0, rows);
     }
   }
 
-  std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType,
-                              TensorRole) const override {
+  std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType, TensorRole) const override {
     return static_cast<std::uint64_t>(tokens * channels) + range_bytes(tokens, channels);
   }
 
@@ -98,7 +98,9 @@ std::vector<SchemeFamily> int8_token_families(const kernels::CpuKernels& k, Devi
           .order = 30,
           .summary = "int8 codes (rule 7), one min/max range per token",
           .params = {},
-          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> { return std::make_unique<Int8TokenScheme>(*kt); },
+          .make = [kt = &k](const SchemeArgs&) -> std::unique_ptr<Scheme> {
+            return std::make_unique<Int8TokenScheme>(*kt);
+          },
       },
   };
 }

@@ -11,10 +11,10 @@ bool register_scheme_families(const std::vector<SchemeFamily>& entries) {
 
 std::vector<SchemeFamily> kernels::kernel_families(const CpuKernels& k, Device device) {
   std::vector<SchemeFamily> all;
-  for (auto* family : {schemes::dgq_families, schemes::dgq2_families, schemes::q8_0_families,
-                       schemes::ggml_block_families, schemes::group64_families, schemes::int8_token_families,
-                       schemes::fp8_e4m3_families, schemes::kivi_families, schemes::turboquant_families,
-                       schemes::dgq3_families}) {
+  for (auto* family :
+       {schemes::dgq_families, schemes::dgq2_families, schemes::q8_0_families, schemes::ggml_block_families,
+        schemes::group64_families, schemes::int8_token_families, schemes::fp8_e4m3_families, schemes::kivi_families,
+        schemes::turboquant_families, schemes::dgq3_families}) {
     for (SchemeFamily& f : family(k, device)) all.push_back(std::move(f));
   }
   return all;

@@ -18,11 +18,11 @@
 
 #include "dgq/byte_io.hpp"
 #include "dgq/causal.hpp"
-#include "dgq/registry.hpp"
-#include "schemes/kernel_families.hpp"
-#include "schemes/bit_packing.hpp"
-#include "dgq/schemes/tensor_io.hpp"
 #include "dgq/kernels/uniform_codes.hpp"
+#include "dgq/registry.hpp"
+#include "dgq/schemes/tensor_io.hpp"
+#include "schemes/bit_packing.hpp"
+#include "schemes/kernel_families.hpp"
 
 namespace dgq::schemes {
 namespace {
@@ -117,8 +117,7 @@ class KiviScheme final : public Scheme {
     }
   }
 
-  std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType dtype,
-                              TensorRole role) const override {
+  std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType dtype, TensorRole role) const override {
     const KiviLayout layout = layout_for(tokens, channels, role);
     const auto qn = static_cast<std::uint64_t>(layout.quantized_tokens * channels);
     return packed_bytes(qn, bits_) + layout.ranges * kRangeBytes +

@@ -38,8 +38,10 @@ bool kvarn_supported_dim(std::int64_t d) { return d >= 2 && d <= (std::int64_t{1
 
 void kvarn_check_dim(std::int64_t d) {
   if (!kvarn_supported_dim(d)) {
-    throw InputError("kvarn: head_dim (channels) must be a power of two in [2, 1048576] (the Hadamard rotation spans "
-                     "the whole head), got " + std::to_string(d));
+    throw InputError(
+        "kvarn: head_dim (channels) must be a power of two in [2, 1048576] (the Hadamard rotation spans "
+        "the whole head), got " +
+        std::to_string(d));
   }
 }
 
@@ -93,7 +95,8 @@ class KvarnScheme final : public Scheme {
   std::string family() const override { return kKvarnName; }
   std::string spec() const override {
     return std::string(kKvarnName) + ":kbits=" + std::to_string(kbits_) + ",vbits=" + std::to_string(vbits_) +
-           ",group=" + std::to_string(group_) + ",iters=" + std::to_string(iterations_) + ",sink=" + std::to_string(sink_);
+           ",group=" + std::to_string(group_) + ",iters=" + std::to_string(iterations_) +
+           ",sink=" + std::to_string(sink_);
   }
 
   Compressed compress(ConstTensor x, TensorRole role) const override {

@@ -79,12 +79,9 @@ class Nvfp4Scheme final : public Scheme {
   std::string spec() const override {
     const std::string f = family();
     switch (scale_) {
-      case Nvfp4Scale::tensor:
-        return f + ":scale=tensor";
-      case Nvfp4Scale::token:
-        return f + ":scale=token";
-      case Nvfp4Scale::prefix:
-        return prefix_ == kNvfp4DefaultPrefix ? f : f + ":prefix=" + std::to_string(prefix_);
+      case Nvfp4Scale::tensor: return f + ":scale=tensor";
+      case Nvfp4Scale::token: return f + ":scale=token";
+      case Nvfp4Scale::prefix: return prefix_ == kNvfp4DefaultPrefix ? f : f + ":prefix=" + std::to_string(prefix_);
     }
     return "?";
   }

@@ -95,12 +95,9 @@ class PerTokenHeadScheme final : public Scheme {
  private:
   const char* name() const {
     switch (format_) {
-      case PthFormat::int8:
-        return "int8_per_token_head";
-      case PthFormat::int4:
-        return "int4_per_token_head";
-      case PthFormat::fp8:
-        return "fp8_per_token_head";
+      case PthFormat::int8: return "int8_per_token_head";
+      case PthFormat::int4: return "int4_per_token_head";
+      case PthFormat::fp8: return "fp8_per_token_head";
     }
     return "?";
   }

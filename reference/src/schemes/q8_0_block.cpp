@@ -11,13 +11,9 @@ namespace dgq::q8_0 {
 namespace {
 
 // fp32 -> fp16 bits, nearest even (subnormals and overflow to inf included).
-inline std::uint16_t half_of(float v) {
-  return rules::float_to_half(v);
-}
+inline std::uint16_t half_of(float v) { return rules::float_to_half(v); }
 
-inline float float_of(std::uint16_t h) {
-  return rules::half_to_float(h);
-}
+inline float float_of(std::uint16_t h) { return rules::half_to_float(h); }
 
 bool finite_half(std::uint16_t h) { return (h & 0x7c00u) != 0x7c00u; }
 
@@ -25,7 +21,8 @@ bool finite_half(std::uint16_t h) { return (h & 0x7c00u) != 0x7c00u; }
 
 std::uint16_t quantize_block_into(const float* x, int n, std::uint8_t* out) {
   float amax = 0.0f;
-  for (int j = 0; j < n; ++j) amax = std::fabs(x[j]) > amax ? std::fabs(x[j]) : amax;  // finite input: same as fmax, inlined
+  for (int j = 0; j < n; ++j)
+    amax = std::fabs(x[j]) > amax ? std::fabs(x[j]) : amax;  // finite input: same as fmax, inlined
   const std::uint16_t d = rules::float_to_half(amax / 127.0f);
   std::memcpy(out, &d, sizeof d);
   const float id = amax != 0.0f ? 127.0f / amax : 0.0f;

@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "dgq/baselines/q8_0.hpp"
+#include "dgq/byte_io.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
-#include "dgq/byte_io.hpp"
 #include "dgq/registry.hpp"
-#include "schemes/kernel_families.hpp"
 #include "dgq/schemes/tensor_io.hpp"
+#include "schemes/kernel_families.hpp"
 
 namespace dgq::schemes {
 namespace {
@@ -34,8 +34,7 @@ std::int64_t blocks_per_token(std::int64_t channels) {
     const std::uint16_t d = q8_0::quantize_block_into(row + first, count, block);
     if ((d & 0x7fffu) == 0x7c00u) {  // d = +inf (amax/127 is never NaN for finite input)
       throw InputError("q8_0: block scale overflows fp16 at token " + std::to_string(t) + ", channels " +
-                       std::to_string(first) + ".." + std::to_string(first + count - 1) +
-                       " (max |x| above 127*65504)");
+                       std::to_string(first) + ".." + std::to_string(first + count - 1) + " (max |x| above 127*65504)");
     }
   }
   throw std::logic_error("q8_0: quantize_row_into reported an overflow that no block has");
@@ -95,7 +94,8 @@ class Q80Scheme final : public Scheme {
           if (status == q8_0::RowStatus::non_finite_input) row_as_float(k_, x, t, row.data(), "q8_0");
           if (status != q8_0::RowStatus::ok) throw_scale_overflow(values, x.channels, t);
         }
-        if (!in_place) bytes.insert(bytes.end(), staged.begin(), staged.begin() + static_cast<std::ptrdiff_t>(rows * row_bytes));
+        if (!in_place)
+          bytes.insert(bytes.end(), staged.begin(), staged.begin() + static_cast<std::ptrdiff_t>(rows * row_bytes));
       }
     });
     c.parts.push_back({"blocks", std::move(bytes)});
@@ -122,8 +122,7 @@ class Q80Scheme final : public Scheme {
     }
   }
 
-  std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType,
-                              TensorRole) const override {
+  std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType, TensorRole) const override {
     return static_cast<std::uint64_t>(tokens * blocks_per_token(channels)) * q8_0::kBlockBytes;
   }
   const kernels::CpuKernels& k_;

@@ -10,9 +10,9 @@
 #include "dgq/causal.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
-#include "dgq/rotation.hpp"
 #include "dgq/kernels/cpu_kernels.hpp"
 #include "dgq/registry.hpp"
+#include "dgq/rotation.hpp"
 #include "dgq/schemes/tensor_io.hpp"
 
 namespace dgq::schemes {
@@ -48,11 +48,13 @@ class HadamardRotatedScheme final : public Scheme {
     const int block = block_for(c.channels, c.role);
     Compressed inner_c = c;
     inner_c.scheme = inner_->spec();
-    std::vector<std::uint8_t>& decoded = scratch_bytes(static_cast<std::size_t>(c.tokens * c.channels) * dtype_size(c.dtype));
+    std::vector<std::uint8_t>& decoded =
+        scratch_bytes(static_cast<std::size_t>(c.tokens * c.channels) * dtype_size(c.dtype));
     inner_->decompress(inner_c, MutTensor{decoded.data(), c.dtype, c.tokens, c.channels});
     thread_local std::vector<float> values;
     to_float(ConstTensor{decoded.data(), c.dtype, c.tokens, c.channels}, values);
-    for (std::int64_t t = 0; t < c.tokens; ++t) hadamard_rotate_row(k_, values.data() + t * c.channels, c.channels, block);
+    for (std::int64_t t = 0; t < c.tokens; ++t)
+      hadamard_rotate_row(k_, values.data() + t * c.channels, c.channels, block);
     narrow_into(k_, values.data(), out);
   }
 
@@ -88,7 +90,8 @@ class HadamardRotatedScheme final : public Scheme {
     for (std::int64_t t = 0; t < x.tokens; ++t) {
       widen_row_checked(k_, x, t, row.data(), spec_);
       hadamard_rotate_row(k_, row.data(), x.channels, block);
-      narrow_into(k_, row.data(), MutTensor{rotated.data() + t * x.channels * dtype_size(x.dtype), x.dtype, 1, x.channels});
+      narrow_into(k_, row.data(),
+                  MutTensor{rotated.data() + t * x.channels * dtype_size(x.dtype), x.dtype, 1, x.channels});
     }
     return ConstTensor{rotated.data(), x.dtype, x.tokens, x.channels};
   }

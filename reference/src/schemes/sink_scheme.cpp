@@ -82,7 +82,8 @@ class SinkTokensScheme final : public Scheme {
     inner.tokens = c.tokens - kept;
     inner.parts.assign(c.parts.begin() + 1, c.parts.end());
     auto* rest = static_cast<std::uint8_t*>(out.data);
-    inner_->decompress(inner, MutTensor{rest == nullptr ? nullptr : rest + sink_bytes, out.dtype, inner.tokens, out.channels});
+    inner_->decompress(inner,
+                       MutTensor{rest == nullptr ? nullptr : rest + sink_bytes, out.dtype, inner.tokens, out.channels});
   }
 
   std::uint64_t planned_bytes(std::int64_t tokens, std::int64_t channels, DType dtype, TensorRole role) const override {

@@ -20,7 +20,8 @@ constexpr float kSinkhornImbalanceFloor = 1e-8f;
 float sinkhorn_clamp(float v, float lo, float hi) { return std::min(std::max(v, lo), hi); }
 
 // The tile with the current scales applied, into cur.
-void sinkhorn_apply_into(const float* tile, std::int64_t rows, std::int64_t cols, const SinkhornScales& s, std::vector<float>& cur) {
+void sinkhorn_apply_into(const float* tile, std::int64_t rows, std::int64_t cols, const SinkhornScales& s,
+                         std::vector<float>& cur) {
   cur.resize(static_cast<std::size_t>(rows * cols));
   sinkhorn_apply(tile, rows, cols, s, cur.data());
 }
@@ -68,13 +69,15 @@ SinkhornScales sinkhorn_normalise(const float* tile, std::int64_t rows, std::int
   float best_imbalance = sinkhorn_imbalance(cur.data(), rows, cols);
   for (int it = 0; it < iterations; ++it) {
     for (std::int64_t c = 0; c < cols; ++c) {
-      s.col[c] = sinkhorn_clamp(s.col[c] * sinkhorn_clamp(kvarn_sample_std(cur.data() + c, rows, cols), kSinkhornStdMin, kSinkhornStdMax),
-                          kSinkhornScaleMin, kSinkhornScaleMax);
+      s.col[c] = sinkhorn_clamp(
+          s.col[c] * sinkhorn_clamp(kvarn_sample_std(cur.data() + c, rows, cols), kSinkhornStdMin, kSinkhornStdMax),
+          kSinkhornScaleMin, kSinkhornScaleMax);
     }
     sinkhorn_apply_into(tile, rows, cols, s, cur);
     for (std::int64_t r = 0; r < rows; ++r) {
-      s.row[r] = sinkhorn_clamp(s.row[r] * sinkhorn_clamp(kvarn_sample_std(cur.data() + r * cols, cols, 1), kSinkhornStdMin, kSinkhornStdMax),
-                          kSinkhornScaleMin, kSinkhornScaleMax);
+      s.row[r] = sinkhorn_clamp(
+          s.row[r] * sinkhorn_clamp(kvarn_sample_std(cur.data() + r * cols, cols, 1), kSinkhornStdMin, kSinkhornStdMax),
+          kSinkhornScaleMin, kSinkhornScaleMax);
     }
     sinkhorn_apply_into(tile, rows, cols, s, cur);
     // `<=` as the source: among equally balanced iterates the later one is kept.

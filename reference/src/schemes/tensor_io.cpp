@@ -14,8 +14,7 @@ namespace {
 
 // One pass per dtype: the widening is exact, the finiteness check rides along.
 template <class Load>
-std::vector<float> widen_with(std::int64_t n, std::int64_t channels, std::string_view scheme,
-                              Load load) {
+std::vector<float> widen_with(std::int64_t n, std::int64_t channels, std::string_view scheme, Load load) {
   std::vector<float> out(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) out[i] = load(i);
   for (std::int64_t i = 0; i < n; ++i) {
@@ -61,13 +60,12 @@ void check_input_dtype(ConstTensor x, std::string_view scheme) {
   }
 }
 
-void widen_row_checked(const kernels::CpuKernels& k, ConstTensor x, std::int64_t t, float* row, std::string_view scheme) {
+void widen_row_checked(const kernels::CpuKernels& k, ConstTensor x, std::int64_t t, float* row,
+                       std::string_view scheme) {
   const std::int64_t n = x.channels;
   const std::size_t first = static_cast<std::size_t>(t * n);
   switch (x.dtype) {
-    case DType::f16:
-      k.halves_to_floats(static_cast<const std::uint16_t*>(x.data) + first, row, n);
-      break;
+    case DType::f16: k.halves_to_floats(static_cast<const std::uint16_t*>(x.data) + first, row, n); break;
     case DType::bf16: {
       const auto* b = static_cast<const std::uint16_t*>(x.data) + first;
       for (std::int64_t d = 0; d < n; ++d) row[d] = rules::bf16_to_float(b[d]);
@@ -89,7 +87,8 @@ void widen_row_checked(const kernels::CpuKernels& k, ConstTensor x, std::int64_t
   }
 }
 
-const float* row_as_float(const kernels::CpuKernels& k, ConstTensor x, std::int64_t t, float* row, std::string_view scheme) {
+const float* row_as_float(const kernels::CpuKernels& k, ConstTensor x, std::int64_t t, float* row,
+                          std::string_view scheme) {
   if (x.dtype != DType::f32) {
     widen_row_checked(k, x, t, row, scheme);
     return row;
@@ -110,16 +109,13 @@ const float* row_as_float_unchecked(const kernels::CpuKernels& k, ConstTensor x,
   const std::int64_t n = x.channels;
   const std::size_t first = static_cast<std::size_t>(t * n);
   switch (x.dtype) {
-    case DType::f16:
-      k.halves_to_floats(static_cast<const std::uint16_t*>(x.data) + first, row, n);
-      return row;
+    case DType::f16: k.halves_to_floats(static_cast<const std::uint16_t*>(x.data) + first, row, n); return row;
     case DType::bf16: {
       const auto* b = static_cast<const std::uint16_t*>(x.data) + first;
       for (std::int64_t d = 0; d < n; ++d) row[d] = rules::bf16_to_float(b[d]);
       return row;
     }
-    case DType::f32:
-      break;
+    case DType::f32: break;
   }
   return static_cast<const float*>(x.data) + first;
 }
@@ -144,7 +140,8 @@ void narrow_into(const kernels::CpuKernels& k, const float* values, MutTensor ou
   }
 }
 
-void narrow_rows_into(const kernels::CpuKernels& k, const float* values, MutTensor out, std::int64_t first, std::int64_t count) {
+void narrow_rows_into(const kernels::CpuKernels& k, const float* values, MutTensor out, std::int64_t first,
+                      std::int64_t count) {
   const std::size_t offset = static_cast<std::size_t>(first * out.channels) * dtype_size(out.dtype);
   narrow_into(k, values, MutTensor{static_cast<std::byte*>(out.data) + offset, out.dtype, count, out.channels});
 }
@@ -155,6 +152,8 @@ std::vector<std::uint8_t> take_part_buffer(Compressed& c, std::string_view name)
   return {};
 }
 
-std::int64_t rows_per_step(std::int64_t channels) { return std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(1, channels)); }
+std::int64_t rows_per_step(std::int64_t channels) {
+  return std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(1, channels));
+}
 
 }  // namespace dgq::schemes

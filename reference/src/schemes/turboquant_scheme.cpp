@@ -13,8 +13,8 @@
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/registry.hpp"
-#include "schemes/kernel_families.hpp"
 #include "dgq/schemes/tensor_io.hpp"
+#include "schemes/kernel_families.hpp"
 
 namespace dgq::schemes {
 namespace {
@@ -63,7 +63,8 @@ class TurboQuantScheme final : public Scheme {
       : bits_(bits), mse_bits_(prod ? bits - 1 : bits), seed_(seed), prod_(prod), k_(k) {}
 
   std::string spec() const override {
-    return "turboquant:bits=" + std::to_string(bits_) + ",seed=" + std::to_string(seed_) + (prod_ ? ",variant=prod" : "");
+    return "turboquant:bits=" + std::to_string(bits_) + ",seed=" + std::to_string(seed_) +
+           (prod_ ? ",variant=prod" : "");
   }
   std::string family() const override { return "turboquant"; }
 
@@ -74,7 +75,8 @@ class TurboQuantScheme final : public Scheme {
     const bool key = role == TensorRole::key;
     const turboquant::Rotation rot(d, turboquant::rotation_stream(seed_, key), k_);
     const turboquant::CodebookView book = turboquant::codebook(d, mse_bits_);
-    const std::vector<float> s = prod_ ? turboquant::qjl_matrix(d, turboquant::qjl_stream(seed_, key)) : std::vector<float>();
+    const std::vector<float> s =
+        prod_ ? turboquant::qjl_matrix(d, turboquant::qjl_stream(seed_, key)) : std::vector<float>();
     const int edges = (1 << mse_bits_) - 1;
     const std::int64_t row_bytes = codes_per_row(d), sign_bytes = d / 8;
     std::vector<std::uint8_t> norms(static_cast<std::size_t>(x.tokens) * 4);
@@ -127,10 +129,12 @@ class TurboQuantScheme final : public Scheme {
     const std::int64_t row_bytes = codes_per_row(d), sign_bytes = d / 8;
     const Part& codes = expect_part(c, "codes", static_cast<std::uint64_t>(c.tokens * row_bytes));
     const Part* signs = prod_ ? &expect_part(c, "qjl", static_cast<std::uint64_t>(c.tokens * sign_bytes)) : nullptr;
-    const Part* residual_norms = prod_ ? &expect_part(c, "residual_norms", static_cast<std::uint64_t>(c.tokens) * 4) : nullptr;
+    const Part* residual_norms =
+        prod_ ? &expect_part(c, "residual_norms", static_cast<std::uint64_t>(c.tokens) * 4) : nullptr;
     const turboquant::Rotation rot(d, turboquant::rotation_stream(seed_, key), k_);
     const turboquant::CodebookView book = turboquant::codebook(d, mse_bits_);
-    const std::vector<float> s = prod_ ? turboquant::qjl_matrix(d, turboquant::qjl_stream(seed_, key)) : std::vector<float>();
+    const std::vector<float> s =
+        prod_ ? turboquant::qjl_matrix(d, turboquant::qjl_stream(seed_, key)) : std::vector<float>();
     std::vector<float> values(static_cast<std::size_t>(c.tokens * d));
     std::vector<std::uint8_t> cells(static_cast<std::size_t>(d), 0);
     std::vector<float> z(static_cast<std::size_t>(d));
@@ -184,14 +188,17 @@ class TurboQuantScheme final : public Scheme {
 
   static float checked_norm(const float* x, int d, std::int64_t t, const char* what) {
     const float g = row_norm(x, d);
-    if (std::isinf(g)) throw InputError("turboquant: the " + std::string(what) + " of token " + std::to_string(t) + " overflows fp32");
+    if (std::isinf(g))
+      throw InputError("turboquant: the " + std::string(what) + " of token " + std::to_string(t) + " overflows fp32");
     return g;
   }
 
   int checked_dim(std::int64_t d) const {
     if (!supported_dim(d)) {
-      throw InputError("turboquant: head_dim (channels) must be a power of two in [16, 512] (the pinned "
-                       "codebooks), got " + std::to_string(d));
+      throw InputError(
+          "turboquant: head_dim (channels) must be a power of two in [16, 512] (the pinned "
+          "codebooks), got " +
+          std::to_string(d));
     }
     return static_cast<int>(d);
   }
@@ -213,8 +220,8 @@ void check_variant(std::string_view v) {
 constexpr SchemeParam kTurboQuantParams[] = {
     {"bits", Kind::integer, "3", 1, 4, "", "bits per coordinate (codebook of 2^bits levels)", nullptr},
     {"seed", Kind::integer, "0", 0, 2147483647, "", "seed of the random rotation (and of the QJL matrix)", nullptr},
-    {"variant", Kind::word, "mse", 0, 0, "mse or prod", "mse: Lloyd-Max codes; prod: bits-1 MSE codes + 1-bit QJL residual",
-     check_variant},
+    {"variant", Kind::word, "mse", 0, 0, "mse or prod",
+     "mse: Lloyd-Max codes; prod: bits-1 MSE codes + 1-bit QJL residual", check_variant},
 };
 
 }  // namespace
@@ -225,10 +232,12 @@ std::vector<SchemeFamily> turboquant_families(const kernels::CpuKernels& k, Devi
           .name = "turboquant",
           .device = device,
           .order = 150,
-          .summary = "TurboQuant (arXiv 2504.19874): random rotation, per-token fp32 norm, Lloyd-Max codes per coordinate",
+          .summary =
+              "TurboQuant (arXiv 2504.19874): random rotation, per-token fp32 norm, Lloyd-Max codes per coordinate",
           .params = kTurboQuantParams,
           .make = [kt = &k](const SchemeArgs& args) -> std::unique_ptr<Scheme> {
-            return std::make_unique<TurboQuantScheme>(args.integer("bits"), static_cast<std::uint32_t>(args.integer("seed")),
+            return std::make_unique<TurboQuantScheme>(args.integer("bits"),
+                                                      static_cast<std::uint32_t>(args.integer("seed")),
                                                       args.word("variant") == "prod", *kt);
           },
           .accepts_channels = supported_dim,

@@ -35,8 +35,8 @@ constexpr TqvPreset kTqv4BitNc{"turboquant_4bit_nc", 4, 4};
 constexpr TqvPreset kTqvK3V4Nc{"turboquant_k3v4_nc", 3, 4};
 constexpr TqvPreset kTqv3BitNc{"turboquant_3bit_nc", 3, 3};
 
-constexpr float kTqvNormEpsilon = 1e-8f;    // x / (||x|| + 1e-8): vLLM's store launcher
-constexpr float kTqvScaleFloor = 1e-8f;     // scale = max((max - min) / levels, 1e-8)
+constexpr float kTqvNormEpsilon = 1e-8f;       // x / (||x|| + 1e-8): vLLM's store launcher
+constexpr float kTqvScaleFloor = 1e-8f;        // scale = max((max - min) / levels, 1e-8)
 constexpr std::uint32_t kTqvDefaultSeed = 42;  // TurboQuantConfig.seed; layer L uses 42 + 1337 L
 
 // Powers of two in [16, 512]: vLLM builds a Sylvester Hadamard matrix of head_dim (which fails
@@ -97,9 +97,7 @@ class TurboQuantVllmScheme final : public Scheme {
       : p_(preset), seed_(seed), k_(k) {}
 
   std::string family() const override { return std::string(p_.name); }
-  std::string spec() const override {
-    return key_fp8() ? family() : family() + ":seed=" + std::to_string(seed_);
-  }
+  std::string spec() const override { return key_fp8() ? family() : family() + ":seed=" + std::to_string(seed_); }
 
   Compressed compress(ConstTensor x, TensorRole role) const override {
     const std::string name = family();
@@ -259,8 +257,10 @@ class TurboQuantVllmScheme final : public Scheme {
 
   int checked_dim(std::int64_t d) const {
     if (!tqv_supported_dim(d)) {
-      throw InputError(family() + ": head_dim (channels) must be a power of two in [16, 512] (vLLM's Sylvester "
-                       "Hadamard rotation), got " + std::to_string(d));
+      throw InputError(family() +
+                       ": head_dim (channels) must be a power of two in [16, 512] (vLLM's Sylvester "
+                       "Hadamard rotation), got " +
+                       std::to_string(d));
     }
     return static_cast<int>(d);
   }

@@ -5,9 +5,9 @@
 #include <set>
 
 #include "dgq/errors.hpp"
-#include "export_rows.hpp"
 #include "dgq/sim/files/hdf5/h5.hpp"
 #include "dgq/sim/files/results/results_file.hpp"
+#include "export_rows.hpp"
 
 namespace dgq::sim::exporting {
 
@@ -17,7 +17,8 @@ namespace {
 std::vector<std::int64_t> run_indices(hid_t runs, const std::string& where) {
   std::vector<std::int64_t> out;
   for (const std::string& name : child_names(runs, where)) {
-    if (name.empty() || name.size() > 9 || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    if (name.empty() || name.size() > 9 ||
+        !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }))
       throw InputError(where + "/" + name + ": run groups of this file are named 0, 1, 2, ...");
     out.push_back(std::stoll(name));
   }

@@ -16,23 +16,30 @@ using Names = std::vector<std::string_view>;
 
 // As the writers list them in docs/results-format.md and docs/eval.md; the provenance last.
 const Names kReplayAttributes = {
-    "scheme",     "scheme_family", "device",      "trace",        "trace_model",      "trace_prompt_kind",
-    "trace_source", "trace_seed",  "kv_dtype",    "tokens",       "trace_num_layers", "num_q_heads",
-    "num_kv_heads", "head_dim",    "probes",      "has_noise",    "bits_per_element", "ratio",
-    "mean_segments", "dgq_version", "dgq_commit", "dgq_dirty",    "config_hash"};
-const Names kEvalSummary = {
-    "tokens",       "bits_per_element", "bits_averaged", "bits_k",         "bits_v",          "ppl",
-    "ppl_stderr",   "dppl",             "dppl_stderr",   "kld_mean",       "kld_stderr",      "kld_median",
-    "kld_p90",      "kld_p99",          "kld_max",       "rms_dp",         "same_top1",       "attn_kl_mean",
-    "stored_bytes", "stored_elements",  "held_bytes_sum", "held_elements_sum", "stored_k_bytes"};
+    "scheme",        "scheme_family", "device",     "trace",     "trace_model",      "trace_prompt_kind",
+    "trace_source",  "trace_seed",    "kv_dtype",   "tokens",    "trace_num_layers", "num_q_heads",
+    "num_kv_heads",  "head_dim",      "probes",     "has_noise", "bits_per_element", "ratio",
+    "mean_segments", "dgq_version",   "dgq_commit", "dgq_dirty", "config_hash"};
+const Names kEvalSummary = {"tokens",         "bits_per_element",
+                            "bits_averaged",  "bits_k",
+                            "bits_v",         "ppl",
+                            "ppl_stderr",     "dppl",
+                            "dppl_stderr",    "kld_mean",
+                            "kld_stderr",     "kld_median",
+                            "kld_p90",        "kld_p99",
+                            "kld_max",        "rms_dp",
+                            "same_top1",      "attn_kl_mean",
+                            "stored_bytes",   "stored_elements",
+                            "held_bytes_sum", "held_elements_sum",
+                            "stored_k_bytes"};
 const Names kProvenance = {"dgq_version", "dgq_commit", "dgq_dirty", "config_hash"};
-const Names kEvalSettings = {"model",  "architecture", "model_path", "text",  "text_kind", "noise_rate",
-                             "ctx",    "chunks",       "scored_per_chunk",   "add_bos",   "base",
-                             "query_rounding", "cache", "keys", "raw_dtype", "ubatch"};
-const Names kPasskeySettings = {"task", "model", "architecture", "add_bos", "seed", "prompts", "query_rounding",
-                                "cache", "keys", "raw_dtype", "ubatch", "row_exact"};
-const Names kPasskeyScores = {"accuracy", "logprob_mean", "bits_per_element", "bits_averaged", "stored_bytes",
-                              "stored_elements", "held_bytes_sum", "held_elements_sum"};
+const Names kEvalSettings = {"model", "architecture", "model_path",       "text",    "text_kind", "noise_rate",
+                             "ctx",   "chunks",       "scored_per_chunk", "add_bos", "base",      "query_rounding",
+                             "cache", "keys",         "raw_dtype",        "ubatch"};
+const Names kPasskeySettings = {"task",           "model", "architecture", "add_bos",   "seed",   "prompts",
+                                "query_rounding", "cache", "keys",         "raw_dtype", "ubatch", "row_exact"};
+const Names kPasskeyScores = {"accuracy",     "logprob_mean",    "bits_per_element", "bits_averaged",
+                              "stored_bytes", "stored_elements", "held_bytes_sum",   "held_elements_sum"};
 const Names kIndex = {"layer", "model_layer", "q_head", "kv_head"};
 const Names kTensorTables = {"mse", "snr_db", "max_abs_err", "rel_fro", "bytes", "original_bytes", "segments"};
 

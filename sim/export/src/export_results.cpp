@@ -10,12 +10,12 @@
 
 #include "dgq/errors.hpp"
 #include "dgq/sim/export/export.hpp"
-#include "dgq/sim/files/results/results_file.hpp"
-#include "export_rows.hpp"
-#include "parquet_table.hpp"
 #include "dgq/sim/files/hdf5/h5.hpp"
 #include "dgq/sim/files/output/output_target.hpp"
 #include "dgq/sim/files/output/partial_file.hpp"
+#include "dgq/sim/files/results/results_file.hpp"
+#include "export_rows.hpp"
+#include "parquet_table.hpp"
 
 namespace dgq::sim {
 

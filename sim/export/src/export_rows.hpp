@@ -17,14 +17,14 @@ namespace dgq::sim::exporting {
 // index in export_columns.cpp's lists) and any other, e.g. an attribute a newer dgq wrote, after
 // them in name order.
 enum class Section {
-  run,          // `run`: the run's group name (replay, sweeps) or index (eval, passkey)
-  file,         // the root attributes of eval and passkey results
-  attributes,   // the run's own scalar attributes
-  index,        // layer, model_layer, q_head, kv_head
-  k,            // k_<table>: the K reconstruction of the q head's KV head
-  v,            // v_<table>
-  attn,         // attn_<metric>: the q head's probe means
-  clean,        // clean_<metric>: the same on clean keys (noisy traces)
+  run,         // `run`: the run's group name (replay, sweeps) or index (eval, passkey)
+  file,        // the root attributes of eval and passkey results
+  attributes,  // the run's own scalar attributes
+  index,       // layer, model_layer, q_head, kv_head
+  k,           // k_<table>: the K reconstruction of the q head's KV head
+  v,           // v_<table>
+  attn,        // attn_<metric>: the q head's probe means
+  clean,       // clean_<metric>: the same on clean keys (noisy traces)
 };
 
 // The columns of one layout, so that ranks come from that layout's documented list.

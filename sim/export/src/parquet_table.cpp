@@ -8,12 +8,12 @@ namespace {
 
 // parquet.thrift's enum values.
 enum PhysicalType : std::int32_t { kInt64 = 2, kDouble = 5, kByteArray = 6 };
-constexpr std::int32_t kOptional = 1;        // FieldRepetitionType
-constexpr std::int32_t kConvertedUtf8 = 0;   // ConvertedType UTF8
-constexpr std::int32_t kPlain = 0;           // Encoding
+constexpr std::int32_t kOptional = 1;       // FieldRepetitionType
+constexpr std::int32_t kConvertedUtf8 = 0;  // ConvertedType UTF8
+constexpr std::int32_t kPlain = 0;          // Encoding
 constexpr std::int32_t kRle = 3;
-constexpr std::int32_t kUncompressed = 0;    // CompressionCodec
-constexpr std::int32_t kDataPage = 0;        // PageType
+constexpr std::int32_t kUncompressed = 0;  // CompressionCodec
+constexpr std::int32_t kDataPage = 0;      // PageType
 
 // Thrift's compact protocol, the subset the metadata uses: structs of i32, i64, binary, lists
 // and nested structs (https://github.com/apache/thrift/blob/master/doc/specs/thrift-compact-protocol.md).
@@ -109,7 +109,7 @@ std::vector<std::uint8_t> definition_levels(const std::vector<ExportValue>& valu
     const bool present = !std::holds_alternative<std::monostate>(values[i]);
     std::size_t j = i;
     while (j < values.size() && !std::holds_alternative<std::monostate>(values[j]) == present) ++j;
-    for (std::uint64_t header = (j - i) << 1; ; header >>= 7) {  // RLE run: count << 1, LSB 0
+    for (std::uint64_t header = (j - i) << 1;; header >>= 7) {  // RLE run: count << 1, LSB 0
       if (header < 0x80) {
         runs.push_back(static_cast<std::uint8_t>(header));
         break;

@@ -4,17 +4,21 @@
 #include <string_view>
 
 #include "dgq/errors.hpp"
+#include "dgq/sim/files/hdf5/h5.hpp"
 #include "dgq/sim/files/results/results_file.hpp"
 #include "export_rows.hpp"
-#include "dgq/sim/files/hdf5/h5.hpp"
 
 namespace dgq::sim::exporting {
 
 namespace {
 
-constexpr std::string_view kTensorDatasets[][2] = {
-    {"mse", "mse"},     {"snr_db", "snr_db"},           {"max_abs_err", "max_abs_err"}, {"rel_fro", "rel_fro"},
-    {"bytes", "bytes"}, {"original_bytes", "original_bytes"}, {"segments", "segments/count"}};
+constexpr std::string_view kTensorDatasets[][2] = {{"mse", "mse"},
+                                                   {"snr_db", "snr_db"},
+                                                   {"max_abs_err", "max_abs_err"},
+                                                   {"rel_fro", "rel_fro"},
+                                                   {"bytes", "bytes"},
+                                                   {"original_bytes", "original_bytes"},
+                                                   {"segments", "segments/count"}};
 
 // A [rows, cols] table, integers as integers and floats as floats.
 std::vector<ExportValue> read_table(hid_t group, const std::string& name, std::size_t rows, std::size_t cols,
@@ -57,8 +61,8 @@ std::vector<Table2> metric_tables(hid_t run, const std::string& group_name, Sect
   h5::Handle g = h5::open_group(run, group_name, where);
   for (const std::string& name : child_names(g.get(), where)) {
     if (name == "probes") continue;
-    out.push_back({column(Layout::replay, section, group_name + "_" + name),
-                   read_table(g.get(), name, layers, q_heads, where)});
+    out.push_back(
+        {column(Layout::replay, section, group_name + "_" + name), read_table(g.get(), name, layers, q_heads, where)});
   }
   return out;
 }

@@ -1,7 +1,7 @@
 // Every scalar attribute of a group, typed, for the export's attribute columns.
 #include "dgq/errors.hpp"
-#include "export_rows.hpp"
 #include "dgq/sim/files/hdf5/h5.hpp"
+#include "export_rows.hpp"
 
 namespace dgq::sim::exporting {
 

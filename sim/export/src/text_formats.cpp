@@ -64,9 +64,12 @@ std::string jsonl_row(const std::vector<Column>& columns, const std::vector<cons
   for (std::size_t i = 0; i < columns.size(); ++i) {
     nlohmann::ordered_json& slot = object[columns[i].name];
     if (!cells[i]) continue;
-    if (const auto* n = std::get_if<std::int64_t>(cells[i])) slot = *n;
-    else if (const auto* d = std::get_if<double>(cells[i])) { if (std::isfinite(*d)) slot = *d; }
-    else if (const auto* s = std::get_if<std::string>(cells[i])) slot = *s;
+    if (const auto* n = std::get_if<std::int64_t>(cells[i]))
+      slot = *n;
+    else if (const auto* d = std::get_if<double>(cells[i])) {
+      if (std::isfinite(*d)) slot = *d;
+    } else if (const auto* s = std::get_if<std::string>(cells[i]))
+      slot = *s;
   }
   return object.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }

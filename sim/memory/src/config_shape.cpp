@@ -31,7 +31,8 @@ int positive_int(const Json& config, const std::string& key, const std::string& 
 }
 
 int required(const Json& config, const std::string& key, const std::string& path) {
-  if (!config.contains(key)) throw InputError(path + ": config has no " + key + " (a Hugging Face config.json is expected)");
+  if (!config.contains(key))
+    throw InputError(path + ": config has no " + key + " (a Hugging Face config.json is expected)");
   return positive_int(config, key, path);
 }
 
@@ -79,8 +80,8 @@ ConfigShape read_config_shape(const std::string& path) {
     shape.head_dim = hidden / q_heads;
   }
   if (q_heads % shape.kv_heads != 0)
-    throw InputError(path + ": num_attention_heads " + std::to_string(q_heads) + " is not a multiple of num_key_value_heads " +
-                     std::to_string(shape.kv_heads));
+    throw InputError(path + ": num_attention_heads " + std::to_string(q_heads) +
+                     " is not a multiple of num_key_value_heads " + std::to_string(shape.kv_heads));
   const std::string type = root.contains("model_type") && root["model_type"].is_string()
                                ? root["model_type"].get<std::string>()
                                : std::string("model");

@@ -26,7 +26,8 @@ ConfigShape read_gguf_shape(const std::string& path) {
   ConfigShape shape;
   shape.layers = positive(f.integer_value(key("block_count")), key("block_count"), path);
   const int q_heads = positive(f.integer_value(key("attention.head_count")), key("attention.head_count"), path);
-  shape.kv_heads = positive(f.integer_value(key("attention.head_count_kv"), q_heads), key("attention.head_count_kv"), path);
+  shape.kv_heads =
+      positive(f.integer_value(key("attention.head_count_kv"), q_heads), key("attention.head_count_kv"), path);
   if (f.find(key("attention.key_length")) != nullptr) {
     shape.head_dim = positive(f.integer_value(key("attention.key_length")), key("attention.key_length"), path);
   } else {

@@ -34,7 +34,8 @@ std::string scheme_refusal(const Scheme& scheme, int head_dim) {
 
 std::string deployment_refusal(const std::string& spec, int head_dim) {
   const std::optional<KvPairSpec> pair = split_kv_pair_spec(spec);
-  const std::vector<std::string> sides = pair ? std::vector<std::string>{pair->k, pair->v} : std::vector<std::string>{spec};
+  const std::vector<std::string> sides =
+      pair ? std::vector<std::string>{pair->k, pair->v} : std::vector<std::string>{spec};
   for (const std::string& side : sides) {
     const SchemeFamily& family = *parse_spec(side).family;
     if (family.deployed_block > 0 && head_dim % family.deployed_block != 0) {

@@ -20,9 +20,14 @@ void write_memory_json(const std::string& path, const std::string& model, const 
                                    {"gib", static_cast<double>(row.bytes) / 1073741824.0},
                                    {"gb", static_cast<double>(row.bytes) / 1e9},
                                    {"ratio_vs_fp16", row.ratio_vs_fp16}});
-  const toml::table doc{{"format", "dgq-memory"}, {"model", model},         {"layers", s.layers},
-                        {"kv_heads", s.kv_heads}, {"head_dim", s.head_dim}, {"input_dtype", "f16"},
-                        {"raw_dtype", std::string(dtype_name(table.raw_dtype))}, {"rows", out_rows}};
+  const toml::table doc{{"format", "dgq-memory"},
+                        {"model", model},
+                        {"layers", s.layers},
+                        {"kv_heads", s.kv_heads},
+                        {"head_dim", s.head_dim},
+                        {"input_dtype", "f16"},
+                        {"raw_dtype", std::string(dtype_name(table.raw_dtype))},
+                        {"rows", out_rows}};
   std::ostringstream text;
   text << toml::json_formatter{doc} << "\n";
   write_text_file(path, text.str());

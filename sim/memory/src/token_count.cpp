@@ -13,13 +13,16 @@ namespace {
 constexpr std::int64_t kMaxTokens = std::int64_t{1} << 40;  // far beyond any context; keeps bytes in 64 bits
 
 [[noreturn]] void refuse(const std::string& text) {
-  throw ParameterError("'" + text + "' is not a token count (a whole number, optionally with k or m: 8k = 8192, 1m = 1048576)");
+  throw ParameterError("'" + text +
+                       "' is not a token count (a whole number, optionally with k or m: 8k = 8192, 1m = 1048576)");
 }
 
 std::int64_t suffix_factor(char c) {
   switch (c) {
-    case 'k': case 'K': return 1024;
-    case 'm': case 'M': return 1024 * 1024;
+    case 'k':
+    case 'K': return 1024;
+    case 'm':
+    case 'M': return 1024 * 1024;
     default: return 0;
   }
 }

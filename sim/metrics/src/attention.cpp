@@ -29,8 +29,7 @@ inline double dot_lanes(const float* a, const float* b, std::int64_t n) {
 
 double dot_fp64(const float* a, const float* b, std::int64_t n) { return dot_lanes(a, b, n); }
 
-void attention_logits(const float* q, const float* keys, std::int64_t n, std::int64_t d,
-                      std::vector<double>& logits) {
+void attention_logits(const float* q, const float* keys, std::int64_t n, std::int64_t d, std::vector<double>& logits) {
   const double scale = std::sqrt(static_cast<double>(d));
   logits.resize(static_cast<std::size_t>(n));
   for (std::int64_t j = 0; j < n; ++j) logits[j] = dot_lanes(q, keys + j * d, d) / scale;
@@ -48,8 +47,8 @@ void softmax(std::span<const double> logits, std::vector<double>& p) {
   for (double& x : p) x /= z;
 }
 
-void attention_output(std::span<const double> p, const float* values, const std::int64_t* rows,
-                      std::int64_t d, std::vector<double>& o) {
+void attention_output(std::span<const double> p, const float* values, const std::int64_t* rows, std::int64_t d,
+                      std::vector<double>& o) {
   o.assign(static_cast<std::size_t>(d), 0.0);
   for (std::size_t j = 0; j < p.size(); ++j) {
     const std::int64_t row = rows ? rows[j] : static_cast<std::int64_t>(j);
@@ -147,8 +146,8 @@ double cosine_similarity(std::span<const double> o, std::span<const double> o_ha
   return dot / (std::sqrt(a) * std::sqrt(b));
 }
 
-void compute_probe_attention(const float* q, const float* k, const float* v, std::int64_t n,
-                             std::int64_t d, ProbeAttention& out) {
+void compute_probe_attention(const float* q, const float* k, const float* v, std::int64_t n, std::int64_t d,
+                             ProbeAttention& out) {
   attention_logits(q, k, n, d, out.logits);
   softmax(out.logits, out.p);
   attention_output(out.p, v, nullptr, d, out.o);
@@ -205,8 +204,8 @@ double noise_mass(std::span<const double> p, const std::uint8_t* noise_mask) {
 }
 
 // The clean keys' logits, softmax and output of one attention.
-void restrict_to_clean(const ProbeAttention& full, const std::vector<std::int64_t>& rows,
-                       const float* v, std::int64_t d, ProbeAttention& out) {
+void restrict_to_clean(const ProbeAttention& full, const std::vector<std::int64_t>& rows, const float* v,
+                       std::int64_t d, ProbeAttention& out) {
   out.logits.resize(rows.size());
   for (std::size_t j = 0; j < rows.size(); ++j) out.logits[j] = full.logits[rows[j]];
   softmax(out.logits, out.p);
@@ -216,9 +215,9 @@ void restrict_to_clean(const ProbeAttention& full, const std::vector<std::int64_
 
 }  // namespace
 
-NoiseProbeMetrics compare_attention_noise(const ProbeAttention& ref, const ProbeAttention& hat,
-                                          const float* v, const float* v_hat, std::int64_t d,
-                                          const std::uint8_t* noise_mask, NoiseScratch& s) {
+NoiseProbeMetrics compare_attention_noise(const ProbeAttention& ref, const ProbeAttention& hat, const float* v,
+                                          const float* v_hat, std::int64_t d, const std::uint8_t* noise_mask,
+                                          NoiseScratch& s) {
   NoiseProbeMetrics m;
   m.noise_mass = noise_mass(ref.p, noise_mask);
   m.noise_mass_hat = noise_mass(hat.p, noise_mask);

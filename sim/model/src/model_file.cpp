@@ -1,13 +1,13 @@
-// Reads a dgq model file (docs/model-format.md; a GGUF goes to gguf_model.cpp) into fp32 weights, checking every attribute and
-// tensor before the runner sees it: one clear error naming the file and the tensor at fault.
+// Reads a dgq model file (docs/model-format.md; a GGUF goes to gguf_model.cpp) into fp32 weights, checking every
+// attribute and tensor before the runner sees it: one clear error naming the file and the tensor at fault.
 #include <cmath>
 #include <string>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/model/model.hpp"
 #include "dgq/sim/files/hdf5/h5.hpp"
 #include "dgq/sim/files/hdf5/numbers.hpp"
 #include "dgq/sim/model/gguf_file.hpp"
+#include "dgq/sim/model/model.hpp"
 #include "model_sources.hpp"
 
 namespace dgq::sim {
@@ -63,23 +63,23 @@ ModelConfig read_config(hid_t file, const std::string& path) {
   return c;
 }
 
-Weight read_weight(hid_t tensors, const std::string& path, const std::string& name, std::int64_t rows, std::int64_t cols) {
+Weight read_weight(hid_t tensors, const std::string& path, const std::string& name, std::int64_t rows,
+                   std::int64_t cols) {
   const std::string context = path + ": tensor " + name;
   h5::Handle ds = h5::open_dataset(tensors, name, context);
   h5::Handle type(h5::check(H5Dget_type(ds.get()), context), h5::Handle::Kind::datatype);
   if (H5Tget_class(type.get()) != H5T_FLOAT)
     throw InputError(context + ": expected a float dtype, found " + h5::describe_type(type.get()));
   const auto shape = h5::dataset_shape(ds.get());
-  const std::vector<hsize_t> expected = rows == 0 ? std::vector<hsize_t>{hsize_t(cols)}
-                                                  : std::vector<hsize_t>{hsize_t(rows), hsize_t(cols)};
+  const std::vector<hsize_t> expected =
+      rows == 0 ? std::vector<hsize_t>{hsize_t(cols)} : std::vector<hsize_t>{hsize_t(rows), hsize_t(cols)};
   if (shape != expected)
     throw InputError(context + ": shape " + h5::shape_string(shape) + ", expected " + h5::shape_string(expected));
   Weight w{rows == 0 ? 1 : rows, cols, {}};
   w.values.resize(static_cast<std::size_t>(w.rows * w.cols));
   h5::read_all(ds.get(), H5T_NATIVE_FLOAT, w.values.data(), context);
   for (std::size_t i = 0; i < w.values.size(); ++i)
-    if (!std::isfinite(w.values[i]))
-      throw InputError(context + ": element " + std::to_string(i) + " is not finite");
+    if (!std::isfinite(w.values[i])) throw InputError(context + ": element " + std::to_string(i) + " is not finite");
   return w;
 }
 
@@ -87,12 +87,14 @@ Weight read_weight(hid_t tensors, const std::string& path, const std::string& na
 
 void check_model_config(const ModelConfig& c, const std::string& path) {
   if (c.head_dim <= 0 || c.vocab_size <= 0 || c.context_length <= 0)
-    throw InputError(path + ": head_dim " + std::to_string(c.head_dim) + ", vocab_size " + std::to_string(c.vocab_size) +
-                     " and context_length " + std::to_string(c.context_length) + " must be > 0");
+    throw InputError(path + ": head_dim " + std::to_string(c.head_dim) + ", vocab_size " +
+                     std::to_string(c.vocab_size) + " and context_length " + std::to_string(c.context_length) +
+                     " must be > 0");
   if (c.num_q_heads % c.num_kv_heads != 0)
     throw InputError(path + ": num_q_heads " + std::to_string(c.num_q_heads) + " is not a multiple of num_kv_heads " +
                      std::to_string(c.num_kv_heads));
-  if (c.head_dim % 2 != 0) throw InputError(path + ": head_dim " + std::to_string(c.head_dim) + " must be even for RoPE");
+  if (c.head_dim % 2 != 0)
+    throw InputError(path + ": head_dim " + std::to_string(c.head_dim) + " must be even for RoPE");
   if (c.bos_token_id < 0 || c.bos_token_id >= c.vocab_size)
     throw InputError(path + ": bos_token_id " + std::to_string(c.bos_token_id) + " outside the vocabulary");
   if (!(c.rope_theta > 0) || !(c.rms_eps > 0) || !std::isfinite(c.rope_theta) || !std::isfinite(c.rms_eps))
@@ -111,7 +113,6 @@ ModelConfig read_model_config(const std::string& path) {
   h5::Handle file = h5::open_file_readonly(path);
   return read_config(file.get(), path);
 }
-
 
 Model load_model(const std::string& path) {
   if (gguf::has_gguf_magic(path)) return load_gguf_model(path);

@@ -14,10 +14,10 @@
 
 #include "dgq/errors.hpp"
 #include "dgq/registry.hpp"
-#include "dgq/sim/metrics/attention.hpp"
-#include "dgq/sim/metrics/reconstruction.hpp"
-#include "dgq/sim/metrics/probe_metrics.hpp"
 #include "dgq/sim/files/provenance/provenance.hpp"
+#include "dgq/sim/metrics/attention.hpp"
+#include "dgq/sim/metrics/probe_metrics.hpp"
+#include "dgq/sim/metrics/reconstruction.hpp"
 
 namespace dgq::sim {
 
@@ -194,8 +194,8 @@ void Replayer::compress_units(const LayerData& layer, std::vector<Tensor3>& k_ha
       replay_tensor(*schemes_[s], layer.k.head(h), TensorRole::key, k_hat[s].head(h), runs_[s].k, row, k_units[u],
                     serialize);
       failed_role[u] = TensorRole::value;
-      replay_tensor(*schemes_[s], layer.v.head(h), TensorRole::value, v_hat[s].head(h), runs_[s].v, row,
-                    v_units[u], serialize);
+      replay_tensor(*schemes_[s], layer.v.head(h), TensorRole::value, v_hat[s].head(h), runs_[s].v, row, v_units[u],
+                    serialize);
     } catch (...) {
       errors[u] = std::current_exception();
     }

@@ -137,8 +137,8 @@ void inject_noise(LayerData& layer, const std::vector<std::uint8_t>& mask, std::
     throw ParameterError("noise mask has " + std::to_string(mask.size()) + " entries for " +
                          std::to_string(layer.k.tokens) + " tokens");
   for (std::int64_t head = 0; head < layer.k.heads; ++head) {
-    synth::Rng rng(seed, {static_cast<std::uint64_t>(layer.layer), static_cast<std::uint64_t>(head),
-                          synth::kStreamNoiseValues});
+    synth::Rng rng(
+        seed, {static_cast<std::uint64_t>(layer.layer), static_cast<std::uint64_t>(head), synth::kStreamNoiseValues});
     overwrite_masked(layer.k.head(head), mask, rng);
     overwrite_masked(layer.v.head(head), mask, rng);
   }

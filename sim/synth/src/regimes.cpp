@@ -85,7 +85,8 @@ std::vector<Regime> make_regimes(const std::string& kind, std::int64_t tokens, s
 double regime_scale_at(const Regime& r, std::int64_t t) {
   double scale = r.key_scale;
   if (r.drift > 0.0 && r.period > 0)
-    scale *= 1.0 + r.drift * std::sin(6.283185307179586 * static_cast<double>(t - r.begin) / static_cast<double>(r.period));
+    scale *=
+        1.0 + r.drift * std::sin(6.283185307179586 * static_cast<double>(t - r.begin) / static_cast<double>(r.period));
   else if (r.period > 0) {
     // Verse: the line's first token a little louder, its last (the rhyme/line break) quieter.
     const std::int64_t pos = (t - r.begin) % r.period;

@@ -46,7 +46,8 @@ void SynthOptions::validate() const {
   if (tokens < 1 || tokens > kMaxTokens)
     fail("--tokens must be in [1, " + std::to_string(kMaxTokens) + "], got " + std::to_string(tokens));
   if (probes < 0 || probes > tokens) fail("--probes must be in [0, tokens], got " + std::to_string(probes));
-  if (!(noise_rate >= 0.0 && noise_rate < 1.0)) fail("--noise-rate must be in [0, 1), got " + shortest_text(noise_rate));
+  if (!(noise_rate >= 0.0 && noise_rate < 1.0))
+    fail("--noise-rate must be in [0, 1), got " + shortest_text(noise_rate));
   if (dtype != DType::f16 && dtype != DType::f32) fail("--dtype must be f16 or f32");
   if (!(rope_theta > 1.0) || !std::isfinite(rope_theta))
     fail("--rope-theta must be a finite number > 1, got " + shortest_text(rope_theta));
@@ -91,7 +92,8 @@ std::vector<double> head_keys(const SynthOptions& o, const HeadModel& m, const s
                                          : s * (m.channel_mean[c] + m.channel_spread[c] * z);
     }
     if (t == 0)  // attention sink: a large component along the direction every query shares
-      for (int c = 0; c < d; ++c) row[c] += kSinkNorm * std::sqrt(static_cast<double>(d)) * m.key_gain * m.sink_direction[c];
+      for (int c = 0; c < d; ++c)
+        row[c] += kSinkNorm * std::sqrt(static_cast<double>(d)) * m.key_gain * m.sink_direction[c];
     synth::apply_rope(row, d, t, inv_freq);
   }
   return k;
@@ -152,8 +154,8 @@ std::vector<double> head_queries(const SynthOptions& o, const HeadModel& m, cons
     const std::int64_t p = q_pos[i];
     std::vector<std::int64_t> tokens;  // constrained keys: the targets, then the sink (token 0)
     std::vector<double> logits;
-    const auto content = static_cast<std::int64_t>(
-        std::count(noise_mask.begin() + 1, noise_mask.begin() + p + 1, std::uint8_t{0}));
+    const auto content =
+        static_cast<std::int64_t>(std::count(noise_mask.begin() + 1, noise_mask.begin() + p + 1, std::uint8_t{0}));
     for (int j = 0; j < 3 && static_cast<std::int64_t>(tokens.size()) < content; ++j) {
       std::int64_t target;
       do target = 1 + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(p)));
@@ -182,7 +184,8 @@ std::vector<double> head_queries(const SynthOptions& o, const HeadModel& m, cons
 }
 
 void store_head(const std::vector<double>& values, MutTensor out) {
-  for (std::size_t i = 0; i < values.size(); ++i) store_element(out, static_cast<std::int64_t>(i), static_cast<float>(values[i]));
+  for (std::size_t i = 0; i < values.size(); ++i)
+    store_element(out, static_cast<std::int64_t>(i), static_cast<float>(values[i]));
 }
 
 }  // namespace
@@ -212,7 +215,8 @@ TraceMeta synthetic_meta(const SynthOptions& o) {
 
 LayerData synthesize_layer(const SynthOptions& o, int layer) {
   o.validate();
-  if (layer < 0 || layer >= o.layers) throw ParameterError("gen-trace: layer " + std::to_string(layer) + " out of range");
+  if (layer < 0 || layer >= o.layers)
+    throw ParameterError("gen-trace: layer " + std::to_string(layer) + " out of range");
   const auto scale = token_scales(o);
   const auto inv_freq = synth::rope_inverse_frequencies(o.head_dim, o.rope_theta);
   const auto q_pos = probe_positions(o.tokens, o.probes);

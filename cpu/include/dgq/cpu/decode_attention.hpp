@@ -100,14 +100,14 @@ class DecodeAttention {
   float scale_;
   DecodePath path_;
   std::int64_t chunks_, k_row_bytes_, v_row_bytes_;
-  std::vector<float> q_;                 // [query_heads][head_dim], rotated if K is
+  std::vector<float> q_;                      // [query_heads][head_dim], rotated if K is
   std::vector<float> chunk_max_, chunk_sum_;  // [kv_head][chunk][group]
-  std::vector<float> chunk_acc_;         // [kv_head][chunk][group][head_dim]
+  std::vector<float> chunk_acc_;              // [kv_head][chunk][group][head_dim]
   std::vector<float> out_;
 };
 
 // out[query_heads][head_dim] for q[query_heads][head_dim], with `threads` std::threads (>= 1).
-void decode_attention(const StoredKv& cache, const DecodeAttentionShape& shape, const float* q, float scale,
-                      float* out, int threads, DecodePath path = DecodePath::best);
+void decode_attention(const StoredKv& cache, const DecodeAttentionShape& shape, const float* q, float scale, float* out,
+                      int threads, DecodePath path = DecodePath::best);
 
 }  // namespace dgq::cpu

@@ -21,12 +21,12 @@ namespace dgq::cpu {
 struct StoredHead {
   StoredFormat format = StoredFormat::q8_0;
   const std::uint8_t* codes = nullptr;
-  bool rotated = false;                  // rot=hadamard, or dgq2's own Hadamard blocks (StoredKv's k_rotated / v_rotated)
+  bool rotated = false;  // rot=hadamard, or dgq2's own Hadamard blocks (StoredKv's k_rotated / v_rotated)
   std::function<void(float*)> rotation;  // another rotation (TurboQuant's Pi, vLLM's WHT)
   SpanRanges ranges;                     // formats with ranges (kv_format_has_ranges)
   const std::uint8_t* raw = nullptr;     // raw_tokens rows of head_dim values after the codes
   std::int64_t raw_tokens = 0;
-  std::int64_t row_stride = 0;           // StoredKv::k_row_stride / v_row_stride (0: packed)
+  std::int64_t row_stride = 0;  // StoredKv::k_row_stride / v_row_stride (0: packed)
 };
 
 // Any head, by its family's stored layout. CompressedLayer reads every head through it; so does

@@ -29,8 +29,8 @@ struct DgqSegments {
 };
 
 struct DecodeAttentionInput {
-  StoredFormat format = StoredFormat::q8_0;  // K's, and V's unless v_format is set
-  std::optional<StoredFormat> v_format;  // V's when it differs (uniform widths only)
+  StoredFormat format = StoredFormat::q8_0;     // K's, and V's unless v_format is set
+  std::optional<StoredFormat> v_format;         // V's when it differs (uniform widths only)
   int kv_heads = 1, group = 1, head_dim = 128;  // head_dim: a multiple of 32, at most 256
   std::int64_t tokens = 1;
   std::vector<const std::uint8_t*> k, v;  // host pointers: KV head h's tokens x head_dim/32 blocks
@@ -41,7 +41,7 @@ struct DecodeAttentionInput {
   // K or V stored with rot=hadamard (q4_0:rot=hadamard, dgq2's rot and rot_on, DGQ v1's
   // modifier): the CPU kernel's StoredKv::k_rotated / v_rotated. head_dim a multiple of 64.
   bool k_rotated = false, v_rotated = false;
-  const float* q = nullptr;               // host [kv_heads * group][head_dim]
+  const float* q = nullptr;  // host [kv_heads * group][head_dim]
   float scale = 1.0f;
 };
 

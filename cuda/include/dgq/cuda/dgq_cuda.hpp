@@ -59,7 +59,9 @@ class DeviceBuffer {
   void reserve(std::size_t bytes);  // throws dgq::Error (with cudaGetErrorString) on OOM
   void* get() const { return ptr_; }
   template <class T>
-  T* as() const { return static_cast<T*>(ptr_); }
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
   std::size_t capacity() const { return capacity_; }
 
  private:
@@ -81,7 +83,7 @@ struct DeviceEncoded {
   // element back from it to name its value, so it must still be valid until that check.
   const void* input = nullptr;
   DeviceBuffer codes, lo, hi, edges, segments, bitmap;
-  DeviceBuffer token_stats, block_stats, inv, status;      // encode scratch
+  DeviceBuffer token_stats, block_stats, inv, status;              // encode scratch
   mutable DeviceBuffer decode_edges, decode_scale, decode_status;  // decode scratch
 
   std::int64_t range_channels() const;  // C

@@ -33,7 +33,7 @@ DGQ_HD std::uint8_t float_to_e4m3(float x) {
   std::uint32_t r = (exponent << 3) | (mantissa >> 20);
   const std::uint32_t rest = mantissa & 0xfffffu;
   if (rest > 0x80000u || (rest == 0x80000u && (r & 1u))) ++r;  // carries into the exponent
-  if (r > kE4M3MaxBits) r = kE4M3MaxBits;                       // 464 and up would round to NaN's slot
+  if (r > kE4M3MaxBits) r = kE4M3MaxBits;                      // 464 and up would round to NaN's slot
   return sign | static_cast<std::uint8_t>(r);
 }
 

@@ -13,26 +13,26 @@ namespace dgq::ggml {
 inline constexpr int kBlockValues = 32;  // QK4_0 = QK4_1 = QK5_0 = QK5_1 = QK4_NL = 32
 
 struct BlockQ4_0 {
-  std::uint16_t d;       // scale: the value of largest |x| divided by -8
-  std::uint8_t qs[16];   // element j in the low nibble of qs[j], element j+16 in the high nibble
+  std::uint16_t d;      // scale: the value of largest |x| divided by -8
+  std::uint8_t qs[16];  // element j in the low nibble of qs[j], element j+16 in the high nibble
 };
 struct BlockQ4_1 {
-  std::uint16_t d, m;    // scale (max-min)/15 and the minimum
+  std::uint16_t d, m;  // scale (max-min)/15 and the minimum
   std::uint8_t qs[16];
 };
 struct BlockQ5_0 {
-  std::uint16_t d;       // value of largest |x| divided by -16
-  std::uint8_t qh[4];    // bit 4 of element j's code at bit j of this little-endian uint32
-  std::uint8_t qs[16];   // low 4 bits, nibbles as in q4_0
+  std::uint16_t d;      // value of largest |x| divided by -16
+  std::uint8_t qh[4];   // bit 4 of element j's code at bit j of this little-endian uint32
+  std::uint8_t qs[16];  // low 4 bits, nibbles as in q4_0
 };
 struct BlockQ5_1 {
-  std::uint16_t d, m;    // (max-min)/31 and the minimum
+  std::uint16_t d, m;  // (max-min)/31 and the minimum
   std::uint8_t qh[4];
   std::uint8_t qs[16];
 };
 struct BlockIQ4NL {
-  std::uint16_t d;       // least-squares scale of the non-linear grid kIQ4NLValues
-  std::uint8_t qs[16];   // grid indices, nibbles as in q4_0
+  std::uint16_t d;      // least-squares scale of the non-linear grid kIQ4NLValues
+  std::uint8_t qs[16];  // grid indices, nibbles as in q4_0
 };
 static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_1) == 20 && sizeof(BlockQ5_0) == 22 &&
                   sizeof(BlockQ5_1) == 24 && sizeof(BlockIQ4NL) == 18,

@@ -13,7 +13,7 @@ inline constexpr int kBlockValues = 32;
 inline constexpr int kBlockBytes = 34;
 
 struct Block {
-  std::uint16_t d;                 // IEEE binary16, little-endian in storage
+  std::uint16_t d;  // IEEE binary16, little-endian in storage
   std::int8_t qs[kBlockValues];
 };
 static_assert(sizeof(Block) == kBlockBytes, "block_q8_0 is 34 bytes, no padding");

@@ -54,7 +54,7 @@ struct CodebookView {
   const float* centroids;   // 2^bits ascending
   const float* boundaries;  // 2^bits - 1 ascending
   int bits;
-  double dmse;              // d * C(f_X, b) from the script
+  double dmse;  // d * C(f_X, b) from the script
 };
 
 // The pinned codebook for dimension d (16, 32, ..., 512) and bits (1..4); nullptr-centroids

@@ -21,10 +21,10 @@ const Preset* find_preset(std::string_view family);  // nullptr for another fami
 // key codes | norm fp16 | 2 reserved (FP8 keys: d bytes), value codes | scale fp16 | zero fp16.
 std::int64_t packed_bytes(std::int64_t d, int bits);
 std::int64_t slot_bytes(const Preset& p, std::int64_t d, TensorRole role);
-float slot_half(const std::uint8_t* at);            // an fp16 field of a slot (little-endian)
-const float* centroids(int d, int bits);            // the pinned Lloyd-Max levels, 2^bits of them
+float slot_half(const std::uint8_t* at);                  // an fp16 field of a slot (little-endian)
+const float* centroids(int d, int bits);                  // the pinned Lloyd-Max levels, 2^bits of them
 std::vector<float> key_signs(int d, std::uint32_t seed);  // the WHT's per-channel signs (rule TV3)
-float hadamard_scale(int d);                        // 1 / sqrt(d), the orthonormal WHT's factor
+float hadamard_scale(int d);                              // 1 / sqrt(d), the orthonormal WHT's factor
 // Rule TV9's norm correction of a key row whose codes decode to levels[0..d): 1 / sqrt(sum of
 // squares, fma-accumulated in channel order, + 1e-16).
 float norm_correction(const float* levels, int d);

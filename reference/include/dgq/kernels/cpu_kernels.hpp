@@ -60,8 +60,8 @@ struct CpuKernels {
   std::int64_t (*scan_rows)(const void* src, DType dt, std::int64_t rows, std::int64_t n, float* row, float* lo,
                             float* hi, RangeShape shape, RowStats* stats);
   // Rule 7 on `rows` consecutive rows sharing lo/inv (one entry per channel), and on one row.
-  void (*quantize_rows)(const void* src, DType dt, std::int64_t rows, std::int64_t n, const float* lo,
-                        const float* inv, std::int8_t* codes);
+  void (*quantize_rows)(const void* src, DType dt, std::int64_t rows, std::int64_t n, const float* lo, const float* inv,
+                        std::int8_t* codes);
   void (*quantize_row)(const void* src, DType dt, std::int64_t n, const float* lo, const float* inv,
                        std::int8_t* codes);
   // Rule 7's dequantization rounded to dt; lo/scale per channel.

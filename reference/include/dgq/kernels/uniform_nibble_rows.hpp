@@ -56,8 +56,8 @@ template <class Walk>
 struct UniformNibbleRows {
   static void per_channel(const float* x, std::int64_t n, const float* lo, const float* inv, int levels, int offset,
                           std::uint8_t* out) {
-    Walk::nibbles(typename Walk::FloatSrc{x}, n, typename Walk::PerChannel{lo}, typename Walk::PerChannel{inv},
-                  levels, offset, out);
+    Walk::nibbles(typename Walk::FloatSrc{x}, n, typename Walk::PerChannel{lo}, typename Walk::PerChannel{inv}, levels,
+                  offset, out);
   }
 
   static void one_range(const float* x, std::int64_t n, float lo, float inv, int levels, int offset,
@@ -81,14 +81,13 @@ struct UniformNibbleRows {
                          std::uint8_t* out) {
     switch (dt) {
       case DType::f16:
-        return Walk::nibbles(typename Walk::HalfSrc{static_cast<const std::uint16_t*>(src)}, n, lo, inv, levels,
-                             offset, out);
-      case DType::bf16:
-        return Walk::nibbles(typename Walk::Bf16Src{static_cast<const std::uint16_t*>(src)}, n, lo, inv, levels,
-                             offset, out);
-      case DType::f32:
-        return Walk::nibbles(typename Walk::FloatSrc{static_cast<const float*>(src)}, n, lo, inv, levels, offset,
+        return Walk::nibbles(typename Walk::HalfSrc{static_cast<const std::uint16_t*>(src)}, n, lo, inv, levels, offset,
                              out);
+      case DType::bf16:
+        return Walk::nibbles(typename Walk::Bf16Src{static_cast<const std::uint16_t*>(src)}, n, lo, inv, levels, offset,
+                             out);
+      case DType::f32:
+        return Walk::nibbles(typename Walk::FloatSrc{static_cast<const float*>(src)}, n, lo, inv, levels, offset, out);
     }
   }
 };

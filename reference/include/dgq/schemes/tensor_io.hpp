@@ -30,11 +30,13 @@ void check_input_dtype(ConstTensor x, std::string_view scheme);
 // Row t of x widened to fp32 (exactly) into row[0 .. x.channels), with widen_checked's
 // NaN/Inf check and message for the row's first bad element (x.dtype already checked). Schemes that work a row at a
 // time use it with one small reusable buffer instead of a whole-tensor fp32 copy.
-void widen_row_checked(const kernels::CpuKernels& k, ConstTensor x, std::int64_t t, float* row, std::string_view scheme);
+void widen_row_checked(const kernels::CpuKernels& k, ConstTensor x, std::int64_t t, float* row,
+                       std::string_view scheme);
 
 // Row t of x as fp32 with widen_row_checked's check and message: a pointer into x itself when
 // x is fp32 (no copy), else row[] filled by widen_row_checked.
-const float* row_as_float(const kernels::CpuKernels& k, ConstTensor x, std::int64_t t, float* row, std::string_view scheme);
+const float* row_as_float(const kernels::CpuKernels& k, ConstTensor x, std::int64_t t, float* row,
+                          std::string_view scheme);
 
 // Row t of x as fp32 without the NaN/Inf check: for a kernel that tests finiteness itself
 // (and then calls row_as_float for the message). A pointer into x when x is fp32.
@@ -60,7 +62,8 @@ void narrow_into(const kernels::CpuKernels& k, const float* values, MutTensor ou
 // The same for rows [first, first + count) of out from values[0 .. count*channels): decoders
 // that produce a few rows at a time write their output in one pass, through a small buffer
 // that stays in cache, instead of a whole-tensor fp32 buffer narrowed afterwards.
-void narrow_rows_into(const kernels::CpuKernels& k, const float* values, MutTensor out, std::int64_t first, std::int64_t count);
+void narrow_rows_into(const kernels::CpuKernels& k, const float* values, MutTensor out, std::int64_t first,
+                      std::int64_t count);
 
 // The byte buffer of c's part `name` (moved out; empty when c has no such part), for a
 // compress_into that reuses it: its capacity is what matters, its bytes are overwritten.

@@ -46,12 +46,9 @@ namespace {
 
 std::uint64_t marker_bytes(Markers m, std::uint64_t segments, std::int64_t quantized) {
   switch (m) {
-    case Markers::table:
-      return segments > 0 ? 4 * (segments - 1) : 0;
-    case Markers::bitmap:
-      return static_cast<std::uint64_t>((quantized + 7) / 8);
-    case Markers::inband:
-      return 0;
+    case Markers::table: return segments > 0 ? 4 * (segments - 1) : 0;
+    case Markers::bitmap: return static_cast<std::uint64_t>((quantized + 7) / 8);
+    case Markers::inband: return 0;
   }
   return 0;
 }
@@ -73,7 +70,8 @@ StoredBytes stored_bytes(const Params& all, TensorRole role, std::int64_t tokens
   return b;
 }
 
-std::uint64_t planned_bytes(const Params& all, TensorRole role, std::int64_t tokens, std::int64_t channels, DType dtype) {
+std::uint64_t planned_bytes(const Params& all, TensorRole role, std::int64_t tokens, std::int64_t channels,
+                            DType dtype) {
   const Params p = all.for_role(role);
   const std::int64_t q = quantized_tokens(tokens, p.residual);
   const RangeGranularity g = p.granularity(role);
@@ -82,15 +80,9 @@ std::uint64_t planned_bytes(const Params& all, TensorRole role, std::int64_t tok
   const std::uint64_t pair = range_pair_bytes(p.range_dtype);
   std::uint64_t ranges = 0;
   switch (g) {
-    case RangeGranularity::segment:
-      ranges = budget;
-      break;
-    case RangeGranularity::segment_channel:
-      ranges = budget * d;
-      break;
-    case RangeGranularity::token:
-      ranges = static_cast<std::uint64_t>(q);
-      break;
+    case RangeGranularity::segment: ranges = budget; break;
+    case RangeGranularity::segment_channel: ranges = budget * d; break;
+    case RangeGranularity::token: ranges = static_cast<std::uint64_t>(q); break;
     case RangeGranularity::segment_channel_group: {
       // sum_s ceil(L_s / G) <= ceil(Lq / G) + S - 1: each cut adds at most one partial group.
       const auto group = static_cast<std::uint64_t>(p.group(role));

@@ -62,8 +62,7 @@ constexpr SchemeParam kParams[] = {
     {"vgroup", Kind::integer, "64", 1, 65536, "", "tokens per group of vgran=segment-channel-group", nullptr},
     {"residual", Kind::integer, "0", 0, kMaxTokens, "", "most recent tokens kept in the input dtype (rule V1)",
      nullptr},
-    {"range_dtype", Kind::word, "fp16", 0, 0, "fp16 or fp32", "how lo and hi are stored (rule V4)",
-     check_range_dtype},
+    {"range_dtype", Kind::word, "fp16", 0, 0, "fp16 or fp32", "how lo and hi are stored (rule V4)", check_range_dtype},
     {"markers", Kind::word, "table", 0, 0, "table, bitmap or inband", "how segment edges are stored (rule V6)",
      check_markers},
     {"boundaries", Kind::word, "adaptive", 0, 0, "adaptive, fixed or online",
@@ -82,22 +81,17 @@ constexpr SchemeParam kParams[] = {
     {"max_groups", Kind::integer, "5", 1, kMaxSegments, "", "segment budget cap (v1 rule 4; above 8 only dgq2)",
      nullptr},
     {"budget", Kind::word, "length", 0, 0, "length or max_groups",
-     "segment budget: v1's length rule (2 below 2048 tokens), or max_groups at any length (rule V2)",
-     check_budget},
+     "segment budget: v1's length rule (2 below 2048 tokens), or max_groups at any length (rule V2)", check_budget},
 };
 
 }  // namespace
 
 std::string_view granularity_name(RangeGranularity g) {
   switch (g) {
-    case RangeGranularity::segment:
-      return "segment";
-    case RangeGranularity::segment_channel:
-      return "segment-channel";
-    case RangeGranularity::token:
-      return "token";
-    case RangeGranularity::segment_channel_group:
-      return "segment-channel-group";
+    case RangeGranularity::segment: return "segment";
+    case RangeGranularity::segment_channel: return "segment-channel";
+    case RangeGranularity::token: return "token";
+    case RangeGranularity::segment_channel_group: return "segment-channel-group";
   }
   return "?";
 }
@@ -119,7 +113,8 @@ Params Params::for_role(TensorRole role) const {
   r.rotate = rotate && (rot_on == RotatedRoles::kv || (rot_on == RotatedRoles::k) == (role == TensorRole::key));
   // Rule V5: a token role has no segments, so nothing to mark; in-band markers would only
   // cost it two codes (at 2 bits half its levels). It codes as under markers=table.
-  if (r.granularity(role) == RangeGranularity::token && r.seg.markers == Markers::inband) r.seg.markers = Markers::table;
+  if (r.granularity(role) == RangeGranularity::token && r.seg.markers == Markers::inband)
+    r.seg.markers = Markers::table;
   return r;
 }
 
@@ -136,14 +131,14 @@ int Params::levels() const { return (1 << bits) - (seg.markers == Markers::inban
 std::string Params::spec() const {
   const char* rot_on_name = rot_on == RotatedRoles::kv ? "kv" : (rot_on == RotatedRoles::k ? "k" : "v");
   return "dgq2:bits=" + std::to_string(bits) + ",kbits=" + std::to_string(kbits) + ",vbits=" + std::to_string(vbits) +
-         ",kgran=" + std::string(granularity_name(kgran)) +
-         ",vgran=" + std::string(granularity_name(vgran)) + ",kgroup=" + std::to_string(kgroup) +
-         ",vgroup=" + std::to_string(vgroup) + ",residual=" + std::to_string(residual) +
+         ",kgran=" + std::string(granularity_name(kgran)) + ",vgran=" + std::string(granularity_name(vgran)) +
+         ",kgroup=" + std::to_string(kgroup) + ",vgroup=" + std::to_string(vgroup) +
+         ",residual=" + std::to_string(residual) +
          ",range_dtype=" + (range_dtype == RangeDtype::fp16 ? "fp16" : "fp32") +
          ",markers=" + std::string(markers_name(seg.markers)) +
          ",boundaries=" + (fixed_boundaries ? "fixed" : std::string(boundaries_name(seg.boundaries))) +
-         ",rot=" + (rotate ? "hadamard" : "none") +
-         ",rot_on=" + rot_on_name +         ",seg_on=" + (segment_on_input ? "input" : "rotated") + ",win=" + std::to_string(seg.win) +
+         ",rot=" + (rotate ? "hadamard" : "none") + ",rot_on=" + rot_on_name +
+         ",seg_on=" + (segment_on_input ? "input" : "rotated") + ",win=" + std::to_string(seg.win) +
          ",group_ratio=" + shortest(seg.group_ratio) + ",min_var=" + shortest(seg.min_var) +
          ",max_groups=" + std::to_string(seg.max_groups) + ",budget=" + (budget_max_groups ? "max_groups" : "length");
 }

@@ -33,15 +33,16 @@ void check_rotation_input(ConstTensor x, std::int64_t rows, int block) {
   const float bound = std::ldexp(1.0f, e);
   const std::int64_t n = rows * x.channels;
   for (std::int64_t i = 0; i < n; ++i) {
-    const float v = x.dtype == DType::f32 ? static_cast<const float*>(x.data)[i]
+    const float v = x.dtype == DType::f32    ? static_cast<const float*>(x.data)[i]
                     : x.dtype == DType::bf16 ? rules::bf16_to_float(static_cast<const std::uint16_t*>(x.data)[i])
                                              : rules::half_to_float(static_cast<const std::uint16_t*>(x.data)[i]);
     if (std::fabs(v) < bound) continue;
     char buf[32];
     const auto r = std::to_chars(buf, buf + sizeof buf, v);
     throw InputError("dgq2: value " + std::string(buf, r.ptr) + " at token " + std::to_string(i / x.channels) +
-                     ", channel " + std::to_string(i % x.channels) + " exceeds the Hadamard rotation's input bound |x| < 2^" +
-                     std::to_string(e) + " (" + std::to_string(block) + "-channel blocks)");
+                     ", channel " + std::to_string(i % x.channels) +
+                     " exceeds the Hadamard rotation's input bound |x| < 2^" + std::to_string(e) + " (" +
+                     std::to_string(block) + "-channel blocks)");
   }
 }
 

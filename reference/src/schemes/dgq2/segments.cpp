@@ -68,13 +68,16 @@ std::vector<std::uint32_t> edges_from_parts(const std::vector<std::uint8_t>& mar
   const auto corrupt = [&spec](const std::string& what) { return InputError(spec + ": corrupt dgq2 data: " + what); };
   std::vector<std::uint32_t> edges{0};
   if (p.seg.markers == Markers::table) {
-    if (markers.size() % 4 != 0) throw corrupt("part 'markers' has " + std::to_string(markers.size()) + " bytes, not a boundary table (4 per boundary)");
+    if (markers.size() % 4 != 0)
+      throw corrupt("part 'markers' has " + std::to_string(markers.size()) +
+                    " bytes, not a boundary table (4 per boundary)");
     for (std::size_t i = 0; i < markers.size(); i += 4) {
       const std::uint32_t e = static_cast<std::uint32_t>(markers[i]) | static_cast<std::uint32_t>(markers[i + 1]) << 8 |
                               static_cast<std::uint32_t>(markers[i + 2]) << 16 |
                               static_cast<std::uint32_t>(markers[i + 3]) << 24;
       if (e <= edges.back() || e >= quantized) {
-        throw corrupt("boundary " + std::to_string(e) + " is not increasing inside (0, " + std::to_string(quantized) + ")");
+        throw corrupt("boundary " + std::to_string(e) + " is not increasing inside (0, " + std::to_string(quantized) +
+                      ")");
       }
       edges.push_back(e);
     }
@@ -94,13 +97,11 @@ std::vector<std::uint32_t> edges_from_parts(const std::vector<std::uint8_t>& mar
       return is_inband_marker(u, p.bits);
     };
     if (quantized > 0) {
-      const bool marked_first = p.seg.markers == Markers::bitmap
-                                    ? (markers[0] & 1u) != 0
-                                    : [&] {
-                                        std::uint8_t u = 0;
-                                        unpack_codes(codes, code_bytes, 0, &u, 1, p.bits);
-                                        return is_inband_marker(u, p.bits);
-                                      }();
+      const bool marked_first = p.seg.markers == Markers::bitmap ? (markers[0] & 1u) != 0 : [&] {
+        std::uint8_t u = 0;
+        unpack_codes(codes, code_bytes, 0, &u, 1, p.bits);
+        return is_inband_marker(u, p.bits);
+      }();
       if (marked_first) throw corrupt("token 0 is marked as a segment start");
     }
     for (std::int64_t t = 1; t < quantized; ++t) {
@@ -109,8 +110,8 @@ std::vector<std::uint32_t> edges_from_parts(const std::vector<std::uint8_t>& mar
   }
   if (quantized > 0) edges.push_back(static_cast<std::uint32_t>(quantized));
   if (edges.size() - 1 > static_cast<std::size_t>(p.seg.max_groups)) {
-    throw corrupt(std::to_string(edges.size() - 1) + " segments, more than max_groups = " +
-                  std::to_string(p.seg.max_groups));
+    throw corrupt(std::to_string(edges.size() - 1) +
+                  " segments, more than max_groups = " + std::to_string(p.seg.max_groups));
   }
   return edges;
 }

@@ -73,8 +73,8 @@ void decode_codes(const kernels::CpuKernels& k, const std::uint8_t* u, std::int6
 std::uint16_t block_scale(const kernels::CpuKernels& k, const float* y, std::int64_t n, int bits, CodeGrid grid,
                           std::int64_t t, std::int64_t b) {
   const float extreme = k.signed_extreme(y, n);
-  const float lowest = grid == CodeGrid::lloyd ? static_cast<float>(rules::grid_level(bits, 0))
-                                               : -static_cast<float>(1 << (bits - 1));
+  const float lowest =
+      grid == CodeGrid::lloyd ? static_cast<float>(rules::grid_level(bits, 0)) : -static_cast<float>(1 << (bits - 1));
   const std::uint16_t h = rules::float_to_half(extreme / lowest);
   if ((h & 0x7c00u) == 0x7c00u) {
     throw InputError("dgq3: the scale of token " + std::to_string(t) + ", block " + std::to_string(b) +

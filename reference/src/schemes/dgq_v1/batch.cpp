@@ -14,7 +14,8 @@ std::vector<DgqV1Encoded> dgq_encode_batch(const std::vector<ConstTensor>& units
   return out;
 }
 
-void dgq_encode_batch_into(const std::vector<ConstTensor>& units, const DgqV1Params& p, std::vector<DgqV1Encoded>& out) {
+void dgq_encode_batch_into(const std::vector<ConstTensor>& units, const DgqV1Params& p,
+                           std::vector<DgqV1Encoded>& out) {
   p.validate();
   out.resize(units.size());
   // Exceptions must not cross the OpenMP region: keep the first failure (lowest unit index)

@@ -1,9 +1,9 @@
 // dgq_decode: rule 7's dequantization over the segments a decoder recovers (rule 8).
 #include <string>
 
+#include "decode_view.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
-#include "decode_view.hpp"
 #include "pipeline.hpp"
 
 namespace dgq {
@@ -45,8 +45,8 @@ std::vector<std::uint32_t> edges_from_markers(const DgqV1Encoded& header, const 
   return dgq_segment_edges(markers);
 }
 
-void decode_segments(const kernels::CpuKernels& k, const DgqV1Encoded& enc, const std::int8_t* codes, const std::vector<std::uint32_t>& edges,
-                     MutTensor out) {
+void decode_segments(const kernels::CpuKernels& k, const DgqV1Encoded& enc, const std::int8_t* codes,
+                     const std::vector<std::uint32_t>& edges, MutTensor out) {
   check_decode_shapes(enc, out);
   const std::int64_t D = enc.channels;
   const std::size_t row_bytes = static_cast<std::size_t>(D) * dtype_size(enc.dtype);
@@ -73,7 +73,8 @@ void dgq_decode(const DgqV1Encoded& enc, MutTensor out) {
   decode_segments(kernels::kernels_for(Device::cpu), enc, enc.codes.data(), edges, out);
 }
 
-void detail::dgq_decode_codes(const kernels::CpuKernels& k, const DgqV1Encoded& header, const std::int8_t* codes, MutTensor out) {
+void detail::dgq_decode_codes(const kernels::CpuKernels& k, const DgqV1Encoded& header, const std::int8_t* codes,
+                              MutTensor out) {
   const std::vector<std::uint32_t> edges = edges_from_markers(header, codes);
   decode_segments(k, header, codes, edges, out);
 }

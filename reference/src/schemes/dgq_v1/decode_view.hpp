@@ -12,6 +12,7 @@ namespace dgq::detail {
 
 // The same output and errors as dgq_decode(enc, out) where enc is `header` with its codes
 // set to codes[0 .. tokens*channels). header.codes is ignored (leave it empty).
-void dgq_decode_codes(const kernels::CpuKernels& k, const DgqV1Encoded& header, const std::int8_t* codes, MutTensor out);
+void dgq_decode_codes(const kernels::CpuKernels& k, const DgqV1Encoded& header, const std::int8_t* codes,
+                      MutTensor out);
 
 }  // namespace dgq::detail

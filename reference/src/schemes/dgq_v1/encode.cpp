@@ -6,7 +6,8 @@
 namespace dgq {
 namespace detail {
 
-std::vector<std::uint32_t> encode_parts(const kernels::CpuKernels& k, ConstTensor x, const DgqV1Params& p, DgqV1Encoded& enc, std::int8_t* codes) {
+std::vector<std::uint32_t> encode_parts(const kernels::CpuKernels& k, ConstTensor x, const DgqV1Params& p,
+                                        DgqV1Encoded& enc, std::int8_t* codes) {
   p.validate();
   check_shape(x);
   enc.tokens = x.tokens;

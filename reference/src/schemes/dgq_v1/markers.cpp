@@ -15,13 +15,12 @@ void store_markers(const std::vector<std::uint32_t>& edges, DgqV1Encoded& enc, s
   enc.boundaries.clear();
   enc.bitmap.clear();
   switch (enc.params.markers) {
-    case Markers::table:
-      enc.boundaries.assign(edges.begin() + 1, edges.end() - 1);
-      return;
+    case Markers::table: enc.boundaries.assign(edges.begin() + 1, edges.end() - 1); return;
     case Markers::bitmap:
       enc.bitmap.assign(static_cast<std::size_t>((enc.tokens + 7) / 8), 0);
       for (int s = 1; s < segments; s += 2)  // odd segments have parity bit 1
-        for (std::int64_t t = edges[s]; t < edges[s + 1]; ++t) enc.bitmap[t / 8] |= static_cast<std::uint8_t>(1u << (t % 8));
+        for (std::int64_t t = edges[s]; t < edges[s + 1]; ++t)
+          enc.bitmap[t / 8] |= static_cast<std::uint8_t>(1u << (t % 8));
       return;
     case Markers::inband:
       for (int s = 1; s < segments; ++s) {

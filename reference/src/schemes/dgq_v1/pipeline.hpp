@@ -29,8 +29,8 @@ std::vector<std::uint32_t> with_ends(const std::vector<std::uint32_t>& interior,
 void segment_ranges(const PassOne& pass, const std::vector<std::uint32_t>& edges, int win, DgqV1Encoded& enc);
 
 // Rule 7: codes of every segment (second pass over the tensor) into codes[tokens*channels].
-void quantize_segments(const kernels::CpuKernels& k, ConstTensor x, const std::vector<std::uint32_t>& edges, const DgqV1Encoded& enc,
-                       std::int8_t* codes);
+void quantize_segments(const kernels::CpuKernels& k, ConstTensor x, const std::vector<std::uint32_t>& edges,
+                       const DgqV1Encoded& enc, std::int8_t* codes);
 
 // Rule 8: stores the segment edges in the marker mode's form (in-band: into `codes`).
 void store_markers(const std::vector<std::uint32_t>& edges, DgqV1Encoded& enc, std::int8_t* codes);
@@ -38,10 +38,10 @@ void store_markers(const std::vector<std::uint32_t>& edges, DgqV1Encoded& enc, s
 // Rules 0-8 into `enc` (its buffers reused), with the codes written to codes[tokens*channels]
 // rather than enc.codes, which is left untouched (the Scheme stores them in its own part
 // without a copy). Returns the segment edges [0, ..., tokens].
-std::vector<std::uint32_t> encode_parts(const kernels::CpuKernels& k, ConstTensor x, const DgqV1Params& p, DgqV1Encoded& enc, std::int8_t* codes);
+std::vector<std::uint32_t> encode_parts(const kernels::CpuKernels& k, ConstTensor x, const DgqV1Params& p,
+                                        DgqV1Encoded& enc, std::int8_t* codes);
 
 // Per-channel views of segment s's range (C entries broadcast to `channels`).
-void segment_row_params(const DgqV1Encoded& enc, int s, std::vector<float>& lo, std::vector<float>& step,
-                        bool inverse);
+void segment_row_params(const DgqV1Encoded& enc, int s, std::vector<float>& lo, std::vector<float>& step, bool inverse);
 
 }  // namespace dgq::detail

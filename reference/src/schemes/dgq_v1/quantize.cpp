@@ -3,8 +3,8 @@
 
 namespace dgq::detail {
 
-void quantize_segments(const kernels::CpuKernels& k, ConstTensor x, const std::vector<std::uint32_t>& edges, const DgqV1Encoded& enc,
-                       std::int8_t* codes) {
+void quantize_segments(const kernels::CpuKernels& k, ConstTensor x, const std::vector<std::uint32_t>& edges,
+                       const DgqV1Encoded& enc, std::int8_t* codes) {
   const std::int64_t D = x.channels;
   const std::size_t row_bytes = static_cast<std::size_t>(D) * dtype_size(x.dtype);
   std::vector<float> lo, inv;
@@ -12,8 +12,7 @@ void quantize_segments(const kernels::CpuKernels& k, ConstTensor x, const std::v
     segment_row_params(enc, s, lo, inv, /*inverse=*/true);
     const std::int64_t first = edges[s];
     const void* rows = static_cast<const unsigned char*>(x.data) + static_cast<std::size_t>(first) * row_bytes;
-    k.quantize_rows(rows, x.dtype, edges[s + 1] - first, D, lo.data(), inv.data(),
-                                 codes + first * D);
+    k.quantize_rows(rows, x.dtype, edges[s + 1] - first, D, lo.data(), inv.data(), codes + first * D);
   }
 }
 

@@ -15,7 +15,8 @@ void load_row(const void* src, DType dt, std::int64_t n, float* row) {
 float canonical_sum(const float* x, std::int64_t n) {
   float acc[rules::kCanonicalLanes];
   for (float& a : acc) a = 0.0f;
-  for (std::int64_t d = 0; d < n; ++d) acc[d % rules::kCanonicalLanes] = rules::sum_step(acc[d % rules::kCanonicalLanes], x[d]);
+  for (std::int64_t d = 0; d < n; ++d)
+    acc[d % rules::kCanonicalLanes] = rules::sum_step(acc[d % rules::kCanonicalLanes], x[d]);
   for (int s : rules::kCanonicalTree)
     for (int j = 0; j < s; ++j) acc[j] = acc[j] + acc[j + s];
   return acc[0];

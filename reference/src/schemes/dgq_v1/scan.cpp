@@ -58,4 +58,4 @@ PassOne scan_tensor(const CpuKernels& k, ConstTensor x, const DgqV1Params& p) {
   return out;
 }
 
-}  // namespace dgq::detail
+}  // namespace dgq::kernels

@@ -31,9 +31,8 @@ std::vector<std::uint32_t> select_edges(const std::vector<float>& ratios, int bu
   for (std::size_t i = 0; i < ratios.size(); ++i)
     if (ratios[i] < group_ratio) candidates.push_back(i);
   // (r_b, b) ascending; candidates hold no NaN (NaN < group_ratio is false).
-  std::sort(candidates.begin(), candidates.end(), [&](std::size_t a, std::size_t b) {
-    return ratios[a] != ratios[b] ? ratios[a] < ratios[b] : a < b;
-  });
+  std::sort(candidates.begin(), candidates.end(),
+            [&](std::size_t a, std::size_t b) { return ratios[a] != ratios[b] ? ratios[a] < ratios[b] : a < b; });
   const std::size_t accept = budget > 1 ? static_cast<std::size_t>(budget - 1) : 0;
   if (candidates.size() > accept) candidates.resize(accept);
   std::vector<std::uint32_t> edges;

@@ -2,12 +2,12 @@
 #include <optional>
 #include <string>
 
+#include "cache/layer_plan.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/kv_pair.hpp"
 #include "dgq/registry.hpp"
 #include "dgq/sim/eval/cache_settings.hpp"
 #include "dgq/sim/eval/scheme_cache.hpp"
-#include "cache/layer_plan.hpp"
 
 namespace dgq::sim {
 

@@ -16,7 +16,8 @@ namespace {
 }
 
 std::int64_t layer_index(std::string_view spec, std::string_view text) {
-  if (text.empty() || text.size() > 6 || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+  if (text.empty() || text.size() > 6 ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
     fail(spec, "layer '" + std::string(text) + "' is not a layer index");
   return std::stoll(std::string(text));
 }
@@ -90,7 +91,8 @@ std::string join_layer_plan(const LayerPlan& plan) {
     std::sort(layers.begin(), layers.end());
     merged.push_back({layers, spec});
   }
-  std::sort(merged.begin(), merged.end(), [](const LayerOverride& a, const LayerOverride& b) { return a.layers[0] < b.layers[0]; });
+  std::sort(merged.begin(), merged.end(),
+            [](const LayerOverride& a, const LayerOverride& b) { return a.layers[0] < b.layers[0]; });
   std::string out = plan.default_spec;
   for (const LayerOverride& o : merged) out += kLayerPlanSeparator + layer_list_text(o.layers) + "=" + o.spec;
   return out;

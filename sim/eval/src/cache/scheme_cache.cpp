@@ -5,14 +5,14 @@
 #include <cstring>
 #include <optional>
 
+#include "cache/layer_plan.hpp"
+#include "cache/scheme_cache_decoder.hpp"
 #include "dgq/causal.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/kv_pair.hpp"
 #include "dgq/registry.hpp"
 #include "dgq/sim/eval/scheme_cache.hpp"
 #include "dgq/sim/metrics/attention.hpp"
-#include "cache/layer_plan.hpp"
-#include "cache/scheme_cache_decoder.hpp"
 
 namespace dgq::sim {
 namespace {

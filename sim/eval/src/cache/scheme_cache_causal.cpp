@@ -4,10 +4,10 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "cache/scheme_cache_decoder.hpp"
 #include "dgq/causal.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/sim/eval/scheme_cache.hpp"
-#include "cache/scheme_cache_decoder.hpp"
 
 namespace dgq::sim {
 
@@ -54,7 +54,8 @@ void SchemeCache::pass_causally(std::vector<float>& x, std::int64_t layer, std::
   if (s.scheme == nullptr) {  // the exact side of a K/V pair: every token final, as computed, on append
     raw = x;
     for (std::int64_t h = 0; h < heads; ++h)
-      for (std::int64_t j = 0; j < tokens; ++j) final_tokens[static_cast<std::size_t>(h * tokens + j)] = static_cast<std::uint32_t>(j + 1);
+      for (std::int64_t j = 0; j < tokens; ++j)
+        final_tokens[static_cast<std::size_t>(h * tokens + j)] = static_cast<std::uint32_t>(j + 1);
     for (std::int64_t time = 0; time < tokens; ++time)
       held_bytes_sum_ += static_cast<std::uint64_t>(heads * (time + 1) * d) * sizeof(float);
     held_elements_sum_ += static_cast<std::uint64_t>(heads * d * tokens * (tokens + 1) / 2);
@@ -128,8 +129,8 @@ void SchemeCache::append(std::int64_t layer, std::int64_t tokens, const std::vec
     const auto elements = static_cast<std::uint64_t>(decoder_->tokens * d * heads * 2 * c.num_layers);
     std::uint64_t role_held[2] = {0, 0};
     for (std::size_t i = 0; i < decoder_->caches.size(); ++i) {
-      role_held[i % 2] += decoder_->caches[i] ? decoder_->caches[i]->held_bytes()
-                                              : decoder_->exact[i].size() * sizeof(float);
+      role_held[i % 2] +=
+          decoder_->caches[i] ? decoder_->caches[i]->held_bytes() : decoder_->exact[i].size() * sizeof(float);
     }
     held_bytes_sum_ += role_held[0] + role_held[1];
     held_elements_sum_ += elements;

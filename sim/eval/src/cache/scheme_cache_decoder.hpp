@@ -15,7 +15,7 @@ struct SchemeCache::Decoder {
   // [layer][kv head][role]: a role's compressed cache, or (its scheme exact) its fp32 rows.
   std::vector<std::unique_ptr<CausalCache>> caches;
   std::vector<std::vector<float>> exact;
-  std::int64_t tokens = 0;                // appended so far (the last layer's count)
+  std::int64_t tokens = 0;  // appended so far (the last layer's count)
 };
 
 }  // namespace dgq::sim

@@ -29,12 +29,14 @@ std::vector<std::int32_t> read_passkey_ids(hid_t f, const std::string& path, con
 
 // Offsets of n >= 1 pieces of `data_size` items: [n+1], starting at 0, strictly increasing (no
 // empty prompt or answer), ending at data_size.
-std::vector<std::int64_t> read_passkey_offsets(hid_t f, const std::string& path, const char* dataset, std::size_t data_size,
-                                       const char* data_name) {
+std::vector<std::int64_t> read_passkey_offsets(hid_t f, const std::string& path, const char* dataset,
+                                               std::size_t data_size, const char* data_name) {
   std::vector<std::int64_t> off = h5::read_int_vector(f, dataset, in_dataset(path, dataset));
   if (off.size() < 2)
-    throw InputError(in_dataset(path, dataset) + ": " + std::to_string(off.size()) + " entries, need at least 2 (one prompt)");
-  if (off[0] != 0) throw InputError(in_dataset(path, dataset) + ": index 0 holds " + std::to_string(off[0]) + ", expected 0");
+    throw InputError(in_dataset(path, dataset) + ": " + std::to_string(off.size()) +
+                     " entries, need at least 2 (one prompt)");
+  if (off[0] != 0)
+    throw InputError(in_dataset(path, dataset) + ": index 0 holds " + std::to_string(off[0]) + ", expected 0");
   for (std::size_t i = 1; i < off.size(); ++i)
     if (off[i] <= off[i - 1])
       throw InputError(in_dataset(path, dataset) + ": index " + std::to_string(i) + " holds " + std::to_string(off[i]) +
@@ -49,8 +51,8 @@ std::vector<std::int64_t> read_passkey_offsets(hid_t f, const std::string& path,
 std::vector<std::int64_t> read_per_prompt(hid_t f, const std::string& path, const char* dataset, std::size_t n) {
   std::vector<std::int64_t> v = h5::read_int_vector(f, dataset, in_dataset(path, dataset));
   if (v.size() != n)
-    throw InputError(in_dataset(path, dataset) + ": " + std::to_string(v.size()) + " entries, expected " + std::to_string(n) +
-                     " (one per prompt)");
+    throw InputError(in_dataset(path, dataset) + ": " + std::to_string(v.size()) + " entries, expected " +
+                     std::to_string(n) + " (one per prompt)");
   return v;
 }
 
@@ -68,7 +70,8 @@ void check_prompt_fields(const PasskeyTask& t, const std::string& path) {
                        ", outside the prompt's " + std::to_string(tokens) + " tokens");
     if (!(t.depth[i] >= 0 && t.depth[i] <= 100))
       throw InputError(in_dataset(path, "depth") + at + " holds " + std::to_string(t.depth[i]) + ", not a percentage");
-    if (t.key[i] <= 0) throw InputError(in_dataset(path, "key") + at + " holds " + std::to_string(t.key[i]) + ", not a key");
+    if (t.key[i] <= 0)
+      throw InputError(in_dataset(path, "key") + at + " holds " + std::to_string(t.key[i]) + ", not a key");
   }
 }
 
@@ -89,7 +92,8 @@ std::span<const std::int32_t> PasskeyTask::prompt(std::size_t i) const {
 
 std::span<const std::int32_t> PasskeyTask::answer(std::size_t i) const {
   return std::span(answer_tokens)
-      .subspan(static_cast<std::size_t>(answer_offsets[i]), static_cast<std::size_t>(answer_offsets[i + 1] - answer_offsets[i]));
+      .subspan(static_cast<std::size_t>(answer_offsets[i]),
+               static_cast<std::size_t>(answer_offsets[i + 1] - answer_offsets[i]));
 }
 
 PasskeyTask read_passkey_file(const std::string& path) {

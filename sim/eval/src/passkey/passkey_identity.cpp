@@ -18,14 +18,14 @@ namespace {
 // raw and it is not fp32, what the runs before it held them in: older identities stand.
 std::string passkey_settings_text(const ModelConfig& c, const PasskeyTask& t, const PasskeyOptions& o,
                                   const std::vector<std::string>& specs) {
-  const bool raw_rows = std::any_of(specs.begin(), specs.end(), [](const std::string& spec) {
-    return SchemeCache::keeps_raw_rows(spec);
-  });
+  const bool raw_rows = std::any_of(specs.begin(), specs.end(),
+                                    [](const std::string& spec) { return SchemeCache::keeps_raw_rows(spec); });
   std::ostringstream s;
   s << "passkey\nmodel=" << c.name << "\nprompts=" << t.size() << "\ntokens=" << t.tokens.size() << ":" << std::hex
     << token_sequence_hash(t.tokens) << "\nanswers=" << std::dec << t.answer_tokens.size() << ":" << std::hex
-    << token_sequence_hash(t.answer_tokens) << std::dec << "\nquery_rounding="
-    << (o.query_rounding == QueryRounding::q8_0 ? "q8_0" : "off") << "\ncache=" << cache_mode_name(o.cache)
+    << token_sequence_hash(t.answer_tokens) << std::dec
+    << "\nquery_rounding=" << (o.query_rounding == QueryRounding::q8_0 ? "q8_0" : "off")
+    << "\ncache=" << cache_mode_name(o.cache)
     << (o.keys == KeyPosition::pre_rope ? "\nkeys=pre-rope" : "")  // only when set: older identities stand
     << (raw_rows && o.raw_dtype != DType::f32 ? "\nraw_dtype=" + std::string(dtype_name(o.raw_dtype)) : "")
     << "\nubatch=" << o.ubatch << "\narithmetic=" << (o.arithmetic == Arithmetic::row_exact ? "row_exact" : "blocked")

@@ -5,8 +5,8 @@
 #include "dgq/sim/files/hdf5/numbers.hpp"
 #include "dgq/sim/files/hdf5/partial_output.hpp"
 #include "dgq/sim/files/hdf5/typed_arrays.hpp"
-#include "passkey/passkey_output.hpp"
 #include "dgq/sim/files/provenance/provenance_attributes.hpp"
+#include "passkey/passkey_output.hpp"
 
 namespace dgq::sim {
 namespace {
@@ -46,7 +46,8 @@ void write_task_fields(hid_t f, const PasskeyTask& t, const std::string& path) {
   h5::write_array(f, "answer_tokens", t.answer_tokens, {t.answer_tokens.size()}, path);
 }
 
-void write_passkey_scheme(hid_t g, const PasskeySchemeResult& s, const std::string& version, const std::string& context) {
+void write_passkey_scheme(hid_t g, const PasskeySchemeResult& s, const std::string& version,
+                          const std::string& context) {
   h5::write_string_attribute(g, "spec", s.spec);
   h5::write_string_attribute(g, "raw_dtype", s.raw_dtype);
   write_provenance_attributes(g, s.config_hash, version);

@@ -9,12 +9,12 @@
 #include "dgq/errors.hpp"
 #include "dgq/sim/eval/passkey.hpp"
 #include "dgq/sim/eval/scheme_cache.hpp"
-#include "dgq/sim/model/decoder.hpp"
-#include "dgq/sim/files/provenance/provenance.hpp"
+#include "dgq/sim/files/output/new_output.hpp"
 #include "dgq/sim/files/output/text_output.hpp"
+#include "dgq/sim/files/provenance/provenance.hpp"
+#include "dgq/sim/model/decoder.hpp"
 #include "passkey/passkey_identity.hpp"
 #include "passkey/passkey_output.hpp"
-#include "dgq/sim/files/output/new_output.hpp"
 
 namespace dgq::sim {
 namespace {
@@ -22,7 +22,8 @@ namespace {
 void check_passkey_options(const PasskeyOptions& o) {
   if (o.output_path.empty()) throw ParameterError("eval: an output file (-o) is required");
   if (o.schemes.empty()) throw ParameterError("--scheme: give at least one scheme");
-  if (o.ubatch < 0) throw ParameterError("--ubatch " + std::to_string(o.ubatch) + ": must be 0 (one pass) or at least 1");
+  if (o.ubatch < 0)
+    throw ParameterError("--ubatch " + std::to_string(o.ubatch) + ": must be 0 (one pass) or at least 1");
   if (o.ubatch > 0 && o.cache != CacheMode::causal)
     throw ParameterError("--ubatch " + std::to_string(o.ubatch) + ": the micro-batched decoder needs --cache causal");
 }
@@ -36,7 +37,8 @@ struct PasskeyPlan {
     task = read_passkey_file(o.task_path);
     check_passkey_task(task, model.config, o.task_path);
     for (const auto& spec : o.schemes) {
-      caches.push_back(std::make_unique<SchemeCache>(spec, o.query_rounding, o.cache, o.keys, o.raw_dtype));  // bad specs fail here
+      caches.push_back(
+          std::make_unique<SchemeCache>(spec, o.query_rounding, o.cache, o.keys, o.raw_dtype));  // bad specs fail here
       caches.back()->config = &model.config;
       caches.back()->first_probe = model.config.context_length;  // no attention probes: not reported here
       caches.back()->check_causal_rule();  // a scheme with no causal form fails here, before any work
@@ -57,7 +59,7 @@ struct PasskeyPlan {
 // What the model reads for prompt i: BOS when it wants one, the prompt, and every answer token
 // but the last (the last is only predicted).
 std::vector<std::int32_t> passkey_forward_tokens(const ModelConfig& c, std::span<const std::int32_t> prompt,
-                                         std::span<const std::int32_t> answer) {
+                                                 std::span<const std::int32_t> answer) {
   std::vector<std::int32_t> tokens;
   if (c.add_bos) tokens.push_back(static_cast<std::int32_t>(c.bos_token_id));
   tokens.insert(tokens.end(), prompt.begin(), prompt.end());
@@ -72,7 +74,7 @@ struct PasskeyTime {
 
 // One prompt through one cache: its answer's score, and the cache's counters added to s.
 void run_passkey_prompt(const PasskeyOptions& o, const PasskeyPlan& plan, SchemeCache& cache, std::size_t i,
-                PasskeySchemeResult& s, PasskeyTime& time) {
+                        PasskeySchemeResult& s, PasskeyTime& time) {
   const ModelConfig& c = plan.model.config;
   const std::span<const std::int32_t> prompt = plan.task.prompt(i), answer = plan.task.answer(i);
   const std::vector<std::int32_t> tokens = passkey_forward_tokens(c, prompt, answer);

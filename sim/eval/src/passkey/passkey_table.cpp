@@ -16,8 +16,10 @@ std::string format_passkey_table(const PasskeyResult& r) {
     << dtype_name(r.raw_dtype) << "\n";
   s << std::left << std::setw(34) << "scheme" << std::right << std::setw(5) << "raw" << std::setw(7) << "bits";
   if (!r.schemes.empty())
-    for (const PasskeyLengthSummary& l : r.schemes[0].by_length) s << std::setw(10) << ("acc@" + std::to_string(l.length));
-  s << std::setw(8) << "acc%" << std::setw(13) << "logprob" << "\n";
+    for (const PasskeyLengthSummary& l : r.schemes[0].by_length)
+      s << std::setw(10) << ("acc@" + std::to_string(l.length));
+  s << std::setw(8) << "acc%" << std::setw(13) << "logprob"
+    << "\n";
   for (const PasskeySchemeResult& scheme : r.schemes) {
     char cell[64];
     s << std::left << std::setw(34) << scheme.spec.substr(0, 34) << std::right << std::setw(5)

@@ -22,9 +22,8 @@ std::string cache_settings(const EvalOptions& o, const std::vector<std::string>&
   std::string s;
   if (o.cache == CacheMode::causal) s += std::string(separator) + "cache=causal";
   if (o.keys == KeyPosition::pre_rope) s += std::string(separator) + "keys=pre-rope";
-  const bool raw_rows = std::any_of(specs.begin(), specs.end(), [](const std::string& spec) {
-    return SchemeCache::keeps_raw_rows(spec);
-  });
+  const bool raw_rows = std::any_of(specs.begin(), specs.end(),
+                                    [](const std::string& spec) { return SchemeCache::keeps_raw_rows(spec); });
   if (raw_rows && o.raw_dtype != DType::f32)
     s += std::string(separator) + "raw_dtype=" + std::string(dtype_name(o.raw_dtype));
   if (o.ubatch > 0) s += std::string(separator) + "ubatch=" + std::to_string(o.ubatch);
@@ -45,8 +44,8 @@ std::string eval_run_identity(const ModelConfig& c, const TokenText& text, const
                               bool with_schemes) {
   std::ostringstream s;
   s << "model=" << c.name << ";tokens=" << text.tokens.size() << ":" << std::hex << token_sequence_hash(text.tokens)
-    << std::dec << ";ctx=" << o.ctx << ";chunks=" << chunks << ";base=" << o.base << ";query_rounding=" << rounding_name(o.query_rounding)
-    << cache_settings(o, run_specs(o, with_schemes), ";");
+    << std::dec << ";ctx=" << o.ctx << ";chunks=" << chunks << ";base=" << o.base
+    << ";query_rounding=" << rounding_name(o.query_rounding) << cache_settings(o, run_specs(o, with_schemes), ";");
   if (with_schemes) {
     s << ";save_logits=" << o.save_logits << ";schemes=";
     for (const auto& spec : o.schemes) s << spec << "|";
@@ -57,10 +56,10 @@ std::string eval_run_identity(const ModelConfig& c, const TokenText& text, const
 std::string eval_config_text(const ModelConfig& c, const TokenText& text, const EvalOptions& o, std::int64_t chunks,
                              const std::string& spec) {
   std::ostringstream s;
-  s << "eval\nmodel=" << c.name << "\ntokens=" << text.tokens.size() << ":" << std::hex << token_sequence_hash(text.tokens)
-    << std::dec << "\nctx=" << o.ctx << "\nchunks=" << chunks << "\nbase=" << canonical_cache_spec(o.base)
-    << "\nquery_rounding=" << rounding_name(o.query_rounding) << cache_settings(o, {spec}, "\n")
-    << "\nscheme=" << canonical_cache_spec(spec) << "\n";
+  s << "eval\nmodel=" << c.name << "\ntokens=" << text.tokens.size() << ":" << std::hex
+    << token_sequence_hash(text.tokens) << std::dec << "\nctx=" << o.ctx << "\nchunks=" << chunks
+    << "\nbase=" << canonical_cache_spec(o.base) << "\nquery_rounding=" << rounding_name(o.query_rounding)
+    << cache_settings(o, {spec}, "\n") << "\nscheme=" << canonical_cache_spec(spec) << "\n";
   return s.str();
 }
 

@@ -28,8 +28,8 @@ std::int64_t chunks_to_score(const TokenText& text, const EvalOptions& o, const 
     throw ParameterError("--chunks " + std::to_string(o.max_chunks) + ": must be >= 0 (0 = every whole chunk)");
   const std::int64_t chunks = eval_chunk_count(text, o);
   if (chunks == 0)
-    throw InputError(o.text_path + ": " + std::to_string(text.tokens.size()) + " tokens, fewer than one chunk of --ctx " +
-                     std::to_string(o.ctx));
+    throw InputError(o.text_path + ": " + std::to_string(text.tokens.size()) +
+                     " tokens, fewer than one chunk of --ctx " + std::to_string(o.ctx));
   return chunks;
 }
 
@@ -45,7 +45,8 @@ EvalPlan::EvalPlan(const EvalOptions& o) {
   check_tokens_fit(text, c, o.text_path);
   chunks = chunks_to_score(text, o, c);
   if (o.schemes.empty()) throw ParameterError("--scheme: give at least one scheme");
-  if (o.ubatch < 0) throw ParameterError("--ubatch " + std::to_string(o.ubatch) + ": must be 0 (one pass) or at least 1");
+  if (o.ubatch < 0)
+    throw ParameterError("--ubatch " + std::to_string(o.ubatch) + ": must be 0 (one pass) or at least 1");
   if (o.ubatch > 0 && o.cache != CacheMode::causal)
     throw ParameterError("--ubatch " + std::to_string(o.ubatch) + ": the micro-batched decoder needs --cache causal");
 
@@ -55,7 +56,8 @@ EvalPlan::EvalPlan(const EvalOptions& o) {
   specs.push_back(o.base);
   specs.insert(specs.end(), o.schemes.begin(), o.schemes.end());
   for (const auto& spec : specs)
-    caches.push_back(std::make_unique<SchemeCache>(spec, o.query_rounding, o.cache, o.keys, o.raw_dtype));  // bad specs fail here
+    caches.push_back(
+        std::make_unique<SchemeCache>(spec, o.query_rounding, o.cache, o.keys, o.raw_dtype));  // bad specs fail here
   first = first_scored_row(o.ctx);
   rows = o.ctx - 1 - first;
   vocab = c.vocab_size;

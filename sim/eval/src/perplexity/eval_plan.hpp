@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "dgq/sim/eval/eval.hpp"
-#include "dgq/sim/files/provenance/provenance.hpp"
 #include "dgq/sim/eval/scheme_cache.hpp"
+#include "dgq/sim/files/provenance/provenance.hpp"
 
 namespace dgq::sim {
 
@@ -30,8 +30,8 @@ struct EvalPlan {
   CacheMode cache_mode = CacheMode::prefill;
   KeyPosition keys = KeyPosition::post_rope;
   DType raw_dtype = DType::f16;
-  std::int64_t first = 0, rows = 0, vocab = 0;  // first scored row, scored rows per chunk
-  std::vector<std::string> specs;               // the base first, then the schemes
+  std::int64_t first = 0, rows = 0, vocab = 0;       // first scored row, scored rows per chunk
+  std::vector<std::string> specs;                    // the base first, then the schemes
   std::vector<std::unique_ptr<SchemeCache>> caches;  // one per spec
   // What chunk files must carry to be reused (with the schemes), and the base logits file
   // (without them).

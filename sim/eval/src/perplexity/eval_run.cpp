@@ -12,18 +12,18 @@
 #include <span>
 
 #include "dgq/sim/eval/eval.hpp"
+#include "dgq/sim/eval/scheme_cache.hpp"
+#include "dgq/sim/files/output/new_output.hpp"
+#include "dgq/sim/files/output/partial_file.hpp"
 #include "dgq/sim/files/provenance/provenance.hpp"
+#include "dgq/sim/files/provenance/provenance_attributes.hpp"
+#include "dgq/sim/model/decoder.hpp"
+#include "perplexity/eval_plan.hpp"
+#include "perplexity/version_label.hpp"
 #include "results/base_logits_file.hpp"
 #include "results/eval_chunk_file.hpp"
 #include "results/eval_json.hpp"
-#include "perplexity/eval_plan.hpp"
 #include "results/eval_results_file.hpp"
-#include "perplexity/version_label.hpp"
-#include "dgq/sim/files/output/new_output.hpp"
-#include "dgq/sim/files/output/partial_file.hpp"
-#include "dgq/sim/files/provenance/provenance_attributes.hpp"
-#include "dgq/sim/eval/scheme_cache.hpp"
-#include "dgq/sim/model/decoder.hpp"
 
 namespace dgq::sim {
 namespace fs = std::filesystem;
@@ -72,7 +72,8 @@ std::vector<float> reused_base_run(const BaseSource& base, const EvalPlan& plan,
   run.k_bytes_recorded = !b.stored_k_bytes.empty();
   if (run.k_bytes_recorded) run.k_bytes = static_cast<std::uint64_t>(b.stored_k_bytes[at]);
   run.kl_sums.assign(b.attn_kl_sums.begin() + at * layers, b.attn_kl_sums.begin() + (at + 1) * layers);
-  for (std::size_t l = 0; l < layers; ++l) run.kl_counts.push_back(static_cast<std::int64_t>(b.attn_kl_counts[at * layers + l]));
+  for (std::size_t l = 0; l < layers; ++l)
+    run.kl_counts.push_back(static_cast<std::int64_t>(b.attn_kl_counts[at * layers + l]));
   return base.file->logits(chunk, plan.rows, plan.vocab);
 }
 
@@ -126,7 +127,8 @@ TokenScores forward_scored(const EvalOptions& o, const EvalPlan& plan, SchemeCac
                block.data());
     const auto cells = static_cast<std::size_t>(m * vocab);
     scores.append(score_tokens(base_logits.subspan(static_cast<std::size_t>(r0 * vocab), cells),
-                               std::span<const float>(block.data(), cells), targets.subspan(static_cast<std::size_t>(r0), static_cast<std::size_t>(m)), vocab));
+                               std::span<const float>(block.data(), cells),
+                               targets.subspan(static_cast<std::size_t>(r0), static_cast<std::size_t>(m)), vocab));
   }
   return scores;
 }
@@ -200,8 +202,9 @@ EvalResult summarize_runs(const EvalPlan& plan, const std::vector<ChunkRun>& tot
   result.scored_per_chunk = plan.rows;
   for (std::size_t i = 0; i < plan.runs(); ++i) {
     const ChunkRun& t = totals[i];
-    EvalSummary s = summarize(t.scores, totals[0].scores, {t.bytes, t.elements, t.held_bytes_sum, t.held_elements_sum,
-                                                                  t.k_bytes_recorded ? static_cast<std::int64_t>(t.k_bytes) : -1});
+    EvalSummary s = summarize(t.scores, totals[0].scores,
+                              {t.bytes, t.elements, t.held_bytes_sum, t.held_elements_sum,
+                               t.k_bytes_recorded ? static_cast<std::int64_t>(t.k_bytes) : -1});
     double sum = 0, count = 0;
     for (std::size_t l = 0; l < t.kl_sums.size(); ++l) {
       sum += t.kl_sums[l];
@@ -243,7 +246,8 @@ EvalResult run_eval(const EvalOptions& o) {
       std::string version;
       runs = read_chunk_file(layout, ch, version);
       versions.add(version);
-      for (std::size_t i = 0; i < plan.runs(); ++i) progress.already_done("chunk " + std::to_string(ch) + " " + plan.specs[i] + " (resumed)");
+      for (std::size_t i = 0; i < plan.runs(); ++i)
+        progress.already_done("chunk " + std::to_string(ch) + " " + plan.specs[i] + " (resumed)");
     } else {
       runs = run_chunk(o, plan, base, ch, time, progress);
       write_chunk_file(layout, ch, runs);

@@ -10,8 +10,9 @@ namespace dgq::sim {
 TokenText read_eval_text(const EvalOptions& o) {
   if (!o.text_is_plain) return read_token_file(o.text_path);
   if (!gguf::has_gguf_magic(o.model_path))
-    throw InputError("--text-file " + o.text_path + ": tokenizing needs the model's vocabulary, which only a GGUF holds; " +
-                     o.model_path + " is not a GGUF: give the GGUF to --model, or a token file to --text");
+    throw InputError("--text-file " + o.text_path +
+                     ": tokenizing needs the model's vocabulary, which only a GGUF holds; " + o.model_path +
+                     " is not a GGUF: give the GGUF to --model, or a token file to --text");
   return tokenize_with_gguf(o.model_path, read_text_file(o.text_path));
 }
 

@@ -99,8 +99,8 @@ EvalSummary summarize(const TokenScores& run, const TokenScores& base, const Hel
   const double base_stderr = ppl_base * std::sqrt(nll_base.var / dof);
   s.dppl = s.ppl - ppl_base;
   // llama.cpp: the PPL difference's uncertainty with the covariance of the two runs' NLLs.
-  s.dppl_stderr = std::sqrt(std::max(0.0, s.ppl_stderr * s.ppl_stderr + base_stderr * base_stderr -
-                                              2.0 * s.ppl * ppl_base * cov / dof));
+  s.dppl_stderr = std::sqrt(
+      std::max(0.0, s.ppl_stderr * s.ppl_stderr + base_stderr * base_stderr - 2.0 * s.ppl * ppl_base * cov / dof));
   const MeanVar kld = mean_var(run.kld);
   s.kld_mean = kld.mean;
   s.kld_stderr = std::sqrt(kld.var / dof);

@@ -1,9 +1,9 @@
 #include "results/base_logits_file.hpp"
 
 #include "dgq/errors.hpp"
+#include "dgq/sim/files/hdf5/numbers.hpp"
 #include "dgq/sim/files/hdf5/partial_output.hpp"
 #include "dgq/sim/files/provenance/provenance_attributes.hpp"
-#include "dgq/sim/files/hdf5/numbers.hpp"
 
 namespace dgq::sim {
 
@@ -12,7 +12,8 @@ BaseLogitsReader::BaseLogitsReader(const std::string& path, const std::string& i
     : path_(path), file_(h5::open_file_readonly(path)) {
   const hid_t f = file_.get();
   const std::string stored = h5::read_string_attribute(f, "run_identity", path);
-  if (stored != identity) throw InputError(path + ": base logits of another run (" + stored + "), this run is " + identity);
+  if (stored != identity)
+    throw InputError(path + ": base logits of another run (" + stored + "), this run is " + identity);
   counters_.stored_bytes = h5::read_doubles(f, "chunk_stored_bytes", chunks, path + ": /chunk_stored_bytes");
   counters_.stored_elements = h5::read_doubles(f, "chunk_stored_elements", chunks, path + ": /chunk_stored_elements");
   counters_.held_bytes_sums = h5::read_doubles(f, "chunk_held_bytes_sum", chunks, path + ": /chunk_held_bytes_sum");
@@ -30,8 +31,8 @@ std::vector<float> BaseLogitsReader::logits(std::int64_t chunk, std::int64_t row
 }
 
 void write_base_logits_file(const std::string& path, const std::string& base_spec, const std::string& identity,
-                            const std::string& config_hash, const BaseChunkCounters& counters, const std::vector<float>& logits, std::int64_t rows,
-                            std::int64_t vocab) {
+                            const std::string& config_hash, const BaseChunkCounters& counters,
+                            const std::vector<float>& logits, std::int64_t rows, std::int64_t vocab) {
   h5::PartialOutput out(path);
   h5::write_string_attribute(out.file(), "format", "dgq-base-logits");
   h5::write_int_attribute(out.file(), "version", 1);
@@ -42,7 +43,8 @@ void write_base_logits_file(const std::string& path, const std::string& base_spe
   h5::write_doubles(out.file(), "chunk_stored_elements", counters.stored_elements, path);
   h5::write_doubles(out.file(), "chunk_held_bytes_sum", counters.held_bytes_sums, path);
   h5::write_doubles(out.file(), "chunk_held_elements_sum", counters.held_elements_sums, path);
-  if (!counters.stored_k_bytes.empty()) h5::write_doubles(out.file(), "chunk_stored_k_bytes", counters.stored_k_bytes, path);
+  if (!counters.stored_k_bytes.empty())
+    h5::write_doubles(out.file(), "chunk_stored_k_bytes", counters.stored_k_bytes, path);
   h5::write_doubles(out.file(), "chunk_attn_kl_sum", counters.attn_kl_sums, path);
   h5::write_doubles(out.file(), "chunk_attn_kl_count", counters.attn_kl_counts, path);
   const auto total_rows = static_cast<hsize_t>(counters.stored_bytes.size()) * static_cast<hsize_t>(rows);

@@ -15,7 +15,7 @@ namespace dgq::sim {
 struct BaseChunkCounters {
   std::vector<double> stored_bytes, stored_elements, attn_kl_sums, attn_kl_counts;
   std::vector<double> held_bytes_sums, held_elements_sums;  // [chunks], over appends
-  std::vector<double> stored_k_bytes;  // [chunks]; empty: an older file, without K bytes
+  std::vector<double> stored_k_bytes;                       // [chunks]; empty: an older file, without K bytes
 };
 
 class BaseLogitsReader {
@@ -37,7 +37,7 @@ class BaseLogitsReader {
 // Writes the file (via PATH.partial, renamed when whole) with this build's provenance and the
 // base run's config hash (docs/results-format.md, "Provenance"); logits are [chunks x rows][vocab].
 void write_base_logits_file(const std::string& path, const std::string& base_spec, const std::string& identity,
-                            const std::string& config_hash, const BaseChunkCounters& counters, const std::vector<float>& logits, std::int64_t rows,
-                            std::int64_t vocab);
+                            const std::string& config_hash, const BaseChunkCounters& counters,
+                            const std::vector<float>& logits, std::int64_t rows, std::int64_t vocab);
 
 }  // namespace dgq::sim

@@ -39,8 +39,7 @@ void write_chunk_scores(hid_t group, const ChunkRun& run, const std::string& con
   h5::write_doubles(group, "attn_kl_sum", run.kl_sums, context);
   std::vector<double> counts(run.kl_counts.begin(), run.kl_counts.end());
   h5::write_doubles(group, "attn_kl_count", counts, context);
-  if (!run.logits.empty())
-    h5::write_floats(group, "logits", run.logits, run.logits.size() / vocab, vocab, context);
+  if (!run.logits.empty()) h5::write_floats(group, "logits", run.logits, run.logits.size() / vocab, vocab, context);
 }
 
 ChunkRun read_chunk_scores(hid_t group, std::size_t rows, std::size_t layers, const std::string& context,

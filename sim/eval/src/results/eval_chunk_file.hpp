@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "dgq/sim/eval/scores.hpp"
-#include "dgq/sim/files/provenance/provenance.hpp"
 #include "dgq/sim/files/hdf5/h5.hpp"
+#include "dgq/sim/files/provenance/provenance.hpp"
 
 namespace dgq::sim {
 
@@ -17,9 +17,9 @@ struct ChunkRun {
   TokenScores scores;
   std::uint64_t bytes = 0, elements = 0;
   std::uint64_t held_bytes_sum = 0, held_elements_sum = 0;  // over appends (SchemeCache)
-  std::uint64_t k_bytes = 0;     // the K cache's part of bytes
-  bool k_bytes_recorded = true;  // false: an older chunk file, without K bytes
-  std::vector<double> kl_sums;  // attention KL per layer: sum over probes, and their count
+  std::uint64_t k_bytes = 0;                                // the K cache's part of bytes
+  bool k_bytes_recorded = true;                             // false: an older chunk file, without K bytes
+  std::vector<double> kl_sums;                              // attention KL per layer: sum over probes, and their count
   std::vector<std::int64_t> kl_counts;
   std::vector<float> logits;  // kept only with save_logits (and for a base logits file)
 };
@@ -48,8 +48,7 @@ struct ChunkFileLayout {
 
 // A chunk file left by an earlier, interrupted run: its runs (the base first), after checking
 // its identity and provenance. The writer's version goes to recorded_version.
-std::vector<ChunkRun> read_chunk_file(const ChunkFileLayout& layout, std::int64_t chunk,
-                                      std::string& recorded_version);
+std::vector<ChunkRun> read_chunk_file(const ChunkFileLayout& layout, std::int64_t chunk, std::string& recorded_version);
 // Commits a finished chunk (written as .partial and renamed, so a killed run leaves either a
 // whole chunk or none).
 void write_chunk_file(const ChunkFileLayout& layout, std::int64_t chunk, const std::vector<ChunkRun>& runs);

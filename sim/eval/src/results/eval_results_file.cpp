@@ -1,9 +1,9 @@
 #include "results/eval_results_file.hpp"
 
+#include "dgq/sim/eval/eval_summary_attributes.hpp"
 #include "dgq/sim/files/hdf5/h5.hpp"
 #include "dgq/sim/files/hdf5/numbers.hpp"
 #include "dgq/sim/files/hdf5/partial_output.hpp"
-#include "dgq/sim/eval/eval_summary_attributes.hpp"
 #include "dgq/sim/files/provenance/provenance_attributes.hpp"
 
 namespace dgq::sim {

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "dgq/sim/eval/eval.hpp"
-#include "results/eval_chunk_file.hpp"
 #include "perplexity/eval_plan.hpp"
+#include "results/eval_chunk_file.hpp"
 
 namespace dgq::sim {
 

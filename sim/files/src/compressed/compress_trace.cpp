@@ -7,8 +7,8 @@
 #include "compressed/compressed_layout.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/sim/files/compressed.hpp"
-#include "dgq/sim/files/provenance/provenance.hpp"
 #include "dgq/sim/files/hdf5/partial_output.hpp"
+#include "dgq/sim/files/provenance/provenance.hpp"
 #include "dgq/sim/files/provenance/provenance_attributes.hpp"
 #include "trace/trace_layout.hpp"
 
@@ -56,8 +56,8 @@ std::vector<Compressed> compress_layer(const LayerData& data, const Scheme& sche
   }
   for (int u = 0; u < 2 * heads; ++u) {
     if (!errors[u]) continue;
-    const std::string where = trace_path + ": " + layout::layer_dataset(data.layer, u < heads ? "k" : "v") +
-                              ": head " + std::to_string(u % heads) + ": ";
+    const std::string where = trace_path + ": " + layout::layer_dataset(data.layer, u < heads ? "k" : "v") + ": head " +
+                              std::to_string(u % heads) + ": ";
     rethrow_with_context(errors[u], where);
   }
   return out;
@@ -65,7 +65,8 @@ std::vector<Compressed> compress_layer(const LayerData& data, const Scheme& sche
 
 void add_to_summary(CompressionSummary& s, const Compressed& c, std::int64_t& segment_units, double& segments) {
   for (const Part& part : c.parts) {
-    auto it = std::find_if(s.part_bytes.begin(), s.part_bytes.end(), [&](const auto& p) { return p.first == part.name; });
+    auto it =
+        std::find_if(s.part_bytes.begin(), s.part_bytes.end(), [&](const auto& p) { return p.first == part.name; });
     if (it == s.part_bytes.end()) it = s.part_bytes.insert(s.part_bytes.end(), {part.name, 0});
     it->second += part.bytes.size();
     s.stored_bytes += part.bytes.size();
@@ -100,7 +101,8 @@ CompressionSummary compress_trace(const std::string& trace_path, const std::stri
   h5::write_int_attribute(file, compressed::kAttrTokens, meta.tokens);
   h5::write_string_attribute(file, compressed::kAttrKvDtype, std::string(dtype_name(meta.kv_dtype)));
   // The bytes depend on the scheme and the trace only (not on --threads).
-  write_provenance_attributes(file, config_hash("compress\nscheme=" + summary.scheme + "\n" + trace_identity_text(meta)));
+  write_provenance_attributes(file,
+                              config_hash("compress\nscheme=" + summary.scheme + "\n" + trace_identity_text(meta)));
   layout::write_aux_datasets(file, meta, out_path);
   h5::create_group(file, "/layers", out_path);
 

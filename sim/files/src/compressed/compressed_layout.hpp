@@ -16,7 +16,7 @@ inline constexpr const char* kAttrTokens = "tokens";
 inline constexpr const char* kAttrKvDtype = "kv_dtype";
 inline constexpr const char* kAttrChannels = "channels";
 inline constexpr const char* kAttrDtype = "dtype";
-inline constexpr const char* kAttrParts = "parts";                  // part names in order, comma-separated
+inline constexpr const char* kAttrParts = "parts";                 // part names in order, comma-separated
 inline constexpr const char* kAttrSegmentEdges = "segment_edges";  // diagnostics, not counted as stored
 
 }  // namespace dgq::sim::compressed

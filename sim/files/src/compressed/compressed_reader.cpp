@@ -60,7 +60,8 @@ CompressedReader::CompressedReader(const std::string& path) : impl_(std::make_un
   if (impl_->meta.tokens < 0) throw InputError(path + ": attribute 'tokens' is negative");
   // The decompressed layer (kv heads x tokens x head_dim elements, up to 4 bytes each) must be
   // addressable; each unit's stored bytes bound it further in read_unit().
-  h5::checked_mul(h5::checked_mul(h5::checked_mul(impl_->meta.tokens, impl_->meta.num_kv_heads, path, "attribute 'tokens' x num_kv_heads"),
+  h5::checked_mul(h5::checked_mul(h5::checked_mul(impl_->meta.tokens, impl_->meta.num_kv_heads, path,
+                                                  "attribute 'tokens' x num_kv_heads"),
                                   impl_->meta.head_dim, path, "attribute 'tokens' x num_kv_heads x head_dim"),
                   4, path, "the decompressed layer size");
   try {

@@ -61,8 +61,8 @@ std::uint64_t check_stored_extent(hid_t dataset, const std::string& context) {
   if (logical == 0) return points;
   const std::uint64_t stored = H5Dget_storage_size(dataset);
   const std::uint64_t file_bytes = file_size_of(dataset);
-  const std::string claim = context + ": shape " + shape_string(shape) + " (" + std::to_string(logical) +
-                            " bytes) but ";
+  const std::string claim =
+      context + ": shape " + shape_string(shape) + " (" + std::to_string(logical) + " bytes) but ";
   if (stored == 0) throw InputError(claim + "no data is stored (file truncated or corrupt?)");
   if (file_bytes > 0 && stored > file_bytes)
     throw InputError(claim + std::to_string(stored) + " bytes stored in a file of " + std::to_string(file_bytes) +

@@ -32,10 +32,8 @@ std::optional<DType> float_dtype_of(hid_t type) {
   }
   const std::size_t size = H5Tget_size(type);
   const std::size_t bias = H5Tget_ebias(type);
-  if (size == 2 && spos == 15 && epos == 10 && esize == 5 && mpos == 0 && msize == 10 && bias == 15)
-    return DType::f16;
-  if (size == 4 && spos == 31 && epos == 23 && esize == 8 && mpos == 0 && msize == 23 && bias == 127)
-    return DType::f32;
+  if (size == 2 && spos == 15 && epos == 10 && esize == 5 && mpos == 0 && msize == 10 && bias == 15) return DType::f16;
+  if (size == 4 && spos == 31 && epos == 23 && esize == 8 && mpos == 0 && msize == 23 && bias == 127) return DType::f32;
   return std::nullopt;
 }
 

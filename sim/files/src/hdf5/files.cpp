@@ -38,7 +38,8 @@ hid_t open_image_id(const FileImage& image) {
 Handle open_image_readonly(const FileImage& image) {
   const std::string not_hdf5 = image.name + ": not an HDF5 file or truncated";
   if (image.size == 0) throw InputError(not_hdf5);
-  check_metadata_isolated(image.name, [&image] { return open_image_id(image); }, false);
+  check_metadata_isolated(
+      image.name, [&image] { return open_image_id(image); }, false);
   const hid_t id = open_image_id(image);
   if (id < 0) {
     const std::string detail = take_error_message();
@@ -80,8 +81,7 @@ Handle open_file_readonly(const std::string& path) {
 Handle create_file(const std::string& path) {
   silence_hdf5_errors();
   Handle fapl = strong_close_fapl();
-  return Handle(check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
-                      path + ": cannot create file"),
+  return Handle(check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), path + ": cannot create file"),
                 Handle::Kind::file);
 }
 

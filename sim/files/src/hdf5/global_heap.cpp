@@ -37,8 +37,8 @@ class CorruptHeap {
  public:
   CorruptHeap(std::string where, std::uint64_t collection) : where_(std::move(where)), collection_(collection) {}
   [[noreturn]] void fail(const std::string& what) const {
-    throw InputError(where_ + ": corrupt global heap (the collection at address " + std::to_string(collection_) +
-                     ": " + what + ")");
+    throw InputError(where_ + ": corrupt global heap (the collection at address " + std::to_string(collection_) + ": " +
+                     what + ")");
   }
 
  private:
@@ -68,8 +68,7 @@ std::uint64_t collection_size(const FileBytes& file, const FileSizes& sizes, std
 class CollectionBytes {
  public:
   static constexpr std::uint64_t kReadWhole = std::uint64_t{1} << 20;
-  CollectionBytes(const FileBytes& file, std::uint64_t address, std::uint64_t size)
-      : file_(file), address_(address) {
+  CollectionBytes(const FileBytes& file, std::uint64_t address, std::uint64_t size) : file_(file), address_(address) {
     if (size <= kReadWhole) {
       whole_.resize(size);
       if (!file.read(address, whole_.data(), whole_.size())) whole_.clear();

@@ -74,7 +74,7 @@ std::uint64_t current_data_bytes() {
 // whose shadow memory reserves terabytes of addresses (already counted in VmData; the child may
 // map only kChildExtraMemory more). An inherited lower limit is kept.
 void limit_child_resources() {
-  const struct rlimit no_core {0, 0};
+  const struct rlimit no_core { 0, 0 };
   setrlimit(RLIMIT_CORE, &no_core);
   const std::uint64_t used = current_data_bytes();
   struct rlimit data {};
@@ -137,7 +137,7 @@ herr_t on_hdf5_error(hid_t stack, void*) {
 struct ChildOutcome {
   bool finished = false;  // the child reached its end and said so
   bool timed_out = false;
-  int status = 0;         // waitpid status
+  int status = 0;  // waitpid status
 };
 
 // Waits for the child's "done" byte or its death, at most `seconds` (+ slack for the child's
@@ -146,13 +146,16 @@ ChildOutcome wait_for_child(pid_t child, int done_fd, unsigned seconds) {
   ChildOutcome outcome;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds + 2);
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       outcome.timed_out = true;
       ::kill(child, SIGKILL);
       break;
     }
-    struct pollfd pfd {done_fd, POLLIN, 0};
+    struct pollfd pfd {
+      done_fd, POLLIN, 0
+    };
     const int ready = ::poll(&pfd, 1, static_cast<int>(left.count()));
     if (ready < 0 && errno == EINTR) continue;
     if (ready > 0) {
@@ -161,8 +164,7 @@ ChildOutcome wait_for_child(pid_t child, int done_fd, unsigned seconds) {
     }
     if (ready != 0) break;
   }
-  while (::waitpid(child, &outcome.status, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(child, &outcome.status, 0) < 0 && errno == EINTR) {}
   if (WIFSIGNALED(outcome.status) && WTERMSIG(outcome.status) == SIGALRM) outcome.timed_out = true;
   return outcome;
 }
@@ -187,7 +189,8 @@ std::string report_summary(int report_fd) {
 }
 
 std::string describe_failure(const ChildOutcome& outcome, unsigned seconds, const std::string& summary) {
-  const std::string where = " while dgq walked its groups, datasets and attributes in a child process; dgq did not read it";
+  const std::string where =
+      " while dgq walked its groups, datasets and attributes in a child process; dgq did not read it";
   if (outcome.timed_out)
     return "libhdf5 did not finish reading the file's metadata in " + std::to_string(seconds) + " s" + where;
   if (WIFSIGNALED(outcome.status)) {
@@ -210,13 +213,12 @@ std::string describe_failure(const ChildOutcome& outcome, unsigned seconds, cons
 
 // The status-change time is in it too: any write, rename or chmod moves it, and no call sets it
 // back (utimensat can reset the modification time, not this one).
-using FileIdentity =
-    std::tuple<dev_t, ino_t, off_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t>;
+using FileIdentity = std::tuple<dev_t, ino_t, off_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t>;
 
 std::optional<FileIdentity> identity_of(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  return FileIdentity{st.st_dev,          st.st_ino,          st.st_size,        st.st_mtim.tv_sec,
+  return FileIdentity{st.st_dev,          st.st_ino,         st.st_size,        st.st_mtim.tv_sec,
                       st.st_mtim.tv_nsec, st.st_ctim.tv_sec, st.st_ctim.tv_nsec};
 }
 
@@ -281,7 +283,7 @@ void check_metadata_isolated(const std::string& name, const OpenInChild& open, b
   if (::pipe2(done_pipe, O_CLOEXEC) != 0)
     throw Error(name + ": cannot start the check of its HDF5 metadata: " + std::strerror(errno));
   const int report_fd = ::memfd_create("dgq-hdf5-check", MFD_CLOEXEC);  // -1: no summary, not fatal
-  std::fflush(nullptr);  // nothing buffered is written twice
+  std::fflush(nullptr);                                                 // nothing buffered is written twice
   const pid_t child = ::fork();
   if (child == 0) run_child(open, done_pipe[1], report_fd, seconds);
   ::close(done_pipe[1]);
@@ -296,8 +298,8 @@ void check_metadata_isolated(const std::string& name, const OpenInChild& open, b
   const std::string summary = report_summary(report_fd);
   if (report_fd >= 0) ::close(report_fd);
 
-  const bool clean = outcome.finished && !outcome.timed_out && WIFEXITED(outcome.status) &&
-                     WEXITSTATUS(outcome.status) == 0;
+  const bool clean =
+      outcome.finished && !outcome.timed_out && WIFEXITED(outcome.status) && WEXITSTATUS(outcome.status) == 0;
   if (!clean) throw_damaged(name, describe_failure(outcome, seconds, summary));
   if (identity) checked_files().insert(*identity);
 }

@@ -17,9 +17,9 @@
 namespace dgq::sim::h5 {
 
 struct MetadataWalkLimits {
-  std::size_t max_objects = std::size_t{1} << 20;         // same bound as a results run group
-  std::size_t max_value_bytes = std::size_t{64} << 20;    // attributes / string datasets read whole
-  std::size_t max_string_dataset_elements = 4096;          // larger string datasets: metadata only
+  std::size_t max_objects = std::size_t{1} << 20;       // same bound as a results run group
+  std::size_t max_value_bytes = std::size_t{64} << 20;  // attributes / string datasets read whole
+  std::size_t max_string_dataset_elements = 4096;       // larger string datasets: metadata only
 };
 
 struct MetadataWalkCounts {

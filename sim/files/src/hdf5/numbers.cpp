@@ -26,9 +26,9 @@ double read_double_attribute(hid_t obj, const std::string& name, const std::stri
 
 void write_double_attribute(hid_t obj, const std::string& name, double value) {
   Handle space(check(H5Screate(H5S_SCALAR), name), Handle::Kind::dataspace);
-  Handle attr(check(H5Acreate2(obj, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
-                    "attribute " + name),
-              Handle::Kind::attribute);
+  Handle attr(
+      check(H5Acreate2(obj, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT), "attribute " + name),
+      Handle::Kind::attribute);
   check_status(H5Awrite(attr.get(), H5T_NATIVE_DOUBLE, &value), "attribute " + name);
 }
 

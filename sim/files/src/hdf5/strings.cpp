@@ -50,9 +50,9 @@ void write_string_attribute(hid_t obj, const std::string& name, const std::strin
   const std::string where = "attribute '" + name + "'";
   Handle type = utf8_string_type();
   Handle space(check(H5Screate(H5S_SCALAR), where), Handle::Kind::dataspace);
-  Handle attr(check(H5Acreate2(obj, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
-                    "cannot create " + where),
-              Handle::Kind::attribute);
+  Handle attr(
+      check(H5Acreate2(obj, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), "cannot create " + where),
+      Handle::Kind::attribute);
   const char* text = value.c_str();
   check_status(H5Awrite(attr.get(), type.get(), &text), "cannot write " + where);
 }

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "dgq/errors.hpp"
-#include "hdf5/global_heap.hpp"
 #include "dgq/sim/files/hdf5/h5.hpp"
+#include "hdf5/global_heap.hpp"
 #include "hdf5/h5_shared.hpp"
 
 namespace dgq::sim::h5 {
@@ -36,8 +36,8 @@ bool is_stored_heap_id_type(hid_t type) {
 // A libhdf5 conversion (H5T_conv_t) from a variable-length string as stored in the file to
 // dgq's opaque type of the same size: the bytes are the stored heap id already, so nothing
 // moves. A string in memory form (a char*, of another size) is refused, not reinterpreted.
-herr_t keep_stored_heap_id(hid_t source, hid_t destination, H5T_cdata_t* cdata, std::size_t, std::size_t,
-                           std::size_t, void*, void*, hid_t) {
+herr_t keep_stored_heap_id(hid_t source, hid_t destination, H5T_cdata_t* cdata, std::size_t, std::size_t, std::size_t,
+                           void*, void*, hid_t) {
   switch (cdata->command) {
     case H5T_CONV_INIT:
       cdata->need_bkg = H5T_BKG_NO;
@@ -111,8 +111,8 @@ std::string read_own_string(hid_t obj, bool is_attribute, const std::string& whe
   check_status(H5Tset_size(mem.get(), H5T_VARIABLE), where);
   check_status(H5Tset_cset(mem.get(), H5Tget_cset(stored.get())), where);  // libhdf5 converts no cset to another
   char* value = nullptr;
-  const herr_t status = is_attribute ? H5Aread(obj, mem.get(), &value)
-                                     : H5Dread(obj, mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &value);
+  const herr_t status =
+      is_attribute ? H5Aread(obj, mem.get(), &value) : H5Dread(obj, mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &value);
   check_status(status, where + ": cannot read string");
   std::string out = value ? value : "";
   H5free_memory(value);
@@ -135,9 +135,8 @@ std::string read_variable_length_string(hid_t obj, bool is_attribute, const std:
   Handle stored(check(H5Tcreate(H5T_OPAQUE, heap_id_bytes(file.sizes)), where), Handle::Kind::datatype);
   check_status(H5Tset_tag(stored.get(), kStoredHeapIdTag), where);
   std::vector<unsigned char> raw(heap_id_bytes(file.sizes));
-  const herr_t status = is_attribute
-                            ? H5Aread(obj, stored.get(), raw.data())
-                            : H5Dread(obj, stored.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, raw.data());
+  const herr_t status = is_attribute ? H5Aread(obj, stored.get(), raw.data())
+                                     : H5Dread(obj, stored.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, raw.data());
   check_status(status, where + ": cannot read string");
   return read_global_heap_string(file.bytes, file.sizes, decode_heap_id(raw.data(), file.sizes), where);
 }

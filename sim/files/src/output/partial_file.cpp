@@ -15,8 +15,9 @@ namespace fs = std::filesystem;
 StagedOutput stage_output(const std::string& output, RunsInTarget runs) {
   const OutputTarget target = resolve_output(output);
   if (target.kind == OutputTarget::Kind::stream)
-    throw InputError(output + ": not a regular file (a device, pipe or socket); this output is written whole to a "
-                              "file and renamed into place: name a file");
+    throw InputError(output +
+                     ": not a regular file (a device, pipe or socket); this output is written whole to a "
+                     "file and renamed into place: name a file");
   if (runs == RunsInTarget::refuse && target.exists) refuse_to_replace_runs(target.path, "this output");
   return {target.path, target.path + ".partial"};
 }
@@ -46,7 +47,8 @@ void write_text_file(const std::string& path, const std::string& text, bool exec
     out << text;
     if (!out.flush()) throw Error("cannot write '" + guard.partial() + "'");
   }
-  if (executable) fs::permissions(guard.partial(), fs::perms::owner_exec | fs::perms::group_exec, fs::perm_options::add);
+  if (executable)
+    fs::permissions(guard.partial(), fs::perms::owner_exec | fs::perms::group_exec, fs::perm_options::add);
   guard.commit();
 }
 

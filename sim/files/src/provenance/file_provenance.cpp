@@ -1,6 +1,6 @@
 // read_file_provenance(): the root provenance attributes of any dgq file, for `dgq inspect`.
-#include "dgq/sim/files/provenance/provenance.hpp"
 #include "dgq/sim/files/hdf5/h5.hpp"
+#include "dgq/sim/files/provenance/provenance.hpp"
 #include "dgq/sim/files/provenance/provenance_attributes.hpp"
 
 namespace dgq::sim {

@@ -1,8 +1,8 @@
 // Writing and reading the provenance attributes of a file root or a run group.
 #include "dgq/sim/files/provenance/provenance_attributes.hpp"
 
-#include "dgq/sim/files/provenance/build_info.hpp"
 #include "dgq/sim/files/hdf5/h5.hpp"
+#include "dgq/sim/files/provenance/build_info.hpp"
 
 namespace dgq::sim {
 
@@ -26,7 +26,8 @@ void write_provenance_attributes(hid_t object, const std::string& config_hash) {
 
 Provenance read_provenance_attributes(hid_t object, const std::string& context) {
   Provenance p;
-  if (h5::has_attribute(object, kAttrDgqVersion)) p.version = h5::read_string_attribute(object, kAttrDgqVersion, context);
+  if (h5::has_attribute(object, kAttrDgqVersion))
+    p.version = h5::read_string_attribute(object, kAttrDgqVersion, context);
   if (h5::has_attribute(object, kAttrConfigHash))
     p.config_hash = h5::read_string_attribute(object, kAttrConfigHash, context);
   return p;

@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/files/results/results_file.hpp"
 #include "dgq/sim/files/hdf5/numbers.hpp"
 #include "dgq/sim/files/hdf5/typed_arrays.hpp"
 #include "dgq/sim/files/results/merge.hpp"
+#include "dgq/sim/files/results/results_file.hpp"
 #include "results/run_groups.hpp"
 
 namespace dgq::sim {
@@ -40,8 +40,7 @@ std::vector<std::string> attribute_names(hid_t obj, const std::string& where) {
   return names;
 }
 
-std::string values_differ(hid_t type_a, hid_t type_b, hssize_t points_a, hssize_t points_b,
-                          const auto& read) {
+std::string values_differ(hid_t type_a, hid_t type_b, hssize_t points_a, hssize_t points_b, const auto& read) {
   if (points_a != points_b) return "different sizes";
   const bool string_a = H5Tget_class(type_a) == H5T_STRING, string_b = H5Tget_class(type_b) == H5T_STRING;
   if (string_a != string_b || (!string_a && H5Tequal(type_a, type_b) <= 0)) return "different types";
@@ -57,7 +56,8 @@ std::string values_differ(hid_t type_a, hid_t type_b, hssize_t points_a, hssize_
 }
 
 // A scalar attribute's value for a message ("128", "'q8_0'", "0.5"); "" for anything else.
-std::string scalar_attribute_text(hid_t obj, hid_t attribute, hid_t type, const std::string& name, const std::string& where) {
+std::string scalar_attribute_text(hid_t obj, hid_t attribute, hid_t type, const std::string& name,
+                                  const std::string& where) {
   Handle space(h5::check(H5Aget_space(attribute), where), Handle::Kind::dataspace);
   if (H5Sget_simple_extent_npoints(space.get()) != 1) return "";
   switch (H5Tget_class(type)) {
@@ -135,8 +135,8 @@ std::string names_difference(const std::vector<std::string>& a, const std::vecto
   return text.empty() ? "" : " (" + text + ")";
 }
 
-std::string diff_children(hid_t a, hid_t b, const std::string& where, VisitedObjects& seen_a,
-                          VisitedObjects& seen_b, const std::set<std::string>& skip = {}) {
+std::string diff_children(hid_t a, hid_t b, const std::string& where, VisitedObjects& seen_a, VisitedObjects& seen_b,
+                          const std::set<std::string>& skip = {}) {
   const auto names_a = names_without(child_names(a, where), skip), names_b = names_without(child_names(b, where), skip);
   if (names_a != names_b) return where + ": different members" + names_difference(names_a, names_b);
   for (const std::string& name : names_a) {
@@ -160,7 +160,8 @@ std::string diff_children(hid_t a, hid_t b, const std::string& where, VisitedObj
 
 // Attributes of one object (but those in `skip`).
 std::string diff_objects(hid_t a, hid_t b, const std::string& where, const std::set<std::string>& skip) {
-  const auto names_a = names_without(attribute_names(a, where), skip), names_b = names_without(attribute_names(b, where), skip);
+  const auto names_a = names_without(attribute_names(a, where), skip),
+             names_b = names_without(attribute_names(b, where), skip);
   if (names_a != names_b) return where + ": different attributes" + names_difference(names_a, names_b);
   for (const std::string& name : names_a) {
     if (std::string why = diff_attribute(a, b, name, where); !why.empty()) return why;

@@ -84,10 +84,10 @@ void copy_dataset(hid_t src_parent, hid_t src, hid_t dst_parent, const std::stri
     if (!bytes.empty())
       h5::check_status(H5Dread(src, type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()),
                        where + ": read failed (file truncated or corrupt?)");
-    Handle out(h5::check(H5Dcreate2(dst_parent, name.c_str(), type.get(), space.get(), H5P_DEFAULT, dcpl.get(),
-                                    H5P_DEFAULT),
-                         where + ": cannot create dataset"),
-               Handle::Kind::dataset);
+    Handle out(
+        h5::check(H5Dcreate2(dst_parent, name.c_str(), type.get(), space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+                  where + ": cannot create dataset"),
+        Handle::Kind::dataset);
     if (!bytes.empty())
       h5::check_status(H5Dwrite(out.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()),
                        where + ": write failed");

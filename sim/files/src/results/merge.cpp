@@ -3,11 +3,11 @@
 #include <filesystem>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/files/results/results_file.hpp"
 #include "dgq/sim/files/hdf5/partial_output.hpp"
 #include "dgq/sim/files/hdf5/typed_arrays.hpp"
 #include "dgq/sim/files/output/output_target.hpp"
 #include "dgq/sim/files/results/merge.hpp"
+#include "dgq/sim/files/results/results_file.hpp"
 #include "output/runs_held.hpp"
 #include "results/merge_scheme_runs.hpp"
 #include "results/run_groups.hpp"

@@ -4,8 +4,8 @@
 #include <map>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/files/provenance/provenance.hpp"
 #include "dgq/sim/files/hdf5/partial_output.hpp"
+#include "dgq/sim/files/provenance/provenance.hpp"
 #include "dgq/sim/files/provenance/provenance_attributes.hpp"
 #include "dgq/sim/files/results/results_file.hpp"
 #include "results/run_groups.hpp"
@@ -42,8 +42,9 @@ std::vector<std::string> run_indices_in_order(hid_t runs, const std::string& pat
     if (n.empty() || n.size() > 18 || !std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; }))
       throw InputError(path + ": /runs/" + one_line(n) + ": not a run index (runs are /runs/0, /runs/1, ...)");
   }
-  std::sort(names.begin(), names.end(),
-            [](const std::string& a, const std::string& b) { return a.size() != b.size() ? a.size() < b.size() : a < b; });
+  std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+    return a.size() != b.size() ? a.size() < b.size() : a < b;
+  });
   return names;
 }
 
@@ -75,15 +76,15 @@ void require_one_run_version(const std::vector<SourceRun>& runs, const std::vect
     const SourceRun& first = runs.front();
     if (r.provenance.version == first.provenance.version) continue;
     throw InputError(describe_source_run(r, inputs) + " was written by dgq " + r.provenance.version + " (config " +
-                     r.provenance.config_hash + "), " + describe_source_run(first, inputs) + " by dgq " + first.provenance.version +
-                     " (config " + first.provenance.config_hash + "); merge runs of one dgq version or pass " +
-                     kAllowMixedFlag);
+                     r.provenance.config_hash + "), " + describe_source_run(first, inputs) + " by dgq " +
+                     first.provenance.version + " (config " + first.provenance.config_hash +
+                     "); merge runs of one dgq version or pass " + kAllowMixedFlag);
   }
 }
 
 // The run groups as the two files hold them, compared.
-std::string diff_source_runs(const std::vector<h5::Handle>& files, const std::vector<std::string>& inputs, const SourceRun& a,
-                      const SourceRun& b, bool allow_mixed_versions) {
+std::string diff_source_runs(const std::vector<h5::Handle>& files, const std::vector<std::string>& inputs,
+                             const SourceRun& a, const SourceRun& b, bool allow_mixed_versions) {
   const std::string path_a = inputs[a.input] + ": /runs", path_b = inputs[b.input] + ": /runs";
   h5::Handle runs_a = h5::open_group(files[a.input].get(), "runs", path_a);
   h5::Handle runs_b = h5::open_group(files[b.input].get(), "runs", path_b);
@@ -94,8 +95,8 @@ std::string diff_source_runs(const std::vector<h5::Handle>& files, const std::ve
 
 // The runs to keep, each configuration once, in input order.
 std::vector<SourceRun> distinct_source_runs(const std::vector<h5::Handle>& files, const std::vector<SourceRun>& all,
-                                     const std::vector<std::string>& inputs, bool allow_mixed_versions,
-                                     MergeReport& report) {
+                                            const std::vector<std::string>& inputs, bool allow_mixed_versions,
+                                            MergeReport& report) {
   std::vector<SourceRun> kept;
   std::map<std::string, std::size_t> by_key, by_spec;
   for (const SourceRun& r : all) {
@@ -109,8 +110,9 @@ std::vector<SourceRun> distinct_source_runs(const std::vector<h5::Handle>& files
     }
     if (const auto same = by_spec.find(r.spec); same != by_spec.end()) {
       const SourceRun& first = kept[same->second];
-      throw InputError("merge: " + describe_source_run(first, inputs) + " has config hash " + first.provenance.config_hash + ", " +
-                       describe_source_run(r, inputs) + " " + r.provenance.config_hash +
+      throw InputError("merge: " + describe_source_run(first, inputs) + " has config hash " +
+                       first.provenance.config_hash + ", " + describe_source_run(r, inputs) + " " +
+                       r.provenance.config_hash +
                        ": the same scheme in another configuration (another text, or a setting the files do not "
                        "record); a merged file holds the runs of one configuration");
     }

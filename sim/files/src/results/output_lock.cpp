@@ -8,14 +8,15 @@
 #include <cstring>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/files/results/results_file.hpp"
 #include "dgq/sim/files/output/partial_file.hpp"
+#include "dgq/sim/files/results/results_file.hpp"
 
 namespace dgq::sim {
 
 namespace {
 bool same_file(int fd, const std::string& path) {
-  struct stat open_file {}, named {};
+  struct stat open_file {
+  }, named{};
   return ::fstat(fd, &open_file) == 0 && ::stat(path.c_str(), &named) == 0 && open_file.st_ino == named.st_ino &&
          open_file.st_dev == named.st_dev;
 }

@@ -9,11 +9,11 @@
 #include <set>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/files/results/results_file.hpp"
-#include "dgq/sim/files/provenance/provenance_attributes.hpp"
 #include "dgq/sim/files/hdf5/isolated_metadata_check.hpp"
 #include "dgq/sim/files/hdf5/partial_output.hpp"
 #include "dgq/sim/files/hdf5/typed_arrays.hpp"
+#include "dgq/sim/files/provenance/provenance_attributes.hpp"
+#include "dgq/sim/files/results/results_file.hpp"
 #include "results/run_groups.hpp"
 #include "results/run_writer.hpp"
 

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <span>
 
-#include "dgq/sim/metrics/probe_metrics.hpp"
 #include "dgq/sim/files/results/run_summary.hpp"
+#include "dgq/sim/metrics/probe_metrics.hpp"
 
 namespace dgq::sim {
 

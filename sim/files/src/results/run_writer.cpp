@@ -4,23 +4,23 @@
 #include <cmath>
 #include <limits>
 
-#include "dgq/sim/metrics/probe_metrics.hpp"
-#include "dgq/sim/files/results/run_summary.hpp"
-#include "dgq/sim/files/provenance/provenance_attributes.hpp"
 #include "dgq/sim/files/hdf5/numbers.hpp"
 #include "dgq/sim/files/hdf5/typed_arrays.hpp"
+#include "dgq/sim/files/provenance/provenance_attributes.hpp"
+#include "dgq/sim/files/results/run_summary.hpp"
+#include "dgq/sim/metrics/probe_metrics.hpp"
 
 namespace dgq::sim {
 
 namespace {
 
-using h5::write_array;
 using h5::Handle;
+using h5::write_array;
 
 std::vector<hsize_t> shape2(std::size_t a, std::size_t b) { return {a, b}; }
 
-void write_tensor_table(hid_t run, const std::string& kind, const TensorTable& t, std::size_t layers,
-                        std::size_t heads, const std::string& context) {
+void write_tensor_table(hid_t run, const std::string& kind, const TensorTable& t, std::size_t layers, std::size_t heads,
+                        const std::string& context) {
   const std::string ctx = context + "/" + kind;
   Handle g = h5::create_group(run, kind, ctx);
   const auto shape = shape2(layers, heads);
@@ -73,7 +73,8 @@ void write_attention_table(hid_t run, const std::string& kind, const AttentionTa
   for (const ProbeMetricInfo& info : kProbeMetrics) {
     write_probe_metric(g.get(), p.get(), std::string(info.name), a.*info.column, layers, q_heads, probes, ctx);
   }
-  for (const auto& [name, values] : extra) write_probe_metric(g.get(), p.get(), name, *values, layers, q_heads, probes, ctx);
+  for (const auto& [name, values] : extra)
+    write_probe_metric(g.get(), p.get(), name, *values, layers, q_heads, probes, ctx);
 }
 
 void write_summaries(hid_t run, const RunSummary& s, std::size_t layers, const std::string& context) {

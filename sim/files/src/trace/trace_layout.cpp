@@ -26,7 +26,8 @@ void write_meta_attributes(hid_t file, const TraceMeta& meta, const std::string&
   h5::write_string_attribute(file, "prompt_kind", meta.prompt_kind);
   if (meta.seed) h5::write_int_attribute(file, "seed", static_cast<std::int64_t>(*meta.seed));
   if (!meta.layer_ids.empty())
-    h5::write_int_array_attribute(file, "layer_ids", std::vector<std::int64_t>(meta.layer_ids.begin(), meta.layer_ids.end()));
+    h5::write_int_array_attribute(file, "layer_ids",
+                                  std::vector<std::int64_t>(meta.layer_ids.begin(), meta.layer_ids.end()));
   if (meta.generator_version) h5::write_int_attribute(file, kAttrGeneratorVersion, *meta.generator_version);
   if (!meta.generator_options.empty()) h5::write_string_attribute(file, kAttrGeneratorOptions, meta.generator_options);
 }
@@ -138,8 +139,7 @@ void read_aux_datasets(hid_t file, TraceMeta& meta, const std::string& path) {
     if (q_pos[i] < 0 || q_pos[i] >= meta.tokens)
       throw InputError(qctx + ": value " + std::to_string(q_pos[i]) + " at index " + std::to_string(i) +
                        " is outside [0, " + std::to_string(meta.tokens) + ")");
-    if (i > 0 && q_pos[i] <= q_pos[i - 1])
-      throw InputError(qctx + ": not increasing at index " + std::to_string(i));
+    if (i > 0 && q_pos[i] <= q_pos[i - 1]) throw InputError(qctx + ": not increasing at index " + std::to_string(i));
     meta.q_pos.push_back(static_cast<std::int32_t>(q_pos[i]));
   }
   meta.token_ids.clear();
@@ -265,18 +265,18 @@ std::int64_t first_non_finite(const std::byte* data, std::int64_t count, Bits ex
 void check_finite(const Tensor3& t, const std::string& context) {
   const std::size_t size = dtype_size(t.dtype);
   const std::int64_t count = t.heads * t.tokens * t.channels;
-  const std::int64_t first = t.dtype == DType::f32
-                                 ? first_non_finite<std::uint32_t>(t.storage.data(), count, 0x7f800000u)
-                                 : first_non_finite<std::uint16_t>(t.storage.data(), count,
-                                                                   t.dtype == DType::f16 ? 0x7c00 : 0x7f80);
+  const std::int64_t first =
+      t.dtype == DType::f32
+          ? first_non_finite<std::uint32_t>(t.storage.data(), count, 0x7f800000u)
+          : first_non_finite<std::uint16_t>(t.storage.data(), count, t.dtype == DType::f16 ? 0x7c00 : 0x7f80);
   for (std::int64_t i = first; i < count; ++i) {
     float value;
     if (element_finite(t.storage.data() + static_cast<std::size_t>(i) * size, t.dtype, &value)) continue;
     const std::int64_t channel = i % t.channels;
     const std::int64_t token = (i / t.channels) % t.tokens;
     const std::int64_t head = i / (t.channels * t.tokens);
-    throw InputError(context + ": non-finite value " + std::string(non_finite_name(value)) +
-                     " at head " + std::to_string(head) + ", token " + std::to_string(token) + ", channel " +
+    throw InputError(context + ": non-finite value " + std::string(non_finite_name(value)) + " at head " +
+                     std::to_string(head) + ", token " + std::to_string(token) + ", channel " +
                      std::to_string(channel) + " (index [" + std::to_string(head) + ", " + std::to_string(token) +
                      ", " + std::to_string(channel) + "])");
   }

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "dgq/sim/files/trace.hpp"
 #include "dgq/sim/files/hdf5/h5.hpp"
+#include "dgq/sim/files/trace.hpp"
 
 namespace dgq::sim::layout {
 
@@ -19,7 +19,7 @@ inline constexpr const char* kDtypeAttribute = "dtype";
 // The dgq dtype of a tensor dataset (f16, f32, or marked bf16); nullopt for anything else.
 std::optional<DType> tensor_dtype(hid_t dataset, hid_t type, const std::string& context);
 
-std::string layer_group(int layer);                            // "/layers/3"
+std::string layer_group(int layer);                             // "/layers/3"
 std::string layer_dataset(int layer, const std::string& name);  // "/layers/3/k"
 
 // Synthetic traces: the generator's version and canonical options (TraceMeta, synth.hpp).

@@ -17,7 +17,8 @@ std::string where(const std::string& path, int layer, const char* name) {
   return path + ": " + layout::layer_dataset(layer, name);
 }
 
-// Every layer's k, v and q (meta.tokens and kv_dtype already taken from /layers/0/k): present, rank 3, shape, f16/f32; k and v share one dtype.
+// Every layer's k, v and q (meta.tokens and kv_dtype already taken from /layers/0/k): present, rank 3, shape, f16/f32;
+// k and v share one dtype.
 void validate_layers(hid_t file, TraceMeta& meta, const std::string& path) {
   const std::int64_t kv = meta.num_kv_heads, hd = meta.head_dim;
   const DType first = meta.kv_dtype;  // from /layers/0/k
@@ -45,9 +46,8 @@ TraceReader::TraceReader(const std::string& path) : impl_(std::make_unique<Impl>
   // which the q datasets are checked against: read the shape of k first, q_pos next.
   if (!h5::link_exists(file, "/layers")) throw InputError(path + ": group /layers is missing");
   {
-    const DType dtype = layout::check_tensor3(file, layout::layer_dataset(0, "k"),
-                                              {impl_->meta.num_kv_heads, -1, impl_->meta.head_dim},
-                                              where(path, 0, "k"));
+    const DType dtype = layout::check_tensor3(
+        file, layout::layer_dataset(0, "k"), {impl_->meta.num_kv_heads, -1, impl_->meta.head_dim}, where(path, 0, "k"));
     h5::Handle k0 = h5::open_dataset(file, layout::layer_dataset(0, "k"), where(path, 0, "k"));
     impl_->meta.tokens = static_cast<std::int64_t>(h5::dataset_shape(k0.get())[1]);
     impl_->meta.kv_dtype = dtype;

@@ -3,9 +3,9 @@
 #include <set>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/files/trace.hpp"
 #include "dgq/sim/files/hdf5/partial_output.hpp"
 #include "dgq/sim/files/provenance/provenance_attributes.hpp"
+#include "dgq/sim/files/trace.hpp"
 #include "trace/trace_layout.hpp"
 
 namespace dgq::sim {
@@ -23,8 +23,8 @@ namespace {
 void check_shape(const Tensor3& t, std::int64_t heads, std::int64_t tokens, std::int64_t dim, const std::string& what) {
   if (t.heads != heads || t.tokens != tokens || t.channels != dim)
     throw ParameterError(what + ": expected shape [" + std::to_string(heads) + ", " + std::to_string(tokens) + ", " +
-                         std::to_string(dim) + "], got [" + std::to_string(t.heads) + ", " +
-                         std::to_string(t.tokens) + ", " + std::to_string(t.channels) + "]");
+                         std::to_string(dim) + "], got [" + std::to_string(t.heads) + ", " + std::to_string(t.tokens) +
+                         ", " + std::to_string(t.channels) + "]");
   if (t.storage.size() != static_cast<std::size_t>(heads * tokens * dim) * dtype_size(t.dtype))
     throw ParameterError(what + ": storage size does not match its shape");
 }

@@ -37,7 +37,10 @@ void softmax_row_exact(float* row, std::int64_t count, std::int64_t lo, std::int
   for (std::int64_t j = lo; j <= hi; ++j) peak = std::max(peak, row[j]);
   double sum = 0;
   for (std::int64_t j = 0; j < count; ++j) {
-    if (j < lo || j > hi) { row[j] = 0.0f; continue; }
+    if (j < lo || j > hi) {
+      row[j] = 0.0f;
+      continue;
+    }
     const float shifted = row[j] - peak;
     row[j] = shifted < kNegligibleLogit ? 0.0f : std::exp(shifted);
     sum += row[j];
@@ -53,8 +56,12 @@ struct KeyReader {
   std::int64_t d, head;
   // The number of stored (final) keys the query at `position` reads; keys above are raw. With
   // no causal view, or when every visible key is final, position + 1 ("all stored").
-  std::int64_t final_k(std::int64_t position) const { return split(keys.causal ? &keys.causal->final_k : nullptr, position); }
-  std::int64_t final_v(std::int64_t position) const { return split(keys.causal ? &keys.causal->final_v : nullptr, position); }
+  std::int64_t final_k(std::int64_t position) const {
+    return split(keys.causal ? &keys.causal->final_k : nullptr, position);
+  }
+  std::int64_t final_v(std::int64_t position) const {
+    return split(keys.causal ? &keys.causal->final_v : nullptr, position);
+  }
   const float* k(std::int64_t j, std::int64_t split_k) const {
     return (j < split_k ? keys.k : keys.causal->raw_k.data()) + (head * keys.keys + j) * d;
   }
@@ -120,7 +127,8 @@ float exp_and_sum(float* row, std::int64_t count, std::int64_t lo, std::int64_t 
 
 // Keys t0..t0+n-1 as one [n][d] matrix: in place when they come from one source (the stored
 // rows below the split, or the raw rows from it on), else copied row by row into `mixed`.
-AttentionMap key_tile(const KeyReader& r, bool is_k, std::int64_t split, std::int64_t t0, std::int64_t n, RowMat& mixed) {
+AttentionMap key_tile(const KeyReader& r, bool is_k, std::int64_t split, std::int64_t t0, std::int64_t n,
+                      RowMat& mixed) {
   const auto row = [&](std::int64_t j) { return is_k ? r.k(j, split) : r.v(j, split); };
   if (t0 + n <= split || t0 >= split) return AttentionMap(row(t0), n, r.d);
   mixed.resize(n, r.d);
@@ -168,7 +176,8 @@ void attend_block(const float* q, std::int64_t r0, std::int64_t r1, std::int64_t
     const AttentionMap vt = key_tile(r, false, sv, t0, n, s.tile_v);
     s.acc.noalias() += s.scores * vt;
   }
-  for (std::int64_t i = 0; i < rows; ++i) out.block(r0 + i, out_col, 1, d) = s.acc.row(i) / s.sum[static_cast<std::size_t>(i)];
+  for (std::int64_t i = 0; i < rows; ++i)
+    out.block(r0 + i, out_col, 1, d) = s.acc.row(i) / s.sum[static_cast<std::size_t>(i)];
 }
 
 }  // namespace
@@ -190,7 +199,8 @@ RowMat attention(const std::vector<float>& q, std::int64_t tokens, std::int64_t 
       const float* qh = q.data() + h * tokens * d;
       if (a == Arithmetic::row_exact) {
         for (std::int64_t r = b0; r < b1; ++r)
-          attend_row_exact(qh + r * d, first_position + r, window, reader, row_scores, out.data() + r * c.q_rows() + h * d);
+          attend_row_exact(qh + r * d, first_position + r, window, reader, row_scores,
+                           out.data() + r * c.q_rows() + h * d);
         continue;
       }
       // Runs of rows with the same causal splits ("all stored" counts as one value), so that

@@ -52,8 +52,8 @@ RowMat attention(const std::vector<float>& q, std::int64_t tokens, std::int64_t 
 // `attend` (which writes K/V into a cache and returns the attention output [rows][q_rows]
 // from the unscaled RoPE'd queries), the output projection, residuals and the MLP. With keys
 // pre_rope the keys reach `attend` unrotated (the cache rotates them: KvCacheHook).
-using Attend = std::function<RowMat(std::int64_t layer, std::vector<float>& q, std::vector<float>& k,
-                                    std::vector<float>& v)>;
+using Attend =
+    std::function<RowMat(std::int64_t layer, std::vector<float>& q, std::vector<float>& k, std::vector<float>& v)>;
 struct Ropes {
   RopeTable global, local;
   const RopeTable& of_layer(const ModelConfig& c, std::int64_t layer) const {

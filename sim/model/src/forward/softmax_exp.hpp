@@ -25,8 +25,7 @@ inline __m256 prefill_softmax_exp8(__m256 x) {
   const __m256 tiny = _mm256_cmp_ps(x, _mm256_set1_ps(ar::kExpFloor), _CMP_LT_OQ);
   x = _mm256_min_ps(x, _mm256_setzero_ps());
   x = _mm256_max_ps(x, _mm256_set1_ps(ar::kExpFloor));  // keeps n in range; those lanes become 0 below
-  const __m256 n =
-      _mm256_floor_ps(_mm256_add_ps(_mm256_mul_ps(x, _mm256_set1_ps(ar::kLog2e)), _mm256_set1_ps(0.5f)));
+  const __m256 n = _mm256_floor_ps(_mm256_add_ps(_mm256_mul_ps(x, _mm256_set1_ps(ar::kLog2e)), _mm256_set1_ps(0.5f)));
   __m256 r = _mm256_sub_ps(x, _mm256_mul_ps(n, _mm256_set1_ps(ar::kLn2Hi)));
   r = _mm256_sub_ps(r, _mm256_mul_ps(n, _mm256_set1_ps(ar::kLn2Lo)));
   __m256 y = _mm256_set1_ps(ar::exp_poly(0));

@@ -14,12 +14,12 @@
 namespace dgq::sim::gguf {
 namespace {
 
-constexpr std::uint32_t kMaxDims = 4;          // GGML_MAX_DIMS
+constexpr std::uint32_t kMaxDims = 4;            // GGML_MAX_DIMS
 constexpr std::uint64_t kDefaultAlignment = 32;  // GGUF_DEFAULT_ALIGNMENT
 
 const char* type_name(ValueType t) {
-  static const char* const names[] = {"uint8", "int8",   "uint16", "int16", "uint32", "int32", "float32",
-                                      "bool",  "string", "array",  "uint64", "int64", "float64"};
+  static const char* const names[] = {"uint8", "int8",   "uint16", "int16",  "uint32", "int32",  "float32",
+                                      "bool",  "string", "array",  "uint64", "int64",  "float64"};
   const auto i = static_cast<std::uint32_t>(t);
   return i < sizeof(names) / sizeof(names[0]) ? names[i] : "unknown";
 }
@@ -28,7 +28,8 @@ const char* type_name(ValueType t) {
 // read and where.
 class Cursor {
  public:
-  Cursor(const std::uint8_t* base, std::uint64_t size, const std::string& path) : base_(base), size_(size), path_(path) {}
+  Cursor(const std::uint8_t* base, std::uint64_t size, const std::string& path)
+      : base_(base), size_(size), path_(path) {}
 
   std::uint64_t offset() const { return at_; }
   std::uint64_t remaining() const { return size_ - at_; }
@@ -66,10 +67,17 @@ class Cursor {
 
 std::uint64_t scalar_size(ValueType t) {
   switch (t) {
-    case ValueType::u8: case ValueType::i8: case ValueType::boolean: return 1;
-    case ValueType::u16: case ValueType::i16: return 2;
-    case ValueType::u32: case ValueType::i32: case ValueType::f32: return 4;
-    case ValueType::u64: case ValueType::i64: case ValueType::f64: return 8;
+    case ValueType::u8:
+    case ValueType::i8:
+    case ValueType::boolean: return 1;
+    case ValueType::u16:
+    case ValueType::i16: return 2;
+    case ValueType::u32:
+    case ValueType::i32:
+    case ValueType::f32: return 4;
+    case ValueType::u64:
+    case ValueType::i64:
+    case ValueType::f64: return 8;
     default: return 0;
   }
 }
@@ -82,14 +90,38 @@ std::int64_t truncated(double x) {
 
 void read_scalar(Cursor& in, ValueType t, Value& v, const std::string& what) {
   switch (t) {
-    case ValueType::u8: v.integer = in.scalar<std::uint8_t>(what); v.real = double(v.integer); return;
-    case ValueType::i8: v.integer = in.scalar<std::int8_t>(what); v.real = double(v.integer); return;
-    case ValueType::boolean: v.integer = in.scalar<std::uint8_t>(what) != 0; v.real = double(v.integer); return;
-    case ValueType::u16: v.integer = in.scalar<std::uint16_t>(what); v.real = double(v.integer); return;
-    case ValueType::i16: v.integer = in.scalar<std::int16_t>(what); v.real = double(v.integer); return;
-    case ValueType::u32: v.integer = in.scalar<std::uint32_t>(what); v.real = double(v.integer); return;
-    case ValueType::i32: v.integer = in.scalar<std::int32_t>(what); v.real = double(v.integer); return;
-    case ValueType::i64: v.integer = in.scalar<std::int64_t>(what); v.real = double(v.integer); return;
+    case ValueType::u8:
+      v.integer = in.scalar<std::uint8_t>(what);
+      v.real = double(v.integer);
+      return;
+    case ValueType::i8:
+      v.integer = in.scalar<std::int8_t>(what);
+      v.real = double(v.integer);
+      return;
+    case ValueType::boolean:
+      v.integer = in.scalar<std::uint8_t>(what) != 0;
+      v.real = double(v.integer);
+      return;
+    case ValueType::u16:
+      v.integer = in.scalar<std::uint16_t>(what);
+      v.real = double(v.integer);
+      return;
+    case ValueType::i16:
+      v.integer = in.scalar<std::int16_t>(what);
+      v.real = double(v.integer);
+      return;
+    case ValueType::u32:
+      v.integer = in.scalar<std::uint32_t>(what);
+      v.real = double(v.integer);
+      return;
+    case ValueType::i32:
+      v.integer = in.scalar<std::int32_t>(what);
+      v.real = double(v.integer);
+      return;
+    case ValueType::i64:
+      v.integer = in.scalar<std::int64_t>(what);
+      v.real = double(v.integer);
+      return;
     case ValueType::u64: {
       const auto u = in.scalar<std::uint64_t>(what);
       v.integer = u > std::uint64_t(INT64_MAX) ? INT64_MAX : std::int64_t(u);
@@ -97,8 +129,14 @@ void read_scalar(Cursor& in, ValueType t, Value& v, const std::string& what) {
       return;
     }
     // float32 widened to double exactly (as Python's float() of the stored value).
-    case ValueType::f32: v.real = in.scalar<float>(what); v.integer = truncated(v.real); return;
-    case ValueType::f64: v.real = in.scalar<double>(what); v.integer = truncated(v.real); return;
+    case ValueType::f32:
+      v.real = in.scalar<float>(what);
+      v.integer = truncated(v.real);
+      return;
+    case ValueType::f64:
+      v.real = in.scalar<double>(what);
+      v.integer = truncated(v.real);
+      return;
     default: in.fail(what + ": value type " + std::to_string(std::uint32_t(t)) + " is not a GGUF type");
   }
 }
@@ -115,15 +153,18 @@ Value read_value(Cursor& in, const std::string& key) {
     if (v.element_type == ValueType::string) {
       // Each string takes at least its 8-byte length: a count the file cannot hold is refused
       // before anything is reserved.
-      if (v.count > in.remaining() / 8) in.fail(what + ": " + std::to_string(v.count) + " strings do not fit in the file");
+      if (v.count > in.remaining() / 8)
+        in.fail(what + ": " + std::to_string(v.count) + " strings do not fit in the file");
       v.strings.reserve(static_cast<std::size_t>(v.count));
-      for (std::uint64_t i = 0; i < v.count; ++i) v.strings.push_back(in.string(what + ": element " + std::to_string(i)));
+      for (std::uint64_t i = 0; i < v.count; ++i)
+        v.strings.push_back(in.string(what + ": element " + std::to_string(i)));
     } else {
       const std::uint64_t size = scalar_size(v.element_type);
       if (size == 0)
         in.fail(what + ": array of " + type_name(v.element_type) + " (type " +
                 std::to_string(std::uint32_t(v.element_type)) + ") is not supported");
-      if (v.count > in.remaining() / size) in.fail(what + ": " + std::to_string(v.count) + " elements do not fit in the file");
+      if (v.count > in.remaining() / size)
+        in.fail(what + ": " + std::to_string(v.count) + " elements do not fit in the file");
       v.numbers.reserve(static_cast<std::size_t>(v.count));
       Value element;
       for (std::uint64_t i = 0; i < v.count; ++i) {
@@ -144,7 +185,7 @@ bool is_numeric(ValueType t) { return scalar_size(t) != 0; }
 File::File(const std::string& path) : path_(path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw InputError(path + ": cannot open: " + std::strerror(errno));
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
     throw InputError(path + ": not a regular file");
@@ -167,7 +208,8 @@ File::File(const std::string& path) : path_(path) {
   }
 }
 
-File::File(const std::string& name, const std::uint8_t* data, std::uint64_t size) : path_(name), base_(data), size_(size) {
+File::File(const std::string& name, const std::uint8_t* data, std::uint64_t size)
+    : path_(name), base_(data), size_(size) {
   parse();
 }
 
@@ -219,8 +261,8 @@ void File::parse() {
   data_start_ = (in.offset() + alignment - 1) / alignment * alignment;
   for (const TensorInfo& t : tensors_)
     if (t.offset % alignment != 0)
-      in.fail("tensor " + t.name + ": data offset " + std::to_string(t.offset) + " is not a multiple of the alignment " +
-              std::to_string(alignment));
+      in.fail("tensor " + t.name + ": data offset " + std::to_string(t.offset) +
+              " is not a multiple of the alignment " + std::to_string(alignment));
 }
 
 const Value* File::find(const std::string& key) const {
@@ -250,7 +292,8 @@ std::string File::string_value(const std::string& key) const {
 
 std::int64_t File::integer_value(const std::string& key) const {
   const Value& v = required(*this, key);
-  if (!is_numeric(v.type) || v.type == ValueType::f32 || v.type == ValueType::f64) wrong_kind(path_, key, v, "an integer");
+  if (!is_numeric(v.type) || v.type == ValueType::f32 || v.type == ValueType::f64)
+    wrong_kind(path_, key, v, "an integer");
   return v.integer;
 }
 
@@ -262,7 +305,8 @@ double File::real_value(const std::string& key) const {
 
 const std::vector<std::string>& File::string_array(const std::string& key) const {
   const Value& v = required(*this, key);
-  if (v.type != ValueType::array || v.element_type != ValueType::string) wrong_kind(path_, key, v, "an array of strings");
+  if (v.type != ValueType::array || v.element_type != ValueType::string)
+    wrong_kind(path_, key, v, "an array of strings");
   return v.strings;
 }
 
@@ -292,8 +336,8 @@ const TensorInfo* File::find_tensor(const std::string& name) const {
 const std::uint8_t* File::tensor_data(const TensorInfo& t, std::uint64_t bytes) const {
   const std::uint64_t available = data_bytes();
   if (t.offset > available || bytes > available - t.offset)
-    throw InputError(one_line(path_ + ": GGUF tensor " + t.name + ": " + std::to_string(bytes) + " bytes at data offset " +
-                              std::to_string(t.offset) + " run past the end of the file (" +
+    throw InputError(one_line(path_ + ": GGUF tensor " + t.name + ": " + std::to_string(bytes) +
+                              " bytes at data offset " + std::to_string(t.offset) + " run past the end of the file (" +
                               std::to_string(available) + " data bytes)"));
   return base_ + data_start_ + t.offset;
 }

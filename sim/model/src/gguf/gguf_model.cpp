@@ -10,9 +10,9 @@
 
 #include "dgq/errors.hpp"
 #include "dgq/sim/model/gguf_file.hpp"
+#include "dgq/sim/model/tokenizer_id.hpp"
 #include "gguf/gguf_weight_types.hpp"
 #include "model_sources.hpp"
-#include "dgq/sim/model/tokenizer_id.hpp"
 
 namespace dgq::sim {
 namespace {
@@ -28,7 +28,8 @@ std::string architecture_of(const gguf::File& f) {
   const std::string arch = f.string_value("general.architecture");
   for (const char* known : kArchitectures)
     if (arch == known) return arch;
-  throw InputError(one_line(f.path() + ": GGUF architecture '" + arch + "' is not supported (llama, gemma3, qwen2, qwen3)"));
+  throw InputError(
+      one_line(f.path() + ": GGUF architecture '" + arch + "' is not supported (llama, gemma3, qwen2, qwen3)"));
 }
 
 std::string format_number(double v) {
@@ -104,17 +105,20 @@ ModelConfig config_of(const gguf::File& f) {
   c.head_dim = c.num_q_heads > 0 ? f.integer_value(a + ".attention.key_length", c.hidden / c.num_q_heads) : 0;
   // Products of these (heads x head_dim, rows x columns) must not overflow.
   constexpr std::int64_t kMaxDimension = std::int64_t(1) << 24;
-  for (const auto& [key, value] : {std::pair{".embedding_length", c.hidden}, {".attention.head_count", c.num_q_heads},
-                                   {".block_count", c.num_layers}, {".feed_forward_length", c.ffn},
-                                   {".attention.head_count_kv", c.num_kv_heads}, {".attention.key_length", c.head_dim}})
+  for (const auto& [key, value] : {std::pair{".embedding_length", c.hidden},
+                                   {".attention.head_count", c.num_q_heads},
+                                   {".block_count", c.num_layers},
+                                   {".feed_forward_length", c.ffn},
+                                   {".attention.head_count_kv", c.num_kv_heads},
+                                   {".attention.key_length", c.head_dim}})
     if (value <= 0 || value > kMaxDimension)
       throw InputError(f.path() + ": GGUF " + a + key + " = " + std::to_string(value) + ", must be in [1, " +
                        std::to_string(kMaxDimension) + "]");
   // Each layer has at least 9 tensors: a count the file cannot hold is refused before the layers
   // are allocated.
   if (static_cast<std::uint64_t>(c.num_layers) * 9 > f.tensors().size())
-    throw InputError(f.path() + ": GGUF " + a + ".block_count = " + std::to_string(c.num_layers) + " layers, the file has " +
-                     std::to_string(f.tensors().size()) + " tensors");
+    throw InputError(f.path() + ": GGUF " + a + ".block_count = " + std::to_string(c.num_layers) +
+                     " layers, the file has " + std::to_string(f.tensors().size()) + " tensors");
   c.vocab_size = static_cast<std::int64_t>(f.string_array("tokenizer.ggml.tokens").size());
   c.rope_theta = f.real_value(a + ".rope.freq_base");
   c.rms_eps = f.real_value(a + ".attention.layer_norm_rms_epsilon");
@@ -164,7 +168,8 @@ class TensorReader {
     const gguf::TensorInfo* t = f_.find_tensor(gguf_name);
     if (t == nullptr) throw InputError(context + " missing");
     const std::vector<std::uint64_t> expected =
-        rows == 0 ? std::vector<std::uint64_t>{std::uint64_t(cols)} : std::vector<std::uint64_t>{std::uint64_t(cols), std::uint64_t(rows)};
+        rows == 0 ? std::vector<std::uint64_t>{std::uint64_t(cols)}
+                  : std::vector<std::uint64_t>{std::uint64_t(cols), std::uint64_t(rows)};
     if (t->dims != expected) throw InputError(context + ": shape " + shape(t->dims) + ", expected " + shape(expected));
     const gguf::WeightType* type = gguf::weight_type(t->type);
     if (type == nullptr)

@@ -12,8 +12,17 @@ namespace {
 
 // ggml_type numbers (ggml/include/ggml.h).
 enum : std::uint32_t {
-  kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ4_1 = 3, kQ5_0 = 6, kQ5_1 = 7, kQ8_0 = 8,
-  kQ4_K = 12, kQ5_K = 13, kQ6_K = 14, kBF16 = 30,
+  kF32 = 0,
+  kF16 = 1,
+  kQ4_0 = 2,
+  kQ4_1 = 3,
+  kQ5_0 = 6,
+  kQ5_1 = 7,
+  kQ8_0 = 8,
+  kQ4_K = 12,
+  kQ5_K = 13,
+  kQ6_K = 14,
+  kBF16 = 30,
 };
 
 constexpr std::int64_t kSuperBlock = 256;  // QK_K
@@ -89,10 +98,13 @@ void q4_k_blocks(const std::uint8_t* bytes, std::int64_t n, float* y) {
   for (std::int64_t i = 0; i < n / kSuperBlock; ++i) {
     const std::uint8_t* block = bytes + i * 144;
     const std::uint8_t* qs = block + 16;
-    k4_super_block(block, [qs](int step, int l, bool high) {
-      const std::uint8_t b = qs[32 * step + l];
-      return high ? b >> 4 : b & 0xF;
-    }, y);
+    k4_super_block(
+        block,
+        [qs](int step, int l, bool high) {
+          const std::uint8_t b = qs[32 * step + l];
+          return high ? b >> 4 : b & 0xF;
+        },
+        y);
   }
 }
 
@@ -103,11 +115,14 @@ void q5_k_blocks(const std::uint8_t* bytes, std::int64_t n, float* y) {
     const std::uint8_t* block = bytes + i * 176;
     const std::uint8_t* qh = block + 16;
     const std::uint8_t* qs = block + 48;
-    k4_super_block(block, [qh, qs](int step, int l, bool high) {
-      const std::uint8_t b = qs[32 * step + l];
-      const unsigned fifth = 1u << (2 * step + (high ? 1 : 0));
-      return (high ? b >> 4 : b & 0xF) + (qh[l] & fifth ? 16 : 0);
-    }, y);
+    k4_super_block(
+        block,
+        [qh, qs](int step, int l, bool high) {
+          const std::uint8_t b = qs[32 * step + l];
+          const unsigned fifth = 1u << (2 * step + (high ? 1 : 0));
+          return (high ? b >> 4 : b & 0xF) + (qh[l] & fifth ? 16 : 0);
+        },
+        y);
   }
 }
 
@@ -145,10 +160,9 @@ struct Entry {
 };
 
 constexpr Entry kDecoded[] = {
-    {kF32, {"f32", 1, 4}},        {kF16, {"f16", 1, 2}},        {kBF16, {"bf16", 1, 2}},
-    {kQ4_0, {"q4_0", 32, 18}},    {kQ4_1, {"q4_1", 32, 20}},    {kQ5_0, {"q5_0", 32, 22}},
-    {kQ5_1, {"q5_1", 32, 24}},    {kQ8_0, {"q8_0", 32, 34}},    {kQ4_K, {"q4_K", 256, 144}},
-    {kQ5_K, {"q5_K", 256, 176}},  {kQ6_K, {"q6_K", 256, 210}},
+    {kF32, {"f32", 1, 4}},       {kF16, {"f16", 1, 2}},       {kBF16, {"bf16", 1, 2}},     {kQ4_0, {"q4_0", 32, 18}},
+    {kQ4_1, {"q4_1", 32, 20}},   {kQ5_0, {"q5_0", 32, 22}},   {kQ5_1, {"q5_1", 32, 24}},   {kQ8_0, {"q8_0", 32, 34}},
+    {kQ4_K, {"q4_K", 256, 144}}, {kQ5_K, {"q5_K", 256, 176}}, {kQ6_K, {"q6_K", 256, 210}},
 };
 
 // ggml_type_name of the types dgq does not decode, so a refusal names them.
@@ -190,7 +204,8 @@ const WeightType* weight_type(std::uint32_t ggml_type) {
 std::string weight_type_name(std::uint32_t ggml_type) {
   if (const WeightType* t = weight_type(ggml_type)) return t->name;
   const char* name = other_type_name(ggml_type);
-  return (name != nullptr ? std::string(name) + " " : std::string("unknown ")) + "(ggml type " + std::to_string(ggml_type) + ")";
+  return (name != nullptr ? std::string(name) + " " : std::string("unknown ")) + "(ggml type " +
+         std::to_string(ggml_type) + ")";
 }
 
 std::string decoded_weight_types() {
@@ -203,8 +218,12 @@ void dequantize_weight_row(std::uint32_t ggml_type, const std::uint8_t* bytes, s
   assert(weight_type(ggml_type) != nullptr && n % weight_type(ggml_type)->block_values == 0);
   switch (ggml_type) {
     case kF32: std::memcpy(out, bytes, static_cast<std::size_t>(n) * 4); return;
-    case kF16: for (std::int64_t i = 0; i < n; ++i) out[i] = rules::half_to_float(u16(bytes + 2 * i)); return;
-    case kBF16: for (std::int64_t i = 0; i < n; ++i) out[i] = rules::bf16_to_float(u16(bytes + 2 * i)); return;
+    case kF16:
+      for (std::int64_t i = 0; i < n; ++i) out[i] = rules::half_to_float(u16(bytes + 2 * i));
+      return;
+    case kBF16:
+      for (std::int64_t i = 0; i < n; ++i) out[i] = rules::bf16_to_float(u16(bytes + 2 * i));
+      return;
     case kQ4_0: legacy_blocks<ggml::BlockQ4_0>(bytes, n, out, ggml::dequantize_q4_0); return;
     case kQ4_1: legacy_blocks<ggml::BlockQ4_1>(bytes, n, out, ggml::dequantize_q4_1); return;
     case kQ5_0: legacy_blocks<ggml::BlockQ5_0>(bytes, n, out, ggml::dequantize_q5_0); return;

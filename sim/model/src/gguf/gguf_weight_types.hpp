@@ -11,8 +11,8 @@
 namespace dgq::sim::gguf {
 
 struct WeightType {
-  const char* name;         // ggml_type_name
-  std::int64_t block_values; // values per block (1 for plain floats)
+  const char* name;           // ggml_type_name
+  std::int64_t block_values;  // values per block (1 for plain floats)
   std::int64_t block_bytes;
 };
 

@@ -9,7 +9,8 @@ AddedTokens::AddedTokens(const std::vector<std::string>& tokens, const std::vect
   for (std::size_t i = 0; i < tokens.size(); ++i)
     if (!tokens[i].empty()) by_first_byte_[static_cast<unsigned char>(tokens[i][0])].emplace_back(tokens[i], ids[i]);
   for (auto& list : by_first_byte_)
-    std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+    std::stable_sort(list.begin(), list.end(),
+                     [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
 }
 
 std::vector<Fragment> AddedTokens::split(std::string_view text) const {

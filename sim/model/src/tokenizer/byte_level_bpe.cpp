@@ -66,7 +66,8 @@ void ByteLevelBpe::encode_piece(std::string_view piece, std::vector<std::int32_t
   for (const std::string& s : symbols) {
     const auto it = vocab_.find(s);
     if (it == vocab_.end())
-      throw InputError("tokenizer: the piece '" + one_line(s) + "' is not in the vocabulary (a byte-level BPE "
+      throw InputError("tokenizer: the piece '" + one_line(s) +
+                       "' is not in the vocabulary (a byte-level BPE "
                        "vocabulary holds every byte)");
     out.push_back(it->second);
   }

@@ -4,8 +4,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tokenizer/pre_tokenizer.hpp"
 #include "tokenizer/added_tokens.hpp"
+#include "tokenizer/pre_tokenizer.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace dgq::sim::tokenizer {

@@ -110,8 +110,10 @@ std::vector<std::int32_t> SentencePieceBpe::encode(std::string_view text) const 
     }
     std::string escaped = add_space_prefix_ && after_token ? kSpaceMark : "";
     for (const char c : fragment.text) {
-      if (c == ' ') escaped += kSpaceMark;
-      else escaped += c;
+      if (c == ' ')
+        escaped += kSpaceMark;
+      else
+        escaped += c;
     }
     encode_fragment(escaped, out);
     after_token = false;

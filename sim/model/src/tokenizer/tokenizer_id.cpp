@@ -45,8 +45,9 @@ std::string tokenizer_mismatch(const std::string& name, const std::string& id, c
   if (name == c.name) return {};
   std::string hint;
   if (id.empty() && !c.tokenizer_id.empty())
-    hint = " (the file records no tokenizer_id: remake it with tools/make-eval-texts.py or tools/make-passkey.py to "
-           "match it by tokenizer)";
+    hint =
+        " (the file records no tokenizer_id: remake it with tools/make-eval-texts.py or tools/make-passkey.py to "
+        "match it by tokenizer)";
   return "the tokenizer of '" + name + "', the model is '" + c.name + "'" + hint;
 }
 

@@ -1,10 +1,10 @@
 // Token files (format "dgq-tokens" v1, docs/eval.md), written by tools/make-eval-texts.py and
 // `dgq tokenize`.
 #include "dgq/errors.hpp"
-#include "dgq/sim/model/tokens.hpp"
 #include "dgq/sim/files/hdf5/h5.hpp"
 #include "dgq/sim/files/hdf5/numbers.hpp"
 #include "dgq/sim/files/hdf5/partial_output.hpp"
+#include "dgq/sim/model/tokens.hpp"
 
 namespace dgq::sim {
 

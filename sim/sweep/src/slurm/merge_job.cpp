@@ -35,7 +35,8 @@ std::optional<std::string> resubmit_merge_after_array(const SlurmOptions& o, con
 std::string incomplete_shards_message(const SlurmOptions& o, const SlurmMergeCheck& check) {
   return "not merging into " + o.output + ": shard(s) " + joined(check.incomplete, ", ") + " of " +
          std::to_string(o.tasks) + " incomplete (" + std::to_string(missing_runs(check.shards)) +
-         " run(s) missing; task logs in " + o.dir + "/logs); rerun the same dgq slurm command to "
+         " run(s) missing; task logs in " + o.dir +
+         "/logs); rerun the same dgq slurm command to "
          "finish them, or dgq merge the complete shards by hand";
 }
 

@@ -9,8 +9,10 @@ namespace dgq::sim {
 std::string shell_quote(const std::string& text) {
   std::string out = "'";
   for (const char c : text) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
   }
   return out + "'";
 }

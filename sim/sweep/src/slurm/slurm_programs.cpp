@@ -35,8 +35,9 @@ std::string submit_slurm_job(const std::string& sbatch, const std::string& scrip
 
 std::vector<std::string> slurm_jobs_in_flight(const std::string& squeue, const std::vector<std::string>& scripts) {
   // Every state of a job not yet ended, a requeued one included (squeue's default omits some).
-  const char* states = "PENDING,RUNNING,COMPLETING,CONFIGURING,SUSPENDED,REQUEUED,REQUEUE_HOLD,REQUEUE_FED,"
-                       "RESIZING,SPECIAL_EXIT,STAGE_OUT,STOPPED,SIGNALING";
+  const char* states =
+      "PENDING,RUNNING,COMPLETING,CONFIGURING,SUSPENDED,REQUEUED,REQUEUE_HOLD,REQUEUE_FED,"
+      "RESIZING,SPECIAL_EXIT,STAGE_OUT,STOPPED,SIGNALING";
   return jobs_running_scripts(run_command(shell_quote(squeue) + " -h -t " + states + " -o '%A|%o'"), scripts);
 }
 

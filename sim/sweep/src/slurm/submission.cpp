@@ -3,8 +3,8 @@
 #include <filesystem>
 
 #include "dgq/errors.hpp"
-#include "dgq/sim/sweep/slurm_submission.hpp"
 #include "dgq/sim/files/output/text_output.hpp"
+#include "dgq/sim/sweep/slurm_submission.hpp"
 #include "slurm/joined.hpp"
 
 namespace dgq::sim {

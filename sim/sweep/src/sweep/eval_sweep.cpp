@@ -10,10 +10,10 @@
 
 #include "dgq/errors.hpp"
 #include "dgq/scheme.hpp"
-#include "dgq/sim/files/output/progress.hpp"
-#include "dgq/sim/files/hdf5/h5.hpp"
 #include "dgq/sim/eval/eval_summary_attributes.hpp"
+#include "dgq/sim/files/hdf5/h5.hpp"
 #include "dgq/sim/files/hdf5/numbers.hpp"
+#include "dgq/sim/files/output/progress.hpp"
 #include "dgq/sim/files/provenance/provenance_attributes.hpp"
 #include "dgq/sim/files/results/results_file.hpp"
 #include "sweep/eval_sweep.hpp"

@@ -5,9 +5,9 @@
 #include <map>
 
 #include "dgq/sim/eval/eval.hpp"
+#include "dgq/sim/eval/eval_identity.hpp"
 #include "dgq/sim/files/provenance/provenance.hpp"
 #include "dgq/sim/replay/replay.hpp"
-#include "dgq/sim/eval/eval_identity.hpp"
 #include "sweep/eval_sweep.hpp"
 
 namespace dgq::sim {
@@ -25,7 +25,8 @@ class RunConfigs {
       const EvalOptions o = eval_options_for(*config_.eval, config_.eval->inputs[run.trace]);
       auto it = eval_inputs_.find(run.trace);
       if (it == eval_inputs_.end())
-        it = eval_inputs_.emplace(run.trace, EvalInput{read_model_config(o.model_path), read_token_file(o.text_path)}).first;
+        it = eval_inputs_.emplace(run.trace, EvalInput{read_model_config(o.model_path), read_token_file(o.text_path)})
+                 .first;
       const EvalInput& in = it->second;
       return config_hash(eval_config_text(in.model, in.text, o, eval_chunk_count(in.text, o), run.scheme));
     }
@@ -52,7 +53,9 @@ class RunConfigs {
 
 }  // namespace
 
-std::string sweep_run_config_hash(const SweepConfig& config, const SweepRun& run) { return RunConfigs(config).hash(run); }
+std::string sweep_run_config_hash(const SweepConfig& config, const SweepRun& run) {
+  return RunConfigs(config).hash(run);
+}
 
 void check_resumed_runs(const SweepConfig& config, const std::vector<SweepRun>& mine, const RunListing& done,
                         const SweepOptions& options) {

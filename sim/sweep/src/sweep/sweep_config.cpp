@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <set>
+#include <sstream>
 
 #include <toml++/toml.h>
 
@@ -39,7 +39,8 @@ struct Context {
         std::string list;
         for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
         throw ParameterError(path + ":" + std::to_string(key.source().begin.line) + ": unknown key '" +
-                             std::string(key.str()) + "'" + (where.empty() ? "" : " in " + where) + " (known: " + list + ")");
+                             std::string(key.str()) + "'" + (where.empty() ? "" : " in " + where) + " (known: " + list +
+                             ")");
       }
     }
   }
@@ -78,7 +79,8 @@ std::vector<std::int64_t> integers(const Context& c, const toml::node& n, const 
   return c.list_of<std::int64_t>(n, key, [&](const toml::node& x, const std::string& k) { return c.int_value(x, k); });
 }
 std::vector<std::string> strings(const Context& c, const toml::node& n, const std::string& key) {
-  return c.list_of<std::string>(n, key, [&](const toml::node& x, const std::string& k) { return c.string_value(x, k); });
+  return c.list_of<std::string>(n, key,
+                                [&](const toml::node& x, const std::string& k) { return c.string_value(x, k); });
 }
 
 // The words of t[key] (one or a list), each through parse (which throws ParameterError naming the
@@ -127,28 +129,44 @@ SweepTrace parse_recorded(const Context& c, const toml::table& t, const fs::path
 }
 
 SynthOptions parse_synthetic(const Context& c, const toml::table& t, std::string& label, std::vector<double>& noise) {
-  c.only_known_keys(t, {"label", "kind", "model", "tokens", "layers", "q_heads", "kv_heads", "head_dim", "probes",
-                        "seed", "noise_rate", "dtype", "rope_theta", "outlier_channels", "outlier_scale"},
+  c.only_known_keys(t,
+                    {"label", "kind", "model", "tokens", "layers", "q_heads", "kv_heads", "head_dim", "probes", "seed",
+                     "noise_rate", "dtype", "rope_theta", "outlier_channels", "outlier_scale"},
                     "[[synthetic]]");
   SynthOptions o;
   noise = {o.noise_rate};
   for (auto&& [k, node] : t) {
     const std::string key(k.str());
-    if (key == "label") label = c.string_value(node, key);
-    else if (key == "kind") o.kind = c.string_value(node, key);
-    else if (key == "model") o.model = c.string_value(node, key);
-    else if (key == "tokens") o.tokens = c.int_value(node, key);
-    else if (key == "layers") o.layers = static_cast<int>(c.int_value(node, key));
-    else if (key == "q_heads") o.q_heads = static_cast<int>(c.int_value(node, key));
-    else if (key == "kv_heads") o.kv_heads = static_cast<int>(c.int_value(node, key));
-    else if (key == "head_dim") o.head_dim = static_cast<int>(c.int_value(node, key));
-    else if (key == "probes") o.probes = static_cast<int>(c.int_value(node, key));
-    else if (key == "seed") o.seed = static_cast<std::uint64_t>(c.int_value(node, key));
-    else if (key == "noise_rate") noise = numbers(c, node, key);
-    else if (key == "dtype") o.dtype = parse_dtype(c.string_value(node, key));
-    else if (key == "rope_theta") o.rope_theta = c.number_value(node, key);
-    else if (key == "outlier_channels") o.outlier_channels = static_cast<int>(c.int_value(node, key));
-    else if (key == "outlier_scale") o.outlier_scale = c.number_value(node, key);
+    if (key == "label")
+      label = c.string_value(node, key);
+    else if (key == "kind")
+      o.kind = c.string_value(node, key);
+    else if (key == "model")
+      o.model = c.string_value(node, key);
+    else if (key == "tokens")
+      o.tokens = c.int_value(node, key);
+    else if (key == "layers")
+      o.layers = static_cast<int>(c.int_value(node, key));
+    else if (key == "q_heads")
+      o.q_heads = static_cast<int>(c.int_value(node, key));
+    else if (key == "kv_heads")
+      o.kv_heads = static_cast<int>(c.int_value(node, key));
+    else if (key == "head_dim")
+      o.head_dim = static_cast<int>(c.int_value(node, key));
+    else if (key == "probes")
+      o.probes = static_cast<int>(c.int_value(node, key));
+    else if (key == "seed")
+      o.seed = static_cast<std::uint64_t>(c.int_value(node, key));
+    else if (key == "noise_rate")
+      noise = numbers(c, node, key);
+    else if (key == "dtype")
+      o.dtype = parse_dtype(c.string_value(node, key));
+    else if (key == "rope_theta")
+      o.rope_theta = c.number_value(node, key);
+    else if (key == "outlier_channels")
+      o.outlier_channels = static_cast<int>(c.int_value(node, key));
+    else if (key == "outlier_scale")
+      o.outlier_scale = c.number_value(node, key);
   }
   try {
     o.validate();
@@ -184,9 +202,7 @@ void parse_grid(const Context& c, const toml::table& t, SweepGrid& g) {
       case SchemeParam::Kind::number:
         for (const double v : numbers(c, *node, key)) axis.values.push_back(short_number(v));
         break;
-      case SchemeParam::Kind::word:
-        axis.values = strings(c, *node, key);
-        break;
+      case SchemeParam::Kind::word: axis.values = strings(c, *node, key); break;
     }
     g.scheme_axes.push_back(std::move(axis));
   }
@@ -198,7 +214,8 @@ SweepEval parse_eval(const Context& c, const toml::table& t, const fs::path& bas
   SweepEval eval;
   const int line = static_cast<int>(t.source().begin.line);
   const toml::node* ctx_node = t.get("ctx");
-  if (!ctx_node) throw ParameterError(c.path + ":" + std::to_string(line) + ": [eval] needs 'ctx' (n_ctx, one or a list)");
+  if (!ctx_node)
+    throw ParameterError(c.path + ":" + std::to_string(line) + ": [eval] needs 'ctx' (n_ctx, one or a list)");
   const std::vector<std::int64_t> ctxs = integers(c, *ctx_node, "ctx");
   for (const std::int64_t n : ctxs)
     if (n < 4 || n > (1 << 20)) c.fail(*ctx_node, "ctx", std::to_string(n) + " is outside [4, 1048576]");
@@ -256,7 +273,8 @@ SweepEval parse_eval(const Context& c, const toml::table& t, const fs::path& bas
               in.raw_dtype = raw_dtype;
               // The default raw dtype adds nothing to the label, as the default cache and keys.
               in.label = label + "+" + fs::path(text_as).stem().string() + "+ctx" + std::to_string(n) +
-                         (cache == CacheMode::causal ? "+causal" : "") + (keys == KeyPosition::pre_rope ? "+prerope" : "") +
+                         (cache == CacheMode::causal ? "+causal" : "") +
+                         (keys == KeyPosition::pre_rope ? "+prerope" : "") +
                          (raw_dtype == DType::f16 ? "" : "+raw-" + std::string(dtype_name(raw_dtype)));
               eval.inputs.push_back(std::move(in));
             }
@@ -286,7 +304,8 @@ SweepConfig parse_sweep_config_text(const std::string& text, const std::string& 
     throw ParameterError(path + ":" + std::to_string(e.source().begin.line) + ":" +
                          std::to_string(e.source().begin.column) + ": " + std::string(e.description()));
   }
-  c.only_known_keys(root, {"schemes", "cache_k", "cache_v", "traces", "trace", "synthetic", "grid", "replay", "eval"}, "");
+  c.only_known_keys(root, {"schemes", "cache_k", "cache_v", "traces", "trace", "synthetic", "grid", "replay", "eval"},
+                    "");
   SweepConfig config;
   config.config_path = path;
   const fs::path base = fs::path(path).parent_path();
@@ -355,8 +374,9 @@ SweepConfig parse_sweep_config_text(const std::string& text, const std::string& 
   }
   if (const toml::node* e = root.get("eval")) {
     if (!config.traces.empty() || root.get("replay") || !config.grid.noise_rate.empty())
-      throw ParameterError(path + ": [eval] runs a model on token files; it cannot be combined with traces, "
-                                  "[replay] or a noise_rate grid (use two configs)");
+      throw ParameterError(path +
+                           ": [eval] runs a model on token files; it cannot be combined with traces, "
+                           "[replay] or a noise_rate grid (use two configs)");
     config.eval = parse_eval(c, as_table(c, *e, "eval"), base);
   }
   if (!config.eval && config.traces.empty())

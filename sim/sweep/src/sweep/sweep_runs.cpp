@@ -6,14 +6,14 @@
 #include "dgq/errors.hpp"
 #include "dgq/registry.hpp"
 #include "dgq/scheme.hpp"
-#include "dgq/sim/files/output/progress.hpp"
-#include "dgq/sim/replay/replay.hpp"
-#include "dgq/sim/files/results/results_file.hpp"
-#include "dgq/sim/sweep/sweep.hpp"
 #include "dgq/sim/device/scheme_factory.hpp"
+#include "dgq/sim/files/output/progress.hpp"
+#include "dgq/sim/files/results/results_file.hpp"
+#include "dgq/sim/replay/replay.hpp"
+#include "dgq/sim/sweep/sweep.hpp"
 #include "sweep/eval_sweep.hpp"
-#include "sweep/resume_check.hpp"
 #include "sweep/number_text.hpp"
+#include "sweep/resume_check.hpp"
 
 namespace dgq::sim {
 
@@ -79,9 +79,7 @@ std::vector<std::string> expand_spec(const std::string& spec, const std::vector<
 // The string recorded as the run's `trace` attribute: the config's path for recorded traces
 // (not the resolved one, so shard files written from different folders still agree), and
 // "synthetic:<label>" for generated ones (their cache sits next to each results file).
-std::string trace_identity(const SweepTrace& t) {
-  return t.synthetic ? "synthetic:" + t.label : t.recorded_as;
-}
+std::string trace_identity(const SweepTrace& t) { return t.synthetic ? "synthetic:" + t.label : t.recorded_as; }
 
 // What differs between a cached synthetic trace and the one the config asks for ("" if
 // nothing): the label does not encode every option, so an edited config must not silently
@@ -91,9 +89,10 @@ std::string cache_mismatch(const TraceMeta& cached, const TraceMeta& wanted) {
     return a == b ? std::string() : std::string(what) + " " + std::to_string(a) + " vs " + std::to_string(b);
   };
   for (const std::string& why :
-       {differ("layers", cached.num_layers, wanted.num_layers), differ("q heads", cached.num_q_heads, wanted.num_q_heads),
-        differ("KV heads", cached.num_kv_heads, wanted.num_kv_heads), differ("head_dim", cached.head_dim, wanted.head_dim),
-        differ("tokens", cached.tokens, wanted.tokens),
+       {differ("layers", cached.num_layers, wanted.num_layers),
+        differ("q heads", cached.num_q_heads, wanted.num_q_heads),
+        differ("KV heads", cached.num_kv_heads, wanted.num_kv_heads),
+        differ("head_dim", cached.head_dim, wanted.head_dim), differ("tokens", cached.tokens, wanted.tokens),
         differ("probes", cached.q_pos.size(), wanted.q_pos.size()),
         differ("seed", cached.seed.value_or(0), wanted.seed.value_or(0))}) {
     if (!why.empty()) return why;

@@ -41,7 +41,8 @@ inline void pack_codes(std::uint8_t* stream, std::uint64_t first, const std::uin
     const std::uint8_t* __restrict in = codes;
     const std::uint64_t quads = count / 4;
     for (std::uint64_t k = 0; k < quads; ++k) {
-      out[k] |= static_cast<std::uint8_t>(in[4 * k] | (in[4 * k + 1] << 2) | (in[4 * k + 2] << 4) | (in[4 * k + 3] << 6));
+      out[k] |=
+          static_cast<std::uint8_t>(in[4 * k] | (in[4 * k + 1] << 2) | (in[4 * k + 2] << 4) | (in[4 * k + 3] << 6));
     }
     j = 4 * quads;
   } else if (first % 8 == 0) {

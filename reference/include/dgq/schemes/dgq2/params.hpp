@@ -26,13 +26,13 @@ enum class RangeDtype : std::uint8_t { fp16, fp32 };
 
 std::string_view granularity_name(RangeGranularity g);
 RangeGranularity parse_granularity(std::string_view s, std::string_view key);  // throws ParameterError naming key
-bool uses_segments(RangeGranularity g);                  // every granularity but token
+bool uses_segments(RangeGranularity g);                                        // every granularity but token
 
 // Which roles rot=hadamard rotates.
 enum class RotatedRoles : std::uint8_t { kv, k, v };
 
 struct Params {
-  int bits = 4;           // 2, 3, 4 or 8
+  int bits = 4;              // 2, 3, 4 or 8
   int kbits = 0, vbits = 0;  // per-role override of bits; 0: bits
   RangeGranularity kgran = RangeGranularity::segment_channel;
   RangeGranularity vgran = RangeGranularity::token;
@@ -42,9 +42,9 @@ struct Params {
   // boundaries=fixed: equal-length segments, same count (ablation); boundaries=online is
   // seg.boundaries (v1's key: rule C3's first-come edges), adaptive neither.
   bool fixed_boundaries = false;
-  bool rotate = false;            // rot=hadamard
+  bool rotate = false;  // rot=hadamard
   RotatedRoles rot_on = RotatedRoles::kv;
-  bool segment_on_input = false;  // seg_on=input: variance curve of the unrotated input
+  bool segment_on_input = false;   // seg_on=input: variance curve of the unrotated input
   bool budget_max_groups = false;  // budget=max_groups: S <= max_groups at any length (rule V2)
   // win, group_ratio, min_var, max_groups, markers, boundaries (v1 rules 1-5, 8, C3). max_groups
   // may exceed v1's 8 (up to kMaxSegments): only dgq2's own budget (segment_budget) reads it.

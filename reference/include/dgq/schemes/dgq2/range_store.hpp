@@ -12,8 +12,8 @@
 #include "dgq/byte_io.hpp"
 #include "dgq/element_rules.hpp"
 #include "dgq/errors.hpp"
-#include "params.hpp"
 #include "dgq/kernels/uniform_codes.hpp"
+#include "params.hpp"
 
 namespace dgq::schemes::dgq2 {
 
@@ -21,7 +21,7 @@ inline constexpr float kHalfMax = 65504.0f;
 
 // The next fp16 number below / above h (h finite), +0 for the zero between -min and +min.
 inline std::uint16_t half_step_down(std::uint16_t h) {
-  if ((h & 0x7fffu) == 0) return 0x8001u;                     // +-0 -> -(smallest subnormal)
+  if ((h & 0x7fffu) == 0) return 0x8001u;  // +-0 -> -(smallest subnormal)
   return (h & 0x8000u) != 0 ? static_cast<std::uint16_t>(h + 1u) : static_cast<std::uint16_t>(h - 1u);
 }
 inline std::uint16_t half_step_up(std::uint16_t h) {

@@ -17,7 +17,7 @@ inline std::string span_name(RangeGranularity g, const TokenSpan& s) {
 // Where a range lies, for rule V4's error messages: "token t", or "segment s (tokens a..b)",
 // then ", channel d" for per-channel ranges. Built only when a range is refused.
 inline std::string range_where(RangeGranularity g, const TokenSpan& s, std::size_t segment, bool channelwise,
-                        std::size_t channel) {
+                               std::size_t channel) {
   const std::string where = g == RangeGranularity::token
                                 ? span_name(g, s)
                                 : "segment " + std::to_string(segment) + " (" + span_name(g, s) + ")";

@@ -28,13 +28,13 @@ struct EvalOptions {
   QueryRounding query_rounding = QueryRounding::off;
   CacheMode cache = CacheMode::prefill;
   KeyPosition keys = KeyPosition::post_rope;  // --keys: every cache of the run, the base's too
-  DType raw_dtype = DType::f16;  // --raw-dtype: every cache of the run (parse_raw_dtype)
+  DType raw_dtype = DType::f16;               // --raw-dtype: every cache of the run (parse_raw_dtype)
   // Causal cache only: 0 evaluates it in one pass at prefill cost (each query reads the cache as
   // it was when its token was appended, i.e. token-by-token decoding); N >= 1 runs the literal
   // decoder in micro-batches of N tokens (llama.cpp's n_ubatch semantics; 1 = token by token).
   std::int64_t ubatch = 0;
   Arithmetic arithmetic = Arithmetic::blocked;  // row_exact: to prove ubatch 1 == one pass
-  bool save_logits = false;  // every scheme's scored logits into the results file (small runs)
+  bool save_logits = false;                     // every scheme's scored logits into the results file (small runs)
   // Reuse chunks and base logits written by another dgq build (refused otherwise); the result
   // is then labelled with every contributing version (EvalResult::dgq_version).
   bool allow_mixed_versions = false;
@@ -65,7 +65,7 @@ struct EvalResult {
   std::string text_kind;  // the token file's kind and noise rate
   double noise_rate = 0;
   std::int64_t chunks = 0, scored_per_chunk = 0;
-  double tokens_per_second = 0;  // forward-pass throughput over the chunks computed in this call
+  double tokens_per_second = 0;           // forward-pass throughput over the chunks computed in this call
   std::vector<EvalSchemeResult> schemes;  // the base first
   // This build's version string; with allow_mixed_versions and reused chunks or base logits of
   // other builds, every contributing version joined by '+', this build's first.

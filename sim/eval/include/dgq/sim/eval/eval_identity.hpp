@@ -16,8 +16,8 @@ std::string eval_run_identity(const ModelConfig& model, const TokenText& text, c
 
 // One scheme's run: "eval", model, tokens, ctx, chunks, canonical base, query rounding and the
 // scheme's canonical spec, one "key=value" line each.
-std::string eval_config_text(const ModelConfig& model, const TokenText& text, const EvalOptions& o,
-                             std::int64_t chunks, const std::string& spec);
+std::string eval_config_text(const ModelConfig& model, const TokenText& text, const EvalOptions& o, std::int64_t chunks,
+                             const std::string& spec);
 
 // The chunks a run scores: every whole chunk of the text, at most o.max_chunks (when > 0).
 std::int64_t eval_chunk_count(const TokenText& text, const EvalOptions& o);

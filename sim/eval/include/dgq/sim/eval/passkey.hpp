@@ -16,13 +16,13 @@ namespace dgq::sim {
 
 // ---- Task files (format "dgq-passkey" v1, tools/make-passkey.py) ---------------------------
 struct PasskeyTask {
-  std::string model;  // the tokenizer's model name; must equal the model file's
+  std::string model;         // the tokenizer's model name; must equal the model file's
   std::string tokenizer_id;  // the tokenizer's identity, empty in older files (model/tokenizer_id.hpp)
   std::int64_t seed = 0;
-  std::vector<std::int32_t> tokens;          // every prompt, concatenated (no BOS)
-  std::vector<std::int64_t> prompt_offsets;  // [n+1]: prompt i is tokens[off[i], off[i+1])
-  std::vector<std::int32_t> answer_tokens;   // every answer, concatenated
-  std::vector<std::int64_t> answer_offsets;  // [n+1], like prompt_offsets
+  std::vector<std::int32_t> tokens;                        // every prompt, concatenated (no BOS)
+  std::vector<std::int64_t> prompt_offsets;                // [n+1]: prompt i is tokens[off[i], off[i+1])
+  std::vector<std::int32_t> answer_tokens;                 // every answer, concatenated
+  std::vector<std::int64_t> answer_offsets;                // [n+1], like prompt_offsets
   std::vector<std::int64_t> key, length, needle_position;  // [n]
   std::vector<double> depth;                               // [n], percent
   std::size_t size() const { return key.size(); }
@@ -60,9 +60,9 @@ struct PasskeyOptions {
   CacheMode cache = CacheMode::causal;  // a decoder's cache: the task is decoding
   KeyPosition keys = KeyPosition::post_rope;
   DType raw_dtype = DType::f16;  // --raw-dtype (dgq/sim/eval/eval.hpp, parse_raw_dtype)
-  std::int64_t ubatch = 0;              // causal only: 0 one pass, N the literal decoder
+  std::int64_t ubatch = 0;       // causal only: 0 one pass, N the literal decoder
   Arithmetic arithmetic = Arithmetic::blocked;
-  bool force = false;  // replace an existing output file (refused otherwise, before any work)
+  bool force = false;                         // replace an existing output file (refused otherwise, before any work)
   ProgressMode progress = ProgressMode::off;  // a unit: one prompt through one cache
 };
 
@@ -72,17 +72,17 @@ struct PasskeyLengthSummary {
 };
 struct PasskeySchemeResult {
   std::string spec, config_hash;
-  std::string raw_dtype;  // raw_dtype_label(spec, options.raw_dtype)
-  std::vector<std::uint8_t> exact;       // [n]
-  std::vector<double> logprob;           // [n]
+  std::string raw_dtype;                  // raw_dtype_label(spec, options.raw_dtype)
+  std::vector<std::uint8_t> exact;        // [n]
+  std::vector<double> logprob;            // [n]
   std::vector<std::int64_t> first_wrong;  // [n]
-  std::vector<std::int32_t> predicted;   // concatenated like the task's answer_tokens
+  std::vector<std::int32_t> predicted;    // concatenated like the task's answer_tokens
   // Summed over prompts: bits per element = 8 x bytes / elements, so longer prompts weigh more.
   std::uint64_t stored_bytes = 0, stored_elements = 0, held_bytes_sum = 0, held_elements_sum = 0;
   double bits_per_element = 0, bits_averaged = 0;
-  std::uint64_t stored_k_bytes = 0;  // the K cache's part of stored_bytes
-  double bits_k = 0, bits_v = 0;     // bits_per_element of the K and of the V cache apart
-  double accuracy = 0, logprob_mean = 0;   // over every prompt
+  std::uint64_t stored_k_bytes = 0;             // the K cache's part of stored_bytes
+  double bits_k = 0, bits_v = 0;                // bits_per_element of the K and of the V cache apart
+  double accuracy = 0, logprob_mean = 0;        // over every prompt
   std::vector<PasskeyLengthSummary> by_length;  // ascending length
 };
 struct PasskeyResult {

@@ -35,7 +35,8 @@ class SchemeCache final : public KvCacheHook, public DecoderCache {
   void queries(std::int64_t layer, std::int64_t tokens, std::vector<float>& q) override;
   const CausalKv* causal_kv(std::int64_t layer) const override;
   // DecoderCache (causal mode only; no attention probes)
-  void append(std::int64_t layer, std::int64_t tokens, const std::vector<float>& k, const std::vector<float>& v) override;
+  void append(std::int64_t layer, std::int64_t tokens, const std::vector<float>& k,
+              const std::vector<float>& v) override;
   void read(std::int64_t layer, std::vector<float>& k, std::vector<float>& v, const RopeKeys& rope_keys) override;
 
   CacheMode mode() const { return mode_; }

@@ -23,11 +23,13 @@ struct CompressionSummary {
   std::int64_t tokens = 0;
   int head_dim = 0;
   DType dtype = DType::f16;
-  std::uint64_t input_bytes = 0;                                    // K and V, input dtype
-  std::vector<std::pair<std::string, std::uint64_t>> part_bytes;    // in order of first appearance
-  std::uint64_t stored_bytes = 0;                                   // sum of part_bytes
+  std::uint64_t input_bytes = 0;                                  // K and V, input dtype
+  std::vector<std::pair<std::string, std::uint64_t>> part_bytes;  // in order of first appearance
+  std::uint64_t stored_bytes = 0;                                 // sum of part_bytes
   double mean_segments = 0.0;  // over all (layer, tensor, head) units; 0 for schemes without segments
-  double ratio() const { return stored_bytes ? static_cast<double>(input_bytes) / static_cast<double>(stored_bytes) : 0.0; }
+  double ratio() const {
+    return stored_bytes ? static_cast<double>(input_bytes) / static_cast<double>(stored_bytes) : 0.0;
+  }
 };
 
 // Compresses every layer/tensor/head of the trace with `scheme` (OpenMP over heads with

@@ -18,12 +18,12 @@ struct TraceMeta {
   int num_kv_heads = 0;
   int head_dim = 0;
   bool rope_applied = true;
-  std::string source = "synthetic";  // "synthetic" or "model"
-  std::string prompt_kind;           // free text: code, prose, legal, poetry, ...
-  std::optional<std::uint64_t> seed;  // synthetic traces only
-  std::int64_t tokens = 0;            // L
-  DType kv_dtype = DType::f16;        // dtype of /layers/<i>/k and v (f16 or f32)
-  std::vector<std::int32_t> q_pos;    // [T] probe positions
+  std::string source = "synthetic";      // "synthetic" or "model"
+  std::string prompt_kind;               // free text: code, prose, legal, poetry, ...
+  std::optional<std::uint64_t> seed;     // synthetic traces only
+  std::int64_t tokens = 0;               // L
+  DType kv_dtype = DType::f16;           // dtype of /layers/<i>/k and v (f16 or f32)
+  std::vector<std::int32_t> q_pos;       // [T] probe positions
   std::vector<std::int32_t> token_ids;   // optional /tokens, empty if absent
   std::vector<std::uint8_t> noise_mask;  // optional /noise_mask, empty if absent
   std::string text;                      // optional /text
@@ -80,7 +80,7 @@ class TraceWriter {
   TraceWriter(const std::string& path, const TraceMeta& meta, const std::string& config_hash = "");
   ~TraceWriter();
   void write_layer(const LayerData& layer);  // layers may come in any order, each once
-  void finish();                              // all num_layers layers must have been written
+  void finish();                             // all num_layers layers must have been written
 
  private:
   struct Impl;

@@ -20,16 +20,15 @@ inline constexpr double kKlProbabilityFloor = 1e-300;
 double dot_fp64(const float* a, const float* b, std::int64_t n);
 
 // logits[j] = (q · keys[j]) / sqrt(d) for j in [0, n); keys is [n][d] row-major.
-void attention_logits(const float* q, const float* keys, std::int64_t n, std::int64_t d,
-                      std::vector<double>& logits);
+void attention_logits(const float* q, const float* keys, std::int64_t n, std::int64_t d, std::vector<double>& logits);
 
 // Softmax in fp64: p_j = exp(l_j - max) / Z, Z summed in index order.
 void softmax(std::span<const double> logits, std::vector<double>& p);
 
 // o[c] = sum_j p_j * values[rows[j]][c], summed over j in index order. rows == nullptr
 // means rows[j] = j.
-void attention_output(std::span<const double> p, const float* values, const std::int64_t* rows,
-                      std::int64_t d, std::vector<double>& o);
+void attention_output(std::span<const double> p, const float* values, const std::int64_t* rows, std::int64_t d,
+                      std::vector<double>& o);
 
 // KL(p || p̂) = max(0, sum_{j: p_j > floor} p_j (ln p_j - ln max(p̂_j, floor))), floor =
 // kKlProbabilityFloor: exactly 0 for p̂ = p, never negative (docs/replay.md).
@@ -65,8 +64,8 @@ struct ProbeAttention {
 inline constexpr std::int64_t kTopKMax = 32;
 
 // k and v are [n][d] row-major fp32 (the exact values of the stored dtype); n = position + 1.
-void compute_probe_attention(const float* q, const float* k, const float* v, std::int64_t n,
-                             std::int64_t d, ProbeAttention& out);
+void compute_probe_attention(const float* q, const float* k, const float* v, std::int64_t n, std::int64_t d,
+                             ProbeAttention& out);
 
 // All probes of one q head at once: probe t (query q + t*d) attends keys 0..q_pos[t]
 // (q_pos increasing). Each value is computed exactly as compute_probe_attention does (same
@@ -83,8 +82,8 @@ struct NoiseScratch {
   std::vector<std::int64_t> rows;
   ProbeAttention ref, hat;
 };
-NoiseProbeMetrics compare_attention_noise(const ProbeAttention& ref, const ProbeAttention& hat,
-                                          const float* v, const float* v_hat, std::int64_t d,
-                                          const std::uint8_t* noise_mask, NoiseScratch& s);
+NoiseProbeMetrics compare_attention_noise(const ProbeAttention& ref, const ProbeAttention& hat, const float* v,
+                                          const float* v_hat, std::int64_t d, const std::uint8_t* noise_mask,
+                                          NoiseScratch& s);
 
 }  // namespace dgq::sim

@@ -17,12 +17,12 @@
 namespace dgq::sim {
 
 // X(name, unit, better: lower|higher, value from ProbeAttention ref and hat, description)
-#define DGQ_PROBE_METRICS(X)                                                                                 \
-  X(kl, "nats", lower, kl_divergence(ref.p, hat.p), "KL(p || p^) of the attention distributions")           \
-  X(tv, "probability", lower, total_variation(ref.p, hat.p), "total variation 0.5 sum |p - p^|")           \
-  X(top8, "fraction", higher, top_k_recall(ref.top, hat.top, 8), "recall of the 8 most attended keys")     \
-  X(top32, "fraction", higher, top_k_recall(ref.top, hat.top, 32), "recall of the 32 most attended keys")  \
-  X(out_rel_l2, "ratio", lower, relative_l2(ref.o, hat.o), "||o - o^|| / ||o|| of the attention output")    \
+#define DGQ_PROBE_METRICS(X)                                                                              \
+  X(kl, "nats", lower, kl_divergence(ref.p, hat.p), "KL(p || p^) of the attention distributions")         \
+  X(tv, "probability", lower, total_variation(ref.p, hat.p), "total variation 0.5 sum |p - p^|")          \
+  X(top8, "fraction", higher, top_k_recall(ref.top, hat.top, 8), "recall of the 8 most attended keys")    \
+  X(top32, "fraction", higher, top_k_recall(ref.top, hat.top, 32), "recall of the 32 most attended keys") \
+  X(out_rel_l2, "ratio", lower, relative_l2(ref.o, hat.o), "||o - o^|| / ||o|| of the attention output")  \
   X(out_cos, "cosine", higher, cosine_similarity(ref.o, hat.o), "cosine similarity of the attention outputs")
 
 #define DGQ_PROBE_METRIC_FIELD(name, unit, better, value, description) double name = 0;
@@ -57,7 +57,13 @@ struct ProbeMetricInfo {
 };
 
 #define DGQ_PROBE_METRIC_INFO(name, unit, better, value, description) \
-  ProbeMetricInfo{#name, unit, Better::better, Aggregation::probe_mean_and_summary, description, &ProbeMetrics::name, &AttentionTable::name},
+  ProbeMetricInfo{#name,                                              \
+                  unit,                                               \
+                  Better::better,                                     \
+                  Aggregation::probe_mean_and_summary,                \
+                  description,                                        \
+                  &ProbeMetrics::name,                                \
+                  &AttentionTable::name},
 inline constexpr ProbeMetricInfo kProbeMetrics[] = {DGQ_PROBE_METRICS(DGQ_PROBE_METRIC_INFO)};
 #undef DGQ_PROBE_METRIC_INFO
 

@@ -57,9 +57,8 @@ class KvCacheHook {
 
 // Runs tokens (positions 0..n-1, one causal prefill) and returns the logits of rows
 // first_row..n-1, row-major [n - first_row][vocab_size] (forward_hidden, then row_logits).
-std::vector<float> forward_logits(const Model& model, std::span<const std::int32_t> tokens,
-                                  KvCacheHook& cache, std::int64_t first_row,
-                                  Arithmetic arithmetic = Arithmetic::blocked);
+std::vector<float> forward_logits(const Model& model, std::span<const std::int32_t> tokens, KvCacheHook& cache,
+                                  std::int64_t first_row, Arithmetic arithmetic = Arithmetic::blocked);
 // The same pass up to the final hidden rows first_row..n-1, [n - first_row][hidden], so that a
 // caller can turn them into logits a block at a time (a 262144-token vocabulary makes the
 // logits of 8K rows 8.6 GB).

@@ -10,16 +10,16 @@ namespace dgq::sim {
 
 struct ModelConfig {
   std::string name, architecture, activation;  // architecture: "llama" | "gemma3" | "qwen2" | "qwen3"
-  std::int64_t num_layers = 0, hidden = 0, ffn = 0, num_q_heads = 0, num_kv_heads = 0,
-               head_dim = 0, vocab_size = 0, context_length = 0, bos_token_id = 0;
+  std::int64_t num_layers = 0, hidden = 0, ffn = 0, num_q_heads = 0, num_kv_heads = 0, head_dim = 0, vocab_size = 0,
+               context_length = 0, bos_token_id = 0;
   bool add_bos = false;
   double rope_theta = 0, rope_theta_local = 0, rms_eps = 0, embedding_scale = 1;
   // Gemma 3: layers with (layer % sliding_window_pattern) != pattern-1 see only the last
   // sliding_window positions and use rope_theta_local. 0 = every layer global.
   std::int64_t sliding_window = 0, sliding_window_pattern = 0;
   bool qk_norm = false, post_norms = false;
-  bool attn_bias = false;    // Q, K and V projections add a bias (Qwen2)
-  bool tied_output = true;   // logits from token_embd; false: from the tensor `output` (untied)
+  bool attn_bias = false;   // Q, K and V projections add a bias (Qwen2)
+  bool tied_output = true;  // logits from token_embd; false: from the tensor `output` (untied)
   // The tokenizer's identity (model/tokenizer_id.hpp) when the model came from a GGUF or from a
   // model file exported with it; empty when unknown. Token files are matched by it when both
   // sides have one, else by the model's name.

@@ -7,8 +7,8 @@
 // the same for the token files it writes and the model files it exports.
 #include <string>
 
-#include "dgq/sim/model/model.hpp"
 #include "dgq/sim/model/gguf_file.hpp"
+#include "dgq/sim/model/model.hpp"
 
 namespace dgq::sim {
 

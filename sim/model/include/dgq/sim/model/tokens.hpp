@@ -8,8 +8,8 @@
 namespace dgq::sim {
 
 struct TokenText {
-  std::string model, kind;  // the tokenizer's model name; the prompt kind ("code", ...)
-  std::string tokenizer_id; // the tokenizer's identity (attribute tokenizer_id), empty in older files
+  std::string model, kind;   // the tokenizer's model name; the prompt kind ("code", ...)
+  std::string tokenizer_id;  // the tokenizer's identity (attribute tokenizer_id), empty in older files
   double noise_rate = 0;
   std::vector<std::int32_t> tokens;
 };

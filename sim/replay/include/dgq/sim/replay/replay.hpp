@@ -15,11 +15,11 @@
 namespace dgq::sim {
 
 struct ReplayOptions {
-  int threads = 0;                  // 0: OpenMP's default
-  std::vector<int> layers;          // empty: all layers
-  bool keep_decompressed = false;   // fill RunResult::decompressed (memory: one trace per scheme)
-  bool serialize_schemes = false;   // call compress/decompress from one thread at a time (GPU schemes)
-  Device device = Device::cpu;      // recorded in every RunResult (the schemes were made for it)
+  int threads = 0;                 // 0: OpenMP's default
+  std::vector<int> layers;         // empty: all layers
+  bool keep_decompressed = false;  // fill RunResult::decompressed (memory: one trace per scheme)
+  bool serialize_schemes = false;  // call compress/decompress from one thread at a time (GPU schemes)
+  Device device = Device::cpu;     // recorded in every RunResult (the schemes were made for it)
   std::function<void(int done, int total)> on_layer_done;  // progress
 };
 
@@ -39,7 +39,7 @@ class Replayer {
   Replayer(TraceMeta meta, std::string trace_path, std::vector<const Scheme*> schemes,
            std::vector<std::string> run_names, ReplayOptions options);
   void add_layer(const LayerData& layer);  // the next layer of options.layers (or 0, 1, ...)
-  std::vector<RunResult> finish();          // all layers must have been added
+  std::vector<RunResult> finish();         // all layers must have been added
 
  private:
   int thread_count() const;

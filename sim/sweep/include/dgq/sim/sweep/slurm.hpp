@@ -21,18 +21,18 @@ enum class SlurmJobKind { sweep };
 
 struct SlurmOptions {
   SlurmJobKind kind = SlurmJobKind::sweep;
-  std::string dgq;          // the dgq binary the jobs run (absolute path)
-  std::string config;       // the config (absolute path)
-  std::string output;       // the merged results file (absolute path)
-  std::string dir;          // submission folder (absolute): *.sbatch, shards/, logs/
-  std::size_t tasks = 1;    // array size N
-  std::string job_name;     // the array's name; the merge job is "<job_name>-merge"
-  std::string partition, time, mem;  // empty: not set (the cluster's default)
-  int cpus_per_task = 0;    // 0: not set (Slurm's default, 1)
-  int gpus_per_task = 0;    // 0: not set
-  std::string device = "cpu";        // passed to the tasks: cpu | cuda
-  std::size_t max_running = 0;       // 0: no limit, else --array=...%K
-  std::vector<std::string> extra_lines;  // "--qos=long" or "#SBATCH --qos=long"
+  std::string dgq;                                   // the dgq binary the jobs run (absolute path)
+  std::string config;                                // the config (absolute path)
+  std::string output;                                // the merged results file (absolute path)
+  std::string dir;                                   // submission folder (absolute): *.sbatch, shards/, logs/
+  std::size_t tasks = 1;                             // array size N
+  std::string job_name;                              // the array's name; the merge job is "<job_name>-merge"
+  std::string partition, time, mem;                  // empty: not set (the cluster's default)
+  int cpus_per_task = 0;                             // 0: not set (Slurm's default, 1)
+  int gpus_per_task = 0;                             // 0: not set
+  std::string device = "cpu";                        // passed to the tasks: cpu | cuda
+  std::size_t max_running = 0;                       // 0: no limit, else --array=...%K
+  std::vector<std::string> extra_lines;              // "--qos=long" or "#SBATCH --qos=long"
   std::string sbatch = "sbatch", squeue = "squeue";  // the programs (the merge job uses both)
 };
 
@@ -55,8 +55,8 @@ std::string slurm_merge_script(const SlurmOptions& o);
 struct SlurmShardState {
   std::size_t index = 0;
   std::string path;
-  std::size_t expected = 0;           // runs of the shard
-  std::vector<std::string> missing;   // expected runs not complete in the file (run order)
+  std::size_t expected = 0;          // runs of the shard
+  std::vector<std::string> missing;  // expected runs not complete in the file (run order)
   bool file_exists = false;
   bool complete() const { return missing.empty(); }
 };

@@ -7,18 +7,18 @@
 #include <string>
 #include <vector>
 
+#include "dgq/registry.hpp"
 #include "dgq/sim/eval/eval.hpp"
 #include "dgq/sim/replay/replay.hpp"
 #include "dgq/sim/synth/synth.hpp"
-#include "dgq/registry.hpp"
 
 namespace dgq::sim {
 
 // A trace of the sweep: a file, or a synthetic trace generated into the cache folder.
 struct SweepTrace {
-  std::string label;               // unique within the sweep; part of every run name
-  std::string path;                // recorded: resolved path; synthetic: empty (cache decides)
-  std::string recorded_as;         // recorded: the path as written in the config
+  std::string label;        // unique within the sweep; part of every run name
+  std::string path;         // recorded: resolved path; synthetic: empty (cache decides)
+  std::string recorded_as;  // recorded: the path as written in the config
   std::optional<SynthOptions> synthetic;
 };
 
@@ -41,13 +41,13 @@ struct SweepGrid {
 // An input of an eval sweep ([eval] in the config, docs/eval.md "Eval sweeps"): one model,
 // one token file, one n_ctx. Every scheme of the sweep is one `dgq eval` run on it.
 struct SweepEvalInput {
-  std::string label;                 // <model label>+<text stem>+ctx<N>; part of every run name
-  std::string model_path, text_path; // resolved against the config's folder
-  std::string model_as, text_as;     // as written in the config (recorded in each run)
+  std::string label;                  // <model label>+<text stem>+ctx<N>; part of every run name
+  std::string model_path, text_path;  // resolved against the config's folder
+  std::string model_as, text_as;      // as written in the config (recorded in each run)
   std::int64_t ctx = 0;
-  CacheMode cache = CacheMode::prefill;  // docs/eval.md, "The causal cache"; "+causal" in the label
+  CacheMode cache = CacheMode::prefill;       // docs/eval.md, "The causal cache"; "+causal" in the label
   KeyPosition keys = KeyPosition::post_rope;  // docs/eval.md, "Pre-RoPE keys"; "+prerope" in the label
-  DType raw_dtype = DType::f16;  // docs/eval.md, "Raw rows"; "+raw-bf16", "+raw-f32" in the label
+  DType raw_dtype = DType::f16;               // docs/eval.md, "Raw rows"; "+raw-bf16", "+raw-f32" in the label
 };
 struct SweepEval {
   std::int64_t chunks = 0;  // per input; 0 = every whole chunk of the text
@@ -61,7 +61,7 @@ struct SweepConfig {
   std::vector<SweepTrace> traces;  // recorded first, then synthetic x noise_rate, config order
   std::vector<std::string> schemes;
   SweepGrid grid;
-  std::vector<int> layers;         // [replay] layers; empty: all
+  std::vector<int> layers;  // [replay] layers; empty: all
   // Set for an eval sweep: its runs are `dgq eval` runs over eval->inputs instead of replays
   // of traces (a config has one or the other).
   std::optional<SweepEval> eval;
@@ -75,10 +75,10 @@ SweepConfig parse_sweep_config(const std::string& path);
 SweepConfig parse_sweep_config_text(const std::string& text, const std::string& path);
 
 struct SweepRun {
-  std::size_t index = 0;      // position in the full run list
-  std::string name;           // sanitize(canonical spec + "@" + trace label)
-  std::string scheme;         // canonical spec
-  std::size_t trace = 0;      // index into SweepConfig::traces (eval sweeps: eval->inputs)
+  std::size_t index = 0;  // position in the full run list
+  std::string name;       // sanitize(canonical spec + "@" + trace label)
+  std::string scheme;     // canonical spec
+  std::size_t trace = 0;  // index into SweepConfig::traces (eval sweeps: eval->inputs)
 };
 
 // The deterministic run list: for each trace (config order), for each scheme (config order),
@@ -97,7 +97,7 @@ struct SweepOptions {
   std::string output;  // results file
   Shard shard;
   int threads = 0;
-  Device device = Device::cpu;  // the schemes' (make_device_scheme); [eval] sweeps run on the CPU
+  Device device = Device::cpu;                // the schemes' (make_device_scheme); [eval] sweeps run on the CPU
   ProgressMode progress = ProgressMode::off;  // a unit: one run of the sweep
   // Resume runs that another dgq build or another configuration wrote (each keeps its own
   // dgq_version and config_hash); without it such a run is refused before any work

@@ -22,9 +22,9 @@
 #include <string>
 #include <vector>
 
-#include "dgq/sim/model/model_shapes.hpp"
 #include "dgq/sim/files/output/progress.hpp"
 #include "dgq/sim/files/trace.hpp"
+#include "dgq/sim/model/model_shapes.hpp"
 #include "dgq/tensor.hpp"
 
 namespace dgq::sim {
@@ -39,8 +39,8 @@ struct SynthOptions {
   std::int64_t tokens = 2048;  // L
   int probes = 32;             // T query positions, spread over the sequence, the last at L-1
   std::uint64_t seed = 1;
-  double noise_rate = 0.0;     // fraction of tokens (excluding token 0) replaced by noise
-  DType dtype = DType::f16;    // f16 or f32 for k, v and q
+  double noise_rate = 0.0;       // fraction of tokens (excluding token 0) replaced by noise
+  DType dtype = DType::f16;      // f16 or f32 for k, v and q
   double rope_theta = 500000.0;  // llama-3; 10000 for llama-2-like shapes
   int outlier_channels = 4;      // per KV head
   double outlier_scale = 15.0;   // outlier magnitude relative to a typical channel (10-20x)

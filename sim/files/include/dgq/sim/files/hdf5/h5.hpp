@@ -141,23 +141,19 @@ std::string shape_string(const std::vector<hsize_t>& shape);  // "[8, 1024, 128]
 
 // Creates a dataset of the given shape and file type; chunked (chunk = the given chunk dims,
 // clipped to the shape) with shuffle + deflate level 4 when no dimension is 0.
-Handle create_dataset(hid_t loc, const std::string& name, hid_t file_type,
-                      const std::vector<hsize_t>& shape, const std::vector<hsize_t>& chunk,
-                      const std::string& context);
+Handle create_dataset(hid_t loc, const std::string& name, hid_t file_type, const std::vector<hsize_t>& shape,
+                      const std::vector<hsize_t>& chunk, const std::string& context);
 // Writes/reads a whole dataset from/to memory of the given memory type.
 void write_all(hid_t dataset, hid_t mem_type, const void* data, const std::string& context);
 void read_all(hid_t dataset, hid_t mem_type, void* data, const std::string& context);
 
 // Convenience: one-dimensional datasets of native integers.
-void write_vector(hid_t loc, const std::string& name, const std::vector<std::int32_t>& v,
-                  const std::string& context);
-void write_vector(hid_t loc, const std::string& name, const std::vector<std::uint8_t>& v,
-                  const std::string& context);
+void write_vector(hid_t loc, const std::string& name, const std::vector<std::int32_t>& v, const std::string& context);
+void write_vector(hid_t loc, const std::string& name, const std::vector<std::uint8_t>& v, const std::string& context);
 // Reads a rank-1 integer dataset of any integer type; the context names file and dataset.
 std::vector<std::int64_t> read_int_vector(hid_t loc, const std::string& name, const std::string& context);
 // Scalar string datasets (fixed or variable length on read; variable-length UTF-8 on write).
-void write_string_dataset(hid_t loc, const std::string& name, const std::string& value,
-                          const std::string& context);
+void write_string_dataset(hid_t loc, const std::string& name, const std::string& value, const std::string& context);
 std::string read_string_dataset(hid_t loc, const std::string& name, const std::string& context);
 
 }  // namespace dgq::sim::h5

@@ -31,8 +31,7 @@ using OpenInChild = std::function<hid_t()>;
 // Throws InputError(name + ": damaged HDF5 metadata (...)") when walking the metadata kills,
 // fails or stalls the child. `remember` = the check may be skipped next time for the same
 // unchanged file on disk (false for in-memory images).
-void check_metadata_isolated(const std::string& name, const OpenInChild& open, bool remember,
-                             unsigned timeout_seconds);
+void check_metadata_isolated(const std::string& name, const OpenInChild& open, bool remember, unsigned timeout_seconds);
 void check_metadata_isolated(const std::string& name, const OpenInChild& open, bool remember);
 
 // Marks PATH, as it is on disk now, as checked: called by this process's writers once they have

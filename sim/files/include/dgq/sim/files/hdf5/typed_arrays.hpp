@@ -42,14 +42,14 @@ struct Types<std::uint32_t> {
 
 // Writes values (row-major, product(shape) entries) as dataset `name` under loc.
 template <class T>
-void write_array(hid_t loc, const std::string& name, const std::vector<T>& values,
-                 const std::vector<hsize_t>& shape, const std::string& context) {
+void write_array(hid_t loc, const std::string& name, const std::vector<T>& values, const std::vector<hsize_t>& shape,
+                 const std::string& context) {
   // Small tables are stored contiguously: a chunk index and filter pipeline per dataset
   // would cost more file space than the data.
   constexpr std::size_t kChunkFrom = 1 << 16;  // bytes
   const bool chunk = values.size() * sizeof(T) >= kChunkFrom;
-  Handle ds = create_dataset(loc, name, Types<T>::file(), shape, chunk ? shape : std::vector<hsize_t>{},
-                             context + "/" + name);
+  Handle ds =
+      create_dataset(loc, name, Types<T>::file(), shape, chunk ? shape : std::vector<hsize_t>{}, context + "/" + name);
   if (!values.empty()) write_all(ds.get(), Types<T>::mem(), values.data(), context + "/" + name);
 }
 

@@ -29,8 +29,8 @@ std::string format_duration(double seconds);
 // A run of `total` units (a chunk through one cache, a prompt through one cache, a sweep run,
 // a trace layer), reported as each one finishes. The ETA is the mean time of the units this
 // process computed times the units left: units that cost no work (finished by an earlier,
-// interrupted run, or read from a reused file) count as done but not toward the rate, and before the first computed unit the ETA
-// is "?". Not thread-safe: call it from the thread that runs the loop.
+// interrupted run, or read from a reused file) count as done but not toward the rate, and before the first computed
+// unit the ETA is "?". Not thread-safe: call it from the thread that runs the loop.
 class Progress {
  public:
   // `columns`: the terminal's width, which a bar never reaches (a wrapped line would not be

@@ -16,11 +16,11 @@ namespace dgq::sim {
 // row-major, layers in the order replayed.
 struct TensorTable {
   std::vector<double> mse, snr_db, max_abs_err, rel_fro;
-  std::vector<std::uint64_t> bytes;           // Compressed::total_bytes()
-  std::vector<std::uint64_t> original_bytes;  // tokens * head_dim * size of the trace's dtype
-  std::vector<std::string> part_names;        // in order of first appearance
+  std::vector<std::uint64_t> bytes;                    // Compressed::total_bytes()
+  std::vector<std::uint64_t> original_bytes;           // tokens * head_dim * size of the trace's dtype
+  std::vector<std::string> part_names;                 // in order of first appearance
   std::vector<std::vector<std::uint64_t>> part_bytes;  // [part][layers*kv_heads], 0 if absent
-  std::vector<std::int32_t> segment_count;    // edges - 1; 0 for schemes that do not segment
+  std::vector<std::int32_t> segment_count;             // edges - 1; 0 for schemes that do not segment
   // Segment edges [0, ..., L] of unit u = layer*kv_heads + head are
   // segment_edges[segment_offsets[u] .. segment_offsets[u+1]).
   std::vector<std::uint32_t> segment_edges;
@@ -37,19 +37,19 @@ struct DecompressedLayer {
 
 struct RunResult {
   std::string name;
-  std::string scheme;         // canonical spec
+  std::string scheme;  // canonical spec
   std::string scheme_family;
   std::string device = "cpu";  // where the scheme ran: cpu, reference or cuda (ReplayOptions)
   std::string trace_path;
-  TraceMeta trace;            // the trace's metadata (q_pos, noise_mask included)
-  std::vector<int> layers;    // replayed layer indices, in order
+  TraceMeta trace;          // the trace's metadata (q_pos, noise_mask included)
+  std::vector<int> layers;  // replayed layer indices, in order
   TensorTable k, v;
   AttentionTable attn;
-  bool has_noise = false;     // the trace has /noise_mask: the fields below are filled
+  bool has_noise = false;  // the trace has /noise_mask: the fields below are filled
   AttentionTable attn_clean;
   std::vector<double> noise_mass, noise_mass_hat;  // [layers][q_heads][probes]
-  std::vector<DecompressedLayer> decompressed;      // only with ReplayOptions::keep_decompressed
-  std::string config_hash;    // config_hash(replay_config_text(scheme, trace, layers))
+  std::vector<DecompressedLayer> decompressed;     // only with ReplayOptions::keep_decompressed
+  std::string config_hash;                         // config_hash(replay_config_text(scheme, trace, layers))
 };
 
 // "<spec>@<trace stem>" with every character outside [A-Za-z0-9._=,@+-] replaced by '_'

@@ -19,9 +19,9 @@ struct MetricSummary {
 
 struct RunSummary {
   std::uint64_t k_bytes = 0, v_bytes = 0, original_bytes = 0;  // over all replayed units
-  double bits_per_element = 0;  // 8 * (K + V bytes) / (K + V elements)
-  double ratio = 0;             // original bytes / compressed bytes
-  double mean_segments = 0;     // segments per head, mean over K and V units (0: no segmentation)
+  double bits_per_element = 0;                                 // 8 * (K + V bytes) / (K + V elements)
+  double ratio = 0;                                            // original bytes / compressed bytes
+  double mean_segments = 0;  // segments per head, mean over K and V units (0: no segmentation)
   std::vector<MetricSummary> metrics;
   const MetricSummary* find(const std::string& name) const;
 };
