@@ -13,27 +13,12 @@ using Json = nlohmann::ordered_json;
 
 Json scheme_json(const EvalSchemeResult& scheme) {
   const EvalSummary& s = scheme.summary;
-  return Json{{"spec", scheme.spec},
-              {"config_hash", scheme.config_hash},
-              {"raw_dtype", scheme.raw_dtype},
-              {"tokens", s.tokens},
-              {"bits_per_element", s.bits_per_element},
-              {"bits_averaged", s.bits_averaged},
-              {"bits_k", s.bits_k},
-              {"bits_v", s.bits_v},
-              {"ppl", s.ppl},
-              {"ppl_stderr", s.ppl_stderr},
-              {"dppl", s.dppl},
-              {"dppl_stderr", s.dppl_stderr},
-              {"kld_mean", s.kld_mean},
-              {"kld_stderr", s.kld_stderr},
-              {"kld_median", s.kld_median},
-              {"kld_p90", s.kld_p90},
-              {"kld_p99", s.kld_p99},
-              {"kld_max", s.kld_max},
-              {"rms_dp", s.rms_dp},
-              {"same_top1", s.same_top1},
-              {"attn_kl_mean", s.attn_kl_mean}};
+  Json j{{"spec", scheme.spec},
+         {"config_hash", scheme.config_hash},
+         {"raw_dtype", scheme.raw_dtype},
+         {"tokens", s.tokens}};
+  for (const auto& [name, value] : summary_figures(s)) j[name] = value;
+  return j;
 }
 
 }  // namespace
