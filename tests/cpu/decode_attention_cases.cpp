@@ -9,13 +9,15 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "decode_attention_cases.hpp"
 #include "dgq/attention_rules.hpp"
 #include "dgq/baselines/ggml_kv_types.hpp"
+#include "dgq/baselines/q8_0.hpp"
 #include "dgq/baselines/turboquant.hpp"
 #include "dgq/baselines/turboquant_vllm.hpp"
-#include "dgq/baselines/q8_0.hpp"
 #include "dgq/cpu/decode_attention.hpp"
 #include "dgq/cpu/stored_head.hpp"
 #include "dgq/element_rules.hpp"
@@ -26,7 +28,6 @@
 #include "owned_tensor.hpp"
 #include "test_dgq_support.hpp"
 #include "test_seed.hpp"
-#include "decode_attention_cases.hpp"
 
 namespace decode_test {
 
@@ -52,7 +53,9 @@ dgq::test::OwnedTensor head_values(const DecodeCase& c, std::uint64_t seed) {
         case Values::random: x.set(t, d, rng.symmetric(spread)); break;
         case Values::constant_rows: x.set(t, d, first_row[d]); break;
         case Values::large: x.set(t, d, rng.symmetric(60000.0f)); break;
-        case Values::regimes: x.set(t, d, rng.symmetric(t < s.tokens / 3 || t >= 2 * s.tokens / 3 ? 0.5f : 4.0f)); break;
+        case Values::regimes:
+          x.set(t, d, rng.symmetric(t < s.tokens / 3 || t >= 2 * s.tokens / 3 ? 0.5f : 4.0f));
+          break;
       }
     }
   }
@@ -94,7 +97,7 @@ void add_dgq_head(const dgq::Scheme& scheme, const dgq::test::OwnedTensor& x32, 
   scheme.decompress(r.stored.back(), y.mut());
   r.decompressed.push_back(dgq::to_float(y.view()));
   const std::string& spec = r.stored.back().scheme;
-  const bool rotated = spec.size() > 13 && spec.compare(spec.size() - 13, 13, ",rot=hadamard") == 0;
+  const bool rotated = dgq::parse_spec(spec).modifier("rot") == "hadamard";
   REQUIRE(r.ranges.back().rotated == rotated);
   if (!rotated) {
     r.decoded.push_back(r.decompressed.back());
@@ -103,7 +106,9 @@ void add_dgq_head(const dgq::Scheme& scheme, const dgq::test::OwnedTensor& x32, 
   // The values in the rotated basis: the inner scheme's decompress of the same parts (the
   // modifier's parts are the inner scheme's); the decompressed cache rounds again after rotating
   // back, the kernel does not (half an fp16 ulp in the plain bound).
-  const std::string inner = spec.substr(0, spec.size() - 13);
+  const std::string_view modifier = ",rot=hadamard";  // how the cases spell the modifier: last
+  REQUIRE(spec.ends_with(modifier));
+  const std::string inner = spec.substr(0, spec.size() - modifier.size());
   dgq::Compressed as_inner = r.stored.back();
   as_inner.scheme = inner;
   dgq::make_scheme(inner)->decompress(as_inner, y.mut());
@@ -125,7 +130,8 @@ unsigned stream_code(const std::uint8_t* bytes, std::uint64_t i, int bits) {
 // A dgq2 or KIVI head from fp16 input: its ranges by packed_codes_head, its values in the
 // stored basis decoded here (fmaf(code, scale, lo) of the token's span, rounded to fp16), and
 // Scheme::decompress's fp16 output (for a rotated role: rotated back, then rounded again).
-void add_uniform_head(const dgq::Scheme& scheme, const dgq::test::OwnedTensor& x32, dgq::TensorRole role, RoleCache& r) {
+void add_uniform_head(const dgq::Scheme& scheme, const dgq::test::OwnedTensor& x32, dgq::TensorRole role,
+                      RoleCache& r) {
   dgq::test::OwnedTensor x(dgq::DType::f16, x32.tokens, x32.channels);
   dgq::from_float(dgq::to_float(x32.view()).data(), x.mut());
   r.stored.push_back(scheme.compress(x.view(), role));
@@ -151,8 +157,8 @@ void add_uniform_head(const dgq::Scheme& scheme, const dgq::test::OwnedTensor& x
     REQUIRE(head.rotation);
     r.rotation = head.rotation;
     const int d = static_cast<int>(x.channels);
-    const std::size_t at = spec.find("seed=");
-    const auto signs = dgq::turboquant_vllm::key_signs(d, static_cast<std::uint32_t>(std::stoul(spec.substr(at + 5))));
+    const auto seed = static_cast<std::uint32_t>(dgq::parse_spec(spec).args.integer("seed"));
+    const auto signs = dgq::turboquant_vllm::key_signs(d, seed);
     const float h = dgq::turboquant_vllm::hadamard_scale(d);
     r.twin_rotation = [signs, h, d](float* row) {
       for (int j = 0; j < d; ++j) row[j] *= signs[static_cast<std::size_t>(j)];
@@ -162,10 +168,9 @@ void add_uniform_head(const dgq::Scheme& scheme, const dgq::test::OwnedTensor& x
   } else if (codebook) {
     REQUIRE(head.rotation);
     r.rotation = head.rotation;
-    const std::size_t at = spec.find("seed=");
-    const auto seed = static_cast<std::uint32_t>(at == std::string::npos ? 0 : std::stoul(spec.substr(at + 5)));
-    auto rot = std::make_shared<dgq::turboquant::Rotation>(static_cast<int>(x.channels),
-                                                          dgq::turboquant::rotation_stream(seed, role == dgq::TensorRole::key));
+    const auto seed = static_cast<std::uint32_t>(dgq::parse_spec(spec).args.integer("seed"));
+    auto rot = std::make_shared<dgq::turboquant::Rotation>(
+        static_cast<int>(x.channels), dgq::turboquant::rotation_stream(seed, role == dgq::TensorRole::key));
     if (role == dgq::TensorRole::key) {
       r.twin_rotation = [rot](float* row) { rot->forward(row); };
     } else {
@@ -186,7 +191,8 @@ void add_uniform_head(const dgq::Scheme& scheme, const dgq::test::OwnedTensor& x
     }
     while (t >= static_cast<std::int64_t>(rg.edges[span + 1])) ++span;
     for (std::int64_t d = 0; d < x.channels; ++d) {
-      const std::size_t at = span * static_cast<std::size_t>(rg.channels) + (rg.channels == 1 ? 0 : static_cast<std::size_t>(d));
+      const std::size_t at =
+          span * static_cast<std::size_t>(rg.channels) + (rg.channels == 1 ? 0 : static_cast<std::size_t>(d));
       const unsigned code = stream_code(codes.data() + t * row_bytes, static_cast<std::uint64_t>(d), bits);
       // TurboQuant's y_j = c[code] * g, fp32 (rounded only after the inverse rotation).
       if (codebook) {
@@ -232,7 +238,9 @@ RoleCache build_role(const DecodeCase& c, dgq::TensorRole role, std::uint64_t se
   }
   // Taken once every head is stored: a growing vector may move its elements.
   for (const auto& stored : r.stored) {
-    const char* part = r.row_stride != 0 ? "slots" : c.format == StoredFormat::dgq || !c.uniform_spec.empty() ? "codes" : "blocks";
+    const char* part = r.row_stride != 0                                          ? "slots"
+                       : c.format == StoredFormat::dgq || !c.uniform_spec.empty() ? "codes"
+                                                                                  : "blocks";
     r.rows.push_back(stored.find(part)->bytes.data());
     if (r.raw_tokens > 0) r.raw.push_back(stored.find("residual")->bytes.data());
   }
