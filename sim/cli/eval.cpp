@@ -4,6 +4,7 @@
 // needle-in-a-haystack task instead (eval_passkey.hpp).
 #include <omp.h>
 
+#include <chrono>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -12,6 +13,8 @@
 #include "commands.hpp"
 #include "dgq/errors.hpp"
 #include "dgq/sim/eval/eval.hpp"
+#include "dgq/sim/model/forward_profile.hpp"
+#include "dgq/sim/model/gemm_rate.hpp"
 #include "eval_passkey.hpp"
 #include "number_options.hpp"
 #include "progress_options.hpp"
@@ -29,6 +32,7 @@ struct EvalArgs {
   std::string raw_dtype = "fp16";
   std::string text_file;  // --text-file: plain text for the GGUF's tokenizer
   bool row_exact = false;
+  bool profile = false;
   ProgressArgs progress;
   int threads = 0;
 };
@@ -55,8 +59,24 @@ void run_passkey_task(EvalArgs& a, const CLI::App& cmd) {
   run_passkey_command(p);
 }
 
+// --profile: the forward passes' time and operations by part, beside the GEMM rate measured
+// after the run (so that the measurement does not warm or load the machine for the run).
+void print_profile(double run_seconds) {
+  const double gemm_gflops = sim::measured_fp32_gemm_gflops();
+  std::cout << sim::format_forward_profile(sim::forward_profile(), gemm_gflops, omp_get_max_threads(), run_seconds);
+}
+
+void run_task(EvalArgs& a, const CLI::App& cmd);
+
 void run_eval_command(EvalArgs& a, const CLI::App& cmd) {
   if (a.threads > 0) omp_set_num_threads(a.threads);
+  sim::reset_forward_profile();
+  const auto start = std::chrono::steady_clock::now();
+  run_task(a, cmd);
+  if (a.profile) print_profile(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
+void run_task(EvalArgs& a, const CLI::App& cmd) {
   if (a.options.text_path.empty() && a.text_file.empty())
     throw ParameterError(
         "give the text: --text TOKENS.h5 (a token file, or with --task passkey a task file) or "
@@ -140,6 +160,9 @@ void register_eval(CLI::App& app) {
   cmd->add_flag("--row-exact", args->row_exact,
                 "Fixed-order arithmetic per row, independent of batching (slow): with it --ubatch 1 and the one-pass "
                 "causal cache give identical logits");
+  cmd->add_flag("--profile", args->profile,
+                "After the run, print the forward passes' seconds and GFLOP by part (weight GEMMs, attention, logits, "
+                "cache) beside the fp32 GEMM rate measured on this machine");
   cmd->add_flag("--save-logits", o.save_logits, "Store every scheme's scored logits in the results (small runs only)");
   add_threads_option(*cmd, args->threads);
   cmd->add_flag("--allow-mixed-versions", o.allow_mixed_versions,

@@ -17,6 +17,7 @@
 #include <limits>
 
 #include "dgq/attention_rules.hpp"
+#include "dgq/sim/model/forward_profile.hpp"
 #include "forward/forward_ops.hpp"
 #include "forward/softmax_exp.hpp"
 
@@ -185,6 +186,8 @@ void attend_block(const float* q, std::int64_t r0, std::int64_t r1, std::int64_t
 RowMat attention(const std::vector<float>& q, std::int64_t tokens, std::int64_t first_position,
                  const AttentionKeys& keys, const ModelConfig& c, std::int64_t window, Arithmetic a) {
   const std::int64_t d = c.head_dim, group = c.num_q_heads / c.num_kv_heads;
+  const ForwardPartTimer timer(ForwardPart::attention,
+                               attention_flops(tokens, first_position, keys.keys, window, c.num_q_heads, d));
   const std::int64_t blocks = (tokens + kQueryBlock - 1) / kQueryBlock;
   RowMat out(tokens, c.q_rows());
 #pragma omp parallel

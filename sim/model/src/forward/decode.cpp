@@ -6,6 +6,7 @@
 
 #include "dgq/errors.hpp"
 #include "dgq/sim/model/decoder.hpp"
+#include "dgq/sim/model/forward_profile.hpp"
 #include "forward/forward_ops.hpp"
 
 namespace dgq::sim {
@@ -18,6 +19,7 @@ std::vector<float> decode_logits(const Model& model, std::span<const std::int32_
   if (n == 0) throw InputError("forward pass: no tokens");
   if (first_row < 0 || first_row >= n) throw InputError("forward pass: first logit row outside the tokens");
   if (ubatch < 1) throw ParameterError("--ubatch " + std::to_string(ubatch) + ": must be at least 1");
+  const ForwardPassTimer pass;
   const forward::Ropes ropes = forward::rope_tables(c, n);
   const float query_scale = static_cast<float>(1.0 / std::sqrt(double(c.head_dim)));
   std::vector<float> logits(static_cast<std::size_t>((n - first_row) * c.vocab_size));
@@ -27,9 +29,12 @@ std::vector<float> decode_logits(const Model& model, std::span<const std::int32_
     RowMat x = forward::embed(model, tokens.subspan(static_cast<std::size_t>(u0), static_cast<std::size_t>(m)), u0);
     const forward::Attend attend = [&](std::int64_t layer, std::vector<float>& q, std::vector<float>& k,
                                        std::vector<float>& v) {
-      cache.append(layer, m, k, v);
-      cache.read(layer, all_k, all_v, forward::rope_keys_of(c, ropes, layer));
-      cache.queries(layer, m, q);
+      {
+        const ForwardPartTimer timer(ForwardPart::cache, 0);
+        cache.append(layer, m, k, v);
+        cache.read(layer, all_k, all_v, forward::rope_keys_of(c, ropes, layer));
+        cache.queries(layer, m, q);
+      }
       for (float& value : q) value *= query_scale;
       const forward::AttentionKeys keys{all_k.data(), all_v.data(), u0 + m, nullptr};
       return forward::attention(q, m, u0, keys, c, c.is_local_layer(layer) ? c.sliding_window : 0, arithmetic);

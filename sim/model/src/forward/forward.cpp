@@ -5,6 +5,7 @@
 
 #include "dgq/errors.hpp"
 #include "dgq/sim/model/forward.hpp"
+#include "dgq/sim/model/forward_profile.hpp"
 #include "forward/forward_ops.hpp"
 
 namespace dgq::sim {
@@ -16,13 +17,17 @@ std::vector<float> forward_hidden(const Model& model, std::span<const std::int32
   const auto n = static_cast<std::int64_t>(tokens.size());
   if (n == 0) throw InputError("forward pass: no tokens");
   if (first_row < 0 || first_row >= n) throw InputError("forward pass: first logit row outside the tokens");
+  const ForwardPassTimer pass;
   RowMat x = forward::embed(model, tokens, 0);
   const forward::Ropes ropes = forward::rope_tables(c, n);
   const float query_scale = static_cast<float>(1.0 / std::sqrt(double(c.head_dim)));
   const forward::Attend attend = [&](std::int64_t layer, std::vector<float>& q, std::vector<float>& k,
                                      std::vector<float>& v) {
-    cache.store(layer, n, k, v, forward::rope_keys_of(c, ropes, layer));
-    cache.queries(layer, n, q);  // before the scale, as ggml quantizes the unscaled Q
+    {
+      const ForwardPartTimer timer(ForwardPart::cache, 0);
+      cache.store(layer, n, k, v, forward::rope_keys_of(c, ropes, layer));
+      cache.queries(layer, n, q);  // before the scale, as ggml quantizes the unscaled Q
+    }
     for (float& value : q) value *= query_scale;
     const forward::AttentionKeys keys{k.data(), v.data(), n, cache.causal_kv(layer)};
     return forward::attention(q, n, 0, keys, c, c.is_local_layer(layer) ? c.sliding_window : 0, arithmetic);
@@ -35,6 +40,7 @@ std::vector<float> forward_hidden(const Model& model, std::span<const std::int32
 
 void row_logits(const Model& model, const float* hidden, std::int64_t rows, Arithmetic arithmetic, float* out) {
   const ModelConfig& c = model.config;
+  const ForwardPassTimer pass;
   for (std::int64_t r0 = 0; r0 < rows; r0 += kLogitRowBlock) {
     const std::int64_t m = std::min(kLogitRowBlock, rows - r0);
     const forward::RowMat block = Eigen::Map<const forward::RowMat>(hidden + r0 * c.hidden, m, c.hidden);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "dgq/errors.hpp"
+#include "dgq/sim/model/forward_profile.hpp"
 
 namespace dgq::sim::forward {
 namespace {
@@ -32,7 +33,9 @@ float dot_fixed(const float* a, const float* b, std::int64_t n) {
   return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
-RowMat project(const RowMat& x, const Weight& w, Arithmetic a) {
+namespace {
+
+RowMat project_untimed(const RowMat& x, const Weight& w, Arithmetic a) {
   RowMat y(x.rows(), w.rows);
   if (a == Arithmetic::blocked) {
     y.noalias() = x * as_matrix(w).transpose();
@@ -45,6 +48,17 @@ RowMat project(const RowMat& x, const Weight& w, Arithmetic a) {
     y(r, o) = dot_fixed(x.data() + r * in, w.values.data() + o * in, in);
   }
   return y;
+}
+
+double product_flops(std::int64_t rows, const Weight& w) {
+  return 2.0 * static_cast<double>(rows) * static_cast<double>(w.rows) * static_cast<double>(w.cols);
+}
+
+}  // namespace
+
+RowMat project(const RowMat& x, const Weight& w, Arithmetic a) {
+  const ForwardPartTimer timer(ForwardPart::weight_gemms, product_flops(x.rows(), w));
+  return project_untimed(x, w, a);
 }
 
 void rms_norm_rows(float* data, std::int64_t rows, std::int64_t width, const Weight& weight, double eps) {
@@ -189,13 +203,14 @@ RowMat embed(const Model& model, std::span<const std::int32_t> tokens, std::int6
 
 void output_logits(const Model& model, const RowMat& rows, Arithmetic a, float* out) {
   const ModelConfig& c = model.config;
-  const RowMat last = rms_norm(rows, model.output_norm, c.rms_eps);
   const Weight& output = c.tied_output ? model.token_embd : model.output;
+  const ForwardPartTimer timer(ForwardPart::logits, product_flops(rows.rows(), output));
+  const RowMat last = rms_norm(rows, model.output_norm, c.rms_eps);
   if (a == Arithmetic::blocked) {
     MutMap(out, last.rows(), c.vocab_size).noalias() = last * as_matrix(output).transpose();
     return;
   }
-  const RowMat logits = project(last, output, a);
+  const RowMat logits = project_untimed(last, output, a);
   std::copy(logits.data(), logits.data() + logits.size(), out);
 }
 
