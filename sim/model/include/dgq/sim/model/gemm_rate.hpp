@@ -4,9 +4,10 @@
 // as the pass it judges. A product C = A B^T of [n][n] matrices, as the pass computes x W^T;
 // the best of `repeats` (the first warms the caches and the thread pool).
 //
-// No bf16 rate: Eigen 3.4 multiplies bfloat16 matrices by widening each element to fp32 inside
-// its generic kernel, so its rate would say nothing of the CPU's bf16 instructions; a bf16
-// path has to bring its own kernel, and its rate with it.
+// No bf16 rate: Debian 12's Eigen multiplies bfloat16 matrices by widening the elements to
+// fp32 for every operation (about a sixth of its fp32 rate on this project's AMD EPYC), so its
+// rate would say nothing of the CPU's bf16 instructions; a bf16 path has to bring its own
+// kernel, and its rate with it.
 #include <cstdint>
 
 namespace dgq::sim {
