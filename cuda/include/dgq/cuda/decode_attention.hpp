@@ -9,7 +9,8 @@
 // the lane tree, the library-free exp, the merge in token order), so its output is meant to be
 // the CPU kernel's bit for bit (tests/gpu/test_gpu_decode_attention.cpp). One thread per (KV
 // head, chunk, query head of the group) and one per query head for the merge: written to be
-// checked, not fast. It has not run on a GPU; no claim about its speed (docs/cuda.md).
+// checked, not fast. It passed on a GPU (docs/gpu-results.md names the device and the commits;
+// docs/cuda.md the changes since); no claim about its speed.
 #include <cstdint>
 #include <optional>
 #include <vector>
