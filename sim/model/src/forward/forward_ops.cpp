@@ -15,6 +15,10 @@
 namespace dgq::sim::forward {
 namespace {
 
+// The element-wise steps (norms, RoPE, activations, layout copies) run on the pass's threads
+// above this many elements: one chunk's rows, not a decoder's single token.
+constexpr std::int64_t kParallelElements = 1 << 16;
+
 using ConstMap = Eigen::Map<const RowMat>;
 using MutMap = Eigen::Map<RowMat>;
 
@@ -63,6 +67,9 @@ RowMat project(const RowMat& x, const Weight& w, Arithmetic a) {
 
 void rms_norm_rows(float* data, std::int64_t rows, std::int64_t width, const Weight& weight, double eps) {
   const float eps_f = static_cast<float>(eps);
+  // Rows are independent (each its own sum, in its own order): threads change no bit. Small
+  // batches (a decoder's one token) stay on one thread, where a parallel region costs more.
+#pragma omp parallel for schedule(static) if (rows * width >= kParallelElements)
   for (std::int64_t r = 0; r < rows; ++r) {
     float* x = data + r * width;
     double sum = 0;
@@ -89,6 +96,7 @@ RopeTable rope_table(std::int64_t positions, std::int64_t head_dim, double theta
 
 void apply_rope(float* x, std::int64_t heads, std::int64_t tokens, const RopeTable& t, std::int64_t first_position) {
   const std::int64_t d = 2 * t.half;
+#pragma omp parallel for collapse(2) schedule(static) if (heads * tokens * d >= kParallelElements)
   for (std::int64_t h = 0; h < heads; ++h)
     for (std::int64_t p = 0; p < tokens; ++p) {
       float* row = x + (h * tokens + p) * d;
@@ -108,6 +116,7 @@ namespace {
 std::vector<float> to_head_major(const RowMat& x, std::int64_t heads, std::int64_t d) {
   const std::int64_t n = x.rows();
   std::vector<float> out(static_cast<std::size_t>(heads * n * d));
+#pragma omp parallel for collapse(2) schedule(static) if (heads * n * d >= kParallelElements)
   for (std::int64_t h = 0; h < heads; ++h)
     for (std::int64_t t = 0; t < n; ++t)
       for (std::int64_t c = 0; c < d; ++c) out[(h * n + t) * d + c] = x(t, h * d + c);
@@ -132,9 +141,11 @@ void activate(RowMat& gate, const std::string& activation) {
   float* x = gate.data();
   const std::int64_t count = gate.size();
   if (activation == "silu") {
+#pragma omp parallel for schedule(static) if (count >= kParallelElements)
     for (std::int64_t i = 0; i < count; ++i) x[i] = x[i] / (1.0f + std::exp(-x[i]));
   } else {  // gelu-tanh (validated by load_model)
     const float k0 = 0.7978845608028654f, k1 = 0.044715f;
+#pragma omp parallel for schedule(static) if (count >= kParallelElements)
     for (std::int64_t i = 0; i < count; ++i) {
       const float v = x[i];
       x[i] = 0.5f * v * (1.0f + std::tanh(k0 * (v + k1 * v * v * v)));
