@@ -11,7 +11,7 @@ import h5py
 import numpy as np
 import pytest
 
-from eval_support import run_dgq, run_eval, write_tiny_model, write_token_file
+from eval_support import eval_command, run_dgq, run_eval, write_tiny_model, write_token_file
 
 pytestmark = pytest.mark.needs_dgq
 SUMMARY_KEYS = [
@@ -83,6 +83,24 @@ texts = ["a.h5"]
 """
 
 
+def one_input_causal_eval(dgq_bin: str, inputs: dict, out: Path, scheme: str, **options: str) -> dict:
+    """`dgq eval` alone on the input of one_input_causal_config, with the options of the axis
+    under test: the attributes of its scheme's run (runs/1; runs/0 is the base)."""
+    command = eval_command(
+        model=inputs["model"],
+        text=inputs["texts"][0],
+        ctx=32,
+        chunks=1,
+        scheme=scheme,
+        cache="causal",
+        **options,
+        out=out,
+    )
+    run_dgq(dgq_bin, *command)
+    with h5py.File(out, "r") as f:
+        return dict(f["runs"]["1"].attrs)
+
+
 def runs_of(results: Path) -> dict:
     with h5py.File(results, "r") as f:
         return {name: dict(g.attrs) for name, g in f["runs"].items()}
@@ -135,20 +153,7 @@ def test_a_keys_axis_runs_each_input_before_and_after_rope_as_dgq_eval_does(dgq_
     assert sorted(runs) == ["q4_0@tiny+a+ctx32+causal", "q4_0@tiny+a+ctx32+causal+prerope"]
     pre = runs["q4_0@tiny+a+ctx32+causal+prerope"]
     assert pre["keys"] == "pre-rope" and runs["q4_0@tiny+a+ctx32+causal"]["keys"] == "post-rope"
-    alone = tmp_path / "alone-pre.h5"
-    run_eval(
-        dgq_bin,
-        model=inputs["model"],
-        text=inputs["texts"][0],
-        ctx=32,
-        chunks=1,
-        scheme="q4_0",
-        cache="causal",
-        keys="pre-rope",
-        out=alone,
-    )
-    with h5py.File(alone, "r") as f:
-        expected = dict(f["runs"]["1"].attrs)
+    expected = one_input_causal_eval(dgq_bin, inputs, tmp_path / "alone-pre.h5", "q4_0", keys="pre-rope")
     for key in SUMMARY_KEYS + ["config_hash"]:
         assert pre[key] == expected[key], key
     assert pre["kld_mean"] != runs["q4_0@tiny+a+ctx32+causal"]["kld_mean"]
@@ -174,20 +179,9 @@ def test_a_raw_dtype_axis_runs_each_input_in_both_dtypes_as_dgq_eval_does(dgq_bi
     assert q4_f16["raw_dtype"] == q4_f32["raw_dtype"] == "none"
     for key in SUMMARY_KEYS + ["config_hash"]:
         assert q4_f16[key] == q4_f32[key], key
-    alone = tmp_path / "alone-f32.h5"
-    run_eval(
-        dgq_bin,
-        model=inputs["model"],
-        text=inputs["texts"][0],
-        ctx=32,
-        chunks=1,
-        scheme="kivi-4:group=8,residual=8",
-        cache="causal",
-        raw_dtype="fp32",
-        out=alone,
+    expected = one_input_causal_eval(
+        dgq_bin, inputs, tmp_path / "alone-f32.h5", "kivi-4:group=8,residual=8", raw_dtype="fp32"
     )
-    with h5py.File(alone, "r") as f:
-        expected = dict(f["runs"]["1"].attrs)
     for key in SUMMARY_KEYS + ["config_hash", "raw_dtype"]:
         assert f32[key] == expected[key], key
 
