@@ -38,4 +38,16 @@ if(DGQ_HDF5)
   if(NOT ICU_FOUND)
     message(FATAL_ERROR "ICU not found: apt-get install libicu-dev (or -DDGQ_HDF5=OFF)")
   endif()
+  # The forward pass's weight products (sim/model, weight_gemm.hpp): oneDNN's sgemm where found,
+  # Eigen's otherwise. AUTO uses it when installed; ON requires it; OFF leaves it out (the
+  # sanitizer build: oneDNN runs on GCC's OpenMP runtime, the clang build on LLVM's).
+  set(DGQ_ONEDNN_ENABLED OFF)
+  if(NOT DGQ_ONEDNN STREQUAL "OFF")
+    find_package(dnnl CONFIG QUIET)
+    if(dnnl_FOUND)
+      set(DGQ_ONEDNN_ENABLED ON)
+    elseif(DGQ_ONEDNN STREQUAL "ON")
+      message(FATAL_ERROR "oneDNN not found: apt-get install libdnnl-dev (or -DDGQ_ONEDNN=OFF)")
+    endif()
+  endif()
 endif()

@@ -35,7 +35,7 @@ sanitize_build() {
   fi
   cmake -S "$src" -B "$bin" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only $sanitizers $coverage $prefix_maps" \
-    -DCMAKE_EXE_LINKER_FLAGS="$sanitizers" -DDGQ_CUDA=OFF -DDGQ_BENCH=OFF -DDGQ_FUZZ=ON >/dev/null
+    -DCMAKE_EXE_LINKER_FLAGS="$sanitizers" -DDGQ_CUDA=OFF -DDGQ_BENCH=OFF -DDGQ_FUZZ=ON -DDGQ_ONEDNN=OFF >/dev/null
   cmake --build "$bin" -j "$jobs" --target "$@"
 }
 

@@ -16,7 +16,8 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(build-essential cmake pkg-config git
   libeigen3-dev libcli11-dev catch2 libhdf5-dev hdf5-tools libtomlplusplus-dev nlohmann-json3-dev libicu-dev libbenchmark-dev
-  python3 python3-venv python3-pip python3-dev)  # python3-dev: Python.h for the module (python/)
+  libdnnl-dev)  # libdnnl-dev: oneDNN's sgemm for the forward pass's weight products (docs/eval.md, Weight products)
+APT_PACKAGES+=(python3 python3-venv python3-pip python3-dev)  # python3-dev: Python.h for the module (python/)
 APT_PACKAGES+=(fortunes-zh bible-kjv bible-kjv-text)  # tools/prompts.sh's texts: the demo's eval inputs (tools/make-eval-inputs.sh)
 APT_PACKAGES+=(slurm-wlm munge)  # dgq slurm: a private single-node Slurm for tests/cluster (label cluster)
 APT_PACKAGES+=(clang libclang-rt-14-dev libomp-dev)  # sanitizers and fuzzing: tools/sanitize-and-fuzz.sh (ASan, UBSan, libFuzzer)

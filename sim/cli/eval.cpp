@@ -15,6 +15,7 @@
 #include "dgq/sim/eval/eval.hpp"
 #include "dgq/sim/model/forward_profile.hpp"
 #include "dgq/sim/model/gemm_rate.hpp"
+#include "dgq/sim/model/weight_gemm.hpp"
 #include "eval_passkey.hpp"
 #include "number_options.hpp"
 #include "progress_options.hpp"
@@ -31,11 +32,16 @@ struct EvalArgs {
   std::string keys = "post-rope";
   std::string raw_dtype = "fp16";
   std::string text_file;  // --text-file: plain text for the GGUF's tokenizer
+  std::string gemm;       // empty: the build's default (sim::default_weight_gemm)
   bool row_exact = false;
   bool profile = false;
   ProgressArgs progress;
   int threads = 0;
 };
+
+sim::WeightGemm weight_gemm_of(const EvalArgs& a) {
+  return a.gemm.empty() ? sim::default_weight_gemm() : sim::parse_weight_gemm(a.gemm, "--gemm");
+}
 
 // --task passkey (eval_passkey.hpp): the options both tasks share, into the passkey run's.
 void run_passkey_task(EvalArgs& a, const CLI::App& cmd) {
@@ -54,6 +60,7 @@ void run_passkey_task(EvalArgs& a, const CLI::App& cmd) {
   p.raw_dtype = sim::parse_raw_dtype(a.raw_dtype);
   p.ubatch = a.options.ubatch;
   p.arithmetic = a.row_exact ? sim::Arithmetic::row_exact : sim::Arithmetic::blocked;
+  p.weight_gemm = weight_gemm_of(a);
   p.force = a.options.force;
   p.progress = progress_mode(a.progress);
   run_passkey_command(p);
@@ -63,7 +70,9 @@ void run_passkey_task(EvalArgs& a, const CLI::App& cmd) {
 // after the run (so that the measurement does not warm or load the machine for the run).
 void print_profile(double run_seconds) {
   const double gemm_gflops = sim::measured_fp32_gemm_gflops();
-  std::cout << sim::format_forward_profile(sim::forward_profile(), gemm_gflops, omp_get_max_threads(), run_seconds);
+  std::cout << sim::format_forward_profile(sim::forward_profile(), gemm_gflops,
+                                           sim::weight_gemm_name(sim::weight_gemm_in_use()), omp_get_max_threads(),
+                                           run_seconds);
 }
 
 void run_task(EvalArgs& a, const CLI::App& cmd);
@@ -94,6 +103,7 @@ void run_task(EvalArgs& a, const CLI::App& cmd) {
   a.options.keys = sim::parse_key_position(a.keys);
   a.options.raw_dtype = sim::parse_raw_dtype(a.raw_dtype);
   a.options.arithmetic = a.row_exact ? sim::Arithmetic::row_exact : sim::Arithmetic::blocked;
+  a.options.weight_gemm = weight_gemm_of(a);
   a.options.progress = progress_mode(a.progress);
   const sim::EvalResult result = sim::run_eval(a.options);
   std::cout << format_eval_table(result);
@@ -160,6 +170,10 @@ void register_eval(CLI::App& app) {
   cmd->add_flag("--row-exact", args->row_exact,
                 "Fixed-order arithmetic per row, independent of batching (slow): with it --ubatch 1 and the one-pass "
                 "causal cache give identical logits");
+  cmd->add_option("--gemm", args->gemm,
+                  "onednn (default where the build found oneDNN) | eigen: the library that multiplies by the weights "
+                  "(projections, output head) in the blocked arithmetic; eigen reproduces runs before oneDNN "
+                  "(docs/eval.md, Weight products)");
   cmd->add_flag("--profile", args->profile,
                 "After the run, print the forward passes' seconds and GFLOP by part (weight GEMMs, attention, logits, "
                 "cache) beside the fp32 GEMM rate measured on this machine");

@@ -28,6 +28,10 @@ std::string cache_settings(const EvalOptions& o, const std::vector<std::string>&
     s += std::string(separator) + "raw_dtype=" + std::string(dtype_name(o.raw_dtype));
   if (o.ubatch > 0) s += std::string(separator) + "ubatch=" + std::to_string(o.ubatch);
   if (o.arithmetic == Arithmetic::row_exact) s += std::string(separator) + "arithmetic=row_exact";
+  // Eigen's products, the arithmetic of the runs before oneDNN: named so that a run with the one
+  // never resumes from chunks of the other (a build without oneDNN names it too).
+  if (o.arithmetic == Arithmetic::blocked && o.weight_gemm == WeightGemm::eigen)
+    s += std::string(separator) + "weight_gemm=eigen";
   return s;
 }
 

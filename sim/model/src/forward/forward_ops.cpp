@@ -5,12 +5,14 @@
 #include "forward/forward_ops.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <limits>
 #include <string>
 
 #include "dgq/errors.hpp"
 #include "dgq/sim/model/forward_profile.hpp"
+#include "dgq/sim/model/weight_gemm.hpp"
 
 namespace dgq::sim::forward {
 namespace {
@@ -41,8 +43,9 @@ namespace {
 
 RowMat project_untimed(const RowMat& x, const Weight& w, Arithmetic a) {
   RowMat y(x.rows(), w.rows);
+  assert(x.cols() == w.cols);
   if (a == Arithmetic::blocked) {
-    y.noalias() = x * as_matrix(w).transpose();
+    multiply_by_weights(x.data(), x.rows(), w.cols, w.values.data(), w.rows, y.data());
     return y;
   }
   const std::int64_t rows = x.rows(), outs = w.rows, in = w.cols;
@@ -218,7 +221,7 @@ void output_logits(const Model& model, const RowMat& rows, Arithmetic a, float* 
   const ForwardPartTimer timer(ForwardPart::logits, product_flops(rows.rows(), output));
   const RowMat last = rms_norm(rows, model.output_norm, c.rms_eps);
   if (a == Arithmetic::blocked) {
-    MutMap(out, last.rows(), c.vocab_size).noalias() = last * as_matrix(output).transpose();
+    multiply_by_weights(last.data(), last.rows(), output.cols, output.values.data(), output.rows, out);
     return;
   }
   const RowMat logits = project_untimed(last, output, a);

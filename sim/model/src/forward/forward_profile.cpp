@@ -50,10 +50,12 @@ ForwardPartTimer::~ForwardPartTimer() {
 ForwardPassTimer::ForwardPassTimer() : start_(std::chrono::steady_clock::now()) {}
 ForwardPassTimer::~ForwardPassTimer() { account().pass_seconds += seconds_since(start_); }
 
-std::string format_forward_profile(const ForwardProfile& profile, double gemm_gflops, int threads, double run_seconds) {
+std::string format_forward_profile(const ForwardProfile& profile, double gemm_gflops, std::string_view gemm_library,
+                                   int threads, double run_seconds) {
   char line[160];
   std::string out = "forward-pass profile (" + std::to_string(threads) + " threads; fp32 GEMM rate measured now: ";
-  std::snprintf(line, sizeof line, "%.1f GFLOP/s, Eigen, 1024^3)\n", gemm_gflops);
+  std::snprintf(line, sizeof line, "%.1f GFLOP/s, %.*s, 1024^3)\n", gemm_gflops, static_cast<int>(gemm_library.size()),
+                gemm_library.data());
   out += line;
   std::snprintf(line, sizeof line, "%-22s %10s %8s %10s %9s %9s\n", "part", "seconds", "share", "GFLOP", "GFLOP/s",
                 "of GEMM");

@@ -13,6 +13,7 @@
 #include "dgq/sim/files/output/progress.hpp"
 #include "dgq/sim/model/forward.hpp"
 #include "dgq/sim/model/tokens.hpp"
+#include "dgq/sim/model/weight_gemm.hpp"
 
 namespace dgq::sim {
 
@@ -34,7 +35,9 @@ struct EvalOptions {
   // decoder in micro-batches of N tokens (llama.cpp's n_ubatch semantics; 1 = token by token).
   std::int64_t ubatch = 0;
   Arithmetic arithmetic = Arithmetic::blocked;  // row_exact: to prove ubatch 1 == one pass
-  bool save_logits = false;                     // every scheme's scored logits into the results file (small runs)
+  // The blocked arithmetic's weight products (weight_gemm.hpp); run_eval sets it for the process.
+  WeightGemm weight_gemm = default_weight_gemm();
+  bool save_logits = false;  // every scheme's scored logits into the results file (small runs)
   // Reuse chunks and base logits written by another dgq build (refused otherwise); the result
   // is then labelled with every contributing version (EvalResult::dgq_version).
   bool allow_mixed_versions = false;

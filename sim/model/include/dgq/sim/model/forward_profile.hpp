@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace dgq::sim {
 
@@ -65,7 +66,8 @@ class ForwardPassTimer {
 // The profile as a table: seconds, share of the passes, GFLOP, GFLOP/s and the share of
 // `gemm_gflops` (the measured rate of gemm_rate.hpp) for each part; then the run's wall time
 // outside the passes (loading the model, scoring, writing results), from `run_seconds`.
-std::string format_forward_profile(const ForwardProfile& profile, double gemm_gflops, int threads, double run_seconds);
+std::string format_forward_profile(const ForwardProfile& profile, double gemm_gflops, std::string_view gemm_library,
+                                   int threads, double run_seconds);
 
 // The attention's useful operations (above) for `tokens` queries at first_position.. against
 // `keys` keys, with a sliding window (0: none).
