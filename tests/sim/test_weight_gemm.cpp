@@ -18,7 +18,8 @@ namespace {
 std::vector<float> pattern(std::int64_t n, int salt) {
   std::vector<float> v(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i)
-    v[static_cast<std::size_t>(i)] = std::ldexp(static_cast<float>((i * 37 + salt * 11) % 29) - 14.0f, -static_cast<int>(i % 5));
+    v[static_cast<std::size_t>(i)] =
+        std::ldexp(static_cast<float>((i * 37 + salt * 11) % 29) - 14.0f, -static_cast<int>(i % 5));
   return v;
 }
 
@@ -45,7 +46,8 @@ void check_close_to_exact(const std::vector<float>& y, const std::vector<float>&
         magnitude += std::fabs(term);
       }
       INFO("row " << r << ", output " << o);
-      CHECK(std::fabs(y[static_cast<std::size_t>(r * outs + o)] - exact) <= double(in) * std::ldexp(1.0, -23) * magnitude);
+      CHECK(std::fabs(y[static_cast<std::size_t>(r * outs + o)] - exact) <=
+            double(in) * std::ldexp(1.0, -23) * magnitude);
     }
 }
 
@@ -87,7 +89,8 @@ TEST_CASE("oneDNN's product repeats its bytes", "[sim][weight_gemm]") {
     return;
   }
   const std::vector<float> x = pattern(100 * 576, 3), w = pattern(1536 * 576, 4);
-  CHECK(product_with(WeightGemm::onednn, x, 100, 576, w, 1536) == product_with(WeightGemm::onednn, x, 100, 576, w, 1536));
+  CHECK(product_with(WeightGemm::onednn, x, 100, 576, w, 1536) ==
+        product_with(WeightGemm::onednn, x, 100, 576, w, 1536));
 }
 
 TEST_CASE("--gemm takes onednn or eigen and refuses anything else", "[sim][weight_gemm]") {

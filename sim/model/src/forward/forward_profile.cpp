@@ -47,6 +47,9 @@ ForwardPartTimer::~ForwardPartTimer() {
 
 // Passes do not nest (a decoder's pass calls output_logits, not row_logits), so each second
 // is counted once.
+ScoringTimer::ScoringTimer() : start_(std::chrono::steady_clock::now()) {}
+ScoringTimer::~ScoringTimer() { account().scoring_seconds += seconds_since(start_); }
+
 ForwardPassTimer::ForwardPassTimer() : start_(std::chrono::steady_clock::now()) {}
 ForwardPassTimer::~ForwardPassTimer() { account().pass_seconds += seconds_since(start_); }
 
@@ -80,8 +83,11 @@ std::string format_forward_profile(const ForwardProfile& profile, double gemm_gf
   }
   row("other (norms, RoPE)", profile.other_seconds(), 0);
   row("all passes", profile.pass_seconds, flops);
-  std::snprintf(line, sizeof line, "outside the passes (load, scoring, output): %.3f s of the run's %.3f s\n",
-                std::max(0.0, run_seconds - profile.pass_seconds), run_seconds);
+  std::snprintf(line, sizeof line, "scoring (log-softmax, KL, NLL over the vocabulary): %.3f s\n",
+                profile.scoring_seconds);
+  out += line;
+  std::snprintf(line, sizeof line, "outside the passes and the scoring (load, output): %.3f s of the run's %.3f s\n",
+                std::max(0.0, run_seconds - profile.pass_seconds - profile.scoring_seconds), run_seconds);
   out += line;
   return out;
 }

@@ -33,8 +33,8 @@ void multiply_with_onednn(const float* x, std::int64_t rows, std::int64_t in, co
   // Its only failures are invalid arguments, which the callers' shapes rule out.
   if (status != dnnl_success)
     throw std::runtime_error("oneDNN sgemm failed (status " + std::to_string(static_cast<int>(status)) + ") on [" +
-                        std::to_string(rows) + "x" + std::to_string(in) + "] x [" + std::to_string(outs) + "x" +
-                        std::to_string(in) + "]^T");
+                             std::to_string(rows) + "x" + std::to_string(in) + "] x [" + std::to_string(outs) + "x" +
+                             std::to_string(in) + "]^T");
 }
 #endif
 

@@ -30,6 +30,9 @@ struct ForwardPartTotals {
 struct ForwardProfile {
   std::array<ForwardPartTotals, kForwardPartCount> parts{};
   double pass_seconds = 0;  // the passes' wall time, the parts included
+  // Outside the passes: scoring every scored token against the base (log-softmax, KL, NLL over
+  // the vocabulary), which the evaluation times with ScoringTimer.
+  double scoring_seconds = 0;
   const ForwardPartTotals& operator[](ForwardPart p) const { return parts[static_cast<std::size_t>(p)]; }
   double other_seconds() const;
 };
@@ -51,6 +54,18 @@ class ForwardPartTimer {
   std::chrono::steady_clock::time_point start_;
 };
 
+// Adds its lifetime's wall time to the scoring's total (score_tokens).
+class ScoringTimer {
+ public:
+  ScoringTimer();
+  ~ScoringTimer();
+  ScoringTimer(const ScoringTimer&) = delete;
+  ScoringTimer& operator=(const ScoringTimer&) = delete;
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
+
 // Adds its lifetime's wall time to the passes' total (forward_hidden, row_logits, decode_logits).
 class ForwardPassTimer {
  public:
@@ -64,8 +79,8 @@ class ForwardPassTimer {
 };
 
 // The profile as a table: seconds, share of the passes, GFLOP, GFLOP/s and the share of
-// `gemm_gflops` (the measured rate of gemm_rate.hpp) for each part; then the run's wall time
-// outside the passes (loading the model, scoring, writing results), from `run_seconds`.
+// `gemm_gflops` (the measured rate of gemm_rate.hpp) for each part; then the scoring's seconds
+// and the rest of the run's wall time (loading the model, writing results), from `run_seconds`.
 std::string format_forward_profile(const ForwardProfile& profile, double gemm_gflops, std::string_view gemm_library,
                                    int threads, double run_seconds);
 

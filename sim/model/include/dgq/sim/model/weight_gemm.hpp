@@ -18,7 +18,7 @@ namespace dgq::sim {
 
 enum class WeightGemm : std::uint8_t { onednn, eigen };
 
-bool onednn_available();  // built with oneDNN
+bool onednn_available();           // built with oneDNN
 WeightGemm default_weight_gemm();  // onednn where available, else eigen
 std::string_view weight_gemm_name(WeightGemm g);
 // "onednn" | "eigen"; ParameterError naming the option otherwise, or when onednn is asked of a
