@@ -250,3 +250,15 @@ def test_a_known_exception_is_not_reported_and_a_stale_one_is(tmp_path):
     assert check(tmp_path, text, known="doc.md\t12 %\tIt rose by\n").returncode == 0
     stale = check(tmp_path, text, known="doc.md\t12 %\tIt fell by\n")
     assert stale.returncode == 1 and "stale entry" in stale.stdout
+
+
+def test_a_known_exception_may_say_why_it_is_listed(tmp_path):
+    text = "It rose by 12 %.\n"
+    known = "# a comment line\ndoc.md\t12 %\tIt rose by\t# external\n"
+    assert check(tmp_path, text, known=known).returncode == 0
+    # The reason does not make an entry match: a stale entry with a reason is still stale.
+    stale = check(tmp_path, text, known="doc.md\t12 %\tIt fell by\t# external\n")
+    assert stale.returncode == 1 and "stale entry" in stale.stdout
+    # A fourth field is a reason only when it starts with '#'.
+    malformed = check(tmp_path, text, known="doc.md\t12 %\tIt rose by\texternal\n")
+    assert malformed.returncode == 1 and "expected document, figure, context" in malformed.stderr
