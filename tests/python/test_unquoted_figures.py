@@ -250,3 +250,29 @@ def test_a_known_exception_is_not_reported_and_a_stale_one_is(tmp_path):
     assert check(tmp_path, text, known="doc.md\t12 %\tIt rose by\n").returncode == 0
     stale = check(tmp_path, text, known="doc.md\t12 %\tIt fell by\n")
     assert stale.returncode == 1 and "stale entry" in stale.stdout
+
+
+def test_only_benchmarks_is_still_checked_tree_wide(tmp_path):
+    # The same sentence, whose section holds no block, in a synthetic tree whose only fragment
+    # holds its figure: docs/benchmarks.md (TREE_WIDE_DOCS) passes, docs/real-traces.md (checked
+    # by section since it left that list) and any other document fail.
+    (tmp_path / "docs" / "results").mkdir(parents=True)
+    (tmp_path / "docs" / "results" / "m.md").write_text("| clean | 10% |\n", encoding="utf-8")
+    (tmp_path / "known").write_text("", encoding="utf-8")
+    text = "## Traces\n\nFour kinds, clean and 10% noise.\n"
+    for doc, returncode in [("docs/benchmarks.md", 0), ("docs/real-traces.md", 1), ("docs/other.md", 1)]:
+        (tmp_path / doc).write_text(text, encoding="utf-8")
+        result = run_tool(tmp_path, "--root", tmp_path, "--known", tmp_path / "known", doc)
+        assert result.returncode == returncode, (doc, result.stdout)
+
+
+def test_a_known_exception_may_say_why_it_is_listed(tmp_path):
+    text = "It rose by 12 %.\n"
+    known = "# a comment line\ndoc.md\t12 %\tIt rose by\t# external\n"
+    assert check(tmp_path, text, known=known).returncode == 0
+    # The reason does not make an entry match: a stale entry with a reason is still stale.
+    stale = check(tmp_path, text, known="doc.md\t12 %\tIt fell by\t# external\n")
+    assert stale.returncode == 1 and "stale entry" in stale.stdout
+    # A fourth field is a reason only when it starts with '#'.
+    malformed = check(tmp_path, text, known="doc.md\t12 %\tIt rose by\texternal\n")
+    assert malformed.returncode == 1 and "expected document, figure, context" in malformed.stderr
