@@ -14,8 +14,8 @@
 #include "dgq/errors.hpp"
 #include "dgq/sim/eval/eval.hpp"
 #include "dgq/sim/model/forward_profile.hpp"
+#include "dgq/sim/model/gemm_library.hpp"
 #include "dgq/sim/model/gemm_rate.hpp"
-#include "dgq/sim/model/weight_gemm.hpp"
 #include "eval_passkey.hpp"
 #include "number_options.hpp"
 #include "progress_options.hpp"
@@ -32,15 +32,15 @@ struct EvalArgs {
   std::string keys = "post-rope";
   std::string raw_dtype = "fp16";
   std::string text_file;  // --text-file: plain text for the GGUF's tokenizer
-  std::string gemm;       // empty: the build's default (sim::default_weight_gemm)
+  std::string gemm;       // empty: the build's default (sim::default_gemm_library)
   bool row_exact = false;
   bool profile = false;
   ProgressArgs progress;
   int threads = 0;
 };
 
-sim::WeightGemm weight_gemm_of(const EvalArgs& a) {
-  return a.gemm.empty() ? sim::default_weight_gemm() : sim::parse_weight_gemm(a.gemm, "--gemm");
+sim::GemmLibrary gemm_library_of(const EvalArgs& a) {
+  return a.gemm.empty() ? sim::default_gemm_library() : sim::parse_gemm_library(a.gemm, "--gemm");
 }
 
 // --task passkey (eval_passkey.hpp): the options both tasks share, into the passkey run's.
@@ -60,7 +60,7 @@ void run_passkey_task(EvalArgs& a, const CLI::App& cmd) {
   p.raw_dtype = sim::parse_raw_dtype(a.raw_dtype);
   p.ubatch = a.options.ubatch;
   p.arithmetic = a.row_exact ? sim::Arithmetic::row_exact : sim::Arithmetic::blocked;
-  p.weight_gemm = weight_gemm_of(a);
+  p.gemm_library = gemm_library_of(a);
   p.force = a.options.force;
   p.progress = progress_mode(a.progress);
   run_passkey_command(p);
@@ -71,7 +71,7 @@ void run_passkey_task(EvalArgs& a, const CLI::App& cmd) {
 void print_profile(double run_seconds) {
   const double gemm_gflops = sim::measured_fp32_gemm_gflops();
   std::cout << sim::format_forward_profile(sim::forward_profile(), gemm_gflops,
-                                           sim::weight_gemm_name(sim::weight_gemm_in_use()), omp_get_max_threads(),
+                                           sim::gemm_library_name(sim::gemm_library_in_use()), omp_get_max_threads(),
                                            run_seconds);
 }
 
@@ -103,7 +103,7 @@ void run_task(EvalArgs& a, const CLI::App& cmd) {
   a.options.keys = sim::parse_key_position(a.keys);
   a.options.raw_dtype = sim::parse_raw_dtype(a.raw_dtype);
   a.options.arithmetic = a.row_exact ? sim::Arithmetic::row_exact : sim::Arithmetic::blocked;
-  a.options.weight_gemm = weight_gemm_of(a);
+  a.options.gemm_library = gemm_library_of(a);
   a.options.progress = progress_mode(a.progress);
   const sim::EvalResult result = sim::run_eval(a.options);
   std::cout << format_eval_table(result);
@@ -171,9 +171,9 @@ void register_eval(CLI::App& app) {
                 "Fixed-order arithmetic per row, independent of batching (slow): with it --ubatch 1 and the one-pass "
                 "causal cache give identical logits");
   cmd->add_option("--gemm", args->gemm,
-                  "onednn (default where the build found oneDNN) | eigen: the library that multiplies by the weights "
-                  "(projections, output head) in the blocked arithmetic; eigen reproduces runs before oneDNN "
-                  "(docs/eval.md, Weight products)");
+                  "onednn (default where the build found oneDNN) | eigen: the library of the blocked arithmetic's "
+                  "matrix products (projections, output head, attention's tiles); eigen reproduces runs before "
+                  "oneDNN (docs/eval.md, Matrix products)");
   cmd->add_flag("--profile", args->profile,
                 "After the run, print the forward passes' seconds and GFLOP by part (weight GEMMs, attention, logits, "
                 "cache) beside the fp32 GEMM rate measured on this machine");

@@ -29,7 +29,7 @@ std::string passkey_settings_text(const ModelConfig& c, const PasskeyTask& t, co
     << (o.keys == KeyPosition::pre_rope ? "\nkeys=pre-rope" : "")  // only when set: older identities stand
     << (raw_rows && o.raw_dtype != DType::f32 ? "\nraw_dtype=" + std::string(dtype_name(o.raw_dtype)) : "")
     << "\nubatch=" << o.ubatch << "\narithmetic=" << (o.arithmetic == Arithmetic::row_exact ? "row_exact" : "blocked")
-    << (o.arithmetic == Arithmetic::blocked && o.weight_gemm == WeightGemm::eigen ? "\nweight_gemm=eigen" : "") << "\n";
+    << (o.arithmetic == Arithmetic::blocked && o.gemm_library == GemmLibrary::eigen ? "\ngemm=eigen" : "") << "\n";
   return s.str();
 }
 

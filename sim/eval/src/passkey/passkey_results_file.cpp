@@ -35,7 +35,7 @@ void write_passkey_settings(hid_t f, const PasskeyOptions& o, const ModelConfig&
   h5::write_string_attribute(f, "raw_dtype", std::string(dtype_name(o.raw_dtype)));
   h5::write_int_attribute(f, "ubatch", o.ubatch);
   h5::write_int_attribute(f, "row_exact", o.arithmetic == Arithmetic::row_exact);
-  h5::write_string_attribute(f, "weight_gemm", std::string(weight_gemm_name(o.weight_gemm)));
+  h5::write_string_attribute(f, "gemm", std::string(gemm_library_name(o.gemm_library)));
 }
 
 void write_task_fields(hid_t f, const PasskeyTask& t, const std::string& path) {

@@ -128,7 +128,7 @@ void summarize_scheme(const PasskeyTask& task, PasskeySchemeResult& s) {
 }  // namespace
 
 PasskeyResult run_passkey(const PasskeyOptions& o) {
-  use_weight_gemm(o.weight_gemm);
+  use_gemm_library(o.gemm_library);
   if (!o.output_path.empty()) require_new_output(o.output_path, o.force, "dgq eval");
   if (!o.json_path.empty()) check_text_output(o.json_path);
   const PasskeyPlan plan(o);

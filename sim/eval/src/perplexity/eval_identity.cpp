@@ -30,8 +30,8 @@ std::string cache_settings(const EvalOptions& o, const std::vector<std::string>&
   if (o.arithmetic == Arithmetic::row_exact) s += std::string(separator) + "arithmetic=row_exact";
   // Eigen's products, the arithmetic of the runs before oneDNN: named so that a run with the one
   // never resumes from chunks of the other (a build without oneDNN names it too).
-  if (o.arithmetic == Arithmetic::blocked && o.weight_gemm == WeightGemm::eigen)
-    s += std::string(separator) + "weight_gemm=eigen";
+  if (o.arithmetic == Arithmetic::blocked && o.gemm_library == GemmLibrary::eigen)
+    s += std::string(separator) + "gemm=eigen";
   return s;
 }
 

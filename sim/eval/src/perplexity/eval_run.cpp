@@ -220,7 +220,7 @@ EvalResult summarize_runs(const EvalPlan& plan, const std::vector<ChunkRun>& tot
 }  // namespace
 
 EvalResult run_eval(const EvalOptions& o) {
-  use_weight_gemm(o.weight_gemm);
+  use_gemm_library(o.gemm_library);
   require_new_output(o.output_path, o.force, "dgq eval");
   if (!o.json_path.empty()) check_text_output(o.json_path);
   const EvalPlan plan(o);

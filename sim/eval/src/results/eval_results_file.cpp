@@ -30,7 +30,7 @@ void write_run_settings(hid_t f, const EvalOptions& o, const EvalPlan& plan) {
   h5::write_string_attribute(f, "keys", key_position_name(o.keys));
   h5::write_string_attribute(f, "raw_dtype", std::string(dtype_name(o.raw_dtype)));
   h5::write_int_attribute(f, "ubatch", o.ubatch);
-  h5::write_string_attribute(f, "weight_gemm", std::string(weight_gemm_name(o.weight_gemm)));
+  h5::write_string_attribute(f, "gemm", std::string(gemm_library_name(o.gemm_library)));
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 
 #include "dgq/attention_rules.hpp"
 #include "dgq/sim/model/forward_profile.hpp"
+#include "dgq/sim/model/gemm_library.hpp"
 #include "forward/forward_ops.hpp"
 #include "forward/softmax_exp.hpp"
 
@@ -155,7 +156,7 @@ void attend_block(const float* q, std::int64_t r0, std::int64_t r1, std::int64_t
     const std::int64_t n = std::min(kKeyTile, k_end - t0);
     const AttentionMap kt = key_tile(r, true, sk, t0, n, s.tile_k);
     s.scores.resize(rows, n);
-    s.scores.noalias() = qb * kt.transpose();
+    tile_scores(qb.data(), rows, d, kt.data(), n, s.scores.data());
     for (std::int64_t i = 0; i < rows; ++i) {
       const std::int64_t p = p_first + i;
       const std::int64_t lo = std::max(first_visible(p, window), t0) - t0, hi = std::min(p, t0 + n - 1) - t0;
@@ -175,7 +176,7 @@ void attend_block(const float* q, std::int64_t r0, std::int64_t r1, std::int64_t
       s.max[at] = peak;
     }
     const AttentionMap vt = key_tile(r, false, sv, t0, n, s.tile_v);
-    s.acc.noalias() += s.scores * vt;
+    tile_accumulate(s.scores.data(), rows, n, vt.data(), d, s.acc.data());
   }
   for (std::int64_t i = 0; i < rows; ++i)
     out.block(r0 + i, out_col, 1, d) = s.acc.row(i) / s.sum[static_cast<std::size_t>(i)];

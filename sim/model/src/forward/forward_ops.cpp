@@ -12,7 +12,7 @@
 
 #include "dgq/errors.hpp"
 #include "dgq/sim/model/forward_profile.hpp"
-#include "dgq/sim/model/weight_gemm.hpp"
+#include "dgq/sim/model/gemm_library.hpp"
 
 namespace dgq::sim::forward {
 namespace {

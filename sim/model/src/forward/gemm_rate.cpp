@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "dgq/sim/model/weight_gemm.hpp"
+#include "dgq/sim/model/gemm_library.hpp"
 #include "forward/forward_ops.hpp"
 
 namespace dgq::sim {

@@ -12,8 +12,8 @@
 #include "dgq/sim/eval/scores.hpp"
 #include "dgq/sim/files/output/progress.hpp"
 #include "dgq/sim/model/forward.hpp"
+#include "dgq/sim/model/gemm_library.hpp"
 #include "dgq/sim/model/tokens.hpp"
-#include "dgq/sim/model/weight_gemm.hpp"
 
 namespace dgq::sim {
 
@@ -35,8 +35,8 @@ struct EvalOptions {
   // decoder in micro-batches of N tokens (llama.cpp's n_ubatch semantics; 1 = token by token).
   std::int64_t ubatch = 0;
   Arithmetic arithmetic = Arithmetic::blocked;  // row_exact: to prove ubatch 1 == one pass
-  // The blocked arithmetic's weight products (weight_gemm.hpp); run_eval sets it for the process.
-  WeightGemm weight_gemm = default_weight_gemm();
+  // The blocked arithmetic's matrix products (gemm_library.hpp); run_eval sets it for the process.
+  GemmLibrary gemm_library = default_gemm_library();
   bool save_logits = false;  // every scheme's scored logits into the results file (small runs)
   // Reuse chunks and base logits written by another dgq build (refused otherwise); the result
   // is then labelled with every contributing version (EvalResult::dgq_version).

@@ -11,7 +11,7 @@
 #include "dgq/sim/eval/cache_settings.hpp"
 #include "dgq/sim/files/output/progress.hpp"
 #include "dgq/sim/model/forward.hpp"
-#include "dgq/sim/model/weight_gemm.hpp"
+#include "dgq/sim/model/gemm_library.hpp"
 
 namespace dgq::sim {
 
@@ -63,7 +63,7 @@ struct PasskeyOptions {
   DType raw_dtype = DType::f16;  // --raw-dtype (dgq/sim/eval/eval.hpp, parse_raw_dtype)
   std::int64_t ubatch = 0;       // causal only: 0 one pass, N the literal decoder
   Arithmetic arithmetic = Arithmetic::blocked;
-  WeightGemm weight_gemm = default_weight_gemm();  // as EvalOptions::weight_gemm
+  GemmLibrary gemm_library = default_gemm_library();  // as EvalOptions::gemm_library
   bool force = false;                         // replace an existing output file (refused otherwise, before any work)
   ProgressMode progress = ProgressMode::off;  // a unit: one prompt through one cache
 };

@@ -1,8 +1,8 @@
 #pragma once
 // The machine's GEMM rate through the library the forward pass multiplies its weights with
-// (weight_gemm.hpp: oneDNN or Eigen, fp32, the threads OpenMP has now): the yardstick of `dgq eval --profile`, measured
-// in the same run as the pass it judges. A product C = A B^T of [n][n] matrices, as the pass computes x W^T; the best
-// of `repeats` (the first warms the caches and the thread pool).
+// (gemm_library.hpp: oneDNN or Eigen, fp32, the threads OpenMP has now): the yardstick of `dgq eval --profile`,
+// measured in the same run as the pass it judges. A product C = A B^T of [n][n] matrices, as the pass computes x W^T;
+// the best of `repeats` (the first warms the caches and the thread pool).
 //
 // No bf16 rate: Debian 12's Eigen multiplies bfloat16 matrices by widening the elements to
 // fp32 for every operation (about a sixth of its fp32 rate on an AMD EPYC with AVX512-BF16), so

@@ -6,7 +6,7 @@ by the weights in the blocked arithmetic. Checked on the tiny random llama model
 - a run by Eigen has its own config hash (its chunks never mix with oneDNN's on a resume), a
   row-exact run the same whichever is named (it uses neither);
 - a word other than the two is refused on one line naming the option.
-By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k weight_gemm
+By hand: DGQ_BIN=build/sim/dgq tests/python/run_pytest.sh -k gemm_library
 """
 
 import h5py
@@ -43,7 +43,7 @@ def _built_without_onednn(dgq_bin, inputs) -> bool:
     out = inputs["dir"] / "default.h5"
     run_eval(dgq_bin, model=inputs["model"], text=inputs["text"], ctx=128, chunks=1, scheme="q8_0", out=out)
     with h5py.File(out, "r") as f:
-        return f.attrs["weight_gemm"] == "eigen"
+        return f.attrs["gemm"] == "eigen"
 
 
 def config_hashes(dgq_bin, tiny, name, *options) -> list[str]:
@@ -55,7 +55,7 @@ def config_hashes(dgq_bin, tiny, name, *options) -> list[str]:
 
 def test_the_results_file_names_the_library_that_ran(tiny):
     for gemm, runs in tiny["runs"].items():
-        assert runs["attrs"]["weight_gemm"] == gemm
+        assert runs["attrs"]["gemm"] == gemm
 
 
 def test_both_libraries_compute_the_same_logits_within_fp32_rounding(tiny):
