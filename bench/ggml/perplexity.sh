@@ -57,7 +57,8 @@ for round in $(seq "$rounds"); do
   "$dgq" eval --model "$h5" --text "$texts/eval-texts/$model-$kind-clean.h5" --ctx "$ctx" --chunks "$chunks" \
     --scheme fp16 --threads "$threads" -o "$out/dgq.h5" > "$out/dgq.log" 2>&1
   rm -f "$out/dgq.h5"
-  sed -n 's/^fp16 \+[0-9.]\+ \+\([0-9.+-]\+\).*/  dgq eval: PPL \1/p' "$out/dgq.log" | sort -u
+  # The table's columns: scheme, raw dtype, bits, PPL+-stderr, ...
+  sed -n 's/^fp16 \+[^ ]\+ \+[0-9.]\+ \+\([0-9.+-]\+\).*/  dgq eval: PPL \1/p' "$out/dgq.log" | sort -u
   dgq_tps="$(sed -n 's/^forward pass: \([0-9.]*\) tokens\/s/\1/p' "$out/dgq.log")"
   ratio="$(awk -v a="$dgq_tps" -v b="$llama_tps" 'BEGIN { printf "%.2f", a / b }')"
   ratios+=("$ratio")
