@@ -19,6 +19,11 @@ raw (KIVI's residual, DGQ's open segment, KVarN's sink and open tile, sink=N) ho
 modes: rounded on append, coded from there and counted at its size (docs/spec.md rule C9), as
 `dgq eval --raw-dtype`. The per-token formats code the rows in the model's dtype.
 
+Beam search, assisted decoding and crop work in both modes: each layer keeps every row the model
+gave it and rebuilds a cache from the rows kept (a causal cache's state does not depend on how
+its rows were split into appends), so a crop or a batch reshuffle leaves the cache that saw only
+the tokens and rows kept. The rows kept cost a DynamicCache's memory and are not in held_bytes.
+
 The spec is a registry spec ("q8_0", "dgq2:bits=3", ...) or a pair "K_SPEC/V_SPEC"; "fp32" (or
 "f32") as a side keeps that role exactly as the model computed it, as `dgq eval`'s fp32 cache.
 Keys are cached after RoPE, as transformers, llama.cpp and dgq's runner cache them.
@@ -28,7 +33,7 @@ Needs torch and transformers (`tools/setup-python.sh --hf`); `import dgq` does n
 
 from __future__ import annotations
 
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 import torch
@@ -78,60 +83,116 @@ def _rows(x: torch.Tensor) -> np.ndarray:
 
 class _Role:
     """One role (keys or values) of one layer: a dgq cache per batch row x KV head, or the exact
-    rows. Returns what attention reads, [batch, heads, tokens, head_dim] in the model's dtype."""
+    rows. Returns what attention reads, [batch, heads, tokens, head_dim] in the model's dtype.
+
+    Every row appended is kept as the model gave it (self.rows), in every mode: the exact side and
+    prefill mode read from it, and causal mode rebuilds a cache from it when generate crops or
+    reorders the batch. A causal cache's state after T rows does not depend on how the rows were
+    batched into appends (tests/python/test_causal_cache_bindings.py checks every family), so a
+    cache rebuilt by appending the kept rows at once is the cache that saw them one by one."""
 
     def __init__(self, spec: str, role: str, mode: str, raw_dtype: str = "f16"):
         self.spec, self.role, self.mode, self.raw_dtype = spec, role, mode, raw_dtype
         self.exact = spec in EXACT_SPECS
-        self.caches: list[list[CausalCache]] | None = None
-        self.raw: torch.Tensor | None = None  # every row appended (exact side, prefill mode)
+        self.caches: list[list[CausalCache]] | None = None  # causal mode: [batch row][KV head]
+        self.rows: torch.Tensor | None = None  # every row appended, [batch, heads, tokens, head_dim]
         self.scheme = None if self.exact or mode == "causal" else Scheme(spec)
         # Prefill: rule C9's input, the rows in the raw dtype when the scheme keeps rows raw.
         self.keeps_raw = self.scheme is not None and self.scheme.keeps_raw_rows(role)
         self.held = 0  # prefill mode: bytes of the last compression
+
+    @property
+    def is_causal(self) -> bool:
+        return not self.exact and self.mode == "causal"
 
     def update(self, x: torch.Tensor) -> torch.Tensor:
         if x.dtype not in _DTYPES:
             raise ParameterError(
                 f"dgq.hf.Cache: {self.role} states of dtype {x.dtype}; dgq takes float32, float16, bfloat16"
             )
-        if self.exact or self.mode == "prefill":
-            self.raw = x if self.raw is None else torch.cat([self.raw, x], dim=-2)
-            return self.raw if self.exact else self._prefill()
-        return self._causal(x)
+        if self.is_causal:
+            self._append_causal(x)
+        self.rows = x if self.rows is None else torch.cat([self.rows, x], dim=-2)
+        return self.read()
 
-    def _causal(self, x: torch.Tensor) -> torch.Tensor:
-        batch, heads, _, head_dim = x.shape
-        name = _DTYPES[x.dtype]
+    def read(self) -> torch.Tensor:
+        """What attention reads now: the rows (exact), their compression (prefill), the caches' reads."""
+        assert self.rows is not None, "read after the first update"
+        if self.exact:
+            return self.rows
+        return self._prefill() if self.mode == "prefill" else self._read_causal()
+
+    def keep_tokens(self, tokens: int) -> None:
+        """Drop every token from `tokens` on (crop): the causal caches rebuilt from the rows kept."""
+        assert self.rows is not None, "crop after the first update"
+        self.rows = self.rows[..., :tokens, :]
+        if self.is_causal:
+            batch, heads = self.rows.shape[:2]
+            self.caches = [[self._rebuilt(b, h) for h in range(heads)] for b in range(batch)]
+
+    def select_batch_rows(self, sources: list[int]) -> None:
+        """Make row i of the batch the old row sources[i] (beam search, repeat, select). A causal
+        cache is moved to its first new row; a repeated source gets a cache rebuilt from its rows,
+        as a CausalCache cannot be copied and two rows must not share one."""
+        assert self.rows is not None, "a batch reshuffle after the first update"
+        self.rows = self.rows[sources]
         if self.caches is None:
-            self.caches = [
-                [CausalCache(self.spec, self.role, head_dim, name, self.raw_dtype) for _ in range(heads)]
-                for _ in range(batch)
-            ]
+            return
+        moved: set[int] = set()
+        caches = []
+        for new, old in enumerate(sources):
+            if old in moved:
+                caches.append([self._rebuilt(new, h) for h in range(self.rows.shape[1])])
+            else:
+                caches.append(self.caches[old])
+                moved.add(old)
+        self.caches = caches
+
+    def _new_cache(self, head_dim: int, dtype: torch.dtype) -> CausalCache:
+        return CausalCache(self.spec, self.role, head_dim, _DTYPES[dtype], self.raw_dtype)
+
+    def _rebuilt(self, b: int, h: int) -> CausalCache:
+        """A fresh cache holding self.rows[b, h], appended at once."""
+        assert self.rows is not None
+        cache = self._new_cache(self.rows.shape[-1], self.rows.dtype)
+        if self.rows.shape[-2]:
+            cache.append(_rows(self.rows[b, h]))
+        return cache
+
+    def _append_causal(self, x: torch.Tensor) -> None:
+        batch, heads, _, head_dim = x.shape
+        if self.caches is None:
+            self.caches = [[self._new_cache(head_dim, x.dtype) for _ in range(heads)] for _ in range(batch)]
         if len(self.caches) != batch or len(self.caches[0]) != heads:
             raise ParameterError(
                 f"dgq.hf.Cache: {self.role} states of {batch} rows x {heads} heads, the cache holds "
                 f"{len(self.caches)} x {len(self.caches[0])}"
             )
-        tokens = self.caches[0][0].tokens + x.shape[-2]
-        out = np.empty((batch, heads, tokens, head_dim), np.float32)
         for b in range(batch):
             for h in range(heads):
-                cache = self.caches[b][h]
-                cache.append(_rows(x[b, h]))
+                self.caches[b][h].append(_rows(x[b, h]))
+
+    def _read_causal(self) -> torch.Tensor:
+        rows, caches = self.rows, self.caches
+        assert rows is not None and caches is not None, "causal mode holds the rows and the caches"
+        out = np.empty(tuple(rows.shape), np.float32)
+        for b, row in enumerate(caches):
+            for h, cache in enumerate(row):
                 cache.read(out=out[b, h])
         # The final values decode in the row dtype and the raw tail is held in it: exact back when
         # the model's dtype holds the row dtype (f16 in f32), rounded as the model computes otherwise.
-        return torch.from_numpy(out).to(device=x.device, dtype=x.dtype)
+        return torch.from_numpy(out).to(device=rows.device, dtype=rows.dtype)
 
     def _prefill(self) -> torch.Tensor:
-        raw, scheme = self.raw, self.scheme
+        raw, scheme = self.rows, self.scheme
         assert raw is not None and scheme is not None, "prefill mode holds the rows and the scheme"
         batch, heads, tokens, head_dim = raw.shape
+        self.held = 0
+        if tokens == 0:  # cropped to nothing: nothing to compress
+            return raw.clone()
         rows = raw.to(_TORCH_DTYPES[self.raw_dtype]) if self.keeps_raw else raw  # rule C9 (round to nearest even)
         name = _DTYPES[rows.dtype]
         out = np.empty((batch, heads, tokens, head_dim), np.float32)
-        self.held = 0
         for b in range(batch):
             for h in range(heads):
                 c = scheme.compress(_rows(rows[b, h]), self.role, name)
@@ -140,24 +201,23 @@ class _Role:
         return torch.from_numpy(out).to(device=raw.device, dtype=raw.dtype)
 
     def held_bytes(self) -> int:
+        """What the cache's format holds; the rows kept to rebuild a causal cache are not counted."""
         if self.exact:
-            held: int = 0 if self.raw is None else self.raw.numel() * self.raw.element_size()
+            held: int = 0 if self.rows is None else self.rows.numel() * self.rows.element_size()
             return held
         if self.mode == "prefill":
             return self.held
         return sum(c.held_bytes for row in (self.caches or []) for c in row)
 
     def elements(self) -> int:
-        if self.raw is not None:
-            elements: int = self.raw.numel()
-            return elements
-        return sum(c.tokens * c.channels for row in (self.caches or []) for c in row)
+        elements: int = 0 if self.rows is None else self.rows.numel()
+        return elements
 
 
 class Layer(DynamicLayer):
-    """One model layer's cache (a transformers cache layer): keys and values each through dgq."""
-
-    is_croppable = False
+    """One model layer's cache (a transformers cache layer): keys and values each through dgq.
+    crop, reorder_cache and the batch reshuffles give the cache that saw only the tokens kept, in
+    the rows kept: rebuilt from the rows the layer keeps (see _Role)."""
 
     def __init__(self, k_spec: str, v_spec: str, mode: str, raw_dtype: str = "f16"):
         super().__init__()
@@ -178,23 +238,43 @@ class Layer(DynamicLayer):
         self.k, self.v = _Role(self.k.spec, "k", mode, raw_dtype), _Role(self.v.spec, "v", mode, raw_dtype)
         super().reset()
 
-    def _refuse(self, what: str) -> NoReturn:
-        raise NotImplementedError(
-            f"dgq.hf.Cache: {what} is not supported (a token's stored value is final once "
-            "written; start a new cache instead)"
-        )
-
     def crop(self, tokens_to_remove: int) -> None:
-        self._refuse("crop")
+        """Remove the last -tokens_to_remove tokens (transformers 5's DynamicLayer.crop: a
+        positive count is refused, 0 keeps everything, more than held leaves nothing)."""
+        if tokens_to_remove > 0:
+            raise ValueError(
+                f"Calling `crop` with a positive value (`{tokens_to_remove}`) is not supported. "
+                "Please use a negative integer to remove that number of tokens from the cache instead."
+            )
+        if tokens_to_remove == 0 or not self.is_initialized:
+            return
+        kept = max(self.get_seq_length() + tokens_to_remove, 0)
+        self.k.keep_tokens(kept)
+        self.v.keep_tokens(kept)
+        self._read_again()
 
     def reorder_cache(self, beam_idx: torch.Tensor) -> None:
-        self._refuse("beam search (reorder_cache)")
+        self._select_batch_rows(beam_idx)
 
     def batch_repeat_interleave(self, repeats: int) -> None:
-        self._refuse("batch_repeat_interleave")
+        if self.is_initialized:
+            self._select_batch_rows(torch.arange(self.keys.shape[0]).repeat_interleave(repeats))
 
     def batch_select_indices(self, indices: torch.Tensor) -> None:
-        self._refuse("batch_select_indices")
+        self._select_batch_rows(indices)
+
+    def _select_batch_rows(self, indices: torch.Tensor) -> None:
+        # Unlike DynamicLayer, an initialized layer holding no token is reshuffled too: its caches
+        # are per batch row, and the next update must find the batch it brings.
+        if not self.is_initialized:
+            return
+        sources = torch.arange(self.keys.shape[0])[torch.as_tensor(indices).to("cpu")].tolist()
+        self.k.select_batch_rows(sources)
+        self.v.select_batch_rows(sources)
+        self._read_again()
+
+    def _read_again(self) -> None:
+        self.keys, self.values = self.k.read(), self.v.read()
 
 
 class Cache(_HfCache):
@@ -225,7 +305,8 @@ class Cache(_HfCache):
     def held_bytes(self) -> int:
         """Bytes the cache holds now, every layer, row, head and role: the final values as stored
         plus the raw rows in raw_dtype (causal), the last compression (prefill, raw rows in
-        raw_dtype too), the rows themselves in the model's dtype (an exact side)."""
+        raw_dtype too), the rows themselves in the model's dtype (an exact side). Not the rows a
+        layer keeps beside a causal cache to rebuild it (crop, beam search)."""
         return sum(layer.k.held_bytes() + layer.v.held_bytes() for layer in self.layers)
 
     def bits_per_element(self) -> float:
