@@ -4,7 +4,8 @@ de-quantization of the Q4_1 file, its LlamaForCausalLM), against `dgq eval` on t
 text. The slower check of docs/python.md (about 3 min on the 2-core machine; not in ctest):
     tests/python/run_hf_tests.sh --smollm2
 Checks: an exact cache gives dgq's runner's log-probabilities; decoding token by token with a dgq
-cache holds exactly the bytes `dgq eval --cache causal` counts, and gives its KLD: within 3 % for
+cache holds exactly the bytes `dgq eval --cache causal` counts (within 2 % for DGQ v2, whose
+segments follow the keys' values), and gives its KLD: within 3 % for
 KIVI, within a factor 1.5 for the others. Why so loose: on 127 scored tokens of SmolLM2 the KLD of
 a per-token format depends on the fp32 arithmetic order of the forward pass itself (which codes
 round which way): dgq eval's own KLD moves by 8-21 % between its fast and its row-exact
@@ -47,6 +48,11 @@ SCHEMES = [
     "q8_0/q4_0",
 ]
 STABLE = {"kivi-2"}  # KIVI's KLD moves little with the arithmetic order (above)
+# DGQ v2's segments follow the keys' variance, so where a boundary falls, and with it the bytes
+# held, depends on the fp32 order of the forward pass too: with oneDNN's products (2026-12-08)
+# dgq eval held 1512988 bytes against transformers' 1523744. The other layouts are fixed.
+ADAPTIVE_LAYOUT = {"dgq2:kbits=4,vbits=3,kgran=segment-channel-group,kgroup=128,rot=hadamard,rot_on=v"}
+ADAPTIVE_BYTES_RTOL = 2e-2
 STABLE_KLD_RTOL = 3e-2
 KLD_RATIO_BOUND = 1.5
 EXACT_LOGP_ATOL = 1e-3
@@ -150,7 +156,10 @@ def test_decoding_token_by_token_is_dgq_eval_causal(setup, index):
         f"| `{SCHEMES[index]}` | {ours:.3e} | {run['kld']:.3e} | {run['kld_row_exact']:.3e} | "
         f"{ours / run['kld']:.3f} | {diff:.2e} | {cache.held_bytes()} | {cache.bits_per_element():.4f} |"
     )
-    assert cache.held_bytes() == run["stored_bytes"]
+    if SCHEMES[index] in ADAPTIVE_LAYOUT:
+        assert cache.held_bytes() == pytest.approx(run["stored_bytes"], rel=ADAPTIVE_BYTES_RTOL)
+    else:
+        assert cache.held_bytes() == run["stored_bytes"]
     if SCHEMES[index] in STABLE:
         assert ours == pytest.approx(run["kld"], rel=STABLE_KLD_RTOL)
     else:
