@@ -9,7 +9,8 @@ segments follow the keys' values), and gives its KLD: within 3 % for
 KIVI, within a factor 1.5 for the others. Why so loose: on 127 scored tokens of SmolLM2 the KLD of
 a per-token format depends on the fp32 arithmetic order of the forward pass itself (which codes
 round which way): dgq eval's own KLD moves by 8-21 % between its fast and its row-exact
-arithmetic (q8_0 1.32e-3 vs 1.59e-3, q4_0:rot=hadamard 0.179 vs 0.152, measured 2026-12-03), and
+arithmetic (q8_0 1.94e-3 vs 1.59e-3, q4_0:rot=hadamard 0.182 vs 0.152, measured 2026-12-08 with
+oneDNN's products; 1.32e-3 and 0.179 with Eigen's on 2026-12-03), and
 transformers is a third order. KIVI's KLD moved by 0.03 % while its raw rows were held in fp32; held
 in fp16 (rule C9) it moves by 1.2 % (5.04e-1 vs 4.99e-1): a last-bit difference of
 an fp32 key can now move a raw row by one fp16 step. The figures are printed (pytest -s)
