@@ -83,3 +83,17 @@ def kld(base_logits, logits) -> torch.Tensor:
     """Per position KL(base || other), as dgq eval's kld (docs/eval.md, "Metrics")."""
     p, q = log_softmax(base_logits), log_softmax(logits)
     return (p.exp() * (p - q)).sum(-1)
+
+
+def tiny_hf_llama(folder, ctx: int) -> dict:
+    """dgq's tiny random llama in folder (model.h5, and tokens.h5 of ctx tokens) and the same
+    weights as transformers' LlamaForCausalLM: its config, model and the chunk's token ids (the
+    first replaced by BOS, as dgq eval's add_bos does)."""
+    from eval_support import write_tiny_model, write_token_file
+
+    cfg, tensors = write_tiny_model(folder / "model.h5", "llama")
+    tokens = np.random.default_rng(11).integers(2, cfg["vocab_size"], size=ctx).astype(np.int32)
+    write_token_file(folder / "tokens.h5", tokens, "tiny-llama")
+    ids = tokens.copy()
+    ids[0] = cfg["bos_token_id"]
+    return {"dir": folder, "cfg": cfg, "model": hf_llama(cfg, tensors), "ids": ids}

@@ -13,7 +13,7 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 python="$repo_root/.venv/bin/python"
 # This checkout's dgqtools (tools/dgqtools) before any other on the path: .venv may be shared.
 export PYTHONPATH="$repo_root/tools${PYTHONPATH:+:$PYTHONPATH}"
-tests=(tests/python/test_hf_cache.py)
+tests=(tests/python/test_hf_cache.py tests/python/test_hf_generation.py)
 update_docs=0
 if [ "${1:-}" = --smollm2 ]; then
   tests=(tests/python/test_hf_smollm2.py); shift

@@ -93,7 +93,7 @@ TEST_CASE("oneDNN's product repeats its bytes", "[sim][gemm_library]") {
         product_with(GemmLibrary::onednn, x, 100, 576, w, 1536));
 }
 
-TEST_CASE("--gemm takes onednn or eigen and refuses anything else", "[sim][gemm_library]") {
+TEST_CASE("the library is named onednn or eigen, anything else refused naming the option", "[sim][gemm_library]") {
   CHECK(dgq::sim::parse_gemm_library("eigen", "--gemm") == GemmLibrary::eigen);
   CHECK_THROWS_WITH(dgq::sim::parse_gemm_library("mkl", "--gemm"),
                     Catch::Contains("--gemm 'mkl'") && Catch::Contains("onednn or eigen"));
