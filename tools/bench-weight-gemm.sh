@@ -110,13 +110,6 @@ block="$out/block.md"
 cat "$block"
 if ((update)); then
   doc="$repo/docs/benchmarks.md"
-  python3 - "$doc" "$block" <<'PY'
-import sys
-doc, block = sys.argv[1], open(sys.argv[2]).read()
-text = open(doc).read()
-begin, end = "<!-- BEGIN weight-gemm -->\n", "<!-- END weight-gemm -->"
-a, b = text.index(begin) + len(begin), text.index(end)
-open(doc, "w").write(text[:a] + block + text[b:])
-PY
+  PYTHONPATH="$repo/tools" "$repo/.venv/bin/python" "$repo/tools/splice-block.py" "$doc" weight-gemm "$block"
   echo "bench-weight-gemm: spliced into $doc" >&2
 fi

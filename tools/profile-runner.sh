@@ -43,13 +43,6 @@ block="$out/block.md"
 cat "$block"
 if ((update)); then
   doc="$repo/docs/benchmarks.md"
-  python3 - "$doc" "$block" <<'PY'
-import sys
-doc, block = sys.argv[1], open(sys.argv[2]).read()
-text = open(doc).read()
-begin, end = "<!-- BEGIN runner-profile -->\n", "<!-- END runner-profile -->"
-a, b = text.index(begin) + len(begin), text.index(end)
-open(doc, "w").write(text[:a] + block + text[b:])
-PY
+  PYTHONPATH="$repo/tools" "$repo/.venv/bin/python" "$repo/tools/splice-block.py" "$doc" runner-profile "$block"
   echo "profile-runner: spliced into $doc" >&2
 fi

@@ -36,13 +36,6 @@ block="$out/block.md"
 } >"$block"
 cat "$block"
 if ((update)); then
-  python3 - "$repo/docs/benchmarks.md" "$block" <<'PY'
-import sys
-doc, block = sys.argv[1], open(sys.argv[2]).read()
-text = open(doc).read()
-begin, end = "<!-- BEGIN llama-perplexity -->\n", "<!-- END llama-perplexity -->"
-a, b = text.index(begin) + len(begin), text.index(end)
-open(doc, "w").write(text[:a] + block + text[b:])
-PY
+  PYTHONPATH="$repo/tools" "$repo/.venv/bin/python" "$repo/tools/splice-block.py" "$repo/docs/benchmarks.md" llama-perplexity "$block"
   echo "perplexity-table: spliced into docs/benchmarks.md" >&2
 fi
